@@ -1,0 +1,179 @@
+"""The one table of finding codes.
+
+Codes are stable: agents and pipelines match on them. Never reuse or renumber a code; a
+retired code stays here as a comment. ``equivalent`` lists istioctl (IST....) or Kiali
+(KIA....) codes only where they report the same problem.
+
+Ranges: NS00xx input problems · NS01xx Services · NS02xx endpoints · NS03xx workloads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from netsight.analyzers.contracts import (
+    Category,
+    Evidence,
+    Finding,
+    ResourceRef,
+    Severity,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    code: str
+    name: str
+    severity: Severity
+    category: Category
+    description: str
+    equivalent: tuple[str, ...] = ()
+
+    def finding(
+        self,
+        resource: ResourceRef | None,
+        summary: str,
+        *,
+        detail: str,
+        suggestion: str | None = None,
+        evidence: Iterable[Evidence] = (),
+        severity: Severity | None = None,
+        category: Category | None = None,
+    ) -> Finding:
+        evidence = list(evidence)
+        return Finding(
+            code=self.code,
+            severity=severity or self.severity,
+            category=category or self.category,
+            resource=resource,
+            summary=summary,
+            equivalent_codes=list(self.equivalent) or None,
+            detail=detail,
+            suggestion=suggestion,
+            evidence=evidence or None,
+        )
+
+
+C, W, I = Severity.CRITICAL, Severity.WARNING, Severity.INFO  # noqa: E741
+CONN, DNS = Category.CONNECTIVITY, Category.DNS
+
+# --- NS00xx: inputs netsight could not take as they are -----------------------------------
+MANIFEST_UNPARSEABLE = Code(
+    "NS0001", "ManifestUnparseable", W, CONN,
+    "A manifest document is not valid YAML or JSON; it was skipped.",
+)
+NOT_A_KUBERNETES_OBJECT = Code(
+    "NS0002", "NotAKubernetesObject", W, CONN,
+    "A document parsed but lacks apiVersion, kind or metadata.name; it was skipped.",
+)
+MALFORMED_OBJECT = Code(
+    "NS0003", "MalformedObject", W, CONN,
+    "An object has a field of the wrong shape; it was left out of the graph (or, from a "
+    "cluster, its last valid version kept).",
+)
+DUPLICATE_OBJECT = Code(
+    "NS0004", "DuplicateObject", W, CONN,
+    "The same object is defined twice in the manifests; the later definition wins.",
+)
+
+# --- NS01xx: Services ----------------------------------------------------------------------
+SERVICE_SELECTS_NO_PODS = Code(
+    "NS0101", "ServiceSelectorMatchesNoPods", C, CONN,
+    "The Service's selector matches no pods (and no workload pod template).",
+)
+SERVICE_NO_READY_ENDPOINTS = Code(
+    "NS0102", "ServiceHasNoReadyEndpoints", C, CONN,
+    "The Service has no ready endpoints: connections to it fail or hang.",
+)
+SERVICE_ENDPOINTS_PARTIALLY_READY = Code(
+    "NS0103", "ServiceEndpointsPartiallyReady", W, CONN,
+    "Some of the Service's endpoints are not ready.",
+)
+TARGET_PORT_NOT_DECLARED = Code(
+    "NS0104", "TargetPortNotDeclared", W, CONN,
+    "A numeric targetPort is declared by none of the selected pods' containers.",
+    ("KIA0701",),
+)
+NAMED_TARGET_PORT_NOT_FOUND = Code(
+    "NS0105", "NamedTargetPortNotFound", C, CONN,
+    "A named targetPort resolves on none (critical) or only some (warning) of the selected "
+    "pods; pods where it does not resolve get no endpoint for that port.",
+    ("KIA0701",),
+)
+PORT_PROTOCOL_MISMATCH = Code(
+    "NS0106", "PortProtocolMismatch", W, CONN,
+    "The Service port's protocol differs from the protocol of the container port it targets.",
+)
+APP_PROTOCOL_MISMATCH = Code(
+    "NS0107", "AppProtocolMismatch", W, CONN,
+    "The port's appProtocol contradicts its name's protocol prefix or its transport protocol.",
+)
+SERVICE_HAS_NO_PORTS = Code(
+    "NS0108", "ServiceHasNoPorts", C, CONN,
+    "A non-headless Service without ports: the API server rejects it and nothing can "
+    "connect to it.",
+)
+EXTERNAL_NAME_MISSING = Code(
+    "NS0110", "ExternalNameMissing", C, DNS,
+    "A Service of type ExternalName has no spec.externalName.",
+)
+EXTERNAL_NAME_IS_IP = Code(
+    "NS0111", "ExternalNameIsIPAddress", W, DNS,
+    "spec.externalName is an IP address; cluster DNS serves it as a CNAME to a name made of "
+    "digits, which does not resolve.",
+)
+EXTERNAL_NAME_TARGET_NOT_FOUND = Code(
+    "NS0112", "ExternalNameTargetNotFound", W, DNS,
+    "spec.externalName names an in-cluster Service that does not exist.",
+)
+EXTERNAL_NAME_SELECTOR_IGNORED = Code(
+    "NS0113", "ExternalNameSelectorIgnored", I, DNS,
+    "An ExternalName Service has a selector; it is ignored and no endpoints are made.",
+)
+HEADLESS_PORT_REMAP_IGNORED = Code(
+    "NS0114", "HeadlessPortRemapIgnored", W, DNS,
+    "A headless Service maps port to a different targetPort; clients reach pod IPs directly, "
+    "so connections to the Service port do not reach the targetPort.",
+)
+
+# --- NS02xx: EndpointSlices and Endpoints --------------------------------------------------
+ENDPOINTS_SERVICE_NOT_FOUND = Code(
+    "NS0201", "EndpointsServiceNotFound", W, CONN,
+    "An EndpointSlice or Endpoints object belongs to a Service that does not exist.",
+)
+ENDPOINT_TARGETS_UNSELECTED_POD = Code(
+    "NS0202", "EndpointTargetsUnselectedPod", W, CONN,
+    "A controller-managed EndpointSlice lists a pod the Service's selector does not match "
+    "(stale slice).",
+)
+SELECTED_POD_MISSING_FROM_ENDPOINTS = Code(
+    "NS0203", "SelectedPodMissingFromEndpoints", W, CONN,
+    "A ready pod the Service selects is missing from its EndpointSlices.",
+)
+ENDPOINT_ADDRESS_MISMATCH = Code(
+    "NS0204", "EndpointAddressMismatch", W, CONN,
+    "An endpoint's address is not an IP of the pod it targets.",
+)
+ENDPOINT_PORTS_MISMATCH = Code(
+    "NS0205", "EndpointPortsMismatch", W, CONN,
+    "A controller-managed EndpointSlice lacks a port the Service defines.",
+)
+ENDPOINT_TARGET_POD_NOT_FOUND = Code(
+    "NS0206", "EndpointTargetPodNotFound", W, CONN,
+    "An endpoint targets a pod that does not exist.",
+)
+
+# --- NS03xx: workloads ---------------------------------------------------------------------
+STATEFULSET_SERVICE_NOT_FOUND = Code(
+    "NS0301", "StatefulSetServiceNotFound", W, DNS,
+    "A StatefulSet's serviceName names no Service: its pods get no stable DNS names.",
+)
+STATEFULSET_SERVICE_NOT_HEADLESS = Code(
+    "NS0302", "StatefulSetServiceNotHeadless", W, DNS,
+    "A StatefulSet's governing Service is not headless: per-pod DNS records are not made.",
+)
+
+CODES: dict[str, Code] = {
+    code.code: code for code in globals().values() if isinstance(code, Code)
+}

@@ -1,0 +1,82 @@
+"""Inputs that could not be taken as they are, reported instead of crashing the load."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from netsight.analyzers import codes
+from netsight.analyzers.base import AnalyzerMetadata
+from netsight.analyzers.contracts import Category, Evidence, Finding, ResourceRef
+from netsight.graph.store import GraphView, IngestProblem, ProblemKind, Source
+
+METADATA = AnalyzerMetadata(
+    name="ingest",
+    description="Manifest documents that do not parse or are not Kubernetes objects, "
+    "malformed objects, and objects defined twice.",
+    reads=frozenset(),
+    codes=(codes.MANIFEST_UNPARSEABLE, codes.NOT_A_KUBERNETES_OBJECT, codes.MALFORMED_OBJECT,
+           codes.DUPLICATE_OBJECT),
+)
+
+_CODE = {
+    ProblemKind.UNPARSEABLE: codes.MANIFEST_UNPARSEABLE,
+    ProblemKind.NOT_AN_OBJECT: codes.NOT_A_KUBERNETES_OBJECT,
+    ProblemKind.MALFORMED: codes.MALFORMED_OBJECT,
+    ProblemKind.DUPLICATE: codes.DUPLICATE_OBJECT,
+}
+
+_POLICY_GROUPS = ("NetworkPolicy", "AdminNetworkPolicy", "BaselineAdminNetworkPolicy",
+                  "ClusterNetworkPolicy", "CiliumNetworkPolicy",
+                  "CiliumClusterwideNetworkPolicy", "GlobalNetworkPolicy",
+                  "AuthorizationPolicy")
+_ROUTING_KINDS = ("Ingress", "IngressClass", "Gateway", "GatewayClass", "HTTPRoute",
+                  "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute", "ReferenceGrant",
+                  "VirtualService")
+
+
+def check(view: GraphView, namespace: str | None) -> Iterator[Finding]:
+    for problem in sorted(view.problems(), key=lambda p: (p.location or "", p.key)):
+        if namespace is not None and problem.namespace != namespace:
+            continue
+        yield _finding(view, problem)
+
+
+def _category(kind: str | None) -> Category:
+    bare = (kind or "").partition(".")[0]
+    if bare in _POLICY_GROUPS:
+        return Category.POLICY
+    if bare in _ROUTING_KINDS:
+        return Category.ROUTING
+    return Category.CONNECTIVITY
+
+
+def _finding(view: GraphView, problem: IngestProblem) -> Finding:
+    code = _CODE[problem.kind]
+    resource = None
+    if problem.object_kind and problem.name:
+        resource = ResourceRef(kind=problem.object_kind.partition(".")[0], name=problem.name,
+                               namespace=problem.namespace or None,
+                               api_version=problem.api_version)
+    where = f" at {problem.location}" if problem.location else ""
+    what = str(resource) if resource else "document"
+    field = f"{problem.field_path}: " if problem.field_path else ""
+    consequence = {
+        ProblemKind.UNPARSEABLE: "skipped",
+        ProblemKind.NOT_AN_OBJECT: "skipped",
+        ProblemKind.MALFORMED: "left out of the graph"
+        if view.source is Source.MANIFESTS else "kept at its last valid version, if any",
+        ProblemKind.DUPLICATE: "the later definition replaces the earlier one",
+    }[problem.kind]
+    evidence = None
+    if resource is not None and problem.field_path:
+        evidence = [Evidence(resource=resource, field_path=problem.field_path)]
+    return code.finding(
+        resource,
+        f"{what}{where}: {field}{problem.message}"[:300],
+        category=_category(problem.object_kind),
+        detail=f"{code.description} ({consequence}). {field}{problem.message}",
+        suggestion="Fix the document and load it again; analysis of the other objects "
+        "went ahead without it." if problem.kind is not ProblemKind.DUPLICATE else
+        "Keep one definition of the object.",
+        evidence=evidence or (),
+    )

@@ -1,0 +1,119 @@
+"""The ``netsight`` command.
+
+``netsight call TOOL --manifests PATH`` answers one question offline, from manifest files,
+printing exactly the structured result the MCP tool returns. ``netsight tools`` lists the
+tools with their input schemas. Exit status: 0 on an answer, 2 on a tool error (printed
+as the ToolError JSON), 1 on a bug.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import IO, Any
+
+import orjson
+
+from netsight.analyzers.catalog import TOOLS, call_tool, get_tool, to_json
+from netsight.analyzers.contracts import ErrorCode, ToolFailure
+from netsight.analyzers.rendering import render_error, render_text
+from netsight.graph.loading import load_manifests
+from netsight.graph.store import GraphStore, Source
+
+EXIT_TOOL_ERROR = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="netsight",
+        description="Answers Kubernetes networking questions from a graph of the cluster.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    call = sub.add_parser("call", help="run one tool on manifests and print its result")
+    call.add_argument("tool", help="tool name; see 'netsight tools'")
+    call.add_argument("--manifests", "-f", action="append", default=[], metavar="PATH",
+                      help="file, directory (recursive) or - for stdin; repeatable")
+    call.add_argument("--args", default="{}", metavar="JSON",
+                      help="the tool's arguments as a JSON object")
+    call.add_argument("--detail", action="store_true",
+                      help="add detail, suggestion and evidence to findings")
+    call.add_argument("--output", "-o", choices=("json", "text"), default="json")
+    call.add_argument("--cluster-name", default=os.environ.get("CLUSTER_NAME", "local"),
+                      help="name reported in metadata (env CLUSTER_NAME)")
+
+    tools = sub.add_parser("tools", help="list tools with their input schemas")
+    tools.add_argument("--output", "-o", choices=("json", "text"), default="json")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, *, stdin: IO[str] | None = None,
+         stdout: IO[str] | None = None) -> int:
+    out = stdout or sys.stdout
+    args = _parser().parse_args(argv)
+    if args.command == "tools":
+        return _tools(args.output, out)
+    try:
+        data = _call(args, stdin)
+    except ToolFailure as failure:
+        error = failure.to_error(args.tool).model_dump(mode="json")
+        _emit(error, args.output, out, render_error)
+        return EXIT_TOOL_ERROR
+    _emit(data, args.output, out, render_text)
+    return 0
+
+
+def _call(args: argparse.Namespace, stdin: IO[str] | None) -> dict[str, Any]:
+    spec = get_tool(args.tool)
+    try:
+        raw_args = orjson.loads(args.args)
+    except orjson.JSONDecodeError as exc:
+        raise ToolFailure(ErrorCode.INVALID_INPUT, f"--args: not valid JSON ({exc})",
+                          tool=spec.name) from None
+    if not isinstance(raw_args, dict):
+        raise ToolFailure(ErrorCode.INVALID_INPUT,
+                          "--args: must be a JSON object, e.g. '{\"service\": \"shop/cart\"}'",
+                          tool=spec.name)
+    if args.detail:
+        raw_args["detail"] = True
+    if not args.manifests:
+        raise ToolFailure(ErrorCode.INVALID_INPUT,
+                          "--manifests: give at least one file or directory to analyze",
+                          tool=spec.name)
+    store = GraphStore(source=Source.MANIFESTS, cluster_name=args.cluster_name)
+    try:
+        load_manifests(store, args.manifests, stdin=stdin)
+    except FileNotFoundError as exc:
+        raise ToolFailure(ErrorCode.INVALID_INPUT,
+                          f"--manifests: no such file or directory: {exc.args[0]}",
+                          tool=spec.name) from None
+    result = call_tool(store.view(), spec.name, raw_args)
+    return to_json(result, detail=raw_args.get("detail") is True)
+
+
+def _tools(output: str, out: IO[str]) -> int:
+    listing: list[dict[str, Any]] = [
+        {"name": spec.name, "description": spec.description, "readOnly": spec.read_only,
+         "inputSchema": spec.input_schema()}
+        for spec in TOOLS.values()
+    ]
+    if output == "json":
+        out.write(orjson.dumps(listing, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        for tool in listing:
+            params = ", ".join(tool["inputSchema"].get("properties", {}))
+            out.write(f"{tool['name']}({params})\n    {tool['description']}\n")
+    return 0
+
+
+def _emit(data: dict[str, Any], output: str, out: IO[str], text: Any) -> None:
+    if output == "json":
+        out.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        out.write(text(data) + "\n")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

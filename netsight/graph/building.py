@@ -1,0 +1,342 @@
+"""Apply one object change to the graph, keeping nodes, edges and indexes exact.
+
+This is the only code that mutates the graph. Manifest loading and the watch streams both
+call it, one object at a time, so a graph built incrementally equals one built from
+scratch (the property tests check exactly that). Nothing here does I/O.
+
+Edges come from two sources:
+- *references by name* (slice -> Service, Ingress -> Service, object -> owner): recorded
+  even when the target does not exist yet, and linked the moment it appears;
+- *label selectors* (Service -> pods, NetworkPolicy -> pods): evaluated through the label
+  index when the selector changes, and per namespace when a pod's labels change.
+
+One pair of nodes can be related in more than one way (an EndpointSlice belongs to its
+Service and is owned by it), so an edge's data is the set of its relationships, stored as
+``{Rel: True}`` keys: one dict per edge, lighter than a MultiDiGraph's dict per relation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+import networkx as nx
+
+from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel, make_key
+from netsight.graph.records import (
+    EndpointSliceRecord,
+    EndpointsRecord,
+    IngressRecord,
+    NetworkPolicyRecord,
+    Record,
+    ServiceRecord,
+    WorkloadRecord,
+)
+from netsight.graph.selectors import LabelSelector, Operator, selector_from_map
+
+Edge = tuple[str, str, Rel]
+K = TypeVar("K")
+
+_SELECTOR_RELS = frozenset({Rel.SELECTS, Rel.APPLIES_TO})
+
+
+def selectable_labels(record: Record) -> Mapping[str, str]:
+    """The labels a Service or policy selector is matched against."""
+    if isinstance(record, WorkloadRecord):
+        return record.pod_labels
+    return record.labels
+
+
+def record_selector(record: Record) -> tuple[Rel, LabelSelector] | None:
+    """The pod selector an object carries, with the edge type its matches get."""
+    if isinstance(record, ServiceRecord):
+        # A Service without a selector selects nothing; its endpoints are managed elsewhere.
+        if record.selector is None or record.type == "ExternalName":
+            return None
+        return Rel.SELECTS, selector_from_map(record.selector)
+    if isinstance(record, NetworkPolicyRecord):
+        return Rel.APPLIES_TO, record.pod_selector
+    return None
+
+
+def record_references(record: Record) -> tuple[Edge, ...]:
+    """Edges to other objects named by this record (targets may not exist yet)."""
+    ns = record.namespace
+    refs: list[Edge] = []
+    if isinstance(record, EndpointSliceRecord | EndpointsRecord):
+        service = record.service_name if isinstance(record, EndpointSliceRecord) else record.name
+        if service:
+            refs.append((record.key, make_key(Kind.SERVICE, ns, service), Rel.BELONGS_TO))
+        for group in record.groups:
+            for endpoint in group.endpoints:
+                if endpoint.target_pod:
+                    refs.append(
+                        (record.key, make_key(Kind.POD, ns, endpoint.target_pod), Rel.TARGETS)
+                    )
+    elif isinstance(record, IngressRecord):
+        for backend in record.backends():
+            if backend.service:
+                refs.append(
+                    (record.key, make_key(Kind.SERVICE, ns, backend.service), Rel.ROUTES_TO)
+                )
+        if record.class_name:
+            refs.append(
+                (record.key, make_key(Kind.INGRESS_CLASS, "", record.class_name), Rel.USES_CLASS)
+            )
+    if record.owner is not None:
+        owner_kind, owner_name = record.owner
+        refs.append((record.key, make_key(owner_kind, ns, owner_name), Rel.OWNED_BY))
+    # dict.fromkeys: de-duplicate, keep order (two paths to one Service are one edge).
+    return tuple(dict.fromkeys(refs))
+
+
+@dataclass
+class GraphState:
+    """The graph and the indexes that keep incremental updates cheap."""
+
+    graph: nx.DiGraph = field(default_factory=nx.DiGraph)
+    # kind -> namespace ("" for cluster-scoped) -> keys
+    by_kind: dict[str, dict[str, set[str]]] = field(default_factory=dict)
+    # (namespace, label key, label value) -> pod-like keys
+    by_label: dict[tuple[str, str, str], set[str]] = field(default_factory=dict)
+    # (namespace, label key) -> pod-like keys
+    by_label_key: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    # namespace -> selector owner key -> (edge type, selector)
+    selectors: dict[str, dict[str, tuple[Rel, LabelSelector]]] = field(default_factory=dict)
+    # source key -> the references it declares
+    references: dict[str, tuple[Edge, ...]] = field(default_factory=dict)
+    # key -> references that name it, from other objects (pending until it exists)
+    referenced_by: dict[str, set[Edge]] = field(default_factory=dict)
+
+    def record(self, key: str) -> Record | None:
+        node = self.graph.nodes.get(key)
+        if node is None:
+            return None
+        record: Record = node["record"]
+        return record
+
+    def keys_of(self, kind: str, namespace: str | None = None) -> Iterator[str]:
+        per_ns = self.by_kind.get(kind)
+        if not per_ns:
+            return
+        if namespace is not None:
+            yield from per_ns.get(namespace, ())
+            return
+        for keys in per_ns.values():
+            yield from keys
+
+    def pod_like_keys(self, namespace: str) -> Iterator[str]:
+        for kind in POD_LIKE_KINDS:
+            yield from self.keys_of(kind, namespace)
+
+    def matching(self, namespace: str, selector: LabelSelector) -> set[str]:
+        """Pod-like keys in ``namespace`` whose labels the selector matches."""
+        candidates = self._candidates(namespace, selector)
+        graph_nodes = self.graph.nodes
+        return {
+            key
+            for key in candidates
+            if selector.matches(selectable_labels(graph_nodes[key]["record"]))
+        }
+
+    def _candidates(self, namespace: str, selector: LabelSelector) -> Iterable[str]:
+        # Narrow with the most selective index entry; matches() then checks every term.
+        best: set[str] | None = None
+        for key, value in selector.match_labels:
+            found = self.by_label.get((namespace, key, value))
+            if not found:
+                return ()
+            if best is None or len(found) < len(best):
+                best = found
+        for req in selector.requirements:
+            if req.operator is Operator.IN:
+                union: set[str] = set()
+                for value in req.values:
+                    union |= self.by_label.get((namespace, req.key, value), set())
+                found = union
+            elif req.operator is Operator.EXISTS:
+                found = self.by_label_key.get((namespace, req.key), set())
+            else:
+                continue
+            if not found:
+                return ()
+            if best is None or len(found) < len(best):
+                best = found
+        if best is not None:
+            return best
+        return list(self.pod_like_keys(namespace))
+
+
+# --- mutation ------------------------------------------------------------------------------
+
+
+def upsert(state: GraphState, record: Record) -> None:
+    """Add a record, or replace the record stored under the same key."""
+    key = record.key
+    old = state.record(key)
+    if old is None:
+        _add(state, record)
+        return
+    if old == record:
+        return
+    state.graph.nodes[key]["record"] = record
+    _unlink_references(state, key)
+    _link_references(state, record)
+    old_selector, new_selector = record_selector(old), record_selector(record)
+    if old_selector != new_selector:
+        _drop_selector(state, old)
+        _add_selector(state, record)
+    if record.kind in POD_LIKE_KINDS:
+        old_labels, new_labels = selectable_labels(old), selectable_labels(record)
+        if old_labels != new_labels:
+            _unindex_labels(state, old)
+            _index_labels(state, record)
+            _reselect(state, record)
+
+
+def remove(state: GraphState, key: str) -> Record | None:
+    """Remove the object under ``key``; references that name it stay pending."""
+    record = state.record(key)
+    if record is None:
+        return None
+    _unlink_references(state, key)
+    _drop_selector(state, record)
+    if record.kind in POD_LIKE_KINDS:
+        _unindex_labels(state, record)
+    _discard(state.by_kind.get(record.kind, {}), record.namespace, key)
+    if not state.by_kind.get(record.kind):
+        state.by_kind.pop(record.kind, None)
+    state.graph.remove_node(key)
+    return record
+
+
+def _add(state: GraphState, record: Record) -> None:
+    key, ns = record.key, record.namespace
+    graph = state.graph
+    graph.add_node(key, record=record)
+    state.by_kind.setdefault(record.kind, {}).setdefault(ns, set()).add(key)
+    # Namespace containment is derived from by_kind rather than stored as references:
+    # one edge per object, no per-object bookkeeping.
+    if ns:
+        ns_key = make_key(Kind.NAMESPACE, "", ns)
+        if ns_key in graph:
+            link(graph, ns_key, key, Rel.CONTAINS)
+    elif record.kind == Kind.NAMESPACE:
+        for per_ns in state.by_kind.values():
+            for member in per_ns.get(record.name, ()):
+                link(graph, key, member, Rel.CONTAINS)
+    _link_references(state, record)
+    for source, target, rel in state.referenced_by.get(key, ()):
+        if source in graph and target in graph:
+            link(graph, source, target, rel)
+    _add_selector(state, record)
+    if record.kind in POD_LIKE_KINDS:
+        _index_labels(state, record)
+        _reselect(state, record)
+
+
+def _link_references(state: GraphState, record: Record) -> None:
+    refs = record_references(record)
+    if not refs:
+        return
+    key, graph = record.key, state.graph
+    state.references[key] = refs
+    for source, target, rel in refs:
+        other = target if source == key else source
+        state.referenced_by.setdefault(other, set()).add((source, target, rel))
+        if other in graph:
+            link(graph, source, target, rel)
+
+
+def _unlink_references(state: GraphState, key: str) -> None:
+    refs = state.references.pop(key, ())
+    graph = state.graph
+    for source, target, rel in refs:
+        other = target if source == key else source
+        pending = state.referenced_by.get(other)
+        if pending is not None:
+            pending.discard((source, target, rel))
+            if not pending:
+                del state.referenced_by[other]
+        unlink(graph, source, target, rel)
+
+
+def _add_selector(state: GraphState, record: Record) -> None:
+    selected = record_selector(record)
+    if selected is None:
+        return
+    rel, selector = selected
+    key, ns = record.key, record.namespace
+    state.selectors.setdefault(ns, {})[key] = selected
+    for target in state.matching(ns, selector):
+        link(state.graph, key, target, rel)
+
+
+def _drop_selector(state: GraphState, record: Record) -> None:
+    owners = state.selectors.get(record.namespace)
+    if owners is None or owners.pop(record.key, None) is None:
+        return
+    if not owners:
+        del state.selectors[record.namespace]
+    graph = state.graph
+    rel = _selector_rel(record)
+    for target in [t for t, data in graph.succ[record.key].items() if rel in data]:
+        unlink(graph, record.key, target, rel)
+
+
+def _reselect(state: GraphState, record: Record) -> None:
+    """Recompute which selectors in the namespace match this pod-like object."""
+    key, graph = record.key, state.graph
+    for source, data in list(graph.pred[key].items()):
+        for rel in _SELECTOR_RELS.intersection(data):
+            unlink(graph, source, key, rel)
+    labels = selectable_labels(record)
+    for owner, (rel, selector) in state.selectors.get(record.namespace, {}).items():
+        if selector.matches(labels):
+            link(graph, owner, key, rel)
+
+
+def _index_labels(state: GraphState, record: Record) -> None:
+    key, ns = record.key, record.namespace
+    for label, value in selectable_labels(record).items():
+        state.by_label.setdefault((ns, label, value), set()).add(key)
+        state.by_label_key.setdefault((ns, label), set()).add(key)
+
+
+def _unindex_labels(state: GraphState, record: Record) -> None:
+    key, ns = record.key, record.namespace
+    for label, value in selectable_labels(record).items():
+        _discard(state.by_label, (ns, label, value), key)
+        _discard(state.by_label_key, (ns, label), key)
+
+
+def _discard(index: dict[K, set[str]], index_key: K, key: str) -> None:
+    members = index.get(index_key)
+    if members is None:
+        return
+    members.discard(key)
+    if not members:
+        del index[index_key]
+
+
+
+def link(graph: nx.DiGraph, source: str, target: str, rel: Rel) -> None:
+    data = graph.succ[source].get(target) if source in graph else None
+    if data is None:
+        graph.add_edge(source, target, **{rel: True})
+    else:
+        data[rel] = True
+
+
+def unlink(graph: nx.DiGraph, source: str, target: str, rel: Rel) -> None:
+    data = graph.succ[source].get(target) if source in graph else None
+    if data is None or rel not in data:
+        return
+    del data[rel]
+    if not data:
+        graph.remove_edge(source, target)
+
+
+def _selector_rel(record: Record) -> Rel:
+    return Rel.SELECTS if isinstance(record, ServiceRecord) else Rel.APPLIES_TO

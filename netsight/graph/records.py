@@ -1,0 +1,809 @@
+"""Slim records: the part of each Kubernetes object that networking analysis reads.
+
+A record is built once per object version, when the object arrives from a watch stream or a
+manifest, and is immutable afterwards. Anything analysis never reads — managedFields,
+most annotations, container images, env, volumes, Secret data — is dropped here, so the
+graph stays small at 100k pods and never holds credentials.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from netsight.graph.errors import MalformedObject
+from netsight.graph.model import (
+    WORKLOAD_KINDS,
+    Kind,
+    ObjectId,
+    api_group,
+    is_cluster_scoped,
+    kind_id,
+    make_key,
+)
+from netsight.graph.selectors import (
+    LabelSelector,
+    parse_label_selector,
+    parse_string_map,
+)
+
+EMPTY_MAP: Mapping[str, str] = MappingProxyType({})
+
+
+def _empty_map() -> Mapping[str, str]:
+    return EMPTY_MAP
+
+PROTOCOLS = frozenset({"TCP", "UDP", "SCTP"})
+
+# API groups whose objects keep spec and status on their generic records: the mesh, CNI and
+# gateway CRDs that later analyzers read. Other unknown kinds keep identity and labels only.
+NETWORKING_GROUPS = frozenset(
+    {
+        "gateway.networking.k8s.io",
+        "gateway.networking.x-k8s.io",
+        "policy.networking.k8s.io",
+        "networking.istio.io",
+        "security.istio.io",
+        "telemetry.istio.io",
+        "cilium.io",
+        "crd.projectcalico.org",
+        "projectcalico.org",
+        "policy.linkerd.io",
+        "linkerd.io",
+        "kuma.io",
+        "gateway.kgateway.dev",
+        "gateway.solo.io",
+    }
+)
+
+# Annotations that change networking behaviour; every other annotation is dropped.
+_KEPT_ANNOTATION_PREFIXES = (
+    "kubernetes.io/ingress.class",
+    "ingressclass.kubernetes.io/",
+    "service.kubernetes.io/",
+    "service.beta.kubernetes.io/",
+    "networking.istio.io/",
+    "sidecar.istio.io/",
+    "istio.io/",
+    "traffic.sidecar.istio.io/",
+    "linkerd.io/",
+    "config.linkerd.io/",
+    "kuma.io/",
+    "policy.cilium.io/",
+    "io.cilium/",
+)
+
+# IANA_SVC_NAME (RFC 6335) as Kubernetes validates port names.
+_IANA_SVC_NAME = re.compile(r"^(?=.*[a-z])(?!.*--)[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?$")
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """Identity and metadata common to every kind."""
+
+    kind: str
+    api_version: str
+    namespace: str
+    name: str
+    labels: Mapping[str, str] = field(default_factory=_empty_map)
+    annotations: Mapping[str, str] = field(default_factory=_empty_map)
+    owner: tuple[str, str] | None = None  # (kind, name) of the controlling owner
+    created: str | None = None  # metadata.creationTimestamp, RFC 3339
+
+    @property
+    def key(self) -> str:
+        return make_key(self.kind, self.namespace, self.name)
+
+    @property
+    def id(self) -> ObjectId:
+        return ObjectId(self.kind, self.namespace, self.name)
+
+    @property
+    def ref(self) -> str:
+        """``namespace/name``, or ``name`` for a cluster-scoped object."""
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceRecord(Record):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerPort:
+    port: int
+    protocol: str = "TCP"
+    name: str | None = None
+    container: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PodRecord(Record):
+    ips: tuple[str, ...] = ()
+    phase: str | None = None
+    # True/False from the Ready condition; None when the object carries no readiness at all.
+    ready: bool | None = None
+    terminating: bool = False
+    ports: tuple[ContainerPort, ...] = ()
+    node_name: str | None = None
+    host_network: bool = False
+    service_account: str = "default"
+    hostname: str | None = None
+    subdomain: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadRecord(Record):
+    """A controller with a pod template; ``pod_labels`` and ``ports`` come from the template."""
+
+    pod_labels: Mapping[str, str] = field(default_factory=_empty_map)
+    ports: tuple[ContainerPort, ...] = ()
+    selector: LabelSelector | None = None
+    replicas: int | None = None
+    service_name: str | None = None  # StatefulSet.spec.serviceName
+    host_network: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ServicePort:
+    port: int
+    target_port: int | str
+    protocol: str = "TCP"
+    name: str | None = None
+    node_port: int | None = None
+    app_protocol: str | None = None
+
+    def describe(self) -> str:
+        label = f"{self.name} " if self.name else ""
+        return f"{label}{self.port}/{self.protocol}->{self.target_port}"
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceRecord(Record):
+    type: str = "ClusterIP"
+    cluster_ips: tuple[str, ...] = ()
+    # None: the Service has no selector, and something else manages its endpoints.
+    selector: Mapping[str, str] | None = None
+    ports: tuple[ServicePort, ...] = ()
+    external_name: str | None = None
+    publish_not_ready: bool = False
+
+    @property
+    def headless(self) -> bool:
+        return self.cluster_ips[:1] == ("None",)
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointPort:
+    port: int | None  # None in a slice means "all ports"
+    protocol: str = "TCP"
+    name: str | None = None
+    app_protocol: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    addresses: tuple[str, ...]
+    # EndpointConditions: nil ready is "unknown", which consumers treat as ready.
+    ready: bool | None = None
+    serving: bool | None = None
+    terminating: bool | None = None
+    target_pod: str | None = None  # name of the Pod in the slice's namespace
+    node_name: str | None = None
+
+    @property
+    def is_ready(self) -> bool:
+        return self.ready is not False
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointGroup:
+    """Endpoints that share one port list: an EndpointSlice, or one subset of Endpoints."""
+
+    endpoints: tuple[Endpoint, ...] = ()
+    ports: tuple[EndpointPort, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointSliceRecord(Record):
+    service_name: str | None = None  # label kubernetes.io/service-name
+    managed_by: str | None = None  # label endpointslice.kubernetes.io/managed-by
+    address_type: str = "IPv4"
+    group: EndpointGroup = field(default_factory=EndpointGroup)
+
+    @property
+    def groups(self) -> tuple[EndpointGroup, ...]:
+        return (self.group,)
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointsRecord(Record):
+    subsets: tuple[EndpointGroup, ...] = ()
+
+    @property
+    def groups(self) -> tuple[EndpointGroup, ...]:
+        return self.subsets
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkPolicyRecord(Record):
+    pod_selector: LabelSelector = field(default_factory=LabelSelector)
+    policy_types: tuple[str, ...] = ("Ingress",)
+    # The rules as the API gives them; the policy engine builds its own model from these.
+    ingress: tuple[Mapping[str, Any], ...] = ()
+    egress: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class IngressBackend:
+    service: str | None = None
+    port: int | str | None = None
+    resource: tuple[str, str] | None = None  # (kind, name) of a resource backend
+
+
+@dataclass(frozen=True, slots=True)
+class IngressPath:
+    path: str | None
+    path_type: str
+    backend: IngressBackend
+
+
+@dataclass(frozen=True, slots=True)
+class IngressRule:
+    host: str | None
+    paths: tuple[IngressPath, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class IngressRecord(Record):
+    class_name: str | None = None
+    class_from_annotation: bool = False
+    default_backend: IngressBackend | None = None
+    rules: tuple[IngressRule, ...] = ()
+    tls: tuple[tuple[tuple[str, ...], str | None], ...] = ()  # (hosts, secretName)
+
+    def backends(self) -> list[IngressBackend]:
+        found = [self.default_backend] if self.default_backend else []
+        found.extend(p.backend for rule in self.rules for p in rule.paths)
+        return found
+
+
+@dataclass(frozen=True, slots=True)
+class IngressClassRecord(Record):
+    controller: str | None = None
+    is_default: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class GenericRecord(Record):
+    """Any other kind. Networking CRDs keep spec and status for the analyzers of later layers."""
+
+    spec: Mapping[str, Any] | None = None
+    status: Mapping[str, Any] | None = None
+
+
+# --- building records from raw objects ---------------------------------------------------
+
+
+def object_id(raw: Mapping[str, Any], default_namespace: str = "default") -> ObjectId:
+    """The identity of a raw object, validating only what identity needs."""
+    api_version = raw.get("apiVersion")
+    kind = raw.get("kind")
+    if not isinstance(api_version, str) or not api_version:
+        raise MalformedObject("apiVersion", "required: a non-empty string such as 'v1'")
+    if not isinstance(kind, str) or not kind:
+        raise MalformedObject("kind", "required: a non-empty string such as 'Service'")
+    meta = raw.get("metadata")
+    if not isinstance(meta, dict):
+        raise MalformedObject("metadata", "required: an object with at least a name")
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        hint = " (generateName objects get their name from the API server)" * bool(
+            meta.get("generateName")
+        )
+        raise MalformedObject("metadata.name", f"required: a non-empty string{hint}")
+    kid = kind_id(api_version, kind)
+    namespace = meta.get("namespace")
+    if namespace is not None and not isinstance(namespace, str):
+        raise MalformedObject("metadata.namespace", "must be a string")
+    if is_cluster_scoped(kid):
+        namespace = ""
+    elif not namespace:
+        namespace = default_namespace
+    return ObjectId(kid, namespace, name)
+
+
+def to_record(raw: Mapping[str, Any], default_namespace: str = "default") -> Record:
+    """Build the slim record of a raw API object; raises MalformedObject with a field path."""
+    oid = object_id(raw, default_namespace)
+    meta = raw["metadata"]
+    base: dict[str, Any] = {
+        "kind": oid.kind,
+        "api_version": raw["apiVersion"],
+        "namespace": oid.namespace,
+        "name": oid.name,
+        "labels": parse_string_map(meta.get("labels"), "metadata.labels") or EMPTY_MAP,
+        "annotations": _kept_annotations(meta.get("annotations")),
+        "owner": _controller_owner(meta.get("ownerReferences")),
+        "created": meta.get("creationTimestamp") or None,
+    }
+    builder = _BUILDERS.get(oid.kind)
+    if builder is None and oid.kind in WORKLOAD_KINDS:
+        builder = _workload
+    if builder is None:
+        return _generic(raw, base)
+    spec = raw.get("spec")
+    if spec is None:
+        spec = {}
+    if not isinstance(spec, dict):
+        raise MalformedObject("spec", f"must be an object, got {type(spec).__name__}")
+    status = raw.get("status")
+    if not isinstance(status, dict):
+        status = {}
+    return builder(raw, base, spec, status)
+
+
+def _kept_annotations(raw: object) -> Mapping[str, str]:
+    if not isinstance(raw, dict):
+        return EMPTY_MAP
+    kept = {
+        k: v
+        for k, v in raw.items()
+        if isinstance(k, str) and isinstance(v, str) and k.startswith(_KEPT_ANNOTATION_PREFIXES)
+    }
+    return kept or EMPTY_MAP
+
+
+def _controller_owner(raw: object) -> tuple[str, str] | None:
+    if not isinstance(raw, list):
+        return None
+    owners = [o for o in raw if isinstance(o, dict) and o.get("kind") and o.get("name")]
+    for owner in owners:
+        if owner.get("controller"):
+            return (str(owner["kind"]), str(owner["name"]))
+    return (str(owners[0]["kind"]), str(owners[0]["name"])) if owners else None
+
+
+def _as_list(raw: object, path: str) -> list[Any]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise MalformedObject(path, f"must be a list, got {type(raw).__name__}")
+    return raw
+
+
+def _as_dict(raw: object, path: str) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise MalformedObject(path, f"must be an object, got {type(raw).__name__}")
+    return raw
+
+
+def _port_number(raw: object, path: str, *, optional: bool = False) -> int | None:
+    if raw is None and optional:
+        return None
+    # bool is an int subclass in Python; YAML `true` is never a port.
+    if not isinstance(raw, int) or isinstance(raw, bool) or not 1 <= raw <= 65535:
+        raise MalformedObject(path, f"must be a port number from 1 to 65535, got {raw!r}")
+    return raw
+
+
+def _protocol(raw: object, path: str) -> str:
+    if raw is None:
+        return "TCP"
+    if raw not in PROTOCOLS:
+        raise MalformedObject(path, f"must be TCP, UDP or SCTP, got {raw!r}")
+    return str(raw)
+
+
+def _optional_str(raw: object, path: str) -> str | None:
+    if raw is None or raw == "":
+        return None
+    if not isinstance(raw, str):
+        raise MalformedObject(path, f"must be a string, got {type(raw).__name__}")
+    return raw
+
+
+def _int_or_port_name(raw: object, path: str) -> int | str:
+    """An IntOrString port reference: a number, or an IANA_SVC_NAME naming a container port."""
+    if isinstance(raw, str):
+        if not _IANA_SVC_NAME.match(raw):
+            raise MalformedObject(
+                path,
+                f"{raw!r} is neither a port number nor a valid port name (IANA_SVC_NAME: "
+                "lowercase letters, digits and '-', at least one letter, at most 15 characters)",
+            )
+        return raw
+    number = _port_number(raw, path)
+    assert number is not None
+    return number
+
+
+def _container_ports(spec: Mapping[str, Any], path: str) -> tuple[ContainerPort, ...]:
+    ports: list[ContainerPort] = []
+    sections = (("containers", False), ("initContainers", True))
+    for section, sidecars_only in sections:
+        for i, container in enumerate(_as_list(spec.get(section), f"{path}.{section}")):
+            cpath = f"{path}.{section}[{i}]"
+            if not isinstance(container, dict):
+                raise MalformedObject(cpath, "must be an object")
+            # Only restartable init containers (sidecars) keep serving after start-up.
+            if sidecars_only and container.get("restartPolicy") != "Always":
+                continue
+            cname = str(container.get("name") or "")
+            for j, port in enumerate(_as_list(container.get("ports"), f"{cpath}.ports")):
+                ppath = f"{cpath}.ports[{j}]"
+                if not isinstance(port, dict):
+                    raise MalformedObject(ppath, "must be an object")
+                number = _port_number(port.get("containerPort"), f"{ppath}.containerPort")
+                assert number is not None
+                ports.append(
+                    ContainerPort(
+                        port=number,
+                        protocol=_protocol(port.get("protocol"), f"{ppath}.protocol"),
+                        name=_optional_str(port.get("name"), f"{ppath}.name"),
+                        container=cname,
+                    )
+                )
+    return tuple(ports)
+
+
+def _pod(
+    raw: Mapping[str, Any], base: dict[str, Any], spec: dict[str, Any], status: dict[str, Any]
+) -> PodRecord:
+    ips = [
+        entry["ip"]
+        for entry in _as_list(status.get("podIPs"), "status.podIPs")
+        if isinstance(entry, dict) and isinstance(entry.get("ip"), str)
+    ]
+    if not ips and isinstance(status.get("podIP"), str) and status["podIP"]:
+        ips = [status["podIP"]]
+    phase = status.get("phase") if isinstance(status.get("phase"), str) else None
+    ready: bool | None = None
+    for condition in _as_list(status.get("conditions"), "status.conditions"):
+        if isinstance(condition, dict) and condition.get("type") == "Ready":
+            ready = condition.get("status") == "True"
+    if phase in ("Pending", "Succeeded", "Failed"):
+        ready = False
+    meta = raw["metadata"]
+    return PodRecord(
+        **base,
+        ips=tuple(ips),
+        phase=phase,
+        ready=ready,
+        terminating=bool(meta.get("deletionTimestamp")),
+        ports=_container_ports(spec, "spec"),
+        node_name=_optional_str(spec.get("nodeName"), "spec.nodeName"),
+        host_network=spec.get("hostNetwork") is True,
+        service_account=_optional_str(spec.get("serviceAccountName"), "spec.serviceAccountName")
+        or "default",
+        hostname=_optional_str(spec.get("hostname"), "spec.hostname"),
+        subdomain=_optional_str(spec.get("subdomain"), "spec.subdomain"),
+    )
+
+
+def _workload(
+    raw: Mapping[str, Any], base: dict[str, Any], spec: dict[str, Any], status: dict[str, Any]
+) -> WorkloadRecord:
+    path = "spec"
+    if base["kind"] == Kind.CRON_JOB:
+        spec = _as_dict(_as_dict(spec.get("jobTemplate"), "spec.jobTemplate").get("spec"),
+                        "spec.jobTemplate.spec")
+        path = "spec.jobTemplate.spec"
+    template = _as_dict(spec.get("template"), f"{path}.template")
+    tmeta = _as_dict(template.get("metadata"), f"{path}.template.metadata")
+    tspec = _as_dict(template.get("spec"), f"{path}.template.spec")
+    raw_selector = spec.get("selector")
+    selector: LabelSelector | None = None
+    if raw_selector is not None:
+        if base["kind"] == Kind.REPLICATION_CONTROLLER:
+            selector = parse_label_selector(
+                {"matchLabels": raw_selector}, f"{path}.selector"
+            )
+        else:
+            selector = parse_label_selector(raw_selector, f"{path}.selector")
+    replicas = spec.get("replicas")
+    if replicas is not None and (not isinstance(replicas, int) or isinstance(replicas, bool)):
+        raise MalformedObject(f"{path}.replicas", "must be an integer")
+    return WorkloadRecord(
+        **base,
+        pod_labels=parse_string_map(tmeta.get("labels"), f"{path}.template.metadata.labels")
+        or EMPTY_MAP,
+        ports=_container_ports(tspec, f"{path}.template.spec"),
+        selector=selector,
+        replicas=replicas,
+        service_name=_optional_str(spec.get("serviceName"), f"{path}.serviceName"),
+        host_network=tspec.get("hostNetwork") is True,
+    )
+
+
+def _service(
+    raw: Mapping[str, Any], base: dict[str, Any], spec: dict[str, Any], status: dict[str, Any]
+) -> ServiceRecord:
+    svc_type = spec.get("type") or "ClusterIP"
+    if svc_type not in ("ClusterIP", "NodePort", "LoadBalancer", "ExternalName"):
+        raise MalformedObject(
+            "spec.type",
+            f"must be ClusterIP, NodePort, LoadBalancer or ExternalName, got {svc_type!r}",
+        )
+    ports = []
+    for i, port in enumerate(_as_list(spec.get("ports"), "spec.ports")):
+        path = f"spec.ports[{i}]"
+        if not isinstance(port, dict):
+            raise MalformedObject(path, "must be an object")
+        number = _port_number(port.get("port"), f"{path}.port")
+        assert number is not None
+        target = port.get("targetPort")
+        ports.append(
+            ServicePort(
+                port=number,
+                # targetPort defaults to port.
+                target_port=number if target is None else _int_or_port_name(
+                    target, f"{path}.targetPort"
+                ),
+                protocol=_protocol(port.get("protocol"), f"{path}.protocol"),
+                name=_optional_str(port.get("name"), f"{path}.name"),
+                node_port=_port_number(port.get("nodePort"), f"{path}.nodePort", optional=True),
+                app_protocol=_optional_str(port.get("appProtocol"), f"{path}.appProtocol"),
+            )
+        )
+    cluster_ips = [ip for ip in _as_list(spec.get("clusterIPs"), "spec.clusterIPs") if ip]
+    cluster_ip = _optional_str(spec.get("clusterIP"), "spec.clusterIP")
+    if not cluster_ips and cluster_ip:
+        cluster_ips = [cluster_ip]
+    # An empty selector map means "no selector": endpoints are managed by something else.
+    selector = parse_string_map(spec.get("selector"), "spec.selector") or None
+    return ServiceRecord(
+        **base,
+        type=svc_type,
+        cluster_ips=tuple(str(ip) for ip in cluster_ips),
+        selector=selector,
+        ports=tuple(ports),
+        external_name=_optional_str(spec.get("externalName"), "spec.externalName"),
+        publish_not_ready=spec.get("publishNotReadyAddresses") is True,
+    )
+
+
+def _endpoint_ports(raw: object, path: str) -> tuple[EndpointPort, ...]:
+    ports = []
+    for i, port in enumerate(_as_list(raw, path)):
+        ppath = f"{path}[{i}]"
+        if not isinstance(port, dict):
+            raise MalformedObject(ppath, "must be an object")
+        ports.append(
+            EndpointPort(
+                port=_port_number(port.get("port"), f"{ppath}.port", optional=True),
+                protocol=_protocol(port.get("protocol"), f"{ppath}.protocol"),
+                name=_optional_str(port.get("name"), f"{ppath}.name"),
+                app_protocol=_optional_str(port.get("appProtocol"), f"{ppath}.appProtocol"),
+            )
+        )
+    return tuple(ports)
+
+
+def _pod_target(raw: object, path: str) -> str | None:
+    ref = _as_dict(raw, path)
+    if ref.get("kind") == "Pod" and isinstance(ref.get("name"), str):
+        return str(ref["name"])
+    return None
+
+
+def _optional_bool(raw: object) -> bool | None:
+    return raw if isinstance(raw, bool) else None
+
+
+def _endpoint_slice(
+    raw: Mapping[str, Any], base: dict[str, Any], spec: dict[str, Any], status: dict[str, Any]
+) -> EndpointSliceRecord:
+    # EndpointSlice keeps its fields at the top level, not under spec.
+    endpoints = []
+    for i, ep in enumerate(_as_list(raw.get("endpoints"), "endpoints")):
+        path = f"endpoints[{i}]"
+        if not isinstance(ep, dict):
+            raise MalformedObject(path, "must be an object")
+        addresses = _as_list(ep.get("addresses"), f"{path}.addresses")
+        if not all(isinstance(a, str) for a in addresses):
+            raise MalformedObject(f"{path}.addresses", "must be a list of strings")
+        conditions = _as_dict(ep.get("conditions"), f"{path}.conditions")
+        endpoints.append(
+            Endpoint(
+                addresses=tuple(addresses),
+                ready=_optional_bool(conditions.get("ready")),
+                serving=_optional_bool(conditions.get("serving")),
+                terminating=_optional_bool(conditions.get("terminating")),
+                target_pod=_pod_target(ep.get("targetRef"), f"{path}.targetRef"),
+                node_name=_optional_str(ep.get("nodeName"), f"{path}.nodeName"),
+            )
+        )
+    labels = base["labels"]
+    return EndpointSliceRecord(
+        **base,
+        service_name=labels.get("kubernetes.io/service-name"),
+        managed_by=labels.get("endpointslice.kubernetes.io/managed-by"),
+        address_type=str(raw.get("addressType") or "IPv4"),
+        group=EndpointGroup(
+            endpoints=tuple(endpoints), ports=_endpoint_ports(raw.get("ports"), "ports")
+        ),
+    )
+
+
+def _endpoints(
+    raw: Mapping[str, Any], base: dict[str, Any], spec: dict[str, Any], status: dict[str, Any]
+) -> EndpointsRecord:
+    subsets = []
+    for i, subset in enumerate(_as_list(raw.get("subsets"), "subsets")):
+        path = f"subsets[{i}]"
+        if not isinstance(subset, dict):
+            raise MalformedObject(path, "must be an object")
+        endpoints = []
+        for section, ready in (("addresses", True), ("notReadyAddresses", False)):
+            for j, addr in enumerate(_as_list(subset.get(section), f"{path}.{section}")):
+                apath = f"{path}.{section}[{j}]"
+                if not isinstance(addr, dict) or not isinstance(addr.get("ip"), str):
+                    raise MalformedObject(apath, "must be an object with an ip")
+                endpoints.append(
+                    Endpoint(
+                        addresses=(addr["ip"],),
+                        ready=ready,
+                        target_pod=_pod_target(addr.get("targetRef"), f"{apath}.targetRef"),
+                        node_name=_optional_str(addr.get("nodeName"), f"{apath}.nodeName"),
+                    )
+                )
+        subsets.append(
+            EndpointGroup(
+                endpoints=tuple(endpoints),
+                ports=_endpoint_ports(subset.get("ports"), f"{path}.ports"),
+            )
+        )
+    return EndpointsRecord(**base, subsets=tuple(subsets))
+
+
+def _rules(raw: object, path: str) -> tuple[Mapping[str, Any], ...]:
+    rules = _as_list(raw, path)
+    for i, rule in enumerate(rules):
+        if not isinstance(rule, dict):
+            raise MalformedObject(f"{path}[{i}]", "must be an object")
+    return tuple(rules)
+
+
+def _network_policy(
+    raw: Mapping[str, Any], base: dict[str, Any], spec: dict[str, Any], status: dict[str, Any]
+) -> NetworkPolicyRecord:
+    ingress = _rules(spec.get("ingress"), "spec.ingress")
+    egress = _rules(spec.get("egress"), "spec.egress")
+    types = _as_list(spec.get("policyTypes"), "spec.policyTypes")
+    for i, value in enumerate(types):
+        if value not in ("Ingress", "Egress"):
+            raise MalformedObject(
+                f"spec.policyTypes[{i}]", f"must be Ingress or Egress, got {value!r}"
+            )
+    if not types:
+        # Default per the API: Ingress always, Egress when the policy has egress rules.
+        types = ["Ingress", "Egress"] if egress else ["Ingress"]
+    return NetworkPolicyRecord(
+        **base,
+        pod_selector=parse_label_selector(spec.get("podSelector"), "spec.podSelector"),
+        policy_types=tuple(dict.fromkeys(types)),
+        ingress=ingress,
+        egress=egress,
+    )
+
+
+def _ingress_backend(raw: object, path: str) -> IngressBackend:
+    backend = _as_dict(raw, path)
+    if "serviceName" in backend:  # extensions/v1beta1 and networking.k8s.io/v1beta1
+        port = backend.get("servicePort")
+        return IngressBackend(
+            service=_optional_str(backend.get("serviceName"), f"{path}.serviceName"),
+            port=None if port is None else _int_or_port_name(port, f"{path}.servicePort"),
+        )
+    if "resource" in backend:
+        resource = _as_dict(backend["resource"], f"{path}.resource")
+        return IngressBackend(resource=(str(resource.get("kind")), str(resource.get("name"))))
+    service = _as_dict(backend.get("service"), f"{path}.service")
+    if not service:
+        raise MalformedObject(path, "must name a service or a resource")
+    port = _as_dict(service.get("port"), f"{path}.service.port")
+    port_ref: int | str | None = None
+    if port.get("number") is not None:
+        port_ref = _port_number(port["number"], f"{path}.service.port.number")
+    elif port.get("name") is not None:
+        port_ref = _int_or_port_name(port["name"], f"{path}.service.port.name")
+    return IngressBackend(
+        service=_optional_str(service.get("name"), f"{path}.service.name"), port=port_ref
+    )
+
+
+def _ingress(
+    raw: Mapping[str, Any], base: dict[str, Any], spec: dict[str, Any], status: dict[str, Any]
+) -> IngressRecord:
+    class_name = _optional_str(spec.get("ingressClassName"), "spec.ingressClassName")
+    from_annotation = False
+    if class_name is None:
+        legacy = raw["metadata"].get("annotations") or {}
+        if isinstance(legacy, dict) and isinstance(legacy.get("kubernetes.io/ingress.class"), str):
+            class_name = legacy["kubernetes.io/ingress.class"]
+            from_annotation = True
+    default = spec.get("defaultBackend", spec.get("backend"))
+    rules = []
+    for i, rule in enumerate(_as_list(spec.get("rules"), "spec.rules")):
+        path = f"spec.rules[{i}]"
+        rule = _as_dict(rule, path)
+        http = _as_dict(rule.get("http"), f"{path}.http")
+        paths = []
+        for j, entry in enumerate(_as_list(http.get("paths"), f"{path}.http.paths")):
+            ppath = f"{path}.http.paths[{j}]"
+            entry = _as_dict(entry, ppath)
+            paths.append(
+                IngressPath(
+                    path=_optional_str(entry.get("path"), f"{ppath}.path"),
+                    path_type=str(entry.get("pathType") or "ImplementationSpecific"),
+                    backend=_ingress_backend(entry.get("backend"), f"{ppath}.backend"),
+                )
+            )
+        rules.append(IngressRule(host=_optional_str(rule.get("host"), f"{path}.host"),
+                                 paths=tuple(paths)))
+    tls = []
+    for i, entry in enumerate(_as_list(spec.get("tls"), "spec.tls")):
+        entry = _as_dict(entry, f"spec.tls[{i}]")
+        hosts = tuple(h for h in _as_list(entry.get("hosts"), f"spec.tls[{i}].hosts") if h)
+        tls.append((hosts, _optional_str(entry.get("secretName"), f"spec.tls[{i}].secretName")))
+    return IngressRecord(
+        **base,
+        class_name=class_name,
+        class_from_annotation=from_annotation,
+        default_backend=None
+        if default is None
+        else _ingress_backend(default, "spec.defaultBackend"),
+        rules=tuple(rules),
+        tls=tuple(tls),
+    )
+
+
+def _ingress_class(
+    raw: Mapping[str, Any], base: dict[str, Any], spec: dict[str, Any], status: dict[str, Any]
+) -> IngressClassRecord:
+    annotations = raw["metadata"].get("annotations") or {}
+    is_default = isinstance(annotations, dict) and (
+        annotations.get("ingressclass.kubernetes.io/is-default-class") == "true"
+    )
+    return IngressClassRecord(
+        **base,
+        controller=_optional_str(spec.get("controller"), "spec.controller"),
+        is_default=is_default,
+    )
+
+
+def _namespace(
+    raw: Mapping[str, Any], base: dict[str, Any], spec: dict[str, Any], status: dict[str, Any]
+) -> NamespaceRecord:
+    return NamespaceRecord(**base)
+
+
+def _generic(raw: Mapping[str, Any], base: dict[str, Any]) -> GenericRecord:
+    if api_group(base["api_version"]) not in NETWORKING_GROUPS:
+        return GenericRecord(**base)
+    spec, status = raw.get("spec"), raw.get("status")
+    return GenericRecord(
+        **base,
+        spec=spec if isinstance(spec, dict) else None,
+        status=status if isinstance(status, dict) else None,
+    )
+
+
+Builder = Callable[[Mapping[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]], Record]
+
+_BUILDERS: dict[str, Builder] = {
+    Kind.NAMESPACE: _namespace,
+    Kind.POD: _pod,
+    Kind.SERVICE: _service,
+    Kind.ENDPOINT_SLICE: _endpoint_slice,
+    Kind.ENDPOINTS: _endpoints,
+    Kind.NETWORK_POLICY: _network_policy,
+    Kind.INGRESS: _ingress,
+    Kind.INGRESS_CLASS: _ingress_class,
+}

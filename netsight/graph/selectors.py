@@ -1,0 +1,130 @@
+"""Kubernetes label selectors (``metav1.LabelSelector`` and the Service's plain map).
+
+A selector is parsed once, when its object arrives, into a small immutable value that
+matches label maps and tells the store which index entries can narrow the candidates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from netsight.graph.errors import MalformedObject
+
+
+class Operator(StrEnum):
+    IN = "In"
+    NOT_IN = "NotIn"
+    EXISTS = "Exists"
+    DOES_NOT_EXIST = "DoesNotExist"
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    key: str
+    operator: Operator
+    values: frozenset[str] = frozenset()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        match self.operator:
+            case Operator.IN:
+                return labels.get(self.key) in self.values
+            case Operator.NOT_IN:
+                # NotIn matches objects without the key too (apimachinery semantics).
+                return labels.get(self.key) not in self.values
+            case Operator.EXISTS:
+                return self.key in labels
+            case Operator.DOES_NOT_EXIST:
+                return self.key not in labels
+
+
+@dataclass(frozen=True, slots=True)
+class LabelSelector:
+    """``match_labels`` AND every requirement. An empty selector matches everything."""
+
+    match_labels: tuple[tuple[str, str], ...] = ()
+    requirements: tuple[Requirement, ...] = ()
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.match_labels and not self.requirements
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        for key, value in self.match_labels:
+            if labels.get(key) != value:
+                return False
+        return all(req.matches(labels) for req in self.requirements)
+
+    def describe(self) -> str:
+        """The selector as ``kubectl get -l`` would take it."""
+        parts = [f"{k}={v}" for k, v in self.match_labels]
+        for req in self.requirements:
+            match req.operator:
+                case Operator.IN | Operator.NOT_IN:
+                    op = "in" if req.operator is Operator.IN else "notin"
+                    parts.append(f"{req.key} {op} ({','.join(sorted(req.values))})")
+                case Operator.EXISTS:
+                    parts.append(req.key)
+                case Operator.DOES_NOT_EXIST:
+                    parts.append(f"!{req.key}")
+        return ",".join(parts) if parts else "<all>"
+
+
+def parse_string_map(raw: object, path: str) -> dict[str, str]:
+    """A ``map[string]string`` such as labels or a Service selector; None means empty."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise MalformedObject(path, f"must be a map of strings, got {type(raw).__name__}")
+    for key, value in raw.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise MalformedObject(f"{path}.{key}", "label keys and values must be strings")
+    return raw
+
+
+def selector_from_map(labels: Mapping[str, str]) -> LabelSelector:
+    return LabelSelector(match_labels=tuple(sorted(labels.items())))
+
+
+def parse_label_selector(raw: object, path: str) -> LabelSelector:
+    """Parse a ``metav1.LabelSelector``; None or ``{}`` is the empty selector."""
+    if raw is None:
+        return LabelSelector()
+    if not isinstance(raw, dict):
+        raise MalformedObject(path, f"must be a label selector object, got {type(raw).__name__}")
+    match_labels = parse_string_map(raw.get("matchLabels"), f"{path}.matchLabels")
+    expressions = raw.get("matchExpressions") or []
+    if not isinstance(expressions, list):
+        raise MalformedObject(f"{path}.matchExpressions", "must be a list")
+    requirements = [
+        _parse_requirement(expr, f"{path}.matchExpressions[{i}]")
+        for i, expr in enumerate(expressions)
+    ]
+    return LabelSelector(
+        match_labels=tuple(sorted(match_labels.items())), requirements=tuple(requirements)
+    )
+
+
+def _parse_requirement(raw: object, path: str) -> Requirement:
+    if not isinstance(raw, dict):
+        raise MalformedObject(path, "must be an object with key, operator and values")
+    key = raw.get("key")
+    if not isinstance(key, str) or not key:
+        raise MalformedObject(f"{path}.key", "must be a non-empty string")
+    try:
+        operator = Operator(str(raw.get("operator")))
+    except ValueError:
+        raise MalformedObject(
+            f"{path}.operator",
+            f"must be one of In, NotIn, Exists, DoesNotExist; got {raw.get('operator')!r}",
+        ) from None
+    values = raw.get("values") or []
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise MalformedObject(f"{path}.values", "must be a list of strings")
+    # Validation rules from apimachinery: In/NotIn need values, Exists/DoesNotExist forbid them.
+    if operator in (Operator.IN, Operator.NOT_IN) and not values:
+        raise MalformedObject(f"{path}.values", f"must be non-empty for operator {operator}")
+    if operator in (Operator.EXISTS, Operator.DOES_NOT_EXIST) and values:
+        raise MalformedObject(f"{path}.values", f"must be empty for operator {operator}")
+    return Requirement(key=key, operator=operator, values=frozenset(values))

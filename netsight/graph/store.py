@@ -1,0 +1,205 @@
+"""The live graph: one mutable store, read through views.
+
+Writers (manifest loading, the watch streams) call :meth:`GraphStore.apply` with one raw
+object change at a time; every change that alters the graph bumps ``generation``. Readers
+(analyzers) get a :class:`GraphView`, which offers lookups and index queries but no way to
+mutate, and never copies the graph. Analyzers are synchronous, so on the single asyncio loop
+a view is consistent for the whole of one call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from netsight.graph.building import GraphState, remove, upsert
+from netsight.graph.errors import MalformedObject
+from netsight.graph.model import Kind, Rel, make_key
+from netsight.graph.records import Record, object_id, to_record
+from netsight.graph.selectors import LabelSelector
+
+
+class EventType(StrEnum):
+    ADDED = "ADDED"
+    MODIFIED = "MODIFIED"
+    DELETED = "DELETED"
+
+
+class Source(StrEnum):
+    MANIFESTS = "manifests"
+    CLUSTER = "cluster"
+    DEMO = "demo"
+
+
+class ProblemKind(StrEnum):
+    UNPARSEABLE = "unparseable"  # the document is not YAML/JSON
+    NOT_AN_OBJECT = "not_an_object"  # parsed, but not a Kubernetes object
+    MALFORMED = "malformed"  # a Kubernetes object with a field netsight cannot read
+    DUPLICATE = "duplicate"  # a second object with the same identity in the input
+
+
+@dataclass(frozen=True, slots=True)
+class IngestProblem:
+    """An input netsight could not take as it is; analyzers report it as a finding."""
+
+    kind: ProblemKind
+    message: str
+    field_path: str | None = None
+    location: str | None = None  # "file.yaml#3" for manifests
+    object_kind: str | None = None
+    namespace: str | None = None
+    name: str | None = None
+    api_version: str | None = None
+
+    @property
+    def key(self) -> str:
+        """One problem per object (or per location); a duplicate is tracked beside its object."""
+        if self.object_kind and self.name:
+            key = make_key(self.object_kind, self.namespace or "", self.name)
+            return f"{key}#duplicate" if self.kind is ProblemKind.DUPLICATE else key
+        return self.location or self.message
+
+
+@dataclass
+class GraphStore:
+    source: Source = Source.MANIFESTS
+    cluster_name: str = "local"
+    state: GraphState = field(default_factory=GraphState)
+    generation: int = 0
+    problems: dict[str, IngestProblem] = field(default_factory=dict)
+
+    def apply(
+        self,
+        event: EventType | str,
+        raw: Mapping[str, Any],
+        *,
+        location: str | None = None,
+        default_namespace: str = "default",
+    ) -> bool:
+        """Apply one ADDED/MODIFIED/DELETED object; returns whether the graph changed.
+
+        A malformed object never raises: it is recorded as a problem and, if an earlier
+        valid version exists, that version stays in the graph.
+        """
+        try:
+            oid = object_id(raw, default_namespace)
+        except MalformedObject as exc:
+            self._note(IngestProblem(ProblemKind.NOT_AN_OBJECT, exc.message, exc.field_path,
+                                     location))
+            return False
+        key = oid.key
+        if event == EventType.DELETED:
+            self.problems.pop(key, None)
+            changed = remove(self.state, key) is not None
+        else:
+            try:
+                record = to_record(raw, default_namespace)
+            except MalformedObject as exc:
+                self._note(
+                    IngestProblem(
+                        ProblemKind.MALFORMED, exc.message, exc.field_path, location,
+                        oid.kind, oid.namespace, oid.name, str(raw.get("apiVersion")),
+                    )
+                )
+                return False
+            fixed = self.problems.pop(key, None) is not None
+            before = self.state.record(key)
+            upsert(self.state, record)
+            changed = before != record or fixed
+        if changed:
+            self.generation += 1
+        return changed
+
+    def note_problem(self, problem: IngestProblem) -> None:
+        """Record a problem found outside ``apply`` (a document that did not parse)."""
+        self._note(problem)
+
+    def _note(self, problem: IngestProblem) -> None:
+        self.problems[problem.key] = problem
+        self.generation += 1
+
+    def view(self) -> GraphView:
+        return GraphView(self)
+
+
+class GraphView:
+    """Read-only access to the graph for analyzers."""
+
+    __slots__ = ("_state", "_store")
+
+    def __init__(self, store: GraphStore) -> None:
+        self._store = store
+        self._state = store.state
+
+    @property
+    def generation(self) -> int:
+        return self._store.generation
+
+    @property
+    def source(self) -> Source:
+        return self._store.source
+
+    @property
+    def cluster_name(self) -> str:
+        return self._store.cluster_name
+
+    def get(self, key: str) -> Record | None:
+        return self._state.record(key)
+
+    def exists(self, key: str) -> bool:
+        return key in self._state.graph
+
+    def for_each(self, kind: str, namespace: str | None = None) -> Iterator[Record]:
+        """Records of one kind, in one namespace or all; order is unspecified."""
+        nodes = self._state.graph.nodes
+        for key in self._state.keys_of(kind, namespace):
+            yield nodes[key]["record"]
+
+    def count(self, kind: str, namespace: str | None = None) -> int:
+        per_ns = self._state.by_kind.get(kind, {})
+        if namespace is not None:
+            return len(per_ns.get(namespace, ()))
+        return sum(len(keys) for keys in per_ns.values())
+
+    def neighbors(
+        self, key: str, rel: Rel, *, incoming: bool = False, kind: str | None = None
+    ) -> Iterator[Record]:
+        """Records related to ``key`` by ``rel``: its targets, or with ``incoming`` its sources."""
+        graph = self._state.graph
+        if key not in graph:
+            return
+        adjacency = graph.pred[key] if incoming else graph.succ[key]
+        nodes = graph.nodes
+        for other, data in adjacency.items():
+            if rel in data:
+                record: Record = nodes[other]["record"]
+                if kind is None or record.kind == kind:
+                    yield record
+
+    def matching(self, namespace: str, selector: LabelSelector) -> Iterator[Record]:
+        """Pods and workload templates in ``namespace`` the selector matches, via the index."""
+        nodes = self._state.graph.nodes
+        for key in self._state.matching(namespace, selector):
+            yield nodes[key]["record"]
+
+    def namespaces(self) -> set[str]:
+        """Namespaces that exist as objects or hold at least one object."""
+        names = {ns for per_ns in self._state.by_kind.values() for ns in per_ns if ns}
+        names.update(r.name for r in self.for_each(Kind.NAMESPACE))
+        return names
+
+    def kinds(self) -> list[str]:
+        return sorted(self._state.by_kind)
+
+    def problems(self) -> list[IngestProblem]:
+        return list(self._store.problems.values())
+
+    @property
+    def node_count(self) -> int:
+        return int(self._state.graph.number_of_nodes())
+
+    @property
+    def edge_count(self) -> int:
+        return int(self._state.graph.number_of_edges())
