@@ -12,10 +12,10 @@ from typing import Annotated
 from pydantic import AfterValidator, ConfigDict, Field
 
 from netsight.analyzers.contracts import Model
+from netsight.graph.records import IANA_SVC_NAME
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_PORT_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
 def _namespace(value: str) -> str:
@@ -36,8 +36,12 @@ def _namespaced_name(value: str) -> str:
 
 
 def _port_name(value: str) -> str:
-    if len(value) > 15 or not _PORT_NAME.match(value):
-        raise ValueError(f"{value!r} is not a port name (lowercase, digits, '-', ≤15 chars)")
+    if not IANA_SVC_NAME.match(value):
+        hint = "; give a port number as a JSON number" if value.isdigit() else ""
+        raise ValueError(
+            f"{value!r} is not a port name (lowercase letters, digits and '-', at least one "
+            f"letter, at most 15 characters){hint}"
+        )
     return value
 
 

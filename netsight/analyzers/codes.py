@@ -76,6 +76,11 @@ DUPLICATE_OBJECT = Code(
     "NS0004", "DuplicateObject", W, CONN,
     "The same object is defined twice in the manifests; the later definition wins.",
 )
+INVALID_FIELD_VALUE = Code(
+    "NS0005", "InvalidFieldValue", W, CONN,
+    "A field holds a value the API server rejects (e.g. port protocol HTTP); netsight kept "
+    "the object as written and analyzes it as such.",
+)
 
 # --- NS01xx: Services ----------------------------------------------------------------------
 SERVICE_SELECTS_NO_PODS = Code(

@@ -50,6 +50,7 @@ class EndpointSummary(Model):
     ready: int
     not_ready: int
     terminating: int
+    serving_terminating: int = Field(description="Terminating, still serving (fallback)")
 
 
 class Result(ToolResult):
@@ -116,7 +117,8 @@ def analyze(view: GraphView, args: Args) -> Result:
         ),
         workloads=[f"{w.kind}/{w.name}" for w in report.templates],
         endpoints=EndpointSummary(source=counts.source, ready=counts.ready,
-                                  not_ready=counts.not_ready, terminating=counts.terminating),
+                                  not_ready=counts.not_ready, terminating=counts.terminating,
+                                  serving_terminating=counts.serving_terminating),
         findings=sorted(report.findings, key=lambda f: (f.severity.rank, f.code)),
         not_evaluated=report.not_evaluated,
     )

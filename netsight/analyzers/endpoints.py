@@ -33,6 +33,8 @@ def check(view: GraphView, namespace: str | None) -> Iterator[Finding]:
             else:
                 assert isinstance(record, EndpointsRecord)
                 service, path = record.name, "metadata.name"
+            if not any(group.endpoints for group in record.groups):
+                continue  # nothing to route (e.g. a leader-election lock Endpoints)
             if view.get(make_key(Kind.SERVICE, record.namespace, service)) is None:
                 yield codes.ENDPOINTS_SERVICE_NOT_FOUND.finding(
                     ref(record),

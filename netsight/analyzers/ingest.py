@@ -15,7 +15,7 @@ METADATA = AnalyzerMetadata(
     "malformed objects, and objects defined twice.",
     reads=frozenset(),
     codes=(codes.MANIFEST_UNPARSEABLE, codes.NOT_A_KUBERNETES_OBJECT, codes.MALFORMED_OBJECT,
-           codes.DUPLICATE_OBJECT),
+           codes.DUPLICATE_OBJECT, codes.INVALID_FIELD_VALUE),
 )
 
 _CODE = {
@@ -23,6 +23,7 @@ _CODE = {
     ProblemKind.NOT_AN_OBJECT: codes.NOT_A_KUBERNETES_OBJECT,
     ProblemKind.MALFORMED: codes.MALFORMED_OBJECT,
     ProblemKind.DUPLICATE: codes.DUPLICATE_OBJECT,
+    ProblemKind.INVALID_VALUE: codes.INVALID_FIELD_VALUE,
 }
 
 _POLICY_GROUPS = ("NetworkPolicy", "AdminNetworkPolicy", "BaselineAdminNetworkPolicy",
@@ -59,13 +60,16 @@ def _finding(view: GraphView, problem: IngestProblem) -> Finding:
                                api_version=problem.api_version)
     where = f" at {problem.location}" if problem.location else ""
     what = str(resource) if resource else "document"
-    field = f"{problem.field_path}: " if problem.field_path else ""
+    # An invalid value's message names its fields itself (there may be several).
+    field = f"{problem.field_path}: " if problem.field_path and \
+        problem.kind is not ProblemKind.INVALID_VALUE else ""
     consequence = {
         ProblemKind.UNPARSEABLE: "skipped",
         ProblemKind.NOT_AN_OBJECT: "skipped",
         ProblemKind.MALFORMED: "left out of the graph"
         if view.source is Source.MANIFESTS else "kept at its last valid version, if any",
         ProblemKind.DUPLICATE: "the later definition replaces the earlier one",
+        ProblemKind.INVALID_VALUE: "kept as written; the API server would reject it",
     }[problem.kind]
     evidence = None
     if resource is not None and problem.field_path:

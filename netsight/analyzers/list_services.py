@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Annotated
 
-from pydantic import Field
+from pydantic import Field, Strict
 
 from netsight.analyzers import services
 from netsight.analyzers.arguments import Namespace, PagedArgs
@@ -39,7 +40,9 @@ _ORDER = {h: i for i, h in enumerate(Health)}
 
 class Args(PagedArgs):
     namespace: Namespace | None = Field(default=None, description="Only this namespace")
-    health: list[Health] | None = Field(
+    # Strict(False): strict mode takes only Health instances, so the JSON strings every
+    # client sends ("down") would be rejected; lax enum validation still rejects others.
+    health: list[Annotated[Health, Strict(False)]] | None = Field(
         default=None, description="Only Services with one of these health values"
     )
 

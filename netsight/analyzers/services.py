@@ -37,8 +37,10 @@ METADATA = AnalyzerMetadata(
     description="Selectors that match nothing, unresolvable target ports, protocol "
     "mismatches, ExternalName and headless pitfalls, endpoint health, and "
     "EndpointSlices that disagree with the selector.",
+    # Namespace: the near-miss hint of NS0101 looks for matching pods in other namespaces.
     reads=frozenset(
-        {Kind.SERVICE, Kind.POD, Kind.ENDPOINT_SLICE, Kind.ENDPOINTS, *WORKLOAD_KINDS}
+        {Kind.SERVICE, Kind.POD, Kind.ENDPOINT_SLICE, Kind.ENDPOINTS, Kind.NAMESPACE,
+         *WORKLOAD_KINDS}
     ),
     codes=(
         codes.SERVICE_SELECTS_NO_PODS,
@@ -72,6 +74,11 @@ _NAMED_PROTOCOLS = frozenset(
 _APP_PROTOCOL_ALIASES = {"kubernetes.io/h2c": "http2", "kubernetes.io/ws": "http",
                          "kubernetes.io/wss": "https", "h2c": "http2"}
 _STREAM_APP_PROTOCOLS = _NAMED_PROTOCOLS - {"udp"}
+# Values that mean the same wire protocol to a mesh: http2 and gRPC are HTTP; only a jump
+# between families (HTTP vs TLS vs opaque TCP vs a database protocol) is a contradiction.
+_FAMILY = {"http": "http", "http2": "http", "grpc": "http", "grpc-web": "http",
+           "https": "tls", "tls": "tls"}
+_TERMINAL_PHASES = ("Succeeded", "Failed")
 _LABEL = r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?"
 # <service>.<namespace>.svc[.<cluster domain>]
 _IN_CLUSTER_NAME = re.compile(rf"^({_LABEL})\.({_LABEL})\.svc(?:\..*)?$")
@@ -82,14 +89,12 @@ class EndpointCounts:
     """Endpoint health; ``source`` says where the figures come from."""
 
     source: str  # "EndpointSlice", "Endpoints", "pods" (derived, manifests only) or "none"
-    ready: int = 0
-    not_ready: int = 0
-    terminating: int = 0
+    ready: int = 0  # ready, terminating or not (publishNotReadyAddresses marks all ready)
+    not_ready: int = 0  # not ready and not terminating
+    terminating: int = 0  # on their way out (rolling updates), ready or not
+    serving_terminating: int = 0  # terminating, not ready, still serving: kube-proxy's fallback
     unknown: int = 0  # pods whose readiness the input does not state
-
-    @property
-    def total(self) -> int:
-        return self.ready + self.not_ready + self.unknown
+    total: int = 0
 
 
 @dataclass
@@ -141,7 +146,7 @@ def inspect(
     indexes = range(len(service.ports)) if ports is None else ports
     for index in indexes:
         _check_port(report, index, service.ports[index])
-    _endpoints(view, report)
+    _endpoints(view, report, indexes)
     return report
 
 
@@ -245,8 +250,9 @@ def _near_misses(view: GraphView, service: ServiceRecord) -> list[str]:
                 have = f"{missing_key}={actual}" if actual is not None else f"no {missing_key}"
                 what = "pod" if isinstance(sample, PodRecord) else "pod template"
                 count = f"{len(close)} {what}{'s' * (len(close) > 1)}"
+                verb = "match" if len(close) > 1 else "matches"
                 hints.append(
-                    f"{count} match all but {missing_key}={missing_value} "
+                    f"{count} {verb} all but {missing_key}={missing_value} "
                     f"({sample.kind} {sample.name} has {have})."
                 )
                 break
@@ -267,27 +273,49 @@ def _near_misses(view: GraphView, service: ServiceRecord) -> list[str]:
 
 
 def _check_port(report: ServiceReport, index: int, port: ServicePort) -> None:
-    service, findings = report.service, report.findings
+    service = report.service
     path = f"spec.ports[{index}]"
     _check_app_protocol(report, index, port)
-    if service.headless and isinstance(port.target_port, int) and port.target_port != port.port:
-        findings.append(codes.HEADLESS_PORT_REMAP_IGNORED.finding(
-            ref(service),
-            f"headless Service {service.ref} maps port {port.port} to targetPort "
-            f"{port.target_port}, which clients never reach",
-            detail="A headless Service's DNS name resolves to the pod IPs; clients connect "
-            f"to those IPs on port {port.port}. No proxy rewrites it to {port.target_port}.",
-            suggestion=f"Set port to {port.target_port} (the port the pods listen on), or "
-            "give the Service a cluster IP.",
-            evidence=[evidence(service, f"{path}.targetPort", port.target_port)],
-        ))
-    targets: Sequence[PodRecord | WorkloadRecord] = report.pods or report.templates
+    # Terminal pods (Succeeded, Failed: e.g. Evicted) get no endpoints; their ports do not
+    # matter (ShouldPodBeInEndpoints).
+    live = [p for p in report.pods if p.phase not in _TERMINAL_PHASES]
+    targets: Sequence[PodRecord | WorkloadRecord] = live or report.templates
+    if service.headless:
+        _check_headless_remap(report, path, port, targets)
     if not targets:
         return
     if isinstance(port.target_port, str):
         _check_named_port(report, path, port, targets)
     else:
         _check_numeric_port(report, path, port, targets)
+
+
+def _check_headless_remap(
+    report: ServiceReport, path: str, port: ServicePort,
+    targets: Sequence[PodRecord | WorkloadRecord],
+) -> None:
+    """Headless: clients dial pod IPs on ``port``; nothing maps it to the targetPort."""
+    if isinstance(port.target_port, int):
+        numbers = {port.target_port}
+    else:  # a named targetPort: the numbers it resolves to on the pods
+        numbers = {p.port for t in targets for p in t.ports
+                   if p.name == port.target_port and p.protocol == port.protocol}
+    numbers.discard(port.port)
+    if not numbers:
+        return
+    service = report.service
+    shown = "/".join(str(n) for n in sorted(numbers))
+    via = "" if isinstance(port.target_port, int) else f" ({port.target_port!r})"
+    report.findings.append(codes.HEADLESS_PORT_REMAP_IGNORED.finding(
+        ref(service),
+        f"headless Service {service.ref} maps port {port.port} to targetPort {shown}{via}, "
+        "which clients never reach",
+        detail="A headless Service's DNS name resolves to the pod IPs; clients connect "
+        f"to those IPs on port {port.port}. No proxy rewrites it to {shown}.",
+        suggestion=f"Set port to {shown} (the port the pods listen on), or give the "
+        "Service a cluster IP.",
+        evidence=[evidence(service, f"{path}.targetPort", port.target_port)],
+    ))
 
 
 def _check_named_port(
@@ -390,7 +418,8 @@ def _check_app_protocol(report: ServiceReport, index: int, port: ServicePort) ->
         prefix = port.name.split("-", 1)[0].lower()
         if port.name.lower().startswith("grpc-web"):
             prefix = "grpc-web"
-        if prefix in _NAMED_PROTOCOLS and app in _NAMED_PROTOCOLS and prefix != app:
+        if prefix in _NAMED_PROTOCOLS and app in _NAMED_PROTOCOLS and \
+                _FAMILY.get(prefix, prefix) != _FAMILY.get(app, app):
             problem = f"port name {port.name!r} says {prefix}, appProtocol says " \
                       f"{port.app_protocol}"
     if problem:
@@ -417,7 +446,7 @@ def _ports_path(record: PodRecord | WorkloadRecord) -> str:
 # --- endpoints -----------------------------------------------------------------------------
 
 
-def _endpoints(view: GraphView, report: ServiceReport) -> None:
+def _endpoints(view: GraphView, report: ServiceReport, ports: Sequence[int]) -> None:
     service = report.service
     slices = sorted(
         (r for r in view.neighbors(service.key, Rel.BELONGS_TO, incoming=True,
@@ -426,13 +455,16 @@ def _endpoints(view: GraphView, report: ServiceReport) -> None:
     )
     legacy = list(view.neighbors(service.key, Rel.BELONGS_TO, incoming=True,
                                  kind=Kind.ENDPOINTS))
-    selects_nothing = service.selector is not None and not report.pods
+    # NS0101 was reported: no pods and, from manifests, no workload template either.
+    selects_nothing = service.selector is not None and not report.pods and (
+        view.source is not Source.MANIFESTS or not report.templates
+    )
     if slices:
         report.endpoints = _count(
             "EndpointSlice", [s.group for s in slices if isinstance(s, EndpointSliceRecord)]
         )
         _slice_consistency(view, report, [s for s in slices
-                                          if isinstance(s, EndpointSliceRecord)])
+                                          if isinstance(s, EndpointSliceRecord)], ports)
     elif legacy and isinstance(legacy[0], EndpointsRecord):
         report.endpoints = _count("Endpoints", list(legacy[0].subsets))
     elif service.selector is not None and report.pods and view.source is Source.MANIFESTS:
@@ -447,13 +479,23 @@ def _endpoints(view: GraphView, report: ServiceReport) -> None:
         return  # NS0101 already names the cause
     counts = report.endpoints
     if counts.ready == 0 and counts.unknown == 0:
-        why = (f"all {counts.not_ready} endpoint(s) are not ready" if counts.not_ready else
-               "it has no endpoints" + (" and no selector" if service.selector is None else ""))
+        fallback = counts.serving_terminating
+        if fallback:
+            why = f"only {fallback} terminating endpoint(s) still serve"
+        elif counts.total:
+            why = f"all {counts.total} endpoint(s) are not ready"
+        else:
+            why = "it has no endpoints" + (" and no selector" if service.selector is None
+                                           else "")
+        impact = ("kube-proxy falls back to terminating endpoints that still serve, until "
+                  "they are gone" if fallback else
+                  "Connections to the Service are refused or time out")
         report.findings.append(codes.SERVICE_NO_READY_ENDPOINTS.finding(
             ref(service), f"Service {service.ref} has no ready endpoints: {why}",
+            severity=Severity.WARNING if fallback else None,
             detail=f"Endpoints from {counts.source}: {counts.ready} ready, "
-            f"{counts.not_ready} not ready, {counts.terminating} terminating. Connections "
-            "to the Service are refused or time out.",
+            f"{counts.not_ready} not ready, {counts.terminating} terminating "
+            f"({counts.serving_terminating} still serving). {impact}.",
             suggestion="Check why the pods are not ready (kubectl describe pod: readiness "
             "probe, crash loops)." if counts.not_ready else
             "Give the Service a selector, or create an EndpointSlice for it.",
@@ -463,7 +505,8 @@ def _endpoints(view: GraphView, report: ServiceReport) -> None:
     elif counts.ready and counts.not_ready:
         report.findings.append(codes.SERVICE_ENDPOINTS_PARTIALLY_READY.finding(
             ref(service),
-            f"{counts.not_ready} of {counts.total} endpoints of {service.ref} are not ready",
+            f"{counts.not_ready} of {counts.total} endpoints of {service.ref} are not ready "
+            "(terminating ones aside)",
             detail=f"Endpoints from {counts.source}: {counts.ready} ready, "
             f"{counts.not_ready} not ready. Traffic goes to the ready ones only.",
             suggestion="Inspect the not-ready pods' readiness probes and events.",
@@ -477,47 +520,65 @@ def _endpoints(view: GraphView, report: ServiceReport) -> None:
 
 def _count(source: str, groups: Sequence[EndpointGroup]) -> EndpointCounts:
     # One endpoint per pod (or address): dual-stack Services list each pod in two slices.
-    states: dict[str, tuple[bool, bool]] = {}
+    states: dict[str, tuple[bool, bool, bool]] = {}
     for group in groups:
         for endpoint in group.endpoints:
             identity = endpoint.target_pod or (endpoint.addresses[0] if endpoint.addresses
                                                else None)
             if identity is None:
                 continue
-            was_ready, was_terminating = states.get(identity, (False, False))
-            states[identity] = (was_ready or endpoint.is_ready,
-                                was_terminating or bool(endpoint.terminating))
-    ready = sum(1 for r, _ in states.values() if r)
+            # EndpointConditions: an unset serving reads like ready.
+            serving = endpoint.is_ready if endpoint.serving is None else endpoint.serving
+            was = states.get(identity, (False, False, False))
+            states[identity] = (was[0] or endpoint.is_ready,
+                                was[1] or bool(endpoint.terminating), was[2] or serving)
     return EndpointCounts(
-        source=source, ready=ready, not_ready=len(states) - ready,
-        terminating=sum(1 for _, t in states.values() if t),
+        source=source,
+        ready=sum(1 for r, _, _ in states.values() if r),
+        not_ready=sum(1 for r, t, _ in states.values() if not r and not t),
+        terminating=sum(1 for _, t, _ in states.values() if t),
+        serving_terminating=sum(1 for r, t, s in states.values() if t and s and not r),
+        total=len(states),
     )
 
 
 def _derive_from_pods(report: ServiceReport) -> EndpointCounts:
     """What the EndpointSlice controller would publish for these pods (manifests only)."""
-    ready = not_ready = unknown = terminating = 0  # counts
+    ready = not_ready = unknown = terminating = serving_terminating = total = 0  # counts
     publish_all = report.service.publish_not_ready
     for pod in report.pods:
-        if pod.phase in ("Succeeded", "Failed"):
+        if pod.phase in _TERMINAL_PHASES:
             continue
+        if pod.phase == "Pending" and not pod.ips:
+            continue  # no IP yet (e.g. unschedulable): the controller lists it nowhere
+        # podToEndpoint: ready = publishNotReadyAddresses || (serving && !terminating),
+        # serving = pod ready, terminating = deletionTimestamp set.
         terminating += int(pod.terminating)
-        if pod.ready is None and not publish_all:
-            unknown += 1
-        elif (pod.ready or publish_all) and not pod.terminating:
+        if publish_all or (pod.ready and not pod.terminating):
             ready += 1
+        elif pod.terminating:
+            serving_terminating += int(bool(pod.ready))
+        elif pod.ready is None:
+            unknown += 1
         else:
             not_ready += 1
-    return EndpointCounts("pods", ready, not_ready, terminating, unknown)
+        total += 1
+    return EndpointCounts("pods", ready, not_ready, terminating, serving_terminating,
+                          unknown, total)
 
 
 def _slice_consistency(
-    view: GraphView, report: ServiceReport, slices: list[EndpointSliceRecord]
+    view: GraphView, report: ServiceReport, slices: list[EndpointSliceRecord],
+    ports: Sequence[int],
 ) -> None:
     service = report.service
     if service.selector is None:
         return  # endpoints are managed by hand; nothing to compare with
-    managed = [s for s in slices if s.managed_by in (None, ENDPOINTSLICE_CONTROLLER)]
+    # In a cluster the controller labels every slice it manages; hand-written manifests
+    # often leave the label out, so there an unlabelled slice counts as the controller's.
+    managers = {ENDPOINTSLICE_CONTROLLER} if view.source is not Source.MANIFESTS else \
+        {None, ENDPOINTSLICE_CONTROLLER}
+    managed = [s for s in slices if s.managed_by in managers]
     selected = {pod.name for pod in report.pods}
     listed: set[str] = set()
     for slice_ in managed:
@@ -571,10 +632,13 @@ def _slice_consistency(
             "them, so they receive no traffic. The controller may be lagging or failing.",
             suggestion="Check kube-controller-manager's endpointslice controller logs.",
         ))
-    _slice_ports(report, managed)
+    _slice_ports(report, managed, ports)
 
 
-def _slice_ports(report: ServiceReport, slices: list[EndpointSliceRecord]) -> None:
+def _slice_ports(
+    report: ServiceReport, slices: list[EndpointSliceRecord], ports: Sequence[int]
+) -> None:
+    """Service ports (only those at ``ports``, the indexes asked about) each slice lacks."""
     service = report.service
     flagged = {f.evidence[0].field_path for f in report.findings
                if f.code in (codes.NAMED_TARGET_PORT_NOT_FOUND.code,
@@ -583,7 +647,8 @@ def _slice_ports(report: ServiceReport, slices: list[EndpointSliceRecord]) -> No
         if not slice_.group.endpoints:
             continue
         have = {(p.name or "", p.protocol) for p in slice_.group.ports}
-        for index, port in enumerate(service.ports):
+        for index in ports:
+            port = service.ports[index]
             if any(path.startswith(f"spec.ports[{index}]") for path in flagged):
                 continue  # an unresolvable named port explains the gap already
             if (port.name or "", port.protocol) not in have:

@@ -11,8 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from types import MappingProxyType
 from typing import Any
+
+import orjson
 
 from netsight.graph.errors import MalformedObject
 from netsight.graph.model import (
@@ -77,7 +80,7 @@ _KEPT_ANNOTATION_PREFIXES = (
 )
 
 # IANA_SVC_NAME (RFC 6335) as Kubernetes validates port names.
-_IANA_SVC_NAME = re.compile(r"^(?=.*[a-z])(?!.*--)[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?$")
+IANA_SVC_NAME = re.compile(r"^(?=.*[a-z])(?!.*--)[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,7 +331,7 @@ def to_record(raw: Mapping[str, Any], default_namespace: str = "default") -> Rec
         "labels": parse_string_map(meta.get("labels"), "metadata.labels") or EMPTY_MAP,
         "annotations": _kept_annotations(meta.get("annotations")),
         "owner": _controller_owner(meta.get("ownerReferences")),
-        "created": meta.get("creationTimestamp") or None,
+        "created": _timestamp(meta.get("creationTimestamp")),
     }
     builder = _BUILDERS.get(oid.kind)
     if builder is None and oid.kind in WORKLOAD_KINDS:
@@ -344,6 +347,42 @@ def to_record(raw: Mapping[str, Any], default_namespace: str = "default") -> Rec
     if not isinstance(status, dict):
         status = {}
     return builder(raw, base, spec, status)
+
+
+def _timestamp(raw: object) -> str | None:
+    # YAML reads an unquoted RFC 3339 timestamp as a datetime; keep the API's string form.
+    if isinstance(raw, datetime):
+        return raw.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return raw if isinstance(raw, str) and raw else None
+
+
+def _frozen_copy(raw: Any) -> Any:
+    """A deep copy of JSON-like data, so a record never shares the caller's containers."""
+    return orjson.loads(orjson.dumps(raw, default=str))
+
+
+def invalid_values(record: Record) -> list[MalformedObject]:
+    """Fields the record kept as written although the API server would reject them."""
+    found: list[MalformedObject] = []
+
+    def protocol(value: str, path: str) -> None:
+        if value not in PROTOCOLS:
+            found.append(MalformedObject(path, f"{path} is {value!r}, not TCP, UDP or SCTP"))
+
+    if isinstance(record, ServiceRecord):
+        for i, service_port in enumerate(record.ports):
+            protocol(service_port.protocol, f"spec.ports[{i}].protocol")
+    elif isinstance(record, PodRecord | WorkloadRecord):
+        prefix = "spec" if isinstance(record, PodRecord) else "spec.template.spec"
+        for container_port in record.ports:
+            protocol(container_port.protocol,
+                     f"{prefix}.containers[{container_port.container}].ports"
+                     f"[{container_port.port}].protocol")
+    elif isinstance(record, EndpointSliceRecord | EndpointsRecord):
+        for group in record.groups:
+            for endpoint_port in group.ports:
+                protocol(endpoint_port.protocol, "ports[*].protocol")
+    return found
 
 
 def _kept_annotations(raw: object) -> Mapping[str, str]:
@@ -393,11 +432,13 @@ def _port_number(raw: object, path: str, *, optional: bool = False) -> int | Non
 
 
 def _protocol(raw: object, path: str) -> str:
+    """A protocol as written. A string outside TCP/UDP/SCTP is kept (and reported by
+    :func:`invalid_values`): dropping the whole object would hide more than it shows."""
     if raw is None:
         return "TCP"
-    if raw not in PROTOCOLS:
+    if not isinstance(raw, str) or not raw:
         raise MalformedObject(path, f"must be TCP, UDP or SCTP, got {raw!r}")
-    return str(raw)
+    return raw
 
 
 def _optional_str(raw: object, path: str) -> str | None:
@@ -411,7 +452,7 @@ def _optional_str(raw: object, path: str) -> str | None:
 def _int_or_port_name(raw: object, path: str) -> int | str:
     """An IntOrString port reference: a number, or an IANA_SVC_NAME naming a container port."""
     if isinstance(raw, str):
-        if not _IANA_SVC_NAME.match(raw):
+        if not IANA_SVC_NAME.match(raw):
             raise MalformedObject(
                 path,
                 f"{raw!r} is neither a port number nor a valid port name (IANA_SVC_NAME: "
@@ -667,7 +708,7 @@ def _rules(raw: object, path: str) -> tuple[Mapping[str, Any], ...]:
     for i, rule in enumerate(rules):
         if not isinstance(rule, dict):
             raise MalformedObject(f"{path}[{i}]", "must be an object")
-    return tuple(rules)
+    return tuple(_frozen_copy(rules))
 
 
 def _network_policy(
@@ -790,8 +831,8 @@ def _generic(raw: Mapping[str, Any], base: dict[str, Any]) -> GenericRecord:
     spec, status = raw.get("spec"), raw.get("status")
     return GenericRecord(
         **base,
-        spec=spec if isinstance(spec, dict) else None,
-        status=status if isinstance(status, dict) else None,
+        spec=_frozen_copy(spec) if isinstance(spec, dict) else None,
+        status=_frozen_copy(status) if isinstance(status, dict) else None,
     )
 
 

@@ -6,6 +6,7 @@ matches label maps and tells the store which index entries can narrow the candid
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -80,7 +81,8 @@ def parse_string_map(raw: object, path: str) -> dict[str, str]:
     for key, value in raw.items():
         if not isinstance(key, str) or not isinstance(value, str):
             raise MalformedObject(f"{path}.{key}", "label keys and values must be strings")
-    return raw
+    # A copy: records are immutable, so they must not share the caller's dict.
+    return dict(raw)
 
 
 def selector_from_map(labels: Mapping[str, str]) -> LabelSelector:
@@ -128,3 +130,60 @@ def _parse_requirement(raw: object, path: str) -> Requirement:
     if operator in (Operator.EXISTS, Operator.DOES_NOT_EXIST) and values:
         raise MalformedObject(f"{path}.values", f"must be empty for operator {operator}")
     return Requirement(key=key, operator=operator, values=frozenset(values))
+
+
+_SET_TERM = re.compile(r"^\s*([A-Za-z0-9_./-]+)\s+(in|notin)\s+\(([^)]*)\)\s*$")
+
+
+def parse_selector_string(text: str) -> LabelSelector:
+    """Parse the string form used by ``kubectl -l`` and ``?labelSelector=``.
+
+    ``a=b``, ``a==b``, ``a!=b``, ``a in (x,y)``, ``a notin (x)``, ``a``, ``!a``, joined by
+    commas. Raises ValueError naming the term it cannot read.
+    """
+    labels: dict[str, str] = {}
+    requirements: list[Requirement] = []
+    for term in _split_terms(text):
+        term = term.strip()
+        if not term:
+            continue
+        match = _SET_TERM.match(term)
+        if match:
+            key, op, values = match.groups()
+            vals = frozenset(v.strip() for v in values.split(",") if v.strip())
+            operator = Operator.IN if op == "in" else Operator.NOT_IN
+            requirements.append(Requirement(key, operator, vals))
+        elif "!=" in term:
+            key, _, value = term.partition("!=")
+            requirements.append(Requirement(key.strip(), Operator.NOT_IN,
+                                            frozenset({value.strip()})))
+        elif "=" in term:
+            key, _, value = term.replace("==", "=").partition("=")
+            labels[key.strip()] = value.strip()
+        elif term.startswith("!"):
+            requirements.append(Requirement(term[1:].strip(), Operator.DOES_NOT_EXIST))
+        elif re.match(r"^[A-Za-z0-9_./-]+$", term):
+            requirements.append(Requirement(term, Operator.EXISTS))
+        else:
+            raise ValueError(f"cannot read label selector term {term!r}")
+    return LabelSelector(match_labels=tuple(sorted(labels.items())),
+                         requirements=tuple(requirements))
+
+
+def _split_terms(text: str) -> list[str]:
+    """Split at commas outside parentheses."""
+    terms: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for char in text:
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        if char == "," and depth == 0:
+            terms.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    terms.append("".join(current))
+    return terms

@@ -9,15 +9,17 @@ a view is consistent for the whole of one call.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
 from netsight.graph.building import GraphState, remove, upsert
 from netsight.graph.errors import MalformedObject
 from netsight.graph.model import Kind, Rel, make_key
-from netsight.graph.records import Record, object_id, to_record
+from netsight.graph.records import Record, invalid_values, object_id, to_record
 from netsight.graph.selectors import LabelSelector
 
 
@@ -37,7 +39,12 @@ class ProblemKind(StrEnum):
     UNPARSEABLE = "unparseable"  # the document is not YAML/JSON
     NOT_AN_OBJECT = "not_an_object"  # parsed, but not a Kubernetes object
     MALFORMED = "malformed"  # a Kubernetes object with a field netsight cannot read
+    INVALID_VALUE = "invalid_value"  # read and kept, but a value the API server rejects
     DUPLICATE = "duplicate"  # a second object with the same identity in the input
+
+
+# Problems tracked beside an object that is in the graph, rather than instead of it.
+_PROBLEM_SUFFIX = {"duplicate": "#duplicate", "invalid_value": "#invalid"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,8 +65,49 @@ class IngestProblem:
         """One problem per object (or per location); a duplicate is tracked beside its object."""
         if self.object_kind and self.name:
             key = make_key(self.object_kind, self.namespace or "", self.name)
-            return f"{key}#duplicate" if self.kind is ProblemKind.DUPLICATE else key
+            suffix = _PROBLEM_SUFFIX.get(self.kind, "")
+            return f"{key}{suffix}"
         return self.location or self.message
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One change the graph took in: the ring of these answers "what changed around X"."""
+
+    generation: int
+    at: float  # time.time()
+    type: EventType
+    key: str
+    fields: tuple[str, ...] = ()  # record fields that differ from the previous version
+
+
+class SyncState(StrEnum):
+    SYNCING = "syncing"  # listing for the first time
+    SYNCED = "synced"  # listed, and the watch is up
+    RETRYING = "retrying"  # the list or watch failed; retrying with backoff
+    FORBIDDEN = "forbidden"  # RBAC denies list/watch of this kind
+    STOPPED = "stopped"  # the kind's CRD went away
+
+
+@dataclass
+class KindStatus:
+    """How current the graph is for one watched kind (written by the informers)."""
+
+    kind: str
+    state: SyncState = SyncState.SYNCING
+    last_error: str | None = None
+    down_since: float | None = None  # time.time() when the watch went down
+    synced_at: float | None = None
+    relists: int = 0
+    events: int = 0
+
+    @property
+    def settled(self) -> bool:
+        """Synced, or never going to be (forbidden, stopped): readiness stops waiting."""
+        return self.state in (SyncState.SYNCED, SyncState.FORBIDDEN, SyncState.STOPPED)
+
+
+CHANGE_RING_SIZE = 10_000
 
 
 @dataclass
@@ -69,6 +117,9 @@ class GraphStore:
     state: GraphState = field(default_factory=GraphState)
     generation: int = 0
     problems: dict[str, IngestProblem] = field(default_factory=dict)
+    changes: deque[Change] = field(default_factory=lambda: deque(maxlen=CHANGE_RING_SIZE))
+    sync: dict[str, KindStatus] = field(default_factory=dict)
+    listeners: list[Callable[[Change], None]] = field(default_factory=list)
 
     def apply(
         self,
@@ -90,9 +141,13 @@ class GraphStore:
                                      location))
             return False
         key = oid.key
+        before = self.state.record(key)
+        record: Record | None = None
         if event == EventType.DELETED:
-            self.problems.pop(key, None)
-            changed = remove(self.state, key) is not None
+            # The object's problem goes with it: readers see that as a change too.
+            self.problems.pop(f"{key}#invalid", None)
+            dropped = self.problems.pop(key, None) is not None
+            changed = remove(self.state, key) is not None or dropped
         else:
             try:
                 record = to_record(raw, default_namespace)
@@ -105,12 +160,47 @@ class GraphStore:
                 )
                 return False
             fixed = self.problems.pop(key, None) is not None
-            before = self.state.record(key)
+            fixed |= self._note_invalid_values(record, location)
             upsert(self.state, record)
             changed = before != record or fixed
         if changed:
             self.generation += 1
+            kind = EventType.DELETED if record is None else (
+                EventType.ADDED if before is None else EventType.MODIFIED)
+            self._record_change(Change(self.generation, time.time(), kind, key,
+                                       _changed_fields(before, record)))
         return changed
+
+    def _note_invalid_values(self, record: Record, location: str | None) -> bool:
+        """Track values kept as written that the API server would reject; True if changed."""
+        key = f"{record.key}#invalid"
+        notes = invalid_values(record)
+        if not notes:
+            return self.problems.pop(key, None) is not None
+        problem = IngestProblem(
+            ProblemKind.INVALID_VALUE,
+            "; ".join(n.message for n in notes) + " (kept as written)",
+            notes[0].field_path, location, record.kind, record.namespace, record.name,
+            record.api_version)
+        changed = self.problems.get(key) != problem
+        self.problems[key] = problem
+        return changed
+
+    def remove_kind(self, kind: str, keep: set[str] | None = None) -> int:
+        """Delete every object of ``kind`` not in ``keep`` (a re-list's reconciliation)."""
+        stale = [k for k in self.state.keys_of(kind) if keep is None or k not in keep]
+        for key in stale:
+            remove(self.state, key)
+            self.problems.pop(key, None)
+            self.problems.pop(f"{key}#invalid", None)
+            self.generation += 1
+            self._record_change(Change(self.generation, time.time(), EventType.DELETED, key))
+        return len(stale)
+
+    def _record_change(self, change: Change) -> None:
+        self.changes.append(change)
+        for listener in self.listeners:
+            listener(change)
 
     def note_problem(self, problem: IngestProblem) -> None:
         """Record a problem found outside ``apply`` (a document that did not parse)."""
@@ -122,6 +212,13 @@ class GraphStore:
 
     def view(self) -> GraphView:
         return GraphView(self)
+
+
+def _changed_fields(before: Record | None, after: Record | None) -> tuple[str, ...]:
+    if before is None or after is None or type(before) is not type(after):
+        return ()
+    return tuple(f.name for f in fields(before)
+                 if getattr(before, f.name) != getattr(after, f.name))
 
 
 class GraphView:
@@ -195,6 +292,19 @@ class GraphView:
 
     def problems(self) -> list[IngestProblem]:
         return list(self._store.problems.values())
+
+    def staleness(self) -> dict[str, float]:
+        """Kinds whose watch is down, with the seconds since it went down."""
+        now = time.time()
+        return {kind: round(now - status.down_since, 1)
+                for kind, status in self._store.sync.items()
+                if status.down_since is not None}
+
+    def changes_since(self, generation: int) -> Iterator[Change]:
+        """Changes after ``generation`` that the ring still holds, oldest first."""
+        for change in self._store.changes:
+            if change.generation > generation:
+                yield change
 
     @property
     def node_count(self) -> int:

@@ -1,0 +1,45 @@
+"""A GraphView that remembers which kinds an analyzer read, for the registry meta-tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from netsight.graph.model import Rel, parse_key
+from netsight.graph.records import Record
+from netsight.graph.selectors import LabelSelector
+from netsight.graph.store import GraphStore, GraphView
+
+
+class RecordingView(GraphView):
+    __slots__ = ("read",)
+
+    def __init__(self, store: GraphStore) -> None:
+        super().__init__(store)
+        self.read: set[str] = set()
+
+    def get(self, key: str) -> Record | None:
+        self.read.add(parse_key(key).kind)
+        return super().get(key)
+
+    def exists(self, key: str) -> bool:
+        self.read.add(parse_key(key).kind)
+        return super().exists(key)
+
+    def for_each(self, kind: str, namespace: str | None = None) -> Iterator[Record]:
+        self.read.add(kind)
+        return super().for_each(kind, namespace)
+
+    def count(self, kind: str, namespace: str | None = None) -> int:
+        self.read.add(kind)
+        return super().count(kind, namespace)
+
+    def neighbors(self, key: str, rel: Rel, *, incoming: bool = False,
+                  kind: str | None = None) -> Iterator[Record]:
+        for record in super().neighbors(key, rel, incoming=incoming, kind=kind):
+            self.read.add(record.kind)
+            yield record
+
+    def matching(self, namespace: str, selector: LabelSelector) -> Iterator[Record]:
+        for record in super().matching(namespace, selector):
+            self.read.add(record.kind)
+            yield record

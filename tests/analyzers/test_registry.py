@@ -1,0 +1,84 @@
+"""Meta-tests: the analyzer registry and the code table stay coherent."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+from collections import defaultdict
+
+import netsight.analyzers
+from netsight.analyzers import codes, registry
+from netsight.analyzers.base import AnalyzerMetadata
+from netsight.analyzers.catalog import TOOLS
+from tests.analyzers.test_testdata import CASES, load_case, run_case
+
+
+def _modules_with_check() -> set[str]:
+    found = set()
+    for info in pkgutil.iter_modules(netsight.analyzers.__path__):
+        module = importlib.import_module(f"netsight.analyzers.{info.name}")
+        if isinstance(getattr(module, "METADATA", None), AnalyzerMetadata) and hasattr(
+            module, "check"
+        ):
+            found.add(module.__name__)
+    return found
+
+
+def test_every_checking_analyzer_is_registered() -> None:
+    assert {m.__name__ for m in registry.ANALYZERS} == _modules_with_check()
+
+
+def test_analyzer_and_tool_names_are_unique() -> None:
+    names = [registry.metadata_of(m).name for m in registry.ANALYZERS]
+    assert len(names) == len(set(names))
+    assert not set(names) & set(TOOLS)
+
+
+def test_codes_are_unique_well_formed_and_owned_by_one_analyzer() -> None:
+    assert len({c.name for c in codes.CODES.values()}) == len(codes.CODES)
+    owners: dict[str, list[str]] = defaultdict(list)
+    for module in registry.ANALYZERS:
+        meta = registry.metadata_of(module)
+        for code in meta.codes:
+            owners[code.code].append(meta.name)
+    assert set(owners) == set(codes.CODES), "a code no analyzer reports, or vice versa"
+    assert all(len(o) == 1 for o in owners.values()), owners
+    for code in codes.CODES.values():
+        assert code.code.startswith("NS"), code
+        assert len(code.code) == 6, code
+        assert code.code[2:].isdigit(), code
+        assert all(e[:3] in ("IST", "KIA") for e in code.equivalent)
+
+
+def test_every_code_has_a_testdata_case() -> None:
+    covered = set()
+    for case in CASES:
+        _, expected, _ = load_case(case)
+        covered.update(expected.get("codes", []))
+    missing = sorted(set(codes.CODES) - covered)
+    assert not missing, f"codes without a testdata case: {missing}"
+
+
+def test_declared_inputs_equal_what_analyzers_read() -> None:
+    """Across the corpus, each analyzer reads only what it declares, and all of it."""
+    by_analyzer: dict[str, set[str]] = defaultdict(set)
+    for case in CASES:
+        query, _, _ = load_case(case)
+        if query["tool"] != "analyze_config" or "analyzers" not in query.get("args", {}):
+            continue
+        (name,) = query["args"]["analyzers"]
+        _, view = run_case(case)
+        by_analyzer[name] |= view.read
+    for module in registry.ANALYZERS:
+        meta = registry.metadata_of(module)
+        read = by_analyzer.get(meta.name, set())
+        assert read <= meta.reads, f"{meta.name} read undeclared kinds {read - meta.reads}"
+        assert read == meta.reads, f"{meta.name} never read {meta.reads - read} in testdata"
+
+
+def test_tool_schemas_are_json() -> None:
+    for spec in TOOLS.values():
+        json.dumps(spec.input_schema())
+        json.dumps(spec.output_schema())
+        assert "detail" in spec.input_schema()["properties"]

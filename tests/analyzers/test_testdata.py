@@ -1,0 +1,71 @@
+"""Data-driven analyzer tests: one folder per case under testdata/<analyzer>/<case>/.
+
+- ``cluster.yaml``: the objects (manifests; multi-document YAML);
+- ``query.json``: ``{"tool": ..., "args": {...}, "source": "manifests" | "cluster"}``;
+- ``expected.json``: ``{"codes": [...]}`` — exactly the finding codes the answer holds
+  (a sorted multiset; omit the key to leave findings unchecked) — and optionally
+  ``"result": {...}``, a subset of the JSON answer that must match (dicts by key, lists
+  element by element and of equal length).
+
+The test runs in detail mode and with a page large enough to hold every finding.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from netsight.analyzers.catalog import call_tool, to_json
+from netsight.graph.store import Source
+from tests.analyzers.recording import RecordingView
+from tests.conftest import store_from_yaml
+
+TESTDATA = Path(__file__).parent / "testdata"
+CASES = sorted(p.parent for p in TESTDATA.glob("*/*/expected.json"))
+
+
+def load_case(case: Path) -> tuple[dict[str, Any], dict[str, Any], str]:
+    query = json.loads((case / "query.json").read_text())
+    expected = json.loads((case / "expected.json").read_text())
+    return query, expected, (case / "cluster.yaml").read_text()
+
+
+def run_case(case: Path) -> tuple[dict[str, Any], RecordingView]:
+    query, _, cluster = load_case(case)
+    store = store_from_yaml(cluster, Source(query.get("source", "manifests")))
+    view = RecordingView(store)
+    args = {"detail": True, **query.get("args", {})}
+    if query["tool"] != "diagnose_service":
+        args.setdefault("limit", 500)
+    return to_json(call_tool(view, query["tool"], args), detail=True), view
+
+
+def assert_subset(expected: Any, actual: Any, path: str = "result") -> None:
+    if isinstance(expected, dict):
+        assert isinstance(actual, dict), f"{path}: expected an object, got {actual!r}"
+        for key, value in expected.items():
+            assert key in actual, f"{path}.{key}: missing from {sorted(actual)}"
+            assert_subset(value, actual[key], f"{path}.{key}")
+    elif isinstance(expected, list):
+        assert isinstance(actual, list), f"{path}: expected a list, got {actual!r}"
+        assert len(actual) == len(expected), (
+            f"{path}: {len(actual)} items, expected {len(expected)}: {actual!r}"
+        )
+        for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
+            assert_subset(e, a, f"{path}[{i}]")
+    else:
+        assert actual == expected, f"{path}: {actual!r} != {expected!r}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.parent.name}/{c.name}" for c in CASES])
+def test_case(case: Path) -> None:
+    _, expected, _ = load_case(case)
+    result, _ = run_case(case)
+    if "codes" in expected:
+        actual = sorted(f["code"] for f in result.get("findings", []))
+        assert actual == sorted(expected["codes"]), json.dumps(result.get("findings"), indent=1)
+    if "result" in expected:
+        assert_subset(expected["result"], result)

@@ -1,0 +1,104 @@
+"""Small builders of raw Kubernetes objects and edge queries for the graph tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from netsight.graph.model import Rel
+from netsight.graph.store import EventType, GraphStore
+
+Raw = dict[str, Any]
+
+
+def meta(name: str, namespace: str | None = "default", labels: dict[str, str] | None = None,
+         owner: tuple[str, str] | None = None) -> Raw:
+    result: Raw = {"name": name}
+    if namespace is not None:
+        result["namespace"] = namespace
+    if labels is not None:
+        result["labels"] = labels
+    if owner is not None:
+        kind, owner_name = owner
+        result["ownerReferences"] = [
+            {"apiVersion": "v1", "kind": kind, "name": owner_name, "uid": "u", "controller": True}
+        ]
+    return result
+
+
+def namespace(name: str, labels: dict[str, str] | None = None) -> Raw:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": meta(name, None, labels)}
+
+
+def pod(name: str, ns: str = "default", labels: dict[str, str] | None = None,
+        ip: str | None = None) -> Raw:
+    raw: Raw = {"apiVersion": "v1", "kind": "Pod", "metadata": meta(name, ns, labels),
+                "spec": {"containers": [{"name": "main",
+                                         "ports": [{"name": "http", "containerPort": 8080}]}]}}
+    if ip is not None:
+        raw["status"] = {"phase": "Running", "podIP": ip}
+    return raw
+
+
+def deployment(name: str, ns: str = "default", template_labels: dict[str, str] | None = None,
+               kind: str = "Deployment") -> Raw:
+    labels = template_labels or {}
+    return {"apiVersion": "apps/v1", "kind": kind, "metadata": meta(name, ns),
+            "spec": {"selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels},
+                                  "spec": {"containers": [{"name": "main"}]}}}}
+
+
+def service(name: str, ns: str = "default", selector: dict[str, str] | None = None,
+            **spec: Any) -> Raw:
+    body: Raw = {"ports": [{"port": 80, "targetPort": 8080}], **spec}
+    if selector is not None:
+        body["selector"] = selector
+    return {"apiVersion": "v1", "kind": "Service", "metadata": meta(name, ns), "spec": body}
+
+
+def endpoint_slice(name: str, service_name: str, pods: list[str], ns: str = "default",
+                   owned: bool = False) -> Raw:
+    return {
+        "apiVersion": "discovery.k8s.io/v1",
+        "kind": "EndpointSlice",
+        "metadata": meta(name, ns, {"kubernetes.io/service-name": service_name},
+                         ("Service", service_name) if owned else None),
+        "addressType": "IPv4",
+        "endpoints": [{"addresses": [f"10.0.0.{i + 1}"], "conditions": {"ready": True},
+                       "targetRef": {"kind": "Pod", "name": p, "namespace": ns}}
+                      for i, p in enumerate(pods)],
+        "ports": [{"port": 8080, "protocol": "TCP"}],
+    }
+
+
+def network_policy(name: str, ns: str = "default", pod_selector: Raw | None = None) -> Raw:
+    spec: Raw = {"policyTypes": ["Ingress"]}
+    if pod_selector is not None:
+        spec["podSelector"] = pod_selector
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "metadata": meta(name, ns), "spec": spec}
+
+
+def apply_all(store: GraphStore, *objects: Raw, event: EventType = EventType.ADDED) -> None:
+    for raw in objects:
+        store.apply(event, raw)
+
+
+def rels(store: GraphStore, source: str, target: str) -> set[str]:
+    """The relationships on the edge source -> target; empty if there is no edge."""
+    data = store.state.graph.succ[source].get(target) if source in store.state.graph else None
+    return set(data or {})
+
+
+def targets(store: GraphStore, source: str, rel: Rel) -> set[str]:
+    graph = store.state.graph
+    if source not in graph:
+        return set()
+    return {target for target, data in graph.succ[source].items() if rel in data}
+
+
+def sources(store: GraphStore, target: str, rel: Rel) -> set[str]:
+    graph = store.state.graph
+    if target not in graph:
+        return set()
+    return {source for source, data in graph.pred[target].items() if rel in data}
