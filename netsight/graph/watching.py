@@ -1,0 +1,540 @@
+"""Informers: keep the graph current from the API server's list and watch streams.
+
+The loop per kind follows kopf's watching, in three layers:
+
+1. :meth:`Informer.run` — forever: list if needed, then watch; on ``410 Gone`` re-list at
+   once; on disconnects, 5xx and 429 retry with capped exponential backoff and full jitter;
+   on 403 report the kind as forbidden and retry slowly (RBAC may change).
+2. :meth:`Informer.list_and_reconcile` — a paginated list (``limit``/``continue``) applied
+   to the graph, deleting what the graph held but the list no longer does (objects gone
+   while the watch was down); returns the list's resourceVersion.
+3. :meth:`Informer.watch` — one watch stream from a resourceVersion with bookmarks,
+   consumed line by line under an inactivity timeout (a silent stream is a dead stream);
+   returns the last resourceVersion seen when the server ends the stream normally.
+
+Bodies are read raw and parsed with orjson; kubernetes-asyncio only provides configuration,
+authentication and TLS. Its generated models are about 20 times slower.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import random
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import aiohttp
+import orjson
+
+from netsight.graph.model import kind_id, make_key
+from netsight.graph.store import EventType, GraphStore, KindStatus, SyncState
+
+log = logging.getLogger(__name__)
+
+
+class Gone(Exception):
+    """410: the resourceVersion (or continue token) is too old; re-list."""
+
+
+class Forbidden(Exception):
+    """403: RBAC does not let netsight list or watch this kind."""
+
+
+class NotServed(Exception):
+    """404: the API server no longer serves this kind (its CRD was deleted)."""
+
+
+class Transient(Exception):
+    """5xx, 429 or an unreadable answer: retry after a backoff."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True, slots=True)
+class WatchedKind:
+    group: str
+    version: str
+    kind: str
+    plural: str
+    namespaced: bool
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def path(self) -> str:
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        return f"{base}/{self.plural}"
+
+    @property
+    def kind_id(self) -> str:
+        """The kind as graph keys spell it."""
+        return kind_id(self.api_version, self.kind)
+
+
+class Response(Protocol):
+    """The part of an aiohttp response the informers use."""
+
+    status: int
+    headers: Mapping[str, str]
+    content: aiohttp.StreamReader
+
+    async def read(self) -> bytes: ...
+
+    def release(self) -> Any: ...
+
+
+class Transport(Protocol):
+    """GET a path with query parameters and hand back the raw, unread response."""
+
+    async def get(self, path: str, params: list[tuple[str, str]]) -> Response: ...
+
+
+@dataclass
+class Backoff:
+    """Capped exponential backoff with full jitter (AWS architecture blog's variant)."""
+
+    base: float = 0.5
+    cap: float = 30.0
+    attempt: int = 0
+
+    def next_delay(self, retry_after: float | None = None) -> float:
+        delay = random.uniform(0, min(self.cap, self.base * 2 ** self.attempt))
+        self.attempt += 1
+        return max(delay, retry_after or 0.0)
+
+    def reset(self) -> None:
+        self.attempt = 0
+
+
+@dataclass
+class InformerSettings:
+    page_size: int = 500
+    watch_timeout: tuple[int, int] = (240, 360)  # timeoutSeconds, drawn per watch
+    inactivity_timeout: float = 420.0  # no byte for this long: the stream is dead
+    forbidden_retry: float = 60.0
+    backoff_base: float = 0.5
+    backoff_cap: float = 30.0
+
+
+def _check(response: Response, body: bytes | None = None) -> None:
+    status = response.status
+    if 200 <= status < 300:
+        return
+    message = _status_message(body) or f"HTTP {status}"
+    if status == 410:
+        raise Gone(message)
+    if status == 403:
+        raise Forbidden(message)
+    if status == 404:
+        raise NotServed(message)
+    retry_after = response.headers.get("Retry-After")
+    raise Transient(f"HTTP {status}: {message}",
+                    float(retry_after) if retry_after and retry_after.isdigit() else None)
+
+
+def _status_message(body: bytes | None) -> str | None:
+    if not body:
+        return None
+    with contextlib.suppress(orjson.JSONDecodeError, AttributeError):
+        message = orjson.loads(body).get("message")
+        return str(message) if message else None
+    return None
+
+
+async def stream_lines(response: Response, inactivity: float) -> AsyncIterator[bytes]:
+    """The lines of a watch stream; Transient if no byte arrives for ``inactivity`` seconds."""
+    # Split chunks ourselves: StreamReader.readline caps a line at 128 KiB, and one large
+    # object (a CRD with a big spec) would break it.
+    # asyncio.timeout, not wait_for: on Python 3.11 wait_for runs the read in a task of its
+    # own and can swallow a cancellation that races with the read completing, leaving a
+    # stopped informer running.
+    buffer = b""
+    while True:
+        try:
+            async with asyncio.timeout(inactivity):
+                chunk = await response.content.readany()
+        except TimeoutError:
+            raise Transient(f"no data for {inactivity:g}s: the stream stalled") from None
+        if not chunk:
+            break
+        buffer += chunk
+        *lines, buffer = buffer.split(b"\n")
+        for line in lines:
+            if line.strip():
+                yield line
+    if buffer.strip():
+        yield buffer
+
+
+def raise_on_error(event: Mapping[str, Any]) -> None:
+    """An ERROR event ends the stream: 410 means re-list, anything else retry."""
+    if event.get("type") != "ERROR":
+        return
+    obj = event.get("object") or {}
+    if obj.get("code") == 410:
+        raise Gone(str(obj.get("message")))
+    raise Transient(f"watch error {obj.get('code')}: {obj.get('message')}")
+
+
+class Informer:
+    """Keeps one kind of object in the graph in step with the API server."""
+
+    def __init__(self, transport: Transport, store: GraphStore, kind: WatchedKind,
+                 settings: InformerSettings | None = None) -> None:
+        self.transport, self.store, self.kind = transport, store, kind
+        self.settings = settings or InformerSettings()
+        self.status = store.sync.setdefault(kind.kind_id, KindStatus(kind.kind_id))
+        self.backoff = Backoff(self.settings.backoff_base, self.settings.backoff_cap)
+        self.synced = asyncio.Event()
+        self.stopping = False
+
+    async def run(self) -> None:
+        resource_version: str | None = None
+        status = self.status
+        while not self.stopping:
+            try:
+                if resource_version is None:
+                    resource_version = await self.list_and_reconcile()
+                    self._up()
+                resource_version = await self.watch(resource_version)
+            except Gone:
+                # 410 Gone: resourceVersion expired; re-list (and reconcile) at once.
+                status.relists += 1
+                resource_version = None
+            except Forbidden as exc:
+                self._down(SyncState.FORBIDDEN, str(exc))
+                resource_version = None
+                self.synced.set()  # readiness does not wait for a kind it may not read
+                await asyncio.sleep(self.settings.forbidden_retry)
+            except NotServed as exc:
+                self._down(SyncState.STOPPED, str(exc))
+                self.synced.set()
+                return
+            except (Transient, aiohttp.ClientError, TimeoutError, OSError,
+                    orjson.JSONDecodeError) as exc:
+                self._down(SyncState.RETRYING, f"{type(exc).__name__}: {exc}")
+                await asyncio.sleep(self.backoff.next_delay(getattr(exc, "retry_after", None)))
+
+    def _up(self) -> None:
+        status = self.status
+        status.state, status.last_error, status.down_since = SyncState.SYNCED, None, None
+        status.synced_at = time.time()
+        self.backoff.reset()
+        self.synced.set()
+
+    def _down(self, state: SyncState, error: str) -> None:
+        status = self.status
+        if status.down_since is None:
+            status.down_since = time.time()
+        status.state, status.last_error = state, error
+        log.warning("%s: %s: %s", self.kind.kind_id, state.value, error)
+
+    async def list_and_reconcile(self) -> str:
+        """List every object (paginated), apply it, delete what is gone; return the RV."""
+        seen: set[str] = set()
+        cont: str | None = None
+        resource_version = ""
+        store, kind = self.store, self.kind
+        while True:
+            params = [("limit", str(self.settings.page_size))]
+            if cont:
+                params.append(("continue", cont))
+            response = await self.transport.get(kind.path, params)
+            try:
+                body = await response.read()
+            finally:
+                response.release()
+            _check(response, body)
+            page = orjson.loads(body)
+            for item in page.get("items") or ():
+                # List items come without kind/apiVersion; the list knows them.
+                item["kind"], item["apiVersion"] = kind.kind, kind.api_version
+                store.apply(EventType.ADDED, item)
+                meta = item.get("metadata") or {}
+                name = meta.get("name")
+                if isinstance(name, str):
+                    seen.add(make_key(kind.kind_id, meta.get("namespace") or "", name))
+            metadata = page.get("metadata") or {}
+            resource_version = str(metadata.get("resourceVersion") or resource_version)
+            cont = metadata.get("continue") or None
+            if not cont:
+                break
+            await asyncio.sleep(0)  # let other informers and requests run between pages
+        store.remove_kind(kind.kind_id, keep=seen)
+        return resource_version
+
+    async def watch(self, resource_version: str) -> str:
+        """Consume one watch stream; return the last resourceVersion when it ends."""
+        low, high = self.settings.watch_timeout
+        params = [("watch", "1"), ("resourceVersion", resource_version),
+                  ("allowWatchBookmarks", "true"),
+                  ("timeoutSeconds", str(random.randint(low, high)))]
+        response = await self.transport.get(self.kind.path, params)
+        try:
+            if response.status != 200:
+                _check(response, await response.read())
+            if self.status.state is not SyncState.SYNCED:
+                self._up()  # the watch is back: the graph is current again
+            async for line in stream_lines(response, self.settings.inactivity_timeout):
+                resource_version = self._handle(line, resource_version)
+        finally:
+            response.release()
+        return resource_version
+
+    def _handle(self, line: bytes, resource_version: str) -> str:
+        event = orjson.loads(line)
+        event_type, obj = event.get("type"), event.get("object") or {}
+        raise_on_error(event)
+        meta = obj.get("metadata") or {}
+        new_version = str(meta.get("resourceVersion") or resource_version)
+        if event_type == "BOOKMARK":
+            return new_version
+        if event_type in ("ADDED", "MODIFIED", "DELETED"):
+            obj.setdefault("kind", self.kind.kind)
+            obj.setdefault("apiVersion", self.kind.api_version)
+            self.store.apply(EventType(event_type), obj)
+            self.status.events += 1
+        return new_version
+
+
+# --- discovery and the set of informers ----------------------------------------------------
+
+# Kinds watched whenever the API serves them.
+CORE_KINDS: tuple[tuple[str, str], ...] = (
+    ("", "Namespace"), ("", "Pod"), ("", "Service"),
+    ("discovery.k8s.io", "EndpointSlice"), ("networking.k8s.io", "NetworkPolicy"),
+    ("networking.k8s.io", "Ingress"), ("networking.k8s.io", "IngressClass"),
+)
+
+# Provider API groups -> (provider name, kinds to watch; None: every kind in the group).
+PROVIDER_GROUPS: dict[str, tuple[str, frozenset[str] | None]] = {
+    "gateway.networking.k8s.io": ("gateway-api", None),
+    "gateway.networking.x-k8s.io": ("gateway-api", None),
+    "policy.networking.k8s.io": ("network-policy-api", None),
+    "networking.istio.io": ("istio", frozenset({
+        "VirtualService", "DestinationRule", "Gateway", "ServiceEntry", "Sidecar",
+        "WorkloadEntry", "WorkloadGroup"})),
+    "security.istio.io": ("istio", frozenset({
+        "AuthorizationPolicy", "PeerAuthentication", "RequestAuthentication"})),
+    "cilium.io": ("cilium", frozenset({
+        "CiliumNetworkPolicy", "CiliumClusterwideNetworkPolicy", "CiliumCIDRGroup"})),
+    "crd.projectcalico.org": ("calico", frozenset({
+        "NetworkPolicy", "GlobalNetworkPolicy", "NetworkSet", "GlobalNetworkSet", "Tier"})),
+    "projectcalico.org": ("calico", frozenset({
+        "NetworkPolicy", "GlobalNetworkPolicy", "NetworkSet", "GlobalNetworkSet", "Tier"})),
+    "policy.linkerd.io": ("linkerd", frozenset({
+        "Server", "ServerAuthorization", "AuthorizationPolicy", "MeshTLSAuthentication",
+        "NetworkAuthentication", "HTTPRoute"})),
+    "linkerd.io": ("linkerd", frozenset({"ServiceProfile"})),
+    "kuma.io": ("kuma", frozenset({
+        "Mesh", "MeshTrafficPermission", "MeshHTTPRoute", "MeshTCPRoute", "MeshService",
+        "TrafficPermission", "TrafficRoute"})),
+    "gateway.kgateway.dev": ("kgateway", None),
+}
+
+CRD_KIND = WatchedKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition",
+                       "customresourcedefinitions", False)
+
+
+async def discover(transport: Transport) -> list[WatchedKind]:
+    """The kinds to watch: core networking kinds and those of installed providers."""
+    found: list[WatchedKind] = []
+    core = await _get_json(transport, "/api/v1")
+    found.extend(_kinds_of("", "v1", core))
+    groups = await _get_json(transport, "/apis")
+    for group in groups.get("groups") or ():
+        name = group.get("name")
+        preferred = str((group.get("preferredVersion") or {}).get("version"))
+        if name in PROVIDER_GROUPS or any(g == name for g, _ in CORE_KINDS):
+            try:
+                resources = await _get_json(transport, f"/apis/{name}/{preferred}")
+            except NotServed:
+                continue
+            found.extend(_kinds_of(name, preferred, resources))
+    return [k for k in found if wanted(k.group, k.kind)]
+
+
+def wanted(group: str, kind: str) -> bool:
+    if (group, kind) in CORE_KINDS:
+        return True
+    provider = PROVIDER_GROUPS.get(group)
+    return provider is not None and (provider[1] is None or kind in provider[1])
+
+
+def providers_of(kinds: Iterable[WatchedKind]) -> set[str]:
+    return {PROVIDER_GROUPS[k.group][0] for k in kinds if k.group in PROVIDER_GROUPS}
+
+
+def _kinds_of(group: str, version: str, resources: Mapping[str, Any]) -> list[WatchedKind]:
+    kinds = []
+    for entry in resources.get("resources") or ():
+        name = str(entry.get("name", ""))
+        verbs = entry.get("verbs") or ()
+        if "/" in name or "list" not in verbs or "watch" not in verbs:
+            continue  # subresources (pods/status) and kinds that cannot be watched
+        kinds.append(WatchedKind(group, version, str(entry["kind"]), name,
+                                 bool(entry.get("namespaced"))))
+    return kinds
+
+
+async def _get_json(transport: Transport, path: str,
+                    params: list[tuple[str, str]] | None = None) -> dict[str, Any]:
+    response = await transport.get(path, params or [])
+    try:
+        body = await response.read()
+    finally:
+        response.release()
+    _check(response, body)
+    data: dict[str, Any] = orjson.loads(body)
+    return data
+
+
+@dataclass
+class ClusterWatcher:
+    """Runs the informers for every watched kind and follows CRDs as they come and go."""
+
+    transport: Transport
+    store: GraphStore
+    settings: InformerSettings = field(default_factory=InformerSettings)
+    on_providers_changed: Callable[[set[str]], None] | None = None
+    informers: dict[WatchedKind, tuple[Informer, asyncio.Task[None]]] = field(
+        default_factory=dict)
+    providers: set[str] = field(default_factory=set)
+    _crd_task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Discover, start every informer, and follow CRDs. Returns once started."""
+        for kind in await discover(self.transport):
+            self._start(kind)
+        self._publish_providers()
+        self._crd_task = asyncio.create_task(self._follow_crds(), name="informer:crds")
+
+    async def wait_synced(self, timeout: float | None = None) -> bool:
+        """Wait for the initial sync of every kind, with the garbage collector held off.
+
+        A bulk load of 100k+ objects allocates millions of long-lived containers; the
+        cyclic GC would rescan them again and again. After the load, ``gc.freeze()``
+        moves them out of its reach for good.
+        """
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            await asyncio.wait_for(
+                asyncio.gather(*(i.synced.wait() for i, _ in self.informers.values())),
+                timeout)
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            gc.freeze()
+            if enabled:
+                gc.enable()
+
+    @property
+    def ready(self) -> bool:
+        return all(i.status.settled for i, _ in self.informers.values())
+
+    async def stop(self, timeout: float = 5.0) -> None:
+        tasks = [task for _, task in self.informers.values()]
+        for informer, _ in self.informers.values():
+            informer.stopping = True
+        if self._crd_task is not None:
+            tasks.append(self._crd_task)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=timeout)
+            for task in pending:
+                log.error("informer task %s did not stop in %ss", task.get_name(), timeout)
+        self.informers.clear()
+        self._crd_task = None
+
+    def _start(self, kind: WatchedKind) -> None:
+        if kind in self.informers:
+            return
+        informer = Informer(self.transport, self.store, kind, self.settings)
+        informer.status.state, informer.status.down_since = SyncState.SYNCING, None
+        task = asyncio.create_task(informer.run(), name=f"informer:{kind.kind_id}")
+        self.informers[kind] = (informer, task)
+
+    def _stop(self, kind: WatchedKind) -> None:
+        entry = self.informers.pop(kind, None)
+        if entry is None:
+            return
+        informer, task = entry
+        informer.stopping = True
+        task.cancel()
+        informer.status.state = SyncState.STOPPED
+        informer.status.down_since = None
+        self.store.remove_kind(kind.kind_id)
+
+    def _publish_providers(self) -> None:
+        providers = providers_of(self.informers)
+        if providers != self.providers:
+            self.providers = providers
+            if self.on_providers_changed is not None:
+                self.on_providers_changed(set(providers))
+
+    async def _follow_crds(self) -> None:
+        """Re-discover whenever CRDs change; start and stop informers to match."""
+        backoff = Backoff(self.settings.backoff_base, self.settings.backoff_cap)
+        resource_version: str | None = None
+        while True:
+            try:
+                if resource_version is None:
+                    resource_version = await self._crd_version()
+                    await self._rediscover()
+                resource_version = await self._watch_crds(resource_version)
+                backoff.reset()
+            except Gone:
+                resource_version = None
+            except (Forbidden, NotServed) as exc:
+                log.warning("cannot watch CRDs (%s); providers are fixed at start", exc)
+                return
+            except (Transient, aiohttp.ClientError, TimeoutError, OSError,
+                    orjson.JSONDecodeError) as exc:
+                log.warning("CRD watch: %s", exc)
+                resource_version = None
+                await asyncio.sleep(backoff.next_delay(getattr(exc, "retry_after", None)))
+
+    async def _crd_version(self) -> str:
+        data = await _get_json(self.transport, CRD_KIND.path, [("limit", "1")])
+        return str((data.get("metadata") or {}).get("resourceVersion") or "")
+
+    async def _watch_crds(self, resource_version: str) -> str:
+        params = [("watch", "1"), ("resourceVersion", resource_version),
+                  ("allowWatchBookmarks", "true"),
+                  ("timeoutSeconds", str(random.randint(*self.settings.watch_timeout)))]
+        response = await self.transport.get(CRD_KIND.path, params)
+        try:
+            if response.status != 200:
+                _check(response, await response.read())
+            async for line in stream_lines(response, self.settings.inactivity_timeout):
+                event = orjson.loads(line)
+                raise_on_error(event)
+                meta = (event.get("object") or {}).get("metadata") or {}
+                resource_version = str(meta.get("resourceVersion") or resource_version)
+                if event.get("type") in ("ADDED", "MODIFIED", "DELETED"):
+                    spec = (event.get("object") or {}).get("spec") or {}
+                    if spec.get("group") in PROVIDER_GROUPS:
+                        await self._rediscover()
+        finally:
+            response.release()
+        return resource_version
+
+    async def _rediscover(self) -> None:
+        current = set(await discover(self.transport))
+        for kind in current - set(self.informers):
+            self._start(kind)
+        for kind in set(self.informers) - current:
+            self._stop(kind)
+        self._publish_providers()

@@ -1,0 +1,448 @@
+"""A simulated Kubernetes API server: real HTTP on 127.0.0.1, for tests, benchmarks and demos.
+
+It speaks the parts of the API that kubernetes-asyncio and kubectl use: ``/version``,
+discovery (``/api``, ``/api/v1``, ``/apis``, ``/apis/G/V``), list with ``limit``/``continue``
+over a consistent snapshot and label/field selectors, watch with ``resourceVersion``,
+``allowWatchBookmarks`` and ``timeoutSeconds`` (``410 Expired`` once the event log is
+compacted), and create/replace/patch/delete of any kind, custom resources included once
+their CRD exists. List items carry no kind/apiVersion, as the real server sends them.
+
+Fault injection (``SimState.faults`` in-process, or ``POST /sim/faults``): latency, status
+codes such as 500 or 429 for the next N requests, 403 for chosen resources, stalled
+watches, and ending or expiring every open watch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import itertools
+import socket
+import time
+from collections import OrderedDict, deque
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import uvicorn
+import yaml
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from netsight.graph.selectors import parse_selector_string
+from netsight.sim.resources import ResourceType
+from netsight.sim.state import (
+    ApiError,
+    Obj,
+    Selection,
+    SimState,
+    Watcher,
+    parse_field_selector,
+)
+
+JSON = "application/json"
+VERSION = {"major": "1", "minor": "34", "gitVersion": "v1.34.0-netsight-sim",
+           "platform": "linux/amd64", "goVersion": "go1.24", "compiler": "gc"}
+
+
+def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None
+                  ) -> Response:
+    return Response(orjson.dumps(data), status_code=status, media_type=JSON, headers=headers)
+
+
+def error_response(error: ApiError) -> Response:
+    headers = {"Retry-After": "1"} if error.code == 429 else None
+    return json_response(error.status(), error.code, headers)
+
+
+@dataclass
+class Snapshot:
+    rv: int
+    items: list[Obj]
+    created: float = field(default_factory=time.monotonic)
+
+
+@dataclass
+class SimConfig:
+    bookmark_interval: float = 1.0  # seconds between BOOKMARK events on idle watches
+    max_watch_seconds: float = 1800.0
+    gone_as_http: bool = False  # answer a too-old watch with HTTP 410 instead of an ERROR event
+    snapshot_ttl: float = 300.0  # how long a list's continue token stays valid
+
+
+class SimApiServer:
+    """The ASGI application over a :class:`SimState`."""
+
+    def __init__(self, state: SimState | None = None, config: SimConfig | None = None) -> None:
+        self.state = state or SimState()
+        self.config = config or SimConfig()
+        self._snapshots: OrderedDict[str, Snapshot] = OrderedDict()
+        self._ids = itertools.count(1)
+        self.requests = 0
+        # (path, resourceVersion) of every watch opened: tests read where informers resume.
+        self.watch_log: list[tuple[str, str | None]] = []
+        # (method, path, query) of recent requests, for tests and the /sim/state page.
+        self.request_log: deque[tuple[str, str, dict[str, str]]] = deque(maxlen=10_000)
+        self.app = Starlette(routes=[
+            Route("/version", self._version),
+            Route("/healthz", self._ok), Route("/readyz", self._ok), Route("/livez", self._ok),
+            Route("/api", self._core_versions),
+            Route("/apis", self._group_list),
+            Route("/sim/faults", self._faults, methods=["POST"]),
+            Route("/sim/state", self._sim_state),
+            Route("/api/{rest:path}", self._core, methods=["GET", "POST", "PUT", "PATCH",
+                                                           "DELETE"]),
+            Route("/apis/{rest:path}", self._groups, methods=["GET", "POST", "PUT", "PATCH",
+                                                              "DELETE"]),
+        ])
+
+    # --- discovery -----------------------------------------------------------------------
+
+    async def _version(self, request: Request) -> Response:
+        return json_response(VERSION)
+
+    async def _ok(self, request: Request) -> Response:
+        return Response("ok", media_type="text/plain")
+
+    async def _core_versions(self, request: Request) -> Response:
+        return json_response({"kind": "APIVersions", "versions": ["v1"],
+                              "serverAddressByClientCIDRs": [
+                                  {"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]})
+
+    def _api_group(self, group: str, versions: list[str]) -> dict[str, Any]:
+        entries = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
+        return {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": entries,
+                "preferredVersion": entries[0]}
+
+    async def _group_list(self, request: Request) -> Response:
+        groups = [self._api_group(g, vs) for g, vs in self.state.registry.groups().items()]
+        return json_response({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+
+    def _resource_list(self, group: str, version: str) -> Response:
+        types = [t for t in self.state.registry if t.group == group and t.version == version]
+        if not types:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        return json_response({
+            "kind": "APIResourceList", "apiVersion": "v1",
+            "groupVersion": f"{group}/{version}" if group else version,
+            "resources": [t.discovery() for t in types],
+        })
+
+    # --- resources -----------------------------------------------------------------------
+
+    async def _core(self, request: Request) -> Response:
+        parts = [p for p in request.path_params["rest"].split("/") if p]
+        return await self._guarded(request, lambda: self._route(request, "", parts))
+
+    async def _groups(self, request: Request) -> Response:
+        parts = [p for p in request.path_params["rest"].split("/") if p]
+        if len(parts) == 1:
+            versions = self.state.registry.groups().get(parts[0])
+            if not versions:
+                return error_response(ApiError(404, "NotFound", f"group {parts[0]} not found"))
+            return json_response(self._api_group(parts[0], versions))
+        return await self._guarded(request, lambda: self._route(request, parts[0], parts[1:]))
+
+    async def _guarded(self, request: Request,
+                       handler: Callable[[], Awaitable[Response]]) -> Response:
+        self.requests += 1
+        self.request_log.append((request.method, request.url.path,
+                                 dict(request.query_params)))
+        faults = self.state.faults
+        if faults.latency:
+            await asyncio.sleep(faults.latency)
+        watch = request.query_params.get("watch") in ("1", "true")
+        status = faults.take_failure(request.url.path, watch=watch)
+        if status is not None:
+            reason = {429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable",
+                      504: "Timeout"}.get(status, "InternalError")
+            return error_response(ApiError(status, reason, f"injected fault: {status}"))
+        try:
+            return await handler()
+        except ApiError as exc:
+            return error_response(exc)
+
+    async def _route(self, request: Request, group: str, parts: list[str]) -> Response:
+        if not parts:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        version, rest = parts[0], parts[1:]
+        if not rest:
+            return self._resource_list(group, version)
+        namespace: str | None = None
+        registry = self.state.registry
+        if rest[0] == "namespaces" and len(rest) >= 3 and registry.get(group, version, rest[2]):
+            namespace, rest = rest[1], rest[2:]
+        rtype = registry.get(group, version, rest[0])
+        if rtype is None:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if rtype.plural in self.state.faults.forbidden:
+            user = "system:serviceaccount:netsight:netsight"
+            scope = f' in the namespace "{namespace}"' if namespace else " at the cluster scope"
+            raise ApiError(403, "Forbidden", f'{rtype.plural}{"." + group if group else ""} is '
+                           f'forbidden: User "{user}" cannot {request.method.lower()} resource '
+                           f'"{rtype.plural}" in API group "{group}"{scope}')
+        name = rest[1] if len(rest) > 1 else None
+        if name is None:
+            return await self._collection(request, rtype, namespace)
+        return await self._item(request, rtype, namespace, name)
+
+    async def _body(self, request: Request) -> Any:
+        raw = await request.body()
+        try:
+            if "yaml" in request.headers.get("content-type", ""):
+                return yaml.safe_load(raw)
+            return orjson.loads(raw)
+        except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
+            raise ApiError(400, "BadRequest", f"cannot decode the request body: {exc}") from None
+
+    async def _collection(self, request: Request, rtype: ResourceType,
+                          namespace: str | None) -> Response:
+        if request.method == "POST":
+            body = await self._body(request)
+            if not isinstance(body, dict):
+                raise ApiError(400, "BadRequest", "the body must be an object")
+            if rtype.kind == "TokenReview" or rtype.kind == "SubjectAccessReview":
+                return json_response(self._review(rtype, body), 201)
+            created = self.state.create(rtype, body, namespace)
+            return json_response(created, 201)
+        if request.method != "GET":
+            raise ApiError(405, "MethodNotAllowed", f"{request.method} is not allowed here")
+        params = request.query_params
+        selection = self._selection(params.get("labelSelector"), params.get("fieldSelector"),
+                                    namespace)
+        if params.get("watch") in ("1", "true"):
+            return self._watch(request, rtype, selection)
+        return self._list(rtype, selection, params.get("limit"), params.get("continue"))
+
+    def _selection(self, labels: str | None, fields: str | None,
+                   namespace: str | None) -> Selection:
+        try:
+            return Selection(
+                namespace=namespace,
+                labels=parse_selector_string(labels) if labels else None,
+                fields=parse_field_selector(fields) if fields else (),
+            )
+        except ValueError as exc:
+            raise ApiError(400, "BadRequest", str(exc)) from None
+
+    def _list(self, rtype: ResourceType, selection: Selection, limit: str | None,
+              cont: str | None) -> Response:
+        if cont:
+            snapshot_id, offset = self._decode_continue(cont)
+            snapshot = self._snapshots.get(snapshot_id)
+            if snapshot is None or time.monotonic() - snapshot.created > self.config.snapshot_ttl:
+                raise ApiError(410, "Expired", "The provided continue parameter is too old "
+                               "to display a consistent list result. You can start a new list "
+                               "without the continue parameter.")
+        else:
+            rv, items = self.state.list(rtype, selection)
+            snapshot, snapshot_id, offset = Snapshot(rv, items), "", 0
+        try:
+            size = int(limit) if limit else 0
+        except ValueError:
+            raise ApiError(400, "BadRequest", f"invalid limit {limit!r}") from None
+        end = len(snapshot.items) if size <= 0 else offset + size
+        page = snapshot.items[offset:end]
+        metadata: dict[str, Any] = {"resourceVersion": str(snapshot.rv)}
+        if end < len(snapshot.items):
+            if not snapshot_id:
+                snapshot_id = str(next(self._ids))
+                self._snapshots[snapshot_id] = snapshot
+                while len(self._snapshots) > 64:
+                    self._snapshots.popitem(last=False)
+            metadata["continue"] = base64.urlsafe_b64encode(
+                orjson.dumps([snapshot_id, end])).decode()
+            metadata["remainingItemCount"] = len(snapshot.items) - end
+        elif snapshot_id:
+            self._snapshots.pop(snapshot_id, None)
+        body = {
+            "kind": rtype.list_kind, "apiVersion": rtype.api_version, "metadata": metadata,
+            # The real server sends list items without kind and apiVersion.
+            "items": [{k: v for k, v in o.items() if k != "kind" and k != "apiVersion"}
+                      for o in page],
+        }
+        return json_response(body)
+
+    @staticmethod
+    def _decode_continue(token: str) -> tuple[str, int]:
+        try:
+            snapshot_id, offset = orjson.loads(base64.urlsafe_b64decode(token.encode()))
+            return str(snapshot_id), int(offset)
+        except (ValueError, TypeError, orjson.JSONDecodeError):
+            raise ApiError(400, "BadRequest", "invalid continue token") from None
+
+    def _watch(self, request: Request, rtype: ResourceType, selection: Selection) -> Response:
+        params = request.query_params
+        bookmarks = params.get("allowWatchBookmarks") in ("1", "true")
+        try:
+            timeout = min(float(params.get("timeoutSeconds") or self.config.max_watch_seconds),
+                          self.config.max_watch_seconds)
+        except ValueError:
+            raise ApiError(400, "BadRequest", "invalid timeoutSeconds") from None
+        self.watch_log.append((request.url.path, params.get("resourceVersion")))
+        try:
+            watcher = self.state.open_watch(rtype, selection, params.get("resourceVersion"))
+        except ApiError as exc:
+            if exc.code != 410 or self.config.gone_as_http:
+                raise
+            line = orjson.dumps({"type": "ERROR", "object": exc.status()}) + b"\n"
+            return StreamingResponse(_once(line), media_type=JSON)
+        return StreamingResponse(self._stream(watcher, rtype, bookmarks, timeout),
+                                 media_type=JSON)
+
+    async def _stream(self, watcher: Watcher, rtype: ResourceType, bookmarks: bool,
+                      timeout: float) -> AsyncIterator[bytes]:
+        state, loop = self.state, asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        try:
+            while (remaining := deadline - loop.time()) > 0:
+                if state.faults.stalled:
+                    # A stalled stream sends nothing, yet loses nothing: events wait in the
+                    # queue (as bytes wait in a stuck TCP connection). The client must notice
+                    # the silence, reconnect, and resume from its last resourceVersion.
+                    await asyncio.sleep(min(remaining, 0.02))
+                    continue
+                wait = min(remaining, self.config.bookmark_interval) if bookmarks else remaining
+                try:
+                    line = await asyncio.wait_for(watcher.queue.get(), wait)
+                except TimeoutError:
+                    if bookmarks:
+                        # The queue is empty: every event up to state.rv has been sent.
+                        yield orjson.dumps({"type": "BOOKMARK", "object": {
+                            "kind": rtype.kind, "apiVersion": rtype.api_version,
+                            "metadata": {"resourceVersion": str(state.rv)}}}) + b"\n"
+                    continue
+                if line is None:
+                    return
+                yield line
+        finally:
+            state.close_watch(watcher)
+
+    async def _item(self, request: Request, rtype: ResourceType, namespace: str | None,
+                    name: str) -> Response:
+        state = self.state
+        if rtype.namespaced and namespace is None:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        match request.method:
+            case "GET":
+                return json_response(state.get(rtype, namespace, name))
+            case "PUT":
+                body = await self._body(request)
+                if not isinstance(body, dict):
+                    raise ApiError(400, "BadRequest", "the body must be an object")
+                return json_response(state.replace(rtype, body, namespace, name))
+            case "PATCH":
+                body = await self._body(request)
+                kind = request.headers.get("content-type", "application/merge-patch+json")
+                return json_response(state.patch(rtype, namespace, name, body, kind))
+            case "DELETE":
+                return json_response(state.delete(rtype, namespace, name))
+        raise ApiError(405, "MethodNotAllowed", f"{request.method} is not allowed here")
+
+    def _review(self, rtype: ResourceType, body: Obj) -> Obj:
+        raise ApiError(501, "NotImplemented", f"{rtype.kind} is not simulated yet")
+
+    # --- admin ---------------------------------------------------------------------------
+
+    async def _faults(self, request: Request) -> Response:
+        """Inject faults: {"latency": s, "fail": {"status", "count", "pathContains"},
+        "forbid": [plural], "allow": [plural], "stall": bool, "closeWatches": true,
+        "expireWatches": true, "compact": true}."""
+        body = orjson.loads(await request.body() or b"{}")
+        faults, state = self.state.faults, self.state
+        if "latency" in body:
+            faults.latency = float(body["latency"])
+        if "fail" in body:
+            fail = body["fail"]
+            faults.fail(int(fail["status"]), int(fail.get("count", 1)),
+                        path_contains=str(fail.get("pathContains", "")),
+                        watch_only=bool(fail.get("watchOnly", False)))
+        faults.forbidden.update(body.get("forbid", []))
+        faults.forbidden.difference_update(body.get("allow", []))
+        if "stall" in body:
+            faults.stalled = bool(body["stall"])
+        closed = 0
+        if body.get("expireWatches"):
+            closed = state.expire_all_watches()
+        elif body.get("closeWatches"):
+            closed = state.close_all_watches()
+        if body.get("compact"):
+            state.compact()
+        return json_response({"closedWatches": closed})
+
+    async def _sim_state(self, request: Request) -> Response:
+        counts = {f"{g}/{k}" if g else k: len(objs) for (g, k), objs in
+                  self.state.objects.items()}
+        return json_response({"resourceVersion": self.state.rv, "objects": counts,
+                              "watches": len(self.state.watchers), "requests": self.requests})
+
+
+async def _once(line: bytes) -> AsyncIterator[bytes]:
+    yield line
+
+
+class SimServer:
+    """Runs a :class:`SimApiServer` with uvicorn on a loopback port, in the running loop."""
+
+    def __init__(self, state: SimState | None = None, *, host: str = "127.0.0.1",
+                 port: int = 0, config: SimConfig | None = None) -> None:
+        self.api = SimApiServer(state, config)
+        self.host, self.port = host, port
+        self._server: uvicorn.Server | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def state(self) -> SimState:
+        return self.api.state
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    async def start(self) -> str:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.host, self.port))
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(self.api.app, log_level="warning", access_log=False,
+                                lifespan="off", timeout_graceful_shutdown=1)
+        self._server = uvicorn.Server(config)
+        self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
+        while not self._server.started:
+            if self._task.done():
+                self._task.result()
+            await asyncio.sleep(0.01)
+        return self.url
+
+    async def stop(self) -> None:
+        if self._server is None or self._task is None:
+            return
+        self.state.close_all_watches()
+        self._server.should_exit = True
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(self._task, 5)
+        self._server = self._task = None
+
+    async def __aenter__(self) -> SimServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    def write_kubeconfig(self, path: Path, *, token: str = "sim-token",
+                         context: str = "netsight-sim") -> Path:
+        """A kubeconfig that points kubectl and kubernetes-asyncio at this server."""
+        config = {
+            "apiVersion": "v1", "kind": "Config", "current-context": context,
+            "clusters": [{"name": context, "cluster": {"server": self.url}}],
+            "users": [{"name": context, "user": {"token": token}}],
+            "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
+        }
+        path.write_text(yaml.safe_dump(config))
+        return path

@@ -1,0 +1,457 @@
+"""The simulated cluster's state: objects, resourceVersions, the event log and watchers.
+
+It behaves like the API server's watch cache: every write gets the next resourceVersion
+and an event in a bounded log; a watch from an old resourceVersion replays the log, and one
+from before the log's start gets ``410 Gone``. Selectors on a watch turn MODIFIED events
+into ADDED/DELETED as objects enter or leave the selection, as the real server does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import uuid
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from netsight.graph.selectors import LabelSelector
+from netsight.sim.resources import CRD_TYPE, Registry, ResourceType, types_from_crd
+
+StorageKey = tuple[str, str]  # (group, kind): all versions of a kind share storage
+Obj = dict[str, Any]
+
+
+class ApiError(Exception):
+    """A failure the API server reports as a Status object."""
+
+    def __init__(self, code: int, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.code, self.reason, self.message = code, reason, message
+
+    def status(self) -> Obj:
+        return status_object(self.code, self.reason, self.message)
+
+
+def status_object(code: int, reason: str, message: str) -> Obj:
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": message, "reason": reason, "code": code}
+
+
+def storage_key(rtype: ResourceType) -> StorageKey:
+    return (rtype.group, rtype.kind)
+
+
+def object_key(namespace: str | None, name: str) -> str:
+    return f"{namespace}/{name}" if namespace else name
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True, slots=True)
+class FieldRequirement:
+    path: tuple[str, ...]
+    value: str
+    equal: bool
+
+    def matches(self, obj: Mapping[str, Any]) -> bool:
+        current: Any = obj
+        for part in self.path:
+            current = current.get(part) if isinstance(current, dict) else None
+        actual = "" if current is None else str(current)
+        return (actual == self.value) == self.equal
+
+
+def parse_field_selector(text: str) -> tuple[FieldRequirement, ...]:
+    requirements = []
+    for term in filter(None, (t.strip() for t in text.split(","))):
+        if "!=" in term:
+            path, _, value = term.partition("!=")
+            equal = False
+        elif "=" in term:
+            path, _, value = term.replace("==", "=").partition("=")
+            equal = True
+        else:
+            raise ValueError(f"cannot read field selector term {term!r}")
+        requirements.append(FieldRequirement(tuple(path.strip().split(".")), value.strip(),
+                                             equal))
+    return tuple(requirements)
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """What one list or watch asks for: a namespace and label/field selectors."""
+
+    namespace: str | None = None
+    labels: LabelSelector | None = None
+    fields: tuple[FieldRequirement, ...] = ()
+
+    def matches(self, obj: Mapping[str, Any]) -> bool:
+        meta = obj.get("metadata") or {}
+        if self.namespace and meta.get("namespace") != self.namespace:
+            return False
+        if self.labels is not None and not self.labels.matches(meta.get("labels") or {}):
+            return False
+        return all(req.matches(obj) for req in self.fields)
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    rv: int
+    storage: StorageKey
+    type: str  # ADDED, MODIFIED, DELETED
+    old: Obj | None
+    new: Obj
+
+
+@dataclass(eq=False)
+class Watcher:
+    rtype: ResourceType
+    selection: Selection
+    queue: asyncio.Queue[bytes | None] = field(default_factory=asyncio.Queue)
+    last_rv: int = 0
+
+    def offer(self, event: Event) -> None:
+        kind = _visible_type(event, self.selection)
+        if kind is not None:
+            self.queue.put_nowait(watch_line(kind, self.rtype, event.new))
+            self.last_rv = event.rv
+
+
+def _visible_type(event: Event, selection: Selection) -> str | None:
+    now_in = selection.matches(event.new)
+    if event.type == "DELETED":
+        return "DELETED" if now_in else None
+    was_in = event.old is not None and selection.matches(event.old)
+    if now_in:
+        return "MODIFIED" if was_in else "ADDED"
+    return "DELETED" if was_in else None
+
+
+def with_type_meta(rtype: ResourceType, obj: Obj) -> Obj:
+    return {"apiVersion": rtype.api_version, "kind": rtype.kind,
+            **{k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}}
+
+
+def watch_line(event_type: str, rtype: ResourceType, obj: Obj) -> bytes:
+    return orjson.dumps({"type": event_type, "object": with_type_meta(rtype, obj)}) + b"\n"
+
+
+@dataclass
+class Failure:
+    status: int
+    remaining: int
+    path_contains: str = ""
+    watch_only: bool = False
+
+
+@dataclass
+class Faults:
+    """Misbehaviour to inject, as a real API server or network sometimes shows it."""
+
+    latency: float = 0.0  # seconds added to every request
+    failures: list[Failure] = field(default_factory=list)
+    forbidden: set[str] = field(default_factory=set)  # plurals answered with 403
+    stalled: bool = False  # watches stay open but send nothing (events wait), not even bookmarks
+
+    def fail(self, status: int, count: int = 1, *, path_contains: str = "",
+             watch_only: bool = False) -> None:
+        self.failures.append(Failure(status, count, path_contains, watch_only))
+
+    def take_failure(self, path: str, *, watch: bool) -> int | None:
+        for failure in self.failures:
+            if failure.path_contains in path and (watch or not failure.watch_only):
+                failure.remaining -= 1
+                if failure.remaining <= 0:
+                    self.failures.remove(failure)
+                return failure.status
+        return None
+
+
+@dataclass
+class SimState:
+    registry: Registry = field(default_factory=Registry.with_builtins)
+    log_window: int = 50_000  # events kept for watch resumption; older ones are compacted
+    rv: int = 1
+    objects: dict[StorageKey, dict[str, Obj]] = field(default_factory=dict)
+    log: deque[Event] = field(default_factory=deque)
+    compacted_rv: int = 1  # a watch from below this gets 410 Gone
+    watchers: set[Watcher] = field(default_factory=set)
+    faults: Faults = field(default_factory=Faults)
+
+    # --- reads ---------------------------------------------------------------------------
+
+    def get(self, rtype: ResourceType, namespace: str | None, name: str) -> Obj:
+        obj = self.objects.get(storage_key(rtype), {}).get(object_key(namespace, name))
+        if obj is None:
+            raise ApiError(404, "NotFound", f'{rtype.plural} "{name}" not found')
+        return obj
+
+    def list(self, rtype: ResourceType, selection: Selection) -> tuple[int, list[Obj]]:
+        """Matching objects in name order, with the resourceVersion they are current at."""
+        store = self.objects.get(storage_key(rtype), {})
+        keys = sorted(store)
+        if selection.namespace:
+            prefix = f"{selection.namespace}/"
+            keys = [k for k in keys if k.startswith(prefix)]
+        items = [store[k] for k in keys]
+        if selection.labels is not None or selection.fields:
+            items = [o for o in items if selection.matches(o)]
+        return self.rv, items
+
+    # --- writes --------------------------------------------------------------------------
+
+    def create(self, rtype: ResourceType, obj: Obj, namespace: str | None = None) -> Obj:
+        obj = copy.deepcopy(obj)
+        meta = obj.setdefault("metadata", {})
+        name = meta.get("name")
+        if not name and meta.get("generateName"):
+            name = meta["name"] = f"{meta['generateName']}{uuid.uuid4().hex[:5]}"
+        if not isinstance(name, str) or not name:
+            raise ApiError(422, "Invalid", "metadata.name: Required value")
+        namespace = self._namespace_of(rtype, meta, namespace)
+        store = self.objects.setdefault(storage_key(rtype), {})
+        key = object_key(namespace, name)
+        if key in store:
+            raise ApiError(409, "AlreadyExists", f'{rtype.plural} "{name}" already exists')
+        if rtype == CRD_TYPE:
+            obj = self._register_crd(obj)
+        meta.setdefault("uid", str(uuid.uuid4()))
+        meta.setdefault("creationTimestamp", now())
+        meta.pop("resourceVersion", None)
+        return self._commit(rtype, "ADDED", key, None, obj)
+
+    def replace(self, rtype: ResourceType, obj: Obj, namespace: str | None, name: str) -> Obj:
+        current = self.get(rtype, namespace, name)
+        obj = copy.deepcopy(obj)
+        meta = obj.setdefault("metadata", {})
+        given = meta.get("resourceVersion")
+        if given and given != current["metadata"]["resourceVersion"]:
+            raise ApiError(409, "Conflict", f'Operation cannot be fulfilled on {rtype.plural} '
+                           f'"{name}": the object has been modified; please apply your '
+                           "changes to the latest version and try again")
+        meta["name"], meta["uid"] = name, current["metadata"]["uid"]
+        meta["creationTimestamp"] = current["metadata"]["creationTimestamp"]
+        if rtype.namespaced:
+            meta["namespace"] = namespace
+        return self._commit(rtype, "MODIFIED", object_key(namespace, name), current, obj)
+
+    def patch(self, rtype: ResourceType, namespace: str | None, name: str, patch: Any,
+              content_type: str) -> Obj:
+        current = self.get(rtype, namespace, name)
+        if "json-patch" in content_type:
+            patched = _json_patch(copy.deepcopy(current), patch)
+        else:  # merge-patch and strategic-merge-patch (merged as a JSON merge patch)
+            if not isinstance(patch, dict):
+                raise ApiError(400, "BadRequest", "a merge patch must be a JSON object")
+            patched = _merge_patch(copy.deepcopy(current), patch)
+        patched.setdefault("metadata", {})["resourceVersion"] = None
+        return self.replace(rtype, patched, namespace, name)
+
+    def delete(self, rtype: ResourceType, namespace: str | None, name: str) -> Obj:
+        current = self.get(rtype, namespace, name)
+        key = object_key(namespace, name)
+        if rtype == CRD_TYPE:
+            self._unregister_crd(current)
+        if rtype.kind == "Namespace" and not rtype.group:
+            self._delete_namespace_contents(name)
+        del self.objects[storage_key(rtype)][key]
+        gone = copy.deepcopy(current)
+        return self._commit(rtype, "DELETED", key, current, gone, store=False)
+
+    def apply(self, objects: Iterable[Obj]) -> int:
+        """Create or replace each object, in order (loading a scenario or synthetic cluster)."""
+        count = 0
+        for obj in objects:
+            rtype = self.registry.for_kind(str(obj.get("apiVersion")), str(obj.get("kind")))
+            if rtype is None:
+                raise ApiError(404, "NotFound", f"no resource for {obj.get('apiVersion')} "
+                               f"{obj.get('kind')}; create its CRD first")
+            meta = obj.get("metadata") or {}
+            namespace = self._namespace_of(rtype, meta, None)
+            try:
+                self.create(rtype, obj, namespace)
+            except ApiError as exc:
+                if exc.code != 409:
+                    raise
+                self.replace(rtype, obj, namespace, meta["name"])
+            count += 1
+        return count
+
+    def _namespace_of(self, rtype: ResourceType, meta: Mapping[str, Any],
+                      namespace: str | None) -> str | None:
+        if not rtype.namespaced:
+            return None
+        namespace = namespace or meta.get("namespace") or "default"
+        if meta.get("namespace") and meta["namespace"] != namespace:
+            raise ApiError(400, "BadRequest", "the namespace of the object does not match "
+                           "the namespace of the request")
+        return str(namespace)
+
+    def _commit(self, rtype: ResourceType, event_type: str, key: str, old: Obj | None,
+                new: Obj, *, store: bool = True) -> Obj:
+        self.rv += 1
+        new.setdefault("metadata", {})["resourceVersion"] = str(self.rv)
+        if rtype.namespaced:
+            new["metadata"]["namespace"] = key.partition("/")[0]
+        new["apiVersion"], new["kind"] = rtype.api_version, rtype.kind
+        if store:
+            self.objects.setdefault(storage_key(rtype), {})[key] = new
+        event = Event(self.rv, storage_key(rtype), event_type, old, new)
+        self.log.append(event)
+        while len(self.log) > self.log_window:
+            self.compacted_rv = self.log.popleft().rv
+        for watcher in list(self.watchers):
+            if storage_key(watcher.rtype) == event.storage:
+                watcher.offer(event)
+        return new
+
+    # --- CRDs and namespaces -------------------------------------------------------------
+
+    def _register_crd(self, crd: Obj) -> Obj:
+        try:
+            types = types_from_crd(crd)
+        except ValueError as exc:
+            raise ApiError(422, "Invalid", f"CustomResourceDefinition: {exc}") from None
+        for rtype in types:
+            self.registry.add(rtype)
+        crd["status"] = {
+            "conditions": [
+                {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts"},
+                {"type": "Established", "status": "True", "reason": "InitialNamesAccepted"},
+            ],
+            "acceptedNames": crd["spec"]["names"],
+            "storedVersions": [types[0].version],
+        }
+        return crd
+
+    def _unregister_crd(self, crd: Obj) -> None:
+        types = types_from_crd(crd)
+        store = self.objects.get(storage_key(types[0]), {})
+        for key in sorted(store):
+            namespace, _, name = key.rpartition("/")
+            self.delete(types[0], namespace or None, name)
+        for rtype in types:
+            self.registry.remove(rtype)
+
+    def _delete_namespace_contents(self, namespace: str) -> None:
+        prefix = f"{namespace}/"
+        for rtype in list(self.registry):
+            if not rtype.namespaced:
+                continue
+            store = self.objects.get(storage_key(rtype), {})
+            for key in [k for k in store if k.startswith(prefix)]:
+                self.delete(rtype, namespace, key[len(prefix):])
+
+    # --- watches -------------------------------------------------------------------------
+
+    def open_watch(self, rtype: ResourceType, selection: Selection,
+                   resource_version: str | None) -> Watcher:
+        """Register a watcher, queueing what it must see first. Raises 410 when too old."""
+        watcher = Watcher(rtype, selection)
+        if resource_version in (None, "", "0"):
+            # "Get state and start at most recent": synthetic ADDED for current objects.
+            _, items = self.list(rtype, selection)
+            for obj in items:
+                watcher.queue.put_nowait(watch_line("ADDED", rtype, obj))
+            watcher.last_rv = self.rv
+        else:
+            try:
+                since = int(resource_version)
+            except ValueError:
+                raise ApiError(400, "BadRequest",
+                               f"invalid resourceVersion {resource_version!r}") from None
+            if since < self.compacted_rv:
+                raise ApiError(410, "Expired",
+                               f"too old resource version: {since} ({self.compacted_rv})")
+            for event in self._events_after(since):
+                if event.storage == storage_key(rtype):
+                    watcher.offer(event)
+            watcher.last_rv = max(watcher.last_rv, since)
+        self.watchers.add(watcher)
+        return watcher
+
+    def _events_after(self, rv: int) -> Iterator[Event]:
+        for event in self.log:
+            if event.rv > rv:
+                yield event
+
+    def close_watch(self, watcher: Watcher) -> None:
+        self.watchers.discard(watcher)
+
+    def close_all_watches(self) -> int:
+        """Fault: the server ends every watch stream (as on an API server restart)."""
+        count = len(self.watchers)
+        for watcher in list(self.watchers):
+            watcher.queue.put_nowait(None)
+        return count
+
+    def expire_all_watches(self) -> int:
+        """Fault: compact the log and tell every watcher 410 Gone, mid-stream."""
+        self.compacted_rv = self.rv + 1
+        self.log.clear()
+        line = orjson.dumps({"type": "ERROR", "object": status_object(
+            410, "Expired", "too old resource version (compacted)")}) + b"\n"
+        count = len(self.watchers)
+        for watcher in list(self.watchers):
+            watcher.queue.put_nowait(line)
+            watcher.queue.put_nowait(None)
+        return count
+
+    def compact(self) -> None:
+        """Fault: drop the whole event log; resuming from any earlier version gets 410."""
+        self.compacted_rv = self.rv + 1
+        self.log.clear()
+
+
+def _merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    if not isinstance(target, dict):
+        target = {}
+    for key, value in patch.items():
+        if value is None:
+            target.pop(key, None)
+        else:
+            target[key] = _merge_patch(target.get(key), value)
+    return target
+
+
+def _json_patch(target: Obj, operations: Any) -> Obj:
+    """RFC 6902 JSON patch: add, remove, replace (enough for kubectl and tests)."""
+    if not isinstance(operations, list):
+        raise ApiError(400, "BadRequest", "a JSON patch must be a list of operations")
+    for op in operations:
+        if not isinstance(op, dict):
+            raise ApiError(400, "BadRequest", "a JSON patch operation must be an object")
+        parts = [p.replace("~1", "/").replace("~0", "~")
+                 for p in str(op.get("path", "")).split("/")[1:]]
+        if not parts:
+            raise ApiError(400, "BadRequest", "JSON patch path must not be empty")
+        parent: Any = target
+        for part in parts[:-1]:
+            parent = parent[int(part)] if isinstance(parent, list) else parent.setdefault(part, {})
+        last = parts[-1]
+        action = op.get("op")
+        if isinstance(parent, list):
+            index = len(parent) if last == "-" else int(last)
+            if action == "add":
+                parent.insert(index, op.get("value"))
+            elif action == "remove":
+                parent.pop(index)
+            elif action == "replace":
+                parent[index] = op.get("value")
+        elif action in ("add", "replace"):
+            parent[last] = op.get("value")
+        elif action == "remove":
+            parent.pop(last, None)
+        else:
+            raise ApiError(400, "BadRequest", f"unsupported JSON patch op {action!r}")
+    return target

@@ -1,0 +1,75 @@
+"""A simulated API server and the real informers talking to it over HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from netsight.graph.client import KubeTransport
+from netsight.graph.store import GraphStore, Source
+from netsight.graph.watching import ClusterWatcher, InformerSettings
+from netsight.sim.apiserver import SimConfig, SimServer
+
+FAST = InformerSettings(page_size=50, watch_timeout=(5, 6), inactivity_timeout=1.0,
+                        forbidden_retry=0.3, backoff_base=0.02, backoff_cap=0.2)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def pod(name: str, namespace: str = "x", **labels: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace, "labels": labels},
+            "status": {"podIP": f"10.0.0.{abs(hash(name)) % 250 + 1}"}}
+
+
+def namespace(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+
+
+def service(name: str, namespace: str = "x", **selector: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"selector": selector, "ports": [{"port": 80}]}}
+
+
+@dataclass
+class Cluster:
+    sim: SimServer
+    store: GraphStore
+    watcher: ClusterWatcher
+    transport: KubeTransport
+
+    def kind_count(self, kind: str) -> int:
+        return self.store.view().count(kind)
+
+
+async def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Wait until ``check()`` holds; fail with the last state otherwise."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.02)
+
+
+@pytest.fixture
+async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
+    async with SimServer(config=SimConfig(bookmark_interval=0.1)) as sim:
+        kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig")
+        transport = await KubeTransport.connect(str(kubeconfig))
+        store = GraphStore(source=Source.CLUSTER, cluster_name="sim")
+        watcher = ClusterWatcher(transport, store, FAST)
+        try:
+            yield Cluster(sim, store, watcher, transport)
+        finally:
+            await watcher.stop()
+            await transport.close()

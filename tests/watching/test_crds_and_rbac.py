@@ -1,0 +1,69 @@
+"""Providers come and go with their CRDs; a kind RBAC forbids is reported, not fatal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from netsight.graph.model import Kind
+from netsight.graph.store import SyncState
+from tests.watching.conftest import Cluster, eventually, namespace, pod
+
+pytestmark = pytest.mark.anyio
+
+
+def crd(group: str, kind: str, plural: str) -> dict[str, Any]:
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.{group}"},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"kind": kind, "plural": plural},
+                     "versions": [{"name": "v1", "served": True, "storage": True}]}}
+
+
+async def test_a_provider_appears_and_disappears_with_its_crds(cluster: Cluster) -> None:
+    state = cluster.sim.state
+    changes: list[set[str]] = []
+    cluster.watcher.on_providers_changed = changes.append
+    state.apply([namespace("x")])
+    await cluster.watcher.start()
+    assert await cluster.watcher.wait_synced(5)
+    assert cluster.watcher.providers == set()
+
+    state.apply([crd("gateway.networking.k8s.io", "HTTPRoute", "httproutes"),
+                 crd("example.com", "Widget", "widgets")])
+    state.apply([{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+                  "metadata": {"name": "r", "namespace": "x"}, "spec": {"hostnames": ["a"]}},
+                 {"apiVersion": "example.com/v1", "kind": "Widget",
+                  "metadata": {"name": "w", "namespace": "x"}}])
+    await eventually(lambda: cluster.store.view().exists("HTTPRoute/x/r"))
+    assert cluster.watcher.providers == {"gateway-api"}
+    assert not cluster.store.view().exists("Widget/x/w"), "not a networking provider"
+    record = cluster.store.view().get("HTTPRoute/x/r")
+    assert record is not None
+    assert record.spec == {"hostnames": ["a"]}  # type: ignore[attr-defined]
+
+    crds = state.registry.for_kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+    assert crds is not None
+    state.delete(crds, None, "httproutes.gateway.networking.k8s.io")
+    await eventually(lambda: not cluster.store.view().exists("HTTPRoute/x/r"))
+    await eventually(lambda: cluster.watcher.providers == set())
+    assert changes == [{"gateway-api"}, set()]
+    assert cluster.store.sync["HTTPRoute"].state is SyncState.STOPPED
+
+
+async def test_a_forbidden_kind_is_reported_and_the_rest_keeps_working(
+        cluster: Cluster) -> None:
+    state = cluster.sim.state
+    state.faults.forbidden.add("networkpolicies")
+    state.apply([namespace("x"), pod("a")])
+    await cluster.watcher.start()
+    assert await cluster.watcher.wait_synced(5)
+    status = cluster.store.sync[Kind.NETWORK_POLICY]
+    assert status.state is SyncState.FORBIDDEN
+    assert "forbidden" in (status.last_error or "")
+    assert cluster.watcher.ready, "readiness does not wait for a forbidden kind"
+    assert cluster.store.view().exists("Pod/x/a")
+    # RBAC granted later: the informer picks the kind up on its next try.
+    state.faults.forbidden.clear()
+    await eventually(lambda: cluster.store.sync[Kind.NETWORK_POLICY].state is SyncState.SYNCED)
