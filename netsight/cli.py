@@ -46,6 +46,17 @@ def _parser() -> argparse.ArgumentParser:
 
     tools = sub.add_parser("tools", help="list tools with their input schemas")
     tools.add_argument("--output", "-o", choices=("json", "text"), default="json")
+
+    sim = sub.add_parser("sim", help="run the simulated Kubernetes API server")
+    sim.add_argument("--scale", default="demo",
+                     help="'demo' (small, with deliberate faults) or a pod count: 2500, 10k, "
+                          "100k")
+    sim.add_argument("--seed", type=int, default=1)
+    sim.add_argument("--host", default="127.0.0.1")
+    sim.add_argument("--port", type=int, default=8001)
+    sim.add_argument("--kubeconfig", metavar="PATH",
+                     help="write a kubeconfig for this server (kubectl, netsight serve)")
+    sim.add_argument("--bookmark-interval", type=float, default=60.0)
     return parser
 
 
@@ -55,6 +66,8 @@ def main(argv: Sequence[str] | None = None, *, stdin: IO[str] | None = None,
     args = _parser().parse_args(argv)
     if args.command == "tools":
         return _tools(args.output, out)
+    if args.command == "sim":
+        return _sim(args, out)
     try:
         data = _call(args, stdin)
     except ToolFailure as failure:
@@ -105,6 +118,46 @@ def _tools(output: str, out: IO[str]) -> int:
         for tool in listing:
             params = ", ".join(tool["inputSchema"].get("properties", {}))
             out.write(f"{tool['name']}({params})\n    {tool['description']}\n")
+    return 0
+
+
+def _sim(args: argparse.Namespace, out: IO[str]) -> int:
+    import asyncio
+    import time
+    from pathlib import Path
+
+    from netsight.sim.apiserver import SimConfig, SimServer
+    from netsight.sim.scenarios import demo, parse_scale, synthetic
+
+    try:
+        objects = demo(args.seed) if args.scale == "demo" else synthetic(
+            parse_scale(args.scale), args.seed)
+    except ValueError as exc:
+        out.write(f"netsight sim: --scale: {exc}\n")
+        return EXIT_TOOL_ERROR
+
+    async def serve() -> None:
+        server = SimServer(host=args.host, port=args.port,
+                           config=SimConfig(bookmark_interval=args.bookmark_interval))
+        started = time.perf_counter()
+        count = server.state.apply(objects)
+        server.state.compact()  # nobody watches from before the load: drop its events
+        await server.start()
+        if args.kubeconfig:
+            server.write_kubeconfig(Path(args.kubeconfig))
+        out.write(f"netsight sim: {count} objects at {server.url} "
+                  f"(loaded in {time.perf_counter() - started:.1f}s)"
+                  + (f"; kubeconfig {args.kubeconfig}" if args.kubeconfig else "") + "\n")
+        out.flush()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await server.stop()
+
+    try:
+        asyncio.run(serve())
+    except KeyboardInterrupt:
+        pass
     return 0
 
 

@@ -45,6 +45,7 @@ def metadata(view: GraphView, namespace: str | None = None) -> ClusterMetadata:
         namespace=namespace,
         graph_generation=view.generation,
         source=view.source.value,
+        stale=view.staleness() or None,
     )
 
 

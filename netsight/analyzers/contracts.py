@@ -154,6 +154,11 @@ class ClusterMetadata(OmitNone):
     provider: str = "kubernetes"
     graph_generation: int = Field(description="Increases with every change the graph takes in")
     source: str = Field(description='"manifests", "cluster" or "demo"')
+    stale: dict[str, float] | None = Field(
+        default=None,
+        description="Kinds whose watch is down, with seconds since: answers about them may "
+        "be out of date by that much",
+    )
 
 
 class Page(Model):

@@ -50,6 +50,12 @@ def object_key(namespace: str | None, name: str) -> str:
     return f"{namespace}/{name}" if namespace else name
 
 
+def clone(obj: Obj) -> Obj:
+    """A deep copy; JSON round-trips are several times faster than copy.deepcopy."""
+    copied: Obj = orjson.loads(orjson.dumps(obj))
+    return copied
+
+
 def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -208,7 +214,7 @@ class SimState:
     # --- writes --------------------------------------------------------------------------
 
     def create(self, rtype: ResourceType, obj: Obj, namespace: str | None = None) -> Obj:
-        obj = copy.deepcopy(obj)
+        obj = clone(obj)
         meta = obj.setdefault("metadata", {})
         name = meta.get("name")
         if not name and meta.get("generateName"):
@@ -229,7 +235,7 @@ class SimState:
 
     def replace(self, rtype: ResourceType, obj: Obj, namespace: str | None, name: str) -> Obj:
         current = self.get(rtype, namespace, name)
-        obj = copy.deepcopy(obj)
+        obj = clone(obj)
         meta = obj.setdefault("metadata", {})
         given = meta.get("resourceVersion")
         if given and given != current["metadata"]["resourceVersion"]:

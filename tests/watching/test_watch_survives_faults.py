@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from netsight.analyzers.catalog import call_tool, to_json
 from netsight.graph.model import Kind
 from netsight.graph.store import SyncState
 from tests.watching.conftest import Cluster, eventually, namespace, pod
@@ -64,8 +65,13 @@ async def test_stalled_stream_is_detected_and_replaced(cluster: Cluster) -> None
     await eventually(lambda: cluster.store.sync[Kind.POD].state is SyncState.RETRYING, 5)
     assert "stalled" in (cluster.store.sync[Kind.POD].last_error or "")
     assert cluster.store.view().staleness().get(Kind.POD, -1) >= 0
+    # Every answer says so while the watch is down.
+    answer = to_json(call_tool(cluster.store.view(), "list_services", {}), detail=False)
+    assert Kind.POD in answer["metadata"]["stale"]
     state.faults.stalled = False
     await eventually(lambda: cluster.store.view().exists("Pod/x/b"), 5)
     assert len(cluster.sim.api.watch_log) > opened
     await eventually(lambda: cluster.store.sync[Kind.POD].state is SyncState.SYNCED)
     assert Kind.POD not in cluster.store.view().staleness()
+    answer = to_json(call_tool(cluster.store.view(), "list_services", {}), detail=False)
+    assert "stale" not in answer["metadata"]

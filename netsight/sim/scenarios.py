@@ -1,0 +1,108 @@
+"""Ready-made clusters for the simulator: the demo, and synthetic clusters at any scale."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from netsight.sim.synthetic import generate
+
+Obj = dict[str, Any]
+
+
+def parse_scale(text: str) -> int:
+    """``"100k"`` -> 100000, ``"1.5m"`` -> 1500000, ``"2500"`` -> 2500."""
+    value = text.strip().lower()
+    factor = {"k": 1_000, "m": 1_000_000}.get(value[-1:], 1)
+    number = value[:-1] if factor > 1 else value
+    try:
+        pods = int(float(number) * factor)
+    except ValueError:
+        raise ValueError(f"scale must be a pod count such as 2500, 10k or 100k; "
+                         f"got {text!r}") from None
+    if pods < 1:
+        raise ValueError(f"scale must be at least 1 pod; got {text!r}")
+    return pods
+
+
+def synthetic(pods: int, seed: int = 1) -> list[Obj]:
+    return list(generate(pods=pods, seed=seed).objects())
+
+
+def _crd(group: str, kind: str, plural: str, version: str = "v1",
+         scope: str = "Namespaced") -> Obj:
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.{group}"},
+            "spec": {"group": group, "scope": scope,
+                     "names": {"kind": kind, "plural": plural, "singular": kind.lower(),
+                               "listKind": f"{kind}List"},
+                     "versions": [{"name": version, "served": True, "storage": True}]}}
+
+
+GATEWAY_API_CRDS = [
+    _crd("gateway.networking.k8s.io", "GatewayClass", "gatewayclasses", scope="Cluster"),
+    _crd("gateway.networking.k8s.io", "Gateway", "gateways"),
+    _crd("gateway.networking.k8s.io", "HTTPRoute", "httproutes"),
+    _crd("gateway.networking.k8s.io", "ReferenceGrant", "referencegrants", "v1beta1"),
+]
+
+
+def demo(seed: int = 7) -> list[Obj]:
+    """A small synthetic cluster plus deliberate faults, each one a question to ask.
+
+    - ``shop/cart``: the selector says version v1, the pods are v2 (diagnose_service);
+    - ``shop/checkout``: targetPort names a port the container does not declare;
+    - ``data/deny-all``: a default-deny ingress policy isolates the database namespace;
+    - ``shop/storefront``: an HTTPRoute whose cross-namespace backendRef has no
+      ReferenceGrant (Gateway API installed through its CRDs).
+    """
+    objects = synthetic(240, seed)
+    objects.extend(GATEWAY_API_CRDS)
+    pod_ip = iter(f"10.250.0.{i}" for i in range(10, 250))
+
+    def pod(name: str, ns: str, labels: dict[str, str], port: tuple[str, int]) -> Obj:
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": ns, "labels": labels},
+                "spec": {"containers": [{"name": "app", "image": f"demo/{name}:1",
+                                         "ports": [{"name": port[0], "containerPort": port[1],
+                                                    "protocol": "TCP"}]}],
+                         "nodeName": "node-1"},
+                "status": {"phase": "Running", "podIP": next(pod_ip),
+                           "conditions": [{"type": "Ready", "status": "True"}]}}
+
+    def service(name: str, ns: str, selector: dict[str, str], port: int,
+                target: int | str) -> Obj:
+        return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": ns},
+                "spec": {"selector": selector,
+                         "ports": [{"name": "http", "port": port, "targetPort": target,
+                                    "protocol": "TCP"}]}}
+
+    for ns in ("shop", "data", "edge"):
+        objects.append({"apiVersion": "v1", "kind": "Namespace",
+                        "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}})
+    objects += [
+        pod("cart-7d9f-a", "shop", {"app": "cart", "version": "v2"}, ("http", 8080)),
+        pod("cart-7d9f-b", "shop", {"app": "cart", "version": "v2"}, ("http", 8080)),
+        service("cart", "shop", {"app": "cart", "version": "v1"}, 80, "http"),
+        pod("checkout-5c4b-a", "shop", {"app": "checkout"}, ("http-api", 8443)),
+        service("checkout", "shop", {"app": "checkout"}, 443, "https"),
+        pod("frontend-6f7c-a", "shop", {"app": "frontend"}, ("http", 8080)),
+        service("frontend", "shop", {"app": "frontend"}, 80, "http"),
+        pod("postgres-0", "data", {"app": "postgres"}, ("pg", 5432)),
+        service("postgres", "data", {"app": "postgres"}, 5432, "pg"),
+        {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+         "metadata": {"name": "deny-all", "namespace": "data"},
+         "spec": {"podSelector": {}, "policyTypes": ["Ingress"]}},
+        {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+         "metadata": {"name": "demo"}, "spec": {"controllerName": "example.com/gateway"}},
+        {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+         "metadata": {"name": "public", "namespace": "edge"},
+         "spec": {"gatewayClassName": "demo", "listeners": [
+             {"name": "http", "port": 80, "protocol": "HTTP",
+              "allowedRoutes": {"namespaces": {"from": "All"}}}]}},
+        {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+         "metadata": {"name": "storefront", "namespace": "edge"},
+         "spec": {"parentRefs": [{"name": "public"}], "hostnames": ["shop.example.com"],
+                  "rules": [{"backendRefs": [{"name": "frontend", "namespace": "shop",
+                                              "port": 80}]}]}},
+    ]
+    return objects
