@@ -9,6 +9,7 @@ as the ToolError JSON), 1 on a bug.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -154,10 +155,8 @@ def _sim(args: argparse.Namespace, out: IO[str]) -> int:
         finally:
             await server.stop()
 
-    try:
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a user stops the server
         asyncio.run(serve())
-    except KeyboardInterrupt:
-        pass
     return 0
 
 
