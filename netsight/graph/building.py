@@ -107,7 +107,9 @@ class GraphState:
     # source key -> the references it declares
     references: dict[str, tuple[Edge, ...]] = field(default_factory=dict)
     # key -> references that name it, from other objects (pending until it exists)
-    referenced_by: dict[str, set[Edge]] = field(default_factory=dict)
+    # A list, not a set: most keys are named once (a pod by its slice), and a one-item
+    # list costs a third of a set. Entries are unique.
+    referenced_by: dict[str, list[Edge]] = field(default_factory=dict)
 
     def record(self, key: str) -> Record | None:
         node = self.graph.nodes.get(key)
@@ -244,7 +246,9 @@ def _link_references(state: GraphState, record: Record) -> None:
     state.references[key] = refs
     for source, target, rel in refs:
         other = target if source == key else source
-        state.referenced_by.setdefault(other, set()).add((source, target, rel))
+        pending = state.referenced_by.setdefault(other, [])
+        if (source, target, rel) not in pending:
+            pending.append((source, target, rel))
         if other in graph:
             link(graph, source, target, rel)
 
@@ -256,7 +260,8 @@ def _unlink_references(state: GraphState, key: str) -> None:
         other = target if source == key else source
         pending = state.referenced_by.get(other)
         if pending is not None:
-            pending.discard((source, target, rel))
+            if (source, target, rel) in pending:
+                pending.remove((source, target, rel))
             if not pending:
                 del state.referenced_by[other]
         unlink(graph, source, target, rel)
@@ -321,21 +326,44 @@ def _discard(index: dict[K, set[str]], index_key: K, key: str) -> None:
 
 
 
-def link(graph: nx.DiGraph, source: str, target: str, rel: Rel) -> None:
-    data = graph.succ[source].get(target) if source in graph else None
+# Edge data dicts are shared, one per set of relationships, and never mutated: a dict per
+# edge cost ~160 bytes, and a 100k-pod graph has ~1M edges. Changing an edge's
+# relationships swaps in another shared dict (copy-on-write). Readers must treat edge data
+# as read-only.
+_EDGE_DATA: dict[frozenset[Rel], dict[Rel, bool]] = {}
+
+
+def _edge_data(rels: frozenset[Rel]) -> dict[Rel, bool]:
+    data = _EDGE_DATA.get(rels)
     if data is None:
-        graph.add_edge(source, target, **{rel: True})
-    else:
-        data[rel] = True
+        data = _EDGE_DATA[rels] = dict.fromkeys(sorted(rels), True)
+    return data
+
+
+def link(graph: nx.DiGraph, source: str, target: str, rel: Rel) -> None:
+    """Add ``rel`` to the edge source -> target; both nodes must exist."""
+    succ = graph._succ[source]
+    data = succ.get(target)
+    if data is not None and rel in data:
+        return
+    shared = _edge_data(frozenset(data or ()) | {rel})
+    succ[target] = shared
+    graph._pred[target][source] = shared
 
 
 def unlink(graph: nx.DiGraph, source: str, target: str, rel: Rel) -> None:
-    data = graph.succ[source].get(target) if source in graph else None
+    succ = graph._succ.get(source)
+    data = succ.get(target) if succ is not None else None
     if data is None or rel not in data:
         return
-    del data[rel]
-    if not data:
-        graph.remove_edge(source, target)
+    rest = frozenset(data) - {rel}
+    if rest:
+        shared = _edge_data(rest)
+        succ[target] = shared
+        graph._pred[target][source] = shared
+    else:
+        del succ[target]
+        del graph._pred[target][source]
 
 
 def _selector_rel(record: Record) -> Rel:

@@ -8,6 +8,7 @@ API's ``Gateway``) carry their group: ``Gateway.networking.istio.io``.
 
 from __future__ import annotations
 
+import sys
 from enum import StrEnum
 from typing import NamedTuple
 
@@ -152,7 +153,9 @@ class ObjectId(NamedTuple):
 
 
 def make_key(kind: str, namespace: str, name: str) -> str:
-    return f"{kind}/{namespace}/{name}" if namespace else f"{kind}/{name}"
+    # Interned: a key is stored in the graph, its adjacency and several indexes, and is
+    # rebuilt from records again and again; one string object per key, not one per use.
+    return sys.intern(f"{kind}/{namespace}/{name}" if namespace else f"{kind}/{name}")
 
 
 def parse_key(key: str) -> ObjectId:

@@ -9,6 +9,7 @@ graph stays small at 100k pods and never holds credentials.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,6 +32,7 @@ from netsight.graph.selectors import (
     LabelSelector,
     parse_label_selector,
     parse_string_map,
+    shared_labels,
 )
 
 EMPTY_MAP: Mapping[str, str] = MappingProxyType({})
@@ -316,7 +318,13 @@ def object_id(raw: Mapping[str, Any], default_namespace: str = "default") -> Obj
         namespace = ""
     elif not namespace:
         namespace = default_namespace
-    return ObjectId(kid, namespace, name)
+    # Interned: thousands of records share a handful of namespace and kind strings.
+    return ObjectId(_intern(kid), _intern(namespace), _intern(name))
+
+
+def _intern(value: str) -> str:
+    # Kind members are already singletons, and sys.intern takes exact str only.
+    return sys.intern(value) if type(value) is str else value
 
 
 def to_record(raw: Mapping[str, Any], default_namespace: str = "default") -> Record:
@@ -328,7 +336,7 @@ def to_record(raw: Mapping[str, Any], default_namespace: str = "default") -> Rec
         "api_version": raw["apiVersion"],
         "namespace": oid.namespace,
         "name": oid.name,
-        "labels": parse_string_map(meta.get("labels"), "metadata.labels") or EMPTY_MAP,
+        "labels": shared_labels(meta.get("labels"), "metadata.labels") or EMPTY_MAP,
         "annotations": _kept_annotations(meta.get("annotations")),
         "owner": _controller_owner(meta.get("ownerReferences")),
         "created": _timestamp(meta.get("creationTimestamp")),
@@ -438,7 +446,7 @@ def _protocol(raw: object, path: str) -> str:
         return "TCP"
     if not isinstance(raw, str) or not raw:
         raise MalformedObject(path, f"must be TCP, UDP or SCTP, got {raw!r}")
-    return raw
+    return _intern(raw)
 
 
 def _optional_str(raw: object, path: str) -> str | None:
@@ -446,7 +454,8 @@ def _optional_str(raw: object, path: str) -> str | None:
         return None
     if not isinstance(raw, str):
         raise MalformedObject(path, f"must be a string, got {type(raw).__name__}")
-    return raw
+    # Port, node, container and account names repeat across thousands of objects.
+    return _intern(raw)
 
 
 def _int_or_port_name(raw: object, path: str) -> int | str:
@@ -475,7 +484,7 @@ def _container_ports(spec: Mapping[str, Any], path: str) -> tuple[ContainerPort,
             # Only restartable init containers (sidecars) keep serving after start-up.
             if sidecars_only and container.get("restartPolicy") != "Always":
                 continue
-            cname = str(container.get("name") or "")
+            cname = _intern(str(container.get("name") or ""))
             for j, port in enumerate(_as_list(container.get("ports"), f"{cpath}.ports")):
                 ppath = f"{cpath}.ports[{j}]"
                 if not isinstance(port, dict):
@@ -552,7 +561,7 @@ def _workload(
         raise MalformedObject(f"{path}.replicas", "must be an integer")
     return WorkloadRecord(
         **base,
-        pod_labels=parse_string_map(tmeta.get("labels"), f"{path}.template.metadata.labels")
+        pod_labels=shared_labels(tmeta.get("labels"), f"{path}.template.metadata.labels")
         or EMPTY_MAP,
         ports=_container_ports(tspec, f"{path}.template.spec"),
         selector=selector,
@@ -629,7 +638,7 @@ def _endpoint_ports(raw: object, path: str) -> tuple[EndpointPort, ...]:
 def _pod_target(raw: object, path: str) -> str | None:
     ref = _as_dict(raw, path)
     if ref.get("kind") == "Pod" and isinstance(ref.get("name"), str):
-        return str(ref["name"])
+        return _intern(ref["name"])  # the same string as the Pod record's name
     return None
 
 

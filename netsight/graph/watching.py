@@ -196,6 +196,7 @@ class Informer:
         self.backoff = Backoff(self.settings.backoff_base, self.settings.backoff_cap)
         self.synced = asyncio.Event()
         self.stopping = False
+        self.resource_version: str | None = None  # where a resumed watch would start
 
     async def run(self) -> None:
         resource_version: str | None = None
@@ -203,7 +204,7 @@ class Informer:
         while not self.stopping:
             try:
                 if resource_version is None:
-                    resource_version = await self.list_and_reconcile()
+                    resource_version = self.resource_version = await self.list_and_reconcile()
                     self._up()
                 resource_version = await self.watch(resource_version)
             except Gone:
@@ -285,7 +286,7 @@ class Informer:
             if self.status.state is not SyncState.SYNCED:
                 self._up()  # the watch is back: the graph is current again
             async for line in stream_lines(response, self.settings.inactivity_timeout):
-                resource_version = self._handle(line, resource_version)
+                resource_version = self.resource_version = self._handle(line, resource_version)
         finally:
             response.release()
         return resource_version

@@ -27,7 +27,7 @@ def test_slice_before_service_and_pods_is_linked_when_they_arrive() -> None:
     store.apply("ADDED", OBJECTS[0])
 
     assert store.state.graph.number_of_edges() == 0
-    assert store.state.referenced_by["Service/default/web"] == {
+    assert set(store.state.referenced_by["Service/default/web"]) == {
         (SLICE, "Service/default/web", Rel.BELONGS_TO)
     }
     assert set(store.state.referenced_by) == {

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from netsight.graph.model import Kind, Rel
@@ -62,8 +60,8 @@ async def test_bookmarks_move_the_resume_point_forward(cluster: Cluster) -> None
     # Many changes to *other* kinds: the pod watch sees none of them, only bookmarks.
     state.apply([service(f"s{i}") for i in range(30)])
     latest = state.rv
-    await eventually(lambda: any(p == "/api/v1/pods" for p, _ in cluster.sim.api.watch_log))
-    await asyncio.sleep(0.4)  # a few bookmark intervals
+    informer = next(i for i, _ in cluster.watcher.informers.values() if i.kind.kind == "Pod")
+    await eventually(lambda: int(informer.resource_version or 0) >= latest)
     state.compact()  # anything older than now is gone
     state.close_all_watches()
     await eventually(lambda: sum(p.endswith("/pods") for p, _ in cluster.sim.api.watch_log) >= 2)
