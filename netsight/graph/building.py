@@ -101,6 +101,8 @@ class GraphState:
     # (namespace, label key, label value) -> pod-like keys
     by_label: dict[tuple[str, str, str], set[str]] = field(default_factory=dict)
     # (namespace, label key) -> pod-like keys
+    # (namespace, label key) -> the values present: Exists selectors expand through by_label.
+    # Values, not pods: every pod under every one of its keys would double the index.
     by_label_key: dict[tuple[str, str], set[str]] = field(default_factory=dict)
     # namespace -> selector owner key -> (edge type, selector)
     selectors: dict[str, dict[str, tuple[Rel, LabelSelector]]] = field(default_factory=dict)
@@ -158,7 +160,9 @@ class GraphState:
                     union |= self.by_label.get((namespace, req.key, value), set())
                 found = union
             elif req.operator is Operator.EXISTS:
-                found = self.by_label_key.get((namespace, req.key), set())
+                found = set()
+                for value in self.by_label_key.get((namespace, req.key), ()):
+                    found |= self.by_label[(namespace, req.key, value)]
             else:
                 continue
             if not found:
@@ -306,14 +310,15 @@ def _index_labels(state: GraphState, record: Record) -> None:
     key, ns = record.key, record.namespace
     for label, value in selectable_labels(record).items():
         state.by_label.setdefault((ns, label, value), set()).add(key)
-        state.by_label_key.setdefault((ns, label), set()).add(key)
+        state.by_label_key.setdefault((ns, label), set()).add(value)
 
 
 def _unindex_labels(state: GraphState, record: Record) -> None:
     key, ns = record.key, record.namespace
     for label, value in selectable_labels(record).items():
         _discard(state.by_label, (ns, label, value), key)
-        _discard(state.by_label_key, (ns, label), key)
+        if (ns, label, value) not in state.by_label:  # the last pod with this value went
+            _discard(state.by_label_key, (ns, label), value)
 
 
 def _discard(index: dict[K, set[str]], index_key: K, key: str) -> None:

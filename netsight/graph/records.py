@@ -505,14 +505,15 @@ def _container_ports(spec: Mapping[str, Any], path: str) -> tuple[ContainerPort,
 def _pod(
     raw: Mapping[str, Any], base: dict[str, Any], spec: dict[str, Any], status: dict[str, Any]
 ) -> PodRecord:
+    # Interned: the EndpointSlice entry for this pod then shares the same address string.
     ips = [
-        entry["ip"]
+        _intern(entry["ip"])
         for entry in _as_list(status.get("podIPs"), "status.podIPs")
         if isinstance(entry, dict) and isinstance(entry.get("ip"), str)
     ]
     if not ips and isinstance(status.get("podIP"), str) and status["podIP"]:
-        ips = [status["podIP"]]
-    phase = status.get("phase") if isinstance(status.get("phase"), str) else None
+        ips = [_intern(status["podIP"])]
+    phase = _intern(status["phase"]) if isinstance(status.get("phase"), str) else None
     ready: bool | None = None
     for condition in _as_list(status.get("conditions"), "status.conditions"):
         if isinstance(condition, dict) and condition.get("type") == "Ready":
@@ -658,6 +659,7 @@ def _endpoint_slice(
         addresses = _as_list(ep.get("addresses"), f"{path}.addresses")
         if not all(isinstance(a, str) for a in addresses):
             raise MalformedObject(f"{path}.addresses", "must be a list of strings")
+        addresses = [_intern(a) for a in addresses]
         conditions = _as_dict(ep.get("conditions"), f"{path}.conditions")
         endpoints.append(
             Endpoint(
