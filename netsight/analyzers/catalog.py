@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from netsight.analyzers import analyze_config, diagnose_service, list_services
+from netsight.analyzers import analyze_config, diagnose_service, list_services, recent_changes
 from netsight.analyzers.arguments import ToolArgs
 from netsight.analyzers.base import did_you_mean
 from netsight.analyzers.contracts import DETAIL, ErrorCode, ToolFailure, ToolResult
@@ -51,7 +51,7 @@ def _spec(module: Any) -> ToolSpec:
 
 TOOLS: dict[str, ToolSpec] = {
     spec.name: spec
-    for spec in map(_spec, (diagnose_service, list_services, analyze_config))
+    for spec in map(_spec, (diagnose_service, list_services, analyze_config, recent_changes))
 }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from itertools import chain, islice
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
@@ -79,6 +80,9 @@ class Change:
     type: EventType
     key: str
     fields: tuple[str, ...] = ()  # record fields that differ from the previous version
+    # Neighbours just before the change (at most RELATED_LIMIT): a pod whose new labels
+    # took it out of a Service still counts as a change "around" that Service.
+    related: tuple[str, ...] = ()
 
 
 class SyncState(StrEnum):
@@ -108,6 +112,7 @@ class KindStatus:
 
 
 CHANGE_RING_SIZE = 10_000
+RELATED_LIMIT = 64
 
 
 @dataclass
@@ -143,6 +148,7 @@ class GraphStore:
         key = oid.key
         before = self.state.record(key)
         record: Record | None = None
+        related = self._neighbours(key) if before is not None else ()
         if event == EventType.DELETED:
             # The object's problem goes with it: readers see that as a change too.
             self.problems.pop(f"{key}#invalid", None)
@@ -168,8 +174,12 @@ class GraphStore:
             kind = EventType.DELETED if record is None else (
                 EventType.ADDED if before is None else EventType.MODIFIED)
             self._record_change(Change(self.generation, time.time(), kind, key,
-                                       _changed_fields(before, record)))
+                                       _changed_fields(before, record), related))
         return changed
+
+    def _neighbours(self, key: str) -> tuple[str, ...]:
+        graph = self.state.graph
+        return tuple(islice(chain(graph.succ[key], graph.pred[key]), RELATED_LIMIT))
 
     def _note_invalid_values(self, record: Record, location: str | None) -> bool:
         """Track values kept as written that the API server would reject; True if changed."""
@@ -274,6 +284,13 @@ class GraphView:
                 record: Record = nodes[other]["record"]
                 if kind is None or record.kind == kind:
                     yield record
+
+    def adjacent_keys(self, key: str) -> Iterator[str]:
+        """Keys of every node one edge away from ``key``, in either direction."""
+        graph = self._state.graph
+        if key in graph:
+            yield from graph.succ[key]
+            yield from graph.pred[key]
 
     def matching(self, namespace: str, selector: LabelSelector) -> Iterator[Record]:
         """Pods and workload templates in ``namespace`` the selector matches, via the index."""
