@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from itertools import chain, islice
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
+from itertools import chain, islice
 from typing import Any
 
 from netsight.graph.building import GraphState, remove, upsert
