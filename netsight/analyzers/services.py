@@ -133,7 +133,10 @@ def inspect(
             suggestion="Add spec.ports, or make the Service headless.",
             evidence=[evidence(service, "spec.ports", [])],
         ))
-    if service.selector is not None:
+    pods_unreadable = view.unreadable(Kind.POD)
+    if pods_unreadable:
+        report.not_evaluated.append(f"pods: {pods_unreadable}")
+    if service.selector is not None and not pods_unreadable:
         for record in view.neighbors(service.key, Rel.SELECTS):
             if isinstance(record, PodRecord):
                 report.pods.append(record)
@@ -188,7 +191,11 @@ def _external_name(view: GraphView, report: ServiceReport) -> None:
     match = _IN_CLUSTER_NAME.match(target.rstrip(".").lower())
     if match:
         name, namespace = match.group(1), match.group(2)
-        if not view.exists(make_key(Kind.SERVICE, namespace, name)):
+        if view.source is Source.MANIFESTS and namespace not in view.namespaces():
+            report.not_evaluated.append(
+                f"spec.externalName: namespace {namespace} is not in the input, so whether "
+                f"Service {namespace}/{name} exists is unknown")
+        elif not view.exists(make_key(Kind.SERVICE, namespace, name)):
             findings.append(codes.EXTERNAL_NAME_TARGET_NOT_FOUND.finding(
                 ref(service),
                 f"externalName of {service.ref} points at Service {namespace}/{name}, "
@@ -327,9 +334,13 @@ def _check_named_port(
                 if any(p.name == name and p.protocol == port.protocol for p in t.ports)]
     if len(resolved) == len(targets):
         return
-    unresolved = [t for t in targets if t not in resolved]
+    # By identity: records compare field by field, and `in` a list would make this
+    # quadratic in the number of pods.
+    resolved_ids = {id(t) for t in resolved}
+    unresolved = [t for t in targets if id(t) not in resolved_ids]
     other_protocol = [t for t in unresolved if any(p.name == name for p in t.ports)]
-    missing = [t for t in unresolved if t not in other_protocol]
+    other_ids = {id(t) for t in other_protocol}
+    missing = [t for t in unresolved if id(t) not in other_ids]
     severity = Severity.WARNING if resolved else Severity.CRITICAL
     reach = "any" if not resolved else f"{len(unresolved)} of {len(targets)}"
     if other_protocol:
@@ -448,6 +459,10 @@ def _ports_path(record: PodRecord | WorkloadRecord) -> str:
 
 def _endpoints(view: GraphView, report: ServiceReport, ports: Sequence[int]) -> None:
     service = report.service
+    slices_unreadable = view.unreadable(Kind.ENDPOINT_SLICE)
+    if slices_unreadable:
+        report.not_evaluated.append(f"endpoints: {slices_unreadable}")
+        return
     slices = sorted(
         (r for r in view.neighbors(service.key, Rel.BELONGS_TO, incoming=True,
                                    kind=Kind.ENDPOINT_SLICE)),
@@ -528,7 +543,8 @@ def _count(source: str, groups: Sequence[EndpointGroup]) -> EndpointCounts:
             if identity is None:
                 continue
             # EndpointConditions: an unset serving reads like ready.
-            serving = endpoint.is_ready if endpoint.serving is None else endpoint.serving
+            # EndpointConditions: an unset serving is read as true (as kube-proxy does).
+            serving = endpoint.serving is not False
             was = states.get(identity, (False, False, False))
             states[identity] = (was[0] or endpoint.is_ready,
                                 was[1] or bool(endpoint.terminating), was[2] or serving)

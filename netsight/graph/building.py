@@ -23,7 +23,7 @@ from typing import TypeVar
 
 import networkx as nx
 
-from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel, make_key
+from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel, is_cluster_scoped, make_key
 from netsight.graph.records import (
     EndpointSliceRecord,
     EndpointsRecord,
@@ -36,6 +36,7 @@ from netsight.graph.records import (
 from netsight.graph.selectors import LabelSelector, Operator, selector_from_map
 
 Edge = tuple[str, str, Rel]
+_SMALL = 8  # referenced_by entries longer than this become sets
 K = TypeVar("K")
 
 _SELECTOR_RELS = frozenset({Rel.SELECTS, Rel.APPLIES_TO})
@@ -86,7 +87,9 @@ def record_references(record: Record) -> tuple[Edge, ...]:
             )
     if record.owner is not None:
         owner_kind, owner_name = record.owner
-        refs.append((record.key, make_key(owner_kind, ns, owner_name), Rel.OWNED_BY))
+        # A cluster-scoped owner (the Node of a mirror pod) has no namespace.
+        owner_ns = "" if is_cluster_scoped(owner_kind) else ns
+        refs.append((record.key, make_key(owner_kind, owner_ns, owner_name), Rel.OWNED_BY))
     # dict.fromkeys: de-duplicate, keep order (two paths to one Service are one edge).
     return tuple(dict.fromkeys(refs))
 
@@ -109,9 +112,10 @@ class GraphState:
     # source key -> the references it declares
     references: dict[str, tuple[Edge, ...]] = field(default_factory=dict)
     # key -> references that name it, from other objects (pending until it exists)
-    # A list, not a set: most keys are named once (a pod by its slice), and a one-item
-    # list costs a third of a set. Entries are unique.
-    referenced_by: dict[str, list[Edge]] = field(default_factory=dict)
+    # A list while small, a set once large: most keys are named once (a pod by its slice)
+    # and a one-item list costs a third of a set, but a ReplicaSet is named by each of its
+    # pods and a list would make adding or removing one O(siblings). Entries are unique.
+    referenced_by: dict[str, list[Edge] | set[Edge]] = field(default_factory=dict)
 
     def record(self, key: str) -> Record | None:
         node = self.graph.nodes.get(key)
@@ -187,8 +191,11 @@ def upsert(state: GraphState, record: Record) -> None:
     if old == record:
         return
     state.graph.nodes[key]["record"] = record
-    _unlink_references(state, key)
-    _link_references(state, record)
+    if record_references(old) != record_references(record):
+        # Most updates (pod status) keep their references: relinking them would cost
+        # O(siblings) per update under a big owner.
+        _unlink_references(state, key)
+        _link_references(state, record)
     old_selector, new_selector = record_selector(old), record_selector(record)
     if old_selector != new_selector:
         _drop_selector(state, old)
@@ -250,9 +257,16 @@ def _link_references(state: GraphState, record: Record) -> None:
     state.references[key] = refs
     for source, target, rel in refs:
         other = target if source == key else source
-        pending = state.referenced_by.setdefault(other, [])
-        if (source, target, rel) not in pending:
-            pending.append((source, target, rel))
+        pending = state.referenced_by.get(other)
+        edge = (source, target, rel)
+        if pending is None:
+            state.referenced_by[other] = [edge]
+        elif isinstance(pending, set):
+            pending.add(edge)
+        elif edge not in pending:
+            pending.append(edge)
+            if len(pending) > _SMALL:
+                state.referenced_by[other] = set(pending)
         if other in graph:
             link(graph, source, target, rel)
 
@@ -264,8 +278,11 @@ def _unlink_references(state: GraphState, key: str) -> None:
         other = target if source == key else source
         pending = state.referenced_by.get(other)
         if pending is not None:
-            if (source, target, rel) in pending:
-                pending.remove((source, target, rel))
+            edge = (source, target, rel)
+            if isinstance(pending, set):
+                pending.discard(edge)
+            elif edge in pending:
+                pending.remove(edge)
             if not pending:
                 del state.referenced_by[other]
         unlink(graph, source, target, rel)

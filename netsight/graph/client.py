@@ -18,6 +18,7 @@ from netsight.graph.watching import Response
 # No total timeout: a watch legitimately stays open for minutes. The informers enforce an
 # inactivity timeout on the stream instead; connecting must still be quick.
 _TIMEOUT = aiohttp.ClientTimeout(total=None, connect=15, sock_connect=15)
+_READ_TIMEOUT = aiohttp.ClientTimeout(total=None, connect=15, sock_connect=15, sock_read=60)
 
 
 class KubeTransport:
@@ -44,9 +45,13 @@ class KubeTransport:
         return str(self.api.configuration.host)
 
     async def get(self, path: str, params: list[tuple[str, str]]) -> Response:
+        watch = any(key == "watch" for key, _ in params)
         response: Response = await self.api.call_api(
             path, "GET", query_params=params, _preload_content=False,
-            auth_settings=["BearerToken"], _request_timeout=_TIMEOUT,
+            auth_settings=["BearerToken"],
+            # A list or discovery answer must keep coming; a watch may be silent for a while
+            # and has the informer's inactivity timeout instead.
+            _request_timeout=_TIMEOUT if watch else _READ_TIMEOUT,
         )
         return response
 

@@ -75,6 +75,8 @@ _PRIMARY_GROUP: dict[str, str] = {
     "Gateway": "gateway.networking.k8s.io",
     "NetworkPolicy": "networking.k8s.io",
     "AuthorizationPolicy": "security.istio.io",
+    "HTTPRoute": "gateway.networking.k8s.io",  # also policy.linkerd.io
+    "GRPCRoute": "gateway.networking.k8s.io",
 }
 
 # Cluster-scoped kinds netsight knows of. For other kinds the manifest decides: an object

@@ -405,13 +405,17 @@ def _kept_annotations(raw: object) -> Mapping[str, str]:
 
 
 def _controller_owner(raw: object) -> tuple[str, str] | None:
+    """(kind id, name) of the controlling owner, or of the first owner if none controls."""
     if not isinstance(raw, list):
         return None
     owners = [o for o in raw if isinstance(o, dict) and o.get("kind") and o.get("name")]
-    for owner in owners:
-        if owner.get("controller"):
-            return (str(owner["kind"]), str(owner["name"]))
-    return (str(owners[0]["kind"]), str(owners[0]["name"])) if owners else None
+    chosen = next((o for o in owners if o.get("controller")), owners[0] if owners else None)
+    if chosen is None:
+        return None
+    # The kind as keys spell it: apps/v1 ReplicaSet -> ReplicaSet, an Istio Gateway owner
+    # -> Gateway.networking.istio.io.
+    kid = kind_id(str(chosen.get("apiVersion") or "v1"), str(chosen["kind"]))
+    return (_intern(kid), _intern(str(chosen["name"])))
 
 
 def _as_list(raw: object, path: str) -> list[Any]:

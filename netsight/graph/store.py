@@ -200,11 +200,13 @@ class GraphStore:
         """Delete every object of ``kind`` not in ``keep`` (a re-list's reconciliation)."""
         stale = [k for k in self.state.keys_of(kind) if keep is None or k not in keep]
         for key in stale:
+            related = self._neighbours(key)
             remove(self.state, key)
             self.problems.pop(key, None)
             self.problems.pop(f"{key}#invalid", None)
             self.generation += 1
-            self._record_change(Change(self.generation, time.time(), EventType.DELETED, key))
+            self._record_change(Change(self.generation, time.time(), EventType.DELETED, key,
+                                       related=related))
         return len(stale)
 
     def _record_change(self, change: Change) -> None:
@@ -309,6 +311,21 @@ class GraphView:
 
     def problems(self) -> list[IngestProblem]:
         return list(self._store.problems.values())
+
+    def unreadable(self, kind: str) -> str | None:
+        """Why objects of ``kind`` cannot be trusted to be complete, or None if they can.
+
+        A kind RBAC forbids, or one whose first list has not finished, is empty in the
+        graph without being empty in the cluster; analyzers must not read that as "none".
+        """
+        status = self._store.sync.get(kind)
+        if status is None:
+            return None  # manifests: what was given is all there is
+        if status.state is SyncState.FORBIDDEN:
+            return f"{kind}: listing is forbidden ({status.last_error})"
+        if status.synced_at is None:
+            return f"{kind}: not listed yet ({status.state.value})"
+        return None
 
     def staleness(self) -> dict[str, float]:
         """Kinds whose watch is down, with the seconds since it went down."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import logging
 import random
@@ -107,7 +108,8 @@ class Backoff:
     attempt: int = 0
 
     def next_delay(self, retry_after: float | None = None) -> float:
-        delay = random.uniform(0, min(self.cap, self.base * 2 ** self.attempt))
+        # The exponent is capped: 2.0 ** 1024 overflows, after hours of retries.
+        delay = random.uniform(0, min(self.cap, self.base * 2.0 ** min(self.attempt, 32)))
         self.attempt += 1
         return max(delay, retry_after or 0.0)
 
@@ -201,16 +203,22 @@ class Informer:
     async def run(self) -> None:
         resource_version: str | None = None
         status = self.status
+        gone_in_a_row = 0
         while not self.stopping:
             try:
                 if resource_version is None:
                     resource_version = self.resource_version = await self.list_and_reconcile()
                     self._up()
                 resource_version = await self.watch(resource_version)
+                gone_in_a_row = 0
             except Gone:
-                # 410 Gone: resourceVersion expired; re-list (and reconcile) at once.
+                # 410 Gone: resourceVersion expired; re-list (and reconcile) at once — but
+                # back off if it keeps happening, rather than re-list in a tight loop.
                 status.relists += 1
                 resource_version = None
+                gone_in_a_row += 1
+                if gone_in_a_row > 1:
+                    await asyncio.sleep(self.backoff.next_delay())
             except Forbidden as exc:
                 self._down(SyncState.FORBIDDEN, str(exc))
                 resource_version = None
@@ -223,6 +231,10 @@ class Informer:
             except (Transient, aiohttp.ClientError, TimeoutError, OSError,
                     orjson.JSONDecodeError) as exc:
                 self._down(SyncState.RETRYING, f"{type(exc).__name__}: {exc}")
+                # Resume from the last event applied, not from where the failed stream began:
+                # replaying applied events would flicker deleted objects back into the graph.
+                if resource_version is not None:
+                    resource_version = self.resource_version
                 await asyncio.sleep(self.backoff.next_delay(getattr(exc, "retry_after", None)))
 
     def _up(self) -> None:
@@ -259,7 +271,9 @@ class Informer:
             for item in page.get("items") or ():
                 # List items come without kind/apiVersion; the list knows them.
                 item["kind"], item["apiVersion"] = kind.kind, kind.api_version
-                store.apply(EventType.ADDED, item)
+                # From a cluster, a namespaced object always names its namespace; one without
+                # is cluster-scoped (a CRD's scope is not in netsight's static list).
+                store.apply(EventType.ADDED, item, default_namespace="")
                 meta = item.get("metadata") or {}
                 name = meta.get("name")
                 if isinstance(name, str):
@@ -279,7 +293,8 @@ class Informer:
         params = [("watch", "1"), ("resourceVersion", resource_version),
                   ("allowWatchBookmarks", "true"),
                   ("timeoutSeconds", str(random.randint(low, high)))]
-        response = await self.transport.get(self.kind.path, params)
+        async with asyncio.timeout(self.settings.inactivity_timeout):
+            response = await self.transport.get(self.kind.path, params)
         try:
             if response.status != 200:
                 _check(response, await response.read())
@@ -302,7 +317,7 @@ class Informer:
         if event_type in ("ADDED", "MODIFIED", "DELETED"):
             obj.setdefault("kind", self.kind.kind)
             obj.setdefault("apiVersion", self.kind.api_version)
-            self.store.apply(EventType(event_type), obj)
+            self.store.apply(EventType(event_type), obj, default_namespace="")
             self.status.events += 1
         return new_version
 
@@ -330,8 +345,8 @@ PROVIDER_GROUPS: dict[str, tuple[str, frozenset[str] | None]] = {
         "CiliumNetworkPolicy", "CiliumClusterwideNetworkPolicy", "CiliumCIDRGroup"})),
     "crd.projectcalico.org": ("calico", frozenset({
         "NetworkPolicy", "GlobalNetworkPolicy", "NetworkSet", "GlobalNetworkSet", "Tier"})),
-    "projectcalico.org": ("calico", frozenset({
-        "NetworkPolicy", "GlobalNetworkPolicy", "NetworkSet", "GlobalNetworkSet", "Tier"})),
+    # projectcalico.org (Calico's API server) serves the same objects as these CRDs: not
+    # watched twice.
     "policy.linkerd.io": ("linkerd", frozenset({
         "Server", "ServerAuthorization", "AuthorizationPolicy", "MeshTLSAuthentication",
         "NetworkAuthentication", "HTTPRoute"})),
@@ -465,7 +480,23 @@ class ClusterWatcher:
         informer = Informer(self.transport, self.store, kind, self.settings)
         informer.status.state, informer.status.down_since = SyncState.SYNCING, None
         task = asyncio.create_task(informer.run(), name=f"informer:{kind.kind_id}")
+        task.add_done_callback(functools.partial(self._finished, kind))
         self.informers[kind] = (informer, task)
+
+    def _finished(self, kind: WatchedKind, task: asyncio.Task[None]) -> None:
+        """An informer ended by itself (its kind is no longer served, or a bug): drop it,
+        so the next discovery can start it again, and drop the objects it vouched for."""
+        entry = self.informers.get(kind)
+        if entry is None or entry[1] is not task or task.cancelled():
+            return
+        del self.informers[kind]
+        error = task.exception()
+        if error is not None:
+            # A bug, not the API: keep the (now aging) objects and say they are stale.
+            log.error("informer %s failed", kind.kind_id, exc_info=error)
+            entry[0]._down(SyncState.RETRYING, f"informer failed: {error!r}")
+        else:
+            self.store.remove_kind(kind.kind_id)
 
     def _stop(self, kind: WatchedKind) -> None:
         entry = self.informers.pop(kind, None)

@@ -41,7 +41,6 @@ from netsight.sim.state import (
     Obj,
     Selection,
     SimState,
-    Watcher,
     parse_field_selector,
 )
 
@@ -285,20 +284,28 @@ class SimApiServer:
         except ValueError:
             raise ApiError(400, "BadRequest", "invalid timeoutSeconds") from None
         self.watch_log.append((request.url.path, params.get("resourceVersion")))
+        version = params.get("resourceVersion")
         try:
-            watcher = self.state.open_watch(rtype, selection, params.get("resourceVersion"))
+            self.state.check_watch_from(version)
         except ApiError as exc:
             if exc.code != 410 or self.config.gone_as_http:
                 raise
             line = orjson.dumps({"type": "ERROR", "object": exc.status()}) + b"\n"
             return StreamingResponse(_once(line), media_type=JSON)
-        return StreamingResponse(self._stream(watcher, rtype, bookmarks, timeout),
+        return StreamingResponse(self._stream(rtype, selection, version, bookmarks, timeout),
                                  media_type=JSON)
 
-    async def _stream(self, watcher: Watcher, rtype: ResourceType, bookmarks: bool,
-                      timeout: float) -> AsyncIterator[bytes]:
+    async def _stream(self, rtype: ResourceType, selection: Selection, version: str | None,
+                      bookmarks: bool, timeout: float) -> AsyncIterator[bytes]:
         state, loop = self.state, asyncio.get_running_loop()
         deadline = loop.time() + timeout
+        # Registered here, inside the stream, so the finally below always unregisters it:
+        # a client gone before the body starts must not leave a queue that grows forever.
+        try:
+            watcher = state.open_watch(rtype, selection, version)
+        except ApiError as exc:  # compacted between the check and now
+            yield orjson.dumps({"type": "ERROR", "object": exc.status()}) + b"\n"
+            return
         try:
             while (remaining := deadline - loop.time()) > 0:
                 if state.faults.stalled:

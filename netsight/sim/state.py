@@ -357,6 +357,20 @@ class SimState:
 
     # --- watches -------------------------------------------------------------------------
 
+    def check_watch_from(self, resource_version: str | None) -> None:
+        """Raise what open_watch would for this resourceVersion (400, 410), registering
+        nothing."""
+        if resource_version in (None, "", "0"):
+            return
+        try:
+            since = int(resource_version)
+        except ValueError:
+            raise ApiError(400, "BadRequest",
+                           f"invalid resourceVersion {resource_version!r}") from None
+        if since < self.compacted_rv:
+            raise ApiError(410, "Expired",
+                           f"too old resource version: {since} ({self.compacted_rv})")
+
     def open_watch(self, rtype: ResourceType, selection: Selection,
                    resource_version: str | None) -> Watcher:
         """Register a watcher, queueing what it must see first. Raises 410 when too old."""
@@ -400,7 +414,7 @@ class SimState:
 
     def expire_all_watches(self) -> int:
         """Fault: compact the log and tell every watcher 410 Gone, mid-stream."""
-        self.compacted_rv = self.rv + 1
+        self.compacted_rv = self.rv
         self.log.clear()
         line = orjson.dumps({"type": "ERROR", "object": status_object(
             410, "Expired", "too old resource version (compacted)")}) + b"\n"
@@ -412,7 +426,7 @@ class SimState:
 
     def compact(self) -> None:
         """Fault: drop the whole event log; resuming from any earlier version gets 410."""
-        self.compacted_rv = self.rv + 1
+        self.compacted_rv = self.rv
         self.log.clear()
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
+from netsight.analyzers.catalog import call_tool, to_json
 from netsight.graph.model import Kind
 from netsight.graph.store import SyncState
 from tests.watching.conftest import Cluster, eventually, namespace, pod
@@ -67,3 +69,37 @@ async def test_a_forbidden_kind_is_reported_and_the_rest_keeps_working(
     # RBAC granted later: the informer picks the kind up on its next try.
     state.faults.forbidden.clear()
     await eventually(lambda: cluster.store.sync[Kind.NETWORK_POLICY].state is SyncState.SYNCED)
+
+
+async def test_cluster_scoped_custom_objects_survive_a_relist(cluster: Cluster) -> None:
+    state = cluster.sim.state
+    mesh = crd("kuma.io", "Mesh", "meshes")
+    mesh["spec"]["scope"] = "Cluster"
+    state.apply([namespace("x"), mesh])
+    state.apply([{"apiVersion": "kuma.io/v1", "kind": "Mesh", "metadata": {"name": "default"},
+                  "spec": {"mtls": {"enabledBackend": "ca-1"}}}])
+    await cluster.watcher.start()
+    assert await cluster.watcher.wait_synced(5)
+    view = cluster.store.view()
+    await eventually(lambda: view.exists("Mesh/default"))
+    state.expire_all_watches()  # every informer re-lists and reconciles
+    await eventually(lambda: cluster.store.sync["Mesh"].relists >= 1)
+    await asyncio.sleep(0.2)
+    assert view.exists("Mesh/default")
+    assert not view.exists("Mesh/default/default")
+    assert [c.type.value for c in view.changes_since(0) if "Mesh/" in c.key] == ["ADDED"]
+
+
+async def test_services_are_not_judged_while_pods_cannot_be_read(cluster: Cluster) -> None:
+    state = cluster.sim.state
+    state.faults.forbidden.add("pods")
+    state.apply([namespace("x"), pod("a", app="web"),
+                 {"apiVersion": "v1", "kind": "Service",
+                  "metadata": {"name": "web", "namespace": "x"},
+                  "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}}])
+    await cluster.watcher.start()
+    assert await cluster.watcher.wait_synced(5)
+    answer = to_json(call_tool(cluster.store.view(), "diagnose_service",
+                               {"service": "x/web"}), detail=False)
+    assert answer["findings"] == [], "an unreadable kind is not an empty one"
+    assert any("forbidden" in note for note in answer["notEvaluated"])

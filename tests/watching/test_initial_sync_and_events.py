@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from netsight.graph.model import Kind, Rel
@@ -65,6 +67,7 @@ async def test_bookmarks_move_the_resume_point_forward(cluster: Cluster) -> None
     state.compact()  # anything older than now is gone
     state.close_all_watches()
     await eventually(lambda: sum(p.endswith("/pods") for p, _ in cluster.sim.api.watch_log) >= 2)
+    await asyncio.sleep(0.5)  # time for a 410, had the resume point been too old
     resumed = [rv for p, rv in cluster.sim.api.watch_log if p.endswith("/pods")][-1]
     assert resumed is not None
     assert int(resumed) >= latest, "the bookmark's resourceVersion was not used"

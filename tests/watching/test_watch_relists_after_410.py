@@ -60,10 +60,13 @@ async def test_410_when_resuming_relists(tmp_path: Path, gone_as_http: bool) -> 
             assert await watcher.wait_synced(5)
             sim.state.apply([pod("b")])
             await eventually(lambda: store.view().exists("Pod/x/b"))
-            sim.state.compact()  # the informer's last resourceVersion is now too old
+            # An outage: the watch ends and reconnects fail while a write happens and the
+            # log is compacted past it, so the informer's resourceVersion is too old.
+            sim.state.faults.fail(503, count=3, path_contains="/pods", watch_only=True)
             sim.state.close_all_watches()
-            await asyncio.sleep(0.1)
             sim.state.apply([pod("c")])
+            sim.state.compact()
+            await asyncio.sleep(0.1)
             await eventually(lambda: store.view().exists("Pod/x/c"))
             assert store.sync[Kind.POD].relists >= 1
         finally:
