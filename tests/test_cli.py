@@ -194,6 +194,8 @@ BAD_ARGS = [
     ("analyze_config", '{"min_severity": "high"}', "INVALID_INPUT", ["min_severity"]),
     ("analyze_config", '{"codes": ["XX1"]}', "INVALID_INPUT", ["codes", "XX1"]),
     ("analyze_config", '{"analyzers": ["dns"]}', "INVALID_INPUT", ["analyzers", "services"]),
+    ("analyze_config", '{"codes": []}', "INVALID_INPUT", ["codes"]),
+    ("analyze_config", '{"analyzers": []}', "INVALID_INPUT", ["analyzers"]),
     ("analyze_config", '{"namespace": "nowhere"}', "NOT_FOUND", ["nowhere"]),
     ("analyze_config", '{"cursor": 5}', "INVALID_INPUT", ["cursor"]),
     ("analyze_config", "[1, 2]", "INVALID_INPUT", ["--args", "object"]),

@@ -30,8 +30,10 @@ class Args(PagedArgs):
     min_severity: Literal["critical", "warning", "info"] = Field(
         default="info", description="Leave out findings less severe than this"
     )
-    codes: list[str] | None = Field(default=None, description="Only these finding codes")
-    analyzers: list[str] | None = Field(default=None, description="Only these analyzers")
+    codes: list[str] | None = Field(default=None, min_length=1,
+                                    description="Only these finding codes")
+    analyzers: list[str] | None = Field(default=None, min_length=1,
+                                        description="Only these analyzers")
 
 
 class Result(ToolResult):
@@ -45,7 +47,7 @@ class Result(ToolResult):
 def analyze(view: GraphView, args: Args) -> Result:
     require_namespace(view, args.namespace, tool=NAME)
     available = registry.by_name()
-    names = args.analyzers or list(available)
+    names = list(dict.fromkeys(args.analyzers or available))  # each analyzer runs once
     unknown = [n for n in names if n not in available]
     if unknown:
         raise ToolFailure(

@@ -16,7 +16,7 @@ from pydantic import Field
 from netsight.analyzers.arguments import Namespace, PagedArgs
 from netsight.analyzers.base import AnalyzerMetadata, metadata, require_namespace
 from netsight.analyzers.contracts import ErrorCode, Model, Page, ToolFailure, ToolResult
-from netsight.analyzers.paging import paginate, query_fingerprint
+from netsight.analyzers.paging import decode_cursor, encode_cursor, query_fingerprint
 from netsight.graph.model import parse_key
 from netsight.graph.store import GraphView
 
@@ -86,9 +86,17 @@ def analyze(view: GraphView, args: Args) -> Result:
         and (keys is None or c.key in keys or args.around in c.related)
         and (args.namespace is None or parse_key(c.key).namespace == args.namespace)
     ]
+    # The cursor holds a generation, not an offset: new changes arrive at the head of this
+    # newest-first list while a caller pages, and an offset would repeat items.
     fingerprint = query_fingerprint(NAME, args.around, args.namespace, args.minutes)
-    chunk, page = paginate(selected, limit=args.limit, cursor=args.cursor,
-                           fingerprint=fingerprint, tool=NAME)
+    if args.cursor is not None:
+        before = decode_cursor(args.cursor, fingerprint, tool=NAME)
+        selected = [c for c in selected if c.generation < before]
+    chunk = selected[:args.limit]
+    remaining = len(selected) - len(chunk)
+    page = Page(total=len(selected), returned=len(chunk), remaining=remaining,
+                next_cursor=encode_cursor(chunk[-1].generation, fingerprint)
+                if remaining else None)
     return Result(
         metadata=metadata(view, args.namespace),
         changes=[ChangeEntry(at=datetime.fromtimestamp(c.at, UTC), generation=c.generation,

@@ -36,6 +36,15 @@ async def test_a_relabelled_pod_shows_up_around_the_service_it_left(cluster: Clu
     assert [c["resource"] for c in in_ns["changes"]] == ["Pod/x/other", "Pod/x/w1"]
     assert in_ns["page"]["remaining"] > 0
 
+    # Paging holds still while changes keep arriving: page 2 continues page 1.
+    state.apply([pod("late", app="db")])
+    await eventually(lambda: view.exists("Pod/x/late"))
+    page2 = to_json(call_tool(view, "recent_changes", {"namespace": "x", "limit": 2,
+                                                       "cursor": in_ns["page"]["nextCursor"]}),
+                    detail=False)
+    first_two = {c["generation"] for c in in_ns["changes"]}
+    assert all(c["generation"] < min(first_two) for c in page2["changes"])
+
     with pytest.raises(ToolFailure, match="around"):
         call_tool(view, "recent_changes", {"around": "Service/x/nope"})
     with pytest.raises(ToolFailure, match="around"):
