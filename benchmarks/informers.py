@@ -1,0 +1,969 @@
+"""Informers against the simulated API server at 100k pods: sync, event latency, memory, lists.
+
+The simulator runs in a process of its own (``_sim``), so its CPU time and memory never mix
+with netsight's. The machine has 2 cores, though: while netsight parses, the simulator
+serializes, and whatever else runs on the box takes its share of the same two cores. Every
+measurement of netsight runs in a fresh process (``_worker``) against the one simulator.
+
+    .venv/bin/python benchmarks/informers.py sync      # (a) initial sync vs kubernetes-asyncio
+    .venv/bin/python benchmarks/informers.py profile   # (a) pyinstrument + tracemalloc, once
+    .venv/bin/python benchmarks/informers.py churn     # (b) event -> graph latency under churn
+    .venv/bin/python benchmarks/informers.py soak      # (c) RSS over 1M events
+    .venv/bin/python benchmarks/informers.py list      # (d) the simulator's list throughput
+
+Each takes 1.5-5 minutes. Figures go to ``benchmarks/out/informers-<command>.json`` (and
+profiles next to them), and a summary to stdout. Never part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import hashlib
+import json
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from array import array
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+
+OUT = Path(__file__).resolve().parent / "out"
+ROOT = Path(__file__).resolve().parent.parent
+Result = dict[str, Any]
+MiB = 1024 * 1024
+SNAPSHOT = OUT / "informers-code"
+CHILD_ENV = dict(os.environ)
+
+
+def snapshot_code() -> str:
+    """Copy netsight/ aside and run every process of this command from the copy, so edits
+    made to the working tree while the command runs cannot mix versions. Returns a hash."""
+    shutil.rmtree(SNAPSHOT, ignore_errors=True)
+    shutil.copytree(ROOT / "netsight", SNAPSHOT / "netsight",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    digest = hashlib.sha256()
+    for path in sorted((SNAPSHOT / "netsight").rglob("*.py")):
+        digest.update(path.relative_to(SNAPSHOT).as_posix().encode())
+        digest.update(path.read_bytes())
+    CHILD_ENV["PYTHONPATH"] = str(SNAPSHOT)
+    return digest.hexdigest()[:12]
+
+
+# --- /proc ------------------------------------------------------------------------------------
+
+
+def proc_status(field: str, pid: int | str = "self") -> int:
+    """VmRSS / VmHWM of a process, in bytes."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def cpu_seconds(pid: int | str = "self") -> float:
+    """User + system CPU time of a process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine() -> Result:
+    model = "unknown"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                            capture_output=True, text=True, check=False).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "netsight"], cwd=ROOT,
+                           capture_output=True, text=True, check=False).stdout.strip()
+    return {"cpus": os.cpu_count(), "cpu_model": model, "python": platform.python_version(),
+            "platform": platform.platform(), "load_average": os.getloadavg(),
+            "commit": commit + ("+dirty" if dirty else ""), "code_sha256": snapshot_code(),
+            "dirty_files": dirty.splitlines()}
+
+
+# --- the simulator process -------------------------------------------------------------------
+
+
+def fast_load(state: Any, objects: Any) -> int:
+    """Store generated objects as they are, each with the next resourceVersion.
+
+    ``SimState.apply`` deep-copies every object (40 s at 100k pods); the generator's objects
+    are fresh already. They share unchanging nested parts, which nothing mutates in place:
+    the simulator copies on every write.
+    """
+    from netsight.sim.state import object_key, storage_key
+
+    types: dict[tuple[str, str], Any] = {}
+    count = 0
+    for obj in objects:
+        ident = (obj["apiVersion"], obj["kind"])
+        rtype = types.get(ident)
+        if rtype is None:
+            rtype = types[ident] = state.registry.for_kind(*ident)
+        meta = obj["metadata"]
+        state.rv += 1
+        meta["resourceVersion"] = str(state.rv)
+        key = object_key(meta.get("namespace") if rtype.namespaced else None, meta["name"])
+        state.objects.setdefault(storage_key(rtype), {})[key] = obj
+        count += 1
+    # Nothing happened before now that a watch could miss: a watch from the current
+    # resourceVersion is valid, one from before it gets 410 Gone.
+    state.log.clear()
+    state.compacted_rv = state.rv
+    return count
+
+
+def bench_state() -> Any:
+    """A SimState whose deletes are cheap enough for thousands of writes a second.
+
+    ``SimState.delete`` deep-copies the object with ``copy.deepcopy`` (about 1 ms for a
+    generated pod); the DELETED event needs only its own top level and metadata, which is
+    all ``_commit`` writes to.
+    """
+    from netsight.sim.resources import CRD_TYPE
+    from netsight.sim.state import SimState, object_key, storage_key
+
+    class BenchState(SimState):
+        def delete(self, rtype: Any, namespace: str | None, name: str) -> Any:
+            if rtype == CRD_TYPE or (rtype.kind == "Namespace" and not rtype.group):
+                return super().delete(rtype, namespace, name)
+            current = self.get(rtype, namespace, name)
+            key = object_key(namespace, name)
+            del self.objects[storage_key(rtype)][key]
+            gone = {**current, "metadata": dict(current["metadata"])}
+            return self._commit(rtype, "DELETED", key, current, gone, store=False)
+
+    return BenchState()
+
+
+def batch_watch_streams(api: Any) -> bool:
+    """Make each watch stream send every queued event in one write.
+
+    ``SimApiServer._stream`` sends one event per write, through one ``asyncio.wait_for``
+    (a task on Python 3.11) per event: about 100 us an event, which holds the simulator
+    below 5,000 events/s on this machine. This does what the API server does: whatever is
+    queued goes out together. Returns False (and changes nothing) if ``_stream`` is not the
+    version this was written against.
+    """
+    import inspect
+
+    from netsight.sim.state import ApiError
+
+    expected = ["rtype", "selection", "version", "bookmarks", "timeout"]
+    if list(inspect.signature(api._stream).parameters) != expected:
+        return False
+    state = api.state
+
+    async def stream(rtype: Any, selection: Any, version: str | None, bookmarks: bool,
+                     timeout: float) -> Any:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        try:
+            watcher = state.open_watch(rtype, selection, version)
+        except ApiError as exc:
+            yield orjson.dumps({"type": "ERROR", "object": exc.status()}) + b"\n"
+            return
+        queue = watcher.queue
+        try:
+            while (remaining := deadline - loop.time()) > 0:
+                if state.faults.stalled:
+                    await asyncio.sleep(min(remaining, 0.02))
+                    continue
+                wait = min(remaining, api.config.bookmark_interval) if bookmarks else remaining
+                if queue.empty():
+                    try:
+                        async with asyncio.timeout(wait):
+                            first = await queue.get()
+                    except TimeoutError:
+                        if bookmarks:
+                            yield orjson.dumps({"type": "BOOKMARK", "object": {
+                                "kind": rtype.kind, "apiVersion": rtype.api_version,
+                                "metadata": {"resourceVersion": str(state.rv)}}}) + b"\n"
+                        continue
+                else:
+                    first = queue.get_nowait()
+                lines = [first]
+                while lines[-1] is not None and not queue.empty() and len(lines) < 512:
+                    lines.append(queue.get_nowait())
+                ended = lines[-1] is None
+                if ended:
+                    lines.pop()
+                if lines:
+                    yield b"".join(lines)
+                if ended:
+                    return
+        finally:
+            state.close_watch(watcher)
+
+    api._stream = stream
+    return True
+
+
+def sim_main(args: argparse.Namespace) -> None:
+    from netsight.sim.apiserver import SimConfig, SimServer
+    from netsight.sim.churn import ChurnController
+    from netsight.sim.synthetic import generate
+
+    async def serve() -> None:
+        started = time.perf_counter()
+        gc.disable()
+        cluster = generate(pods=args.pods, seed=args.seed,
+                           policies_per_namespace=args.policies_per_namespace or None)
+        generated = time.perf_counter() - started
+        server = SimServer(bench_state(), port=args.port,
+                           config=SimConfig(bookmark_interval=5.0))
+        count = fast_load(server.state, cluster.objects())
+        counts = cluster.counts()
+        del cluster
+        # The collector stays off in the simulator: its objects are acyclic JSON, and with
+        # the 50,000-event watch log alive every full collection rescans millions of them,
+        # which cost 40% of its time under churn. Its memory is not what is measured.
+        batched = batch_watch_streams(server.api) if args.batch_watch else False
+        controller = ChurnController(server.state)
+        server.api.app.router.routes.extend(controller.routes())
+        await server.start()
+        server.write_kubeconfig(Path(args.kubeconfig))
+        print(json.dumps({"url": server.url, "pid": os.getpid(), "objects": count,
+                          "counts": counts, "generate_s": round(generated, 2),
+                          "load_s": round(time.perf_counter() - started, 2),
+                          "batched_watch_streams": batched,
+                          "rss_bytes": proc_status("VmRSS")}), flush=True)
+        await asyncio.Event().wait()
+
+    asyncio.run(serve())
+
+
+class Sim:
+    """The simulator subprocess, loaded and listening."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        OUT.mkdir(exist_ok=True)
+        self.kubeconfig = OUT / "informers-kubeconfig"
+        command = [sys.executable, __file__, "_sim", "--pods", str(args.pods),
+                   "--seed", str(args.seed), "--policies-per-namespace",
+                   str(args.policies_per_namespace), "--kubeconfig", str(self.kubeconfig)]
+        if not getattr(args, "batch_watch", True):
+            command.append("--no-batch-watch")
+        print(f"starting the simulator: {args.pods} pods ...", file=sys.stderr, flush=True)
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                                        env=CHILD_ENV)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line:
+            self.process.wait()
+            sys.exit("the simulator did not start")
+        self.info: Result = json.loads(line)
+        self.url: str = self.info["url"]
+        self.pid: int = self.info["pid"]
+        print(f"simulator ready: {self.info['objects']} objects, loaded in "
+              f"{self.info['load_s']} s, {self.info['rss_bytes'] / MiB:.0f} MiB",
+              file=sys.stderr, flush=True)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+@contextmanager
+def simulator(args: argparse.Namespace) -> Iterator[Sim]:
+    sim = Sim(args)
+    try:
+        yield sim
+    finally:
+        sim.stop()
+
+
+def spawn(sim: Sim, variant: str, **options: Any) -> Result:
+    """One measurement in a fresh netsight process; its result is its last stdout line."""
+    command = [sys.executable, __file__, "_worker", "--variant", variant,
+               "--kubeconfig", str(sim.kubeconfig), "--sim-pid", str(sim.pid),
+               "--options", json.dumps(options)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT,
+                          env=CHILD_ENV)
+    if done.returncode != 0:
+        sys.exit(f"{variant} failed:\n{done.stderr[-5000:]}")
+    result: Result = json.loads(done.stdout.strip().splitlines()[-1])
+    result["load_average_after"] = os.getloadavg()
+    return result
+
+
+# --- (a) initial sync -------------------------------------------------------------------------
+
+
+async def sync_netsight(kubeconfig: str, sim_pid: int, *, profile: str | None = None,
+                        trace: bool = False) -> Result:
+    """From connecting to ``wait_synced()`` returning, as ``netsight serve`` starts."""
+    from netsight.graph.client import KubeTransport
+    from netsight.graph.model import Kind
+    from netsight.graph.store import GraphStore, Source
+    from netsight.graph.watching import ClusterWatcher
+
+    profiler = None
+    if profile:
+        from pyinstrument import Profiler
+        profiler = Profiler(interval=0.001)
+    if trace:
+        import tracemalloc
+        tracemalloc.start()
+    gc.collect()
+    rss0, sim_cpu0, cpu0 = proc_status("VmRSS"), cpu_seconds(sim_pid), time.process_time()
+    if profiler is not None:
+        profiler.start()
+    started = time.perf_counter()
+    transport = await KubeTransport.connect(kubeconfig)
+    store = GraphStore(source=Source.CLUSTER, cluster_name="sim")
+    watcher = ClusterWatcher(transport, store)
+    await watcher.start()
+    synced = await watcher.wait_synced(600)
+    wall = time.perf_counter() - started
+    if profiler is not None:
+        profiler.stop()
+    result: Result = {
+        "synced": synced, "wall_s": wall, "cpu_s": time.process_time() - cpu0,
+        "sim_cpu_s": cpu_seconds(sim_pid) - sim_cpu0,
+        "rss_growth_bytes": proc_status("VmRSS") - rss0,
+        "rss_peak_growth_bytes": proc_status("VmHWM") - rss0,
+        "rss_bytes": proc_status("VmRSS"),
+        "pods": store.view().count(Kind.POD), "nodes": store.view().node_count,
+        "edges": store.view().edge_count,
+        "relists": sum(s.relists for s in store.sync.values()),
+        "problems": len(store.view().problems()),
+        "by_kind": {kind: store.view().count(kind) for kind in store.view().kinds()},
+    }
+    if profiler is not None and profile:
+        result["profile"] = profile_summary(profiler, Path(profile))
+    if trace:
+        result["memory"] = memory_breakdown(result["pods"])
+    await watcher.stop()
+    await transport.close()
+    return result
+
+
+async def sync_pods_netsight(kubeconfig: str) -> Result:
+    """Only the Pod informer's list, into an empty graph: the part the baseline also does."""
+    from netsight.graph.client import KubeTransport
+    from netsight.graph.store import GraphStore, Source
+    from netsight.graph.watching import Informer, WatchedKind
+
+    transport = await KubeTransport.connect(kubeconfig)
+    store = GraphStore(source=Source.CLUSTER)
+    informer = Informer(transport, store, WatchedKind("", "v1", "Pod", "pods", True))
+    gc.collect()
+    rss0, cpu0 = proc_status("VmRSS"), time.process_time()
+    gc.disable()  # as ClusterWatcher.wait_synced does
+    started = time.perf_counter()
+    await informer.list_and_reconcile()
+    wall = time.perf_counter() - started
+    gc.freeze()
+    gc.enable()
+    result = {"wall_s": wall, "cpu_s": time.process_time() - cpu0,
+              "rss_growth_bytes": proc_status("VmRSS") - rss0,
+              "pods": store.view().count("Pod")}
+    await transport.close()
+    return result
+
+
+async def sync_pods_baseline(kubeconfig: str, limit_pods: int | None) -> Result:
+    """kubernetes-asyncio's generated models: list_pod_for_all_namespaces, 500 a page,
+    keeping every V1Pod (as a client-side cache of them would)."""
+    from kubernetes_asyncio import client, config
+
+    configuration = client.Configuration()
+    await config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)
+    api = client.ApiClient(configuration)
+    core = client.CoreV1Api(api)
+    pods: list[Any] = []
+    gc.collect()
+    rss0, cpu0 = proc_status("VmRSS"), time.process_time()
+    gc.disable()  # the same treatment as netsight's sync
+    started = time.perf_counter()
+    cont: str | None = None
+    while True:
+        kwargs: dict[str, Any] = {"limit": 500}
+        if cont:
+            kwargs["_continue"] = cont
+        page = await core.list_pod_for_all_namespaces(**kwargs)
+        pods.extend(page.items)
+        cont = page.metadata._continue
+        if not cont or (limit_pods and len(pods) >= limit_pods):
+            break
+    wall = time.perf_counter() - started
+    gc.freeze()
+    gc.enable()
+    result = {"wall_s": wall, "cpu_s": time.process_time() - cpu0,
+              "rss_growth_bytes": proc_status("VmRSS") - rss0, "pods": len(pods)}
+    await api.close()
+    return result
+
+
+def profile_summary(profiler: Any, stem: Path) -> Result:
+    stem.with_suffix(".txt").write_text(
+        profiler.output_text(unicode=False, color=False, show_all=False))
+    stem.with_suffix(".html").write_text(profiler.output_html())
+    session = profiler.last_session
+    root = session.root_frame()
+    self_time: dict[str, float] = defaultdict(float)
+    inclusive: dict[str, float] = defaultdict(float)
+
+    def walk(frame: Any, on_stack: frozenset[str]) -> None:
+        label = f"{frame.function} ({frame.file_path_short}:{frame.line_no})"
+        if not frame.is_synthetic:
+            self_time[label] += frame.total_self_time
+            if label not in on_stack:
+                inclusive[label] += frame.time
+            on_stack = on_stack | {label}
+        for child in frame.children:
+            walk(child, on_stack)
+
+    walk(root, frozenset())
+
+    def top(table: dict[str, float], n: int = 25) -> list[tuple[str, float]]:
+        return sorted(((k, round(v, 3)) for k, v in table.items()), key=lambda kv: -kv[1])[:n]
+
+    return {"duration_s": session.duration, "top_self": top(self_time),
+            "top_inclusive_netsight": top({k: v for k, v in inclusive.items()
+                                           if "netsight/" in k})}
+
+
+COMPONENTS = (  # allocation site (file path part) -> what the bytes are
+    ("networkx/", "networkx: adjacency and node/edge attribute dicts"),
+    ("netsight/graph/building.py", "building.py: indexes and reference bookkeeping"),
+    ("netsight/graph/records.py", "records.py: the records and their tuples"),
+    ("netsight/graph/selectors.py", "selectors.py: label maps and selectors"),
+    ("netsight/graph/model.py", "model.py: node keys"),
+    ("netsight/graph/watching.py", "watching.py: parsed JSON the records keep"),
+    ("netsight/graph/store.py", "store.py: change ring, problems"),
+)
+
+
+def memory_breakdown(pods: int) -> Result:
+    """Traced bytes still allocated after the sync, by component, and per pod."""
+    import tracemalloc
+
+    snapshot = tracemalloc.take_snapshot()
+    tracemalloc.stop()
+    by_component: Counter[str] = Counter()
+    by_line: Counter[str] = Counter()
+    for stat in snapshot.statistics("lineno"):
+        frame = stat.traceback[0]
+        name = next((label for part, label in COMPONENTS if part in frame.filename), "other")
+        by_component[name] += stat.size
+        by_line[f"{frame.filename.rpartition('site-packages/')[2]}:{frame.lineno}"] += stat.size
+    total = sum(by_component.values())
+    return {
+        "traced_bytes": total, "bytes_per_pod": total / pods,
+        "components": [(name, size, round(size / pods)) for name, size in
+                       by_component.most_common()],
+        "top_lines": by_line.most_common(15),
+    }
+
+
+# --- (b) and (c): churn -----------------------------------------------------------------------
+
+
+async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: float,
+                    seed: int, sample_every: float = 1.0, window: float = 10.0,
+                    profile_stem: str | None = None, freeze_every: float = 0.0) -> Result:
+    """Sync, then churn the simulator at ``rate`` writes/s; every watched event's latency
+    from the simulator's write (wall time just before it) to ``GraphStore.apply`` returning
+    here, and this process's RSS every ``sample_every`` seconds."""
+    from netsight.graph.client import KubeTransport
+    from netsight.graph.store import GraphStore, Source
+    from netsight.graph.watching import ClusterWatcher
+
+    capacity = int(rate * duration * 1.05) + 10_000
+    # Allocated (and touched) before the RSS baseline: when each write was applied here, how
+    # long apply() took, and the event's kind and type.
+    applied = array("d", [0.0]) * capacity
+    apply_s = array("f", [0.0]) * capacity
+    what = array("b", [0]) * capacity
+    codes: dict[tuple[str, str], int] = {}
+    transport = await KubeTransport.connect(kubeconfig)
+    store = GraphStore(source=Source.CLUSTER, cluster_name="sim")
+    watcher = ClusterWatcher(transport, store)
+    await watcher.start()
+    sync_started = time.perf_counter()
+    assert await watcher.wait_synced(600)
+    sync_s = time.perf_counter() - sync_started
+
+    async with aiohttp.ClientSession(base_url=_sim_url(kubeconfig)) as http:
+        state = await (await http.get("/sim/state")).json()
+        base_rv = int(state["resourceVersion"]) + 1
+        original_apply = store.apply
+
+        arrived = [0]
+
+        def timed_apply(event: Any, raw: Any, **kwargs: Any) -> bool:
+            began = time.perf_counter()
+            changed = original_apply(event, raw, **kwargs)
+            took = time.perf_counter() - began
+            index = int(raw["metadata"]["resourceVersion"]) - base_rv
+            if 0 <= index < capacity:
+                applied[index] = time.time()
+                apply_s[index] = took
+                what[index] = codes.setdefault((str(raw.get("kind")), str(event)), len(codes))
+                arrived[0] += 1
+            return changed
+
+        freezer = None
+        if freeze_every:
+            async def freeze() -> None:
+                while True:
+                    await asyncio.sleep(freeze_every)
+                    gc.freeze()
+
+            freezer = asyncio.create_task(freeze())
+
+        store.apply = timed_apply  # type: ignore[method-assign]
+        await asyncio.sleep(2)  # let the watches settle after the sync
+        gc_pauses: list[tuple[int, float]] = []  # (generation, seconds)
+        gc_start = [0.0]
+
+        def on_gc(phase: str, info: dict[str, int]) -> None:
+            if phase == "start":
+                gc_start[0] = time.perf_counter()
+            else:
+                gc_pauses.append((info["generation"], time.perf_counter() - gc_start[0]))
+
+        gc.callbacks.append(on_gc)
+        samples: list[tuple[float, int, int, int]] = []
+        rss_start = proc_status("VmRSS")
+        cpu0, sim_cpu0 = time.process_time(), cpu_seconds(sim_pid)
+        profiler = None
+        if profile_stem:
+            from pyinstrument import Profiler
+            profiler = Profiler(interval=0.001, async_mode="disabled")
+            profiler.start()
+        response = await http.post("/sim/churn", json={
+            "rate": rate, "duration": duration, "seed": seed, "record": True,
+            "scaleWorkloads": False})
+        assert response.status == 202, await response.text()
+        churn_started = time.time()
+        status: Result = {}
+        while True:
+            await asyncio.sleep(sample_every)
+            received = sum(s.events for s in store.sync.values())
+            samples.append((round(time.time() - churn_started, 2), proc_status("VmRSS"),
+                            received, proc_status("VmRSS", sim_pid)))
+            status = await (await http.get("/sim/churn")).json()
+            if not status["running"]:
+                break
+        churn_cpu, sim_cpu = time.process_time() - cpu0, cpu_seconds(sim_pid) - sim_cpu0
+        profile: Result | None = None
+        if profiler is not None and profile_stem:
+            profiler.stop()
+            profile = profile_summary(profiler, Path(profile_stem))
+        churn_ended = time.time()
+        arrived_at_end = arrived[0]
+        log = await (await http.get("/sim/churn/log")).json()
+        # Drain: wait until every write has arrived (each kind has a stream of its own, so
+        # the last write is not the last to arrive), or 60 s pass.
+        deadline = time.time() + 60
+        while arrived[0] < len(log["rv"]) and time.time() < deadline:
+            await asyncio.sleep(0.05)
+        gc.callbacks.remove(on_gc)
+        rss_end = proc_status("VmRSS")
+        gc.collect()
+        rss_after_collect = proc_status("VmRSS")
+    if freezer is not None:
+        freezer.cancel()
+    latencies = array("d")
+    windows: dict[int, list[float]] = defaultdict(list)
+    by_what: dict[int, list[float]] = defaultdict(list)
+    service: dict[int, list[float]] = defaultdict(list)
+    missing = 0
+    for rv, at in zip(log["rv"], log["at"], strict=True):
+        index = rv - base_rv
+        done = applied[index] if 0 <= index < capacity else 0.0
+        if done == 0.0:
+            missing += 1
+            continue
+        latencies.append(done - at)
+        windows[int((at - log["at"][0]) // window)].append(done - at)
+        by_what[what[index]].append(done - at)
+        service[what[index]].append(apply_s[index])
+    names = {code: f"{kind} {event}" for (kind, event), code in codes.items()}
+    last_applied = max(applied) if len(applied) else 0.0
+    await watcher.stop()
+    await transport.close()
+    sorted_latencies = sorted(latencies)
+    received = len(sorted_latencies)
+    return {
+        "sync_s": sync_s, "rate_target": rate, "duration_s": status.get("elapsed"),
+        "writes": status.get("writes"), "writes_by_kind": status.get("writesByKind"),
+        "mutations": status.get("mutations"), "sim_rate": status.get("rate"),
+        "sim_max_behind_s": status.get("maxBehind"),
+        "received": received, "missing": missing,
+        "received_per_s": received / status["elapsed"] if status.get("elapsed") else 0,
+        "drain_s": max(0.0, last_applied - churn_ended),
+        "backlog_at_end": len(log["rv"]) - arrived_at_end,
+        "latency_ms": percentiles(sorted_latencies),
+        "latency_ms_by_event": {names[c]: percentiles(sorted(v)) for c, v in by_what.items()},
+        "apply_ms_by_event": {names[c]: percentiles(sorted(v)) for c, v in service.items()},
+        "apply_s_total": sum(sum(v) for v in service.values()),
+        "latency_ms_by_window": {
+            f"{w * window:.0f}-{(w + 1) * window:.0f}s": percentiles(sorted(v))
+            for w, v in sorted(windows.items())},
+        "cpu_s": churn_cpu, "sim_cpu_s": sim_cpu,
+        "gc": {f"gen{g}": {"count": len(ps), "max_ms": round(1000 * max(ps), 2),
+                           "total_s": round(sum(ps), 3)}
+               for g in (0, 1, 2) if (ps := [d for gen, d in gc_pauses if gen == g])},
+        "rss_start_bytes": rss_start, "rss_end_bytes": rss_end,
+        "rss_after_collect_bytes": rss_after_collect,
+        "rss_samples": samples,  # (seconds into churn, RSS, events received, sim RSS)
+        "graph": {"nodes": store.view().node_count, "edges": store.view().edge_count},
+        "relists": {k: s.relists for k, s in store.sync.items() if s.relists},
+        "errors": {k: s.last_error for k, s in store.sync.items() if s.last_error},
+        "profile": profile,
+    }
+
+
+def percentiles(values: list[float]) -> Result:
+    if not values:
+        return {}
+
+    def at(q: float) -> float:
+        return round(1000 * values[min(len(values) - 1, int(q * len(values)))], 3)
+
+    return {"n": len(values), "p50": at(0.5), "p90": at(0.9), "p99": at(0.99),
+            "p999": at(0.999), "max": round(1000 * values[-1], 3)}
+
+
+def _sim_url(kubeconfig: str) -> str:
+    import yaml
+
+    config = yaml.safe_load(Path(kubeconfig).read_text())
+    return str(config["clusters"][0]["cluster"]["server"])
+
+
+# --- (d) the simulator's list throughput ------------------------------------------------------
+
+
+async def list_throughput(kubeconfig: str, sim_pid: int, *, limit: int, parse: bool,
+                          pods: int) -> Result:
+    """Every pod, ``limit`` a page, read as bytes (and parsed with orjson, if asked)."""
+    objects = size = 0
+    parse_s = 0.0
+    sim_cpu0 = cpu_seconds(sim_pid)
+    gc.disable()
+    async with aiohttp.ClientSession(base_url=_sim_url(kubeconfig)) as http:
+        started = time.perf_counter()
+        cont: str | None = None
+        while True:
+            params = {"limit": str(limit)} if limit else {}
+            if cont:
+                params["continue"] = cont
+            async with http.get("/api/v1/pods", params=params) as response:
+                body = await response.read()
+            size += len(body)
+            t = time.perf_counter()
+            page = orjson.loads(body) if parse else None
+            parse_s += time.perf_counter() - t
+            if page is None:  # the continue token, from the metadata at the start
+                head = body[:1000]
+                marker = head.find(b'"continue":"')
+                cont = head[marker + 12:head.index(b'"', marker + 12)].decode() if (
+                    marker >= 0) else None
+            else:
+                objects += len(page["items"])
+                cont = page["metadata"].get("continue")
+            if not cont:
+                break
+        wall = time.perf_counter() - started
+    gc.enable()
+    objects = objects or pods
+    return {"limit": limit, "parse": parse, "objects": objects, "bytes": size, "wall_s": wall,
+            "objects_per_s": objects / wall, "mb_per_s": size / wall / 1e6,
+            "parse_s": parse_s, "sim_cpu_s": cpu_seconds(sim_pid) - sim_cpu0}
+
+
+# --- the worker -------------------------------------------------------------------------------
+
+
+def worker_main(args: argparse.Namespace) -> None:
+    options = json.loads(args.options)
+    kubeconfig, sim_pid = args.kubeconfig, args.sim_pid
+    variant = args.variant
+    result: Result
+    if variant == "netsight":
+        result = asyncio.run(sync_netsight(kubeconfig, sim_pid))
+    elif variant == "profile":
+        result = asyncio.run(sync_netsight(kubeconfig, sim_pid, profile=options["stem"]))
+    elif variant == "tracemalloc":
+        result = asyncio.run(sync_netsight(kubeconfig, sim_pid, trace=True))
+    elif variant == "pods-netsight":
+        result = asyncio.run(sync_pods_netsight(kubeconfig))
+    elif variant == "pods-baseline":
+        result = asyncio.run(sync_pods_baseline(kubeconfig, options.get("limit_pods")))
+    elif variant == "churn":
+        result = asyncio.run(churn_run(kubeconfig, sim_pid, rate=options["rate"],
+                                       duration=options["duration"], seed=options["seed"],
+                                       profile_stem=options.get("profile"),
+                                       freeze_every=options.get("freeze_every", 0.0)))
+    elif variant == "list":
+        result = asyncio.run(list_throughput(kubeconfig, sim_pid, limit=options["limit"],
+                                             parse=options["parse"], pods=options["pods"]))
+    else:
+        raise SystemExit(f"unknown variant {variant}")
+    import netsight
+
+    result["netsight_from"] = str(Path(netsight.__file__).parent)
+    print(json.dumps(result))
+
+
+# --- the commands -----------------------------------------------------------------------------
+
+
+def median(runs: list[Result], key: str) -> float:
+    return statistics.median(r[key] for r in runs)
+
+
+def save(name: str, data: Result) -> None:
+    path = OUT / f"informers-{name}.json"
+    path.write_text(json.dumps(data, indent=1))
+    print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)
+
+
+def command_sync(args: argparse.Namespace) -> None:
+    info = machine()
+    with simulator(args) as sim:
+        runs: dict[str, list[Result]] = defaultdict(list)
+        for i in range(args.runs):
+            for variant in ("netsight", "pods-netsight"):
+                result = spawn(sim, variant)
+                runs[variant].append(result)
+                print(f"run {i + 1} {variant}: {result['wall_s']:.2f} s, RSS +"
+                      f"{result['rss_growth_bytes'] / MiB:.0f} MiB", file=sys.stderr)
+        for i in range(args.baseline_runs):
+            result = spawn(sim, "pods-baseline", limit_pods=args.baseline_pods)
+            runs["pods-baseline"].append(result)
+            print(f"run {i + 1} pods-baseline: {result['wall_s']:.2f} s for {result['pods']} "
+                  f"pods, RSS +{result['rss_growth_bytes'] / MiB:.0f} MiB", file=sys.stderr)
+    pods = runs["netsight"][0]["pods"]
+    summary: Result = {}
+    for variant, results in runs.items():
+        n = statistics.median(r["pods"] for r in results)
+        wall = median(results, "wall_s")
+        summary[variant] = {
+            "runs": len(results), "pods": n, "wall_s": round(wall, 2),
+            "us_per_pod": round(wall / n * 1e6, 1),
+            "cpu_s": round(median(results, "cpu_s"), 2),
+            "rss_growth_mib": round(median(results, "rss_growth_bytes") / MiB, 1),
+            "rss_growth_bytes_per_pod": round(median(results, "rss_growth_bytes") / n),
+        }
+    full = summary["netsight"]
+    full["sim_cpu_s"] = round(median(runs["netsight"], "sim_cpu_s"), 2)
+    full["rss_mib"] = round(median(runs["netsight"], "rss_bytes") / MiB, 1)
+    full["rss_peak_growth_mib"] = round(
+        median(runs["netsight"], "rss_peak_growth_bytes") / MiB, 1)
+    ours, theirs = summary["pods-netsight"], summary["pods-baseline"]
+    summary["ratio_baseline_over_netsight"] = {
+        "time_per_pod": round(theirs["us_per_pod"] / ours["us_per_pod"], 1),
+        "rss_per_pod": round(theirs["rss_growth_bytes_per_pod"]
+                             / ours["rss_growth_bytes_per_pod"], 1),
+    }
+    save("sync", {"machine": info, "sim": sim.info, "pods": pods, "summary": summary,
+                  "runs": runs})
+    print(json.dumps(summary, indent=1))
+
+
+def command_profile(args: argparse.Namespace) -> None:
+    info = machine()
+    with simulator(args) as sim:
+        profile = spawn(sim, "profile", stem=str(OUT / "informers-profile-sync"))
+        traced = spawn(sim, "tracemalloc")
+    save("profile", {"machine": info, "sim": sim.info, "profile": profile, "tracemalloc": traced})
+    print(json.dumps({"profile_wall_s": profile["wall_s"],
+                      "top_inclusive_netsight": profile["profile"]["top_inclusive_netsight"],
+                      "top_self": profile["profile"]["top_self"][:15],
+                      "memory": traced["memory"]}, indent=1))
+
+
+def command_churn(args: argparse.Namespace, *, name: str | None = None) -> None:
+    name = name or args.name
+    info = machine()
+    by_rate: dict[float, list[Result]] = defaultdict(list)
+    rates = args.rates or [args.rate]
+    with simulator(args) as sim:
+        for rate in rates:
+            for i in range(args.runs):
+                first = not by_rate
+                result = spawn(sim, "churn", rate=rate, duration=args.duration,
+                               seed=args.churn_seed + len(by_rate[rate]),
+                               profile=str(OUT / f"informers-profile-{name}") if (
+                                   args.profile and first) else None,
+                               freeze_every=args.freeze_every)
+                by_rate[rate].append(result)
+                lat = result["latency_ms"]
+                print(f"{rate:.0f}/s run {i + 1}: {result['received_per_s']:.0f} events/s "
+                      f"received, p50 {lat.get('p50')} ms, p99 {lat.get('p99')} ms, max "
+                      f"{lat.get('max')} ms, backlog at end {result['backlog_at_end']}, "
+                      f"missing {result['missing']}, RSS {result['rss_start_bytes'] / MiB:.0f}"
+                      f" -> {result['rss_end_bytes'] / MiB:.0f} MiB", file=sys.stderr)
+    keys = ("p50", "p90", "p99", "p999", "max")
+    summary: Result = {}
+    for rate, runs in by_rate.items():
+        summary[f"{rate:.0f}/s"] = {
+            "runs": len(runs), "rate_target": rate, "duration_s": args.duration,
+            "received_per_s": round(statistics.median(r["received_per_s"] for r in runs)),
+            "latency_ms": {k: statistics.median(r["latency_ms"][k] for r in runs)
+                           for k in keys},
+            "p99_ms_by_window": [[w["p99"] for w in r["latency_ms_by_window"].values()]
+                                 for r in runs],
+            "backlog_at_end": [r["backlog_at_end"] for r in runs],
+            "missing": [r["missing"] for r in runs],
+            "drain_s": [round(r["drain_s"], 3) for r in runs],
+            "sim_max_behind_s": [r["sim_max_behind_s"] for r in runs],
+            "cpu_share": round(statistics.median(r["cpu_s"] / r["duration_s"] for r in runs), 2),
+            "sim_cpu_share": round(statistics.median(r["sim_cpu_s"] / r["duration_s"]
+                                                     for r in runs), 2),
+            "gc": [r["gc"] for r in runs],
+            "rss_mib": [(round(r["rss_start_bytes"] / MiB, 1),
+                         round(r["rss_end_bytes"] / MiB, 1)) for r in runs],
+        }
+    runs_out = {f"{rate:.0f}/s": runs for rate, runs in by_rate.items()}
+    save(name, {"machine": info, "sim": sim.info, "summary": summary, "runs": runs_out})
+    print(json.dumps(summary, indent=1))
+
+
+def command_soak(args: argparse.Namespace) -> None:
+    args.duration = args.events / args.rate
+    args.rates = None
+    args.runs = 1
+    command_churn(args, name="soak")
+    data = json.loads((OUT / "informers-soak.json").read_text())
+    (key,) = data["runs"]
+    run = data["runs"][key][0]
+    samples = run["rss_samples"]
+    half = [s for s in samples if s[2] >= samples[-1][2] / 2]
+    slope = _slope([s[2] for s in half], [s[1] for s in half])  # bytes per event
+    data["summary"][key]["rss"] = {
+        "start_mib": round(run["rss_start_bytes"] / MiB, 1),
+        "end_mib": round(run["rss_end_bytes"] / MiB, 1),
+        "max_mib": round(max(s[1] for s in samples) / MiB, 1),
+        "after_collect_mib": round(run["rss_after_collect_bytes"] / MiB, 1),
+        "second_half_slope_mib_per_100k_events": round(slope * 100_000 / MiB, 2),
+        "events": samples[-1][2],
+        "sim_rss_mib": (round(samples[0][3] / MiB), round(samples[-1][3] / MiB)),
+    }
+    save("soak", data)
+    print(json.dumps(data["summary"][key]["rss"], indent=1))
+
+
+def _slope(xs: list[float], ys: list[float]) -> float:
+    if len(xs) < 2:
+        return 0.0
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    var = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / var if var else 0.0
+
+
+def command_list(args: argparse.Namespace) -> None:
+    info = machine()
+    results: dict[str, list[Result]] = defaultdict(list)
+    with simulator(args) as sim:
+        for _ in range(args.runs):
+            for limit, parse in ((500, False), (500, True), (5000, False), (0, False)):
+                result = spawn(sim, "list", limit=limit, parse=parse,
+                               pods=sim.info["counts"]["Pod"])
+                results[f"limit={limit}{' +parse' if parse else ''}"].append(result)
+    summary = {
+        name: {"runs": len(rs), "objects": rs[0]["objects"],
+               "mb": round(rs[0]["bytes"] / 1e6, 1),
+               "wall_s": round(median(rs, "wall_s"), 2),
+               "objects_per_s": round(median(rs, "objects_per_s")),
+               "mb_per_s": round(median(rs, "mb_per_s"), 1),
+               "sim_cpu_s": round(median(rs, "sim_cpu_s"), 2),
+               "parse_s": round(median(rs, "parse_s"), 2)}
+        for name, rs in results.items()}
+    save("list", {"machine": info, "sim": sim.info, "summary": summary, "runs": results})
+    print(json.dumps(summary, indent=1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def cluster_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--pods", type=int, default=100_000)
+        p.add_argument("--seed", type=int, default=1)
+        p.add_argument("--policies-per-namespace", type=int, default=40,
+                       help="40 at 100k pods: 250 namespaces, 10,000 NetworkPolicies")
+
+    p = sub.add_parser("sync", help="(a) initial sync, netsight vs kubernetes-asyncio models")
+    cluster_options(p)
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--baseline-runs", type=int, default=1)
+    p.add_argument("--baseline-pods", type=int, default=None,
+                   help="stop the baseline after this many pods (it takes ~2 min at 100k)")
+    p.set_defaults(func=command_sync)
+    p = sub.add_parser("profile", help="(a) pyinstrument and tracemalloc of one sync")
+    cluster_options(p)
+    p.set_defaults(func=command_profile)
+    for name, func, events, runs in (("churn", command_churn, None, 3),
+                                     ("soak", command_soak, 1_000_000, 1)):
+        p = sub.add_parser(name, help="(b) latency under churn" if name == "churn"
+                           else "(c) RSS over 1M events")
+        cluster_options(p)
+        p.add_argument("--rate", type=float, default=5_000.0, help="writes per second")
+        p.add_argument("--rates", type=float, nargs="+", default=None,
+                       help="several rates in turn (a sweep), instead of --rate")
+        p.add_argument("--name", default=name,
+                       help=f"results go to out/informers-NAME.json (default {name})")
+        p.add_argument("--churn-seed", type=int, default=1)
+        p.add_argument("--freeze-every", type=float, default=0.0, metavar="S",
+                       help="experiment: gc.freeze() every S seconds in netsight's process")
+        p.add_argument("--no-batch-watch", dest="batch_watch", action="store_false",
+                       help="the simulator's watch streams as they are: one write an event")
+        p.add_argument("--profile", action="store_true",
+                       help="pyinstrument in netsight's process during the first run's churn "
+                            "(it slows the event path: latencies are not comparable)")
+        if events is None:
+            p.add_argument("--duration", type=float, default=45.0)
+            p.add_argument("--runs", type=int, default=runs)
+        else:
+            p.add_argument("--events", type=int, default=events)
+        p.set_defaults(func=func)
+    p = sub.add_parser("list", help="(d) the simulator's list throughput")
+    cluster_options(p)
+    p.add_argument("--runs", type=int, default=3)
+    p.set_defaults(func=command_list)
+    p = sub.add_parser("_sim")
+    cluster_options(p)
+    p.add_argument("--no-batch-watch", dest="batch_watch", action="store_false")
+    p.add_argument("--port", type=int, default=0)
+    p.add_argument("--kubeconfig", required=True)
+    p.set_defaults(func=sim_main)
+    p = sub.add_parser("_worker")
+    p.add_argument("--variant", required=True)
+    p.add_argument("--kubeconfig", required=True)
+    p.add_argument("--sim-pid", type=int, required=True)
+    p.add_argument("--options", default="{}")
+    p.set_defaults(func=worker_main)
+    args = parser.parse_args()
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,694 @@
+"""Churn for the simulated cluster: the steady stream of writes a busy cluster's controllers make.
+
+:func:`churn` applies mutations to a :class:`SimState` at a target rate, counted in writes
+per second (every write is one watch event), for a duration or a number of writes:
+
+- **pod restart**: the pod is deleted and its replacement created under a new name, with a
+  new IP on a node with room; the EndpointSlice that listed the pod swaps the endpoint
+  (3 writes);
+- **scale** up or down by 1-3 replicas: pods created or deleted, the ReplicaSet's and the
+  Deployment's replicas updated, the Service's slices updated (a slice added when every
+  slice is full, an emptied slice deleted unless it is the Service's last);
+- **label change**: a pod gains or loses ``quarantined=true`` (which the synthetic
+  clusters' database and cache policies exclude), or switches ``track`` between
+  ``canary`` and ``stable`` (1 write);
+- **NetworkPolicy edit**: a port toggled on the first rule, or the pod selector gains or
+  loses ``quarantined DoesNotExist`` (1 write).
+
+It works on any state whose pods are owned by ReplicaSets and carry ``spec.nodeName`` and
+``status.podIP``, as :func:`netsight.sim.synthetic.generate` makes them. Over the same state
+the same seed gives the same writes, timestamps apart. A :class:`ChurnLog` can record each
+write's resourceVersion and wall time (``time.time()`` just before the write), to measure
+how long an event takes to reach a watcher: the watcher sees the same resourceVersion.
+
+:class:`ChurnController` serves churn over HTTP on the simulated API server
+(``POST /sim/churn`` starts, ``GET`` reports, ``DELETE`` stops, ``GET /sim/churn/log``
+returns the log), so a benchmark can churn the simulator's process from outside.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from array import array
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from random import Random
+from typing import Any
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from netsight.sim.resources import ResourceType
+from netsight.sim.state import ApiError, Obj, SimState, object_key
+
+_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # as the API server's generateName suffixes
+_MAX_PODS_PER_NODE = 110
+_SERVICE_NAME = "kubernetes.io/service-name"
+_TRIGGER_TIME = "endpoints.kubernetes.io/last-change-trigger-time"
+_NOT_QUARANTINED = {"key": "quarantined", "operator": "DoesNotExist"}
+_TOGGLED_PORT = {"port": 8443, "protocol": "TCP"}
+
+
+@dataclass(frozen=True)
+class ChurnMix:
+    """Relative weights of the mutations (not of the writes they make)."""
+
+    restart: float = 0.45
+    scale: float = 0.15
+    label: float = 0.3
+    policy: float = 0.1
+
+    def __post_init__(self) -> None:
+        weights = (self.restart, self.scale, self.label, self.policy)
+        if any(w < 0 for w in weights) or not sum(weights):
+            raise ValueError("mix weights must be non-negative and not all zero")
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> ChurnMix:
+        unknown = set(raw) - {"restart", "scale", "label", "policy"}
+        if unknown:
+            raise ValueError(f"unknown mutations in mix: {sorted(unknown)}")
+        # Over HTTP a mix names the mutations it wants; the others are left out.
+        weights = {"restart": 0.0, "scale": 0.0, "label": 0.0, "policy": 0.0}
+        weights.update({k: float(v) for k, v in raw.items()})
+        return cls(**weights)
+
+
+@dataclass
+class ChurnLog:
+    """The resourceVersion and wall time (``time.time()``, just before it) of every write."""
+
+    rvs: array[int] = field(default_factory=lambda: array("q"))
+    times: array[float] = field(default_factory=lambda: array("d"))
+
+    def add(self, rv: int, at: float) -> None:
+        self.rvs.append(rv)
+        self.times.append(at)
+
+    def __len__(self) -> int:
+        return len(self.rvs)
+
+
+@dataclass
+class ChurnStats:
+    writes: int = 0
+    mutations: Counter[str] = field(default_factory=Counter)
+    writes_by_kind: Counter[str] = field(default_factory=Counter)
+    target_rate: float = 0.0
+    started: float = 0.0  # time.time()
+    elapsed: float = 0.0  # seconds of churn so far
+    max_behind: float = 0.0  # the most seconds the writes lagged their schedule
+    running: bool = False
+    error: str | None = None
+
+    @property
+    def rate(self) -> float:
+        return self.writes / self.elapsed if self.elapsed > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "running": self.running, "writes": self.writes, "elapsed": round(self.elapsed, 3),
+            "rate": round(self.rate, 1), "targetRate": self.target_rate,
+            "maxBehind": round(self.max_behind, 4), "started": self.started,
+            "mutations": dict(self.mutations), "writesByKind": dict(self.writes_by_kind),
+            "error": self.error,
+        }
+
+
+@dataclass
+class _Node:
+    name: str
+    prefix: str  # "10.64.3." : the node's /24 pod CIDR
+    host_ip: str
+    zone: str
+    used: set[int] = field(default_factory=set)  # host octets in use
+    pods: int = 0
+
+    def allocate(self, rng: Random) -> str:
+        octet = rng.choice([i for i in range(2, 255) if i not in self.used])
+        self.used.add(octet)
+        self.pods += 1
+        return f"{self.prefix}{octet}"
+
+    def release(self, ip: str) -> None:
+        self.used.discard(int(ip.rpartition(".")[2]))
+        self.pods -= 1
+
+
+@dataclass
+class _App:
+    """A ReplicaSet with live pods, and the Service (with its slices) that selects them."""
+
+    namespace: str
+    replica_set: str
+    deployment: str | None
+    labels: dict[str, str]  # the pod template's labels
+    pods: list[str]
+    service: str | None = None
+    slices: list[str] = field(default_factory=list)
+
+
+def _copy(value: Any) -> Any:
+    return orjson.loads(orjson.dumps(value))
+
+
+def _timestamp(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class ChurnDriver:
+    """Picks and applies mutations, one at a time; :func:`churn` paces them."""
+
+    def __init__(self, state: SimState, *, seed: int = 0, mix: ChurnMix | None = None,
+                 log: ChurnLog | None = None, max_endpoints_per_slice: int = 100,
+                 scale_workloads: bool = True, clock: Callable[[], float] = time.time) -> None:
+        self.state, self.rng, self.log, self.clock = state, Random(seed), log, clock
+        self.mix = mix or ChurnMix()
+        self.slice_size = max_endpoints_per_slice
+        self.scale_workloads = scale_workloads
+        self.stats = ChurnStats()
+        self.pod_type = self._type("v1", "Pod")
+        self.slice_type = self._type("discovery.k8s.io/v1", "EndpointSlice")
+        self.policy_type = self._type("networking.k8s.io/v1", "NetworkPolicy")
+        self.rs_type = self._type("apps/v1", "ReplicaSet")
+        self.deployment_type = self._type("apps/v1", "Deployment")
+        self.nodes: dict[str, _Node] = {}
+        self.node_names: list[str] = []
+        self.pod_node: dict[str, str] = {}  # pod key -> node name
+        self.pod_slice: dict[str, str] = {}  # pod key -> name of the slice that lists it
+        self.apps: list[_App] = []
+        self.app_of: dict[str, _App] = {}  # pod key -> app
+        self.scalable: list[_App] = []
+        self.policies: list[tuple[str, str]] = []
+        self._index()
+        self._mutations: list[tuple[str, Callable[[], None]]] = [
+            ("restart", self.restart), ("scale", self.scale), ("label", self.relabel),
+            ("policy", self.edit_policy),
+        ]
+        weights = (self.mix.restart, self.mix.scale, self.mix.label, self.mix.policy)
+        if not self.apps:
+            weights = (0.0, 0.0, 0.0, self.mix.policy)
+        if not self.policies:
+            weights = (*weights[:3], 0.0)
+        if not self.scalable:
+            weights = (weights[0], 0.0, *weights[2:])
+        if not sum(weights):
+            raise ValueError("nothing to churn: the state holds no ReplicaSet-owned pods "
+                             "with a node and an IP, and no NetworkPolicies")
+        self._weights = weights
+
+    def _type(self, api_version: str, kind: str) -> ResourceType:
+        rtype = self.state.registry.for_kind(api_version, kind)
+        if rtype is None:
+            raise ValueError(f"the state does not serve {api_version} {kind}")
+        return rtype
+
+    def _store(self, rtype: ResourceType) -> dict[str, Obj]:
+        return self.state.objects.get((rtype.group, rtype.kind), {})
+
+    # --- the index -------------------------------------------------------------------------
+
+    def _index(self) -> None:
+        zones: dict[str, str] = {}
+        slices = self._store(self.slice_type)
+        slices_of: dict[tuple[str, str], list[str]] = {}
+        for key in sorted(slices):
+            obj = slices[key]
+            meta = obj["metadata"]
+            ns = meta.get("namespace", "")
+            service = (meta.get("labels") or {}).get(_SERVICE_NAME)
+            if service:
+                slices_of.setdefault((ns, service), []).append(meta["name"])
+            for endpoint in obj.get("endpoints") or ():
+                target = endpoint.get("targetRef") or {}
+                if target.get("kind") == "Pod" and target.get("name"):
+                    self.pod_slice[object_key(ns, target["name"])] = meta["name"]
+                if endpoint.get("nodeName") and endpoint.get("zone"):
+                    zones[endpoint["nodeName"]] = endpoint["zone"]
+        replica_sets = self._store(self.rs_type)
+        by_rs: dict[str, _App] = {}
+        pods = self._store(self.pod_type)
+        for key in sorted(pods):
+            obj = pods[key]
+            meta, spec, status = obj["metadata"], obj.get("spec") or {}, obj.get("status") or {}
+            ns, node_name, ip = meta.get("namespace", ""), spec.get("nodeName"), status.get("podIP")
+            if not (node_name and ip):
+                continue
+            node = self.nodes.get(node_name)
+            if node is None:
+                node = self.nodes[node_name] = _Node(
+                    node_name, ip.rpartition(".")[0] + ".", status.get("hostIP") or "",
+                    zones.get(node_name, ""))
+            node.used.add(int(ip.rpartition(".")[2]))
+            node.pods += 1
+            self.pod_node[key] = node_name
+            owner = next((o for o in meta.get("ownerReferences") or ()
+                          if o.get("kind") == "ReplicaSet"), None)
+            rs = replica_sets.get(object_key(ns, owner["name"])) if owner else None
+            if rs is None:
+                continue
+            rs_key = object_key(ns, rs["metadata"]["name"])
+            app = by_rs.get(rs_key)
+            if app is None:
+                deployment = next((o["name"] for o in rs["metadata"].get("ownerReferences") or ()
+                                   if o.get("kind") == "Deployment"), None)
+                template = (rs.get("spec") or {}).get("template") or {}
+                labels = dict((template.get("metadata") or {}).get("labels") or {})
+                app = by_rs[rs_key] = _App(ns, rs["metadata"]["name"], deployment, labels, [])
+                self.apps.append(app)
+            app.pods.append(meta["name"])
+            self.app_of[key] = app
+            slice_name = self.pod_slice.get(key)
+            if slice_name and app.service is None:
+                service = (slices[object_key(ns, slice_name)]["metadata"].get("labels")
+                           or {}).get(_SERVICE_NAME)
+                if service:
+                    app.service = service
+                    app.slices = slices_of.get((ns, service), [])
+        self.node_names = sorted(self.nodes)
+        self.scalable = [app for app in self.apps if app.deployment is not None]
+        policies = self._store(self.policy_type)
+        self.policies = [(p["metadata"].get("namespace", ""), p["metadata"]["name"])
+                         for p in (policies[k] for k in sorted(policies))]
+
+    # --- writes ----------------------------------------------------------------------------
+
+    def _write(self, action: Callable[[], Obj], kind: str) -> Obj:
+        at = self.clock()
+        obj = action()
+        stats = self.stats
+        stats.writes += 1
+        stats.writes_by_kind[kind] += 1
+        if self.log is not None:
+            self.log.add(int(obj["metadata"]["resourceVersion"]), at)
+        return obj
+
+    def _create(self, rtype: ResourceType, obj: Obj, ns: str) -> Obj:
+        return self._write(lambda: self.state.create(rtype, obj, ns), rtype.kind)
+
+    def _replace(self, rtype: ResourceType, obj: Obj, ns: str, name: str) -> Obj:
+        return self._write(lambda: self.state.replace(rtype, obj, ns, name), rtype.kind)
+
+    def _delete(self, rtype: ResourceType, ns: str, name: str) -> Obj:
+        return self._write(lambda: self.state.delete(rtype, ns, name), rtype.kind)
+
+    def step(self) -> str:
+        """Apply one mutation, chosen by the mix; returns its name."""
+        name, mutate = self.rng.choices(self._mutations, weights=self._weights)[0]
+        mutate()
+        self.stats.mutations[name] += 1
+        return name
+
+    # --- pods --------------------------------------------------------------------------------
+
+    def _pick_pod(self) -> tuple[_App, str]:
+        app = self.rng.choice(self.apps)
+        return app, self.rng.choice(app.pods)
+
+    def _pick_node(self) -> _Node:
+        rng = self.rng
+        for _ in range(8):
+            node = self.nodes[rng.choice(self.node_names)]
+            if node.pods < _MAX_PODS_PER_NODE and len(node.used) < 253:
+                return node
+        for name in self.node_names:
+            node = self.nodes[name]
+            if node.pods < _MAX_PODS_PER_NODE and len(node.used) < 253:
+                return node
+        raise ApiError(422, "Invalid", "churn: every node is full")
+
+    def _uid(self) -> str:
+        h = f"{self.rng.getrandbits(128):032x}"
+        return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:]}"
+
+    def _new_pod(self, app: _App) -> tuple[Obj, Obj]:
+        """A new pod of ``app`` (modelled on a live one) and its slice endpoint."""
+        rng, ns = self.rng, app.namespace
+        like = self.state.get(self.pod_type, ns, app.pods[0])
+        meta = like["metadata"]
+        prefix = meta.get("generateName") or f"{app.replica_set}-"
+        name = prefix + "".join(rng.choices(_ALPHABET, k=5))
+        while object_key(ns, name) in self.pod_node:
+            name = prefix + "".join(rng.choices(_ALPHABET, k=5))
+        node = self._pick_node()
+        ip = node.allocate(rng)
+        ready = rng.random() >= 0.03
+        uid, now = self._uid(), _timestamp(self.clock())
+        state = "True" if ready else "False"
+        status = like.get("status") or {}
+        pod: Obj = {
+            **like,
+            "metadata": {
+                **{k: v for k, v in meta.items() if k not in (
+                    "resourceVersion", "deletionTimestamp")},
+                "name": name, "uid": uid, "creationTimestamp": now, "labels": dict(app.labels),
+            },
+            "spec": {**(like.get("spec") or {}), "nodeName": node.name},
+            "status": {
+                **status,
+                "conditions": [{**c, "status": state} if c.get("type") in (
+                    "Ready", "ContainersReady") else c for c in status.get("conditions") or ()],
+                "containerStatuses": [{**c, "ready": ready, "started": ready}
+                                      for c in status.get("containerStatuses") or ()],
+                "hostIP": node.host_ip, "hostIPs": [{"ip": node.host_ip}],
+                "podIP": ip, "podIPs": [{"ip": ip}], "startTime": now,
+            },
+        }
+        key = object_key(ns, name)
+        self.pod_node[key] = node.name
+        self.app_of[key] = app
+        endpoint = {
+            "addresses": [ip],
+            "conditions": {"ready": ready, "serving": ready, "terminating": False},
+            "targetRef": {"kind": "Pod", "namespace": ns, "name": name, "uid": uid},
+            "nodeName": node.name,
+            **({"zone": node.zone} if node.zone else {}),
+        }
+        return pod, endpoint
+
+    def _forget_pod(self, app: _App, name: str) -> str | None:
+        """Drop a deleted pod from the index; returns the slice that listed it."""
+        key = object_key(app.namespace, name)
+        app.pods.remove(name)
+        del self.app_of[key]
+        node = self.nodes[self.pod_node.pop(key)]
+        pod = self.state.get(self.pod_type, app.namespace, name)
+        node.release(pod["status"]["podIP"])
+        return self.pod_slice.pop(key, None)
+
+    def _update_slice(self, ns: str, name: str, endpoints: list[Obj]) -> None:
+        current = self.state.get(self.slice_type, ns, name)
+        meta = current["metadata"]
+        annotations = {**(meta.get("annotations") or {}),
+                       _TRIGGER_TIME: _timestamp(self.clock())}
+        updated = {**current, "metadata": {**meta, "annotations": annotations},
+                   "endpoints": endpoints}
+        self._replace(self.slice_type, updated, ns, name)
+
+    def restart(self) -> None:
+        """Delete a pod; its replacement comes up under a new name and IP; the slice follows."""
+        app, old = self._pick_pod()
+        ns = app.namespace
+        new_pod, endpoint = self._new_pod(app)
+        slice_name = self._forget_pod(app, old)
+        self._delete(self.pod_type, ns, old)
+        self._create(self.pod_type, new_pod, ns)
+        app.pods.append(new_pod["metadata"]["name"])
+        if slice_name is not None:
+            current = self.state.get(self.slice_type, ns, slice_name)
+            endpoints = [endpoint if (e.get("targetRef") or {}).get("name") == old else e
+                         for e in current.get("endpoints") or ()]
+            self._update_slice(ns, slice_name, endpoints)
+            self.pod_slice[object_key(ns, new_pod["metadata"]["name"])] = slice_name
+
+    def scale(self) -> None:
+        """Scale a Deployment up or down by 1-3 replicas, with its ReplicaSet and slices."""
+        rng = self.rng
+        app = rng.choice(self.scalable)
+        count = rng.randint(1, 3)
+        if len(app.pods) > 1 and rng.random() < 0.5:
+            self._scale_down(app, min(count, len(app.pods) - 1))
+        else:
+            self._scale_up(app, count)
+        if self.scale_workloads:
+            self._set_replicas(self.rs_type, app.namespace, app.replica_set, len(app.pods))
+            if app.deployment is not None:
+                self._set_replicas(self.deployment_type, app.namespace, app.deployment,
+                                   len(app.pods))
+
+    def _scale_up(self, app: _App, count: int) -> None:
+        ns = app.namespace
+        added: list[tuple[str, Obj]] = []
+        for _ in range(count):
+            pod, endpoint = self._new_pod(app)
+            self._create(self.pod_type, pod, ns)
+            app.pods.append(pod["metadata"]["name"])
+            added.append((pod["metadata"]["name"], endpoint))
+        if app.service is None or not app.slices:
+            return
+        # The endpointslice controller fills the slices with room first, then adds one.
+        sizes = {name: len(self.state.get(self.slice_type, ns, name).get("endpoints") or ())
+                 for name in app.slices}
+        added_to: dict[str, list[Obj]] = {}
+        new: list[str] = []
+        for name, endpoint in added:
+            target = next((s for s, size in sizes.items() if size < self.slice_size), None)
+            if target is None:
+                target = self._slice_name(app)
+                new.append(target)
+                sizes[target] = 0
+            sizes[target] += 1
+            added_to.setdefault(target, []).append(endpoint)
+            self.pod_slice[object_key(ns, name)] = target
+        for slice_name, endpoints in added_to.items():
+            if slice_name in new:
+                self._create_slice(app, slice_name, endpoints)
+            else:
+                current = self.state.get(self.slice_type, ns, slice_name)
+                self._update_slice(ns, slice_name,
+                                   [*(current.get("endpoints") or ()), *endpoints])
+
+    def _slice_name(self, app: _App) -> str:
+        name = ""
+        while not name or name in app.slices:
+            name = f"{app.service}-{''.join(self.rng.choices(_ALPHABET, k=5))}"
+        app.slices.append(name)
+        return name
+
+    def _create_slice(self, app: _App, name: str, endpoints: list[Obj]) -> None:
+        """A new slice for the app's Service, like its first one."""
+        like = self.state.get(self.slice_type, app.namespace, app.slices[0])
+        meta = {k: v for k, v in like["metadata"].items() if k != "resourceVersion"}
+        now = _timestamp(self.clock())
+        meta.update(name=name, uid=self._uid(), creationTimestamp=now,
+                    annotations={**(meta.get("annotations") or {}), _TRIGGER_TIME: now})
+        self._create(self.slice_type, {**like, "metadata": meta, "endpoints": endpoints},
+                     app.namespace)
+
+    def _scale_down(self, app: _App, count: int) -> None:
+        ns = app.namespace
+        removed: dict[str, set[str]] = {}
+        for name in self.rng.sample(app.pods, count):
+            slice_name = self._forget_pod(app, name)
+            self._delete(self.pod_type, ns, name)
+            if slice_name is not None:
+                removed.setdefault(slice_name, set()).add(name)
+        for slice_name, names in removed.items():
+            current = self.state.get(self.slice_type, ns, slice_name)
+            endpoints = [e for e in current.get("endpoints") or ()
+                         if (e.get("targetRef") or {}).get("name") not in names]
+            if not endpoints and len(app.slices) > 1:
+                self._delete(self.slice_type, ns, slice_name)
+                app.slices.remove(slice_name)
+            else:
+                self._update_slice(ns, slice_name, endpoints)
+
+    def _set_replicas(self, rtype: ResourceType, ns: str, name: str, replicas: int) -> None:
+        try:
+            current = self.state.get(rtype, ns, name)
+        except ApiError:
+            return
+        spec = {**(current.get("spec") or {}), "replicas": replicas}
+        status = {**(current.get("status") or {})}
+        for field_name in ("replicas", "readyReplicas", "availableReplicas",
+                           "updatedReplicas", "fullyLabeledReplicas"):
+            if field_name in status:
+                status[field_name] = replicas
+        meta = current["metadata"]
+        updated = {**current, "spec": spec, "status": status,
+                   "metadata": {**meta, "generation": int(meta.get("generation") or 1) + 1}}
+        self._replace(rtype, updated, ns, name)
+
+    # --- labels and policies -------------------------------------------------------------------
+
+    def relabel(self) -> None:
+        """Toggle ``quarantined=true``, or switch ``track`` between canary and stable."""
+        app, name = self._pick_pod()
+        current = self.state.get(self.pod_type, app.namespace, name)
+        labels = dict(current["metadata"].get("labels") or {})
+        if self.rng.random() < 0.5:
+            if labels.pop("quarantined", None) is None:
+                labels["quarantined"] = "true"
+        else:
+            labels["track"] = "stable" if labels.get("track") == "canary" else "canary"
+        updated = {**current, "metadata": {**current["metadata"], "labels": labels}}
+        self._replace(self.pod_type, updated, app.namespace, name)
+
+    def edit_policy(self) -> None:
+        """Toggle a port on the first rule, or ``quarantined DoesNotExist`` on the selector."""
+        ns, name = self.rng.choice(self.policies)
+        current = self.state.get(self.policy_type, ns, name)
+        spec: Obj = _copy(current.get("spec") or {})
+        rules = spec.get("ingress") or spec.get("egress")
+        if rules and self.rng.random() < 0.5:
+            ports = rules[0].setdefault("ports", [])
+            if _TOGGLED_PORT in ports:
+                ports.remove(_TOGGLED_PORT)
+            else:
+                ports.append(dict(_TOGGLED_PORT))
+            if not ports:
+                del rules[0]["ports"]
+        else:
+            selector = spec.setdefault("podSelector", {})
+            expressions = selector.setdefault("matchExpressions", [])
+            if _NOT_QUARANTINED in expressions:
+                expressions.remove(_NOT_QUARANTINED)
+            else:
+                expressions.append(dict(_NOT_QUARANTINED))
+            if not expressions:
+                del selector["matchExpressions"]
+        meta = current["metadata"]
+        updated = {**current, "spec": spec,
+                   "metadata": {**meta, "generation": int(meta.get("generation") or 1) + 1}}
+        self._replace(self.policy_type, updated, ns, name)
+
+
+async def churn(state: SimState, *, rate: float, duration: float | None = None,
+                count: int | None = None, seed: int = 0, mix: ChurnMix | None = None,
+                log: ChurnLog | None = None, stop: asyncio.Event | None = None,
+                tick: float = 0.005, scale_workloads: bool = True) -> ChurnStats:
+    """Mutate ``state`` at ``rate`` writes per second until ``duration`` seconds have passed,
+    ``count`` writes are made (the last mutation may overshoot by a few), or ``stop`` is set.
+
+    Writes go out in small bursts, at most ``tick`` seconds long, and the loop yields between
+    bursts so watch streams can send. If the event loop cannot keep up, the driver catches
+    up as fast as it can; ``max_behind`` says by how much it fell behind its schedule.
+    """
+    driver = ChurnDriver(state, seed=seed, mix=mix, log=log, scale_workloads=scale_workloads)
+    return await pace(driver, rate=rate, duration=duration, count=count, stop=stop, tick=tick)
+
+
+async def pace(driver: ChurnDriver, *, rate: float, duration: float | None = None,
+               count: int | None = None, stop: asyncio.Event | None = None,
+               tick: float = 0.005) -> ChurnStats:
+    """Run ``driver`` at ``rate`` writes per second; see :func:`churn`."""
+    if rate <= 0:
+        raise ValueError("rate must be positive")
+    if duration is None and count is None and stop is None:
+        raise ValueError("give a duration, a count or a stop event")
+    stats = driver.stats
+    stats.target_rate, stats.running, stats.started = rate, True, time.time()
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    try:
+        while not (stop is not None and stop.is_set()):
+            now = loop.time()
+            elapsed = now - start
+            if (duration is not None and elapsed >= duration) or (
+                    count is not None and stats.writes >= count):
+                break
+            due = rate * elapsed
+            if count is not None:
+                due = min(due, count)
+            while stats.writes < due and loop.time() - now < tick:
+                driver.step()
+            stats.max_behind = max(stats.max_behind, (due - stats.writes) / rate)
+            stats.elapsed = loop.time() - start
+            if stats.writes < due:
+                await asyncio.sleep(0)  # behind schedule: only let the streams send
+            else:
+                await asyncio.sleep(max(0.0, min(tick, (stats.writes + 1) / rate
+                                                 - (loop.time() - start))))
+    finally:
+        stats.elapsed = loop.time() - start
+        stats.running = False
+    return stats
+
+
+class ChurnController:
+    """Churn over HTTP, for a simulator in another process than the benchmark.
+
+    ``POST /sim/churn`` with ``{"rate": 5000, "duration": 60}`` (or ``"count"``; optional
+    ``"seed"``, ``"mix": {"restart", "scale", "label", "policy"}``, ``"record": true`` to keep
+    the log, ``"scaleWorkloads": false``) starts churn and answers 202; 409 while churn runs.
+    ``GET /sim/churn`` reports progress; ``DELETE /sim/churn`` stops it and reports.
+    ``GET /sim/churn/log`` returns ``{"rv": [...], "at": [...]}`` of the last recorded run.
+
+    Wire it into :class:`netsight.sim.apiserver.SimApiServer` with
+    ``routes=[..., *ChurnController(self.state).routes(), ...]``.
+    """
+
+    def __init__(self, state: SimState) -> None:
+        self.state = state
+        self.stats: ChurnStats | None = None
+        self.log: ChurnLog | None = None
+        self._task: asyncio.Task[ChurnStats] | None = None
+        self._stop: asyncio.Event | None = None
+
+    def routes(self) -> list[Route]:
+        return [Route("/sim/churn", self._churn, methods=["GET", "POST", "DELETE"]),
+                Route("/sim/churn/log", self._log, methods=["GET"])]
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def start(self, body: dict[str, Any]) -> ChurnStats:
+        if self.running:
+            raise ApiError(409, "Conflict", "churn is already running")
+        try:
+            rate = float(body["rate"])
+            duration = None if body.get("duration") is None else float(body["duration"])
+            count = None if body.get("count") is None else int(body["count"])
+            mix = ChurnMix.from_dict(body["mix"]) if body.get("mix") else None
+            seed = int(body.get("seed", 0))
+            if rate <= 0:
+                raise ValueError("rate must be positive")
+            if duration is None and count is None:
+                raise ValueError("give a duration or a count")
+            log = ChurnLog() if body.get("record") else None
+            driver = ChurnDriver(self.state, seed=seed, mix=mix, log=log,
+                                 scale_workloads=bool(body.get("scaleWorkloads", True)))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ApiError(400, "BadRequest", f"churn: {exc}") from None
+        stats = driver.stats
+        stats.running, stats.target_rate, stats.started = True, rate, time.time()
+        self.stats, self.log, self._stop = stats, log, asyncio.Event()
+        self._task = asyncio.create_task(pace(
+            driver, rate=rate, duration=duration, count=count, stop=self._stop),
+            name="sim:churn")
+        self._task.add_done_callback(self._finished)
+        return stats
+
+    def _finished(self, task: asyncio.Task[ChurnStats]) -> None:
+        if not task.cancelled() and task.exception() is not None and self.stats is not None:
+            self.stats.error = repr(task.exception())
+
+    async def stop(self) -> ChurnStats | None:
+        if self._stop is not None:
+            self._stop.set()
+        if self._task is not None:
+            with contextlib.suppress(Exception):
+                await self._task
+        return self.stats
+
+    async def _churn(self, request: Request) -> Response:
+        try:
+            if request.method == "POST":
+                raw = await request.body()
+                try:
+                    body = orjson.loads(raw or b"{}")
+                except orjson.JSONDecodeError as exc:
+                    raise ApiError(400, "BadRequest", f"churn: {exc}") from None
+                if not isinstance(body, dict):
+                    raise ApiError(400, "BadRequest", "churn: the body must be an object")
+                return _json(self.start(body).to_dict(), 202)
+            if request.method == "DELETE":
+                await self.stop()
+            return _json(self.stats.to_dict() if self.stats else {"running": False})
+        except ApiError as exc:
+            return _json(exc.status(), exc.code)
+
+    async def _log(self, request: Request) -> Response:
+        log = self.log or ChurnLog()
+        return _json({"rv": log.rvs.tolist(), "at": log.times.tolist()})
+
+
+def _json(data: Any, status: int = 200) -> Response:
+    return Response(orjson.dumps(data), status_code=status, media_type="application/json")
