@@ -52,7 +52,7 @@ class Cluster:
         return self.store.view().count(kind)
 
 
-async def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
+async def eventually(check: Callable[[], bool], timeout: float = 10.0) -> None:
     """Wait until ``check()`` holds; fail with the last state otherwise."""
     deadline = time.monotonic() + timeout
     while not check():
