@@ -40,8 +40,9 @@ from typing import Any
 import aiohttp
 import orjson
 
-OUT = Path(__file__).resolve().parent / "out"
-ROOT = Path(__file__).resolve().parent.parent
+# Children run a copy of this script (see snapshot_code), and learn where out/ is from here.
+OUT = Path(os.environ.get("NETSIGHT_BENCH_OUT") or Path(__file__).resolve().parent / "out")
+ROOT = OUT.parent.parent
 Result = dict[str, Any]
 MiB = 1024 * 1024
 SNAPSHOT = OUT / "informers-code"
@@ -49,16 +50,19 @@ CHILD_ENV = dict(os.environ)
 
 
 def snapshot_code() -> str:
-    """Copy netsight/ aside and run every process of this command from the copy, so edits
-    made to the working tree while the command runs cannot mix versions. Returns a hash."""
+    """Copy netsight/ and this script aside and run every process of this command from the
+    copies, so edits made to the working tree while it runs cannot mix versions. Returns a
+    hash of the netsight code."""
     shutil.rmtree(SNAPSHOT, ignore_errors=True)
     shutil.copytree(ROOT / "netsight", SNAPSHOT / "netsight",
                     ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(__file__, SNAPSHOT / "informers.py")
     digest = hashlib.sha256()
     for path in sorted((SNAPSHOT / "netsight").rglob("*.py")):
         digest.update(path.relative_to(SNAPSHOT).as_posix().encode())
         digest.update(path.read_bytes())
     CHILD_ENV["PYTHONPATH"] = str(SNAPSHOT)
+    CHILD_ENV["NETSIGHT_BENCH_OUT"] = str(OUT)
     return digest.hexdigest()[:12]
 
 
@@ -254,7 +258,7 @@ class Sim:
     def __init__(self, args: argparse.Namespace) -> None:
         OUT.mkdir(exist_ok=True)
         self.kubeconfig = OUT / "informers-kubeconfig"
-        command = [sys.executable, __file__, "_sim", "--pods", str(args.pods),
+        command = [sys.executable, str(SNAPSHOT / "informers.py"), "_sim", "--pods", str(args.pods),
                    "--seed", str(args.seed), "--policies-per-namespace",
                    str(args.policies_per_namespace), "--kubeconfig", str(self.kubeconfig)]
         if not getattr(args, "batch_watch", True):
@@ -295,7 +299,7 @@ def simulator(args: argparse.Namespace) -> Iterator[Sim]:
 
 def spawn(sim: Sim, variant: str, **options: Any) -> Result:
     """One measurement in a fresh netsight process; its result is its last stdout line."""
-    command = [sys.executable, __file__, "_worker", "--variant", variant,
+    command = [sys.executable, str(SNAPSHOT / "informers.py"), "_worker", "--variant", variant,
                "--kubeconfig", str(sim.kubeconfig), "--sim-pid", str(sim.pid),
                "--options", json.dumps(options)]
     done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT,
@@ -483,7 +487,8 @@ def memory_breakdown(pods: int) -> Result:
 
 async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: float,
                     seed: int, sample_every: float = 1.0, window: float = 10.0,
-                    profile_stem: str | None = None, freeze_every: float = 0.0) -> Result:
+                    profile_stem: str | None = None, freeze_every: float = 0.0,
+                    drain_timeout: float = 60.0) -> Result:
     """Sync, then churn the simulator at ``rate`` writes/s; every watched event's latency
     from the simulator's write (wall time just before it) to ``GraphStore.apply`` returning
     here, and this process's RSS every ``sample_every`` seconds."""
@@ -575,16 +580,25 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
             profile = profile_summary(profiler, Path(profile_stem))
         churn_ended = time.time()
         arrived_at_end = arrived[0]
-        log = await (await http.get("/sim/churn/log")).json()
         # Drain: wait until every write has arrived (each kind has a stream of its own, so
-        # the last write is not the last to arrive), or 60 s pass.
-        deadline = time.time() + 60
-        while arrived[0] < len(log["rv"]) and time.time() < deadline:
+        # the last write is not the last to arrive), or drain_timeout seconds pass. Every
+        # write is to a watched kind (scaleWorkloads is off).
+        writes = int(status["writes"])
+        deadline = time.time() + drain_timeout
+        next_sample = time.time() + sample_every
+        while arrived[0] < writes and time.time() < deadline:
             await asyncio.sleep(0.05)
+            if time.time() >= next_sample:
+                next_sample += sample_every
+                samples.append((round(time.time() - churn_started, 2), proc_status("VmRSS"),
+                                sum(s.events for s in store.sync.values()),
+                                proc_status("VmRSS", sim_pid)))
         gc.callbacks.remove(on_gc)
         rss_end = proc_status("VmRSS")
         gc.collect()
         rss_after_collect = proc_status("VmRSS")
+        # Only now: the log of 1M writes costs this process ~100 MiB of Python objects.
+        log = await (await http.get("/sim/churn/log")).json()
     if freezer is not None:
         freezer.cancel()
     latencies = array("d")
@@ -719,7 +733,8 @@ def worker_main(args: argparse.Namespace) -> None:
         result = asyncio.run(churn_run(kubeconfig, sim_pid, rate=options["rate"],
                                        duration=options["duration"], seed=options["seed"],
                                        profile_stem=options.get("profile"),
-                                       freeze_every=options.get("freeze_every", 0.0)))
+                                       freeze_every=options.get("freeze_every", 0.0),
+                                       drain_timeout=options.get("drain_timeout", 60.0)))
     elif variant == "list":
         result = asyncio.run(list_throughput(kubeconfig, sim_pid, limit=options["limit"],
                                              parse=options["parse"], pods=options["pods"]))
@@ -812,7 +827,8 @@ def command_churn(args: argparse.Namespace, *, name: str | None = None) -> None:
                                seed=args.churn_seed + len(by_rate[rate]),
                                profile=str(OUT / f"informers-profile-{name}") if (
                                    args.profile and first) else None,
-                               freeze_every=args.freeze_every)
+                               freeze_every=args.freeze_every,
+                               drain_timeout=args.drain_timeout)
                 by_rate[rate].append(result)
                 lat = result["latency_ms"]
                 print(f"{rate:.0f}/s run {i + 1}: {result['received_per_s']:.0f} events/s "
@@ -865,6 +881,10 @@ def command_soak(args: argparse.Namespace) -> None:
         "second_half_slope_mib_per_100k_events": round(slope * 100_000 / MiB, 2),
         "events": samples[-1][2],
         "sim_rss_mib": (round(samples[0][3] / MiB), round(samples[-1][3] / MiB)),
+        # RSS at the first sample with at least this many events applied.
+        "mib_at_events": {n: round(next(s[1] for s in samples if s[2] >= n) / MiB, 1)
+                          for n in (0, 100_000, 250_000, 500_000, 750_000, 900_000,
+                                    1_000_000) if samples[-1][2] >= n},
     }
     save("soak", data)
     print(json.dumps(data["summary"][key]["rss"], indent=1))
@@ -926,12 +946,15 @@ def main() -> None:
         p = sub.add_parser(name, help="(b) latency under churn" if name == "churn"
                            else "(c) RSS over 1M events")
         cluster_options(p)
-        p.add_argument("--rate", type=float, default=5_000.0, help="writes per second")
+        p.add_argument("--rate", type=float, default=5_000.0 if events is None else 4_000.0,
+                       help="writes per second")
         p.add_argument("--rates", type=float, nargs="+", default=None,
                        help="several rates in turn (a sweep), instead of --rate")
         p.add_argument("--name", default=name,
                        help=f"results go to out/informers-NAME.json (default {name})")
         p.add_argument("--churn-seed", type=int, default=1)
+        p.add_argument("--drain-timeout", type=float, default=60.0 if events is None else 150.0,
+                       help="how long to wait after churn for events still on their way")
         p.add_argument("--freeze-every", type=float, default=0.0, metavar="S",
                        help="experiment: gc.freeze() every S seconds in netsight's process")
         p.add_argument("--no-batch-watch", dest="batch_watch", action="store_false",

@@ -6,9 +6,10 @@ per second (every write is one watch event), for a duration or a number of write
 - **pod restart**: the pod is deleted and its replacement created under a new name, with a
   new IP on a node with room; the EndpointSlice that listed the pod swaps the endpoint
   (3 writes);
-- **scale** up or down by 1-3 replicas: pods created or deleted, the ReplicaSet's and the
-  Deployment's replicas updated, the Service's slices updated (a slice added when every
-  slice is full, an emptied slice deleted unless it is the Service's last);
+- **scale** to a size within 3 replicas of the one churn began with (so the cluster keeps
+  its size): pods created or deleted, the ReplicaSet's and the Deployment's replicas
+  updated, the Service's slices updated (a slice added when every slice is full, an
+  emptied slice deleted unless it is the Service's last);
 - **label change**: a pod gains or loses ``quarantined=true`` (which the synthetic
   clusters' database and cache policies exclude), or switches ``track`` between
   ``canary`` and ``stable`` (1 write);
@@ -152,6 +153,7 @@ class _App:
     pods: list[str]
     service: str | None = None
     slices: list[str] = field(default_factory=list)
+    initial: int = 0  # replicas when churn began: scaling drifts back towards it
 
 
 def _copy(value: Any) -> Any:
@@ -272,7 +274,11 @@ class ChurnDriver:
                     app.service = service
                     app.slices = slices_of.get((ns, service), [])
         self.node_names = sorted(self.nodes)
-        self.scalable = [app for app in self.apps if app.deployment is not None]
+        for app in self.apps:
+            app.initial = len(app.pods)
+        scalable = [app for app in self.apps if app.deployment is not None]
+        # A one-replica app can only grow; scaling it would make the cluster drift larger.
+        self.scalable = [app for app in scalable if app.initial > 1] or scalable
         policies = self._store(self.policy_type)
         self.policies = [(p["metadata"].get("namespace", ""), p["metadata"]["name"])
                          for p in (policies[k] for k in sorted(policies))]
@@ -408,14 +414,21 @@ class ChurnDriver:
             self.pod_slice[object_key(ns, new_pod["metadata"]["name"])] = slice_name
 
     def scale(self) -> None:
-        """Scale a Deployment up or down by 1-3 replicas, with its ReplicaSet and slices."""
+        """Scale a Deployment up or down, with its ReplicaSet and slices.
+
+        The new size is drawn evenly from up to 3 replicas either side of the size churn
+        began with, so the cluster keeps its size over millions of writes.
+        """
         rng = self.rng
         app = rng.choice(self.scalable)
-        count = rng.randint(1, 3)
-        if len(app.pods) > 1 and rng.random() < 0.5:
-            self._scale_down(app, min(count, len(app.pods) - 1))
+        size = len(app.pods)
+        low = max(1, app.initial - 3)
+        high = max(2 * app.initial - low, low + 1)
+        target = rng.choice([n for n in range(low, high + 1) if n != size])
+        if target < size:
+            self._scale_down(app, size - target)
         else:
-            self._scale_up(app, count)
+            self._scale_up(app, target - size)
         if self.scale_workloads:
             self._set_replicas(self.rs_type, app.namespace, app.replica_set, len(app.pods))
             if app.deployment is not None:

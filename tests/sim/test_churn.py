@@ -19,7 +19,7 @@ from netsight.sim.state import Obj, SimState
 from netsight.sim.synthetic import generate
 
 pytestmark = pytest.mark.anyio
-MOST_WRITES_PER_MUTATION = 3 + 2 + 2  # scale up by 3: pods, two slices, ReplicaSet, Deployment
+MOST_WRITES_PER_MUTATION = 6 + 2 + 2  # scale up by 6: pods, two slices, ReplicaSet, Deployment
 
 
 @pytest.fixture
@@ -256,3 +256,12 @@ def test_policies_per_namespace_tops_up_each_namespace() -> None:
     assert store.view().problems() == []
     with pytest.raises(ValueError, match="policies_per_namespace"):
         generate(pods=10, policies_per_namespace=-1)
+
+
+async def test_scaling_keeps_the_cluster_size() -> None:
+    state = loaded(600)
+    pods = len(stored(state, "", "Pod"))
+    await churn(state, rate=1e6, count=20_000, seed=3,
+                mix=ChurnMix(restart=0, scale=1, label=0, policy=0))
+    assert len(stored(state, "", "Pod")) == pytest.approx(pods, rel=0.1)
+    assert_valid(state)
