@@ -1,0 +1,291 @@
+"""AdminNetworkPolicy and BaselineAdminNetworkPolicy (policy.networking.k8s.io/v1alpha1).
+
+Per the network-policy-api types: an ANP applies to its subject's pods (host-network pods
+excluded); its rules are checked in order, first match wins, with action Allow, Deny or
+Pass (skip the remaining ANP rules, go to NetworkPolicy). ANPs are checked by ``priority``
+(0-1000, lower first); two ANPs at one priority that disagree are undefined by the spec,
+and netsight says so rather than pick one. The BANP (one, named ``default``) has the same
+shape, no priority, and only Allow or Deny; it decides after NetworkPolicy. A rule without
+``ports`` matches every port. Peers: ``namespaces``, ``pods`` (never host-network pods),
+and for egress ``networks`` (CIDRs, in-cluster pod IPs included) and ``nodes``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from netsight.analyzers.base import evidence, ref
+from netsight.analyzers.contracts import ResourceRef
+from netsight.analyzers.policy.endpoints import Endpoint
+from netsight.analyzers.policy.peers import (
+    IPBlock,
+    Namespaces,
+    PortMatch,
+    Unsupported,
+    fields,
+    items,
+    port_number,
+    ports_match,
+    protocol,
+    selector,
+)
+from netsight.analyzers.policy.verdict import Action, Direction, Layer, Step, Tri, tri_all
+from netsight.graph.records import GenericRecord
+from netsight.graph.selectors import LabelSelector
+
+ANP_KIND = "AdminNetworkPolicy"
+BANP_KIND = "BaselineAdminNetworkPolicy"
+GROUP = "policy.networking.k8s.io"
+BANP_NAME = "default"  # the API admits exactly one BANP, and only under this name
+
+
+@dataclass(frozen=True, slots=True)
+class Peer:
+    namespaces: LabelSelector | None = None  # with pods=None: every pod in them
+    pods: LabelSelector | None = None
+    networks: tuple[IPBlock, ...] = ()
+    nodes: LabelSelector | None = None
+
+    def matches(self, other: Endpoint, ns: Namespaces) -> Tri:
+        if self.networks:
+            answers = [n.matches(other) for n in self.networks]
+            return True if True in answers else (None if None in answers else False)
+        if self.nodes is not None:
+            # Node IPs are not in the graph: only an in-cluster pod network peer is surely
+            # not a node.
+            return False if not other.external and not other.host_network else None
+        if other.external or other.host_network:
+            return False  # namespaces/pods peers never include host-network pods
+        assert other.namespace is not None
+        assert self.namespaces is not None
+        in_namespace = ns.matches(self.namespaces, other.namespace)
+        if in_namespace is False or self.pods is None:
+            return in_namespace
+        return tri_all((in_namespace, self.pods.matches(other.labels)))
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    index: int
+    name: str
+    action: Action
+    peers: tuple[Peer, ...]
+    ports: tuple[PortMatch, ...] | None
+
+    def matches(self, other: Endpoint, destination: Endpoint, port: int, proto: str,
+                ns: Namespaces) -> Tri:
+        ports = ports_match(self.ports, port, proto, destination)
+        if ports is False:
+            return False
+        answers = [peer.matches(other, ns) for peer in self.peers]
+        peers = True if True in answers else (None if None in answers else False)
+        return tri_all((peers, ports))
+
+
+@dataclass(frozen=True, slots=True)
+class AdminPolicy:
+    record: GenericRecord
+    baseline: bool
+    priority: int
+    subject_namespaces: LabelSelector | None = None
+    subject_pods: LabelSelector | None = None
+    ingress: tuple[Rule, ...] = ()
+    egress: tuple[Rule, ...] = ()
+    subject_problem: Unsupported | None = None
+    rules_problem: Unsupported | None = None
+
+    @property
+    def layer(self) -> Layer:
+        return Layer.BANP if self.baseline else Layer.ANP
+
+    def rules(self, direction: Direction) -> tuple[Rule, ...]:
+        return self.ingress if direction is Direction.INGRESS else self.egress
+
+    def applies_to(self, subject: Endpoint, ns: Namespaces) -> Tri:
+        if self.subject_problem is not None:
+            return None
+        if subject.external or subject.host_network:
+            return False  # host-network pods are never subjects
+        assert subject.namespace is not None
+        assert self.subject_namespaces is not None
+        in_namespace = ns.matches(self.subject_namespaces, subject.namespace)
+        if in_namespace is False or self.subject_pods is None:
+            return in_namespace
+        return tri_all((in_namespace, self.subject_pods.matches(subject.labels)))
+
+
+def build(record: GenericRecord) -> AdminPolicy:
+    baseline = record.kind == BANP_KIND
+    spec: Mapping[str, Any] = record.spec or {}
+    priority = spec.get("priority", 0 if baseline else None)
+    base = AdminPolicy(record, baseline, priority if isinstance(priority, int) else 1001)
+    try:
+        if not baseline and (not isinstance(priority, int) or isinstance(priority, bool) \
+                    or not 0 <= priority <= 1000):
+            raise Unsupported("spec.priority", f"must be 0-1000, got {priority!r}")
+        fields(spec, "spec", ("subject", "ingress", "egress", *(() if baseline else
+                                                                  ("priority",))))
+        namespaces, pods = _subject(spec.get("subject"))
+    except Unsupported as problem:
+        return AdminPolicy(record, baseline, base.priority, subject_problem=problem)
+    try:
+        ingress = tuple(_rule(r, i, Direction.INGRESS, baseline)
+                        for i, r in enumerate(items(spec.get("ingress"), "spec.ingress")))
+        egress = tuple(_rule(r, i, Direction.EGRESS, baseline)
+                       for i, r in enumerate(items(spec.get("egress"), "spec.egress")))
+    except Unsupported as problem:
+        return AdminPolicy(record, baseline, base.priority, namespaces, pods,
+                           rules_problem=problem)
+    return AdminPolicy(record, baseline, base.priority, namespaces, pods, ingress, egress)
+
+
+def _subject(raw: Any) -> tuple[LabelSelector, LabelSelector | None]:
+    subject = fields(raw, "spec.subject", ("namespaces", "pods"))
+    if len(subject) != 1:
+        raise Unsupported("spec.subject", "exactly one of namespaces or pods must be set")
+    if "namespaces" in subject:
+        return selector(subject["namespaces"], "spec.subject.namespaces"), None
+    return _namespaced_pods(subject["pods"], "spec.subject.pods")
+
+
+def _namespaced_pods(raw: Any, path: str) -> tuple[LabelSelector, LabelSelector]:
+    pods = fields(raw, path, ("namespaceSelector", "podSelector"))
+    if "namespaceSelector" not in pods or "podSelector" not in pods:
+        raise Unsupported(path, "needs namespaceSelector and podSelector")
+    return (selector(pods["namespaceSelector"], f"{path}.namespaceSelector"),
+            selector(pods["podSelector"], f"{path}.podSelector"))
+
+
+def _rule(raw: Any, index: int, direction: Direction, baseline: bool) -> Rule:
+    path = f"spec.{direction.value}[{index}]"
+    key = direction.peers_field
+    rule = fields(raw, path, ("name", "action", key, "ports"))
+    actions = ("Allow", "Deny") if baseline else ("Allow", "Deny", "Pass")
+    if rule.get("action") not in actions:
+        raise Unsupported(f"{path}.action", f"must be one of {', '.join(actions)}, got "
+                          f"{rule.get('action')!r}")
+    raw_peers = items(rule.get(key), f"{path}.{key}")
+    if not raw_peers:
+        raise Unsupported(f"{path}.{key}", "must list at least one peer")
+    peers = tuple(_peer(p, f"{path}.{key}[{i}]", direction) for i, p in enumerate(raw_peers))
+    ports = None
+    if rule.get("ports") is not None:
+        ports = tuple(_port(p, f"{path}.ports[{i}]")
+                      for i, p in enumerate(items(rule["ports"], f"{path}.ports")))
+    return Rule(index, str(rule.get("name") or ""), Action(rule["action"]), peers, ports)
+
+
+def _peer(raw: Any, path: str, direction: Direction) -> Peer:
+    allowed = ("namespaces", "pods") + (("networks", "nodes")
+                                         if direction is Direction.EGRESS else ())
+    peer = fields(raw, path, allowed)
+    if len(peer) != 1:
+        # The spec says to fail closed on a peer with no field set; an unknown field was
+        # rejected above. Either way netsight does not guess what the CNI makes of it.
+        raise Unsupported(path, "exactly one of " + ", ".join(allowed) + " must be set")
+    if "namespaces" in peer:
+        return Peer(namespaces=selector(peer["namespaces"], f"{path}.namespaces"))
+    if "pods" in peer:
+        namespaces, pods = _namespaced_pods(peer["pods"], f"{path}.pods")
+        return Peer(namespaces=namespaces, pods=pods)
+    if "nodes" in peer:
+        return Peer(nodes=selector(peer["nodes"], f"{path}.nodes"))
+    networks = items(peer["networks"], f"{path}.networks")
+    if not networks:
+        raise Unsupported(f"{path}.networks", "must list at least one CIDR")
+    return Peer(networks=tuple(IPBlock.parse(n, None, f"{path}.networks[{i}]")
+                               for i, n in enumerate(networks)))
+
+
+def _port(raw: Any, path: str) -> PortMatch:
+    entry = fields(raw, path, ("portNumber", "namedPort", "portRange"))
+    if len(entry) != 1:
+        raise Unsupported(path, "exactly one of portNumber, namedPort, portRange must be set")
+    if "namedPort" in entry:
+        name = entry["namedPort"]
+        if not isinstance(name, str) or not name:
+            raise Unsupported(f"{path}.namedPort", "must be a port name")
+        # The named container port carries its own protocol.
+        return PortMatch(None, name=name)
+    if "portNumber" in entry:
+        number = fields(entry["portNumber"], f"{path}.portNumber", ("protocol", "port"))
+        return PortMatch(protocol(number.get("protocol"), f"{path}.portNumber.protocol"),
+                         port_number(number.get("port"), f"{path}.portNumber.port"))
+    span = fields(entry["portRange"], f"{path}.portRange", ("protocol", "start", "end"))
+    start = port_number(span.get("start"), f"{path}.portRange.start")
+    end = port_number(span.get("end"), f"{path}.portRange.end")
+    if end < start:
+        raise Unsupported(f"{path}.portRange", "end must not be less than start")
+    return PortMatch(protocol(span.get("protocol"), f"{path}.portRange.protocol"), start, end)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    step: Step
+    blocking: tuple[ResourceRef, ...] = ()
+    not_evaluated: tuple[str, ...] = ()
+
+
+def _label(policy: AdminPolicy) -> str:
+    record = policy.record
+    return record.name if policy.baseline else f"{record.name}, priority {policy.priority}"
+
+
+def evaluate(policies: Iterable[AdminPolicy], direction: Direction, subject: Endpoint,
+             other: Endpoint, destination: Endpoint, port: int, proto: str,
+             ns: Namespaces) -> Decision | None:
+    """The first matching rule by priority then rule order, or None if no rule matches.
+
+    ``policies`` must come sorted by (priority, name).
+    """
+    chosen: tuple[AdminPolicy, Rule] | None = None
+    for policy in policies:
+        if chosen is not None and policy.priority > chosen[0].priority:
+            break
+        if not policy.rules(direction) and policy.rules_problem is None:
+            continue  # no rules in this direction: the policy does not affect it
+        applies = policy.applies_to(subject, ns)
+        if applies is False:
+            continue
+        layer, record = policy.layer, policy.record
+        problem = policy.subject_problem or policy.rules_problem
+        if problem is not None or applies is None:
+            why = f"{record.kind} {record.name}: " + (
+                f"{problem} (not evaluated)" if problem is not None else
+                f"whether it applies to {subject.name} depends on namespace labels the "
+                "input does not give")
+            return Decision(Step(layer, Action.UNKNOWN, why, ref(record)),
+                            not_evaluated=(why,))
+        for rule in policy.rules(direction):
+            found = rule.matches(other, destination, port, proto, ns)
+            if found is None:
+                why = (f"{record.kind} {record.name} spec.{direction.value}[{rule.index}]: "
+                       f"whether it matches {other.name} depends on what the input does not "
+                       "give (an IP, node addresses or namespace labels)")
+                return Decision(Step(layer, Action.UNKNOWN, why, ref(record), rule.index),
+                                not_evaluated=(why,))
+            if found:
+                if chosen is not None and chosen[1].action is not rule.action:
+                    why = (f"{chosen[0].record.name} and {record.name} share priority "
+                           f"{policy.priority} and disagree ({chosen[1].action.value} vs "
+                           f"{rule.action.value}); the spec leaves this undefined")
+                    return Decision(Step(layer, Action.UNKNOWN, why, ref(record)),
+                                    not_evaluated=(why,))
+                if chosen is None:
+                    chosen = (policy, rule)
+                break
+    if chosen is None:
+        return None
+    policy, rule = chosen
+    record = policy.record
+    path = f"spec.{direction.value}[{rule.index}]"
+    named = f" '{rule.name}'" if rule.name else ""
+    text = f"{record.name}{named} ({_label(policy)}, {path}) matches {other.name} on " \
+           f"{port}/{proto}"
+    raw_rules = (record.spec or {}).get(direction.value) or []
+    step = Step(policy.layer, rule.action, text, ref(record), rule.index,
+                (evidence(record, path, raw_rules[rule.index]
+                          if rule.index < len(raw_rules) else None),))
+    return Decision(step, blocking=(ref(record),) if rule.action is Action.DENY else ())

@@ -1,0 +1,159 @@
+"""The two ends of a flow: pods, workload templates standing for pods, or outside IPs.
+
+Users name an end as ``ns/pod``, ``Kind/ns/name`` (Service, Deployment, StatefulSet,
+DaemonSet: their pods) or ``ip:ADDR``. In manifests a workload without running pods stands
+for the pods its template would create (labels and ports from the template, IP unknown),
+as everywhere else in netsight.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from netsight.analyzers.base import did_you_mean
+from netsight.analyzers.contracts import ErrorCode, ToolFailure
+from netsight.graph.model import Kind, Rel, make_key
+from netsight.graph.records import (
+    EMPTY_MAP,
+    ContainerPort,
+    PodRecord,
+    Record,
+    ServiceRecord,
+    WorkloadRecord,
+)
+from netsight.graph.selectors import LabelSelector
+from netsight.graph.store import GraphView, Source
+
+# Kinds a user may name as an end: a Service or a workload stands for its pods.
+NAMED_KINDS = {"Service": Kind.SERVICE, "Deployment": Kind.DEPLOYMENT,
+               "StatefulSet": Kind.STATEFUL_SET, "DaemonSet": Kind.DAEMON_SET}
+_TERMINAL_PHASES = ("Succeeded", "Failed")
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    name: str  # "ns/pod", "Deployment/ns/name" for a template, "ip:ADDR" for outside
+    namespace: str | None = None  # None: outside the cluster
+    labels: Mapping[str, str] = field(default_factory=lambda: EMPTY_MAP)
+    ips: tuple[str, ...] = ()
+    ports: tuple[ContainerPort, ...] = ()
+    key: str | None = None  # graph key of the pod or workload
+    host_network: bool = False
+    template: bool = False
+
+    @property
+    def external(self) -> bool:
+        return self.namespace is None
+
+
+def from_pod(record: PodRecord | WorkloadRecord) -> Endpoint:
+    if isinstance(record, PodRecord):
+        return Endpoint(f"{record.namespace}/{record.name}", record.namespace, record.labels,
+                        record.ips, record.ports, record.key, record.host_network)
+    return Endpoint(f"{record.kind}/{record.namespace}/{record.name}", record.namespace,
+                    record.pod_labels, (), record.ports, record.key, record.host_network,
+                    template=True)
+
+
+def external(address: str) -> Endpoint:
+    return Endpoint(f"ip:{address}", ips=(address,))
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """What a user's name stands for: one or more endpoints, and the Service if it was one."""
+
+    text: str
+    endpoints: tuple[Endpoint, ...]
+    service: ServiceRecord | None = None
+
+
+def resolve(view: GraphView, text: str, *, argument: str, tool: str) -> Resolved:
+    """``ns/pod``, ``Kind/ns/name`` or ``ip:ADDR``; NOT_FOUND / INVALID_INPUT name ``argument``."""
+    def fail(code: ErrorCode, message: str) -> ToolFailure:
+        return ToolFailure(code, f"{argument}: {message}", tool=tool)
+
+    if text.startswith("ip:"):
+        address = text[3:]
+        try:
+            ipaddress.ip_address(address)
+        except ValueError:
+            raise fail(ErrorCode.INVALID_INPUT,
+                       f"{address!r} is not an IP address (e.g. 'ip:203.0.113.7')") from None
+        return Resolved(text, (external(address),))
+    parts = text.split("/")
+    if len(parts) == 2:
+        namespace, name = parts
+        pod = view.get(make_key(Kind.POD, namespace, name))
+        if isinstance(pod, PodRecord):
+            return Resolved(text, (from_pod(pod),))
+        # Not a pod: a Service or workload of that name, if exactly one kind has it.
+        found = [(kind, record) for kind, record in
+                 ((k, view.get(make_key(v, namespace, name))) for k, v in NAMED_KINDS.items())
+                 if record is not None]
+        if len(found) > 1:
+            kinds = ", ".join(f"{k}/{text}" for k, _ in found)
+            raise fail(ErrorCode.INVALID_INPUT,
+                       f"{text!r} is no pod and is ambiguous: name one of {kinds}")
+        if not found:
+            known = {r.name for r in view.for_each(Kind.POD, namespace)}
+            raise fail(ErrorCode.NOT_FOUND,
+                       f"no pod, Service or workload {text!r}{did_you_mean(name, known)}; "
+                       "give 'namespace/pod', 'Kind/namespace/name' or 'ip:ADDR'")
+        parts = [found[0][0], namespace, name]
+    if len(parts) != 3 or not all(parts):
+        raise fail(ErrorCode.INVALID_INPUT,
+                   f"{text!r}: give 'namespace/pod', 'Kind/namespace/name' (Kind one of "
+                   f"{', '.join(NAMED_KINDS)}) or 'ip:ADDR'")
+    kind_name, namespace, name = parts
+    kind = NAMED_KINDS.get(kind_name)
+    if kind is None:
+        raise fail(ErrorCode.INVALID_INPUT,
+                   f"kind {kind_name!r} cannot be an end of a flow; use one of "
+                   f"{', '.join(NAMED_KINDS)}, or 'namespace/pod'")
+    record = view.get(make_key(kind, namespace, name))
+    if record is None:
+        known = {r.name for r in view.for_each(kind, namespace)}
+        raise fail(ErrorCode.NOT_FOUND,
+                   f"{kind_name} {namespace}/{name} not found{did_you_mean(name, known)}")
+    if isinstance(record, ServiceRecord):
+        members = _service_members(view, record)
+        if not members:
+            raise fail(ErrorCode.NOT_FOUND,
+                       f"Service {namespace}/{name} selects no pods (and no workload "
+                       "template), so no traffic reaches it; see diagnose_service")
+        return Resolved(text, members, record)
+    assert isinstance(record, WorkloadRecord)
+    members = _workload_members(view, record)
+    if not members:
+        raise fail(ErrorCode.NOT_FOUND, f"{kind_name} {namespace}/{name} has no pods")
+    return Resolved(text, members)
+
+
+def live(record: Record) -> bool:
+    """Pods that can take part in traffic: not Succeeded or Failed."""
+    return not (isinstance(record, PodRecord) and record.phase in _TERMINAL_PHASES)
+
+
+def _service_members(view: GraphView, service: ServiceRecord) -> tuple[Endpoint, ...]:
+    selected = [r for r in view.neighbors(service.key, Rel.SELECTS)
+                if isinstance(r, PodRecord | WorkloadRecord) and live(r)]
+    pods = [r for r in selected if isinstance(r, PodRecord)]
+    chosen: list[PodRecord | WorkloadRecord] = list(pods)
+    if not pods and view.source is Source.MANIFESTS:
+        chosen = [r for r in selected if isinstance(r, WorkloadRecord)]
+    return tuple(from_pod(r) for r in sorted(chosen, key=lambda r: r.key))
+
+
+def _workload_members(view: GraphView, workload: WorkloadRecord) -> tuple[Endpoint, ...]:
+    selector = workload.selector or LabelSelector(
+        match_labels=tuple(sorted(workload.pod_labels.items())))
+    pods = sorted((r for r in view.matching(workload.namespace, selector)
+                   if isinstance(r, PodRecord) and live(r)), key=lambda r: r.name)
+    if pods:
+        return tuple(from_pod(p) for p in pods)
+    if view.source is Source.MANIFESTS:
+        return (from_pod(workload),)
+    return ()

@@ -1,0 +1,212 @@
+"""Evaluate one flow across every policy layer: ANP -> NetworkPolicy -> BANP -> allow.
+
+Per direction, at the pod the direction belongs to (egress at the source, ingress at the
+destination): the first matching ANP rule decides Allow or Deny, Pass (or no match) goes
+on to the NetworkPolicies isolating the pod, which decide if there are any; then the BANP;
+then the default, allow. Traffic flows when both directions allow it.
+
+An engine lives for one tool call: it reads the graph through the view, looks up the
+policies of one pod through the graph's ``applies_to`` edges, and reuses policy models
+built from unchanged records across calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from netsight.analyzers.contracts import ResourceRef
+from netsight.analyzers.policy import anp, netpol
+from netsight.analyzers.policy.endpoints import Endpoint
+from netsight.analyzers.policy.peers import Namespaces
+from netsight.analyzers.policy.verdict import (
+    Action,
+    Direction,
+    DirectionVerdict,
+    Layer,
+    Step,
+    Verdict,
+)
+from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel
+from netsight.graph.records import GenericRecord, NetworkPolicyRecord, Record
+from netsight.graph.store import GraphView
+
+ROOT_NAMESPACE = "istio-system"  # Istio's default root namespace (meshConfig.rootNamespace)
+
+
+@dataclass(frozen=True, slots=True)
+class Unevaluated:
+    """A policy kind netsight does not evaluate, and how far its effect reaches."""
+
+    kind: str
+    label: str
+    cluster_wide: bool
+    restrict_only: bool = False  # it can deny more, never allow what L3/L4 denies
+    destination_only: bool = False
+
+
+UNEVALUATED: tuple[Unevaluated, ...] = (
+    Unevaluated("CiliumNetworkPolicy", "Cilium CiliumNetworkPolicy", False),
+    Unevaluated("CiliumClusterwideNetworkPolicy", "Cilium CiliumClusterwideNetworkPolicy",
+                True),
+    Unevaluated("NetworkPolicy.crd.projectcalico.org", "Calico NetworkPolicy", False),
+    Unevaluated("NetworkPolicy.projectcalico.org", "Calico NetworkPolicy", False),
+    Unevaluated("GlobalNetworkPolicy", "Calico GlobalNetworkPolicy", True),
+    Unevaluated("NetworkPolicy.crd.antrea.io", "Antrea NetworkPolicy", False),
+    Unevaluated("ClusterNetworkPolicy", "ClusterNetworkPolicy (v1alpha2 or Antrea)", True),
+    Unevaluated("AuthorizationPolicy", "Istio AuthorizationPolicy", False,
+                restrict_only=True, destination_only=True),
+)
+
+# Kinds the engine reads; tools add the kinds they resolve names with.
+READS: frozenset[str] = frozenset({
+    Kind.POD, Kind.NAMESPACE, Kind.NETWORK_POLICY, anp.ANP_KIND, anp.BANP_KIND,
+    *POD_LIKE_KINDS, *(u.kind for u in UNEVALUATED),
+})
+
+M = TypeVar("M")
+# key -> (record, model): a model is rebuilt only when its record changes (records are
+# immutable, so identity says "unchanged"). Bounded: cleared when it grows past the limit.
+_MODELS: dict[str, tuple[Record, object]] = {}
+_MODEL_LIMIT = 100_000
+
+
+def _model(record: Record, build: Callable[[M], object]) -> object:
+    cached = _MODELS.get(record.key)
+    if cached is not None and cached[0] is record:
+        return cached[1]
+    if len(_MODELS) >= _MODEL_LIMIT:
+        _MODELS.clear()
+    model = build(record)  # type: ignore[arg-type]
+    _MODELS[record.key] = (record, model)
+    return model
+
+
+class PolicyEngine:
+    """Evaluates flows over one view; create one per tool call."""
+
+    def __init__(self, view: GraphView) -> None:
+        self.view = view
+        self.namespaces = Namespaces(view)
+        self._admin: tuple[list[anp.AdminPolicy], list[anp.AdminPolicy]] | None = None
+        self._unreadable: tuple[str, ...] | None = None
+
+    # --- policies --------------------------------------------------------------------
+
+    def admin_policies(self) -> tuple[list[anp.AdminPolicy], list[anp.AdminPolicy]]:
+        """(ANPs sorted by priority then name, the BANP if any)."""
+        if self._admin is None:
+            admins: list[anp.AdminPolicy] = []
+            baselines: list[anp.AdminPolicy] = []
+            for kind, bucket in ((anp.ANP_KIND, admins), (anp.BANP_KIND, baselines)):
+                for record in self.view.for_each(kind):
+                    if not isinstance(record, GenericRecord) or \
+                            not record.api_version.startswith(anp.GROUP + "/"):
+                        continue
+                    if kind == anp.BANP_KIND and record.name != anp.BANP_NAME:
+                        continue  # the API server admits no other name
+                    model = _model(record, anp.build)
+                    assert isinstance(model, anp.AdminPolicy)
+                    bucket.append(model)
+            admins.sort(key=lambda p: (p.priority, p.record.name))
+            self._admin = (admins, baselines)
+        return self._admin
+
+    def network_policies(self, subject: Endpoint) -> list[netpol.NetPol]:
+        if subject.key is None:
+            return []
+        found = []
+        for record in self.view.neighbors(subject.key, Rel.APPLIES_TO, incoming=True,
+                                          kind=Kind.NETWORK_POLICY):
+            assert isinstance(record, NetworkPolicyRecord)
+            model = _model(record, netpol.build)
+            assert isinstance(model, netpol.NetPol)
+            found.append(model)
+        return found
+
+    def unreadable(self) -> tuple[str, ...]:
+        if self._unreadable is None:
+            self._unreadable = tuple(
+                reason for kind in (Kind.NETWORK_POLICY, Kind.POD, Kind.NAMESPACE,
+                                    anp.ANP_KIND, anp.BANP_KIND)
+                if (reason := self.view.unreadable(kind)) is not None)
+        return self._unreadable
+
+    def unevaluated(self, source: Endpoint, destination: Endpoint
+                    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(kinds that could allow or deny, kinds that could only deny) bearing on the flow."""
+        undecided: list[str] = []
+        restricting: list[str] = []
+        for kind in UNEVALUATED:
+            ends = (destination,) if kind.destination_only else (source, destination)
+            scopes: list[str | None] = [None] if kind.cluster_wide else \
+                [e.namespace for e in ends if e.namespace is not None]
+            if kind.kind == "AuthorizationPolicy" and scopes:
+                scopes.append(ROOT_NAMESPACE)
+            count = sum(self.view.count(kind.kind, scope) for scope in dict.fromkeys(scopes))
+            if count:
+                where = "in the cluster" if kind.cluster_wide else \
+                    f"in namespace(s) {', '.join(s for s in dict.fromkeys(scopes) if s)}"
+                why = f"{count} {kind.label} object(s) {where}: not evaluated by netsight"
+                (restricting if kind.restrict_only else undecided).append(why)
+        return tuple(undecided), tuple(restricting)
+
+    # --- evaluation ------------------------------------------------------------------
+
+    def evaluate(self, source: Endpoint, destination: Endpoint, port: int,
+                 protocol: str) -> Verdict:
+        egress = self.direction(Direction.EGRESS, source, destination, destination, port,
+                                protocol)
+        ingress = self.direction(Direction.INGRESS, destination, source, destination, port,
+                                 protocol)
+        undecided, restricting = self.unevaluated(source, destination)
+        return Verdict(source.name, destination.name, port, protocol, egress, ingress,
+                       undecided + self.unreadable(), restricting)
+
+    def direction(self, direction: Direction, subject: Endpoint, other: Endpoint,
+                  destination: Endpoint, port: int, protocol: str) -> DirectionVerdict:
+        """The decision at ``subject`` for traffic to or from ``other``."""
+        if subject.external:
+            return DirectionVerdict(direction, subject.name, True, (Step(
+                Layer.DEFAULT, Action.ALLOW,
+                f"{subject.name} is outside the cluster: no policy applies to its "
+                f"{direction.value}"),))
+        steps: list[Step] = []
+        admins, baselines = self.admin_policies()
+        args = (direction, subject, other, destination, port, protocol, self.namespaces)
+
+        decision = anp.evaluate(admins, *args)
+        if decision is not None:
+            steps.append(decision.step)
+            if decision.step.action is not Action.PASS:
+                return _finish(direction, subject, steps, decision.blocking,
+                               decision.not_evaluated)
+        policies = self.network_policies(subject)
+        if subject.host_network and any(direction in p.types for p in policies):
+            why = (f"{subject.name} uses the host network: NetworkPolicy behaviour for "
+                   "host-network pods is undefined")
+            steps.append(Step(Layer.NETWORK_POLICY, Action.UNKNOWN, why))
+            return _finish(direction, subject, steps, (), (why,))
+        np_decision = netpol.evaluate(policies, *args)
+        if np_decision is not None:
+            steps.append(np_decision.step)
+            return _finish(direction, subject, steps, np_decision.blocking,
+                           np_decision.not_evaluated)
+        decision = anp.evaluate(baselines, *args)
+        if decision is not None:
+            steps.append(decision.step)
+            return _finish(direction, subject, steps, decision.blocking,
+                           decision.not_evaluated)
+        steps.append(Step(Layer.DEFAULT, Action.ALLOW,
+                          f"no policy isolates {subject.name} for {direction.value}"))
+        return _finish(direction, subject, steps, (), ())
+
+
+def _finish(direction: Direction, subject: Endpoint, steps: list[Step],
+            blocking: tuple[ResourceRef, ...], not_evaluated: tuple[str, ...]
+            ) -> DirectionVerdict:
+    last = steps[-1].action
+    allowed = True if last is Action.ALLOW else False if last is Action.DENY else None
+    return DirectionVerdict(direction, subject.name, allowed, tuple(steps),
+                            blocking, not_evaluated)

@@ -1,0 +1,229 @@
+"""Kubernetes NetworkPolicy (networking.k8s.io/v1): model and the NetworkPolicy tier.
+
+Semantics per the API reference: a policy isolates the pods its podSelector selects, for
+the policyTypes it has (defaulted by the record: Ingress always, Egress iff egress rules).
+An isolated pod admits what the union of its policies' rules admits. A rule matches when
+one of its peers AND one of its ports match; an absent or empty ``from``/``to``/``ports``
+matches everything. A peer's podSelector and namespaceSelector together are an AND;
+separate peers are an OR. ipBlock is matched against the other pod's IPs too (as the
+upstream e2e tests expect). A named port resolves on the destination pod's container
+ports with the same protocol: the subject's for ingress, the peer's for egress.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from netsight.analyzers.base import evidence, ref
+from netsight.analyzers.contracts import Evidence, ResourceRef
+from netsight.analyzers.policy.endpoints import Endpoint
+from netsight.analyzers.policy.peers import (
+    IPBlock,
+    Namespaces,
+    PortMatch,
+    Unsupported,
+    fields,
+    items,
+    port_number,
+    ports_match,
+    protocol,
+    selector,
+)
+from netsight.analyzers.policy.verdict import Action, Direction, Layer, Step, Tri, tri_all
+from netsight.graph.records import NetworkPolicyRecord
+from netsight.graph.selectors import LabelSelector
+
+
+@dataclass(frozen=True, slots=True)
+class Peer:
+    pods: LabelSelector | None = None
+    namespaces: LabelSelector | None = None
+    ip_block: IPBlock | None = None
+
+    def matches(self, other: Endpoint, policy_namespace: str, ns: Namespaces) -> Tri:
+        if self.ip_block is not None:
+            return self.ip_block.matches(other)
+        if other.external:
+            return False
+        assert other.namespace is not None
+        if other.host_network:
+            return None  # NetworkPolicy behaviour for host-network pods is undefined
+        in_namespace: Tri = other.namespace == policy_namespace if self.namespaces is None \
+            else ns.matches(self.namespaces, other.namespace)
+        if in_namespace is False:
+            return False
+        return tri_all((in_namespace, self.pods is None or self.pods.matches(other.labels)))
+
+    def describe(self) -> str:
+        if self.ip_block is not None:
+            return f"ipBlock {self.ip_block}"
+        parts = []
+        if self.namespaces is not None:
+            parts.append(f"namespaces {self.namespaces.describe()}")
+        if self.pods is not None:
+            parts.append(f"pods {self.pods.describe()}")
+        return " and ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    index: int
+    peers: tuple[Peer, ...] | None  # None: every peer
+    ports: tuple[PortMatch, ...] | None  # None: every port
+
+    def matches(self, other: Endpoint, destination: Endpoint, port: int, proto: str,
+                policy_namespace: str, ns: Namespaces) -> tuple[Tri, Tri]:
+        """(peers match, ports match)."""
+        ports = ports_match(self.ports, port, proto, destination)
+        if self.peers is None:
+            return True, ports
+        unknown = False
+        for peer in self.peers:
+            found = peer.matches(other, policy_namespace, ns)
+            if found:
+                return True, ports
+            unknown |= found is None
+        return (None if unknown else False), ports
+
+
+@dataclass(frozen=True, slots=True)
+class NetPol:
+    record: NetworkPolicyRecord
+    types: frozenset[Direction]
+    ingress: tuple[Rule, ...] = ()
+    egress: tuple[Rule, ...] = ()
+    problem: Unsupported | None = None
+
+    def rules(self, direction: Direction) -> tuple[Rule, ...]:
+        return self.ingress if direction is Direction.INGRESS else self.egress
+
+
+def build(record: NetworkPolicyRecord) -> NetPol:
+    types = frozenset(Direction(t.lower()) for t in record.policy_types)
+    try:
+        return NetPol(record, types,
+                      tuple(_rule(r, i, Direction.INGRESS) for i, r in enumerate(record.ingress)),
+                      tuple(_rule(r, i, Direction.EGRESS) for i, r in enumerate(record.egress)))
+    except Unsupported as problem:
+        return NetPol(record, types, problem=problem)
+
+
+def _rule(raw: object, index: int, direction: Direction) -> Rule:
+    path = f"spec.{direction.value}[{index}]"
+    peers_key = direction.peers_field
+    rule = fields(raw, path, (peers_key, "ports"))
+    peers = items(rule.get(peers_key), f"{path}.{peers_key}")
+    ports = items(rule.get("ports"), f"{path}.ports")
+    return Rule(
+        index,
+        tuple(_peer(p, f"{path}.{peers_key}[{i}]") for i, p in enumerate(peers)) or None,
+        tuple(_port(p, f"{path}.ports[{i}]") for i, p in enumerate(ports)) or None,
+    )
+
+
+def _peer(raw: object, path: str) -> Peer:
+    peer = fields(raw, path, ("podSelector", "namespaceSelector", "ipBlock"))
+    if "ipBlock" in peer:
+        if len(peer) > 1:
+            raise Unsupported(path, "ipBlock cannot be combined with selectors (the API "
+                              "server rejects it)")
+        block = fields(peer["ipBlock"], f"{path}.ipBlock", ("cidr", "except"))
+        return Peer(ip_block=IPBlock.parse(block.get("cidr"), block.get("except"),
+                                           f"{path}.ipBlock"))
+    pods = None if peer.get("podSelector") is None else \
+        selector(peer["podSelector"], f"{path}.podSelector")
+    namespaces = None if peer.get("namespaceSelector") is None else \
+        selector(peer["namespaceSelector"], f"{path}.namespaceSelector")
+    if pods is None and namespaces is None:
+        raise Unsupported(path, "a peer must set podSelector, namespaceSelector or ipBlock")
+    return Peer(pods=pods, namespaces=namespaces)
+
+
+def _port(raw: object, path: str) -> PortMatch:
+    entry = fields(raw, path, ("protocol", "port", "endPort"))
+    proto = protocol(entry.get("protocol"), f"{path}.protocol")
+    port, end = entry.get("port"), entry.get("endPort")
+    if isinstance(port, str):
+        if end is not None:
+            raise Unsupported(f"{path}.endPort", "endPort needs a numeric port")
+        if port.isdigit():  # IntOrString written as a string of digits
+            return PortMatch(proto, int(port))
+        return PortMatch(proto, name=port)
+    if port is None:
+        if end is not None:
+            raise Unsupported(f"{path}.endPort", "endPort needs port")
+        return PortMatch(proto)
+    start = port_number(port, f"{path}.port")
+    if end is None:
+        return PortMatch(proto, start)
+    stop = port_number(end, f"{path}.endPort")
+    if stop < start:
+        raise Unsupported(f"{path}.endPort", "endPort must not be less than port")
+    return PortMatch(proto, start, stop)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The NetworkPolicy tier's answer; None from :func:`evaluate` if no policy isolates."""
+
+    step: Step
+    blocking: tuple[ResourceRef, ...] = ()
+    not_evaluated: tuple[str, ...] = ()
+
+
+def evaluate(policies: Iterable[NetPol], direction: Direction, subject: Endpoint,
+             other: Endpoint, destination: Endpoint, port: int, proto: str,
+             ns: Namespaces) -> Decision | None:
+    """Whether the policies isolating ``subject`` in ``direction`` admit ``other``."""
+    isolating = sorted((p for p in policies if direction in p.types),
+                       key=lambda p: p.record.key)
+    if not isolating:
+        return None
+    unknown: list[str] = []
+    misses: list[Evidence] = []
+    for policy in isolating:
+        record = policy.record
+        if policy.problem is not None:
+            unknown.append(f"NetworkPolicy {record.ref}: {policy.problem} (not evaluated)")
+            continue
+        for rule in policy.rules(direction):
+            peers, ports = rule.matches(other, destination, port, proto, record.namespace, ns)
+            path = f"spec.{direction.value}[{rule.index}]"
+            if peers and ports:
+                return Decision(Step(
+                    Layer.NETWORK_POLICY, Action.ALLOW,
+                    f"{record.ref} {path} admits {other.name} on {port}/{proto}",
+                    ref(record), rule.index,
+                    (evidence(record, path, record.ingress[rule.index]
+                              if direction is Direction.INGRESS else record.egress[rule.index]),),
+                ))
+            if tri_all((peers, ports)) is None:
+                unknown.append(f"NetworkPolicy {record.ref} {path}: whether it admits "
+                               f"{other.name} depends on {_unknown_part(other, peers)}")
+            misses.append(evidence(record, path, {
+                f"{direction.peers_field}Matches": peers, "portsMatch": ports}))
+    names = ", ".join(p.record.ref for p in isolating)
+    if unknown:
+        return Decision(Step(Layer.NETWORK_POLICY, Action.UNKNOWN, "; ".join(unknown)),
+                        not_evaluated=tuple(unknown))
+    if len(isolating) == 1:
+        text = f"{names} selects {subject.name} and has no {direction.value} rule admitting "
+    else:
+        text = f"{names} select {subject.name} and none has an {direction.value} rule admitting "
+    text += f"{other.name} on {port}/{proto}"
+    proof = tuple(evidence(p.record, f"spec.{direction.value}",
+                           f"{len(p.rules(direction))} rule(s)") for p in isolating)
+    return Decision(
+        Step(Layer.NETWORK_POLICY, Action.DENY, text, ref(isolating[0].record), None,
+             proof + tuple(misses)),
+        blocking=tuple(ref(p.record) for p in isolating),
+    )
+
+
+def _unknown_part(other: Endpoint, peers: Tri) -> str:
+    if peers is None and not other.ips:
+        return f"the IP of {other.name}, which the input does not give"
+    if peers is None:
+        return f"labels of namespace {other.namespace}, which the input does not give"
+    return "the destination's ports"

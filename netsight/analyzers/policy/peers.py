@@ -1,0 +1,186 @@
+"""Matchers shared by every policy kind: namespaces, IP blocks and ports, three-valued.
+
+A matcher answers True, False, or None when the input cannot tell (a pod whose IP is not
+in the manifests, a namespace whose labels are unknown). Built once per policy version;
+building raises :class:`Unsupported` for any shape netsight does not evaluate.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from netsight.analyzers.policy.endpoints import Endpoint
+from netsight.analyzers.policy.verdict import Tri
+from netsight.graph.errors import MalformedObject
+from netsight.graph.model import Kind, make_key
+from netsight.graph.records import PROTOCOLS, Record
+from netsight.graph.selectors import LabelSelector, parse_label_selector
+from netsight.graph.store import GraphView
+
+# Set by the API server on every namespace since Kubernetes 1.22; manifests may omit it.
+NAME_LABEL = "kubernetes.io/metadata.name"
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+class Unsupported(Exception):
+    """A policy shape netsight does not evaluate (or the API server would reject)."""
+
+    def __init__(self, field_path: str, message: str) -> None:
+        super().__init__(f"{field_path}: {message}")
+        self.field_path, self.message = field_path, message
+
+
+def fields(raw: Any, path: str, known: Iterable[str]) -> Mapping[str, Any]:
+    """``raw`` as an object holding only ``known`` keys; anything else is Unsupported."""
+    if not isinstance(raw, dict):
+        raise Unsupported(path, f"must be an object, got {type(raw).__name__}")
+    extra = sorted(set(raw) - set(known))
+    if extra:
+        raise Unsupported(f"{path}.{extra[0]}", "a field netsight does not evaluate")
+    return raw
+
+
+def items(raw: Any, path: str) -> list[Any]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise Unsupported(path, f"must be a list, got {type(raw).__name__}")
+    return raw
+
+
+def selector(raw: Any, path: str) -> LabelSelector:
+    try:
+        return parse_label_selector(raw, path)
+    except MalformedObject as exc:
+        raise Unsupported(exc.field_path or path, exc.message) from None
+
+
+def selector_keys(sel: LabelSelector) -> set[str]:
+    return {k for k, _ in sel.match_labels} | {r.key for r in sel.requirements}
+
+
+@dataclass
+class Namespaces:
+    """Namespace labels, looked up once per query. Unknown namespaces (manifests that leave
+    the Namespace object out) have only their name label for certain."""
+
+    view: GraphView
+    _labels: dict[str, Mapping[str, str] | None] = field(default_factory=dict)
+
+    def labels(self, namespace: str) -> Mapping[str, str] | None:
+        if namespace not in self._labels:
+            record: Record | None = self.view.get(make_key(Kind.NAMESPACE, "", namespace))
+            self._labels[namespace] = None if record is None else \
+                {**record.labels, NAME_LABEL: namespace}
+        return self._labels[namespace]
+
+    def matches(self, sel: LabelSelector, namespace: str) -> Tri:
+        if sel.is_empty:
+            return True
+        labels = self.labels(namespace)
+        if labels is not None:
+            return sel.matches(labels)
+        if selector_keys(sel) == {NAME_LABEL}:
+            return sel.matches({NAME_LABEL: namespace})
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class IPBlock:
+    cidr: Network
+    excepts: tuple[Network, ...] = ()
+
+    @classmethod
+    def parse(cls, cidr: Any, excepts: Any, path: str) -> IPBlock:
+        network = _network(cidr, f"{path}.cidr")
+        rest = tuple(_network(e, f"{path}.except[{i}]")
+                     for i, e in enumerate(items(excepts, f"{path}.except")))
+        return cls(network, rest)
+
+    def contains(self, address: str) -> bool:
+        ip = ipaddress.ip_address(address)
+        if ip.version != self.cidr.version or ip not in self.cidr:
+            return False
+        return not any(ip.version == e.version and ip in e for e in self.excepts)
+
+    def matches(self, endpoint: Endpoint) -> Tri:
+        """Against the endpoint's IPs; None when they are unknown or the families disagree."""
+        if not endpoint.ips:
+            return None
+        answers = {self.contains(ip) for ip in endpoint.ips}
+        return answers.pop() if len(answers) == 1 else None
+
+    def __str__(self) -> str:
+        shown = str(self.cidr)
+        if self.excepts:
+            shown += f" except {', '.join(map(str, self.excepts))}"
+        return shown
+
+
+def _network(raw: Any, path: str) -> Network:
+    if not isinstance(raw, str):
+        raise Unsupported(path, "must be a CIDR string")
+    try:
+        return ipaddress.ip_network(raw, strict=False)
+    except ValueError:
+        raise Unsupported(path, f"{raw!r} is not a CIDR") from None
+
+
+def protocol(raw: Any, path: str) -> str:
+    value = "TCP" if raw is None else raw
+    if value not in PROTOCOLS:
+        raise Unsupported(path, f"protocol {raw!r} is not TCP, UDP or SCTP")
+    return str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class PortMatch:
+    """One port entry: a protocol (None: any), and a number range or a name (or neither: all
+    ports of the protocol). A name resolves on the *destination* pod's container ports."""
+
+    protocol: str | None = "TCP"
+    start: int | None = None
+    end: int | None = None
+    name: str | None = None
+
+    def matches(self, port: int, proto: str, destination: Endpoint) -> Tri:
+        if self.protocol is not None and proto != self.protocol:
+            return False
+        if self.name is not None:
+            # A name refers to a container port; outside the cluster there is none.
+            return any(p.name == self.name and p.port == port and p.protocol == proto
+                       for p in destination.ports)
+        if self.start is None:
+            return True
+        end = self.start if self.end is None else self.end
+        return self.start <= port <= end
+
+    def describe(self) -> str:
+        where = self.name or ("any port" if self.start is None else
+                              str(self.start) if self.end in (None, self.start)
+                              else f"{self.start}-{self.end}")
+        return f"{where}/{self.protocol or 'any'}"
+
+
+def port_number(raw: Any, path: str) -> int:
+    if not isinstance(raw, int) or isinstance(raw, bool) or not 1 <= raw <= 65535:
+        raise Unsupported(path, f"must be a port number 1-65535, got {raw!r}")
+    return raw
+
+
+def ports_match(ports: tuple[PortMatch, ...] | None, port: int, proto: str,
+                destination: Endpoint) -> Tri:
+    """None (the field absent): every port; otherwise any entry."""
+    if ports is None:
+        return True
+    unknown = False
+    for entry in ports:
+        found = entry.matches(port, proto, destination)
+        if found:
+            return True
+        unknown |= found is None
+    return None if unknown else False
