@@ -1,0 +1,204 @@
+"""Route parents: which listeners of each parent Gateway accept a route, and why not.
+
+For each parentRef (ParentReference, v1): the listeners named by ``sectionName`` and
+``port`` (both must match when both are set; NoMatchingParent when none is left), then
+those whose ``allowedRoutes`` admit the route's kind and namespace (NotAllowedByListeners),
+then those whose hostname intersects the route's (NoMatchingListenerHostname). A parent
+accepts the route when at least one listener is left. ResolvedRefs is the route's own:
+every backendRef must resolve. A listener's ``attachedRoutes`` counts the routes it
+accepted whose Accepted condition is True.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from netsight.analyzers.routing import conditions as c
+from netsight.analyzers.routing import gateways, hostnames, rules
+from netsight.analyzers.routing.objects import (
+    GATEWAY,
+    HOSTNAME_KINDS,
+    ROUTE_KINDS,
+    ParentRef,
+    Route,
+    is_gateway_api,
+    read_route,
+)
+from netsight.analyzers.routing.references import BackendResolution, Grants, resolve_backend
+from netsight.graph.model import Kind, make_key
+from netsight.graph.store import GraphView
+
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
+
+@dataclass
+class ParentResult:
+    ref: ParentRef
+    gateway: gateways.GatewayState | None
+    conditions: dict[str, c.Cond]
+    listeners: list[gateways.ListenerState] = field(default_factory=list)
+
+    @property
+    def accepted(self) -> bool:
+        return self.conditions[c.ACCEPTED].ok
+
+
+@dataclass
+class RouteResult:
+    route: Route
+    parents: list[ParentResult]
+    backends: list[BackendResolution]
+    notes: list[str]
+
+
+class Resolver:
+    """Resolution over one view for one answer: gateways, grants and labels read once."""
+
+    def __init__(self, view: GraphView) -> None:
+        self.view = view
+        self.grants = Grants(view)
+        self._gateways: dict[str, gateways.GatewayState | None] = {}
+        self._labels: dict[str, dict[str, str]] = {}
+        self._routes_by_gateway: dict[str, list[Route]] | None = None
+
+    # --- lookups ---------------------------------------------------------------------------
+
+    def gateway(self, namespace: str, name: str) -> gateways.GatewayState | None:
+        key = make_key(GATEWAY, namespace, name)
+        if key not in self._gateways:
+            record = self.view.get(key)
+            self._gateways[key] = gateways.evaluate(self.view, self.grants, record) \
+                if record is not None and is_gateway_api(record) else None
+        return self._gateways[key]
+
+    def namespace_labels(self, namespace: str) -> dict[str, str]:
+        labels = self._labels.get(namespace)
+        if labels is None:
+            record = self.view.get(make_key(Kind.NAMESPACE, "", namespace))
+            labels = dict(record.labels) if record is not None else {}
+            # The API server labels every namespace with its own name (since 1.21).
+            labels.setdefault(NAMESPACE_NAME_LABEL, namespace)
+            self._labels[namespace] = labels
+        return labels
+
+    def routes(self, namespace: str | None = None) -> list[Route]:
+        found = [read_route(r) for kind in ROUTE_KINDS for r in self.view.for_each(kind, namespace)
+                 if is_gateway_api(r)]
+        found.sort(key=lambda r: (r.kind, r.record.namespace, r.record.name))
+        return found
+
+    def routes_of(self, gateway: gateways.GatewayState) -> list[Route]:
+        """Routes with a parentRef naming the Gateway (one scan of all routes per answer)."""
+        if self._routes_by_gateway is None:
+            index: dict[str, list[Route]] = defaultdict(list)
+            for route in self.routes():
+                for key in dict.fromkeys(make_key(GATEWAY, p.namespace, p.name)
+                                         for p in route.parent_refs if p.is_gateway):
+                    index[key].append(route)
+            self._routes_by_gateway = index
+        return self._routes_by_gateway.get(gateway.record.key, [])
+
+    # --- resolution ------------------------------------------------------------------------
+
+    def resolve(self, route: Route) -> RouteResult:
+        backends = [resolve_backend(self.view, self.grants, route, ref)
+                    for ref in route.backend_refs]
+        resolved = _resolved_refs(backends)
+        dropped = rules.invalid_rules(route)
+        notes: list[str] = []
+        parents = [self._parent(route, ref, resolved, dropped, notes)
+                   for ref in route.parent_refs]
+        return RouteResult(route, parents, backends, notes)
+
+    def count_attached(self, gateway: gateways.GatewayState) -> None:
+        """Set attachedRoutes on each listener of ``gateway``."""
+        for listener in gateway.listeners:
+            listener.attached_routes = 0
+        for route in self.routes_of(gateway):
+            attached: set[str] = set()
+            for parent in self.resolve(route).parents:
+                if parent.gateway is gateway and parent.accepted:
+                    attached.update(ls.listener.name for ls in parent.listeners)
+            for listener in gateway.listeners:
+                if listener.listener.name in attached:
+                    listener.attached_routes += 1
+
+    def _parent(self, route: Route, ref: ParentRef, resolved: c.Cond,
+                dropped: dict[int, tuple[str, str]], notes: list[str]) -> ParentResult:
+        if not ref.is_gateway:
+            what = "a mesh (GAMMA) Service parent" if (ref.group, ref.kind) == ("", "Service") \
+                else f"parent kind {ref.kind} of group {ref.group or 'core'}"
+            notes.append(f"{route.ref} parentRefs[{ref.index}]: {what} is not evaluated yet")
+            pending = c.unknown(f"{what}: not evaluated by netsight")
+            return ParentResult(ref, None, {c.ACCEPTED: pending, c.RESOLVED_REFS: resolved})
+        gateway = self.gateway(ref.namespace, ref.name)
+        if gateway is None:
+            missing = c.unknown(f"Gateway {ref.parent} not found: no controller sets status "
+                                "for this parent")
+            return ParentResult(ref, None, {c.ACCEPTED: missing, c.RESOLVED_REFS: resolved})
+        if not gateway.managed:
+            return ParentResult(ref, gateway, {c.ACCEPTED: gateway.conditions[c.ACCEPTED],
+                                               c.RESOLVED_REFS: resolved})
+        accepted, listeners = self._accept(route, ref, gateway)
+        result = ParentResult(ref, gateway, {c.ACCEPTED: accepted, c.RESOLVED_REFS: resolved},
+                              listeners)
+        if accepted.ok and dropped:
+            if len(dropped) == len(route.rules):
+                reason, message = next(iter(dropped.values()))
+                result.conditions[c.ACCEPTED] = c.false(reason, f"no valid rule: {message}")
+                result.listeners = []
+            else:
+                result.conditions[c.PARTIALLY_INVALID] = c.true(
+                    c.UNSUPPORTED_VALUE, "Dropped Rule(s) " + "; ".join(
+                        f"{i}: {message}" for i, (_, message) in sorted(dropped.items())))
+        return result
+
+    def _accept(self, route: Route, ref: ParentRef,
+                gateway: gateways.GatewayState) -> tuple[c.Cond, list[gateways.ListenerState]]:
+        candidates = [ls for ls in gateway.listeners
+                      if (ref.section_name is None or ls.listener.name == ref.section_name)
+                      and (ref.port is None or ls.listener.port == ref.port)]
+        if not candidates:
+            wanted = " and ".join(x for x in (
+                f"name {ref.section_name}" if ref.section_name else "",
+                f"port {ref.port}" if ref.port is not None else "") if x)
+            return c.false(c.NO_MATCHING_PARENT,
+                           f"Gateway {ref.parent} has no listener with {wanted}"), []
+        allowed = [ls for ls in candidates if self._allows(ls, gateway, route)]
+        if not allowed:
+            return c.false(c.NOT_ALLOWED_BY_LISTENERS,
+                           f"no listener of {ref.parent} allows {route.kind} from namespace "
+                           f"{route.record.namespace}"), []
+        if route.kind in HOSTNAME_KINDS and route.hostnames:
+            allowed = [ls for ls in allowed
+                       if hostnames.effective(ls.hostname, route.hostnames) != []]
+            if not allowed:
+                return c.false(c.NO_MATCHING_LISTENER_HOSTNAME,
+                               f"no listener hostname of {ref.parent} intersects "
+                               f"{', '.join(route.hostnames)}"), []
+        names = ", ".join(ls.listener.name for ls in allowed)
+        return c.true(c.ACCEPTED, f"accepted by listener(s) {names}"), allowed
+
+    def _allows(self, listener: gateways.ListenerState, gateway: gateways.GatewayState,
+                route: Route) -> bool:
+        if route.kind not in listener.supported_kinds:
+            return False
+        source = listener.listener.from_namespaces
+        if source == "All":
+            return True
+        if source == "Same":
+            return route.record.namespace == gateway.record.namespace
+        if source == "Selector" and listener.selector is not None:
+            return listener.selector.matches(self.namespace_labels(route.record.namespace))
+        return False
+
+
+def _resolved_refs(backends: list[BackendResolution]) -> c.Cond:
+    failed = [b for b in backends if not b.ok]
+    if not failed:
+        return c.true(c.RESOLVED_REFS, f"all {len(backends)} backendRef(s) resolved")
+    first = failed[0]
+    more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+    assert first.reason is not None
+    return c.false(first.reason, first.message + more)

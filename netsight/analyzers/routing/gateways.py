@@ -1,0 +1,260 @@
+"""Gateways and their listeners: supported kinds, validity, conflicts, conditions.
+
+Follows Gateway API v1 ``Listener``/``ListenerStatus``/``GatewayStatus``: kinds a listener
+supports follow from its protocol unless ``allowedRoutes.kinds`` narrows them (kinds that do
+not fit are dropped and make ResolvedRefs False/InvalidRouteKinds); certificateRefs must
+resolve for TLS termination; listeners sharing a port must be compatible; a Gateway is
+Accepted when its listeners are, and needs a GatewayClass whose controller reconciles it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from netsight.analyzers.routing import conditions as c
+from netsight.analyzers.routing.objects import (
+    CORE_PROTOCOLS,
+    GATEWAY_CLASS,
+    GATEWAY_GROUP,
+    GRPC_ROUTE,
+    HTTP_ROUTE,
+    TCP_ROUTE,
+    TLS_ROUTE,
+    UDP_ROUTE,
+    Listener,
+    as_map,
+    conditions_of,
+    opt_str,
+    read_listeners,
+    spec_of,
+    status_of,
+)
+from netsight.analyzers.routing.references import Grants, resolve_certificate
+from netsight.graph.errors import MalformedObject
+from netsight.graph.model import make_key
+from netsight.graph.records import Record
+from netsight.graph.selectors import LabelSelector, parse_label_selector
+from netsight.graph.store import GraphView
+
+# Route kinds each core protocol carries (Gateway API "Listener protocol and Route kind").
+PROTOCOL_KINDS: Mapping[str, tuple[str, ...]] = {
+    "HTTP": (HTTP_ROUTE, GRPC_ROUTE),
+    "HTTPS": (HTTP_ROUTE, GRPC_ROUTE),
+    "TLS": (TLS_ROUTE,),
+    "TCP": (TCP_ROUTE,),
+    "UDP": (UDP_ROUTE,),
+}
+# Protocols whose listener hostname is matched (SNI or Host); ignored for TCP and UDP.
+HOSTNAME_PROTOCOLS = frozenset({"HTTP", "HTTPS", "TLS"})
+_FROM_VALUES = ("Same", "All", "Selector")
+
+
+@dataclass
+class ListenerState:
+    listener: Listener
+    supported_kinds: tuple[str, ...]  # route kinds of gateway.networking.k8s.io
+    selector: LabelSelector | None
+    conditions: dict[str, c.Cond]
+    attached_routes: int = 0
+
+    @property
+    def hostname(self) -> str | None:
+        """The hostname routes are matched against; None: any (or not applicable)."""
+        listener = self.listener
+        return listener.hostname if listener.protocol in HOSTNAME_PROTOCOLS else None
+
+
+@dataclass
+class GatewayState:
+    record: Record
+    class_name: str | None
+    controller: str | None  # the GatewayClass's controllerName
+    managed: bool  # a controller reconciles it: its GatewayClass exists and is not rejected
+    listeners: list[ListenerState]
+    conditions: dict[str, c.Cond] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ref(self) -> str:
+        return f"{self.record.namespace}/{self.record.name}"
+
+
+def evaluate(view: GraphView, grants: Grants, record: Record) -> GatewayState:
+    class_name = opt_str(spec_of(record).get("gatewayClassName"))
+    gateway_class = view.get(make_key(GATEWAY_CLASS, "", class_name)) if class_name else None
+    controller = opt_str(spec_of(gateway_class).get("controllerName")) if gateway_class else None
+    state = GatewayState(record, class_name, controller, managed=gateway_class is not None,
+                         listeners=[_listener(view, grants, record, ln)
+                                    for ln in read_listeners(record)])
+    _conflicts(state.listeners)
+    for listener in state.listeners:
+        listener.conditions[c.PROGRAMMED] = _programmed(listener.conditions)
+    if gateway_class is None:
+        why = f"GatewayClass {class_name!r} not found" if class_name else \
+            "spec.gatewayClassName is empty"
+        state.notes.append(f"gateway {state.ref}: {why}; no controller reconciles it, so "
+                           "no status is written for it or its routes")
+        pending = c.unknown(f"{why}: no controller reconciles this Gateway")
+        state.conditions = {c.ACCEPTED: pending, c.PROGRAMMED: pending}
+        return state
+    rejected = conditions_of(status_of(gateway_class).get("conditions")).get(c.ACCEPTED)
+    if rejected is not None and rejected.get("status") == c.FALSE:
+        state.managed = False
+        why = (f"GatewayClass {class_name} was not accepted by its controller {controller} "
+               f"({rejected.get('reason')})")
+        state.notes.append(f"gateway {state.ref}: {why}")
+        pending = c.unknown(why)
+        state.conditions = {c.ACCEPTED: pending, c.PROGRAMMED: pending}
+        return state
+    state.conditions = _gateway_conditions(state.listeners)
+    return state
+
+
+def _listener(view: GraphView, grants: Grants, gateway: Record,
+              listener: Listener) -> ListenerState:
+    protocol = listener.protocol
+    conditions: dict[str, c.Cond] = {}
+    selector: LabelSelector | None = None
+    problem = _invalid(listener)
+    if listener.from_namespaces == "Selector" and problem is None:
+        try:
+            selector = parse_label_selector(listener.selector,
+                                            f"{listener.path}.allowedRoutes.namespaces.selector")
+        except MalformedObject as exc:
+            problem = c.false(c.UNSUPPORTED_VALUE, exc.message)
+    conditions[c.ACCEPTED] = problem or c.true(c.ACCEPTED, "listener is valid")
+    compatible = PROTOCOL_KINDS.get(protocol, ())
+    if listener.kinds is None:
+        supported = compatible
+        invalid_kinds: list[str] = []
+    else:
+        supported = tuple(dict.fromkeys(
+            kind for group, kind in listener.kinds
+            if group == GATEWAY_GROUP and kind in compatible))
+        invalid_kinds = [f"{group}/{kind}" if group else kind for group, kind in listener.kinds
+                         if group != GATEWAY_GROUP or kind not in compatible]
+    conditions[c.RESOLVED_REFS] = _resolved_refs(view, grants, gateway, listener, invalid_kinds)
+    return ListenerState(listener, supported, selector, conditions)
+
+
+def _invalid(listener: Listener) -> c.Cond | None:
+    """Accepted=False for a listener no conformant controller can configure, else None."""
+    protocol = listener.protocol
+    if protocol not in CORE_PROTOCOLS:
+        if "/" in protocol:
+            # Domain-prefixed protocols are implementation-specific: only that controller
+            # knows whether it supports them.
+            return c.unknown(f"protocol {protocol} is implementation-specific")
+        return c.false(c.UNSUPPORTED_PROTOCOL, f"protocol {protocol!r} is not supported")
+    if listener.port is None:
+        return c.false(c.UNSUPPORTED_VALUE, "port is missing or not a number")
+    if protocol in ("HTTPS", "TLS") and listener.tls is None:
+        return c.false(c.UNSUPPORTED_VALUE, f"protocol {protocol} requires tls")
+    if protocol in ("HTTP", "TCP", "UDP") and listener.tls is not None:
+        return c.false(c.UNSUPPORTED_VALUE, f"tls must not be set for protocol {protocol}")
+    if listener.tls is not None and listener.tls_mode not in ("Terminate", "Passthrough"):
+        return c.false(c.UNSUPPORTED_VALUE, f"tls.mode {listener.tls_mode!r} is not supported")
+    if protocol == "HTTPS" and listener.tls_mode == "Passthrough":
+        return c.false(c.UNSUPPORTED_VALUE,
+                       "tls.mode Passthrough needs protocol TLS (TLSRoute), not HTTPS")
+    if listener.from_namespaces not in _FROM_VALUES:
+        return c.false(c.UNSUPPORTED_VALUE, "allowedRoutes.namespaces.from "
+                       f"{listener.from_namespaces!r} is not Same, All or Selector")
+    if listener.from_namespaces == "Selector" and not isinstance(listener.selector, Mapping):
+        return c.false(c.UNSUPPORTED_VALUE,
+                       "allowedRoutes.namespaces.from is Selector but no selector is given")
+    return None
+
+
+def _resolved_refs(view: GraphView, grants: Grants, gateway: Record, listener: Listener,
+                   invalid_kinds: list[str]) -> c.Cond:
+    # certificateRefs matter only where the Gateway terminates TLS (Passthrough ignores them).
+    if listener.protocol in ("HTTPS", "TLS") and listener.tls is not None \
+            and listener.tls_mode == "Terminate":
+        if not listener.certificate_refs and not as_map(listener.tls.get("options")):
+            return c.false(c.INVALID_CERTIFICATE_REF,
+                           "tls.mode Terminate needs at least one certificateRef")
+        for ref in listener.certificate_refs:
+            reason, message = resolve_certificate(view, grants, gateway, ref)
+            if reason is not None:
+                return c.false(reason, message)
+    if invalid_kinds:
+        return c.false(c.INVALID_ROUTE_KINDS,
+                       f"route kinds not supported on protocol {listener.protocol}: "
+                       f"{', '.join(invalid_kinds)}")
+    return c.true(c.RESOLVED_REFS, "all references resolved")
+
+
+def _family(protocol: str) -> str:
+    # HTTPS and TLS listeners share a port by SNI; TCP and UDP are different transports.
+    return "tls" if protocol in ("HTTPS", "TLS") else protocol
+
+
+def _conflicts(listeners: list[ListenerState]) -> None:
+    by_port: dict[int | None, list[ListenerState]] = defaultdict(list)
+    for state in listeners:
+        by_port[state.listener.port].append(state)
+    for port, group in by_port.items():
+        for state in group:
+            state.conditions[c.CONFLICTED] = c.Cond(c.FALSE, c.NO_CONFLICTS, "no conflicts")
+        if len(group) < 2 or port is None:
+            continue
+        families = {_family(s.listener.protocol) for s in group}
+        if len(families - {"TCP", "UDP"}) > 1 or (families & {"TCP", "UDP"}
+                                                  and families - {"TCP", "UDP"}):
+            for state in group:
+                state.conditions[c.CONFLICTED] = c.true(
+                    c.PROTOCOL_CONFLICT,
+                    f"port {port} is used with incompatible protocols "
+                    f"{', '.join(sorted({s.listener.protocol for s in group}))}")
+            continue
+        seen: dict[tuple[str, str | None], list[ListenerState]] = defaultdict(list)
+        for state in group:
+            seen[(state.listener.protocol if state.listener.protocol in ("TCP", "UDP")
+                  else _family(state.listener.protocol), state.hostname)].append(state)
+        for (_, hostname), same in seen.items():
+            if len(same) > 1:
+                for state in same:
+                    state.conditions[c.CONFLICTED] = c.true(
+                        c.HOSTNAME_CONFLICT,
+                        f"listeners {', '.join(s.listener.name for s in same)} share port "
+                        f"{port} and hostname {hostname or '(any)'}")
+
+
+def _programmed(conditions: Mapping[str, c.Cond]) -> c.Cond:
+    accepted, resolved = conditions[c.ACCEPTED], conditions[c.RESOLVED_REFS]
+    if accepted.status == c.UNKNOWN:
+        return c.unknown(accepted.message)
+    if not accepted.ok:
+        return c.false(c.INVALID, f"listener not accepted: {accepted.message}")
+    if conditions[c.CONFLICTED].ok:
+        return c.false(c.INVALID, f"listener conflicted: {conditions[c.CONFLICTED].message}")
+    # Without its certificates a listener cannot terminate TLS; an unsupported route kind
+    # alone leaves the listener serving the kinds it does support.
+    if not resolved.ok and resolved.reason != c.INVALID_ROUTE_KINDS:
+        return c.false(c.INVALID, f"unresolved references: {resolved.message}")
+    return c.true(c.PROGRAMMED, "listener would be programmed")
+
+
+def _gateway_conditions(listeners: list[ListenerState]) -> dict[str, c.Cond]:
+    if not listeners:
+        invalid = c.false(c.INVALID, "the Gateway has no listeners")
+        return {c.ACCEPTED: invalid, c.PROGRAMMED: invalid}
+    bad = [s.listener.name for s in listeners if s.conditions[c.ACCEPTED].status == c.FALSE]
+    if len(bad) == len(listeners):
+        accepted = c.false(c.LISTENERS_NOT_VALID, f"no valid listener ({', '.join(bad)})")
+    elif bad:
+        accepted = c.true(c.LISTENERS_NOT_VALID, f"invalid listeners: {', '.join(bad)}")
+    else:
+        accepted = c.true(c.ACCEPTED, "Gateway is valid")
+    if accepted.ok and any(s.conditions[c.PROGRAMMED].ok for s in listeners):
+        programmed = c.true(c.PROGRAMMED, "Gateway would be programmed")
+    else:
+        programmed = c.false(c.INVALID, "no listener can be programmed")
+    unresolved = [s.listener.name for s in listeners if not s.conditions[c.RESOLVED_REFS].ok]
+    resolved = c.false(c.LISTENERS_NOT_RESOLVED,
+                       f"listeners with unresolved references: {', '.join(unresolved)}") \
+        if unresolved else c.true(c.RESOLVED_REFS, "all listener references resolved")
+    return {c.ACCEPTED: accepted, c.PROGRAMMED: programmed, c.RESOLVED_REFS: resolved}

@@ -1,0 +1,147 @@
+"""References out of routes and listeners: backendRefs, certificateRefs, ReferenceGrant.
+
+A reference into another namespace is valid only when a ReferenceGrant in the *target*
+namespace lists the referrer's group, kind and namespace in ``from`` and the target's
+group, kind (and name, when given) in ``to`` (ReferenceGrant v1beta1). A reference that is
+not permitted is reported as such even if its target does not exist, so the answer never
+reveals what another namespace holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from netsight.analyzers.routing import conditions as c
+from netsight.analyzers.routing.objects import (
+    GATEWAY,
+    GATEWAY_GROUP,
+    REFERENCE_GRANT,
+    SECRET,
+    SERVICE,
+    BackendRef,
+    CertificateRef,
+    Route,
+    as_list,
+    as_map,
+    is_gateway_api,
+    spec_of,
+)
+from netsight.graph.model import Kind, Rel, make_key
+from netsight.graph.records import EndpointSliceRecord, Record, ServiceRecord
+from netsight.graph.store import GraphView, Source
+
+
+class Grants:
+    """ReferenceGrants of each namespace, read once per answer."""
+
+    __slots__ = ("_by_namespace", "_view")
+
+    def __init__(self, view: GraphView) -> None:
+        self._view = view
+        self._by_namespace: dict[str, list[Mapping[str, Any]]] = {}
+
+    def _in(self, namespace: str) -> list[Mapping[str, Any]]:
+        grants = self._by_namespace.get(namespace)
+        if grants is None:
+            grants = [spec_of(r) for r in self._view.for_each(REFERENCE_GRANT, namespace)
+                      if is_gateway_api(r)]
+            self._by_namespace[namespace] = grants
+        return grants
+
+    def permits(self, *, from_kind: str, from_namespace: str, to_group: str, to_kind: str,
+                to_namespace: str, to_name: str) -> bool:
+        for spec in self._in(to_namespace):
+            allowed_from = any(
+                as_map(f).get("group") == GATEWAY_GROUP and as_map(f).get("kind") == from_kind
+                and as_map(f).get("namespace") == from_namespace
+                for f in as_list(spec.get("from"))
+            )
+            if allowed_from and any(
+                str(as_map(t).get("group") or "") == to_group
+                and as_map(t).get("kind") == to_kind
+                and as_map(t).get("name") in (None, "", to_name)
+                for t in as_list(spec.get("to"))
+            ):
+                return True
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class BackendResolution:
+    ref: BackendRef
+    reason: str | None  # None: resolved; else a ResolvedRefs reason
+    message: str
+    ready_endpoints: int | None = None  # None: not known from the input
+
+    @property
+    def ok(self) -> bool:
+        return self.reason is None
+
+
+def resolve_backend(view: GraphView, grants: Grants, route: Route,
+                    ref: BackendRef) -> BackendResolution:
+    where = f"{ref.path} ({ref.kind} {ref.ref})"
+    # BackendObjectReference: Service in the core group is Core support; anything else is
+    # extended or implementation-specific, which netsight does not model.
+    if (ref.group, ref.kind) != ("", SERVICE):
+        group = ref.group or "core"
+        return BackendResolution(ref, c.INVALID_KIND,
+                                 f"{where}: kind {ref.kind} of group {group} is not a "
+                                 "supported backend (Service in the core group is)")
+    if ref.namespace != route.record.namespace and not grants.permits(
+            from_kind=route.kind, from_namespace=route.record.namespace, to_group="",
+            to_kind=SERVICE, to_namespace=ref.namespace, to_name=ref.name):
+        return BackendResolution(ref, c.REF_NOT_PERMITTED,
+                                 f"{where}: no ReferenceGrant in namespace {ref.namespace} "
+                                 f"allows {route.kind}s from {route.record.namespace}")
+    service = view.get(make_key(Kind.SERVICE, ref.namespace, ref.name))
+    if not isinstance(service, ServiceRecord):
+        return BackendResolution(ref, c.BACKEND_NOT_FOUND, f"{where}: Service not found")
+    if ref.port is None:
+        return BackendResolution(ref, c.BACKEND_NOT_FOUND,
+                                 f"{where}: no port given (required for a Service)")
+    if service.type != "ExternalName" and all(p.port != ref.port for p in service.ports):
+        have = ", ".join(str(p.port) for p in service.ports) or "none"
+        return BackendResolution(ref, c.BACKEND_NOT_FOUND,
+                                 f"{where}: Service has no port {ref.port} (ports: {have})")
+    return BackendResolution(ref, None, f"{where}: resolved", ready_endpoints(view, service))
+
+
+def ready_endpoints(view: GraphView, service: ServiceRecord) -> int | None:
+    """Ready endpoints behind a Service from its EndpointSlices; None when unknown."""
+    if service.type == "ExternalName":
+        return None
+    ready: set[str] = set()
+    slices = 0
+    for record in view.neighbors(service.key, Rel.BELONGS_TO, incoming=True,
+                                 kind=Kind.ENDPOINT_SLICE):
+        if not isinstance(record, EndpointSliceRecord):
+            continue
+        slices += 1
+        for endpoint in record.group.endpoints:
+            # EndpointConditions: an unset ready counts as ready.
+            if endpoint.is_ready and not endpoint.terminating:
+                ready.add(endpoint.target_pod or ",".join(endpoint.addresses))
+    if not slices and view.source is Source.MANIFESTS:
+        return None  # manifests rarely carry EndpointSlices: unknown, not zero
+    return len(ready)
+
+
+def resolve_certificate(view: GraphView, grants: Grants, gateway: Record,
+                        ref: CertificateRef) -> tuple[str | None, str]:
+    """(reason or None, message) for one listener certificateRef; Secret existence only."""
+    where = f"{ref.path} ({ref.kind} {ref.namespace}/{ref.name})"
+    if (ref.group, ref.kind) != ("", SECRET):
+        return c.INVALID_CERTIFICATE_REF, f"{where}: only core Secrets are supported"
+    if ref.namespace != gateway.namespace and not grants.permits(
+            from_kind=GATEWAY, from_namespace=gateway.namespace, to_group="",
+            to_kind=SECRET, to_namespace=ref.namespace, to_name=ref.name):
+        return c.REF_NOT_PERMITTED, (f"{where}: no ReferenceGrant in namespace "
+                                     f"{ref.namespace} allows Gateways from "
+                                     f"{gateway.namespace}")
+    # The graph keeps a Secret's identity only, never its data.
+    if not view.exists(make_key(SECRET, ref.namespace, ref.name)):
+        return c.INVALID_CERTIFICATE_REF, f"{where}: Secret not found"
+    return None, f"{where}: resolved"

@@ -1,0 +1,360 @@
+"""Wire shapes of resolution answers, and the findings each result gives.
+
+Shared by ``check_route_resolution``, ``check_gateway_status`` and the ``gateway_api``
+analyzer, so one problem reads the same wherever it is reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
+
+from netsight.analyzers import codes
+from netsight.analyzers.base import evidence, ref
+from netsight.analyzers.contracts import DETAIL, Finding, Model, OmitNone
+from netsight.analyzers.routing import conditions as c
+from netsight.analyzers.routing import observed
+from netsight.analyzers.routing.attachment import ParentResult, RouteResult
+from netsight.analyzers.routing.gateways import GatewayState, ListenerState
+from netsight.analyzers.routing.references import BackendResolution
+from netsight.graph.store import GraphView
+
+
+class Condition(Model):
+    status: str = Field(description='"True", "False" or "Unknown"')
+    reason: str | None = None
+    message: str | None = Field(default=None, description="Left out of compact answers "
+                                "when the status is True")
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo):  # type: ignore[no-untyped-def]
+        data = handler(self)
+        if not (info.context or {}).get(DETAIL) and self.status == c.TRUE:
+            data.pop("message", None)
+        return {k: v for k, v in data.items() if v is not None}
+
+
+def computed(conditions: Mapping[str, c.Cond]) -> dict[str, Condition]:
+    return {kind: Condition(status=cond.status, reason=cond.reason, message=cond.message)
+            for kind, cond in conditions.items()}
+
+
+def as_observed(conditions: observed.Observed | None) -> dict[str, Condition] | None:
+    if not conditions:
+        return None
+    return {kind: Condition(status=str(raw.get("status")),
+                            reason=raw.get("reason") if isinstance(raw.get("reason"), str)
+                            else None,
+                            message=raw.get("message") if isinstance(raw.get("message"), str)
+                            else None)
+            for kind, raw in sorted(conditions.items())}
+
+
+class RouteGroupKind(Model):
+    group: str
+    kind: str
+
+
+# --- routes --------------------------------------------------------------------------------
+
+
+class Parent(OmitNone):
+    parent: str = Field(description='"namespace/gateway"')
+    section_name: str | None = None
+    port: int | None = None
+    conditions: dict[str, Condition] = Field(description="What a conformant controller sets")
+    listeners: list[str] | None = Field(default=None,
+                                        description="Listeners the route attaches to")
+    observed: dict[str, Condition] | None = Field(
+        default=None, description="What the cluster's controller wrote, where it did")
+    disagrees: list[str] | None = Field(
+        default=None, description="Condition types whose status the controller set otherwise")
+
+
+class Backend(OmitNone):
+    backend: str = Field(description='"namespace/name"')
+    kind: str | None = Field(default=None, description="Left out for Services")
+    port: int | None = None
+    weight: int
+    rule: int
+    mirror: bool | None = None
+    resolved: bool
+    reason: str | None = None
+    ready_endpoints: int | None = Field(default=None,
+                                        description="Ready endpoints; absent: not known")
+
+
+class RouteOut(OmitNone):
+    route: str = Field(description='"namespace/name"')
+    kind: str
+    hostnames: list[str] | None = None
+    parents: list[Parent]
+    backends: list[Backend]
+
+
+def route_out(result: RouteResult) -> RouteOut:
+    route = result.route
+    return RouteOut(
+        route=route.ref,
+        kind=route.kind,
+        hostnames=list(route.hostnames) or None,
+        parents=[_parent(route_result=result, parent=p) for p in result.parents],
+        backends=[_backend(b) for b in result.backends],
+    )
+
+
+def _parent(*, route_result: RouteResult, parent: ParentResult) -> Parent:
+    seen = _observed_parent(route_result, parent)
+    diff = observed.disagreements(parent.conditions, seen)
+    return Parent(
+        parent=parent.ref.parent,
+        section_name=parent.ref.section_name,
+        port=parent.ref.port,
+        conditions=computed(parent.conditions),
+        listeners=[ls.listener.name for ls in parent.listeners] or None,
+        observed=as_observed(seen),
+        disagrees=diff or None,
+    )
+
+
+def _observed_parent(result: RouteResult, parent: ParentResult) -> observed.Observed | None:
+    controller = parent.gateway.controller if parent.gateway is not None else None
+    return observed.route_parent(result.route, parent.ref, controller)
+
+
+def _backend(resolution: BackendResolution) -> Backend:
+    b = resolution.ref
+    return Backend(
+        backend=b.ref,
+        kind=None if (b.group, b.kind) == ("", "Service") else
+        (f"{b.kind}.{b.group}" if b.group else b.kind),
+        port=b.port,
+        weight=b.weight,
+        rule=b.rule,
+        mirror=True if b.mirror else None,
+        resolved=resolution.ok,
+        reason=resolution.reason,
+        ready_endpoints=resolution.ready_endpoints,
+    )
+
+
+def route_findings(view: GraphView, result: RouteResult) -> list[Finding]:
+    route = result.route
+    record = route.record
+    name = f"{route.kind} {route.ref}"
+    found: list[Finding] = []
+    for parent in result.parents:
+        pref = parent.ref
+        path = f"spec.parentRefs[{pref.index}]"
+        accepted = parent.conditions[c.ACCEPTED]
+        if parent.gateway is None and pref.is_gateway:
+            found.append(codes.ROUTE_PARENT_NOT_FOUND.finding(
+                ref(record), f"{name}: parent Gateway {pref.parent} not found",
+                detail=accepted.message,
+                suggestion=f"Create Gateway {pref.parent}, or fix {path}.",
+                evidence=[evidence(record, path, pref.parent)]))
+        elif parent.gateway is not None and not parent.gateway.managed:
+            found.append(_class_unavailable(parent.gateway))
+        elif accepted.status == c.FALSE:
+            found.append(codes.ROUTE_NOT_ACCEPTED.finding(
+                ref(record), f"{name} not accepted by {pref.parent}: {accepted.reason}",
+                detail=accepted.message,
+                suggestion=_accept_hint(accepted.reason),
+                evidence=[evidence(record, path, {"name": pref.name, "namespace":
+                                                  pref.namespace, "sectionName":
+                                                  pref.section_name, "port": pref.port})]))
+        dropped = parent.conditions.get(c.PARTIALLY_INVALID)
+        if dropped is not None:
+            found.append(codes.ROUTE_RULES_DROPPED.finding(
+                ref(record), f"{name}: rules dropped by {pref.parent}",
+                detail=dropped.message,
+                evidence=[evidence(record, "spec.rules", None)]))
+        diff = observed.disagreements(parent.conditions, _observed_parent(result, parent))
+        if diff:
+            found.append(_disagrees(record, f"{name} on {pref.parent}", diff,
+                                    "status.parents"))
+    for backend in result.backends:
+        b = backend.ref
+        code = {c.REF_NOT_PERMITTED: codes.ROUTE_BACKEND_REF_NOT_PERMITTED,
+                c.INVALID_KIND: codes.ROUTE_BACKEND_INVALID_KIND,
+                c.BACKEND_NOT_FOUND: codes.ROUTE_BACKEND_NOT_FOUND}.get(backend.reason or "")
+        if code is not None:
+            found.append(code.finding(
+                ref(record), f"{name}: backendRef {b.ref} — {backend.reason}",
+                detail=backend.message,
+                suggestion=_backend_hint(backend),
+                evidence=[evidence(record, b.path, {"group": b.group, "kind": b.kind,
+                                                    "namespace": b.namespace, "name": b.name,
+                                                    "port": b.port})]))
+        elif backend.ok and backend.ready_endpoints == 0 and b.weight > 0:
+            found.append(codes.ROUTE_BACKEND_NO_READY_ENDPOINTS.finding(
+                ref(record), f"{name}: backend Service {b.ref} has no ready endpoints",
+                detail=f"{b.path} resolves to Service {b.ref}, whose EndpointSlices list "
+                "no ready endpoint: requests sent to it fail with 5xx.",
+                suggestion=f"Run diagnose_service on {b.ref}.",
+                evidence=[evidence(record, b.path, b.ref)]))
+    return found
+
+
+def _accept_hint(reason: str) -> str:
+    return {
+        c.NO_MATCHING_PARENT: "Match parentRef sectionName/port to a listener of the Gateway.",
+        c.NOT_ALLOWED_BY_LISTENERS: "Allow the route's kind and namespace in the listener's "
+        "allowedRoutes (namespaces.from / selector / kinds), or move the route.",
+        c.NO_MATCHING_LISTENER_HOSTNAME: "Give the route a hostname the listener's hostname "
+        "covers, or widen the listener hostname.",
+    }.get(reason, "Use only values the Gateway API defines in the route's rules.")
+
+
+def _backend_hint(backend: BackendResolution) -> str:
+    b = backend.ref
+    return {
+        c.REF_NOT_PERMITTED: f"Create a ReferenceGrant in namespace {b.namespace} from this "
+        f"route's kind and namespace to Service {b.name}.",
+        c.INVALID_KIND: "Point the backendRef at a Service (group \"\", kind Service).",
+    }.get(backend.reason or "", f"Create Service {b.ref} with port {b.port}, or fix the "
+          "backendRef.")
+
+
+def _disagrees(record: Any, what: str, kinds: list[str], field: str) -> Finding:
+    return codes.CONTROLLER_STATUS_DISAGREES.finding(
+        ref(record), f"{what}: controller status disagrees on {', '.join(kinds)}",
+        detail="The cluster's controller wrote a status for these conditions other than "
+        "what a conformant controller would set for the current spec: the status may be "
+        "stale, or the controller decides otherwise.",
+        suggestion="Compare 'observed' with 'conditions' in the answer; check the "
+        "controller's logs and the condition's observedGeneration.",
+        evidence=[evidence(record, field, kinds)])
+
+
+def _class_unavailable(gateway: GatewayState) -> Finding:
+    record = gateway.record
+    return codes.GATEWAY_CLASS_UNAVAILABLE.finding(
+        ref(record), f"Gateway {gateway.ref}: GatewayClass {gateway.class_name or '(none)'} "
+        "is unavailable",
+        detail=gateway.conditions[c.ACCEPTED].message,
+        suggestion="Create the GatewayClass (or fix spec.gatewayClassName) and make sure its "
+        "controller runs.",
+        evidence=[evidence(record, "spec.gatewayClassName", gateway.class_name)])
+
+
+# --- gateways ------------------------------------------------------------------------------
+
+
+class ListenerObservedOut(OmitNone):
+    conditions: dict[str, Condition] | None = None
+    attached_routes: int | None = None
+
+
+class ListenerOut(OmitNone):
+    name: str
+    port: int | None = None
+    protocol: str
+    hostname: str | None = None
+    attached_routes: int
+    supported_kinds: list[RouteGroupKind]
+    conditions: dict[str, Condition]
+    observed: ListenerObservedOut | None = None
+    disagrees: list[str] | None = None
+
+
+class GatewayOut(OmitNone):
+    gateway: str = Field(description='"namespace/name"')
+    gateway_class: str | None = None
+    controller: str | None = None
+    conditions: dict[str, Condition]
+    listeners: list[ListenerOut]
+    observed: dict[str, Condition] | None = None
+    disagrees: list[str] | None = None
+
+
+def _listener_diff(state: ListenerState, seen: observed.ListenerObserved | None) -> list[str]:
+    if seen is None:
+        return []
+    diff = observed.disagreements(state.conditions, seen.conditions)
+    if seen.attached_routes is not None and seen.attached_routes != state.attached_routes:
+        diff.append("attachedRoutes")
+    return diff
+
+
+def gateway_out(state: GatewayState) -> GatewayOut:
+    seen, seen_listeners = observed.gateway(state.record)
+    listeners = []
+    for ls in state.listeners:
+        lseen = seen_listeners.get(ls.listener.name)
+        diff = _listener_diff(ls, lseen)
+        listeners.append(ListenerOut(
+            name=ls.listener.name,
+            port=ls.listener.port,
+            protocol=ls.listener.protocol,
+            hostname=ls.listener.hostname,
+            attached_routes=ls.attached_routes,
+            supported_kinds=[RouteGroupKind(group="gateway.networking.k8s.io", kind=k)
+                             for k in ls.supported_kinds],
+            conditions=computed(ls.conditions),
+            observed=None if lseen is None else ListenerObservedOut(
+                conditions=as_observed(lseen.conditions),
+                attached_routes=lseen.attached_routes),
+            disagrees=diff or None,
+        ))
+    diff = observed.disagreements(state.conditions, seen)
+    return GatewayOut(
+        gateway=state.ref,
+        gateway_class=state.class_name,
+        controller=state.controller,
+        conditions=computed(state.conditions),
+        listeners=listeners,
+        observed=as_observed(seen),
+        disagrees=diff or None,
+    )
+
+
+def gateway_findings(state: GatewayState) -> list[Finding]:
+    record = state.record
+    found: list[Finding] = []
+    if not state.managed:
+        found.append(_class_unavailable(state))
+    seen, seen_listeners = observed.gateway(record)
+    for ls in state.listeners:
+        listener = ls.listener
+        name = f"Gateway {state.ref} listener {listener.name}"
+        accepted, resolved = ls.conditions[c.ACCEPTED], ls.conditions[c.RESOLVED_REFS]
+        conflicted = ls.conditions[c.CONFLICTED]
+        if accepted.status == c.FALSE:
+            found.append(codes.LISTENER_NOT_ACCEPTED.finding(
+                ref(record), f"{name} not accepted: {accepted.reason}",
+                detail=accepted.message,
+                suggestion="Fix the listener's protocol, port, tls or allowedRoutes.",
+                evidence=[evidence(record, listener.path, listener.protocol)]))
+        if conflicted.ok:
+            found.append(codes.LISTENER_CONFLICTED.finding(
+                ref(record), f"{name} conflicted: {conflicted.reason}",
+                detail=conflicted.message,
+                suggestion="Give listeners on one port compatible protocols and distinct "
+                "hostnames.",
+                evidence=[evidence(record, f"{listener.path}.port", listener.port)]))
+        if resolved.reason == c.INVALID_ROUTE_KINDS:
+            found.append(codes.LISTENER_INVALID_ROUTE_KINDS.finding(
+                ref(record), f"{name}: invalid route kinds",
+                detail=resolved.message,
+                suggestion="List only route kinds the listener's protocol carries.",
+                evidence=[evidence(record, f"{listener.path}.allowedRoutes.kinds",
+                                   [k for _, k in listener.kinds or ()])]))
+        elif not resolved.ok:
+            found.append(codes.LISTENER_CERTIFICATE_REF_INVALID.finding(
+                ref(record), f"{name}: certificateRef {resolved.reason}",
+                detail=resolved.message,
+                suggestion="Reference an existing Secret of type kubernetes.io/tls (with a "
+                "ReferenceGrant if it lives in another namespace).",
+                evidence=[evidence(record, f"{listener.path}.tls.certificateRefs",
+                                   [f"{r.namespace}/{r.name}"
+                                    for r in listener.certificate_refs])]))
+        diff = _listener_diff(ls, seen_listeners.get(listener.name))
+        if diff:
+            found.append(_disagrees(record, name, diff, "status.listeners"))
+    diff = observed.disagreements(state.conditions, seen)
+    if diff:
+        found.append(_disagrees(record, f"Gateway {state.ref}", diff, "status.conditions"))
+    return found

@@ -1,0 +1,89 @@
+"""Route rules a conformant controller cannot implement: enum values it does not know.
+
+RouteConditionReason UnsupportedValue ("a value for an Enum is not recognized") and
+IncompatibleFilters (e.g. URLRewrite with RequestRedirect in one HTTPRoute rule). A route
+with some such rules drops them (PartiallyInvalid); with only such rules it is not accepted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from netsight.analyzers.routing import conditions as c
+from netsight.analyzers.routing.objects import GRPC_ROUTE, HTTP_ROUTE, Route, as_list, as_map
+
+_PATH_TYPES = frozenset({"Exact", "PathPrefix", "RegularExpression"})
+_VALUE_MATCH_TYPES = frozenset({"Exact", "RegularExpression"})
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE",
+                      "PATCH"})
+_HTTP_FILTERS = frozenset({"RequestHeaderModifier", "ResponseHeaderModifier", "RequestMirror",
+                           "RequestRedirect", "URLRewrite", "ExtensionRef", "CORS",
+                           "ExternalAuth"})
+_GRPC_FILTERS = frozenset({"RequestHeaderModifier", "ResponseHeaderModifier", "RequestMirror",
+                           "ExtensionRef"})
+
+
+def invalid_rules(route: Route) -> dict[int, tuple[str, str]]:
+    """Rule index -> (reason, message) for each rule that would be dropped."""
+    if route.kind not in (HTTP_ROUTE, GRPC_ROUTE):
+        return {}
+    found = {}
+    for i, rule in enumerate(route.rules):
+        problem = _http_rule(rule) if route.kind == HTTP_ROUTE else _grpc_rule(rule)
+        if problem is not None:
+            found[i] = problem
+    return found
+
+
+def _enum(value: object, allowed: frozenset[str], field: str) -> tuple[str, str] | None:
+    if value is not None and value not in allowed:
+        return c.UNSUPPORTED_VALUE, f"{field} {value!r} is not one of {', '.join(sorted(allowed))}"
+    return None
+
+
+def _values(matches: object, field: str) -> tuple[str, str] | None:
+    for j, entry in enumerate(as_list(matches)):
+        problem = _enum(as_map(entry).get("type"), _VALUE_MATCH_TYPES, f"{field}[{j}].type")
+        if problem:
+            return problem
+    return None
+
+
+def _filters(rule: Mapping[str, Any], allowed: frozenset[str]) -> tuple[str, str] | None:
+    types = [as_map(f).get("type") for f in as_list(rule.get("filters"))]
+    for j, kind in enumerate(types):
+        problem = _enum(kind, allowed, f"filters[{j}].type")
+        if problem:
+            return problem
+    if "URLRewrite" in types and "RequestRedirect" in types:
+        return c.INCOMPATIBLE_FILTERS, "URLRewrite and RequestRedirect in one rule"
+    return None
+
+
+def _http_rule(rule: Mapping[str, Any]) -> tuple[str, str] | None:
+    for i, match in enumerate(as_list(rule.get("matches"))):
+        match = as_map(match)
+        path = as_map(match.get("path"))
+        problem = (_enum(path.get("type"), _PATH_TYPES, f"matches[{i}].path.type")
+                   or _values(match.get("headers"), f"matches[{i}].headers")
+                   or _values(match.get("queryParams"), f"matches[{i}].queryParams")
+                   or _enum(match.get("method"), _METHODS, f"matches[{i}].method"))
+        if problem:
+            return problem
+        value = path.get("value")
+        if path.get("type", "PathPrefix") in ("Exact", "PathPrefix") and value is not None \
+                and not str(value).startswith("/"):
+            return c.UNSUPPORTED_VALUE, f"matches[{i}].path.value {value!r} must start with /"
+    return _filters(rule, _HTTP_FILTERS)
+
+
+def _grpc_rule(rule: Mapping[str, Any]) -> tuple[str, str] | None:
+    for i, match in enumerate(as_list(rule.get("matches"))):
+        match = as_map(match)
+        problem = (_enum(as_map(match.get("method")).get("type"), _VALUE_MATCH_TYPES,
+                         f"matches[{i}].method.type")
+                   or _values(match.get("headers"), f"matches[{i}].headers"))
+        if problem:
+            return problem
+    return _filters(rule, _GRPC_FILTERS)
