@@ -58,6 +58,25 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--kubeconfig", metavar="PATH",
                      help="write a kubeconfig for this server (kubectl, netsight serve)")
     sim.add_argument("--bookmark-interval", type=float, default=60.0)
+
+    serve = sub.add_parser(
+        "serve", help="serve MCP (Streamable HTTP at /mcp, or stdio) and the graph API",
+        description="Keeps a live graph of the cluster and answers over MCP and HTTP. "
+                    "Environment: CLUSTER_NAME, PORT, HOST, LOG_LEVEL, TOOL_TIMEOUT; "
+                    "flags win over variables.")
+    serve.add_argument("--kubeconfig", metavar="PATH",
+                       help="default: in-cluster config inside a pod, else $KUBECONFIG or "
+                            "~/.kube/config")
+    serve.add_argument("--context", help="kubeconfig context; default the current one")
+    serve.add_argument("--demo", action="store_true",
+                       help="run the simulated API server with the demo cluster in-process")
+    serve.add_argument("--host", help="listen address (env HOST; default 127.0.0.1)")
+    serve.add_argument("--port", help="listen port (env PORT; default 8080; 0: any free)")
+    serve.add_argument("--transport", choices=("http", "stdio"),
+                       help="http (default) or stdio, for clients that launch the server")
+    serve.add_argument("--cluster-name", help="name reported in metadata (env CLUSTER_NAME)")
+    serve.add_argument("--log-level", help="debug, info, warn or error (env LOG_LEVEL)")
+    serve.add_argument("--tool-timeout", help="per-call timeout such as 10s (env TOOL_TIMEOUT)")
     return parser
 
 
@@ -69,6 +88,8 @@ def main(argv: Sequence[str] | None = None, *, stdin: IO[str] | None = None,
         return _tools(args.output, out)
     if args.command == "sim":
         return _sim(args, out)
+    if args.command == "serve":
+        return _serve(args)
     try:
         data = _call(args, stdin)
     except ToolFailure as failure:
@@ -158,6 +179,18 @@ def _sim(args: argparse.Namespace, out: IO[str]) -> int:
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a user stops the server
         asyncio.run(serve())
     return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from netsight.server.config import ConfigError, load_settings
+    from netsight.server.running import run
+
+    try:
+        settings = load_settings(vars(args))
+    except ConfigError as exc:
+        sys.stderr.write(f"netsight serve: {exc}\n")
+        return EXIT_TOOL_ERROR
+    return run(settings)
 
 
 def _emit(data: dict[str, Any], output: str, out: IO[str], text: Any) -> None:

@@ -1,0 +1,121 @@
+"""The one Starlette app: health, readiness, the graph export and its change stream, and MCP.
+
+``/mcp`` is the SDK's Streamable HTTP endpoint (both protocol generations: the handshake era
+and 2026-07-28's single-exchange requests with ``subscriptions/listen``). Caller
+authentication belongs in ``middleware`` (a Starlette middleware list applied to every
+route but the probes' — see :func:`build_service`), so TokenReview can slot in without
+touching the endpoints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.server.streamable_http_manager import (
+    StreamableHTTPASGIApp,
+    StreamableHTTPSessionManager,
+)
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from netsight.analyzers.catalog import TOOLS, ToolSpec
+from netsight.server import changes, graph_api
+from netsight.server.changes import ChangeFeed
+from netsight.server.cluster import LiveGraph
+from netsight.server.config import Settings
+from netsight.server.mcp_tools import NetsightServer, ToolHost, build_mcp_server
+from netsight.server.notifying import ToolListNotifier
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+@dataclass
+class Service:
+    """The serving parts around one live graph."""
+
+    graph: LiveGraph
+    host: ToolHost
+    notifier: ToolListNotifier
+    mcp: NetsightServer
+    feed: ChangeFeed
+    sessions: StreamableHTTPSessionManager
+    app: Starlette
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """MCP sessions are served inside this context; open change streams end with it."""
+        try:
+            async with self.sessions.run():
+                yield
+        finally:
+            self.feed.close()
+
+
+def build_service(graph: LiveGraph, settings: Settings, *,
+                  tools: Mapping[str, ToolSpec] = TOOLS,
+                  middleware: Sequence[Middleware] = ()) -> Service:
+    host = ToolHost(store=graph.store, tools=tools, timeout=settings.tool_timeout,
+                    providers=lambda: graph.providers)
+    notifier = ToolListNotifier(host.visible)
+    graph.provider_listeners.append(notifier.tools_may_have_changed)
+    mcp = build_mcp_server(host, notifier)
+    sessions = StreamableHTTPSessionManager(app=mcp, security_settings=_security(settings.host))
+    feed = ChangeFeed(graph.store)
+
+    async def healthz(_: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def readyz(_: Request) -> Response:
+        return readiness(graph)
+
+    async def api_graph(request: Request) -> Response:
+        return await graph_api.graph_endpoint(request, graph.store, graph.store.sync)
+
+    async def api_changes(request: Request) -> Response:
+        return await changes.changes_endpoint(request, feed)
+
+    app = Starlette(
+        routes=[
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/readyz", readyz, methods=["GET"]),
+            Route(graph_api.ENDPOINT, api_graph, methods=["GET"]),
+            Route(changes.ENDPOINT, api_changes, methods=["GET"]),
+            Route("/mcp", StreamableHTTPASGIApp(sessions)),
+        ],
+        middleware=list(middleware),
+    )
+    return Service(graph, host, notifier, mcp, feed, sessions, app)
+
+
+def readiness(graph: LiveGraph) -> Response:
+    kinds: dict[str, dict[str, Any]] = {}
+    for kind, status in sorted(graph.store.sync.items()):
+        entry: dict[str, Any] = {"state": status.state.value, "events": status.events}
+        if status.last_error:
+            entry["lastError"] = status.last_error
+        if status.relists:
+            entry["relists"] = status.relists
+        kinds[kind] = entry
+    body: dict[str, Any] = {"ready": graph.ready, "discovered": graph.started, "kinds": kinds}
+    if graph.start_error:
+        body["error"] = graph.start_error
+    return JSONResponse(body, status_code=200 if graph.ready else 503)
+
+
+def _security(host: str) -> TransportSecuritySettings | None:
+    """DNS-rebinding protection on loopback, as the SDK applies it to its own apps: a web page
+    must not reach a workstation's server through a hostname that resolves to 127.0.0.1."""
+    if host not in LOOPBACK:
+        return None
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    )

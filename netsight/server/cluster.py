@@ -1,0 +1,106 @@
+"""The live graph the server answers from: informers feeding a GraphStore.
+
+Against a cluster the informers connect with kubernetes-asyncio's configuration (in-cluster
+inside a pod, the kubeconfig otherwise); with ``--demo`` the simulated API server runs in
+this process, on this loop, loaded with the demo scenario, and the informers reach it over
+loopback HTTP exactly as they would reach a real one.
+
+The HTTP server starts before the first list finishes, so ``/healthz`` answers at once and
+``/readyz`` reports the sync as it happens. Discovery that fails (API server not reachable
+yet) is retried with backoff in the background rather than failing the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import tempfile
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from netsight.graph.client import KubeTransport
+from netsight.graph.store import GraphStore, Source
+from netsight.graph.watching import Backoff, ClusterWatcher, InformerSettings
+from netsight.server.config import Settings
+from netsight.sim.apiserver import SimServer
+from netsight.sim.scenarios import demo
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class LiveGraph:
+    """The store, the informers keeping it current, and what they report."""
+
+    store: GraphStore
+    watcher: ClusterWatcher | None = None
+    started: bool = False  # discovery done and every informer running
+    start_error: str | None = None
+    provider_listeners: list[Callable[[set[str]], None]] = field(default_factory=list)
+
+    @property
+    def providers(self) -> set[str]:
+        return set(self.watcher.providers) if self.watcher is not None else set()
+
+    @property
+    def ready(self) -> bool:
+        return self.started and self.watcher is not None and self.watcher.ready
+
+    def _providers_changed(self, providers: set[str]) -> None:
+        for listener in self.provider_listeners:
+            listener(providers)
+
+
+@contextlib.asynccontextmanager
+async def live_graph(settings: Settings, *, informers: InformerSettings | None = None
+                     ) -> AsyncIterator[LiveGraph]:
+    """Run the informers (and, for ``--demo``, the simulator) for as long as the context."""
+    source = Source.DEMO if settings.demo else Source.CLUSTER
+    graph = LiveGraph(GraphStore(source=source, cluster_name=settings.cluster_name))
+    async with contextlib.AsyncExitStack() as stack:
+        kubeconfig, context = settings.kubeconfig, settings.context
+        if settings.demo:
+            sim = await stack.enter_async_context(_demo_simulator())
+            directory = stack.enter_context(tempfile.TemporaryDirectory(prefix="netsight-"))
+            kubeconfig = str(sim.write_kubeconfig(Path(directory) / "kubeconfig"))
+            context = None
+            log.info("demo: simulated API server at %s", sim.url)
+        transport = await KubeTransport.connect(kubeconfig, context)
+        stack.push_async_callback(transport.close)
+        watcher = ClusterWatcher(transport, graph.store, informers or InformerSettings(),
+                                 on_providers_changed=graph._providers_changed)
+        graph.watcher = watcher
+        task = asyncio.create_task(_start(graph, watcher), name="informers:start")
+        try:
+            yield graph
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            await watcher.stop()
+
+
+@contextlib.asynccontextmanager
+async def _demo_simulator() -> AsyncIterator[SimServer]:
+    sim = SimServer()
+    sim.state.apply(demo())
+    sim.state.compact()  # nobody watches from before the load: drop its events
+    async with sim:
+        yield sim
+
+
+async def _start(graph: LiveGraph, watcher: ClusterWatcher) -> None:
+    backoff = Backoff(base=0.5, cap=30.0)
+    while True:
+        try:
+            await watcher.start()
+        except Exception as exc:  # unreachable API server, bad credentials, ...: retry
+            graph.start_error = f"{type(exc).__name__}: {exc}"
+            log.warning("cannot start informers (%s); retrying", graph.start_error)
+            await watcher.stop()
+            await asyncio.sleep(backoff.next_delay())
+            continue
+        graph.started, graph.start_error = True, None
+        return

@@ -1,0 +1,219 @@
+"""``GET /api/graph``: the live graph as node-link JSON, for dashboards and scripts.
+
+The shape is networkx's node-link format (``networkx.node_link_graph(data, edges="links")``
+reads it back): nodes carry ``id`` (the node key), ``kind``, ``namespace`` and ``name``; a
+link is one relationship, ``source --type--> target``, so two objects related twice have two
+links (hence ``multigraph: true``, the relationship doubling as the link ``key``).
+
+Filters: ``namespace``, ``kind`` (repeatable or comma-separated), and
+``around=Kind/namespace/name&depth=N`` (the neighbourhood within N hops, either direction).
+
+The body is streamed in chunks, reading the live graph between them rather than copying it,
+so a 100k-pod export neither doubles the memory nor stalls the loop. Informer events may land
+between chunks: nodes are written first, then only the links between written nodes, so the
+document is always self-consistent — it holds generation ``graph.generation`` and perhaps
+some later changes, which ``/api/graph/changes?since=<generation>`` replays idempotently.
+``ETag`` is the graph generation (with a per-process prefix: generations restart with the
+process), and ``If-None-Match`` answers 304 while nothing changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import uuid
+from collections.abc import AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from netsight.analyzers.base import did_you_mean
+from netsight.analyzers.contracts import ErrorCode, ToolError
+from netsight.graph.model import Kind, Rel, parse_key
+from netsight.graph.store import GraphStore, GraphView
+
+ENDPOINT = "/api/graph"
+MAX_DEPTH = 5
+MAX_AROUND_NODES = 20_000
+CHUNK = 2_000  # nodes (or their links) serialised between two yields to the loop
+
+BOOT = uuid.uuid4().hex[:8]
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+class BadFilter(ValueError):
+    def __init__(self, code: ErrorCode, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.code, self.status = code, status
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    namespace: str | None = None
+    kinds: frozenset[str] | None = None
+    around: str | None = None
+    depth: int = 1
+
+
+def etag(store: GraphStore) -> str:
+    return f'"{BOOT}.{store.generation}"'
+
+
+def not_modified(request: Request, tag: str) -> bool:
+    header = request.headers.get("if-none-match")
+    if not header:
+        return False
+    candidates = {c.strip().removeprefix("W/") for c in header.split(",")}
+    return "*" in candidates or tag in candidates
+
+
+def error_response(exc: BadFilter, tool: str = ENDPOINT) -> JSONResponse:
+    body = ToolError(code=exc.code, message=str(exc), tool=tool).model_dump(mode="json")
+    return JSONResponse(body, status_code=exc.status)
+
+
+def parse_selection(request: Request, view: GraphView, known_kinds: Iterable[str]
+                    ) -> Selection:
+    params = request.query_params
+    unknown = set(params) - {"namespace", "kind", "around", "depth"}
+    if unknown:
+        raise BadFilter(ErrorCode.INVALID_INPUT, f"unknown parameter {sorted(unknown)[0]!r}; "
+                        "filters are namespace, kind, around and depth")
+    namespace = params.get("namespace")
+    if namespace is not None and (len(namespace) > 63 or not _DNS_LABEL.match(namespace)):
+        raise BadFilter(ErrorCode.INVALID_INPUT, f"namespace: {namespace!r} is not a namespace "
+                        "name (lowercase letters, digits and '-')")
+    kinds: frozenset[str] | None = None
+    given = [k.strip() for value in params.getlist("kind") for k in value.split(",") if k.strip()]
+    if given:
+        known = {str(k) for k in (*known_kinds, *Kind, *view.kinds())}
+        for kind in given:
+            if kind not in known:
+                raise BadFilter(ErrorCode.INVALID_INPUT, f"kind: unknown kind {kind!r}"
+                                f"{did_you_mean(kind, known)}")
+        kinds = frozenset(given)
+    around = params.get("around")
+    depth_text = params.get("depth")
+    if depth_text is not None and around is None:
+        raise BadFilter(ErrorCode.INVALID_INPUT, "depth: only meaningful with around=Kind/ns/name")
+    depth = 1
+    if depth_text is not None:
+        if not depth_text.isdigit() or not 0 <= int(depth_text) <= MAX_DEPTH:
+            raise BadFilter(ErrorCode.INVALID_INPUT,
+                            f"depth: a whole number 0-{MAX_DEPTH}; got {depth_text!r}")
+        depth = int(depth_text)
+    if around is not None:
+        if around.count("/") not in (1, 2) or not all(around.split("/")):
+            raise BadFilter(ErrorCode.INVALID_INPUT, f"around: 'Kind/namespace/name' or "
+                            f"'Kind/name' for cluster-scoped objects; got {around!r}")
+        if not view.exists(around):
+            raise BadFilter(ErrorCode.NOT_FOUND, f"around: no object {around!r} in the graph",
+                            status=404)
+    return Selection(namespace, kinds, around, depth)
+
+
+def select_keys(view: GraphView, selection: Selection) -> list[str]:
+    """The keys to export; a list of keys, never a copy of records or edges."""
+    if selection.around is not None:
+        keys: Iterable[str] = _neighbourhood(view, selection.around, selection.depth)
+        wanted = selection.kinds
+        ns = selection.namespace
+        return [k for k in keys if (wanted is None or parse_key(k).kind in wanted)
+                and (ns is None or parse_key(k).namespace == ns)]
+    kinds = sorted(selection.kinds) if selection.kinds is not None else view.kinds()
+    return [record.key for kind in kinds for record in view.for_each(kind, selection.namespace)]
+
+
+def _neighbourhood(view: GraphView, start: str, depth: int) -> list[str]:
+    seen = {start}
+    order = [start]
+    frontier = [start]
+    for _ in range(depth):
+        nxt: list[str] = []
+        for key in frontier:
+            for other in view.adjacent_keys(key):
+                if other not in seen and len(seen) < MAX_AROUND_NODES:
+                    seen.add(other)
+                    order.append(other)
+                    nxt.append(other)
+        frontier = nxt
+    return order
+
+
+async def export(view: GraphView, keys: list[str], header: dict[str, object]
+                 ) -> AsyncIterator[bytes]:
+    """The node-link document in chunks, yielding to the loop between them."""
+    head = orjson.dumps({"directed": True, "multigraph": True, "graph": header})
+    yield head[:-1] + b',"nodes":['
+    written: set[str] = set()
+    for start in range(0, len(keys), CHUNK):
+        chunk = _nodes(view, keys[start:start + CHUNK], written, first=not written)
+        if chunk:
+            yield chunk
+        await asyncio.sleep(0)  # let informers and tool calls run
+    yield b'],"links":['
+    first = True
+    for start in range(0, len(keys), CHUNK):
+        chunk = _links(view, keys[start:start + CHUNK], written, first)
+        if chunk:
+            first = False
+            yield chunk
+        await asyncio.sleep(0)
+    yield b"]}"
+
+
+def _nodes(view: GraphView, keys: list[str], written: set[str], *, first: bool) -> bytes:
+    parts: list[bytes] = []
+    for key in keys:
+        record = view.get(key)
+        if record is None:
+            continue  # deleted since the export began
+        written.add(key)
+        parts.append(orjson.dumps({"id": key, "kind": record.kind,
+                                   "namespace": record.namespace or None, "name": record.name}))
+    if not parts:
+        return b""
+    body = b",".join(parts)
+    return body if first else b"," + body
+
+
+def _links(view: GraphView, keys: list[str], written: set[str], first: bool) -> bytes:
+    parts = list(_link_parts(view, keys, written))
+    if not parts:
+        return b""
+    body = b",".join(parts)
+    return body if first else b"," + body
+
+
+def _link_parts(view: GraphView, keys: list[str], written: set[str]) -> Iterator[bytes]:
+    for key in keys:
+        if key not in written or not view.exists(key):
+            continue
+        for rel in Rel:
+            for target in view.neighbors(key, rel):
+                target_key = target.key
+                if target_key in written:
+                    yield orjson.dumps({"source": key, "target": target_key, "type": rel.value,
+                                        "key": rel.value})
+
+
+async def graph_endpoint(request: Request, store: GraphStore, known_kinds: Iterable[str]
+                         ) -> Response:
+    view = store.view()
+    tag = etag(store)
+    if not_modified(request, tag):
+        return Response(status_code=304, headers={"ETag": tag})
+    try:
+        selection = parse_selection(request, view, known_kinds)
+    except BadFilter as exc:
+        return error_response(exc)
+    keys = select_keys(view, selection)
+    header: dict[str, object] = {"generation": store.generation,
+                                 "clusterName": store.cluster_name,
+                                 "source": store.source.value}
+    headers = {"ETag": tag, "Cache-Control": "no-cache",
+               "X-Graph-Generation": str(store.generation)}
+    return StreamingResponse(export(view, keys, header), media_type="application/json",
+                             headers=headers)

@@ -1,0 +1,195 @@
+"""Every tool of the catalog as an MCP tool, on the SDK's low-level ``Server``.
+
+Why the low-level server rather than ``MCPServer`` (mcp 2.x's ergonomic layer): the tools
+already are typed — a pydantic args model and a pydantic result per catalog entry — so the
+schemas come from the catalog, not from function signatures; ``MCPServer`` would render
+argument errors as its own text where agents must get netsight's ``ToolError`` JSON; and it
+runs synchronous tools on worker threads (``anyio.to_thread``), while the graph is mutated by
+the informers on the event loop. Here a call runs on the loop, between two informer events,
+so the view is consistent for the whole call.
+
+A call answers with ``structuredContent`` (the same JSON ``netsight call`` prints), a compact
+text rendering for clients that only read text, and ``isError`` with the ToolError JSON as
+text when it fails — never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.server.subscriptions import ListenHandler
+from mcp_types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+    ToolAnnotations,
+)
+
+from netsight.analyzers.catalog import ToolSpec, call_tool, to_json
+from netsight.analyzers.contracts import ErrorCode, ToolFailure
+from netsight.analyzers.rendering import render_text
+from netsight.graph.store import GraphStore
+from netsight.server.notifying import ToolListNotifier
+
+log = logging.getLogger(__name__)
+
+SERVER_NAME = "netsight"
+INSTRUCTIONS = (
+    "netsight answers Kubernetes networking questions from a live graph of the cluster, in "
+    "milliseconds. Start with analyze_config for a namespace, diagnose_service for one "
+    "Service, recent_changes for what just changed. Pass detail=true for field-level evidence."
+)
+
+
+@dataclass
+class ToolHost:
+    """What tool calls need; handed to handlers as the MCP server's lifespan context."""
+
+    store: GraphStore
+    tools: Mapping[str, ToolSpec]
+    timeout: float
+    providers: Callable[[], set[str]] = set
+    in_flight: int = 0
+    idle: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def __post_init__(self) -> None:
+        self.idle.set()
+
+    def visible(self) -> frozenset[str]:
+        return frozenset(name for name, spec in self.tools.items() if self.available(spec))
+
+    def available(self, spec: ToolSpec) -> bool:
+        # A provider's tools exist while its CRDs do. ToolSpec has no provider field yet;
+        # tools that declare one (an attribute) appear and disappear with the provider.
+        provider = getattr(spec, "provider", None)
+        return provider is None or provider in self.providers()
+
+
+class NetsightServer(Server[ToolHost]):
+    """The low-level server, advertising ``tools.listChanged`` to handshake-era clients.
+
+    The Streamable HTTP session manager builds the initialize answer from
+    ``create_initialization_options()`` without arguments, so the default is set here.
+    """
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities, extensions)
+
+
+def build_mcp_server(host: ToolHost, notifier: ToolListNotifier) -> NetsightServer:
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Server[ToolHost]) -> AsyncIterator[ToolHost]:
+        yield host  # the graph outlives MCP sessions: started and stopped by the caller
+
+    server = NetsightServer(
+        SERVER_NAME,
+        version=_version(),
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        on_list_tools=_list_tools,
+        on_call_tool=_call_tool,
+        on_subscriptions_listen=ListenHandler(notifier.bus),
+        get_tool_input_schema=lambda name: _input_schema(host, name),
+    )
+    server.middleware.append(notifier)
+    return server
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("netsight")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0"
+
+
+def _input_schema(host: ToolHost, name: str) -> dict[str, Any] | None:
+    spec = host.tools.get(name)
+    return spec.input_schema() if spec is not None else None
+
+
+def mcp_tool(spec: ToolSpec) -> Tool:
+    return Tool(
+        name=spec.name,
+        description=spec.description,
+        input_schema=spec.input_schema(),
+        output_schema=spec.output_schema(),
+        annotations=ToolAnnotations(read_only_hint=spec.read_only, open_world_hint=False),
+    )
+
+
+async def _list_tools(ctx: Any, params: PaginatedRequestParams | None) -> ListToolsResult:
+    host: ToolHost = ctx.lifespan_context
+    return ListToolsResult(tools=[mcp_tool(s) for s in host.tools.values() if host.available(s)])
+
+
+async def _call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
+    host: ToolHost = ctx.lifespan_context
+    return await run_tool(host, params.name, params.arguments or {})
+
+
+async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
+    """One call: validate, run on the loop under TOOL_TIMEOUT, render; failures as ToolError."""
+    host.in_flight += 1
+    host.idle.clear()
+    started = time.perf_counter()
+    try:
+        spec = host.tools.get(name)
+        if spec is not None and not host.available(spec):
+            raise ToolFailure(ErrorCode.CRD_NOT_AVAILABLE,
+                              f"{name} needs the {getattr(spec, 'provider', '?')} CRDs, which "
+                              "this cluster does not serve now", tool=name)
+        async with asyncio.timeout(host.timeout):
+            result = call_tool(host.store.view(), name, arguments)
+            if inspect.isawaitable(result):  # tools that wait on the cluster (probes)
+                result = await result
+        elapsed = time.perf_counter() - started
+        if elapsed > host.timeout:
+            # A synchronous analyzer cannot be interrupted; its answer is complete, so it is
+            # returned rather than wasted, and the overrun is logged for whoever tunes it.
+            log.warning("tool %s took %.2fs, over TOOL_TIMEOUT (%.2fs)", name, elapsed,
+                        host.timeout)
+        data = to_json(result, detail=arguments.get("detail") is True)
+        return CallToolResult(content=[TextContent(type="text", text=render_text(data))],
+                              structured_content=data)
+    except ToolFailure as failure:
+        return tool_error(failure, name)
+    except TimeoutError:
+        spec = host.tools.get(name)
+        code = ErrorCode.PROBE_TIMEOUT if spec is not None and not spec.read_only \
+            else ErrorCode.INTERNAL_ERROR
+        return tool_error(ToolFailure(
+            code, f"{name} did not answer within TOOL_TIMEOUT ({host.timeout:g}s); narrow the "
+            "question (a namespace, one object) or raise TOOL_TIMEOUT", tool=name), name)
+    finally:
+        host.in_flight -= 1
+        if host.in_flight == 0:
+            host.idle.set()
+        log.debug("tool %s answered in %.1f ms", name, (time.perf_counter() - started) * 1e3)
+
+
+def tool_error(failure: ToolFailure, name: str) -> CallToolResult:
+    error = failure.to_error(failure.tool or name).model_dump(mode="json")
+    return CallToolResult(content=[TextContent(type="text", text=orjson.dumps(error).decode())],
+                          is_error=True)

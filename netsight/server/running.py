@@ -1,0 +1,177 @@
+"""Running ``netsight serve``: one uvloop event loop, the live graph, and a transport.
+
+HTTP: uvicorn serves the Starlette app while the informers sync (``/readyz`` tells when they
+have). Shutdown on SIGTERM/SIGINT, in order: stop accepting connections, end the change
+streams, let in-flight tool calls finish (up to ``shutdown_timeout``), stop the MCP session
+manager (which cancels whatever is still running and closes the sessions' streams), close
+the remaining HTTP connections, then stop the informers and the simulator.
+
+stdio: the MCP server reads JSON-RPC from stdin and writes to stdout (logs go to stderr),
+until stdin closes or a signal arrives. It waits briefly for the first sync, so the first
+answer of a freshly started process is not about a half-listed cluster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import socket
+import sys
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import IO
+
+import uvicorn
+from mcp.server.stdio import stdio_server
+
+from netsight.analyzers.catalog import TOOLS, ToolSpec
+from netsight.graph.watching import InformerSettings
+from netsight.server.app import Service, build_service
+from netsight.server.cluster import LiveGraph, live_graph
+from netsight.server.config import Settings, Transport
+
+log = logging.getLogger(__name__)
+
+STDIO_SYNC_WAIT = 15.0  # seconds stdio waits for the first sync before serving anyway
+
+
+class HttpServer(uvicorn.Server):
+    """uvicorn with netsight's shutdown order and the MCP session manager's lifetime."""
+
+    def __init__(self, service: Service, settings: Settings) -> None:
+        config = uvicorn.Config(
+            service.app, lifespan="off", log_level=settings.log_level.lower(),
+            access_log=settings.log_level == "DEBUG",
+            timeout_graceful_shutdown=int(max(1, settings.shutdown_timeout)),
+        )
+        super().__init__(config)
+        self.service, self.settings = service, settings
+        self.socket = socket.socket(socket.AF_INET6 if ":" in settings.host else socket.AF_INET)
+        self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.socket.bind((settings.host, settings.port))
+        self.port: int = self.socket.getsockname()[1]
+        self._stop_sessions = asyncio.Event()
+        self._sessions_task: asyncio.Task[None] | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.settings.host}]" if ":" in self.settings.host else self.settings.host
+        return f"http://{host}:{self.port}"
+
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+        started = asyncio.Event()
+        self._sessions_task = asyncio.create_task(self._run_sessions(started), name="mcp:sessions")
+        await started.wait()
+        try:
+            await super().serve(sockets=sockets or [self.socket])
+        finally:
+            await self._end_sessions()
+
+    async def _run_sessions(self, started: asyncio.Event) -> None:
+        # Entered and left in this one task: the session manager's task group requires it.
+        async with self.service.running():
+            started.set()
+            await self._stop_sessions.wait()
+
+    async def _end_sessions(self) -> None:
+        self._stop_sessions.set()
+        if self._sessions_task is not None:
+            await self._sessions_task
+            self._sessions_task = None
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for server in self.servers:
+            server.close()  # stop accepting
+        self.service.feed.close()  # change streams end; their connections close
+        host = self.service.host
+        if host.in_flight:
+            log.info("draining %d in-flight tool call(s)", host.in_flight)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(host.idle.wait(), self.settings.shutdown_timeout)
+        await self._end_sessions()  # cancels what is left, closes MCP streams
+        await super().shutdown(sockets)
+
+    async def start(self) -> str:
+        """Serve in a background task (tests); returns the URL once accepting."""
+        self._task = asyncio.create_task(self.serve(), name="http")
+        while not self.started:
+            if self._task.done():
+                self._task.result()
+            await asyncio.sleep(0.01)
+        return self.url
+
+    async def stop(self) -> None:
+        self.should_exit = True
+        if self._task is not None:
+            await self._task
+            self._task = None
+
+
+async def serve(settings: Settings, *, tools: Mapping[str, ToolSpec] = TOOLS,
+                informers: InformerSettings | None = None,
+                announce: Callable[[str], None] | None = None) -> None:
+    async with live_graph(settings, informers=informers) as graph:
+        service = build_service(graph, settings, tools=tools)
+        if settings.transport is Transport.STDIO:
+            await _serve_stdio(service, graph, announce)
+            return
+        server = HttpServer(service, settings)
+        if announce is not None:
+            announce(f"netsight: MCP at {server.url}/mcp, graph at {server.url}/api/graph "
+                     f"({'demo cluster' if settings.demo else 'cluster'} "
+                     f"'{settings.cluster_name}'); readiness at {server.url}/readyz")
+        await server.serve()
+
+
+async def _serve_stdio(service: Service, graph: LiveGraph,
+                       announce: Callable[[str], None] | None) -> None:
+    deadline = time.monotonic() + STDIO_SYNC_WAIT
+    while not graph.ready and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    if announce is not None:
+        announce(f"netsight: MCP over stdio (cluster '{graph.store.cluster_name}', "
+                 f"{'synced' if graph.ready else 'still syncing'})")
+    async with stdio_server() as (read_stream, write_stream):
+        await service.mcp.run(read_stream, write_stream,
+                              service.mcp.create_initialization_options())
+
+
+def run(settings: Settings, *, err: IO[str] | None = None) -> int:
+    """Run until stopped: the ``netsight serve`` command."""
+    stream = err or sys.stderr
+    logging.basicConfig(level=settings.log_level, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    def announce(line: str) -> None:
+        stream.write(line + "\n")
+        stream.flush()
+
+    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+        main = serve(settings, announce=announce)
+        if settings.transport is Transport.STDIO:
+            main = _cancel_on_signals(main)
+        with contextlib.suppress(KeyboardInterrupt):
+            runner.run(main)
+    return 0
+
+
+async def _cancel_on_signals(main: Awaitable[None]) -> None:
+    """stdio has no uvicorn to catch signals: cancel the server (cleanup runs) on them."""
+    task = asyncio.ensure_future(main)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, task.cancel)
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - platforms without uvloop (Windows)
+        return None
+    factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
+    return factory

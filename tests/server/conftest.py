@@ -1,0 +1,110 @@
+"""netsight serve against the simulated API server: the real informers, uvicorn on a free
+loopback port, and the MCP SDK's own client — over HTTP, in-process and over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from mcp_types import CallToolResult
+
+from netsight.analyzers.catalog import TOOLS, ToolSpec
+from netsight.server.app import Service, build_service
+from netsight.server.cluster import LiveGraph, live_graph
+from netsight.server.config import Settings
+from netsight.server.running import HttpServer
+from netsight.sim.apiserver import SimConfig, SimServer
+from netsight.sim.scenarios import demo
+from tests.watching.conftest import FAST
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def eventually(check: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.02)
+
+
+@dataclass
+class Served:
+    sim: SimServer
+    graph: LiveGraph
+    service: Service
+    url: str  # http://127.0.0.1:PORT
+
+    @property
+    def mcp_url(self) -> str:
+        return f"{self.url}/mcp"
+
+
+@pytest.fixture
+async def sim() -> AsyncIterator[SimServer]:
+    server = SimServer(config=SimConfig(bookmark_interval=0.1))
+    server.state.apply(demo())
+    async with server:
+        yield server
+
+
+def settings_for(kubeconfig: Path, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {"cluster_name": "sim", "kubeconfig": str(kubeconfig), "port": 0,
+                              "tool_timeout": 5.0, "shutdown_timeout": 1.0}
+    values.update(overrides)
+    return Settings(**values)
+
+
+@contextlib.asynccontextmanager
+async def serving(sim: SimServer, tmp_path: Path, *, wait_ready: bool = True,
+                  tools: Mapping[str, ToolSpec] = TOOLS, **overrides: Any
+                  ) -> AsyncIterator[Served]:
+    kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig")
+    settings = settings_for(kubeconfig, **overrides)
+    async with live_graph(settings, informers=FAST) as graph:
+        service = build_service(graph, settings, tools=tools)
+        server = HttpServer(service, settings)
+        url = await server.start()
+        try:
+            if wait_ready:
+                await eventually(lambda: graph.ready)
+            yield Served(sim, graph, service, url)
+        finally:
+            await server.stop()
+
+
+@pytest.fixture
+async def served(sim: SimServer, tmp_path: Path) -> AsyncIterator[Served]:
+    async with serving(sim, tmp_path) as running:
+        yield running
+
+
+def structured(result: CallToolResult) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+def error_json(result: CallToolResult) -> dict[str, Any]:
+    assert result.is_error
+    assert result.structured_content is None
+    text = result.content[0].text  # type: ignore[union-attr]
+    error: dict[str, Any] = orjson.loads(text)
+    assert set(error) <= {"code", "message", "tool", "detail"}, error
+    return error
+
+
+def without_metadata(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if k != "metadata"}
