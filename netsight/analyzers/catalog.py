@@ -14,7 +14,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from netsight.analyzers import analyze_config, diagnose_service, list_services, recent_changes
+from netsight.analyzers import (
+    analyze_config,
+    check_gateway_status,
+    check_route_resolution,
+    diagnose_service,
+    list_services,
+    recent_changes,
+)
 from netsight.analyzers.arguments import ToolArgs
 from netsight.analyzers.base import did_you_mean
 from netsight.analyzers.contracts import DETAIL, ErrorCode, ToolFailure, ToolResult
@@ -51,7 +58,8 @@ def _spec(module: Any) -> ToolSpec:
 
 TOOLS: dict[str, ToolSpec] = {
     spec.name: spec
-    for spec in map(_spec, (diagnose_service, list_services, analyze_config, recent_changes))
+    for spec in map(_spec, (diagnose_service, list_services, analyze_config, recent_changes,
+                            check_route_resolution, check_gateway_status))
 }
 
 

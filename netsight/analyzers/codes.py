@@ -4,7 +4,8 @@ Codes are stable: agents and pipelines match on them. Never reuse or renumber a 
 retired code stays here as a comment. ``equivalent`` lists istioctl (IST....) or Kiali
 (KIA....) codes only where they report the same problem.
 
-Ranges: NS00xx input problems · NS01xx Services · NS02xx endpoints · NS03xx workloads.
+Ranges: NS00xx input problems · NS01xx Services · NS02xx endpoints · NS03xx workloads ·
+NS05xx Gateway API routing.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class Code:
 
 C, W, I = Severity.CRITICAL, Severity.WARNING, Severity.INFO  # noqa: E741
 CONN, DNS = Category.CONNECTIVITY, Category.DNS
+ROUTING = Category.ROUTING
 
 # --- NS00xx: inputs netsight could not take as they are -----------------------------------
 MANIFEST_UNPARSEABLE = Code(
@@ -177,6 +179,74 @@ STATEFULSET_SERVICE_NOT_FOUND = Code(
 STATEFULSET_SERVICE_NOT_HEADLESS = Code(
     "NS0302", "StatefulSetServiceNotHeadless", W, DNS,
     "A StatefulSet's governing Service is not headless: per-pod DNS records are not made.",
+)
+
+# --- NS05xx: Gateway API routing -----------------------------------------------------------
+ROUTE_NOT_ACCEPTED = Code(
+    "NS0501", "RouteNotAccepted", C, ROUTING,
+    "A Gateway does not accept a route parentRef (Accepted=False: NoMatchingParent, "
+    "NotAllowedByListeners, NoMatchingListenerHostname, UnsupportedValue, …); the route "
+    "gets no traffic through that Gateway.",
+)
+ROUTE_PARENT_NOT_FOUND = Code(
+    "NS0502", "RouteParentNotFound", C, ROUTING,
+    "A route's parentRef names a Gateway that does not exist; no controller attaches it.",
+    ("KIA1401",),
+)
+ROUTE_BACKEND_REF_NOT_PERMITTED = Code(
+    "NS0503", "RouteBackendRefNotPermitted", C, ROUTING,
+    "A backendRef points into another namespace and no ReferenceGrant there allows it "
+    "(ResolvedRefs=False/RefNotPermitted); its share of requests fails.",
+)
+ROUTE_BACKEND_INVALID_KIND = Code(
+    "NS0504", "RouteBackendInvalidKind", C, ROUTING,
+    "A backendRef names a group/kind that is not a supported backend "
+    "(ResolvedRefs=False/InvalidKind); its share of requests fails.",
+)
+ROUTE_BACKEND_NOT_FOUND = Code(
+    "NS0505", "RouteBackendNotFound", C, ROUTING,
+    "A backendRef names a Service (or a Service port) that does not exist "
+    "(ResolvedRefs=False/BackendNotFound); its share of requests fails.",
+)
+ROUTE_BACKEND_NO_READY_ENDPOINTS = Code(
+    "NS0506", "RouteBackendHasNoReadyEndpoints", W, ROUTING,
+    "A route's backend Service resolves but has no ready endpoints: its share of requests "
+    "fails (not a status condition; the route stays Accepted).",
+)
+ROUTE_RULES_DROPPED = Code(
+    "NS0507", "RouteRulesDropped", W, ROUTING,
+    "Some rules of an accepted route use values a conformant controller does not support "
+    "(PartiallyInvalid=True); those rules are dropped.",
+)
+GATEWAY_CLASS_UNAVAILABLE = Code(
+    "NS0508", "GatewayClassUnavailable", C, ROUTING,
+    "A Gateway's GatewayClass does not exist or was rejected by its controller: nothing "
+    "reconciles the Gateway or the routes attached to it.",
+)
+LISTENER_INVALID_ROUTE_KINDS = Code(
+    "NS0509", "ListenerInvalidRouteKinds", W, ROUTING,
+    "A listener's allowedRoutes.kinds lists kinds its protocol cannot carry "
+    "(ResolvedRefs=False/InvalidRouteKinds); they are left out of supportedKinds.",
+)
+LISTENER_CERTIFICATE_REF_INVALID = Code(
+    "NS0510", "ListenerCertificateRefInvalid", C, Category.TLS,
+    "A TLS-terminating listener's certificateRef is missing, of an unsupported kind, or "
+    "not permitted by a ReferenceGrant; the listener is not programmed.",
+)
+LISTENER_CONFLICTED = Code(
+    "NS0511", "ListenerConflicted", C, ROUTING,
+    "Listeners of one Gateway share a port with incompatible protocols or the same "
+    "hostname (Conflicted=True); the port is not configured.",
+)
+LISTENER_NOT_ACCEPTED = Code(
+    "NS0512", "ListenerNotAccepted", C, ROUTING,
+    "A listener is invalid (unsupported protocol, missing or misplaced tls, unsupported "
+    "allowedRoutes value); no data plane configuration is made for it.",
+)
+CONTROLLER_STATUS_DISAGREES = Code(
+    "NS0513", "ControllerStatusDisagrees", W, ROUTING,
+    "The status the cluster's controller wrote differs from what a conformant controller "
+    "would set for the current spec (stale status, or a controller-specific decision).",
 )
 
 CODES: dict[str, Code] = {

@@ -148,6 +148,9 @@ def route_findings(view: GraphView, result: RouteResult) -> list[Finding]:
     for parent in result.parents:
         pref = parent.ref
         path = f"spec.parentRefs[{pref.index}]"
+        target = pref.parent + "".join(
+            (f"/{pref.section_name}" if pref.section_name else "",
+             f":{pref.port}" if pref.port is not None else ""))
         accepted = parent.conditions[c.ACCEPTED]
         if parent.gateway is None and pref.is_gateway:
             found.append(codes.ROUTE_PARENT_NOT_FOUND.finding(
@@ -159,7 +162,7 @@ def route_findings(view: GraphView, result: RouteResult) -> list[Finding]:
             found.append(_class_unavailable(parent.gateway))
         elif accepted.status == c.FALSE:
             found.append(codes.ROUTE_NOT_ACCEPTED.finding(
-                ref(record), f"{name} not accepted by {pref.parent}: {accepted.reason}",
+                ref(record), f"{name} not accepted by {target}: {accepted.reason}",
                 detail=accepted.message,
                 suggestion=_accept_hint(accepted.reason),
                 evidence=[evidence(record, path, {"name": pref.name, "namespace":
@@ -168,13 +171,14 @@ def route_findings(view: GraphView, result: RouteResult) -> list[Finding]:
         dropped = parent.conditions.get(c.PARTIALLY_INVALID)
         if dropped is not None:
             found.append(codes.ROUTE_RULES_DROPPED.finding(
-                ref(record), f"{name}: rules dropped by {pref.parent}",
+                ref(record), f"{name}: rules dropped by {target}",
                 detail=dropped.message,
                 evidence=[evidence(record, "spec.rules", None)]))
         diff = observed.disagreements(parent.conditions, _observed_parent(result, parent))
         if diff:
-            found.append(_disagrees(record, f"{name} on {pref.parent}", diff,
+            found.append(_disagrees(record, f"{name} on {target}", diff,
                                     "status.parents"))
+    serving = any(p.accepted for p in result.parents)
     for backend in result.backends:
         b = backend.ref
         code = {c.REF_NOT_PERMITTED: codes.ROUTE_BACKEND_REF_NOT_PERMITTED,
@@ -188,7 +192,7 @@ def route_findings(view: GraphView, result: RouteResult) -> list[Finding]:
                 evidence=[evidence(record, b.path, {"group": b.group, "kind": b.kind,
                                                     "namespace": b.namespace, "name": b.name,
                                                     "port": b.port})]))
-        elif backend.ok and backend.ready_endpoints == 0 and b.weight > 0:
+        elif serving and backend.ok and backend.ready_endpoints == 0 and b.weight > 0:
             found.append(codes.ROUTE_BACKEND_NO_READY_ENDPOINTS.finding(
                 ref(record), f"{name}: backend Service {b.ref} has no ready endpoints",
                 detail=f"{b.path} resolves to Service {b.ref}, whose EndpointSlices list "

@@ -1,0 +1,117 @@
+"""Every expectation of the shared Gateway API conformance corpus, checked through
+check_route_resolution and check_gateway_status (and once through the real CLI).
+
+Expectations read as the corpus README says: ``reason: null`` accepts any reason;
+``accepted_by_any_parent: false`` means no parent accepts the route; an expected
+``supportedKinds`` must be present in the answer (implementations may support more), and
+an empty one means none; ``totalAttachedRoutes`` sums the listeners.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from netsight.analyzers.catalog import call_tool, to_json
+from netsight.cli import main
+from netsight.graph.loading import load_manifests
+from netsight.graph.store import GraphStore
+from tests.conftest import CONFORMANCE
+
+GATEWAY_CASES = sorted(p.parent for p in (CONFORMANCE / "gateway").glob("*/expected.json"))
+
+
+def case_id(case: Path) -> str:
+    return case.name
+
+
+def answers(case: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    store = GraphStore(cluster_name="conformance")
+    load_manifests(store, [str(case / "manifests.yaml")])
+    assert not store.problems, list(store.problems.values())
+    view = store.view()
+    routes = to_json(call_tool(view, "check_route_resolution", {"limit": 500}), detail=True)
+    gateways = to_json(call_tool(view, "check_gateway_status", {"limit": 500}), detail=True)
+    return routes, gateways
+
+
+def assert_conditions(expected: dict[str, Any], actual: dict[str, Any], where: str) -> None:
+    for kind, want in expected.items():
+        assert kind in actual, f"{where}: no {kind} condition in {actual}"
+        got = actual[kind]
+        assert got["status"] == want["status"], f"{where} {kind}: {got} != {want}"
+        if want.get("reason") is not None:
+            assert got["reason"] == want["reason"], f"{where} {kind}: {got} != {want}"
+
+
+def find_parent(parents: list[dict[str, Any]], parent: str) -> dict[str, Any]:
+    namespace, name, *section = parent.split("/")
+    for entry in parents:
+        if entry["parent"] == f"{namespace}/{name}" and \
+                entry.get("sectionName") == (section[0] if section else entry.get("sectionName")):
+            return entry
+    raise AssertionError(f"parent {parent} not in {[p['parent'] for p in parents]}")
+
+
+def test_corpus_has_gateway_cases() -> None:
+    assert len(GATEWAY_CASES) >= 10
+
+
+@pytest.mark.parametrize("case", GATEWAY_CASES, ids=case_id)
+def test_gateway_case(case: Path) -> None:
+    expected = json.loads((case / "expected.json").read_text())
+    routes, gateways = answers(case)
+    by_route = {(r["route"], r["kind"]): r for r in routes["routes"]}
+    for want in expected["routes"]:
+        route = by_route.get((want["route"], want["kind"]))
+        assert route is not None, f"{want['route']} missing from {sorted(by_route)}"
+        for parent in want["parents"]:
+            got = find_parent(route["parents"], parent["parent"])
+            assert_conditions(parent["conditions"], got["conditions"],
+                              f"{want['route']} -> {parent['parent']}")
+        if want.get("accepted_by_any_parent") is False:
+            accepted = [p["parent"] for p in route["parents"]
+                        if p["conditions"]["Accepted"]["status"] == "True"]
+            assert not accepted, f"{want['route']} accepted by {accepted}"
+    by_gateway = {g["gateway"]: g for g in gateways["gateways"]}
+    for want in expected["gateways"]:
+        gateway = by_gateway.get(want["gateway"])
+        assert gateway is not None, f"{want['gateway']} missing from {sorted(by_gateway)}"
+        listeners = {ls["name"]: ls for ls in gateway["listeners"]}
+        if "totalAttachedRoutes" in want:
+            total = sum(ls["attachedRoutes"] for ls in gateway["listeners"])
+            assert total == want["totalAttachedRoutes"], gateway
+        for listener in want.get("listeners", []):
+            got = listeners[listener["name"]]
+            where = f"{want['gateway']} listener {listener['name']}"
+            assert got["attachedRoutes"] == listener["attachedRoutes"], where
+            kinds = {(k["group"], k["kind"]) for k in got["supportedKinds"]}
+            wanted = {(k["group"], k["kind"]) for k in listener["supportedKinds"]}
+            assert wanted <= kinds if wanted else not kinds, f"{where}: {kinds}"
+            assert_conditions(listener.get("conditions", {}), got["conditions"], where)
+
+
+def test_a_case_through_the_cli() -> None:
+    case = CONFORMANCE / "gateway" / "httproute-invalid-reference-grant"
+    out = io.StringIO()
+    code = main(["call", "check_route_resolution", "--manifests", str(case / "manifests.yaml"),
+                 "--args", '{"route": "gateway-conformance-infra/reference-grant"}'],
+                stdout=out)
+    assert code == 0
+    (route,) = json.loads(out.getvalue())["routes"]
+    (parent,) = route["parents"]
+    assert parent["conditions"]["Accepted"]["status"] == "True"
+    assert parent["conditions"]["ResolvedRefs"] == {
+        "status": "False", "reason": "RefNotPermitted",
+        "message": parent["conditions"]["ResolvedRefs"]["message"]}
+    out = io.StringIO()
+    case = CONFORMANCE / "gateway" / "gateway-with-attached-routes"
+    assert main(["call", "check_gateway_status", "-f", str(case / "manifests.yaml"), "--args",
+                 '{"gateway": "gateway-conformance-infra/gateway-with-two-attached-routes"}'],
+                stdout=out) == 0
+    (gateway,) = json.loads(out.getvalue())["gateways"]
+    assert [ls["attachedRoutes"] for ls in gateway["listeners"]] == [2]

@@ -1,0 +1,41 @@
+"""The Gateway API tools read exactly the kinds their METADATA declares (across testdata),
+and their compact answers about one object stay small."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from netsight.analyzers import check_gateway_status, check_route_resolution
+from netsight.analyzers.catalog import call_tool, to_json
+from tests.analyzers.test_testdata import CASES, load_case, run_case
+from tests.conftest import store_from_yaml
+
+TOOLS = {module.NAME: module.METADATA for module in (check_route_resolution,
+                                                     check_gateway_status)}
+
+
+@pytest.mark.parametrize("tool", sorted(TOOLS))
+def test_declared_reads_equal_what_the_tool_reads(tool: str) -> None:
+    read: set[str] = set()
+    for case in CASES:
+        query, _, _ = load_case(case)
+        if query["tool"] == tool:
+            read |= run_case(case)[1].read
+    declared = TOOLS[tool].reads
+    assert read <= declared, f"undeclared: {read - declared}"
+    assert read == declared, f"never read in testdata: {declared - read}"
+
+
+@pytest.mark.parametrize(("tool", "args"), [
+    ("check_route_resolution", {"route": "infra/denied"}),
+    ("check_gateway_status", {"gateway": "infra/edge"}),
+])
+def test_compact_answer_about_one_object_stays_under_500_tokens(tool: str,
+                                                                 args: dict[str, str]) -> None:
+    case = next(c for c in CASES if c.name == "cross-namespace-backend-reference-grant")
+    view = store_from_yaml((case / "cluster.yaml").read_text()).view()
+    compact = json.dumps(to_json(call_tool(view, tool, args), detail=False),
+                         separators=(",", ":"))
+    assert len(compact) / 4 < 500, compact
