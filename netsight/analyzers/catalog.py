@@ -19,7 +19,9 @@ from netsight.analyzers import (
     check_gateway_status,
     check_route_resolution,
     diagnose_service,
+    find_blocking_policies,
     list_services,
+    reachability_matrix,
     recent_changes,
 )
 from netsight.analyzers.arguments import ToolArgs
@@ -59,7 +61,8 @@ def _spec(module: Any) -> ToolSpec:
 TOOLS: dict[str, ToolSpec] = {
     spec.name: spec
     for spec in map(_spec, (diagnose_service, list_services, analyze_config, recent_changes,
-                            check_route_resolution, check_gateway_status))
+                            check_route_resolution, check_gateway_status,
+                            find_blocking_policies, reachability_matrix))
 }
 
 

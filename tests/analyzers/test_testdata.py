@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.catalog import call_tool, to_json
+from netsight.analyzers.catalog import TOOLS, call_tool, to_json
 from netsight.graph.store import Source
 from tests.analyzers.recording import RecordingView
 from tests.conftest import store_from_yaml
@@ -38,7 +38,7 @@ def run_case(case: Path) -> tuple[dict[str, Any], RecordingView]:
     store = store_from_yaml(cluster, Source(query.get("source", "manifests")))
     view = RecordingView(store)
     args = {"detail": True, **query.get("args", {})}
-    if query["tool"] != "diagnose_service":
+    if "limit" in TOOLS[query["tool"]].args.model_fields:
         args.setdefault("limit", 500)
     return to_json(call_tool(view, query["tool"], args), detail=True), view
 

@@ -94,7 +94,8 @@ class AdminPolicy:
     ingress: tuple[Rule, ...] = ()
     egress: tuple[Rule, ...] = ()
     subject_problem: Unsupported | None = None
-    rules_problem: Unsupported | None = None
+    ingress_problem: Unsupported | None = None
+    egress_problem: Unsupported | None = None
 
     @property
     def layer(self) -> Layer:
@@ -102,6 +103,10 @@ class AdminPolicy:
 
     def rules(self, direction: Direction) -> tuple[Rule, ...]:
         return self.ingress if direction is Direction.INGRESS else self.egress
+
+    def problem(self, direction: Direction) -> Unsupported | None:
+        return self.subject_problem or (
+            self.ingress_problem if direction is Direction.INGRESS else self.egress_problem)
 
     def applies_to(self, subject: Endpoint, ns: Namespaces) -> Tri:
         if self.subject_problem is not None:
@@ -130,15 +135,19 @@ def build(record: GenericRecord) -> AdminPolicy:
         namespaces, pods = _subject(spec.get("subject"))
     except Unsupported as problem:
         return AdminPolicy(record, baseline, base.priority, subject_problem=problem)
-    try:
-        ingress = tuple(_rule(r, i, Direction.INGRESS, baseline)
-                        for i, r in enumerate(items(spec.get("ingress"), "spec.ingress")))
-        egress = tuple(_rule(r, i, Direction.EGRESS, baseline)
-                       for i, r in enumerate(items(spec.get("egress"), "spec.egress")))
-    except Unsupported as problem:
-        return AdminPolicy(record, baseline, base.priority, namespaces, pods,
-                           rules_problem=problem)
-    return AdminPolicy(record, baseline, base.priority, namespaces, pods, ingress, egress)
+    rules: dict[Direction, tuple[Rule, ...]] = {}
+    problems: dict[Direction, Unsupported] = {}
+    for direction in Direction:
+        try:
+            rules[direction] = tuple(
+                _rule(r, i, direction, baseline)
+                for i, r in enumerate(items(spec.get(direction.value), f"spec.{direction.value}")))
+        except Unsupported as problem:
+            rules[direction], problems[direction] = (), problem
+    return AdminPolicy(record, baseline, base.priority, namespaces, pods,
+                       rules[Direction.INGRESS], rules[Direction.EGRESS],
+                       ingress_problem=problems.get(Direction.INGRESS),
+                       egress_problem=problems.get(Direction.EGRESS))
 
 
 def _subject(raw: Any) -> tuple[LabelSelector, LabelSelector | None]:
@@ -228,9 +237,8 @@ class Decision:
     not_evaluated: tuple[str, ...] = ()
 
 
-def _label(policy: AdminPolicy) -> str:
-    record = policy.record
-    return record.name if policy.baseline else f"{record.name}, priority {policy.priority}"
+def _where(policy: AdminPolicy, path: str) -> str:
+    return path if policy.baseline else f"priority {policy.priority}, {path}"
 
 
 def evaluate(policies: Iterable[AdminPolicy], direction: Direction, subject: Endpoint,
@@ -244,13 +252,13 @@ def evaluate(policies: Iterable[AdminPolicy], direction: Direction, subject: End
     for policy in policies:
         if chosen is not None and policy.priority > chosen[0].priority:
             break
-        if not policy.rules(direction) and policy.rules_problem is None:
+        if not (policy.record.spec or {}).get(direction.value):
             continue  # no rules in this direction: the policy does not affect it
+        problem = policy.problem(direction)
         applies = policy.applies_to(subject, ns)
         if applies is False:
             continue
         layer, record = policy.layer, policy.record
-        problem = policy.subject_problem or policy.rules_problem
         if problem is not None or applies is None:
             why = f"{record.kind} {record.name}: " + (
                 f"{problem} (not evaluated)" if problem is not None else
@@ -281,8 +289,8 @@ def evaluate(policies: Iterable[AdminPolicy], direction: Direction, subject: End
     policy, rule = chosen
     record = policy.record
     path = f"spec.{direction.value}[{rule.index}]"
-    named = f" '{rule.name}'" if rule.name else ""
-    text = f"{record.name}{named} ({_label(policy)}, {path}) matches {other.name} on " \
+    named = f" rule '{rule.name}'" if rule.name else ""
+    text = f"{record.name}{named} ({_where(policy, path)}) matches {other.name} on " \
            f"{port}/{proto}"
     raw_rules = (record.spec or {}).get(direction.value) or []
     step = Step(policy.layer, rule.action, text, ref(record), rule.index,

@@ -53,6 +53,8 @@ def items(raw: Any, path: str) -> list[Any]:
 
 
 def selector(raw: Any, path: str) -> LabelSelector:
+    if raw is not None:
+        fields(raw, path, ("matchLabels", "matchExpressions"))
     try:
         return parse_label_selector(raw, path)
     except MalformedObject as exc:

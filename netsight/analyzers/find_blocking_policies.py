@@ -1,0 +1,164 @@
+"""find_blocking_policies: why can (or can't) A reach B on a port, across every policy layer."""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar
+
+from pydantic import AfterValidator, Field
+
+from netsight.analyzers.arguments import PortNumber, ToolArgs
+from netsight.analyzers.base import AnalyzerMetadata, metadata
+from netsight.analyzers.contracts import (
+    ErrorCode,
+    Model,
+    ResourceRef,
+    ToolFailure,
+    ToolResult,
+)
+from netsight.analyzers.policy.endpoints import NAMED_KINDS, Endpoint, Resolved, resolve
+from netsight.analyzers.policy.engine import READS, PolicyEngine
+from netsight.analyzers.policy.results import DetailAware, DirectionOut
+from netsight.analyzers.policy.suggest import suggest
+from netsight.analyzers.policy.verdict import Verdict
+from netsight.graph.model import Kind
+from netsight.graph.records import PROTOCOLS, ServiceRecord
+from netsight.graph.store import GraphView
+
+NAME = "find_blocking_policies"
+
+METADATA = AnalyzerMetadata(
+    name=NAME,
+    description="Whether traffic from a source to a destination on a port is allowed, and "
+    "which policies block it: AdminNetworkPolicy, NetworkPolicy and "
+    "BaselineAdminNetworkPolicy evaluated in order, per direction (egress at the source, "
+    "ingress at the destination), with the deciding rule and field path. A Service or "
+    "workload stands for its pods: the answer aggregates every source/destination pod pair "
+    "(allowed only if every pair is; the explained pair is the first denied, else the first "
+    "undecided). A Service port is translated to each pod's targetPort. allowed is null "
+    "when the input cannot decide it (e.g. Cilium or Calico policies present, pod IPs "
+    "unknown), with the reasons in notEvaluated.",
+    reads=READS | {Kind.SERVICE},
+    codes=(),
+)
+
+MAX_PAIRS = 10_000  # pod pairs evaluated per answer; beyond it the answer says so
+
+
+def _protocol(value: str) -> str:
+    upper = value.upper()
+    if upper not in PROTOCOLS:
+        raise ValueError(f"{value!r} is not a protocol: use TCP, UDP or SCTP")
+    return upper
+
+
+Protocol = Annotated[str, AfterValidator(_protocol)]
+ENDPOINT_HELP = ("'namespace/pod', 'Kind/namespace/name' (Kind: " + ", ".join(NAMED_KINDS)
+                 + ") or 'ip:ADDR' for outside the cluster")
+
+
+class Args(ToolArgs):
+    source: str = Field(description=f"Where traffic starts: {ENDPOINT_HELP}")
+    destination: str = Field(description=f"Where traffic goes: {ENDPOINT_HELP}")
+    port: PortNumber = Field(description="Destination port (a Service port for a Service)")
+    protocol: Protocol = Field(default="TCP", description="TCP, UDP or SCTP")
+
+
+class PairCounts(Model):
+    total: int
+    allowed: int
+    denied: int
+    unknown: int
+    denied_pairs: list[str] = Field(description="Up to 5 denied 'source -> destination' pairs")
+
+
+class Result(ToolResult, DetailAware):
+    source: str
+    destination: str
+    port: int
+    protocol: str
+    allowed: bool | None = Field(description="null: the input cannot decide; see notEvaluated")
+    blocking_policies: list[ResourceRef]
+    explained: str | None = Field(default=None,
+                                  description="The pod pair the decisions are for")
+    decisions: list[DirectionOut] = Field(description="Egress at the source, then ingress at "
+                                          "the destination")
+    pairs: PairCounts | None = Field(default=None, description="When several pods take part")
+    not_evaluated: list[str]
+    suggestion: str | None = Field(default=None, description="Detail mode only: the smallest "
+                                   "change that admits the traffic, and what else it opens")
+
+    _detail_only: ClassVar[tuple[str, ...]] = ("suggestion",)
+
+
+def _targets(resolved: Resolved, port: int, protocol: str
+             ) -> tuple[list[tuple[Endpoint, int]], list[str]]:
+    """Destination pods with the port traffic reaches them on (a Service port translated)."""
+    service: ServiceRecord | None = resolved.service
+    entry = None if service is None else next(
+        (p for p in service.ports if p.port == port and p.protocol == protocol), None)
+    if entry is None:
+        return [(e, port) for e in resolved.endpoints], []
+    found, notes = [], []
+    for endpoint in resolved.endpoints:
+        target = entry.target_port
+        if isinstance(target, str):
+            number = next((p.port for p in endpoint.ports
+                           if p.name == target and p.protocol == protocol), None)
+            if number is None:
+                notes.append(f"targetPort {target!r} does not resolve on {endpoint.name}: "
+                             "the Service sends it no traffic")
+                continue
+            target = number
+        found.append((endpoint, target))
+    return found, notes
+
+
+def analyze(view: GraphView, args: Args) -> Result:
+    sources = resolve(view, args.source, argument="source", tool=NAME)
+    destinations = resolve(view, args.destination, argument="destination", tool=NAME)
+    targets, notes = _targets(destinations, args.port, args.protocol)
+    if not targets:
+        raise ToolFailure(ErrorCode.NOT_FOUND, f"port: Service {args.destination} port "
+                          f"{args.port}/{args.protocol} resolves on none of its pods; see "
+                          "diagnose_service", tool=NAME)
+    engine = PolicyEngine(view)
+    verdicts: list[tuple[Verdict, Endpoint, Endpoint]] = []
+    for src in sources.endpoints:
+        for dst, port in targets:
+            if src.key is not None and src.key == dst.key:
+                continue  # a pod to itself: plugins differ (loopback); not a policy question
+            if len(verdicts) >= MAX_PAIRS:
+                notes.append(f"only the first {MAX_PAIRS} pod pairs were evaluated")
+                break
+            verdicts.append((engine.evaluate(src, dst, port, args.protocol), src, dst))
+    if not verdicts:
+        raise ToolFailure(ErrorCode.INVALID_INPUT, "destination: the same pod as source; "
+                          "traffic of a pod to itself is not subject to policy", tool=NAME)
+    allowed = [v for v in verdicts if v[0].allowed is True]
+    denied = [v for v in verdicts if v[0].allowed is False]
+    unknown = [v for v in verdicts if v[0].allowed is None]
+    verdict, src, dst = (denied or unknown or allowed)[0]
+    overall = False if denied else None if unknown else True
+    blocking: dict[str, ResourceRef] = {}
+    for v, _, _ in denied:
+        for ref in v.blocking:
+            blocking.setdefault(str(ref), ref)
+    reasons = list(dict.fromkeys([*notes, *(r for v, _, _ in unknown for r in v.reasons())]))
+    several = len(verdicts) > 1
+    return Result(
+        metadata=metadata(view, dst.namespace),
+        source=args.source,
+        destination=args.destination,
+        port=args.port,
+        protocol=args.protocol,
+        allowed=overall,
+        blocking_policies=list(blocking.values()),
+        explained=f"{src.name} -> {dst.name}" if several else None,
+        decisions=[DirectionOut.of(verdict.egress), DirectionOut.of(verdict.ingress)],
+        pairs=PairCounts(total=len(verdicts), allowed=len(allowed), denied=len(denied),
+                         unknown=len(unknown),
+                         denied_pairs=[f"{s.name} -> {d.name}" for _, s, d in denied[:5]])
+        if several else None,
+        not_evaluated=reasons,
+        suggestion=suggest(view, verdict, src, dst),
+    )

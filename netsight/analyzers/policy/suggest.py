@@ -1,0 +1,115 @@
+"""The smallest change that would admit a denied flow, and what else it would open.
+
+Only the layer that denied is changed: a rule added to the NetworkPolicy that isolates the
+pod, an Allow rule placed before an ANP's Deny, or (for the BANP, which NetworkPolicy
+overrides) a NetworkPolicy — each as a YAML snippet.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from netsight.analyzers.policy.endpoints import Endpoint
+from netsight.analyzers.policy.peers import NAME_LABEL
+from netsight.analyzers.policy.verdict import Action, Direction, DirectionVerdict, Layer, Verdict
+from netsight.graph.model import Kind, Rel, make_key
+from netsight.graph.selectors import selector_from_map
+from netsight.graph.store import GraphView
+
+# Labels that differ pod by pod within one workload: a rule should not pin them.
+_VOLATILE = ("pod-template-hash", "controller-revision-hash", "statefulset.kubernetes.io/pod-name",
+             "apps.kubernetes.io/pod-index", "pod-template-generation",
+             "batch.kubernetes.io/controller-uid", "controller-uid")
+
+
+def stable_labels(endpoint: Endpoint) -> dict[str, str]:
+    return {k: v for k, v in sorted(endpoint.labels.items()) if k not in _VOLATILE}
+
+
+def suggest(view: GraphView, verdict: Verdict, source: Endpoint, destination: Endpoint
+            ) -> str | None:
+    if verdict.allowed is not False:
+        return None
+    parts = [_fix(view, part, source, destination, verdict)
+             for part in (verdict.egress, verdict.ingress) if part.allowed is False]
+    return "\n\n".join(p for p in parts if p) or None
+
+
+def _peer(other: Endpoint, policy_namespace: str, layer: Layer) -> dict[str, Any]:
+    if other.external:
+        key = "networks" if layer is Layer.ANP else "ipBlock"
+        host = f"{other.ips[0]}/{32 if ':' not in other.ips[0] else 128}"
+        return {key: [host]} if layer is Layer.ANP else {key: {"cidr": host}}
+    labels = stable_labels(other)
+    if layer is Layer.ANP:
+        return {"pods": {"namespaceSelector": {"matchLabels": {NAME_LABEL: other.namespace}},
+                         "podSelector": {"matchLabels": labels} if labels else {}}}
+    peer: dict[str, Any] = {"podSelector": {"matchLabels": labels} if labels else {}}
+    if other.namespace != policy_namespace:
+        peer["namespaceSelector"] = {"matchLabels": {NAME_LABEL: other.namespace}}
+    return peer
+
+
+def _dump(data: Any) -> str:
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False).rstrip()
+
+
+def _also_opens(view: GraphView, other: Endpoint, policy_pods: int, port: int,
+                proto: str) -> str:
+    if other.external:
+        return f"It admits only {other.ips[0]}, to the {policy_pods} pod(s) the policy selects."
+    assert other.namespace is not None
+    labels = stable_labels(other)
+    peers = sum(1 for _ in view.matching(other.namespace, selector_from_map(labels)))
+    return (f"It also opens {port}/{proto} from every pod labelled "
+            f"{selector_from_map(labels).describe()} in {other.namespace} ({peers} pod(s) or "
+            f"template(s)) to all {policy_pods} pod(s) the policy selects.")
+
+
+def _fix(view: GraphView, part: DirectionVerdict, source: Endpoint, destination: Endpoint,
+         verdict: Verdict) -> str | None:
+    step = part.steps[-1]
+    if step.action is not Action.DENY or step.policy is None:
+        return None
+    direction = part.direction
+    subject, other = (destination, source) if direction is Direction.INGRESS else \
+        (source, destination)
+    port, proto = verdict.port, verdict.protocol
+    ports = [{"port": port, "protocol": proto}]
+    field = direction.peers_field
+    policy = step.policy
+    if step.layer is Layer.NETWORK_POLICY:
+        assert policy.namespace is not None
+        key = make_key(Kind.NETWORK_POLICY, policy.namespace, policy.name)
+        selected = sum(1 for _ in view.neighbors(key, Rel.APPLIES_TO))
+        rule: dict[str, Any] = {field: [_peer(other, policy.namespace, step.layer)], "ports": ports}
+        return (f"Add this {direction.value} rule to NetworkPolicy {policy.namespace}/"
+                f"{policy.name} (spec.{direction.value}):\n{_dump([rule])}\n"
+                + _also_opens(view, other, selected, port, proto))
+    if step.layer is Layer.ANP:
+        anp_ports = [{"portNumber": {"port": port, "protocol": proto}}]
+        name = "allow-" + other.name.replace("/", "-").replace(":", "-")
+        allow: dict[str, Any] = {
+            "name": name[:100], "action": "Allow", field: [_peer(other, "", Layer.ANP)],
+            "ports": anp_ports}
+        return (f"AdminNetworkPolicy {policy.name} denies this at spec.{direction.value}"
+                f"[{step.rule}], and no NetworkPolicy can override an ANP Deny. Insert this "
+                f"rule before it (or narrow that rule's {field}):\n{_dump([allow])}")
+    # BANP: any NetworkPolicy isolating the pod takes precedence over it.
+    assert subject.namespace is not None
+    new = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+           "metadata": {"name": f"allow-{direction.value}-{port}-{proto.lower()}",
+                        "namespace": subject.namespace},
+           "spec": {"podSelector": {"matchLabels": stable_labels(subject)},
+                    "policyTypes": [direction.policy_type],
+                    direction.value: [{field: [_peer(other, subject.namespace,
+                                                     Layer.NETWORK_POLICY)],
+                                       "ports": ports}]}}
+    return (f"BaselineAdminNetworkPolicy {policy.name} denies this at spec."
+            f"{direction.value}[{step.rule}]; a NetworkPolicy selecting {subject.name} "
+            f"takes precedence over it. Careful: the new policy isolates those pods for "
+            f"{direction.value}, so all other {direction.value} they need must be admitted "
+            f"too:\n{_dump(new)}")
+

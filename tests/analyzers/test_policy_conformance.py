@@ -1,0 +1,97 @@
+"""The shared conformance corpus (upstream NetworkPolicy e2e and ANP/BANP conformance
+expectations) answered through reachability_matrix: every query must match.
+
+Cases are read from ../shared/conformance at test time, never copied here.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from netsight.analyzers.catalog import call_tool, to_json
+from netsight.cli import main
+from netsight.graph.loading import load_manifests
+from netsight.graph.store import GraphStore, Source
+from tests.conftest import CONFORMANCE
+
+CASES = sorted(p.parent for kind in ("netpol", "anp")
+               for p in (CONFORMANCE / kind).glob("*/expected.json"))
+
+
+def _queries(case: Path) -> list[dict[str, Any]]:
+    queries: list[dict[str, Any]] = json.loads((case / "expected.json").read_text())["queries"]
+    return queries
+
+
+def _args(queries: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"ports": sorted({q["port"] for q in queries}),
+            "protocols": sorted({q["protocol"] for q in queries})}
+
+
+def _key(entry: dict[str, Any]) -> tuple[str, str, int, str]:
+    return entry["from"], entry["to"], entry["port"], entry["protocol"]
+
+
+def _all_entries(case: Path, args: dict[str, Any]) -> dict[tuple[str, str, int, str], Any]:
+    """The whole matrix, following cursors the way a client would."""
+    store = GraphStore(source=Source.MANIFESTS, cluster_name="conformance")
+    load_manifests(store, [str(case / "manifests.yaml")])
+    view = store.view()
+    found: dict[tuple[str, str, int, str], Any] = {}
+    cursor = None
+    while True:
+        page_args = {**args, "limit": 50, **({"cursor": cursor} if cursor else {})}
+        answer = to_json(call_tool(view, "reachability_matrix", page_args), detail=False)
+        found.update((_key(e), e["allowed"]) for e in answer["entries"])
+        cursor = answer["page"].get("nextCursor")
+        if cursor is None:
+            return found
+
+
+def test_corpus_has_policy_cases() -> None:
+    names = {c.parent.name for c in CASES}
+    assert names == {"netpol", "anp"}, f"conformance corpus not found under {CONFORMANCE}"
+    assert len(CASES) >= 10
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.parent.name}/{c.name}")
+def test_every_query_matches_upstream(case: Path) -> None:
+    queries = _queries(case)
+    entries = _all_entries(case, _args(queries))
+    wrong = [(q, entries.get(_key(q), "missing")) for q in queries
+             if entries.get(_key(q), "missing") != q["allowed"]]
+    assert not wrong, "\n".join(f"{q} -> got {got}" for q, got in wrong)
+
+
+@pytest.mark.parametrize("name", ["netpol/named-port-ingress",
+                                  "anp/anp-integration-ingress-pass-to-np"])
+def test_the_cli_answers_a_case_whole(name: str) -> None:
+    case = CONFORMANCE / name
+    queries = _queries(case)
+    out = io.StringIO()
+    code = main(["call", "reachability_matrix", "--manifests", str(case / "manifests.yaml"),
+                 "--args", json.dumps(_args(queries))], stdout=out)
+    assert code == 0
+    answer = json.loads(out.getvalue())
+    assert answer["page"]["remaining"] == 0  # the default page holds a conformance matrix
+    entries = {_key(e): e["allowed"] for e in answer["entries"]}
+    assert all(entries[_key(q)] == q["allowed"] for q in queries)
+
+
+def test_the_netsight_command_in_a_process() -> None:
+    case = CONFORMANCE / "netpol" / "sctp-allow-not-tcp"
+    queries = _queries(case)
+    done = subprocess.run(
+        [sys.executable, "-m", "netsight.cli", "call", "reachability_matrix",
+         "--manifests", str(case / "manifests.yaml"), "--args", json.dumps(_args(queries))],
+        capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 0, done.stderr
+    entries = {_key(e): e["allowed"] for e in json.loads(done.stdout)["entries"]}
+    assert all(entries[_key(q)] == q["allowed"] for q in queries)
