@@ -11,7 +11,6 @@ accepted whose Accepted condition is True.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass, field
 
 from netsight.analyzers.routing import conditions as c
@@ -23,10 +22,12 @@ from netsight.analyzers.routing.objects import (
     ParentRef,
     Route,
     is_gateway_api,
+    names_gateway,
     read_route,
 )
 from netsight.analyzers.routing.references import BackendResolution, Grants, resolve_backend
 from netsight.graph.model import Kind, make_key
+from netsight.graph.records import Record
 from netsight.graph.store import GraphView
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
@@ -60,7 +61,11 @@ class Resolver:
         self.grants = Grants(view)
         self._gateways: dict[str, gateways.GatewayState | None] = {}
         self._labels: dict[str, dict[str, str]] = {}
-        self._routes_by_gateway: dict[str, list[Route]] | None = None
+        self._routes: dict[str, Route] = {}
+        self._ready: dict[str, int | None] = {}
+        self._results: dict[str, RouteResult] = {}
+        self._by_gateway: dict[str, list[Route]] | None = None
+        self._scans = 0
 
     # --- lookups ---------------------------------------------------------------------------
 
@@ -82,34 +87,53 @@ class Resolver:
             self._labels[namespace] = labels
         return labels
 
+    def route(self, record: Record) -> Route:
+        route = self._routes.get(record.key)
+        if route is None or route.record is not record:
+            route = self._routes[record.key] = read_route(record)
+        return route
+
     def routes(self, namespace: str | None = None) -> list[Route]:
-        found = [read_route(r) for kind in ROUTE_KINDS for r in self.view.for_each(kind, namespace)
-                 if is_gateway_api(r)]
+        found = [self.route(r) for kind in ROUTE_KINDS
+                 for r in self.view.for_each(kind, namespace) if is_gateway_api(r)]
         found.sort(key=lambda r: (r.kind, r.record.namespace, r.record.name))
         return found
 
     def routes_of(self, gateway: gateways.GatewayState) -> list[Route]:
-        """Routes with a parentRef naming the Gateway (one scan of all routes per answer)."""
-        if self._routes_by_gateway is None:
-            index: dict[str, list[Route]] = defaultdict(list)
+        """Routes with a parentRef naming the Gateway.
+
+        The graph has no parentRef edges yet: the first question scans every route's raw
+        parentRefs; a second one in the same answer indexes all routes by Gateway instead.
+        """
+        if self._by_gateway is None and self._scans < 1:
+            self._scans += 1
+            namespace, name = gateway.record.namespace, gateway.record.name
+            return [self.route(r) for kind in ROUTE_KINDS for r in self.view.for_each(kind)
+                    if is_gateway_api(r) and names_gateway(r, namespace, name)]
+        if self._by_gateway is None:
+            index: dict[str, list[Route]] = {}
             for route in self.routes():
                 for key in dict.fromkeys(make_key(GATEWAY, p.namespace, p.name)
                                          for p in route.parent_refs if p.is_gateway):
-                    index[key].append(route)
-            self._routes_by_gateway = index
-        return self._routes_by_gateway.get(gateway.record.key, [])
+                    index.setdefault(key, []).append(route)
+            self._by_gateway = index
+        return self._by_gateway.get(gateway.record.key, [])
 
     # --- resolution ------------------------------------------------------------------------
 
     def resolve(self, route: Route) -> RouteResult:
-        backends = [resolve_backend(self.view, self.grants, route, ref)
+        done = self._results.get(route.record.key)
+        if done is not None and done.route is route:
+            return done
+        backends = [resolve_backend(self.view, self.grants, route, ref, self._ready)
                     for ref in route.backend_refs]
         resolved = _resolved_refs(backends)
         dropped = rules.invalid_rules(route)
         notes: list[str] = []
         parents = [self._parent(route, ref, resolved, dropped, notes)
                    for ref in route.parent_refs]
-        return RouteResult(route, parents, backends, notes)
+        result = self._results[route.record.key] = RouteResult(route, parents, backends, notes)
+        return result
 
     def count_attached(self, gateway: gateways.GatewayState) -> None:
         """Set attachedRoutes on each listener of ``gateway``."""

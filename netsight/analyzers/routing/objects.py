@@ -32,14 +32,20 @@ def is_gateway_api(record: Record) -> bool:
     return api_group(record.api_version) in (GATEWAY_GROUP, EXPERIMENTAL_GROUP)
 
 
+_EMPTY: Mapping[str, Any] = {}
+
+# Records hold JSON-shaped data (dicts and lists), so plain type checks suffice; they are
+# much cheaper than isinstance against the Mapping ABC on the hot path.
+
+
 def spec_of(record: Record) -> Mapping[str, Any]:
     spec = record.spec if isinstance(record, GenericRecord) else None
-    return spec if isinstance(spec, Mapping) else {}
+    return spec if isinstance(spec, dict) else _EMPTY
 
 
 def status_of(record: Record) -> Mapping[str, Any]:
     status = record.status if isinstance(record, GenericRecord) else None
-    return status if isinstance(status, Mapping) else {}
+    return status if isinstance(status, dict) else _EMPTY
 
 
 def as_list(raw: object) -> Sequence[Any]:
@@ -47,7 +53,16 @@ def as_list(raw: object) -> Sequence[Any]:
 
 
 def as_map(raw: object) -> Mapping[str, Any]:
-    return raw if isinstance(raw, Mapping) else {}
+    return raw if isinstance(raw, dict) else _EMPTY
+
+
+def names_gateway(record: Record, namespace: str, name: str) -> bool:
+    """Whether any parentRef of a route record could name Gateway namespace/name (cheap)."""
+    for raw in as_list(spec_of(record).get("parentRefs")):
+        raw = as_map(raw)
+        if raw.get("name") == name and (raw.get("namespace") or record.namespace) == namespace:
+            return True
+    return False
 
 
 def opt_str(raw: object) -> str | None:

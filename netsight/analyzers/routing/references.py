@@ -80,8 +80,9 @@ class BackendResolution:
         return self.reason is None
 
 
-def resolve_backend(view: GraphView, grants: Grants, route: Route,
-                    ref: BackendRef) -> BackendResolution:
+def resolve_backend(view: GraphView, grants: Grants, route: Route, ref: BackendRef,
+                    ready: dict[str, int | None] | None = None) -> BackendResolution:
+    """Resolve one backendRef; ``ready`` caches ready endpoint counts by Service key."""
     where = f"{ref.path} ({ref.kind} {ref.ref})"
     # BackendObjectReference: Service in the core group is Core support; anything else is
     # extended or implementation-specific, which netsight does not model.
@@ -106,7 +107,12 @@ def resolve_backend(view: GraphView, grants: Grants, route: Route,
         have = ", ".join(str(p.port) for p in service.ports) or "none"
         return BackendResolution(ref, c.BACKEND_NOT_FOUND,
                                  f"{where}: Service has no port {ref.port} (ports: {have})")
-    return BackendResolution(ref, None, f"{where}: resolved", ready_endpoints(view, service))
+    if ready is None:
+        return BackendResolution(ref, None, f"{where}: resolved",
+                                 ready_endpoints(view, service))
+    if service.key not in ready:
+        ready[service.key] = ready_endpoints(view, service)
+    return BackendResolution(ref, None, f"{where}: resolved", ready[service.key])
 
 
 def ready_endpoints(view: GraphView, service: ServiceRecord) -> int | None:
