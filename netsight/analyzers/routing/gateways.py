@@ -85,9 +85,10 @@ def evaluate(view: GraphView, grants: Grants, record: Record) -> GatewayState:
     class_name = opt_str(spec_of(record).get("gatewayClassName"))
     gateway_class = view.get(make_key(GATEWAY_CLASS, "", class_name)) if class_name else None
     controller = opt_str(spec_of(gateway_class).get("controllerName")) if gateway_class else None
+    notes: list[str] = []
     state = GatewayState(record, class_name, controller, managed=gateway_class is not None,
-                         listeners=[_listener(view, grants, record, ln)
-                                    for ln in read_listeners(record)])
+                         listeners=[_listener(view, grants, record, ln, notes)
+                                    for ln in read_listeners(record)], notes=notes)
     _conflicts(state.listeners)
     for listener in state.listeners:
         listener.conditions[c.PROGRAMMED] = _programmed(listener.conditions)
@@ -112,8 +113,8 @@ def evaluate(view: GraphView, grants: Grants, record: Record) -> GatewayState:
     return state
 
 
-def _listener(view: GraphView, grants: Grants, gateway: Record,
-              listener: Listener) -> ListenerState:
+def _listener(view: GraphView, grants: Grants, gateway: Record, listener: Listener,
+              notes: list[str]) -> ListenerState:
     protocol = listener.protocol
     conditions: dict[str, c.Cond] = {}
     selector: LabelSelector | None = None
@@ -135,7 +136,8 @@ def _listener(view: GraphView, grants: Grants, gateway: Record,
             if group == GATEWAY_GROUP and kind in compatible))
         invalid_kinds = [f"{group}/{kind}" if group else kind for group, kind in listener.kinds
                          if group != GATEWAY_GROUP or kind not in compatible]
-    conditions[c.RESOLVED_REFS] = _resolved_refs(view, grants, gateway, listener, invalid_kinds)
+    conditions[c.RESOLVED_REFS] = _resolved_refs(view, grants, gateway, listener,
+                                                 invalid_kinds, notes)
     return ListenerState(listener, supported, selector, conditions)
 
 
@@ -169,7 +171,7 @@ def _invalid(listener: Listener) -> c.Cond | None:
 
 
 def _resolved_refs(view: GraphView, grants: Grants, gateway: Record, listener: Listener,
-                   invalid_kinds: list[str]) -> c.Cond:
+                   invalid_kinds: list[str], notes: list[str]) -> c.Cond:
     # certificateRefs matter only where the Gateway terminates TLS (Passthrough ignores them).
     if listener.protocol in ("HTTPS", "TLS") and listener.tls is not None \
             and listener.tls_mode == "Terminate":
@@ -177,9 +179,11 @@ def _resolved_refs(view: GraphView, grants: Grants, gateway: Record, listener: L
             return c.false(c.INVALID_CERTIFICATE_REF,
                            "tls.mode Terminate needs at least one certificateRef")
         for ref in listener.certificate_refs:
-            reason, message = resolve_certificate(view, grants, gateway, ref)
+            reason, message, evaluated = resolve_certificate(view, grants, gateway, ref)
             if reason is not None:
                 return c.false(reason, message)
+            if not evaluated:
+                notes.append(f"gateway {gateway.namespace}/{gateway.name} {message}")
     if invalid_kinds:
         return c.false(c.INVALID_ROUTE_KINDS,
                        f"route kinds not supported on protocol {listener.protocol}: "

@@ -136,18 +136,23 @@ def ready_endpoints(view: GraphView, service: ServiceRecord) -> int | None:
 
 
 def resolve_certificate(view: GraphView, grants: Grants, gateway: Record,
-                        ref: CertificateRef) -> tuple[str | None, str]:
-    """(reason or None, message) for one listener certificateRef; Secret existence only."""
+                        ref: CertificateRef) -> tuple[str | None, str, bool]:
+    """(reason or None, message, evaluated) for one certificateRef; Secret existence only."""
     where = f"{ref.path} ({ref.kind} {ref.namespace}/{ref.name})"
     if (ref.group, ref.kind) != ("", SECRET):
-        return c.INVALID_CERTIFICATE_REF, f"{where}: only core Secrets are supported"
+        return c.INVALID_CERTIFICATE_REF, f"{where}: only core Secrets are supported", True
     if ref.namespace != gateway.namespace and not grants.permits(
             from_kind=GATEWAY, from_namespace=gateway.namespace, to_group="",
             to_kind=SECRET, to_namespace=ref.namespace, to_name=ref.name):
         return c.REF_NOT_PERMITTED, (f"{where}: no ReferenceGrant in namespace "
                                      f"{ref.namespace} allows Gateways from "
-                                     f"{gateway.namespace}")
-    # The graph keeps a Secret's identity only, never its data.
+                                     f"{gateway.namespace}"), True
+    # The graph keeps a Secret's identity only, never its data. A live graph holds Secrets
+    # only if they are watched; with none at all, existence is not known.
+    if view.source is not Source.MANIFESTS and view.count(SECRET) == 0:
+        return None, f"{where}: Secret existence not evaluated (Secrets are not watched)", False
     if not view.exists(make_key(SECRET, ref.namespace, ref.name)):
-        return c.INVALID_CERTIFICATE_REF, f"{where}: Secret not found"
-    return None, f"{where}: resolved"
+        missing = "not in the input (created elsewhere, e.g. by cert-manager?)" \
+            if view.source is Source.MANIFESTS else "not found"
+        return c.INVALID_CERTIFICATE_REF, f"{where}: Secret {missing}", True
+    return None, f"{where}: resolved", True
