@@ -38,10 +38,12 @@ from mcp_types import (
     ToolAnnotations,
 )
 
-from netsight.analyzers.catalog import ToolSpec, call_tool, to_json
+from netsight.analyzers.arguments import ToolArgs
+from netsight.analyzers.base import did_you_mean
+from netsight.analyzers.catalog import ToolSpec, parse_args, to_json
 from netsight.analyzers.contracts import ErrorCode, ToolFailure
 from netsight.analyzers.rendering import render_text
-from netsight.graph.store import GraphStore
+from netsight.graph.store import GraphStore, GraphView
 from netsight.server.notifying import ToolListNotifier
 
 log = logging.getLogger(__name__)
@@ -70,6 +72,19 @@ class ToolHost:
 
     def visible(self) -> frozenset[str]:
         return frozenset(name for name, spec in self.tools.items() if self.available(spec))
+
+    def spec(self, name: str) -> ToolSpec:
+        spec = self.tools.get(name)
+        if spec is None:
+            visible = sorted(self.visible())
+            raise ToolFailure(ErrorCode.INVALID_INPUT,
+                              f"unknown tool {name!r}{did_you_mean(name, visible)}; "
+                              f"tools: {', '.join(visible)}", tool=name)
+        if not self.available(spec):
+            raise ToolFailure(ErrorCode.CRD_NOT_AVAILABLE,
+                              f"{name} needs the {getattr(spec, 'provider', '?')} CRDs, which "
+                              "this cluster does not serve now", tool=name)
+        return spec
 
     def available(self, spec: ToolSpec) -> bool:
         # A provider's tools exist while its CRDs do. ToolSpec has no provider field yet;
@@ -155,13 +170,10 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any]) -> C
     host.idle.clear()
     started = time.perf_counter()
     try:
-        spec = host.tools.get(name)
-        if spec is not None and not host.available(spec):
-            raise ToolFailure(ErrorCode.CRD_NOT_AVAILABLE,
-                              f"{name} needs the {getattr(spec, 'provider', '?')} CRDs, which "
-                              "this cluster does not serve now", tool=name)
+        spec = host.spec(name)
+        args = parse_args(spec, arguments)
         async with asyncio.timeout(host.timeout):
-            result = call_tool(host.store.view(), name, arguments)
+            result = run_spec(spec, host.store.view(), args)
             if inspect.isawaitable(result):  # tools that wait on the cluster (probes)
                 result = await result
         elapsed = time.perf_counter() - started
@@ -176,9 +188,8 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any]) -> C
     except ToolFailure as failure:
         return tool_error(failure, name)
     except TimeoutError:
-        spec = host.tools.get(name)
-        code = ErrorCode.PROBE_TIMEOUT if spec is not None and not spec.read_only \
-            else ErrorCode.INTERNAL_ERROR
+        probe = not host.tools[name].read_only  # probes wait on pods; analyzers never do
+        code = ErrorCode.PROBE_TIMEOUT if probe else ErrorCode.INTERNAL_ERROR
         return tool_error(ToolFailure(
             code, f"{name} did not answer within TOOL_TIMEOUT ({host.timeout:g}s); narrow the "
             "question (a namespace, one object) or raise TOOL_TIMEOUT", tool=name), name)
@@ -187,6 +198,23 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any]) -> C
         if host.in_flight == 0:
             host.idle.set()
         log.debug("tool %s answered in %.1f ms", name, (time.perf_counter() - started) * 1e3)
+
+
+def run_spec(spec: ToolSpec, view: GraphView, args: ToolArgs) -> Any:
+    """``catalog.call_tool`` for a spec of this server's catalog (which tests extend)."""
+    try:
+        return spec.run(view, args)
+    except ToolFailure as failure:
+        failure.tool = failure.tool or spec.name
+        raise
+    except Exception as exc:  # an analyzer bug must not take the server down
+        log.exception("tool %s failed", spec.name)
+        raise ToolFailure(
+            ErrorCode.INTERNAL_ERROR,
+            f"{spec.name} failed on an unexpected condition ({type(exc).__name__}); the "
+            "graph is unchanged, other tools keep working",
+            tool=spec.name, detail=str(exc)[:500],
+        ) from exc
 
 
 def tool_error(failure: ToolFailure, name: str) -> CallToolResult:

@@ -19,8 +19,9 @@ import logging
 import signal
 import socket
 import sys
+import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import IO
 
 import uvicorn
@@ -51,6 +52,7 @@ class HttpServer(uvicorn.Server):
         self.socket = socket.socket(socket.AF_INET6 if ":" in settings.host else socket.AF_INET)
         self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.socket.bind((settings.host, settings.port))
+        self.socket.listen(config.backlog)  # connections queue from now, before uvicorn accepts
         self.port: int = self.socket.getsockname()[1]
         self._stop_sessions = asyncio.Event()
         self._sessions_task: asyncio.Task[None] | None = None
@@ -81,6 +83,21 @@ class HttpServer(uvicorn.Server):
         if self._sessions_task is not None:
             await self._sessions_task
             self._sessions_task = None
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """Like uvicorn's, minus re-raising the signal once the server stopped: that would
+        kill the process before the informers and the simulator are stopped."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        originals = {sig: signal.signal(sig, self.handle_exit)
+                     for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in originals.items():
+                signal.signal(sig, handler)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         for server in self.servers:

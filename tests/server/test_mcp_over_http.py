@@ -11,7 +11,6 @@ from typing import Any
 
 import aiohttp
 import pytest
-import yaml
 from mcp import Client
 
 from netsight.analyzers.catalog import TOOLS
@@ -29,8 +28,8 @@ def cli_call(tmp_path: Path, kinds: list[str], tool: str, args: dict[str, Any]
              ) -> dict[str, Any]:
     """``netsight call`` on the demo's objects of the kinds the informers watch."""
     objects = [o for o in demo() if kind_id(o["apiVersion"], o["kind"]) in kinds]
-    manifests = tmp_path / "demo.yaml"
-    manifests.write_text(yaml.safe_dump_all(objects))
+    manifests = tmp_path / "demo.json"  # JSON: PyYAML takes seconds for the demo
+    manifests.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
     out = io.StringIO()
     assert main(["call", tool, "-f", str(manifests), "--args", json.dumps(args)],
                 stdout=out) == 0

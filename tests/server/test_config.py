@@ -1,0 +1,63 @@
+"""Settings: flags over environment over defaults; a bad value names the variable to fix."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+
+from netsight.cli import EXIT_TOOL_ERROR, main
+from netsight.server.config import ConfigError, Settings, Transport, load_settings
+
+
+def test_defaults_suit_a_workstation() -> None:
+    settings = load_settings({}, {})
+    assert settings == Settings(cluster_name="local")
+    assert (settings.host, settings.port, settings.transport) == ("127.0.0.1", 8080,
+                                                                  Transport.HTTP)
+    assert settings.tool_timeout == 10.0
+    assert settings.log_level == "INFO"
+
+
+def test_the_environment_configures_and_flags_win() -> None:
+    env = {"CLUSTER_NAME": "prod-eu-1", "PORT": "9000", "LOG_LEVEL": "warn",
+           "TOOL_TIMEOUT": "250ms", "HOST": "0.0.0.0"}
+    settings = load_settings({}, env)
+    assert (settings.cluster_name, settings.port, settings.log_level, settings.tool_timeout,
+            settings.host) == ("prod-eu-1", 9000, "WARNING", 0.25, "0.0.0.0")
+    flags: dict[str, Any] = {"port": "9100", "tool_timeout": "1m", "cluster_name": "staging"}
+    settings = load_settings(flags, env)
+    assert (settings.port, settings.tool_timeout, settings.cluster_name) == (9100, 60.0,
+                                                                             "staging")
+
+
+def test_the_demo_names_its_cluster() -> None:
+    assert load_settings({"demo": True}, {}).cluster_name == "demo"
+    assert load_settings({"context": "kind-dev"}, {}).cluster_name == "kind-dev"
+
+
+@pytest.mark.parametrize(("flags", "env", "names"), [
+    ({}, {"PORT": "http"}, "PORT"),
+    ({"port": "70000"}, {"PORT": "8080"}, "--port"),
+    ({}, {"TOOL_TIMEOUT": "soon"}, "TOOL_TIMEOUT"),
+    ({}, {"TOOL_TIMEOUT": "0s"}, "TOOL_TIMEOUT"),
+    ({}, {"LOG_LEVEL": "loud"}, "LOG_LEVEL"),
+    ({}, {"CLUSTER_NAME": "two words"}, "CLUSTER_NAME"),
+    ({}, {"KUBERNETES_SERVICE_HOST": "10.0.0.1"}, "CLUSTER_NAME"),
+    ({"demo": True, "context": "prod"}, {}, "--demo"),
+])
+def test_a_bad_value_fails_naming_the_variable(flags: dict[str, Any], env: dict[str, str],
+                                               names: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        load_settings(flags, env)
+    assert raised.value.source == names
+    assert str(raised.value).startswith(f"{names}: ")
+
+
+def test_serve_refuses_to_start_on_bad_configuration(monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    monkeypatch.setenv("TOOL_TIMEOUT", "forever")
+    assert main(["serve", "--demo"], stdout=io.StringIO()) == EXIT_TOOL_ERROR
+    assert "TOOL_TIMEOUT: a positive duration" in capsys.readouterr().err

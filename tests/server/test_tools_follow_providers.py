@@ -1,0 +1,125 @@
+"""Provider tools appear with their CRDs and go with them, and clients hear about it: the
+legacy ``notifications/tools/list_changed`` on the session's stream, and ``ToolsListChanged``
+on a 2026-07-28 ``subscriptions/listen`` stream. Plus the per-call timeout, in-process."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.subscriptions import ToolsListChanged
+from mcp_types import ServerNotification, ToolListChangedNotification
+
+from netsight.analyzers.catalog import TOOLS, ToolSpec
+from netsight.sim.apiserver import SimConfig, SimServer
+from netsight.sim.scenarios import GATEWAY_API_CRDS
+from tests.server.conftest import Served, error_json, eventually, serving, structured
+
+pytestmark = pytest.mark.anyio
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderTool(ToolSpec):
+    """A catalog entry tied to a provider, as provider tools will declare it."""
+
+    provider: str | None = None
+
+
+DIAGNOSE = TOOLS["diagnose_service"]
+ROUTE_TOOL = ProviderTool(name="route_probe", description="A Gateway API tool",
+                          args=DIAGNOSE.args, result=DIAGNOSE.result, run=DIAGNOSE.run,
+                          provider="gateway-api")
+
+
+async def _slow(view: Any, args: Any) -> Any:
+    await asyncio.sleep(30)
+
+
+SLOW_TOOL = ToolSpec(name="slow", description="Never answers in time", args=DIAGNOSE.args,
+                     result=DIAGNOSE.result, run=_slow)
+CATALOG = {**TOOLS, ROUTE_TOOL.name: ROUTE_TOOL, SLOW_TOOL.name: SLOW_TOOL}
+
+
+@pytest.fixture
+async def bare(tmp_path: Path) -> AsyncIterator[Served]:
+    sim = SimServer(config=SimConfig(bookmark_interval=0.1))
+    sim.state.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x"}}])
+    async with sim, serving(sim, tmp_path, tools=CATALOG, tool_timeout=0.3) as running:
+        yield running
+
+
+def crd_type(served: Served) -> Any:
+    rtype = served.sim.state.registry.for_kind("apiextensions.k8s.io/v1",
+                                               "CustomResourceDefinition")
+    assert rtype is not None
+    return rtype
+
+
+async def tool_names(client: Client) -> set[str]:
+    return {tool.name for tool in (await client.list_tools(cache_mode="refresh")).tools}
+
+
+async def test_legacy_clients_get_tools_list_changed(bare: Served) -> None:
+    heard: list[Any] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, ServerNotification):
+            heard.append(message)
+
+    async with Client(bare.mcp_url, mode="legacy", message_handler=on_message) as client:
+        assert "route_probe" not in await tool_names(client)
+        unavailable = await client.call_tool("route_probe", {"service": "x/y"})
+        assert error_json(unavailable)["code"] == "CRD_NOT_AVAILABLE"
+        await eventually(lambda: bare.service.notifier.legacy_sessions == 1)
+        await asyncio.sleep(0.3)  # the client opens its GET stream after the handshake
+
+        bare.sim.state.apply(GATEWAY_API_CRDS)
+        await eventually(lambda: any(isinstance(n, ToolListChangedNotification)
+                                     for n in heard))
+        assert "route_probe" in await tool_names(client)
+
+        heard.clear()
+        for crd in GATEWAY_API_CRDS:
+            bare.sim.state.delete(crd_type(bare), None, crd["metadata"]["name"])
+        await eventually(lambda: any(isinstance(n, ToolListChangedNotification)
+                                     for n in heard))
+        assert "route_probe" not in await tool_names(client)
+
+
+async def test_modern_clients_hear_it_on_their_listen_stream(bare: Served) -> None:
+    async with Client(bare.mcp_url) as client, client.listen(tools_list_changed=True) as sub:
+        assert client.protocol_version >= "2026"
+        assert "route_probe" not in await tool_names(client)
+        events = aiter(sub)
+        bare.sim.state.apply(GATEWAY_API_CRDS)
+        with anyio.fail_after(10):
+            assert isinstance(await anext(events), ToolsListChanged)
+        assert "route_probe" in await tool_names(client)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_in_process_calls_and_the_tool_timeout(bare: Served, mode: str) -> None:
+    async with Client(bare.service.mcp, mode=mode) as client:
+        assert {"diagnose_service", "slow"} <= await tool_names(client)
+        missing = await client.call_tool("diagnose_service", {"service": "x/none"})
+        assert error_json(missing)["code"] == "NOT_FOUND"
+        slow = await client.call_tool("slow", {"service": "x/none"})
+    error = error_json(slow)
+    assert error["code"] == "INTERNAL_ERROR"
+    assert "TOOL_TIMEOUT" in error["message"]
+    assert bare.service.host.in_flight == 0
+
+
+async def test_answers_in_process_match_answers_over_http(served: Served) -> None:
+    args = {"service": "shop/checkout"}
+    async with Client(served.service.mcp) as local, Client(served.mcp_url) as remote:
+        here = structured(await local.call_tool("diagnose_service", args))
+        there = structured(await remote.call_tool("diagnose_service", args))
+    assert here["findings"] == there["findings"]
+    assert here["findings"], "the demo's checkout targets an undeclared port"
