@@ -2,9 +2,10 @@
 
 ``/mcp`` is the SDK's Streamable HTTP endpoint (both protocol generations: the handshake era
 and 2026-07-28's single-exchange requests with ``subscriptions/listen``). Caller
-authentication belongs in ``middleware`` (a Starlette middleware list applied to every
-route but the probes' — see :func:`build_service`), so TokenReview can slot in without
-touching the endpoints.
+authentication belongs in ``middleware`` (Starlette middleware around every route; an auth
+middleware lets ``/healthz`` and ``/readyz`` through for the kubelet), so TokenReview can
+slot in without touching the endpoints. A namespace filter for restricted callers belongs
+where answers are built: the tool host and the graph selection.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import re
 import uuid
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 
 import orjson
@@ -37,7 +37,8 @@ from netsight.graph.store import GraphStore, GraphView
 ENDPOINT = "/api/graph"
 MAX_DEPTH = 5
 MAX_AROUND_NODES = 20_000
-CHUNK = 2_000  # nodes (or their links) serialised between two yields to the loop
+CHUNK = 2_000  # nodes serialised between two yields to the loop
+LINK_CHUNK = 10_000  # links likewise
 
 BOOT = uuid.uuid4().hex[:8]
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -142,73 +143,54 @@ def _neighbourhood(view: GraphView, start: str, depth: int) -> list[str]:
     return order
 
 
-async def export(view: GraphView, keys: list[str], header: dict[str, object]
-                 ) -> AsyncIterator[bytes]:
+async def export(view: GraphView, keys: list[str], header: dict[str, object], *,
+                 chunk: int = CHUNK, link_chunk: int = LINK_CHUNK) -> AsyncIterator[bytes]:
     """The node-link document in chunks, yielding to the loop between them."""
     head = orjson.dumps({"directed": True, "multigraph": True, "graph": header})
     yield head[:-1] + b',"nodes":['
     written: set[str] = set()
-    for start in range(0, len(keys), CHUNK):
-        chunk = _nodes(view, keys[start:start + CHUNK], written, first=not written)
-        if chunk:
-            yield chunk
+    separator = b""
+    for start in range(0, len(keys), chunk):
+        nodes = []
+        for key in keys[start:start + chunk]:
+            record = view.get(key)
+            if record is not None:  # else deleted since the export began
+                written.add(key)
+                nodes.append({"id": key, "kind": record.kind,
+                              "namespace": record.namespace or None, "name": record.name})
+        if nodes:
+            yield separator + orjson.dumps(nodes)[1:-1]
+            separator = b","
         await asyncio.sleep(0)  # let informers and tool calls run
     yield b'],"links":['
-    first = True
-    for start in range(0, len(keys), CHUNK):
-        chunk = _links(view, keys[start:start + CHUNK], written, first)
-        if chunk:
-            first = False
-            yield chunk
-        await asyncio.sleep(0)
-    yield b"]}"
-
-
-def _nodes(view: GraphView, keys: list[str], written: set[str], *, first: bool) -> bytes:
-    parts: list[bytes] = []
-    for key in keys:
-        record = view.get(key)
-        if record is None:
-            continue  # deleted since the export began
-        written.add(key)
-        parts.append(orjson.dumps({"id": key, "kind": record.kind,
-                                   "namespace": record.namespace or None, "name": record.name}))
-    if not parts:
-        return b""
-    body = b",".join(parts)
-    return body if first else b"," + body
-
-
-def _links(view: GraphView, keys: list[str], written: set[str], first: bool) -> bytes:
-    parts = list(_link_parts(view, keys, written))
-    if not parts:
-        return b""
-    body = b",".join(parts)
-    return body if first else b"," + body
-
-
-def _link_parts(view: GraphView, keys: list[str], written: set[str]) -> Iterator[bytes]:
+    separator = b""
+    links: list[dict[str, str]] = []
     for key in keys:
         if key not in written or not view.exists(key):
             continue
         for rel in Rel:
-            for target in view.neighbors(key, rel):
-                target_key = target.key
-                if target_key in written:
-                    yield orjson.dumps({"source": key, "target": target_key, "type": rel.value,
-                                        "key": rel.value})
+            links.extend({"source": key, "target": target_key, "type": rel, "key": rel}
+                         for target in view.neighbors(key, rel)
+                         if (target_key := target.key) in written)
+        if len(links) >= link_chunk:  # between two nodes: no iteration is left open
+            yield separator + orjson.dumps(links)[1:-1]
+            separator, links = b",", []
+            await asyncio.sleep(0)
+    if links:
+        yield separator + orjson.dumps(links)[1:-1]
+    yield b"]}"
 
 
 async def graph_endpoint(request: Request, store: GraphStore, known_kinds: Iterable[str]
                          ) -> Response:
     view = store.view()
-    tag = etag(store)
-    if not_modified(request, tag):
-        return Response(status_code=304, headers={"ETag": tag})
     try:
         selection = parse_selection(request, view, known_kinds)
     except BadFilter as exc:
         return error_response(exc)
+    tag = etag(store)
+    if not_modified(request, tag):
+        return Response(status_code=304, headers={"ETag": tag})
     keys = select_keys(view, selection)
     header: dict[str, object] = {"generation": store.generation,
                                  "clusterName": store.cluster_name,
