@@ -33,13 +33,17 @@ from netsight.graph.records import (
     ServiceRecord,
     WorkloadRecord,
 )
+from netsight.graph.selector_index import NamespaceSelectors
 from netsight.graph.selectors import LabelSelector, Operator, selector_from_map
 
 Edge = tuple[str, str, Rel]
-_SMALL = 8  # referenced_by entries longer than this become sets
 K = TypeVar("K")
+V = TypeVar("V")
 
 _SELECTOR_RELS = frozenset({Rel.SELECTS, Rel.APPLIES_TO})
+# Relationships that come from one object naming another (record_references).
+_REFERENCE_RELS = frozenset(
+    {Rel.BELONGS_TO, Rel.TARGETS, Rel.ROUTES_TO, Rel.USES_CLASS, Rel.OWNED_BY})
 
 
 def selectable_labels(record: Record) -> Mapping[str, str]:
@@ -107,15 +111,12 @@ class GraphState:
     # (namespace, label key) -> the values present: Exists selectors expand through by_label.
     # Values, not pods: every pod under every one of its keys would double the index.
     by_label_key: dict[tuple[str, str], set[str]] = field(default_factory=dict)
-    # namespace -> selector owner key -> (edge type, selector)
-    selectors: dict[str, dict[str, tuple[Rel, LabelSelector]]] = field(default_factory=dict)
-    # source key -> the references it declares
-    references: dict[str, tuple[Edge, ...]] = field(default_factory=dict)
-    # key -> references that name it, from other objects (pending until it exists)
-    # A list while small, a set once large: most keys are named once (a pod by its slice)
-    # and a one-item list costs a third of a set, but a ReplicaSet is named by each of its
-    # pods and a list would make adding or removing one O(siblings). Entries are unique.
-    referenced_by: dict[str, list[Edge] | set[Edge]] = field(default_factory=dict)
+    # namespace -> its selector owners (Services, policies), indexed by an anchor label
+    selectors: dict[str, NamespaceSelectors] = field(default_factory=dict)
+    # target key -> references naming it while it is absent (linked the moment it arrives).
+    # Only absent targets: a present one has the edge itself. Declared references are not
+    # stored either; record_references() derives them from the record again when needed.
+    pending: dict[str, set[Edge]] = field(default_factory=dict)
 
     def record(self, key: str) -> Record | None:
         node = self.graph.nodes.get(key)
@@ -191,11 +192,11 @@ def upsert(state: GraphState, record: Record) -> None:
     if old == record:
         return
     state.graph.nodes[key]["record"] = record
-    if record_references(old) != record_references(record):
-        # Most updates (pod status) keep their references: relinking them would cost
-        # O(siblings) per update under a big owner.
-        _unlink_references(state, key)
-        _link_references(state, record)
+    old_refs, new_refs = record_references(old), record_references(record)
+    if old_refs != new_refs:
+        # Most updates (pod status) keep their references and skip this.
+        _unlink_references(state, old_refs)
+        _link_references(state, new_refs)
     old_selector, new_selector = record_selector(old), record_selector(record)
     if old_selector != new_selector:
         _drop_selector(state, old)
@@ -213,7 +214,12 @@ def remove(state: GraphState, key: str) -> Record | None:
     record = state.record(key)
     if record is None:
         return None
-    _unlink_references(state, key)
+    graph = state.graph
+    _unlink_references(state, record_references(record))
+    # References other objects make to this one wait for it to come back.
+    for source, data in graph.pred[key].items():
+        for rel in _REFERENCE_RELS.intersection(data):
+            state.pending.setdefault(key, set()).add((source, key, rel))
     _drop_selector(state, record)
     if record.kind in POD_LIKE_KINDS:
         _unindex_labels(state, record)
@@ -239,53 +245,32 @@ def _add(state: GraphState, record: Record) -> None:
         for per_ns in state.by_kind.values():
             for member in per_ns.get(record.name, ()):
                 link(graph, key, member, Rel.CONTAINS)
-    _link_references(state, record)
-    for source, target, rel in state.referenced_by.get(key, ()):
-        if source in graph and target in graph:
-            link(graph, source, target, rel)
+    _link_references(state, record_references(record))
+    for source, target, rel in state.pending.pop(key, ()):
+        link(graph, source, target, rel)
     _add_selector(state, record)
     if record.kind in POD_LIKE_KINDS:
         _index_labels(state, record)
-        _reselect(state, record)
+        _reselect(state, record, new=True)
 
 
-def _link_references(state: GraphState, record: Record) -> None:
-    refs = record_references(record)
-    if not refs:
-        return
-    key, graph = record.key, state.graph
-    state.references[key] = refs
-    for source, target, rel in refs:
-        other = target if source == key else source
-        pending = state.referenced_by.get(other)
-        edge = (source, target, rel)
-        if pending is None:
-            state.referenced_by[other] = [edge]
-        elif isinstance(pending, set):
-            pending.add(edge)
-        elif edge not in pending:
-            pending.append(edge)
-            if len(pending) > _SMALL:
-                state.referenced_by[other] = set(pending)
-        if other in graph:
-            link(graph, source, target, rel)
-
-
-def _unlink_references(state: GraphState, key: str) -> None:
-    refs = state.references.pop(key, ())
+def _link_references(state: GraphState, refs: tuple[Edge, ...]) -> None:
     graph = state.graph
     for source, target, rel in refs:
-        other = target if source == key else source
-        pending = state.referenced_by.get(other)
-        if pending is not None:
-            edge = (source, target, rel)
-            if isinstance(pending, set):
-                pending.discard(edge)
-            elif edge in pending:
-                pending.remove(edge)
-            if not pending:
-                del state.referenced_by[other]
-        unlink(graph, source, target, rel)
+        if target in graph:
+            link(graph, source, target, rel)
+        else:
+            state.pending.setdefault(target, set()).add((source, target, rel))
+
+
+def _unlink_references(state: GraphState, refs: tuple[Edge, ...]) -> None:
+    graph = state.graph
+    for edge in refs:
+        source, target, rel = edge
+        if target in graph:
+            unlink(graph, source, target, rel)
+        else:
+            _discard(state.pending, target, edge)
 
 
 def _add_selector(state: GraphState, record: Record) -> None:
@@ -294,16 +279,19 @@ def _add_selector(state: GraphState, record: Record) -> None:
         return
     rel, selector = selected
     key, ns = record.key, record.namespace
-    state.selectors.setdefault(ns, {})[key] = selected
+    index = state.selectors.get(ns)
+    if index is None:
+        index = state.selectors[ns] = NamespaceSelectors()
+    index.add(key, selected)
     for target in state.matching(ns, selector):
         link(state.graph, key, target, rel)
 
 
 def _drop_selector(state: GraphState, record: Record) -> None:
-    owners = state.selectors.get(record.namespace)
-    if owners is None or owners.pop(record.key, None) is None:
+    index = state.selectors.get(record.namespace)
+    if index is None or index.discard(record.key) is None:
         return
-    if not owners:
+    if not index:
         del state.selectors[record.namespace]
     graph = state.graph
     rel = _selector_rel(record)
@@ -311,15 +299,16 @@ def _drop_selector(state: GraphState, record: Record) -> None:
         unlink(graph, record.key, target, rel)
 
 
-def _reselect(state: GraphState, record: Record) -> None:
+def _reselect(state: GraphState, record: Record, *, new: bool = False) -> None:
     """Recompute which selectors in the namespace match this pod-like object."""
     key, graph = record.key, state.graph
-    for source, data in list(graph.pred[key].items()):
-        for rel in _SELECTOR_RELS.intersection(data):
-            unlink(graph, source, key, rel)
-    labels = selectable_labels(record)
-    for owner, (rel, selector) in state.selectors.get(record.namespace, {}).items():
-        if selector.matches(labels):
+    if not new:  # a node just added has no selector edges to drop
+        for source, data in list(graph.pred[key].items()):
+            for rel in _SELECTOR_RELS.intersection(data):
+                unlink(graph, source, key, rel)
+    index = state.selectors.get(record.namespace)
+    if index is not None:
+        for owner, rel in index.matching(selectable_labels(record)):
             link(graph, owner, key, rel)
 
 
@@ -338,7 +327,7 @@ def _unindex_labels(state: GraphState, record: Record) -> None:
             _discard(state.by_label_key, (ns, label), value)
 
 
-def _discard(index: dict[K, set[str]], index_key: K, key: str) -> None:
+def _discard(index: dict[K, set[V]], index_key: K, key: V) -> None:
     members = index.get(index_key)
     if members is None:
         return

@@ -8,6 +8,7 @@ API's ``Gateway``) carry their group: ``Gateway.networking.istio.io``.
 
 from __future__ import annotations
 
+import functools
 import sys
 from enum import StrEnum
 from typing import NamedTuple
@@ -126,8 +127,10 @@ def api_group(api_version: str) -> str:
     return group if sep else ""
 
 
+@functools.lru_cache(maxsize=1024)
 def kind_id(api_version: str, kind: str) -> str:
     """The kind id used in node keys for an object of this apiVersion and kind."""
+    # Cached: called for every object and owner reference, with a handful of distinct pairs.
     group = api_group(api_version)
     modeled = _MODELED.get((group, kind))
     if modeled is not None:

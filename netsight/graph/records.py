@@ -327,9 +327,14 @@ def _intern(value: str) -> str:
     return sys.intern(value) if type(value) is str else value
 
 
-def to_record(raw: Mapping[str, Any], default_namespace: str = "default") -> Record:
-    """Build the slim record of a raw API object; raises MalformedObject with a field path."""
-    oid = object_id(raw, default_namespace)
+def to_record(raw: Mapping[str, Any], default_namespace: str = "default", *,
+              oid: ObjectId | None = None) -> Record:
+    """Build the slim record of a raw API object; raises MalformedObject with a field path.
+
+    ``oid`` is the object's :func:`object_id` when the caller has computed it already.
+    """
+    if oid is None:
+        oid = object_id(raw, default_namespace)
     meta = raw["metadata"]
     base: dict[str, Any] = {
         "kind": oid.kind,
@@ -374,22 +379,25 @@ def invalid_values(record: Record) -> list[MalformedObject]:
     found: list[MalformedObject] = []
 
     def protocol(value: str, path: str) -> None:
-        if value not in PROTOCOLS:
-            found.append(MalformedObject(path, f"{path} is {value!r}, not TCP, UDP or SCTP"))
+        found.append(MalformedObject(path, f"{path} is {value!r}, not TCP, UDP or SCTP"))
 
+    # Paths are spelled out only for the rare invalid value: this runs on every apply.
     if isinstance(record, ServiceRecord):
         for i, service_port in enumerate(record.ports):
-            protocol(service_port.protocol, f"spec.ports[{i}].protocol")
+            if service_port.protocol not in PROTOCOLS:
+                protocol(service_port.protocol, f"spec.ports[{i}].protocol")
     elif isinstance(record, PodRecord | WorkloadRecord):
         prefix = "spec" if isinstance(record, PodRecord) else "spec.template.spec"
         for container_port in record.ports:
-            protocol(container_port.protocol,
-                     f"{prefix}.containers[{container_port.container}].ports"
-                     f"[{container_port.port}].protocol")
+            if container_port.protocol not in PROTOCOLS:
+                protocol(container_port.protocol,
+                         f"{prefix}.containers[{container_port.container}].ports"
+                         f"[{container_port.port}].protocol")
     elif isinstance(record, EndpointSliceRecord | EndpointsRecord):
         for group in record.groups:
             for endpoint_port in group.ports:
-                protocol(endpoint_port.protocol, "ports[*].protocol")
+                if endpoint_port.protocol not in PROTOCOLS:
+                    protocol(endpoint_port.protocol, "ports[*].protocol")
     return found
 
 
@@ -408,10 +416,15 @@ def _controller_owner(raw: object) -> tuple[str, str] | None:
     """(kind id, name) of the controlling owner, or of the first owner if none controls."""
     if not isinstance(raw, list):
         return None
-    owners = [o for o in raw if isinstance(o, dict) and o.get("kind") and o.get("name")]
-    chosen = next((o for o in owners if o.get("controller")), owners[0] if owners else None)
-    if chosen is None:
-        return None
+    if len(raw) == 1:  # the usual case: one owner, controlling or not
+        chosen = raw[0]
+        if not isinstance(chosen, dict) or not chosen.get("kind") or not chosen.get("name"):
+            return None
+    else:
+        owners = [o for o in raw if isinstance(o, dict) and o.get("kind") and o.get("name")]
+        chosen = next((o for o in owners if o.get("controller")), owners[0] if owners else None)
+        if chosen is None:
+            return None
     # The kind as keys spell it: apps/v1 ReplicaSet -> ReplicaSet, an Istio Gateway owner
     # -> Gateway.networking.istio.io.
     kid = kind_id(str(chosen.get("apiVersion") or "v1"), str(chosen["kind"]))
@@ -477,7 +490,67 @@ def _int_or_port_name(raw: object, path: str) -> int | str:
     return number
 
 
+# Pods of one template declare the same ports: they share one tuple (memory), and a hit
+# skips the validation that built it (time). Bounded: cleared when it grows past the limit.
+_PORTS: dict[tuple[Any, ...], tuple[ContainerPort, ...]] = {}
+_PORTS_LIMIT = 8192
+
+
 def _container_ports(spec: Mapping[str, Any], path: str) -> tuple[ContainerPort, ...]:
+    key = _ports_key(spec)
+    if key is not None:
+        found = _PORTS.get(key)
+        if found is not None:
+            return found
+    ports = _checked_container_ports(spec, path)
+    if key is not None:
+        if len(_PORTS) >= _PORTS_LIMIT:
+            _PORTS.clear()
+        _PORTS[key] = ports
+    return ports
+
+
+def _ports_key(spec: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """What the container ports depend on, as a hashable value; None when a field has an
+    unusual type (then the full validation runs and reports it).
+
+    Only values that validated once are ever stored under a key, and a key can equal a
+    stored one only with the same strings and exact ints, so a hit is always valid input.
+    """
+    parts: list[Any] = []
+    for section in ("containers", "initContainers"):
+        containers = spec.get(section)
+        if containers is None:
+            continue
+        if type(containers) is not list:
+            return None
+        for container in containers:
+            if type(container) is not dict:
+                return None
+            ports = container.get("ports")
+            if ports is None:
+                continue
+            if type(ports) is not list:
+                return None
+            entries = []
+            for port in ports:
+                if type(port) is not dict:
+                    return None
+                number, protocol, name = (port.get("containerPort"), port.get("protocol"),
+                                          port.get("name"))
+                # Exact types: 80.0 and True compare equal to 80 and 1 but are invalid.
+                if type(number) is not int or (protocol is not None and type(protocol) is not
+                                               str) or (name is not None and type(name) is not str):
+                    return None
+                entries.append((number, protocol, name))
+            cname, restart = container.get("name"), container.get("restartPolicy")
+            if not isinstance(cname, str | None) or not isinstance(restart, str | None):
+                return None
+            parts.append((section, cname, restart, tuple(entries)))
+    return tuple(parts)
+
+
+def _checked_container_ports(spec: Mapping[str, Any], path: str) -> tuple[ContainerPort, ...]:
     ports: list[ContainerPort] = []
     sections = (("containers", False), ("initContainers", True))
     for section, sidecars_only in sections:

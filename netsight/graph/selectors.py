@@ -101,6 +101,15 @@ _LABELS: weakref.WeakValueDictionary[tuple[tuple[str, str], ...], Labels] = (
 
 def shared_labels(raw: object, path: str) -> Mapping[str, str]:
     """Like :func:`parse_string_map`, but returns one shared, interned map per label set."""
+    if type(raw) is dict:
+        # The usual case, a label set seen before: found without copying or checking, as
+        # only maps of strings are ever stored and no other value equals a string.
+        try:
+            found = _LABELS.get(tuple(sorted(raw.items())))
+        except TypeError:  # unorderable or unhashable values: the check below reports them
+            found = None
+        if found is not None:
+            return found
     labels = parse_string_map(raw, path)
     key = tuple(sorted(labels.items()))
     shared = _LABELS.get(key)

@@ -125,6 +125,8 @@ class GraphStore:
     changes: deque[Change] = field(default_factory=lambda: deque(maxlen=CHANGE_RING_SIZE))
     sync: dict[str, KindStatus] = field(default_factory=dict)
     listeners: list[Callable[[Change], None]] = field(default_factory=list)
+    # Keys of records with an invalid-value problem: most applies can skip the lookup.
+    _invalid: set[str] = field(default_factory=set, repr=False)
 
     def apply(
         self,
@@ -152,11 +154,12 @@ class GraphStore:
         if event == EventType.DELETED:
             # The object's problem goes with it: readers see that as a change too.
             self.problems.pop(f"{key}#invalid", None)
+            self._invalid.discard(key)
             dropped = self.problems.pop(key, None) is not None
             changed = remove(self.state, key) is not None or dropped
         else:
             try:
-                record = to_record(raw, default_namespace)
+                record = to_record(raw, default_namespace, oid=oid)
             except MalformedObject as exc:
                 self._note(
                     IngestProblem(
@@ -183,10 +186,14 @@ class GraphStore:
 
     def _note_invalid_values(self, record: Record, location: str | None) -> bool:
         """Track values kept as written that the API server would reject; True if changed."""
-        key = f"{record.key}#invalid"
         notes = invalid_values(record)
+        if not notes and record.key not in self._invalid:
+            return False
+        key = f"{record.key}#invalid"
         if not notes:
+            self._invalid.discard(record.key)
             return self.problems.pop(key, None) is not None
+        self._invalid.add(record.key)
         problem = IngestProblem(
             ProblemKind.INVALID_VALUE,
             "; ".join(n.message for n in notes) + " (kept as written)",
@@ -204,6 +211,7 @@ class GraphStore:
             remove(self.state, key)
             self.problems.pop(key, None)
             self.problems.pop(f"{key}#invalid", None)
+            self._invalid.discard(key)
             self.generation += 1
             self._record_change(Change(self.generation, time.time(), EventType.DELETED, key,
                                        related=related))

@@ -159,7 +159,9 @@ async def stream_lines(response: Response, inactivity: float) -> AsyncIterator[b
     # asyncio.timeout, not wait_for: on Python 3.11 wait_for runs the read in a task of its
     # own and can swallow a cancellation that races with the read completing, leaving a
     # stopped informer running.
-    buffer = b""
+    # The unfinished line is kept as pieces: a large object arriving in many chunks is
+    # joined once, not copied again with every chunk.
+    pending: list[bytes] = []
     while True:
         try:
             async with asyncio.timeout(inactivity):
@@ -168,13 +170,22 @@ async def stream_lines(response: Response, inactivity: float) -> AsyncIterator[b
             raise Transient(f"no data for {inactivity:g}s: the stream stalled") from None
         if not chunk:
             break
-        buffer += chunk
-        *lines, buffer = buffer.split(b"\n")
+        if b"\n" not in chunk:
+            pending.append(chunk)
+            continue
+        *lines, rest = chunk.split(b"\n")
+        if pending:
+            pending.append(lines[0])
+            lines[0] = b"".join(pending)
+            pending = []
+        if rest:
+            pending.append(rest)
         for line in lines:
             if line.strip():
                 yield line
-    if buffer.strip():
-        yield buffer
+    tail = b"".join(pending)
+    if tail.strip():
+        yield tail
 
 
 def raise_on_error(event: Mapping[str, Any]) -> None:
@@ -257,6 +268,9 @@ class Informer:
         cont: str | None = None
         resource_version = ""
         store, kind = self.store, self.kind
+        # Only objects in the graph before this list can be gone from the cluster: on the
+        # first list there are none, and noting what was seen would only cost time.
+        reconcile = store.view().count(kind.kind_id) > 0
         while True:
             params = [("limit", str(self.settings.page_size))]
             if cont:
@@ -274,17 +288,19 @@ class Informer:
                 # From a cluster, a namespaced object always names its namespace; one without
                 # is cluster-scoped (a CRD's scope is not in netsight's static list).
                 store.apply(EventType.ADDED, item, default_namespace="")
-                meta = item.get("metadata") or {}
-                name = meta.get("name")
-                if isinstance(name, str):
-                    seen.add(make_key(kind.kind_id, meta.get("namespace") or "", name))
+                if reconcile:
+                    meta = item.get("metadata") or {}
+                    name = meta.get("name")
+                    if isinstance(name, str):
+                        seen.add(make_key(kind.kind_id, meta.get("namespace") or "", name))
             metadata = page.get("metadata") or {}
             resource_version = str(metadata.get("resourceVersion") or resource_version)
             cont = metadata.get("continue") or None
             if not cont:
                 break
             await asyncio.sleep(0)  # let other informers and requests run between pages
-        store.remove_kind(kind.kind_id, keep=seen)
+        if reconcile:
+            store.remove_kind(kind.kind_id, keep=seen)
         return resource_version
 
     async def watch(self, resource_version: str) -> str:

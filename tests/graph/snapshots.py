@@ -40,9 +40,17 @@ def snapshot(state: GraphState) -> dict[str, Any]:
         },
         "by_label": {k: frozenset(v) for k, v in state.by_label.items()},
         "by_label_key": {k: frozenset(v) for k, v in state.by_label_key.items()},
-        "selectors": {ns: dict(owners) for ns, owners in state.selectors.items()},
-        "references": dict(state.references),
-        "referenced_by": {k: frozenset(v) for k, v in state.referenced_by.items()},
+        "selectors": {ns: dict(index.owners) for ns, index in state.selectors.items()},
+        "selector_anchors": {
+            ns: (
+                {k: frozenset(v) for k, v in index.by_pair.items()},
+                {k: frozenset(v) for k, v in index.by_key.items()},
+                frozenset(index.everything),
+                frozenset(index.unanchored),
+            )
+            for ns, index in state.selectors.items()
+        },
+        "pending": {k: frozenset(v) for k, v in state.pending.items()},
     }
 
 
@@ -55,9 +63,15 @@ def empty_index_entries(state: GraphState) -> list[str]:
         found.extend(f"by_kind[{kind!r}][{ns!r}]" for ns, keys in per_ns.items() if not keys)
     found.extend(f"by_label[{k!r}]" for k, v in state.by_label.items() if not v)
     found.extend(f"by_label_key[{k!r}]" for k, v in state.by_label_key.items() if not v)
-    found.extend(f"selectors[{ns!r}]" for ns, owners in state.selectors.items() if not owners)
-    found.extend(f"references[{k!r}]" for k, v in state.references.items() if not v)
-    found.extend(f"referenced_by[{k!r}]" for k, v in state.referenced_by.items() if not v)
+    for ns, index in state.selectors.items():
+        if not index:
+            found.append(f"selectors[{ns!r}]")
+        found.extend(f"selectors[{ns!r}].by_pair[{k!r}]" for k, v in index.by_pair.items()
+                     if not v)
+        found.extend(f"selectors[{ns!r}].by_key[{k!r}]" for k, v in index.by_key.items()
+                     if not v)
+    found.extend(f"pending[{k!r}]" for k, v in state.pending.items() if not v)
+    found.extend(f"pending[{k!r}] (target present)" for k in state.pending if k in state.graph)
     return found
 
 

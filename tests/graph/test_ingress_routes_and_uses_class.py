@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from netsight.graph.building import record_references
 from netsight.graph.model import Rel
 from netsight.graph.store import GraphStore
 from tests.graph.factories import apply_all, rels, service, targets
@@ -43,7 +44,9 @@ def test_ingress_routes_to_each_backend_service() -> None:
     assert targets(store, INGRESS, Rel.ROUTES_TO) == {
         "Service/default/web", "Service/default/fallback"
     }
-    assert store.state.references[INGRESS].count(
+    record = store.state.record(INGRESS)
+    assert record is not None
+    assert record_references(record).count(
         (INGRESS, "Service/default/web", Rel.ROUTES_TO)
     ) == 1
 

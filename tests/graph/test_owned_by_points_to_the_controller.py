@@ -62,4 +62,5 @@ def test_owner_in_the_same_namespace_only() -> None:
     apply_all(store, other, owned_pod(ref("ReplicaSet", "rs", controller=True)))
 
     assert targets(store, POD, Rel.OWNED_BY) == set()
-    assert store.state.references[POD] == ((POD, "ReplicaSet/default/rs", Rel.OWNED_BY),)
+    assert store.state.pending == {
+        "ReplicaSet/default/rs": {(POD, "ReplicaSet/default/rs", Rel.OWNED_BY)}}

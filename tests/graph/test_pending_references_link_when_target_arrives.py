@@ -27,16 +27,18 @@ def test_slice_before_service_and_pods_is_linked_when_they_arrive() -> None:
     store.apply("ADDED", OBJECTS[0])
 
     assert store.state.graph.number_of_edges() == 0
-    assert set(store.state.referenced_by["Service/default/web"]) == {
+    assert set(store.state.pending["Service/default/web"]) == {
         (SLICE, "Service/default/web", Rel.BELONGS_TO)
     }
-    assert set(store.state.referenced_by) == {
+    assert set(store.state.pending) == {
         "Service/default/web", "Pod/default/web-1", "Pod/default/web-2"
     }
 
     store.apply("ADDED", OBJECTS[1])
     assert rels(store, SLICE, "Service/default/web") == {Rel.BELONGS_TO}
     assert targets(store, SLICE, Rel.TARGETS) == set()
+    # Linked references are edges, no longer pending.
+    assert set(store.state.pending) == {"Pod/default/web-1", "Pod/default/web-2"}
 
     store.apply("ADDED", OBJECTS[2])
     assert targets(store, SLICE, Rel.TARGETS) == {"Pod/default/web-1"}
@@ -60,7 +62,7 @@ def test_deleted_target_leaves_reference_pending_and_relinks() -> None:
     store.apply("DELETED", OBJECTS[2])
 
     assert targets(store, SLICE, Rel.TARGETS) == {"Pod/default/web-2"}
-    assert (SLICE, "Pod/default/web-1", Rel.TARGETS) in store.state.referenced_by[
+    assert (SLICE, "Pod/default/web-1", Rel.TARGETS) in store.state.pending[
         "Pod/default/web-1"
     ]
 
@@ -73,8 +75,7 @@ def test_deleting_the_referrer_forgets_its_pending_references() -> None:
     store.apply("ADDED", OBJECTS[0])
     store.apply("DELETED", OBJECTS[0])
 
-    assert store.state.referenced_by == {}
-    assert store.state.references == {}
+    assert store.state.pending == {}
     store.apply("ADDED", OBJECTS[1])
     assert store.state.graph.number_of_edges() == 0
 
@@ -87,4 +88,4 @@ def test_slice_retargeted_by_modification_moves_its_edges() -> None:
     assert rels(store, SLICE, "Service/default/web") == set()
     assert rels(store, SLICE, "Service/default/api") == {Rel.BELONGS_TO}
     assert targets(store, SLICE, Rel.TARGETS) == {"Pod/default/web-2"}
-    assert "Pod/default/web-1" not in store.state.referenced_by
+    assert "Pod/default/web-1" not in store.state.pending

@@ -22,6 +22,9 @@ async def test_410_mid_stream_relists(cluster: Cluster) -> None:
     state.apply([namespace("x"), pod("a"), pod("b")])
     await cluster.watcher.start()
     assert await cluster.watcher.wait_synced(5)
+    # Synced means listed; the Pod watch may not be open yet, and expiring before it
+    # opens would test nothing.
+    await eventually(lambda: any(w.rtype.kind == "Pod" for w in state.watchers))
     state.expire_all_watches()  # ERROR 410 on every open stream
     state.apply([pod("c")])
     await eventually(lambda: cluster.store.view().exists("Pod/x/c"))

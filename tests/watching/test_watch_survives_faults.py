@@ -73,5 +73,7 @@ async def test_stalled_stream_is_detected_and_replaced(cluster: Cluster) -> None
     assert len(cluster.sim.api.watch_log) > opened
     await eventually(lambda: cluster.store.sync[Kind.POD].state is SyncState.SYNCED)
     assert Kind.POD not in cluster.store.view().staleness()
+    # The stall held every kind's stream; each recovers on its own inactivity timeout.
+    await eventually(lambda: not cluster.store.view().staleness())
     answer = to_json(call_tool(cluster.store.view(), "list_services", {}), detail=False)
     assert "stale" not in answer["metadata"]
