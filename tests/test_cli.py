@@ -154,7 +154,7 @@ def test_tools_lists_every_tool_with_its_schema() -> None:
     assert code == 0
     names = {t["name"] for t in tools}
     assert names == {"diagnose_service", "list_services", "analyze_config", "recent_changes",
-                     "check_route_resolution", "check_gateway_status",
+                     "check_route_resolution", "check_gateway_status", "diff_routes",
                      "find_blocking_policies", "reachability_matrix"}
     for tool in tools:
         assert tool["readOnly"] is True

@@ -19,6 +19,7 @@ from netsight.analyzers import (
     check_gateway_status,
     check_route_resolution,
     diagnose_service,
+    diff_routes,
     find_blocking_policies,
     list_services,
     reachability_matrix,
@@ -61,7 +62,7 @@ def _spec(module: Any) -> ToolSpec:
 TOOLS: dict[str, ToolSpec] = {
     spec.name: spec
     for spec in map(_spec, (diagnose_service, list_services, analyze_config, recent_changes,
-                            check_route_resolution, check_gateway_status,
+                            check_route_resolution, check_gateway_status, diff_routes,
                             find_blocking_policies, reachability_matrix))
 }
 

@@ -248,6 +248,21 @@ CONTROLLER_STATUS_DISAGREES = Code(
     "The status the cluster's controller wrote differs from what a conformant controller "
     "would set for the current spec (stale status, or a controller-specific decision).",
 )
+REQUEST_NOT_ROUTED = Code(
+    "NS0514", "RequestNotRouted", W, ROUTING,
+    "No listener, route or rule takes the request: the Gateway answers 404 (or nothing "
+    "serves the host at all).",
+)
+REQUEST_GETS_ERROR = Code(
+    "NS0515", "RequestGetsErrorResponse", C, ROUTING,
+    "The rule that takes the request forwards to no usable backend: invalid backendRefs "
+    "give 500, no backends or no ready endpoints give 503.",
+)
+REQUEST_MISSES_EXPECTED_BACKEND = Code(
+    "NS0516", "RequestMissesExpectedBackend", W, ROUTING,
+    "The request does not reach the backend it was expected to: another rule takes "
+    "precedence, or no rule routes there.",
+)
 
 CODES: dict[str, Code] = {
     code.code: code for code in globals().values() if isinstance(code, Code)

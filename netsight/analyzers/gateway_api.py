@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from netsight.analyzers import check_gateway_status, check_route_resolution
+from netsight.analyzers import check_gateway_status, check_route_resolution, diff_routes
 from netsight.analyzers.base import AnalyzerMetadata
 from netsight.analyzers.contracts import Finding
 from netsight.analyzers.routing.attachment import Resolver
@@ -18,8 +18,11 @@ METADATA = AnalyzerMetadata(
     "backends, invalid or conflicting listeners, missing GatewayClasses, and controller "
     "status that disagrees with the spec.",
     reads=check_route_resolution.METADATA.reads,
+    # The registry keeps one owner per code: the NS05xx range is registered here, including
+    # the request codes only diff_routes reports (a request is not part of the config).
     codes=tuple(dict.fromkeys((*check_route_resolution.METADATA.codes,
-                               *check_gateway_status.METADATA.codes))),
+                               *check_gateway_status.METADATA.codes,
+                               *diff_routes.METADATA.codes))),
 )
 
 

@@ -7,13 +7,13 @@ import json
 
 import pytest
 
-from netsight.analyzers import check_gateway_status, check_route_resolution
+from netsight.analyzers import check_gateway_status, check_route_resolution, diff_routes
 from netsight.analyzers.catalog import call_tool, to_json
 from tests.analyzers.test_testdata import CASES, load_case, run_case
 from tests.conftest import store_from_yaml
 
 TOOLS = {module.NAME: module.METADATA for module in (check_route_resolution,
-                                                     check_gateway_status)}
+                                                     check_gateway_status, diff_routes)}
 
 
 @pytest.mark.parametrize("tool", sorted(TOOLS))

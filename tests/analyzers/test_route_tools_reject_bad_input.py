@@ -36,6 +36,13 @@ CLUSTER = (TESTDATA / "check_route_resolution" / "allowed-routes-all-namespaces"
     ("check_gateway_status", {"namespace": "nowhere"}, ErrorCode.NOT_FOUND, "namespace"),
     ("check_gateway_status", {"gateways": "infra/edge"}, ErrorCode.INVALID_INPUT,
      "unknown argument"),
+    ("diff_routes", {"path": "/"}, ErrorCode.INVALID_INPUT, "host: required"),
+    ("diff_routes", {"host": "a.example.com", "path": "api"}, ErrorCode.INVALID_INPUT, "path:"),
+    ("diff_routes", {"host": "a.example.com", "port": 0}, ErrorCode.INVALID_INPUT, "port:"),
+    ("diff_routes", {"host": "a.example.com", "gateway": "infra/edgee"}, ErrorCode.NOT_FOUND,
+     "did you mean 'edge'"),
+    ("diff_routes", {"host": "a.example.com", "expected_backend": "web"},
+     ErrorCode.INVALID_INPUT, "expected_backend:"),
 ])
 def test_bad_argument_is_named(tool: str, args: dict[str, Any], code: ErrorCode,
                                words: str) -> None:

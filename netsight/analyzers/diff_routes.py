@@ -1,0 +1,307 @@
+"""diff_routes: where one HTTP request goes through the Gateway API, and why not elsewhere."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from netsight.analyzers import codes
+from netsight.analyzers.arguments import NamespacedName, PortNumber, ToolArgs
+from netsight.analyzers.base import AnalyzerMetadata, did_you_mean, metadata, ref
+from netsight.analyzers.check_route_resolution import METADATA as ROUTES_METADATA
+from netsight.analyzers.contracts import (
+    ErrorCode,
+    Finding,
+    Model,
+    OmitNone,
+    ToolFailure,
+    ToolResult,
+)
+from netsight.analyzers.routing import conditions as c
+from netsight.analyzers.routing import hostnames, rules
+from netsight.analyzers.routing.attachment import Resolver
+from netsight.analyzers.routing.gateways import GatewayState, ListenerState
+from netsight.analyzers.routing.objects import GATEWAY, HTTP_ROUTE, as_list, as_map, is_gateway_api
+from netsight.analyzers.routing.requests import (
+    Candidate,
+    Request,
+    best_hostname,
+    candidates,
+    host_rank,
+    why_shadowed,
+)
+from netsight.graph.store import GraphView
+
+NAME = "diff_routes"
+
+METADATA = AnalyzerMetadata(
+    name=NAME,
+    description="Resolve one HTTP request (host, path, method, headers, query) through the "
+    "Gateway API as the spec orders it: the listener it lands on, the HTTPRoute rule chosen "
+    "by match precedence, the filters that apply, the weighted backends with ready "
+    "endpoint counts; rules it shadows; whether it reaches an expected backend.",
+    reads=ROUTES_METADATA.reads,
+    codes=(codes.REQUEST_NOT_ROUTED, codes.REQUEST_GETS_ERROR,
+           codes.REQUEST_MISSES_EXPECTED_BACKEND),
+)
+
+_HTTP_PROTOCOLS = ("HTTP", "HTTPS")
+
+
+class Args(ToolArgs):
+    host: str = Field(min_length=1, max_length=253,
+                      description="Host header, e.g. shop.example.com")
+    path: str = Field(default="/", pattern=r"^/", description="Request path, starting with /")
+    method: str = Field(default="GET", pattern=r"^[A-Z]+$", description="HTTP method")
+    headers: dict[str, str] = Field(default_factory=dict, description="Request headers")
+    query: dict[str, str] = Field(default_factory=dict, description="Query parameters")
+    gateway: NamespacedName | None = Field(
+        default=None, description="Enter at this Gateway ('namespace/name'); default: every "
+        "Gateway with a listener for the host")
+    port: PortNumber | None = Field(default=None, description="Only listeners on this port")
+    expected_backend: NamespacedName | None = Field(
+        default=None, description="The Service ('namespace/name') the request should reach")
+
+
+class BackendShare(OmitNone):
+    backend: str
+    port: int | None = None
+    weight: int
+    share: float = Field(description="Percent of the rule's requests")
+    resolved: bool
+    reason: str | None = None
+    ready_endpoints: int | None = None
+    mirror: bool | None = None
+
+
+class Layer(OmitNone):
+    layer: str = "gateway-api"
+    entry: str = Field(description='"namespace/gateway/listener"')
+    port: int | None = None
+    route: str | None = None
+    kind: str | None = None
+    rule: int | None = None
+    match: dict[str, object] | None = None
+    filters: list[str] | None = None
+    backends: list[BackendShare]
+    outcome: str = Field(description='"forwarded", "redirect", "404", "500" or "503"')
+
+
+class Shadowed(Model):
+    route: str
+    rule: int
+    shadowed_by: str
+    because: str = Field(description="The precedence criterion that decided")
+
+
+class Result(ToolResult):
+    request: str
+    layers: list[Layer]
+    backends: list[BackendShare] = Field(description="Effective weighted backends reached")
+    matches_expected: bool | None = None
+    expected_detail: str | None = None
+    conflicts: list[Shadowed]
+    findings: list[Finding]
+    not_evaluated: list[str]
+
+
+def _entries(view: GraphView, resolver: Resolver, args: Args,
+             host: str) -> list[tuple[GatewayState, ListenerState]]:
+    if args.gateway is not None:
+        namespace, _, name = args.gateway.partition("/")
+        state = resolver.gateway(namespace, name)
+        if state is None:
+            known = {r.name for r in view.for_each(GATEWAY, namespace) if is_gateway_api(r)}
+            raise ToolFailure(ErrorCode.NOT_FOUND, f"gateway: Gateway {args.gateway!r} not "
+                              f"found{did_you_mean(name, known)}", tool=NAME)
+        states = [state]
+    else:
+        states = sorted((s for s in (resolver.gateway(r.namespace, r.name)
+                                     for r in view.for_each(GATEWAY) if is_gateway_api(r))
+                         if s is not None), key=lambda s: s.ref)
+    entries = []
+    for state in states:
+        by_port: dict[int, list[ListenerState]] = {}
+        for ls in state.listeners:
+            listener = ls.listener
+            if listener.protocol not in _HTTP_PROTOCOLS or listener.port is None \
+                    or (args.port is not None and listener.port != args.port) \
+                    or not ls.conditions[c.PROGRAMMED].ok or not state.managed:
+                continue
+            if listener.hostname is None or hostnames.matches(listener.hostname, host):
+                by_port.setdefault(listener.port, []).append(ls)
+        for port in sorted(by_port):
+            # On one port the most specific listener hostname takes the request.
+            best = max(by_port[port], key=lambda ls: host_rank(ls.listener.hostname))
+            entries.append((state, best))
+    return entries
+
+
+def _candidates(resolver: Resolver, state: GatewayState, listener: ListenerState,
+                request: Request, notes: list[str]) -> list[Candidate]:
+    found: list[Candidate] = []
+    for route in resolver.routes_of(state):
+        if route.kind != HTTP_ROUTE:
+            if route.kind == "GRPCRoute":
+                notes.append(f"{route.ref}: GRPCRoute request resolution is not evaluated")
+            continue
+        result = resolver.resolve(route)
+        if not any(p.gateway is state and p.accepted and listener in p.listeners
+                   for p in result.parents):
+            continue
+        effective = hostnames.effective(listener.listener.hostname, route.hostnames)
+        fits, hostname = best_hostname(effective, request.host)
+        if fits:
+            found.extend(candidates(route, hostname, request,
+                                    set(rules.invalid_rules(route))))
+    found.sort(key=lambda cand: cand.rank)
+    return found
+
+
+def _filters(rule: dict[str, object]) -> tuple[list[str], str | None]:
+    described, redirect = [], None
+    for flt in as_list(rule.get("filters")):
+        flt = as_map(flt)
+        kind = str(flt.get("type"))
+        config = {k: v for k, v in flt.items() if k != "type"}
+        described.append(f"{kind} {next(iter(config.values()), '')}".strip())
+        if kind == "RequestRedirect":
+            redirect = str(as_map(flt.get("requestRedirect")).get("statusCode") or 302)
+    return described, redirect
+
+
+def _layer(resolver: Resolver, state: GatewayState, listener: ListenerState,
+           winner: Candidate | None) -> Layer:
+    entry = f"{state.ref}/{listener.listener.name}"
+    port = listener.listener.port
+    if winner is None:
+        return Layer(entry=entry, port=port, backends=[], outcome="404")
+    route = winner.route
+    rule = dict(route.rules[winner.rule])
+    filters, redirect = _filters(rule)
+    resolutions = [b for b in resolver.resolve(route).backends if b.ref.rule == winner.rule]
+    forwarded = [b for b in resolutions if not b.ref.mirror]
+    total = sum(b.ref.weight for b in forwarded)
+    shares = [BackendShare(
+        backend=b.ref.ref, port=b.ref.port, weight=b.ref.weight,
+        share=round(100 * b.ref.weight / total, 1) if total and not b.ref.mirror else 0.0,
+        resolved=b.ok, reason=b.reason, ready_endpoints=b.ready_endpoints,
+        mirror=True if b.ref.mirror else None) for b in resolutions]
+    if redirect is not None:
+        outcome = "redirect"
+    elif not total:
+        outcome = "503"  # no backendRefs (or all weight 0) and no filter that answers
+    elif all(not b.ok for b in forwarded if b.ref.weight):
+        outcome = "500"  # HTTPBackendRef: requests to an invalid backend get 500
+    elif all(b.ready_endpoints == 0 for b in forwarded if b.ref.weight and b.ok):
+        outcome = "503"
+    else:
+        outcome = "forwarded"
+    return Layer(entry=entry, port=port, route=route.ref, kind=route.kind, rule=winner.rule,
+                 match=dict(winner.match_spec) if winner.match is not None else None,
+                 filters=filters or None, backends=shares, outcome=outcome)
+
+
+def analyze(view: GraphView, args: Args) -> Result:
+    host = args.host.lower().split(":")[0]
+    request = Request(host, args.path.split("?")[0], args.method, args.headers, args.query)
+    described = f"{args.method} {host}{args.path}"
+    resolver = Resolver(view)
+    notes = ["Ingress and mesh routing layers are not evaluated yet"]
+    layers: list[Layer] = []
+    conflicts: list[Shadowed] = []
+    findings: list[Finding] = []
+    losers_for_expected: list[tuple[Candidate, Candidate]] = []
+    unmatched: list[str] = []
+    for state, listener in _entries(view, resolver, args, host):
+        found = _candidates(resolver, state, listener, request, notes)
+        winner = found[0] if found else None
+        layer = _layer(resolver, state, listener, winner)
+        if winner is None and args.gateway is None:
+            # Without an entry Gateway, only the Gateways that route the request are layers;
+            # listeners that take the host but route nothing matter only if none routes it.
+            unmatched.append(layer.entry)
+            continue
+        layers.append(layer)
+        if winner is None:
+            findings.append(codes.REQUEST_NOT_ROUTED.finding(
+                ref(state.record), f"{described}: no route rule on {layer.entry} matches (404)",
+                detail=f"Listener {layer.entry} takes the request, but no accepted HTTPRoute "
+                "attached to it has a hostname and rule matching it.",
+                suggestion="Check the route hostnames and matches against the request; "
+                "run check_route_resolution for the routes you expected."))
+            continue
+        for other in found[1:]:
+            if (other.route.ref, other.rule) == (winner.route.ref, winner.rule):
+                continue
+            conflicts.append(Shadowed(route=other.route.ref, rule=other.rule,
+                                      shadowed_by=f"{winner.route.ref} rule {winner.rule}",
+                                      because=why_shadowed(winner, other)))
+            losers_for_expected.append((winner, other))
+        if layer.outcome in ("500", "503"):
+            findings.append(codes.REQUEST_GETS_ERROR.finding(
+                ref(winner.route.record), f"{described}: {winner.label} answers {layer.outcome}",
+                detail="The rule that takes the request has no usable backend: "
+                + "; ".join(f"{b.backend} {b.reason or f'{b.ready_endpoints} ready'}"
+                            for b in layer.backends) if layer.backends else
+                "The rule that takes the request has no backendRefs.",
+                suggestion="Fix the backendRefs (run check_route_resolution) or the "
+                "backend Service's endpoints (run diagnose_service)."))
+    if not layers and unmatched:
+        findings.append(codes.REQUEST_NOT_ROUTED.finding(
+            None, f"{described}: no route rule matches on any listener for the host (404)",
+            detail=f"Listeners that take the host: {', '.join(unmatched)}; no accepted "
+            "HTTPRoute attached to them has a hostname and rule matching the request.",
+            suggestion="Check the route hostnames and matches against the request; "
+            "run check_route_resolution for the routes you expected."))
+    elif not layers:
+        where = f" on Gateway {args.gateway}" if args.gateway else ""
+        port = f" port {args.port}" if args.port else ""
+        findings.append(codes.REQUEST_NOT_ROUTED.finding(
+            None, f"{described}: no programmed HTTP/HTTPS listener{where}{port} serves host "
+            f"{host}",
+            detail="No Gateway listener with protocol HTTP or HTTPS, a matching port and a "
+            "hostname covering the request's host is programmed.",
+            suggestion="Check the Gateways' listeners with check_gateway_status."))
+    reached: dict[tuple[str, int | None], BackendShare] = {}
+    for layer in layers:
+        if layer.outcome in ("forwarded", "503"):
+            for b in layer.backends:
+                if b.resolved and not b.mirror and b.weight:
+                    reached.setdefault((b.backend, b.port), b)
+    matches_expected, expected_detail = None, None
+    if args.expected_backend is not None:
+        matches_expected = any(b.backend == args.expected_backend for b in reached.values())
+        if not matches_expected:
+            expected_detail = _explain_miss(args.expected_backend, layers, losers_for_expected)
+            findings.append(codes.REQUEST_MISSES_EXPECTED_BACKEND.finding(
+                None, f"{described} does not reach {args.expected_backend}",
+                detail=expected_detail,
+                suggestion="Make the intended rule more specific (exact path, longer prefix, "
+                "method, headers) or remove the rule that takes precedence."))
+    findings.sort(key=lambda f: (f.severity.rank, str(f.resource or ""), f.code, f.summary))
+    return Result(
+        metadata=metadata(view),
+        request=described,
+        layers=layers,
+        backends=list(reached.values()),
+        matches_expected=matches_expected,
+        expected_detail=expected_detail,
+        conflicts=conflicts,
+        findings=findings,
+        not_evaluated=list(dict.fromkeys(notes)),
+    )
+
+
+def _explain_miss(expected: str, layers: list[Layer],
+                  losers: list[tuple[Candidate, Candidate]]) -> str:
+    for winner, loser in losers:
+        if any(b.rule == loser.rule and not b.mirror and b.ref == expected
+               for b in loser.route.backend_refs):
+            return (f"{loser.label} routes to {expected} but {winner.label} takes precedence "
+                    f"({why_shadowed(winner, loser)})")
+    taken = [f"{layer.route} rule {layer.rule} ({layer.outcome})" for layer in layers
+             if layer.route]
+    if taken:
+        return f"the request is taken by {', '.join(taken)}; no matching rule routes to " \
+            f"{expected}"
+    return f"no rule matches the request, so it reaches no backend, {expected} included"
