@@ -5,7 +5,7 @@ retired code stays here as a comment. ``equivalent`` lists istioctl (IST....) or
 (KIA....) codes only where they report the same problem.
 
 Ranges: NS00xx input problems · NS01xx Services · NS02xx endpoints · NS03xx workloads ·
-NS05xx Gateway API routing.
+NS04xx policies · NS05xx Gateway API routing.
 """
 
 from __future__ import annotations
@@ -179,6 +179,37 @@ STATEFULSET_SERVICE_NOT_FOUND = Code(
 STATEFULSET_SERVICE_NOT_HEADLESS = Code(
     "NS0302", "StatefulSetServiceNotHeadless", W, DNS,
     "A StatefulSet's governing Service is not headless: per-pod DNS records are not made.",
+)
+
+# --- NS04xx: policies (NetworkPolicy, AdminNetworkPolicy, BaselineAdminNetworkPolicy) -----
+NETWORK_POLICY_SELECTS_NO_PODS = Code(
+    "NS0401", "NetworkPolicySelectsNoPods", W, Category.POLICY,
+    "A NetworkPolicy's podSelector matches no pods (and no workload template) in its "
+    "namespace: it isolates nothing.",
+)
+POLICY_RULE_ALLOWS_ALL = Code(
+    "NS0402", "PolicyRuleAllowsAll", I, Category.POLICY,
+    "A NetworkPolicy rule has no peers and no ports: it admits all traffic in its direction "
+    "for the selected pods.",
+)
+POLICY_NAMED_PORT_NOT_FOUND = Code(
+    "NS0403", "PolicyNamedPortNotFound", W, Category.POLICY,
+    "A named port in a NetworkPolicy ingress rule resolves on none of the pods the policy "
+    "selects (by name and protocol): the entry admits nothing.",
+)
+POLICY_RULES_IGNORED_BY_POLICY_TYPES = Code(
+    "NS0404", "PolicyRulesIgnoredByPolicyTypes", W, Category.POLICY,
+    "A NetworkPolicy has ingress or egress rules but spec.policyTypes leaves that direction "
+    "out: the rules have no effect.",
+)
+POLICY_NOT_EVALUATED = Code(
+    "NS0405", "PolicyNotEvaluated", W, Category.POLICY,
+    "A policy has a shape netsight does not evaluate (or the API server rejects): flows it "
+    "could decide are answered with allowed: null.",
+)
+ADMIN_POLICY_PRIORITY_SHARED = Code(
+    "NS0406", "AdminNetworkPolicyPriorityShared", W, Category.POLICY,
+    "AdminNetworkPolicies share a priority: the spec leaves their relative order undefined.",
 )
 
 # --- NS05xx: Gateway API routing -----------------------------------------------------------

@@ -5,14 +5,22 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from types import ModuleType
 
-from netsight.analyzers import endpoints, gateway_api, ingest, services, workloads
+from netsight.analyzers import (
+    endpoints,
+    gateway_api,
+    ingest,
+    network_policies,
+    services,
+    workloads,
+)
 from netsight.analyzers.base import AnalyzerMetadata
 from netsight.analyzers.contracts import Finding
 from netsight.graph.store import GraphView
 
 Check = Callable[[GraphView, str | None], Iterator[Finding]]
 
-ANALYZERS: tuple[ModuleType, ...] = (ingest, services, endpoints, workloads, gateway_api)
+ANALYZERS: tuple[ModuleType, ...] = (ingest, services, endpoints, workloads, gateway_api,
+                                      network_policies)
 
 
 def metadata_of(module: ModuleType) -> AnalyzerMetadata:
