@@ -20,7 +20,14 @@ from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import hostnames, rules
 from netsight.analyzers.routing.attachment import Resolver
 from netsight.analyzers.routing.gateways import GatewayState, ListenerState
-from netsight.analyzers.routing.objects import GATEWAY, HTTP_ROUTE, as_list, as_map, is_gateway_api
+from netsight.analyzers.routing.objects import (
+    GATEWAY,
+    HTTP_ROUTE,
+    as_list,
+    as_map,
+    is_gateway_api,
+    raw_hostnames,
+)
 from netsight.analyzers.routing.requests import (
     Candidate,
     Request,
@@ -139,11 +146,16 @@ def _entries(view: GraphView, resolver: Resolver, args: Args,
 def _candidates(resolver: Resolver, state: GatewayState, listener: ListenerState,
                 request: Request, notes: list[str]) -> list[Candidate]:
     found: list[Candidate] = []
-    for route in resolver.routes_of(state):
-        if route.kind != HTTP_ROUTE:
-            if route.kind == "GRPCRoute":
-                notes.append(f"{route.ref}: GRPCRoute request resolution is not evaluated")
+    for record in resolver.route_records_of(state):
+        if record.kind != HTTP_ROUTE:
+            if record.kind == "GRPCRoute":
+                notes.append(f"{record.namespace}/{record.name}: GRPCRoute request "
+                             "resolution is not evaluated")
             continue
+        named = raw_hostnames(record)
+        if named and not any(hostnames.matches(h, request.host) for h in named):
+            continue  # cheap pre-filter: a route none of whose hostnames covers the host
+        route = resolver.route(record)
         result = resolver.resolve(route)
         if not any(p.gateway is state and p.accepted and listener in p.listeners
                    for p in result.parents):

@@ -22,7 +22,7 @@ from netsight.analyzers.routing.objects import (
     ParentRef,
     Route,
     is_gateway_api,
-    names_gateway,
+    parent_gateways,
     read_route,
 )
 from netsight.analyzers.routing.references import BackendResolution, Grants, resolve_backend
@@ -64,7 +64,7 @@ class Resolver:
         self._routes: dict[str, Route] = {}
         self._ready: dict[str, int | None] = {}
         self._results: dict[str, RouteResult] = {}
-        self._by_gateway: dict[str, list[Route]] | None = None
+        self._by_gateway: dict[tuple[str, str], list[Record]] | None = None
         self._scans = 0
 
     # --- lookups ---------------------------------------------------------------------------
@@ -100,24 +100,29 @@ class Resolver:
         return found
 
     def routes_of(self, gateway: gateways.GatewayState) -> list[Route]:
-        """Routes with a parentRef naming the Gateway.
+        """Routes with a parentRef naming the Gateway."""
+        return [self.route(r) for r in self.route_records_of(gateway)]
+
+    def route_records_of(self, gateway: gateways.GatewayState) -> list[Record]:
+        """Route records whose raw parentRefs name the Gateway, without reading them.
 
         The graph has no parentRef edges yet: the first question scans every route's raw
         parentRefs; a second one in the same answer indexes all routes by Gateway instead.
         """
+        wanted = (gateway.record.namespace, gateway.record.name)
         if self._by_gateway is None and self._scans < 1:
             self._scans += 1
-            namespace, name = gateway.record.namespace, gateway.record.name
-            return [self.route(r) for kind in ROUTE_KINDS for r in self.view.for_each(kind)
-                    if is_gateway_api(r) and names_gateway(r, namespace, name)]
+            return [r for kind in ROUTE_KINDS for r in self.view.for_each(kind)
+                    if is_gateway_api(r) and wanted in parent_gateways(r)]
         if self._by_gateway is None:
-            index: dict[str, list[Route]] = {}
-            for route in self.routes():
-                for key in dict.fromkeys(make_key(GATEWAY, p.namespace, p.name)
-                                         for p in route.parent_refs if p.is_gateway):
-                    index.setdefault(key, []).append(route)
+            index: dict[tuple[str, str], list[Record]] = {}
+            for kind in ROUTE_KINDS:
+                for record in self.view.for_each(kind):
+                    if is_gateway_api(record):
+                        for parent in dict.fromkeys(parent_gateways(record)):
+                            index.setdefault(parent, []).append(record)
             self._by_gateway = index
-        return self._by_gateway.get(gateway.record.key, [])
+        return self._by_gateway.get(wanted, [])
 
     # --- resolution ------------------------------------------------------------------------
 

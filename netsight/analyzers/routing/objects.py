@@ -56,13 +56,19 @@ def as_map(raw: object) -> Mapping[str, Any]:
     return raw if isinstance(raw, dict) else _EMPTY
 
 
-def names_gateway(record: Record, namespace: str, name: str) -> bool:
-    """Whether any parentRef of a route record could name Gateway namespace/name (cheap)."""
+def parent_gateways(record: Record) -> list[tuple[str, str]]:
+    """(namespace, name) of the Gateways a route record's raw parentRefs name (cheap)."""
+    found = []
     for raw in as_list(spec_of(record).get("parentRefs")):
         raw = as_map(raw)
-        if raw.get("name") == name and (raw.get("namespace") or record.namespace) == namespace:
-            return True
-    return False
+        group, kind = raw.get("group"), raw.get("kind")
+        if (group is None or group == GATEWAY_GROUP) and kind in (None, GATEWAY):
+            found.append((raw.get("namespace") or record.namespace, str(raw.get("name"))))
+    return found
+
+
+def raw_hostnames(record: Record) -> list[str]:
+    return [h.lower() for h in as_list(spec_of(record).get("hostnames")) if isinstance(h, str)]
 
 
 def opt_str(raw: object) -> str | None:
