@@ -1,0 +1,58 @@
+"""HTTPRouteMatch semantics: whole path elements for prefixes, case-insensitive header names,
+exact method, query parameters; and the precedence order of match specificity."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from netsight.analyzers.routing.requests import Request, match_rank, matches
+
+
+def prefix(value: str) -> dict[str, Any]:
+    return {"path": {"type": "PathPrefix", "value": value}}
+
+
+@pytest.mark.parametrize(("spec", "path", "expected"), [
+    (prefix("/foo"), "/foo", True),
+    (prefix("/foo"), "/foo/", True),
+    (prefix("/foo"), "/foo/bar", True),
+    (prefix("/foo"), "/foobar", False),
+    (prefix("/foo/"), "/foo", True),
+    (prefix("/"), "/anything", True),
+    ({"path": {"type": "Exact", "value": "/foo"}}, "/foo", True),
+    ({"path": {"type": "Exact", "value": "/foo"}}, "/foo/", False),
+    ({"path": {"type": "RegularExpression", "value": "/v[0-9]+/.*"}}, "/v2/x", True),
+    ({"path": {"type": "RegularExpression", "value": "/v[0-9]+"}}, "/v2/x", False),
+    ({}, "/", True),
+])
+def test_path(spec: dict[str, Any], path: str, expected: bool) -> None:
+    assert matches(spec, Request("h", path)) is expected
+
+
+def test_headers_method_and_query() -> None:
+    spec = {**prefix("/"), "method": "POST",
+            "headers": [{"name": "X-Env", "value": "prod"}],
+            "queryParams": [{"name": "v", "type": "RegularExpression", "value": "[12]"}]}
+    request = Request("h", "/x", "POST", {"x-env": "prod"}, {"v": "2"})
+    assert matches(spec, request)
+    assert not matches(spec, Request("h", "/x", "GET", {"x-env": "prod"}, {"v": "2"}))
+    assert not matches(spec, Request("h", "/x", "POST", {"x-env": "Prod"}, {"v": "2"}))
+    assert not matches(spec, Request("h", "/x", "POST", {"x-env": "prod"}, {"v": "3"}))
+    assert not matches(spec, Request("h", "/x", "POST", {}, {"v": "2"}))
+
+
+def test_rank_orders_exact_then_prefix_length_then_method_headers_query() -> None:
+    ordered = [
+        {"path": {"type": "Exact", "value": "/a"}},
+        prefix("/a/b"),
+        {**prefix("/a"), "method": "GET"},
+        {**prefix("/a"), "headers": [{"name": "x", "value": "1"}, {"name": "y", "value": "2"}]},
+        {**prefix("/a"), "headers": [{"name": "x", "value": "1"}]},
+        {**prefix("/a"), "queryParams": [{"name": "q", "value": "1"}]},
+        prefix("/a"),
+    ]
+    ranks = [match_rank(spec) for spec in ordered]
+    assert ranks == sorted(ranks, reverse=True)
+    assert len(set(ranks)) == len(ranks)
