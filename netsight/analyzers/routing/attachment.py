@@ -137,6 +137,21 @@ class Resolver:
         notes: list[str] = []
         parents = [self._parent(route, ref, resolved, dropped, notes)
                    for ref in route.parent_refs]
+        controllers = sorted({p.gateway.controller for p in parents
+                              if p.gateway is not None and p.gateway.controller})
+        for backend in backends:
+            b = backend.ref
+            if backend.reason == c.INVALID_KIND:
+                # Core support is Service only; controllers may support other kinds as an
+                # implementation-specific extension, which netsight cannot speak for.
+                notes.append(f"{route.ref} {b.path}: {b.kind} ({b.group or 'core'}) is "
+                             "implementation-specific; netsight answers as a Core-only "
+                             f"controller would ({', '.join(controllers) or 'no controller'} "
+                             "may support it)")
+            elif backend.external_name:
+                notes.append(f"{route.ref} {b.path}: Service {b.ref} is of type ExternalName, "
+                             "which implementations SHOULD NOT support; whether this one "
+                             "forwards to it is implementation-specific")
         result = self._results[route.record.key] = RouteResult(route, parents, backends, notes)
         return result
 

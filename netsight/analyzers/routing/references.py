@@ -74,6 +74,7 @@ class BackendResolution:
     reason: str | None  # None: resolved; else a ResolvedRefs reason
     message: str
     ready_endpoints: int | None = None  # None: not known from the input
+    external_name: bool = False  # a Service of type ExternalName (implementation-specific)
 
     @property
     def ok(self) -> bool:
@@ -107,12 +108,13 @@ def resolve_backend(view: GraphView, grants: Grants, route: Route, ref: BackendR
         have = ", ".join(str(p.port) for p in service.ports) or "none"
         return BackendResolution(ref, c.BACKEND_NOT_FOUND,
                                  f"{where}: Service has no port {ref.port} (ports: {have})")
+    external = service.type == "ExternalName"
     if ready is None:
         return BackendResolution(ref, None, f"{where}: resolved",
-                                 ready_endpoints(view, service))
+                                 ready_endpoints(view, service), external)
     if service.key not in ready:
         ready[service.key] = ready_endpoints(view, service)
-    return BackendResolution(ref, None, f"{where}: resolved", ready[service.key])
+    return BackendResolution(ref, None, f"{where}: resolved", ready[service.key], external)
 
 
 def ready_endpoints(view: GraphView, service: ServiceRecord) -> int | None:
