@@ -186,11 +186,10 @@ def _serve(args: argparse.Namespace) -> int:
     from netsight.server.running import run
 
     try:
-        settings = load_settings(vars(args))
+        return run(load_settings(vars(args)))
     except ConfigError as exc:
         sys.stderr.write(f"netsight serve: {exc}\n")
         return EXIT_TOOL_ERROR
-    return run(settings)
 
 
 def _emit(data: dict[str, Any], output: str, out: IO[str], text: Any) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from netsight.graph.client import KubeTransport
 from netsight.graph.store import GraphStore, Source
 from netsight.graph.watching import Backoff, ClusterWatcher, InformerSettings
-from netsight.server.config import Settings
+from netsight.server.config import ConfigError, Settings
 from netsight.sim.apiserver import SimServer
 from netsight.sim.scenarios import demo
 
@@ -67,7 +67,13 @@ async def live_graph(settings: Settings, *, informers: InformerSettings | None =
             kubeconfig = str(sim.write_kubeconfig(Path(directory) / "kubeconfig"))
             context = None
             log.info("demo: simulated API server at %s", sim.url)
-        transport = await KubeTransport.connect(kubeconfig, context)
+        try:
+            transport = await KubeTransport.connect(kubeconfig, context)
+        except Exception as exc:  # ConfigException, a missing or unreadable file, ...
+            flag = "--context" if context else "--kubeconfig" if kubeconfig else "KUBECONFIG"
+            raise ConfigError(flag, f"no usable Kubernetes configuration ({exc}); give "
+                              "--kubeconfig/--context, or --demo for a simulated cluster"
+                              ) from None
         stack.push_async_callback(transport.close)
         watcher = ClusterWatcher(transport, graph.store, informers or InformerSettings(),
                                  on_providers_changed=graph._providers_changed)

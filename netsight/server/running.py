@@ -31,7 +31,7 @@ from netsight.analyzers.catalog import TOOLS, ToolSpec
 from netsight.graph.watching import InformerSettings
 from netsight.server.app import Service, build_service
 from netsight.server.cluster import LiveGraph, live_graph
-from netsight.server.config import Settings, Transport
+from netsight.server.config import ConfigError, Settings, Transport
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,8 @@ STDIO_SYNC_WAIT = 15.0  # seconds stdio waits for the first sync before serving 
 class HttpServer(uvicorn.Server):
     """uvicorn with netsight's shutdown order and the MCP session manager's lifetime."""
 
-    def __init__(self, service: Service, settings: Settings) -> None:
+    def __init__(self, service: Service, settings: Settings,
+                 sock: socket.socket | None = None) -> None:
         config = uvicorn.Config(
             service.app, lifespan="off", log_level=settings.log_level.lower(),
             access_log=settings.log_level == "DEBUG",
@@ -49,10 +50,7 @@ class HttpServer(uvicorn.Server):
         )
         super().__init__(config)
         self.service, self.settings = service, settings
-        self.socket = socket.socket(socket.AF_INET6 if ":" in settings.host else socket.AF_INET)
-        self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.socket.bind((settings.host, settings.port))
-        self.socket.listen(config.backlog)  # connections queue from now, before uvicorn accepts
+        self.socket = sock or listen(settings)
         self.port: int = self.socket.getsockname()[1]
         self._stop_sessions = asyncio.Event()
         self._sessions_task: asyncio.Task[None] | None = None
@@ -127,20 +125,36 @@ class HttpServer(uvicorn.Server):
             self._task = None
 
 
+def listen(settings: Settings, backlog: int = 2048) -> socket.socket:
+    """The listening socket, bound before anything starts: a busy port fails fast."""
+    sock = socket.socket(socket.AF_INET6 if ":" in settings.host else socket.AF_INET)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((settings.host, settings.port))
+        sock.listen(backlog)  # connections queue from now, before uvicorn accepts them
+    except OSError as exc:
+        sock.close()
+        raise ConfigError("--host/--port", f"cannot listen on {settings.host}:{settings.port} "
+                          f"({exc.strerror or exc})") from None
+    return sock
+
+
 async def serve(settings: Settings, *, tools: Mapping[str, ToolSpec] = TOOLS,
                 informers: InformerSettings | None = None,
                 announce: Callable[[str], None] | None = None) -> None:
-    async with live_graph(settings, informers=informers) as graph:
-        service = build_service(graph, settings, tools=tools)
-        if settings.transport is Transport.STDIO:
-            await _serve_stdio(service, graph, announce)
-            return
-        server = HttpServer(service, settings)
-        if announce is not None:
-            announce(f"netsight: MCP at {server.url}/mcp, graph at {server.url}/api/graph "
-                     f"({'demo cluster' if settings.demo else 'cluster'} "
-                     f"'{settings.cluster_name}'); readiness at {server.url}/readyz")
-        await server.serve()
+    sock = listen(settings) if settings.transport is Transport.HTTP else None
+    with contextlib.closing(sock) if sock is not None else contextlib.nullcontext():
+        async with live_graph(settings, informers=informers) as graph:
+            service = build_service(graph, settings, tools=tools)
+            if sock is None:
+                await _serve_stdio(service, graph, announce)
+                return
+            server = HttpServer(service, settings, sock)
+            if announce is not None:
+                announce(f"netsight: MCP at {server.url}/mcp, graph at {server.url}/api/graph "
+                         f"({'demo cluster' if settings.demo else 'cluster'} "
+                         f"'{settings.cluster_name}'); readiness at {server.url}/readyz")
+            await server.serve()
 
 
 async def _serve_stdio(service: Service, graph: LiveGraph,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import socket
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -61,3 +63,22 @@ def test_serve_refuses_to_start_on_bad_configuration(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("TOOL_TIMEOUT", "forever")
     assert main(["serve", "--demo"], stdout=io.StringIO()) == EXIT_TOOL_ERROR
     assert "TOOL_TIMEOUT: a positive duration" in capsys.readouterr().err
+
+
+def test_serve_refuses_a_busy_port_before_starting_anything(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["serve", "--demo", "--port", str(port)]) == EXIT_TOOL_ERROR
+    assert f"--host/--port: cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
+
+
+def test_serve_without_a_usable_kubeconfig_says_what_to_give(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "kubeconfig"
+    assert main(["serve", "--kubeconfig", str(missing), "--port", "0"]) == EXIT_TOOL_ERROR
+    err = capsys.readouterr().err
+    assert "--kubeconfig: no usable Kubernetes configuration" in err
+    assert "--demo" in err
