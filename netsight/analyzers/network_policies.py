@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from netsight.analyzers import codes
 from netsight.analyzers.base import AnalyzerMetadata, evidence, ref
 from netsight.analyzers.contracts import Finding
-from netsight.analyzers.policy import anp, netpol
+from netsight.analyzers.policy import anp, cnp, netpol
 from netsight.analyzers.policy.verdict import Direction
 from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel
 from netsight.graph.records import GenericRecord, NetworkPolicyRecord, PodRecord, WorkloadRecord
@@ -23,8 +23,10 @@ METADATA = AnalyzerMetadata(
     name="network_policies",
     description="NetworkPolicies that select no pods, rules that admit all traffic, named "
     "ports that resolve on none of the selected pods, rules disabled by policyTypes, "
-    "policies netsight cannot evaluate, and AdminNetworkPolicies sharing a priority.",
-    reads=frozenset({Kind.NETWORK_POLICY, anp.ANP_KIND, anp.BANP_KIND, *POD_LIKE_KINDS}),
+    "policies netsight cannot evaluate, and AdminNetworkPolicies (or ClusterNetworkPolicies "
+    "of one tier) sharing a priority.",
+    reads=frozenset({Kind.NETWORK_POLICY, anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND,
+                     *POD_LIKE_KINDS}),
     codes=(
         codes.NETWORK_POLICY_SELECTS_NO_PODS,
         codes.POLICY_RULE_ALLOWS_ALL,
@@ -130,28 +132,35 @@ def _not_evaluated(record: NetworkPolicyRecord | GenericRecord,
 
 
 def _admin_policies(view: GraphView) -> Iterator[Finding]:
-    by_priority: dict[int, list[GenericRecord]] = defaultdict(list)
-    for kind in (anp.ANP_KIND, anp.BANP_KIND):
+    by_priority: dict[tuple[bool, int], list[GenericRecord]] = defaultdict(list)
+    for kind in (anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND):
         for record in sorted(view.for_each(kind), key=lambda r: r.name):
-            if not isinstance(record, GenericRecord) or \
-                    not record.api_version.startswith(anp.GROUP + "/"):
+            if not isinstance(record, GenericRecord):
                 continue
-            model = anp.build(record)
+            if kind == anp.CNP_KIND:
+                if record.api_version != cnp.VERSION:
+                    continue
+                model = cnp.build(record)
+            elif record.api_version.startswith(anp.GROUP + "/"):
+                model = anp.build(record)
+            else:
+                continue
             for problem in (model.subject_problem, model.ingress_problem,
                             model.egress_problem):
                 if problem is not None:
                     yield _not_evaluated(record, problem)
-            if not model.baseline and model.subject_problem is None:
-                by_priority[model.priority].append(record)
-    for priority, records in sorted(by_priority.items()):
+            if model.subject_problem is None and kind != anp.BANP_KIND:
+                by_priority[(model.baseline, model.priority)].append(record)
+    for (_, priority), records in sorted(by_priority.items()):
         if len(records) < 2:
             continue
         names = ", ".join(r.name for r in records)
         yield codes.ADMIN_POLICY_PRIORITY_SHARED.finding(
             ref(records[0]),
-            f"AdminNetworkPolicies {names} share priority {priority}",
-            detail="The spec leaves the order of ANPs with equal priority undefined: where "
-            "their rules disagree, implementations may differ (netsight answers null).",
-            suggestion="Give each AdminNetworkPolicy its own priority.",
+            f"{records[0].kind}s {names} share priority {priority}",
+            detail="The spec leaves the order of policies with equal priority in one tier "
+            "undefined: where their rules disagree, implementations may differ (netsight "
+            "answers null).",
+            suggestion="Give each policy of the tier its own priority.",
             evidence=[evidence(r, "spec.priority", priority) for r in records],
         )

@@ -39,6 +39,7 @@ ANP_KIND = "AdminNetworkPolicy"
 BANP_KIND = "BaselineAdminNetworkPolicy"
 GROUP = "policy.networking.k8s.io"
 BANP_NAME = "default"  # the API admits exactly one BANP, and only under this name
+CNP_KIND = "ClusterNetworkPolicy"
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +100,8 @@ class AdminPolicy:
 
     @property
     def layer(self) -> Layer:
+        if self.record.kind == CNP_KIND:
+            return Layer.CNP_BASELINE if self.baseline else Layer.CNP_ADMIN
         return Layer.BANP if self.baseline else Layer.ANP
 
     def rules(self, direction: Direction) -> tuple[Rule, ...]:
@@ -132,7 +135,7 @@ def build(record: GenericRecord) -> AdminPolicy:
             raise Unsupported("spec.priority", f"must be 0-1000, got {priority!r}")
         fields(spec, "spec", ("subject", "ingress", "egress", *(() if baseline else
                                                                   ("priority",))))
-        namespaces, pods = _subject(spec.get("subject"))
+        namespaces, pods = parse_subject(spec.get("subject"))
     except Unsupported as problem:
         return AdminPolicy(record, baseline, base.priority, subject_problem=problem)
     rules: dict[Direction, tuple[Rule, ...]] = {}
@@ -150,7 +153,7 @@ def build(record: GenericRecord) -> AdminPolicy:
                        egress_problem=problems.get(Direction.EGRESS))
 
 
-def _subject(raw: Any) -> tuple[LabelSelector, LabelSelector | None]:
+def parse_subject(raw: Any) -> tuple[LabelSelector, LabelSelector | None]:
     subject = fields(raw, "spec.subject", ("namespaces", "pods"))
     if len(subject) != 1:
         raise Unsupported("spec.subject", "exactly one of namespaces or pods must be set")
@@ -178,7 +181,7 @@ def _rule(raw: Any, index: int, direction: Direction, baseline: bool) -> Rule:
     raw_peers = items(rule.get(key), f"{path}.{key}")
     if not raw_peers:
         raise Unsupported(f"{path}.{key}", "must list at least one peer")
-    peers = tuple(_peer(p, f"{path}.{key}[{i}]", direction) for i, p in enumerate(raw_peers))
+    peers = tuple(parse_peer(p, f"{path}.{key}[{i}]", direction) for i, p in enumerate(raw_peers))
     ports = None
     if rule.get("ports") is not None:
         ports = tuple(_port(p, f"{path}.ports[{i}]")
@@ -186,7 +189,7 @@ def _rule(raw: Any, index: int, direction: Direction, baseline: bool) -> Rule:
     return Rule(index, str(rule.get("name") or ""), Action(rule["action"]), peers, ports)
 
 
-def _peer(raw: Any, path: str, direction: Direction) -> Peer:
+def parse_peer(raw: Any, path: str, direction: Direction) -> Peer:
     allowed = ("namespaces", "pods") + (("networks", "nodes")
                                          if direction is Direction.EGRESS else ())
     peer = fields(raw, path, allowed)
@@ -238,7 +241,9 @@ class Decision:
 
 
 def _where(policy: AdminPolicy, path: str) -> str:
-    return path if policy.baseline else f"priority {policy.priority}, {path}"
+    if policy.baseline and policy.record.kind != CNP_KIND:
+        return path
+    return f"priority {policy.priority}, {path}"
 
 
 def evaluate(policies: Iterable[AdminPolicy], direction: Direction, subject: Endpoint,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from netsight.analyzers.contracts import ResourceRef
-from netsight.analyzers.policy import anp, netpol
+from netsight.analyzers.policy import anp, cnp, netpol
 from netsight.analyzers.policy.endpoints import Endpoint
 from netsight.analyzers.policy.peers import Namespaces
 from netsight.analyzers.policy.verdict import (
@@ -54,14 +54,17 @@ UNEVALUATED: tuple[Unevaluated, ...] = (
     Unevaluated("NetworkPolicy.projectcalico.org", "Calico NetworkPolicy", False),
     Unevaluated("GlobalNetworkPolicy", "Calico GlobalNetworkPolicy", True),
     Unevaluated("NetworkPolicy.crd.antrea.io", "Antrea NetworkPolicy", False),
-    Unevaluated("ClusterNetworkPolicy", "ClusterNetworkPolicy (v1alpha2 or Antrea)", True),
+    # Antrea's (crd.antrea.io) shares the kind id; v1alpha2 of policy.networking.k8s.io is
+    # evaluated, every other group or version is not.
+    Unevaluated(anp.CNP_KIND, "ClusterNetworkPolicy (not policy.networking.k8s.io/v1alpha2)",
+                True),
     Unevaluated("AuthorizationPolicy", "Istio AuthorizationPolicy", False,
                 restrict_only=True, destination_only=True),
 )
 
 # Kinds the engine reads; tools add the kinds they resolve names with.
 READS: frozenset[str] = frozenset({
-    Kind.POD, Kind.NAMESPACE, Kind.NETWORK_POLICY, anp.ANP_KIND, anp.BANP_KIND,
+    Kind.POD, Kind.NAMESPACE, Kind.NETWORK_POLICY, anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND,
     *POD_LIKE_KINDS, *(u.kind for u in UNEVALUATED),
 })
 
@@ -95,23 +98,38 @@ class PolicyEngine:
     # --- policies --------------------------------------------------------------------
 
     def admin_policies(self) -> tuple[list[anp.AdminPolicy], list[anp.AdminPolicy]]:
-        """(ANPs sorted by priority then name, the BANP if any)."""
+        """(Admin tier: ANPs and Admin CNPs; Baseline tier: the BANP and Baseline CNPs),
+        each sorted by priority then name."""
         if self._admin is None:
             admins: list[anp.AdminPolicy] = []
             baselines: list[anp.AdminPolicy] = []
-            for kind, bucket in ((anp.ANP_KIND, admins), (anp.BANP_KIND, baselines)):
+            for kind in (anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND):
                 for record in self.view.for_each(kind):
-                    if not isinstance(record, GenericRecord) or \
-                            not record.api_version.startswith(anp.GROUP + "/"):
+                    if not isinstance(record, GenericRecord):
                         continue
-                    if kind == anp.BANP_KIND and record.name != anp.BANP_NAME:
-                        continue  # the API server admits no other name
-                    model = _model(record, anp.build)
+                    if kind == anp.CNP_KIND:
+                        if record.api_version != cnp.VERSION:
+                            continue  # another group or version: see UNEVALUATED
+                        model = _model(record, cnp.build)
+                    elif not record.api_version.startswith(anp.GROUP + "/") or (
+                            kind == anp.BANP_KIND and record.name != anp.BANP_NAME):
+                        continue  # the API server admits no other BANP name
+                    else:
+                        model = _model(record, anp.build)
                     assert isinstance(model, anp.AdminPolicy)
-                    bucket.append(model)
-            admins.sort(key=lambda p: (p.priority, p.record.name))
+                    (baselines if model.baseline else admins).append(model)
+            for tier in (admins, baselines):
+                tier.sort(key=lambda p: (p.priority, p.record.name))
             self._admin = (admins, baselines)
         return self._admin
+
+    def mixed_versions(self) -> str | None:
+        """Both AdminNetworkPolicy API versions in use: which one the CNI enforces is unknown."""
+        kinds = {p.record.kind for tier in self.admin_policies() for p in tier}
+        if anp.CNP_KIND in kinds and kinds & {anp.ANP_KIND, anp.BANP_KIND}:
+            return ("both v1alpha1 AdminNetworkPolicy/BaselineAdminNetworkPolicy and v1alpha2 "
+                    "ClusterNetworkPolicy objects exist; their relative order is not defined")
+        return None
 
     def network_policies(self, subject: Endpoint) -> list[netpol.NetPol]:
         if subject.key is None:
@@ -144,12 +162,20 @@ class PolicyEngine:
                 [e.namespace for e in ends if e.namespace is not None]
             if kind.kind == "AuthorizationPolicy" and scopes:
                 scopes.append(ROOT_NAMESPACE)
-            count = sum(self.view.count(kind.kind, scope) for scope in dict.fromkeys(scopes))
+            if kind.kind == anp.CNP_KIND:
+                count = sum(1 for r in self.view.for_each(kind.kind)
+                            if r.api_version != cnp.VERSION)
+            else:
+                count = sum(self.view.count(kind.kind, scope)
+                            for scope in dict.fromkeys(scopes))
             if count:
                 where = "in the cluster" if kind.cluster_wide else \
                     f"in namespace(s) {', '.join(s for s in dict.fromkeys(scopes) if s)}"
                 why = f"{count} {kind.label} object(s) {where}: not evaluated by netsight"
                 (restricting if kind.restrict_only else undecided).append(why)
+        mixed = self.mixed_versions()
+        if mixed:
+            undecided.append(mixed)
         return tuple(undecided), tuple(restricting)
 
     # --- evaluation ------------------------------------------------------------------
@@ -196,8 +222,9 @@ class PolicyEngine:
         decision = anp.evaluate(baselines, *args)
         if decision is not None:
             steps.append(decision.step)
-            return _finish(direction, subject, steps, decision.blocking,
-                           decision.not_evaluated)
+            if decision.step.action is not Action.PASS:  # Pass (CNP Baseline): to the default
+                return _finish(direction, subject, steps, decision.blocking,
+                               decision.not_evaluated)
         steps.append(Step(Layer.DEFAULT, Action.ALLOW,
                           f"no policy isolates {subject.name} for {direction.value}"))
         return _finish(direction, subject, steps, (), ())

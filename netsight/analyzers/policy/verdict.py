@@ -33,8 +33,10 @@ class Direction(StrEnum):
 
 class Layer(StrEnum):
     ANP = "ANP"
+    CNP_ADMIN = "CNP Admin"  # ClusterNetworkPolicy v1alpha2, tier Admin
     NETWORK_POLICY = "NetworkPolicy"
     BANP = "BANP"
+    CNP_BASELINE = "CNP Baseline"
     DEFAULT = "default"
     NOT_EVALUATED = "not-evaluated"
 
