@@ -270,9 +270,9 @@ class GraphView:
 
     def for_each(self, kind: str, namespace: str | None = None) -> Iterator[Record]:
         """Records of one kind, in one namespace or all; order is unspecified."""
-        nodes = self._state.graph.nodes
+        nodes = self._state.graph._node
         for key in self._state.keys_of(kind, namespace):
-            yield nodes[key]["record"]
+            yield nodes[key].record
 
     def count(self, kind: str, namespace: str | None = None) -> int:
         per_ns = self._state.by_kind.get(kind, {})
@@ -288,10 +288,10 @@ class GraphView:
         if key not in graph:
             return
         adjacency = graph.pred[key] if incoming else graph.succ[key]
-        nodes = graph.nodes
+        nodes = graph._node
         for other, data in adjacency.items():
             if rel in data:
-                record: Record = nodes[other]["record"]
+                record: Record = nodes[other].record
                 if kind is None or record.kind == kind:
                     yield record
 
@@ -304,9 +304,9 @@ class GraphView:
 
     def matching(self, namespace: str, selector: LabelSelector) -> Iterator[Record]:
         """Pods and workload templates in ``namespace`` the selector matches, via the index."""
-        nodes = self._state.graph.nodes
+        nodes = self._state.graph._node
         for key in self._state.matching(namespace, selector):
-            yield nodes[key]["record"]
+            yield nodes[key].record
 
     def namespaces(self) -> set[str]:
         """Namespaces that exist as objects or hold at least one object."""

@@ -38,7 +38,13 @@ def snapshot(state: GraphState) -> dict[str, Any]:
             kind: {ns: frozenset(keys) for ns, keys in per_ns.items()}
             for kind, per_ns in state.by_kind.items()
         },
-        "by_label": {k: frozenset(v) for k, v in state.by_label.items()},
+        "by_label": {k: frozenset(key for identity in v for key in identity.members)
+                     for k, v in state.by_label.items()},
+        "identities": {
+            (ns, frozenset(identity.labels.items())): (
+                frozenset(identity.members), dict(identity.selected_by))
+            for ns, per_ns in state.identities.items() for identity in per_ns.values()
+        },
         "by_label_key": {k: frozenset(v) for k, v in state.by_label_key.items()},
         "selectors": {ns: dict(index.owners) for ns, index in state.selectors.items()},
         "selector_anchors": {
@@ -62,6 +68,11 @@ def empty_index_entries(state: GraphState) -> list[str]:
             found.append(f"by_kind[{kind!r}]")
         found.extend(f"by_kind[{kind!r}][{ns!r}]" for ns, keys in per_ns.items() if not keys)
     found.extend(f"by_label[{k!r}]" for k, v in state.by_label.items() if not v)
+    for ns, per_ns in state.identities.items():
+        if not per_ns:
+            found.append(f"identities[{ns!r}]")
+        found.extend(f"identities[{ns!r}][{identity!r}]" for identity in per_ns.values()
+                     if not identity.members)
     found.extend(f"by_label_key[{k!r}]" for k, v in state.by_label_key.items() if not v)
     for ns, index in state.selectors.items():
         if not index:

@@ -18,6 +18,11 @@ from tests.graph.factories import (
 POD = "Pod/default/p"
 
 
+def members(store: GraphStore, entry: tuple[str, str, str]) -> set[str]:
+    """The pod-like keys the label index lists under one (namespace, key, value)."""
+    return {key for identity in store.state.by_label[entry] for key in identity.members}
+
+
 def store_with_selectors() -> GraphStore:
     store = GraphStore()
     apply_all(
@@ -45,7 +50,7 @@ def test_relabelled_pod_moves_from_one_service_to_another() -> None:
     # The slice's reference to the pod by name does not depend on labels.
     assert sources(store, POD, Rel.TARGETS) == {"EndpointSlice/default/web-abc"}
     assert store.state.by_label.get(("default", "app", "web")) is None
-    assert store.state.by_label[("default", "app", "api")] == {POD}
+    assert members(store, ("default", "app", "api")) == {POD}
 
 
 def test_removing_labels_drops_selections() -> None:
@@ -57,6 +62,8 @@ def test_removing_labels_drops_selections() -> None:
     assert sources(store, POD, Rel.APPLIES_TO) == {"NetworkPolicy/default/not-web"}
     assert store.state.by_label == {}
     assert store.state.by_label_key == {}
+    # The pod now shares the identity of every unlabelled pod-like of its namespace.
+    assert [g.members for g in store.state.identities["default"].values()] == [{POD}]
 
 
 def test_relabelled_template_moves_too() -> None:
@@ -89,4 +96,4 @@ def test_labels_mutated_in_place_by_the_caller_are_seen_as_a_change() -> None:
 
     assert sources(store, POD, Rel.SELECTS) == {"Service/default/api"}
     assert store.state.by_label.get(("default", "app", "web")) is None
-    assert store.state.by_label[("default", "app", "api")] == {POD}
+    assert members(store, ("default", "app", "api")) == {POD}
