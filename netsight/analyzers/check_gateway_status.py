@@ -12,9 +12,10 @@ from netsight.analyzers.contracts import ErrorCode, Finding, Page, ToolFailure, 
 from netsight.analyzers.paging import paginate, query_fingerprint
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.attachment import Resolver
+from netsight.analyzers.routing.findings import gateway_findings
 from netsight.analyzers.routing.gateways import GatewayState
 from netsight.analyzers.routing.objects import GATEWAY, is_gateway_api
-from netsight.analyzers.routing.report import GatewayOut, gateway_findings, gateway_out
+from netsight.analyzers.routing.report import GatewayOut, gateway_out
 from netsight.graph.store import GraphView
 
 NAME = "check_gateway_status"

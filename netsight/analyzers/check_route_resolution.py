@@ -13,6 +13,7 @@ from netsight.analyzers.contracts import ErrorCode, Finding, Page, ToolFailure, 
 from netsight.analyzers.paging import paginate, query_fingerprint
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.attachment import Resolver, RouteResult
+from netsight.analyzers.routing.findings import route_findings
 from netsight.analyzers.routing.objects import (
     GATEWAY,
     GATEWAY_CLASS,
@@ -23,7 +24,7 @@ from netsight.analyzers.routing.objects import (
     is_gateway_api,
     read_route,
 )
-from netsight.analyzers.routing.report import RouteOut, route_findings, route_out
+from netsight.analyzers.routing.report import RouteOut, route_out
 from netsight.graph.model import Kind, make_key
 from netsight.graph.store import GraphView
 

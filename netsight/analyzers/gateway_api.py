@@ -8,8 +8,8 @@ from netsight.analyzers import check_gateway_status, check_route_resolution, dif
 from netsight.analyzers.base import AnalyzerMetadata
 from netsight.analyzers.contracts import Finding
 from netsight.analyzers.routing.attachment import Resolver
+from netsight.analyzers.routing.findings import gateway_findings, route_findings
 from netsight.analyzers.routing.objects import GATEWAY, is_gateway_api
-from netsight.analyzers.routing.report import gateway_findings, route_findings
 from netsight.graph.store import GraphView
 
 METADATA = AnalyzerMetadata(

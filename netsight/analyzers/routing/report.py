@@ -1,25 +1,21 @@
-"""Wire shapes of resolution answers, and the findings each result gives.
+"""Wire shapes of resolution answers: conditions, route parents, backends, listeners.
 
-Shared by ``check_route_resolution``, ``check_gateway_status`` and the ``gateway_api``
-analyzer, so one problem reads the same wherever it is reported.
+Shared by ``check_route_resolution``, ``check_gateway_status`` and ``diff_routes``; computed
+conditions sit beside what the cluster's controller wrote (``observed``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
 
-from netsight.analyzers import codes
-from netsight.analyzers.base import evidence, ref
-from netsight.analyzers.contracts import DETAIL, Finding, Model, OmitNone
+from netsight.analyzers.contracts import DETAIL, Model, OmitNone
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import observed
 from netsight.analyzers.routing.attachment import ParentResult, RouteResult
 from netsight.analyzers.routing.gateways import GatewayState, ListenerState
 from netsight.analyzers.routing.references import BackendResolution
-from netsight.graph.store import GraphView
 
 
 class Condition(Model):
@@ -106,7 +102,7 @@ def route_out(result: RouteResult) -> RouteOut:
 
 
 def _parent(*, route_result: RouteResult, parent: ParentResult) -> Parent:
-    seen = _observed_parent(route_result, parent)
+    seen = observed_parent(route_result, parent)
     diff = observed.disagreements(parent.conditions, seen)
     return Parent(
         parent=parent.ref.parent,
@@ -119,7 +115,7 @@ def _parent(*, route_result: RouteResult, parent: ParentResult) -> Parent:
     )
 
 
-def _observed_parent(result: RouteResult, parent: ParentResult) -> observed.Observed | None:
+def observed_parent(result: RouteResult, parent: ParentResult) -> observed.Observed | None:
     controller = parent.gateway.controller if parent.gateway is not None else None
     return observed.route_parent(result.route, parent.ref, controller)
 
@@ -138,110 +134,6 @@ def _backend(resolution: BackendResolution) -> Backend:
         reason=resolution.reason,
         ready_endpoints=resolution.ready_endpoints,
     )
-
-
-def route_findings(view: GraphView, result: RouteResult) -> list[Finding]:
-    route = result.route
-    record = route.record
-    name = f"{route.kind} {route.ref}"
-    found: list[Finding] = []
-    for parent in result.parents:
-        pref = parent.ref
-        path = f"spec.parentRefs[{pref.index}]"
-        target = pref.parent + "".join(
-            (f"/{pref.section_name}" if pref.section_name else "",
-             f":{pref.port}" if pref.port is not None else ""))
-        accepted = parent.conditions[c.ACCEPTED]
-        if parent.gateway is None and pref.is_gateway:
-            found.append(codes.ROUTE_PARENT_NOT_FOUND.finding(
-                ref(record), f"{name}: parent Gateway {pref.parent} not found",
-                detail=accepted.message,
-                suggestion=f"Create Gateway {pref.parent}, or fix {path}.",
-                evidence=[evidence(record, path, pref.parent)]))
-        elif parent.gateway is not None and not parent.gateway.managed:
-            found.append(_class_unavailable(parent.gateway))
-        elif accepted.status == c.FALSE:
-            found.append(codes.ROUTE_NOT_ACCEPTED.finding(
-                ref(record), f"{name} not accepted by {target}: {accepted.reason}",
-                detail=accepted.message,
-                suggestion=_accept_hint(accepted.reason),
-                evidence=[evidence(record, path, {"name": pref.name, "namespace":
-                                                  pref.namespace, "sectionName":
-                                                  pref.section_name, "port": pref.port})]))
-        dropped = parent.conditions.get(c.PARTIALLY_INVALID)
-        if dropped is not None:
-            found.append(codes.ROUTE_RULES_DROPPED.finding(
-                ref(record), f"{name}: rules dropped by {target}",
-                detail=dropped.message,
-                evidence=[evidence(record, "spec.rules", None)]))
-        diff = observed.disagreements(parent.conditions, _observed_parent(result, parent))
-        if diff:
-            found.append(_disagrees(record, f"{name} on {target}", diff,
-                                    "status.parents"))
-    serving = any(p.accepted for p in result.parents)
-    for backend in result.backends:
-        b = backend.ref
-        code = {c.REF_NOT_PERMITTED: codes.ROUTE_BACKEND_REF_NOT_PERMITTED,
-                c.INVALID_KIND: codes.ROUTE_BACKEND_INVALID_KIND,
-                c.BACKEND_NOT_FOUND: codes.ROUTE_BACKEND_NOT_FOUND}.get(backend.reason or "")
-        if code is not None:
-            found.append(code.finding(
-                ref(record), f"{name}: backendRef {b.ref} — {backend.reason}",
-                detail=backend.message,
-                suggestion=_backend_hint(backend),
-                evidence=[evidence(record, b.path, {"group": b.group, "kind": b.kind,
-                                                    "namespace": b.namespace, "name": b.name,
-                                                    "port": b.port})]))
-        elif serving and backend.ok and backend.ready_endpoints == 0 and b.weight > 0:
-            found.append(codes.ROUTE_BACKEND_NO_READY_ENDPOINTS.finding(
-                ref(record), f"{name}: backend Service {b.ref} has no ready endpoints",
-                detail=f"{b.path} resolves to Service {b.ref}, whose EndpointSlices list "
-                "no ready endpoint: requests sent to it fail with 5xx.",
-                suggestion=f"Run diagnose_service on {b.ref}.",
-                evidence=[evidence(record, b.path, b.ref)]))
-    return found
-
-
-def _accept_hint(reason: str) -> str:
-    return {
-        c.NO_MATCHING_PARENT: "Match parentRef sectionName/port to a listener of the Gateway.",
-        c.NOT_ALLOWED_BY_LISTENERS: "Allow the route's kind and namespace in the listener's "
-        "allowedRoutes (namespaces.from / selector / kinds), or move the route.",
-        c.NO_MATCHING_LISTENER_HOSTNAME: "Give the route a hostname the listener's hostname "
-        "covers, or widen the listener hostname.",
-    }.get(reason, "Use only values the Gateway API defines in the route's rules.")
-
-
-def _backend_hint(backend: BackendResolution) -> str:
-    b = backend.ref
-    return {
-        c.REF_NOT_PERMITTED: f"Create a ReferenceGrant in namespace {b.namespace} from this "
-        f"route's kind and namespace to Service {b.name}.",
-        c.INVALID_KIND: "Point the backendRef at a Service (group \"\", kind Service).",
-    }.get(backend.reason or "", f"Create Service {b.ref} with port {b.port}, or fix the "
-          "backendRef.")
-
-
-def _disagrees(record: Any, what: str, kinds: list[str], field: str) -> Finding:
-    return codes.CONTROLLER_STATUS_DISAGREES.finding(
-        ref(record), f"{what}: controller status disagrees on {', '.join(kinds)}",
-        detail="The cluster's controller wrote a status for these conditions other than "
-        "what a conformant controller would set for the current spec: the status may be "
-        "stale, or the controller decides otherwise.",
-        suggestion="Compare 'observed' with 'conditions' in the answer; check the "
-        "controller's logs and the condition's observedGeneration.",
-        evidence=[evidence(record, field, kinds)])
-
-
-def _class_unavailable(gateway: GatewayState) -> Finding:
-    record = gateway.record
-    return codes.GATEWAY_CLASS_UNAVAILABLE.finding(
-        ref(record), f"Gateway {gateway.ref}: GatewayClass {gateway.class_name or '(none)'} "
-        "is unavailable",
-        detail=gateway.conditions[c.ACCEPTED].message,
-        suggestion="Create the GatewayClass (or fix spec.gatewayClassName) and make sure its "
-        "controller runs.",
-        evidence=[evidence(record, "spec.gatewayClassName", gateway.class_name)])
 
 
 # --- gateways ------------------------------------------------------------------------------
@@ -274,7 +166,7 @@ class GatewayOut(OmitNone):
     disagrees: list[str] | None = None
 
 
-def _listener_diff(state: ListenerState, seen: observed.ListenerObserved | None) -> list[str]:
+def listener_diff(state: ListenerState, seen: observed.ListenerObserved | None) -> list[str]:
     if seen is None:
         return []
     diff = observed.disagreements(state.conditions, seen.conditions)
@@ -288,7 +180,7 @@ def gateway_out(state: GatewayState) -> GatewayOut:
     listeners = []
     for ls in state.listeners:
         lseen = seen_listeners.get(ls.listener.name)
-        diff = _listener_diff(ls, lseen)
+        diff = listener_diff(ls, lseen)
         listeners.append(ListenerOut(
             name=ls.listener.name,
             port=ls.listener.port,
@@ -313,52 +205,3 @@ def gateway_out(state: GatewayState) -> GatewayOut:
         observed=as_observed(seen),
         disagrees=diff or None,
     )
-
-
-def gateway_findings(state: GatewayState) -> list[Finding]:
-    record = state.record
-    found: list[Finding] = []
-    if not state.managed:
-        found.append(_class_unavailable(state))
-    seen, seen_listeners = observed.gateway(record)
-    for ls in state.listeners:
-        listener = ls.listener
-        name = f"Gateway {state.ref} listener {listener.name}"
-        accepted, resolved = ls.conditions[c.ACCEPTED], ls.conditions[c.RESOLVED_REFS]
-        conflicted = ls.conditions[c.CONFLICTED]
-        if accepted.status == c.FALSE:
-            found.append(codes.LISTENER_NOT_ACCEPTED.finding(
-                ref(record), f"{name} not accepted: {accepted.reason}",
-                detail=accepted.message,
-                suggestion="Fix the listener's protocol, port, tls or allowedRoutes.",
-                evidence=[evidence(record, listener.path, listener.protocol)]))
-        if conflicted.ok:
-            found.append(codes.LISTENER_CONFLICTED.finding(
-                ref(record), f"{name} conflicted: {conflicted.reason}",
-                detail=conflicted.message,
-                suggestion="Give listeners on one port compatible protocols and distinct "
-                "hostnames.",
-                evidence=[evidence(record, f"{listener.path}.port", listener.port)]))
-        if resolved.reason == c.INVALID_ROUTE_KINDS:
-            found.append(codes.LISTENER_INVALID_ROUTE_KINDS.finding(
-                ref(record), f"{name}: invalid route kinds",
-                detail=resolved.message,
-                suggestion="List only route kinds the listener's protocol carries.",
-                evidence=[evidence(record, f"{listener.path}.allowedRoutes.kinds",
-                                   [k for _, k in listener.kinds or ()])]))
-        elif not resolved.ok:
-            found.append(codes.LISTENER_CERTIFICATE_REF_INVALID.finding(
-                ref(record), f"{name}: certificateRef {resolved.reason}",
-                detail=resolved.message,
-                suggestion="Reference an existing Secret of type kubernetes.io/tls (with a "
-                "ReferenceGrant if it lives in another namespace).",
-                evidence=[evidence(record, f"{listener.path}.tls.certificateRefs",
-                                   [f"{r.namespace}/{r.name}"
-                                    for r in listener.certificate_refs])]))
-        diff = _listener_diff(ls, seen_listeners.get(listener.name))
-        if diff:
-            found.append(_disagrees(record, name, diff, "status.listeners"))
-    diff = observed.disagreements(state.conditions, seen)
-    if diff:
-        found.append(_disagrees(record, f"Gateway {state.ref}", diff, "status.conditions"))
-    return found
