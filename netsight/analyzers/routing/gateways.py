@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from netsight.analyzers.routing import conditions as c
+from netsight.analyzers.routing import hostnames
 from netsight.analyzers.routing.objects import (
     CORE_PROTOCOLS,
     GATEWAY_CLASS,
@@ -225,6 +226,27 @@ def _conflicts(listeners: list[ListenerState]) -> None:
                         c.HOSTNAME_CONFLICT,
                         f"listeners {', '.join(s.listener.name for s in same)} share port "
                         f"{port} and hostname {hostname or '(any)'}")
+        _overlapping_tls(port, group)
+
+
+def _overlapping_tls(port: int, group: list[ListenerState]) -> None:
+    """OverlappingTLSConfig: TLS listeners on one port whose distinct hostnames overlap.
+
+    ListenerConditionOverlappingTLSConfig: controllers MUST detect overlapping hostnames
+    (``foo.example.com`` and ``*.example.com``); negative polarity, set only when True.
+    """
+    tls = [s for s in group if _family(s.listener.protocol) == "tls"]
+    for state in tls:
+        mine = state.listener.hostname
+        others = [o.listener.name for o in tls if o is not state
+                  and o.listener.hostname != mine
+                  and (mine is None or o.listener.hostname is None
+                       or hostnames.intersect(mine, o.listener.hostname) is not None)]
+        if others:
+            state.conditions[c.OVERLAPPING_TLS_CONFIG] = c.true(
+                c.OVERLAPPING_HOSTNAMES,
+                f"hostname {mine or '(any)'} overlaps listener(s) {', '.join(others)} "
+                f"on port {port}")
 
 
 def _programmed(conditions: Mapping[str, c.Cond]) -> c.Cond:
