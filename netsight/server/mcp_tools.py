@@ -27,7 +27,6 @@ from typing import Any
 import orjson
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
-from mcp.server.subscriptions import ListenHandler
 from mcp_types import (
     CallToolRequestParams,
     CallToolResult,
@@ -123,7 +122,7 @@ def build_mcp_server(host: ToolHost, notifier: ToolListNotifier) -> NetsightServ
         lifespan=lifespan,
         on_list_tools=_list_tools,
         on_call_tool=_call_tool,
-        on_subscriptions_listen=ListenHandler(notifier.bus),
+        on_subscriptions_listen=notifier.listen,
         get_tool_input_schema=lambda name: _input_schema(host, name),
     )
     server.middleware.append(notifier)

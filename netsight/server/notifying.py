@@ -23,7 +23,12 @@ from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.session import ServerSession
-from mcp.server.subscriptions import InMemorySubscriptionBus, SubscriptionBus, ToolsListChanged
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    SubscriptionBus,
+    ToolsListChanged,
+)
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +40,7 @@ class ToolListNotifier:
     def __init__(self, visible_tools: Callable[[], frozenset[str]],
                  bus: SubscriptionBus | None = None) -> None:
         self.bus: SubscriptionBus = bus or InMemorySubscriptionBus()
+        self.listen = ListenHandler(self.bus)  # serves subscriptions/listen
         self._visible_tools = visible_tools
         self._last = visible_tools()
         self._sessions: dict[int, ServerSession] = {}
@@ -77,6 +83,10 @@ class ToolListNotifier:
         task = asyncio.get_running_loop().create_task(self.notify(), name="notify:tools")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def close(self) -> None:
+        """End every listen stream gracefully (the client sees a deliberate close)."""
+        self.listen.close()
 
     async def notify(self) -> None:
         await self.bus.publish(ToolsListChanged())

@@ -101,6 +101,7 @@ class HttpServer(uvicorn.Server):
         for server in self.servers:
             server.close()  # stop accepting
         self.service.feed.close()  # change streams end; their connections close
+        self.service.notifier.close()  # so do subscriptions/listen streams, gracefully
         host = self.service.host
         if host.in_flight:
             log.info("draining %d in-flight tool call(s)", host.in_flight)

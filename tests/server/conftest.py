@@ -46,6 +46,7 @@ class Served:
     graph: LiveGraph
     service: Service
     url: str  # http://127.0.0.1:PORT
+    http: HttpServer
 
     @property
     def mcp_url(self) -> str:
@@ -80,7 +81,7 @@ async def serving(sim: SimServer, tmp_path: Path, *, wait_ready: bool = True,
         try:
             if wait_ready:
                 await eventually(lambda: graph.ready)
-            yield Served(sim, graph, service, url)
+            yield Served(sim, graph, service, url, server)
         finally:
             await server.stop()
 

@@ -90,6 +90,7 @@ async def test_legacy_clients_get_tools_list_changed(bare: Served) -> None:
         await eventually(lambda: any(isinstance(n, ToolListChangedNotification)
                                      for n in heard))
         assert "route_probe" not in await tool_names(client)
+    await eventually(lambda: bare.service.notifier.legacy_sessions == 0)  # forgotten on close
 
 
 async def test_modern_clients_hear_it_on_their_listen_stream(bare: Served) -> None:
@@ -101,6 +102,15 @@ async def test_modern_clients_hear_it_on_their_listen_stream(bare: Served) -> No
         with anyio.fail_after(10):
             assert isinstance(await anext(events), ToolsListChanged)
         assert "route_probe" in await tool_names(client)
+
+
+async def test_shutdown_ends_listen_streams_gracefully(bare: Served) -> None:
+    async with Client(bare.mcp_url) as client, client.listen(tools_list_changed=True) as sub:
+        stopping = asyncio.create_task(bare.http.stop())
+        with anyio.fail_after(5):
+            remaining = [event async for event in sub]  # ends; SubscriptionLost if abrupt
+        await stopping
+    assert remaining == []
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
