@@ -160,5 +160,6 @@ def analyze(view: GraphView, args: Args) -> Result:
                          denied_pairs=[f"{s.name} -> {d.name}" for _, s, d in denied[:5]])
         if several else None,
         not_evaluated=reasons,
-        suggestion=suggest(view, verdict, src, dst),
+        # Detail only: it counts the pods a change would open to.
+        suggestion=suggest(view, verdict, src, dst) if args.detail else None,
     )

@@ -186,6 +186,10 @@ def _rule(raw: Any, index: int, direction: Direction, baseline: bool) -> Rule:
     if rule.get("ports") is not None:
         ports = tuple(_port(p, f"{path}.ports[{i}]")
                       for i, p in enumerate(items(rule["ports"], f"{path}.ports")))
+        if not ports:
+            # Absent means every port; an empty list is neither spelled out by the spec
+            # nor read alike by implementations.
+            raise Unsupported(f"{path}.ports", "an empty list (omit it to match every port)")
     return Rule(index, str(rule.get("name") or ""), Action(rule["action"]), peers, ports)
 
 

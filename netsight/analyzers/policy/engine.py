@@ -13,7 +13,7 @@ built from unchanged records across calls.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from netsight.analyzers.contracts import ResourceRef
@@ -28,7 +28,7 @@ from netsight.analyzers.policy.verdict import (
     Step,
     Verdict,
 )
-from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel
+from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel, make_key
 from netsight.graph.records import GenericRecord, NetworkPolicyRecord, Record
 from netsight.graph.store import GraphView
 
@@ -86,46 +86,98 @@ def _model(record: Record, build: Callable[[M], object]) -> object:
     return model
 
 
+@dataclass
+class Tiers:
+    """The cluster-scoped policies, sorted, and per namespace the ones that could select its
+    pods. Kept across calls while the policy records are the same objects (records are
+    immutable: same objects, same policies), so a call pays one pass over the records, not
+    a rebuild."""
+
+    records: tuple[Record, ...]
+    admins: list[anp.AdminPolicy]
+    baselines: list[anp.AdminPolicy]
+    kinds: frozenset[str]
+    # namespace -> (its Namespace record when filtered, admins, baselines)
+    by_namespace: dict[str, tuple[Record | None, list[anp.AdminPolicy],
+                                  list[anp.AdminPolicy]]] = field(default_factory=dict)
+
+
+_TIERS: Tiers | None = None
+_ADMIN_KINDS = (anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND)
+
+
+def _tiers(view: GraphView) -> Tiers:
+    global _TIERS
+    records = tuple(r for kind in _ADMIN_KINDS for r in view.for_each(kind))
+    if _TIERS is not None and _TIERS.records == records:
+        return _TIERS
+    admins: list[anp.AdminPolicy] = []
+    baselines: list[anp.AdminPolicy] = []
+    for record in records:
+        if not isinstance(record, GenericRecord):
+            continue
+        if record.kind == anp.CNP_KIND:
+            if record.api_version != cnp.VERSION:
+                continue  # another group or version: see UNEVALUATED
+            model = _model(record, cnp.build)
+        elif not record.api_version.startswith(anp.GROUP + "/") or (
+                record.kind == anp.BANP_KIND and record.name != anp.BANP_NAME):
+            continue  # the API server admits no other BANP name
+        else:
+            model = _model(record, anp.build)
+        assert isinstance(model, anp.AdminPolicy)
+        (baselines if model.baseline else admins).append(model)
+    for tier in (admins, baselines):
+        tier.sort(key=lambda p: (p.priority, p.record.name))
+    kinds = frozenset(p.record.kind for tier in (admins, baselines) for p in tier)
+    _TIERS = Tiers(records, admins, baselines, kinds)
+    return _TIERS
+
+
 class PolicyEngine:
     """Evaluates flows over one view; create one per tool call."""
 
     def __init__(self, view: GraphView) -> None:
         self.view = view
         self.namespaces = Namespaces(view)
-        self._admin: tuple[list[anp.AdminPolicy], list[anp.AdminPolicy]] | None = None
+        self._tiers: Tiers | None = None
         self._unreadable: tuple[str, ...] | None = None
 
     # --- policies --------------------------------------------------------------------
 
+    @property
+    def tiers(self) -> Tiers:
+        if self._tiers is None:
+            self._tiers = _tiers(self.view)
+        return self._tiers
+
     def admin_policies(self) -> tuple[list[anp.AdminPolicy], list[anp.AdminPolicy]]:
         """(Admin tier: ANPs and Admin CNPs; Baseline tier: the BANP and Baseline CNPs),
         each sorted by priority then name."""
-        if self._admin is None:
-            admins: list[anp.AdminPolicy] = []
-            baselines: list[anp.AdminPolicy] = []
-            for kind in (anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND):
-                for record in self.view.for_each(kind):
-                    if not isinstance(record, GenericRecord):
-                        continue
-                    if kind == anp.CNP_KIND:
-                        if record.api_version != cnp.VERSION:
-                            continue  # another group or version: see UNEVALUATED
-                        model = _model(record, cnp.build)
-                    elif not record.api_version.startswith(anp.GROUP + "/") or (
-                            kind == anp.BANP_KIND and record.name != anp.BANP_NAME):
-                        continue  # the API server admits no other BANP name
-                    else:
-                        model = _model(record, anp.build)
-                    assert isinstance(model, anp.AdminPolicy)
-                    (baselines if model.baseline else admins).append(model)
-            for tier in (admins, baselines):
-                tier.sort(key=lambda p: (p.priority, p.record.name))
-            self._admin = (admins, baselines)
-        return self._admin
+        return self.tiers.admins, self.tiers.baselines
+
+    def admin_policies_for(self, namespace: str
+                           ) -> tuple[list[anp.AdminPolicy], list[anp.AdminPolicy]]:
+        """Only those whose subject could select pods of ``namespace`` (same order)."""
+        tiers = self.tiers
+        record = self.view.get(make_key(Kind.NAMESPACE, "", namespace))
+        cached = tiers.by_namespace.get(namespace)
+        if cached is not None and cached[0] is record:
+            return cached[1], cached[2]
+        ns = self.namespaces
+
+        def could_select(policy: anp.AdminPolicy) -> bool:
+            return policy.subject_problem is not None or policy.subject_namespaces is None \
+                or ns.matches(policy.subject_namespaces, namespace) is not False
+
+        admins = [p for p in tiers.admins if could_select(p)]
+        baselines = [p for p in tiers.baselines if could_select(p)]
+        tiers.by_namespace[namespace] = (record, admins, baselines)
+        return admins, baselines
 
     def mixed_versions(self) -> str | None:
         """Both AdminNetworkPolicy API versions in use: which one the CNI enforces is unknown."""
-        kinds = {p.record.kind for tier in self.admin_policies() for p in tier}
+        kinds = self.tiers.kinds
         if anp.CNP_KIND in kinds and kinds & {anp.ANP_KIND, anp.BANP_KIND}:
             return ("both v1alpha1 AdminNetworkPolicy/BaselineAdminNetworkPolicy and v1alpha2 "
                     "ClusterNetworkPolicy objects exist; their relative order is not defined")
@@ -199,7 +251,8 @@ class PolicyEngine:
                 f"{subject.name} is outside the cluster: no policy applies to its "
                 f"{direction.value}"),))
         steps: list[Step] = []
-        admins, baselines = self.admin_policies()
+        assert subject.namespace is not None
+        admins, baselines = self.admin_policies_for(subject.namespace)
         args = (direction, subject, other, destination, port, protocol, self.namespaces)
 
         decision = anp.evaluate(admins, *args)
