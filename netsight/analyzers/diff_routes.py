@@ -17,7 +17,7 @@ from netsight.analyzers.contracts import (
     ToolResult,
 )
 from netsight.analyzers.routing import conditions as c
-from netsight.analyzers.routing import hostnames, rules
+from netsight.analyzers.routing import hostnames, ingresses, rules
 from netsight.analyzers.routing.attachment import Resolver
 from netsight.analyzers.routing.gateways import GatewayState, ListenerState
 from netsight.analyzers.routing.objects import (
@@ -28,6 +28,7 @@ from netsight.analyzers.routing.objects import (
     is_gateway_api,
     raw_hostnames,
 )
+from netsight.analyzers.routing.references import ready_endpoints
 from netsight.analyzers.routing.requests import (
     Candidate,
     Request,
@@ -36,6 +37,7 @@ from netsight.analyzers.routing.requests import (
     host_rank,
     why_shadowed,
 )
+from netsight.graph.model import Kind
 from netsight.graph.store import GraphView
 
 NAME = "diff_routes"
@@ -43,10 +45,11 @@ NAME = "diff_routes"
 METADATA = AnalyzerMetadata(
     name=NAME,
     description="Resolve one HTTP request (host, path, method, headers, query) through the "
-    "Gateway API as the spec orders it: the listener it lands on, the HTTPRoute rule chosen "
+    "Gateway API as the spec orders it (the listener it lands on, the HTTPRoute rule chosen "
     "by match precedence, the filters that apply, the weighted backends with ready "
-    "endpoint counts; rules it shadows; whether it reaches an expected backend.",
-    reads=ROUTES_METADATA.reads,
+    "endpoint counts) and through Ingress (class, host, pathType, default backend); the "
+    "rules it shadows; whether it reaches an expected backend.",
+    reads=ROUTES_METADATA.reads | {Kind.INGRESS, Kind.INGRESS_CLASS},
     codes=(codes.REQUEST_NOT_ROUTED, codes.REQUEST_GETS_ERROR,
            codes.REQUEST_MISSES_EXPECTED_BACKEND),
 )
@@ -218,11 +221,12 @@ def analyze(view: GraphView, args: Args) -> Result:
     request = Request(host, args.path.split("?")[0], args.method, args.headers, args.query)
     described = f"{args.method} {host}{args.path}"
     resolver = Resolver(view)
-    notes = ["Ingress and mesh routing layers are not evaluated yet"]
+    notes = ["mesh routing layers (GAMMA, VirtualService) are not evaluated yet"]
     layers: list[Layer] = []
     conflicts: list[Shadowed] = []
     findings: list[Finding] = []
-    losers_for_expected: list[tuple[Candidate, Candidate]] = []
+    # (winner, loser, deciding criterion, backends the loser would have reached)
+    losers: list[tuple[str, str, str, set[str]]] = []
     unmatched: list[str] = []
     for state, listener in _entries(view, resolver, args, host):
         found = _candidates(resolver, state, listener, request, notes)
@@ -245,10 +249,13 @@ def analyze(view: GraphView, args: Args) -> Result:
         for other in found[1:]:
             if (other.route.ref, other.rule) == (winner.route.ref, winner.rule):
                 continue
+            because = why_shadowed(winner, other)
             conflicts.append(Shadowed(route=other.route.ref, rule=other.rule,
                                       shadowed_by=f"{winner.route.ref} rule {winner.rule}",
-                                      because=why_shadowed(winner, other)))
-            losers_for_expected.append((winner, other))
+                                      because=because))
+            losers.append((winner.label, other.label, because,
+                           {b.ref for b in other.route.backend_refs
+                            if b.rule == other.rule and not b.mirror}))
         if layer.outcome in ("500", "503"):
             findings.append(codes.REQUEST_GETS_ERROR.finding(
                 ref(winner.route.record), f"{described}: {winner.label} answers {layer.outcome}",
@@ -258,6 +265,8 @@ def analyze(view: GraphView, args: Args) -> Result:
                 "The rule that takes the request has no backendRefs.",
                 suggestion="Fix the backendRefs (run check_route_resolution) or the "
                 "backend Service's endpoints (run diagnose_service)."))
+    if args.gateway is None and args.port in (None, 80, 443):
+        _ingress_layer(view, request, layers, conflicts, losers, notes)
     if not layers and unmatched:
         findings.append(codes.REQUEST_NOT_ROUTED.finding(
             None, f"{described}: no route rule matches on any listener for the host (404)",
@@ -284,7 +293,7 @@ def analyze(view: GraphView, args: Args) -> Result:
     if args.expected_backend is not None:
         matches_expected = any(b.backend == args.expected_backend for b in reached.values())
         if not matches_expected:
-            expected_detail = _explain_miss(args.expected_backend, layers, losers_for_expected)
+            expected_detail = _explain_miss(args.expected_backend, layers, losers)
             findings.append(codes.REQUEST_MISSES_EXPECTED_BACKEND.finding(
                 None, f"{described} does not reach {args.expected_backend}",
                 detail=expected_detail,
@@ -304,13 +313,57 @@ def analyze(view: GraphView, args: Args) -> Result:
     )
 
 
+def _ingress_layer(view: GraphView, request: Request, layers: list[Layer],
+                   conflicts: list[Shadowed], losers: list[tuple[str, str, str, set[str]]],
+                   notes: list[str]) -> None:
+    found, more = ingresses.matches(view, request, None)
+    notes.extend(more)
+    if not found:
+        return
+    winner = found[0]
+    ingress = winner.ingress
+    service, port, problem = ingresses.backend_target(view, ingress, winner.backend)
+    ready = ready_endpoints(view, service) if service is not None and problem is None \
+        else None
+    name = f"{ingress.namespace}/{winner.backend.service or ''}"
+    entry = f"ingress/{ingresses.ingress_class(view, ingress)}"
+    match: dict[str, object] | None = None
+    if winner.rule is not None and winner.path is not None:
+        rule = ingress.rules[winner.rule]
+        path = rule.paths[winner.path]
+        match = {"host": rule.host, "path": path.path, "pathType": path.path_type}
+    outcome = "503" if problem is not None or ready == 0 else "forwarded"
+    layers.append(Layer(
+        layer="ingress", entry=entry, route=ingress.ref, kind="Ingress", rule=winner.rule,
+        match=match, outcome=outcome,
+        backends=[BackendShare(backend=name, port=port, weight=1, share=100.0,
+                               resolved=problem is None, reason=problem,
+                               ready_endpoints=ready)]))
+    for other in found[1:]:
+        because = _ingress_because(winner.rank, other.rank)
+        if other.rule is not None:
+            conflicts.append(Shadowed(route=other.ingress.ref, rule=other.rule,
+                                      shadowed_by=winner.label, because=because))
+        losers.append((winner.label, other.label, because,
+                       {f"{other.ingress.namespace}/{other.backend.service}"}))
+
+
+def _ingress_because(winner: tuple[object, ...], loser: tuple[object, ...]) -> str:
+    if loser[0] == 1:  # the rank of a defaultBackend (see ingresses.matches)
+        return "a matching rule comes before a default backend"
+    names = ("host specificity", "path length", "Exact before Prefix", "older Ingress",
+             "Ingress name order", "rule order", "path order")
+    for name, a, b in zip(names, winner, loser, strict=True):
+        if a != b:
+            return name
+    return "identical"
+
+
 def _explain_miss(expected: str, layers: list[Layer],
-                  losers: list[tuple[Candidate, Candidate]]) -> str:
-    for winner, loser in losers:
-        if any(b.rule == loser.rule and not b.mirror and b.ref == expected
-               for b in loser.route.backend_refs):
-            return (f"{loser.label} routes to {expected} but {winner.label} takes precedence "
-                    f"({why_shadowed(winner, loser)})")
+                  losers: list[tuple[str, str, str, set[str]]]) -> str:
+    for winner, loser, because, backends in losers:
+        if expected in backends:
+            return f"{loser} routes to {expected} but {winner} takes precedence ({because})"
     taken = [f"{layer.route} rule {layer.rule} ({layer.outcome})" for layer in layers
              if layer.route]
     if taken:
