@@ -54,9 +54,13 @@ class Peer:
             answers = [n.matches(other) for n in self.networks]
             return True if True in answers else (None if None in answers else False)
         if self.nodes is not None:
-            # Node IPs are not in the graph: only an in-cluster pod network peer is surely
-            # not a node.
-            return False if not other.external and not other.host_network else None
+            if not other.external and not other.host_network:
+                return False  # a pod-network pod is no node
+            if other.host_network and other.node is not None:
+                # A host-network pod answers on its node's IPs: the node is the peer.
+                labels = ns.node_labels(other.node)
+                return None if labels is None else self.nodes.matches(labels)
+            return None  # an outside IP: node addresses are not in the graph
         if other.external or other.host_network:
             return False  # namespaces/pods peers never include host-network pods
         assert other.namespace is not None

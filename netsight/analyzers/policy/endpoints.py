@@ -42,6 +42,7 @@ class Endpoint:
     key: str | None = None  # graph key of the pod or workload
     host_network: bool = False
     template: bool = False
+    node: str | None = None  # spec.nodeName: a host-network pod answers on this node's IPs
 
     @property
     def external(self) -> bool:
@@ -51,7 +52,8 @@ class Endpoint:
 def from_pod(record: PodRecord | WorkloadRecord) -> Endpoint:
     if isinstance(record, PodRecord):
         return Endpoint(f"{record.namespace}/{record.name}", record.namespace, record.labels,
-                        record.ips, record.ports, record.key, record.host_network)
+                        record.ips, record.ports, record.key, record.host_network,
+                        node=record.node_name)
     return Endpoint(f"{record.kind}/{record.namespace}/{record.name}", record.namespace,
                     record.pod_labels, (), record.ports, record.key, record.host_network,
                     template=True)

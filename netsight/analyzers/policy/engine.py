@@ -65,6 +65,7 @@ UNEVALUATED: tuple[Unevaluated, ...] = (
 # Kinds the engine reads; tools add the kinds they resolve names with.
 READS: frozenset[str] = frozenset({
     Kind.POD, Kind.NAMESPACE, Kind.NETWORK_POLICY, anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND,
+    "Node",  # labels, for ANP/CNP nodes peers
     *POD_LIKE_KINDS, *(u.kind for u in UNEVALUATED),
 })
 

@@ -80,6 +80,10 @@ class Namespaces:
                 {**record.labels, NAME_LABEL: namespace}
         return self._labels[namespace]
 
+    def node_labels(self, node: str) -> Mapping[str, str] | None:
+        record = self.view.get(make_key("Node", "", node))
+        return None if record is None else record.labels
+
     def matches(self, sel: LabelSelector, namespace: str) -> Tri:
         if sel.is_empty:
             return True
