@@ -17,7 +17,9 @@ from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import gateways, hostnames, rules
 from netsight.analyzers.routing.objects import (
     GATEWAY,
+    GRPC_ROUTE,
     HOSTNAME_KINDS,
+    HTTP_ROUTE,
     ROUTE_KINDS,
     ParentRef,
     Route,
@@ -185,6 +187,8 @@ class Resolver:
             return ParentResult(ref, gateway, {c.ACCEPTED: gateway.conditions[c.ACCEPTED],
                                                c.RESOLVED_REFS: resolved})
         accepted, listeners = self._accept(route, ref, gateway)
+        if accepted.ok and route.kind in (HTTP_ROUTE, GRPC_ROUTE):
+            accepted, listeners = self._cross_kind(route, gateway, accepted, listeners)
         result = ParentResult(ref, gateway, {c.ACCEPTED: accepted, c.RESOLVED_REFS: resolved},
                               listeners)
         if accepted.ok and dropped:
@@ -197,6 +201,46 @@ class Resolver:
                     c.UNSUPPORTED_VALUE, "Dropped Rule(s) " + "; ".join(
                         f"{i}: {message}" for i, (_, message) in sorted(dropped.items())))
         return result
+
+    def _cross_kind(self, route: Route, gateway: gateways.GatewayState, accepted: c.Cond,
+                    listeners: list[gateways.ListenerState],
+                    ) -> tuple[c.Cond, list[gateways.ListenerState]]:
+        """GRPCRoute.spec.hostnames: an HTTPRoute and a GRPCRoute on one listener with
+        intersecting hostnames cannot both be accepted; the older route (then the first by
+        namespace/name) keeps the listener, the other is not accepted there."""
+        if not self.view.count(GRPC_ROUTE):
+            return accepted, listeners  # the common case: no GRPCRoute anywhere
+        other = GRPC_ROUTE if route.kind == HTTP_ROUTE else HTTP_ROUTE
+        mine = _seniority(route)
+        kept, lost = [], []
+        for listener in listeners:
+            winner = next((rival for rival in self.routes_of(gateway)
+                           if rival.kind == other and _seniority(rival) < mine
+                           and self._attaches(rival, gateway, listener)
+                           and _hostnames_meet(listener, route, rival)), None)
+            if winner is None:
+                kept.append(listener)
+            else:
+                lost.append(f"{listener.listener.name} (taken by {winner.kind} {winner.ref})")
+        if not lost:
+            return accepted, listeners
+        if not kept:
+            return c.false(c.NOT_ALLOWED_BY_LISTENERS,
+                           "an older route of the other kind holds the same hostnames on "
+                           f"listener(s) {', '.join(lost)}"), []
+        names = ", ".join(ls.listener.name for ls in kept)
+        return c.true(c.ACCEPTED, f"accepted by listener(s) {names}; not by "
+                      f"{', '.join(lost)}"), kept
+
+    def _attaches(self, route: Route, gateway: gateways.GatewayState,
+                  listener: gateways.ListenerState) -> bool:
+        for ref in route.parent_refs:
+            if ref.is_gateway and (ref.namespace, ref.name) == (gateway.record.namespace,
+                                                                gateway.record.name):
+                accepted, listeners = self._accept(route, ref, gateway)
+                if accepted.ok and listener in listeners:
+                    return True
+        return False
 
     def _accept(self, route: Route, ref: ParentRef,
                 gateway: gateways.GatewayState) -> tuple[c.Cond, list[gateways.ListenerState]]:
@@ -236,6 +280,19 @@ class Resolver:
         if source == "Selector" and listener.selector is not None:
             return listener.selector.matches(self.namespace_labels(route.record.namespace))
         return False
+
+
+def _seniority(route: Route) -> tuple[str, str]:
+    # Oldest first (an unknown creation time counts as newest), then namespace/name.
+    return route.record.created or "9999", route.ref
+
+
+def _hostnames_meet(listener: gateways.ListenerState, a: Route, b: Route) -> bool:
+    mine = hostnames.effective(listener.hostname, a.hostnames)
+    theirs = hostnames.effective(listener.hostname, b.hostnames)
+    if mine is None or theirs is None:
+        return True  # one of them serves every hostname
+    return any(hostnames.intersect(x, y) is not None for x in mine for y in theirs)
 
 
 def _resolved_refs(backends: list[BackendResolution]) -> c.Cond:
