@@ -212,11 +212,12 @@ class Resolver:
             return accepted, listeners  # the common case: no GRPCRoute anywhere
         other = GRPC_ROUTE if route.kind == HTTP_ROUTE else HTTP_ROUTE
         mine = _seniority(route)
+        rivals = [r for r in self.routes_of(gateway)
+                  if r.kind == other and _seniority(r) < mine]
         kept, lost = [], []
         for listener in listeners:
-            winner = next((rival for rival in self.routes_of(gateway)
-                           if rival.kind == other and _seniority(rival) < mine
-                           and self._attaches(rival, gateway, listener)
+            winner = next((rival for rival in rivals
+                           if self._attaches(rival, gateway, listener)
                            and _hostnames_meet(listener, route, rival)), None)
             if winner is None:
                 kept.append(listener)
