@@ -69,7 +69,7 @@ def gateway(record: Record) -> tuple[Observed | None, dict[str, ListenerObserved
         kinds = entry.get("supportedKinds")
         listeners[name] = ListenerObserved(
             conditions_of(entry.get("conditions")),
-            opt_port(entry.get("attachedRoutes")) if entry.get("attachedRoutes") != 0 else 0,
+            opt_port(entry.get("attachedRoutes")),
             tuple(str(as_map(k).get("kind")) for k in as_list(kinds))
             if kinds is not None else None,
         )

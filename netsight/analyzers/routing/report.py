@@ -142,6 +142,7 @@ def _backend(resolution: BackendResolution) -> Backend:
 class ListenerObservedOut(OmitNone):
     conditions: dict[str, Condition] | None = None
     attached_routes: int | None = None
+    supported_kinds: list[str] | None = None
 
 
 class ListenerOut(OmitNone):
@@ -192,7 +193,9 @@ def gateway_out(state: GatewayState) -> GatewayOut:
             conditions=computed(ls.conditions),
             observed=None if lseen is None else ListenerObservedOut(
                 conditions=as_observed(lseen.conditions),
-                attached_routes=lseen.attached_routes),
+                attached_routes=lseen.attached_routes,
+                supported_kinds=list(lseen.supported_kinds)
+                if lseen.supported_kinds is not None else None),
             disagrees=diff or None,
         ))
     diff = observed.disagreements(state.conditions, seen)
