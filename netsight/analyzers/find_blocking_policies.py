@@ -123,14 +123,13 @@ def analyze(view: GraphView, args: Args) -> Result:
                           "diagnose_service", tool=NAME)
     engine = PolicyEngine(view)
     verdicts: list[tuple[Verdict, Endpoint, Endpoint]] = []
-    for src in sources.endpoints:
-        for dst, port in targets:
-            if src.key is not None and src.key == dst.key:
-                continue  # a pod to itself: plugins differ (loopback); not a policy question
-            if len(verdicts) >= MAX_PAIRS:
-                notes.append(f"only the first {MAX_PAIRS} pod pairs were evaluated")
-                break
-            verdicts.append((engine.evaluate(src, dst, port, args.protocol), src, dst))
+    pairs = [(src, dst, port) for src in sources.endpoints for dst, port in targets
+             # a pod to itself: plugins differ (loopback); not a policy question
+             if src.key is None or src.key != dst.key]
+    if len(pairs) > MAX_PAIRS:
+        notes.append(f"only the first {MAX_PAIRS} of {len(pairs)} pod pairs were evaluated")
+    for src, dst, port in pairs[:MAX_PAIRS]:
+        verdicts.append((engine.evaluate(src, dst, port, args.protocol), src, dst))
     if not verdicts:
         raise ToolFailure(ErrorCode.INVALID_INPUT, "destination: the same pod as source; "
                           "traffic of a pod to itself is not subject to policy", tool=NAME)

@@ -155,6 +155,36 @@ def admin(draw: Any, index: int, baseline: bool, priority: int = 0) -> dict[str,
 
 
 @st.composite
+def cnp_protocol(draw: Any) -> dict[str, Any]:
+    shape = draw(st.sampled_from(("tcp", "udp", "sctp", "destinationNamedPort")))
+    if shape == "destinationNamedPort":
+        return {shape: draw(st.sampled_from(("http", "dns", "alt", "none")))}
+    port = draw(st.sampled_from((None, "number", "range")))
+    if port is None:
+        return {shape: {}}
+    if port == "number":
+        return {shape: {"destinationPort": {"number": draw(st.sampled_from(QUERY_PORTS))}}}
+    start = draw(st.sampled_from((50, 80, 8000)))
+    return {shape: {"destinationPort": {"range": {"start": start, "end": start + 100}}}}
+
+
+@st.composite
+def cluster_policy(draw: Any, index: int, priority: int) -> dict[str, Any]:
+    """v1alpha2: the same subjects and peers as v1alpha1; tiers, Accept, protocols."""
+    tier = draw(st.sampled_from(("Admin", "Baseline")))
+    spec = draw(admin(index, False, priority))["spec"]
+    spec["tier"] = tier
+    for direction in ("ingress", "egress"):
+        for rule in spec.get(direction, []):
+            rule["action"] = {"Allow": "Accept"}.get(rule["action"], rule["action"])
+            rule.pop("ports", None)
+            if draw(st.booleans()):
+                rule["protocols"] = draw(st.lists(cnp_protocol(), min_size=1, max_size=2))
+    return {"apiVersion": "policy.networking.k8s.io/v1alpha2", "kind": "ClusterNetworkPolicy",
+            "metadata": {"name": f"cnp{index}"}, "spec": spec}
+
+
+@st.composite
 def clusters(draw: Any) -> list[dict[str, Any]]:
     objects: list[dict[str, Any]] = [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n, "labels": {
@@ -173,6 +203,10 @@ def clusters(draw: Any) -> list[dict[str, Any]]:
     objects += [draw(netpols(i)) for i in range(draw(st.integers(0, 3)))]
     # Distinct priorities (equal ones are undefined by the spec), unrelated to name order.
     priorities = draw(st.lists(st.integers(0, 1000), max_size=3, unique=True))
+    # One API version per cluster: with both, their relative order is undefined.
+    if draw(st.booleans()):
+        objects += [draw(cluster_policy(i, p)) for i, p in enumerate(priorities)]
+        return objects
     objects += [draw(admin(i, False, p)) for i, p in enumerate(priorities)]
     if draw(st.booleans()):
         objects.append(draw(admin(0, True)))
@@ -210,6 +244,10 @@ class Reference:
         self.anps = sorted((o for o in objects if o["kind"] == "AdminNetworkPolicy"),
                            key=lambda o: o["spec"]["priority"])
         self.banps = [o for o in objects if o["kind"] == "BaselineAdminNetworkPolicy"]
+        cnps = sorted((o for o in objects if o["kind"] == "ClusterNetworkPolicy"),
+                      key=lambda o: o["spec"]["priority"])
+        self.anps += [o for o in cnps if o["spec"]["tier"] == "Admin"]
+        self.banps += [o for o in cnps if o["spec"]["tier"] == "Baseline"]
 
     @staticmethod
     def ns(pod: dict[str, Any]) -> str:
@@ -284,6 +322,18 @@ class Reference:
                     proto: str) -> bool:
         if "namedPort" in entry:
             return self.named(dst, entry["namedPort"], port, proto)
+        if "destinationNamedPort" in entry:
+            return self.named(dst, entry["destinationNamedPort"], port, proto)
+        for transport in ("tcp", "udp", "sctp"):
+            if transport in entry:
+                wanted = entry[transport].get("destinationPort")
+                if transport.upper() != proto:
+                    return False
+                if wanted is None:
+                    return True
+                if "number" in wanted:
+                    return bool(wanted["number"] == port)
+                return bool(wanted["range"]["start"] <= port <= wanted["range"]["end"])
         if "portNumber" in entry:
             return bool(entry["portNumber"]["port"] == port and
                         entry["portNumber"]["protocol"] == proto)
@@ -305,10 +355,11 @@ class Reference:
             if not applies:
                 continue
             for rule in policy["spec"].get(direction, []):
+                ports = rule.get("ports", rule.get("protocols"))
                 if any(self.anp_peer_ok(p, other) for p in rule[key]) and (
-                        "ports" not in rule or any(self.anp_port_ok(e, dst, port, proto)
-                                                   for e in rule["ports"])):
-                    return str(rule["action"])
+                        ports is None or any(self.anp_port_ok(e, dst, port, proto)
+                                             for e in ports)):
+                    return {"Accept": "Allow"}.get(rule["action"], rule["action"])
         return None
 
     def direction(self, direction: str, subject: dict[str, Any], other: dict[str, Any],
@@ -320,7 +371,7 @@ class Reference:
         if np is not None:
             return np
         action = self.admin_tier(self.banps, direction, subject, other, dst, port, proto)
-        return action != "Deny"
+        return action != "Deny"  # Allow, Pass (v1alpha2 Baseline) or none: the default
 
     def allowed(self, src: dict[str, Any], dst: dict[str, Any], port: int, proto: str) -> bool:
         return self.direction("egress", src, dst, dst, port, proto) and \
