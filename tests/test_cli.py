@@ -155,7 +155,8 @@ def test_tools_lists_every_tool_with_its_schema() -> None:
     names = {t["name"] for t in tools}
     assert names == {"diagnose_service", "list_services", "analyze_config", "recent_changes",
                      "check_route_resolution", "check_gateway_status", "diff_routes",
-                     "find_blocking_policies", "reachability_matrix"}
+                     "find_blocking_policies", "reachability_matrix",
+                     "k8s_networkpolicies"}
     for tool in tools:
         assert tool["readOnly"] is True
         assert tool["description"]

@@ -21,6 +21,7 @@ from netsight.analyzers import (
     diagnose_service,
     diff_routes,
     find_blocking_policies,
+    k8s_networkpolicies,
     list_services,
     reachability_matrix,
     recent_changes,
@@ -63,7 +64,8 @@ TOOLS: dict[str, ToolSpec] = {
     spec.name: spec
     for spec in map(_spec, (diagnose_service, list_services, analyze_config, recent_changes,
                             check_route_resolution, check_gateway_status, diff_routes,
-                            find_blocking_policies, reachability_matrix))
+                            find_blocking_policies, reachability_matrix,
+                            k8s_networkpolicies))
 }
 
 
