@@ -294,6 +294,11 @@ REQUEST_MISSES_EXPECTED_BACKEND = Code(
     "The request does not reach the backend it was expected to: another rule takes "
     "precedence, or no rule routes there.",
 )
+ROUTE_MESH_PARENT_NOT_FOUND = Code(
+    "NS0517", "RouteMeshParentNotFound", C, ROUTING,
+    "A route's parentRef names a Service (a mesh, GAMMA, parent) that does not exist; no "
+    "mesh applies the route.",
+)
 
 CODES: dict[str, Code] = {
     code.code: code for code in globals().values() if isinstance(code, Code)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from netsight.analyzers.routing import conditions as c
-from netsight.analyzers.routing import gateways, hostnames, rules
+from netsight.analyzers.routing import gateways, hostnames, mesh, rules
 from netsight.analyzers.routing.objects import (
     GATEWAY,
     GRPC_ROUTE,
@@ -172,10 +172,16 @@ class Resolver:
 
     def _parent(self, route: Route, ref: ParentRef, resolved: c.Cond,
                 dropped: dict[int, tuple[str, str]], notes: list[str]) -> ParentResult:
+        if ref.is_service:
+            accepted, _ = mesh.accept(self.view, route, ref)
+            if accepted.ok and dropped and len(dropped) == len(route.rules):
+                reason, message = next(iter(dropped.values()))
+                accepted = c.false(reason, f"no valid rule: {message}")
+            return ParentResult(ref, None, {c.ACCEPTED: accepted, c.RESOLVED_REFS: resolved})
         if not ref.is_gateway:
-            what = "a mesh (GAMMA) Service parent" if (ref.group, ref.kind) == ("", "Service") \
-                else f"parent kind {ref.kind} of group {ref.group or 'core'}"
-            notes.append(f"{route.ref} parentRefs[{ref.index}]: {what} is not evaluated yet")
+            what = f"parent kind {ref.kind} of group {ref.group or 'core'}"
+            notes.append(f"{route.ref} parentRefs[{ref.index}]: {what} is "
+                         "implementation-specific and not evaluated")
             pending = c.unknown(f"{what}: not evaluated by netsight")
             return ParentResult(ref, None, {c.ACCEPTED: pending, c.RESOLVED_REFS: resolved})
         gateway = self.gateway(ref.namespace, ref.name)

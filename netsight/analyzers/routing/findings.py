@@ -38,6 +38,12 @@ def route_findings(view: GraphView, result: RouteResult) -> list[Finding]:
                 detail=accepted.message,
                 suggestion=f"Create Gateway {pref.parent}, or fix {path}.",
                 evidence=[evidence(record, path, pref.parent)]))
+        elif pref.is_service and accepted.status == c.UNKNOWN:
+            found.append(codes.ROUTE_MESH_PARENT_NOT_FOUND.finding(
+                ref(record), f"{name}: parent Service {pref.parent} not found",
+                detail=accepted.message,
+                suggestion=f"Create Service {pref.parent}, or fix {path}.",
+                evidence=[evidence(record, path, pref.parent)]))
         elif parent.gateway is not None and not parent.gateway.managed:
             found.append(_class_unavailable(parent.gateway))
         elif accepted.status == c.FALSE:

@@ -99,6 +99,11 @@ class ParentRef:
     def is_gateway(self) -> bool:
         return self.group == GATEWAY_GROUP and self.kind == GATEWAY
 
+    @property
+    def is_service(self) -> bool:
+        """A mesh (GAMMA) parent: a Service in the core group."""
+        return self.group == "" and self.kind == SERVICE
+
 
 @dataclass(frozen=True, slots=True)
 class BackendRef:
