@@ -33,8 +33,9 @@ NAME = "check_route_resolution"
 METADATA = AnalyzerMetadata(
     name=NAME,
     description="Resolve Gateway API routes (HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, "
-    "UDPRoute) as a conformant controller would: per parentRef the Accepted and "
-    "ResolvedRefs conditions with the spec's reasons, the listeners the route attaches to, "
+    "UDPRoute) as a conformant controller would: per parentRef (Gateway, or mesh Service) "
+    "the Accepted and ResolvedRefs conditions with the spec's reasons, the listeners the "
+    "route attaches to, "
     "and each backendRef resolved (kind, ReferenceGrant, existence, port, ready endpoints); "
     "side by side with the status the cluster's controller wrote.",
     reads=frozenset({*ROUTE_KINDS, GATEWAY, GATEWAY_CLASS, REFERENCE_GRANT, SECRET,
