@@ -10,6 +10,7 @@ where answers are built: the tool host and the graph selection.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from netsight.analyzers.catalog import TOOLS, ToolSpec
 from netsight.server import changes, graph_api
@@ -37,6 +39,33 @@ from netsight.server.notifying import ToolListNotifier
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
+class Exchanges:
+    """ASGI wrapper counting MCP POST exchanges until their response is fully sent.
+
+    Shutdown drains on this, not on tool calls: a call that has returned may still have its
+    response queued on the SSE stream, and cancelling the sessions then would lose it.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.open = 0
+        self.idle = asyncio.Event()
+        self.idle.set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        self.open += 1
+        self.idle.clear()
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.open -= 1
+            if self.open == 0:
+                self.idle.set()
+
+
 @dataclass
 class Service:
     """The serving parts around one live graph."""
@@ -47,6 +76,7 @@ class Service:
     mcp: NetsightServer
     feed: ChangeFeed
     sessions: StreamableHTTPSessionManager
+    exchanges: Exchanges
     app: Starlette
 
     @contextlib.asynccontextmanager
@@ -69,6 +99,7 @@ def build_service(graph: LiveGraph, settings: Settings, *,
     mcp = build_mcp_server(host, notifier)
     sessions = StreamableHTTPSessionManager(app=mcp, security_settings=_security(settings.host))
     feed = ChangeFeed(graph.store)
+    exchanges = Exchanges(StreamableHTTPASGIApp(sessions))
 
     async def healthz(_: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -88,11 +119,11 @@ def build_service(graph: LiveGraph, settings: Settings, *,
             Route("/readyz", readyz, methods=["GET"]),
             Route(graph_api.ENDPOINT, api_graph, methods=["GET"]),
             Route(changes.ENDPOINT, api_changes, methods=["GET"]),
-            Route("/mcp", StreamableHTTPASGIApp(sessions)),
+            Route("/mcp", exchanges),
         ],
         middleware=list(middleware),
     )
-    return Service(graph, host, notifier, mcp, feed, sessions, app)
+    return Service(graph, host, notifier, mcp, feed, sessions, exchanges, app)
 
 
 def readiness(graph: LiveGraph) -> Response:

@@ -26,6 +26,7 @@ from typing import IO
 
 import uvicorn
 from mcp.server.stdio import stdio_server
+from sse_starlette.sse import AppStatus
 
 from netsight.analyzers.catalog import TOOLS, ToolSpec
 from netsight.graph.watching import InformerSettings
@@ -49,6 +50,10 @@ class HttpServer(uvicorn.Server):
             timeout_graceful_shutdown=int(max(1, settings.shutdown_timeout)),
         )
         super().__init__(config)
+        # sse-starlette (the SDK's SSE responses) ends every SSE response within 0.5 s of
+        # uvicorn's should_exit, in-flight tool call responses included, which defeats
+        # draining. Its streams end here when the session manager stops, after the drain.
+        AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
         self.service, self.settings = service, settings
         self.socket = sock or listen(settings)
         self.port: int = self.socket.getsockname()[1]
@@ -102,11 +107,11 @@ class HttpServer(uvicorn.Server):
             server.close()  # stop accepting
         self.service.feed.close()  # change streams end; their connections close
         self.service.notifier.close()  # so do subscriptions/listen streams, gracefully
-        host = self.service.host
-        if host.in_flight:
-            log.info("draining %d in-flight tool call(s)", host.in_flight)
+        exchanges = self.service.exchanges
+        if exchanges.open:
+            log.info("draining %d MCP exchange(s)", exchanges.open)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(host.idle.wait(), self.settings.shutdown_timeout)
+                await asyncio.wait_for(exchanges.idle.wait(), self.settings.shutdown_timeout)
         await self._end_sessions()  # cancels what is left, closes MCP streams
         await super().shutdown(sockets)
 

@@ -1,0 +1,64 @@
+"""Shutdown drains: a call in flight when SIGTERM arrives still gets its answer; one that
+would outlast the drain timeout is cancelled rather than holding the process."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from netsight.analyzers.catalog import TOOLS, ToolSpec
+from netsight.sim.apiserver import SimServer
+from tests.server.conftest import serving, structured
+
+pytestmark = pytest.mark.anyio
+
+DIAGNOSE = TOOLS["diagnose_service"]
+
+
+async def _nap(view: Any, args: Any) -> Any:
+    await asyncio.sleep(0.5)
+    return DIAGNOSE.run(view, args)
+
+
+async def _forever(view: Any, args: Any) -> Any:
+    await asyncio.sleep(60)
+
+
+CATALOG = {**TOOLS,
+           "nap": ToolSpec("nap", "Answers after half a second", DIAGNOSE.args, DIAGNOSE.result,
+                           _nap),
+           "forever": ToolSpec("forever", "Never answers", DIAGNOSE.args, DIAGNOSE.result,
+                               _forever)}
+
+
+async def test_an_in_flight_call_is_answered_before_the_server_stops(
+        sim: SimServer, tmp_path: Path) -> None:
+    async with serving(sim, tmp_path, tools=CATALOG, tool_timeout=30.0) as served, \
+            Client(served.mcp_url, mode="legacy") as client:
+        await client.list_tools()  # else the client lists tools after the call, to validate
+        call = asyncio.create_task(client.call_tool("nap", {"service": "shop/cart"}))
+        await asyncio.sleep(0.1)
+        assert served.service.host.in_flight == 1
+        await served.http.stop()
+        answer = structured(await call)
+    assert answer["service"] == "shop/cart"
+
+
+async def test_a_call_outlasting_the_drain_is_cancelled(sim: SimServer, tmp_path: Path) -> None:
+    async with serving(sim, tmp_path, tools=CATALOG, tool_timeout=30.0,
+                       shutdown_timeout=0.5) as served:
+        client = Client(served.mcp_url, mode="legacy", read_timeout_seconds=10)
+        async with client:
+            call = asyncio.create_task(client.call_tool("forever", {"service": "shop/cart"}))
+            await asyncio.sleep(0.1)
+            started = time.monotonic()
+            await served.http.stop()
+            stopped = time.monotonic() - started
+            assert served.service.host.in_flight == 0
+            call.cancel()
+    assert stopped < 3, f"stop took {stopped:.1f}s"
