@@ -23,7 +23,14 @@ from typing import Any, TypeVar
 
 import networkx as nx
 
-from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel, is_cluster_scoped, make_key
+from netsight.graph.model import (
+    POD_LIKE_KINDS,
+    Kind,
+    Rel,
+    is_cluster_scoped,
+    make_key,
+    parse_key,
+)
 from netsight.graph.records import (
     EndpointSliceRecord,
     EndpointsRecord,
@@ -172,6 +179,15 @@ class GraphState:
     # Only absent targets: a present one has the edge itself. Declared references are not
     # stored either; record_references() derives them from the record again when needed.
     pending: dict[str, set[Edge]] = field(default_factory=dict)
+    # Kinds that never enter this graph (from a cluster: the workloads, which are not
+    # watched): references to them are not kept pending, as nothing would ever link them.
+    never_arriving: frozenset[str] = frozenset()
+
+    def never_arrive(self, kinds: Iterable[str]) -> None:
+        """Declare kinds that will never be added; forget references waiting for them."""
+        self.never_arriving = frozenset(kinds)
+        for target in [t for t in self.pending if parse_key(t).kind in self.never_arriving]:
+            del self.pending[target]
 
     def record(self, key: str) -> Record | None:
         node: NodeData | None = self.graph._node.get(key)
@@ -326,7 +342,8 @@ def _link_references(state: GraphState, refs: tuple[Edge, ...]) -> None:
     for source, target, rel in refs:
         if target in graph:
             link(graph, source, target, rel)
-        else:
+        elif not state.never_arriving or \
+                target.partition("/")[0] not in state.never_arriving:
             state.pending.setdefault(target, set()).add((source, target, rel))
 
 

@@ -428,7 +428,18 @@ def _controller_owner(raw: object) -> tuple[str, str] | None:
     # The kind as keys spell it: apps/v1 ReplicaSet -> ReplicaSet, an Istio Gateway owner
     # -> Gateway.networking.istio.io.
     kid = kind_id(str(chosen.get("apiVersion") or "v1"), str(chosen["kind"]))
-    return (_intern(kid), _intern(str(chosen["name"])))
+    owner = (_intern(kid), _intern(str(chosen["name"])))
+    # The pods of one ReplicaSet share one tuple.
+    shared = _OWNERS.get(owner)
+    if shared is None:
+        if len(_OWNERS) >= _OWNERS_LIMIT:
+            _OWNERS.clear()
+        shared = _OWNERS[owner] = owner
+    return shared
+
+
+_OWNERS: dict[tuple[str, str], tuple[str, str]] = {}
+_OWNERS_LIMIT = 65536
 
 
 def _as_list(raw: object, path: str) -> list[Any]:

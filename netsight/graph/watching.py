@@ -32,7 +32,7 @@ from typing import Any, Protocol
 import aiohttp
 import orjson
 
-from netsight.graph.model import kind_id, make_key
+from netsight.graph.model import WORKLOAD_KINDS, kind_id, make_key
 from netsight.graph.store import EventType, GraphStore, KindStatus, SyncState
 
 log = logging.getLogger(__name__)
@@ -373,6 +373,9 @@ PROVIDER_GROUPS: dict[str, tuple[str, frozenset[str] | None]] = {
     "gateway.kgateway.dev": ("kgateway", None),
 }
 
+# Kinds objects refer to (as owners) that no informer watches.
+NEVER_WATCHED: frozenset[str] = WORKLOAD_KINDS | {"Node"}
+
 CRD_KIND = WatchedKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition",
                        "customresourcedefinitions", False)
 
@@ -445,6 +448,9 @@ class ClusterWatcher:
 
     async def start(self) -> None:
         """Discover, start every informer, and follow CRDs. Returns once started."""
+        # Pods name their ReplicaSet (and others their Deployment, Node...) as owner; those
+        # kinds are not watched, so such references are never waited on.
+        self.store.state.never_arrive(NEVER_WATCHED)
         for kind in await discover(self.transport):
             self._start(kind)
         self._publish_providers()
