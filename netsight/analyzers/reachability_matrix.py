@@ -41,8 +41,9 @@ class Args(PagedArgs):
                                     description="Destination ports")
     protocols: list[Protocol] = Field(default_factory=lambda: ["TCP"], min_length=1,
                                       description="TCP, UDP and/or SCTP")
-    # Generous, so one call (the CLI's, too) returns a matrix of a few dozen pods whole.
-    limit: int = Field(default=1000, ge=1, le=10_000, description="Entries per page")
+    # Generous, so one call (the CLI's, too) returns a matrix of a few dozen pods whole:
+    # 16 pods x 6 ports x 3 protocols is 4,320 entries.
+    limit: int = Field(default=5000, ge=1, le=20_000, description="Entries per page")
 
 
 class Entry(DetailAware):
