@@ -21,7 +21,7 @@ import inspect
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -63,11 +63,7 @@ class ToolHost:
     tools: Mapping[str, ToolSpec]
     timeout: float
     providers: Callable[[], set[str]] = set
-    in_flight: int = 0
-    idle: asyncio.Event = field(default_factory=asyncio.Event)
-
-    def __post_init__(self) -> None:
-        self.idle.set()
+    in_flight: int = 0  # tool calls running now
 
     def visible(self) -> frozenset[str]:
         return frozenset(name for name, spec in self.tools.items() if self.available(spec))
@@ -166,7 +162,6 @@ async def _call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
 async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
     """One call: validate, run on the loop under TOOL_TIMEOUT, render; failures as ToolError."""
     host.in_flight += 1
-    host.idle.clear()
     started = time.perf_counter()
     try:
         spec = host.spec(name)
@@ -194,8 +189,6 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any]) -> C
             "question (a namespace, one object) or raise TOOL_TIMEOUT", tool=name), name)
     finally:
         host.in_flight -= 1
-        if host.in_flight == 0:
-            host.idle.set()
         log.debug("tool %s answered in %.1f ms", name, (time.perf_counter() - started) * 1e3)
 
 
