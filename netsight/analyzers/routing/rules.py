@@ -37,7 +37,7 @@ def invalid_rules(route: Route) -> dict[int, tuple[str, str]]:
 
 
 def _enum(value: object, allowed: frozenset[str], field: str) -> tuple[str, str] | None:
-    if value is not None and value not in allowed:
+    if value is not None and (not isinstance(value, str) or value not in allowed):
         return c.UNSUPPORTED_VALUE, f"{field} {value!r} is not one of {', '.join(sorted(allowed))}"
     return None
 

@@ -1,0 +1,59 @@
+"""Gateway API objects keep spec and status as written: fields of the wrong shape must give
+an answer (an unsupported value, a missing reference), never an internal error."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from netsight.analyzers.catalog import call_tool
+from netsight.graph.store import GraphStore, Source
+
+GROUP = "gateway.networking.k8s.io/v1"
+ODD: list[Any] = [None, 1, "x", [], {}, [1, "a", None], {"a": [None]}, True]
+
+
+def objects(odd: Any) -> list[dict[str, Any]]:
+    return [
+        {"apiVersion": GROUP, "kind": "GatewayClass", "metadata": {"name": "c"},
+         "spec": {"controllerName": odd}, "status": {"conditions": odd}},
+        {"apiVersion": GROUP, "kind": "Gateway", "metadata": {"name": "g", "namespace": "a"},
+         "spec": {"gatewayClassName": "c", "listeners": [
+             odd, {"name": odd, "port": odd, "protocol": odd, "hostname": odd, "tls": odd,
+                   "allowedRoutes": odd},
+             {"name": "h", "port": 80, "protocol": "HTTPS", "tls": {"certificateRefs": odd,
+                                                                    "mode": odd},
+              "allowedRoutes": {"namespaces": {"from": "Selector", "selector": odd},
+                                "kinds": odd}}]},
+         "status": {"listeners": odd, "conditions": [odd]}},
+        {"apiVersion": GROUP, "kind": "HTTPRoute", "metadata": {"name": "r", "namespace": "a"},
+         "spec": {"parentRefs": [odd, {"name": "g", "sectionName": odd, "port": odd,
+                                       "kind": odd, "group": odd}],
+                  "hostnames": odd,
+                  "rules": [odd, {"matches": odd, "filters": odd, "backendRefs": odd},
+                            {"matches": [{"path": odd, "headers": odd, "method": odd,
+                                          "queryParams": [odd]}],
+                             "backendRefs": [odd, {"name": odd, "port": odd, "weight": odd,
+                                                   "kind": odd, "namespace": odd}]}]},
+         "status": {"parents": [odd, {"parentRef": odd, "conditions": odd}]}},
+        {"apiVersion": "gateway.networking.k8s.io/v1beta1", "kind": "ReferenceGrant",
+         "metadata": {"name": "rg", "namespace": "a"}, "spec": {"from": odd, "to": [odd]}},
+        {"apiVersion": GROUP, "kind": "GRPCRoute", "metadata": {"name": "q", "namespace": "a"},
+         "spec": {"parentRefs": [{"name": "g"}], "rules": [{"matches": [{"method": odd}]}]}},
+    ]
+
+
+@pytest.mark.parametrize("odd", ODD, ids=[json.dumps(o) for o in ODD])
+@pytest.mark.parametrize(("tool", "args"), [
+    ("check_route_resolution", {}),
+    ("check_gateway_status", {}),
+    ("diff_routes", {"host": "a.example.com", "path": "/x"}),
+    ("analyze_config", {"analyzers": ["gateway_api"]}),
+])
+def test_odd_shapes_give_an_answer(odd: Any, tool: str, args: dict[str, Any]) -> None:
+    store = GraphStore(source=Source.CLUSTER)
+    for raw in objects(odd):
+        store.apply("ADDED", raw)
+    call_tool(store.view(), tool, args)  # raises ToolFailure(INTERNAL_ERROR) on a crash
