@@ -143,6 +143,8 @@ class PolicyEngine:
         self.namespaces = Namespaces(view)
         self._tiers: Tiers | None = None
         self._unreadable: tuple[str, ...] | None = None
+        self._unevaluated: dict[tuple[str | None, str | None],
+                                tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
     # --- policies --------------------------------------------------------------------
 
@@ -207,6 +209,14 @@ class PolicyEngine:
     def unevaluated(self, source: Endpoint, destination: Endpoint
                     ) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(kinds that could allow or deny, kinds that could only deny) bearing on the flow."""
+        scope = (source.namespace, destination.namespace)
+        found = self._unevaluated.get(scope)
+        if found is None:
+            found = self._unevaluated[scope] = self._count_unevaluated(source, destination)
+        return found
+
+    def _count_unevaluated(self, source: Endpoint, destination: Endpoint
+                           ) -> tuple[tuple[str, ...], tuple[str, ...]]:
         undecided: list[str] = []
         restricting: list[str] = []
         for kind in UNEVALUATED:
