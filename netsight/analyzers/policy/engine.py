@@ -1,13 +1,15 @@
-"""Evaluate one flow across every policy layer: ANP -> NetworkPolicy -> BANP -> allow.
+"""Evaluate one flow across every policy layer: Admin tier -> NetworkPolicy -> Baseline tier.
 
 Per direction, at the pod the direction belongs to (egress at the source, ingress at the
-destination): the first matching ANP rule decides Allow or Deny, Pass (or no match) goes
-on to the NetworkPolicies isolating the pod, which decide if there are any; then the BANP;
-then the default, allow. Traffic flows when both directions allow it.
+destination): the first matching rule of the Admin tier (ANPs and ClusterNetworkPolicies
+of tier Admin, by priority then rule order) decides Allow or Deny; Pass, or no match, goes
+on to the NetworkPolicies isolating the pod, which decide if there are any; then the
+Baseline tier (the BANP, ClusterNetworkPolicies of tier Baseline); then the default,
+allow. Traffic flows when both directions allow it.
 
-An engine lives for one tool call: it reads the graph through the view, looks up the
-policies of one pod through the graph's ``applies_to`` edges, and reuses policy models
-built from unchanged records across calls.
+An engine lives for one tool call. It finds a pod's NetworkPolicies through the graph's
+``applies_to`` edges, and keeps policy models (and the sorted cluster-scoped tiers) across
+calls for as long as their records are the same objects.
 """
 
 from __future__ import annotations
