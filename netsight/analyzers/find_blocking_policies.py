@@ -116,6 +116,10 @@ def _targets(resolved: Resolved, port: int, protocol: str
 def analyze(view: GraphView, args: Args) -> Result:
     sources = resolve(view, args.source, argument="source", tool=NAME)
     destinations = resolve(view, args.destination, argument="destination", tool=NAME)
+    if sources.endpoints[0].external and destinations.endpoints[0].external:
+        raise ToolFailure(ErrorCode.INVALID_INPUT, "destination: source and destination are "
+                          "both outside the cluster; no cluster policy applies between them",
+                          tool=NAME)
     targets, notes = _targets(destinations, args.port, args.protocol)
     if not targets:
         raise ToolFailure(ErrorCode.NOT_FOUND, f"port: Service {args.destination} port "

@@ -59,6 +59,8 @@ FLOW = {"source": "x/a", "destination": "y/b", "port": 80}
     ({**FLOW, "port": "80"}, ErrorCode.INVALID_INPUT, "port:"),
     ({**FLOW, "protocol": "ICMP"}, ErrorCode.INVALID_INPUT, "protocol:"),
     ({**FLOW, "destination": "x/a"}, ErrorCode.INVALID_INPUT, "destination:"),
+    ({**FLOW, "source": "ip:192.0.2.1", "destination": "ip:192.0.2.2"},
+     ErrorCode.INVALID_INPUT, "destination:"),
     ({**FLOW, "destination": "Service/y/db", "port": 5432, "protocol": "UDP", "detail": True,
       "extra": 1}, ErrorCode.INVALID_INPUT, "extra:"),
 ])

@@ -57,15 +57,20 @@ def _dump(data: Any) -> str:
 
 
 def _also_opens(view: GraphView, other: Endpoint, policy_pods: int, port: int,
-                proto: str) -> str:
+                proto: str, direction: Direction) -> str:
+    selected = f"the {policy_pods} pod(s) the policy selects"
     if other.external:
-        return f"It admits only {other.ips[0]}, to the {policy_pods} pod(s) the policy selects."
+        where = f"from {other.ips[0]} to {selected}" if direction is Direction.INGRESS else \
+            f"from {selected} to {other.ips[0]}"
+        return f"It opens {port}/{proto} {where} only."
     assert other.namespace is not None
     labels = stable_labels(other)
     peers = sum(1 for _ in view.matching(other.namespace, selector_from_map(labels)))
-    return (f"It also opens {port}/{proto} from every pod labelled "
-            f"{selector_from_map(labels).describe()} in {other.namespace} ({peers} pod(s) or "
-            f"template(s)) to all {policy_pods} pod(s) the policy selects.")
+    group = (f"every pod labelled {selector_from_map(labels).describe()} in "
+             f"{other.namespace} ({peers} pod(s) or template(s))")
+    where = f"from {group} to {selected}" if direction is Direction.INGRESS else \
+        f"from {selected} to {group}"
+    return f"It also opens {port}/{proto} {where}."
 
 
 def _fix(view: GraphView, part: DirectionVerdict, source: Endpoint, destination: Endpoint,
@@ -87,7 +92,7 @@ def _fix(view: GraphView, part: DirectionVerdict, source: Endpoint, destination:
         rule: dict[str, Any] = {field: [_peer(other, policy.namespace, step.layer)], "ports": ports}
         return (f"Add this {direction.value} rule to NetworkPolicy {policy.namespace}/"
                 f"{policy.name} (spec.{direction.value}):\n{_dump([rule])}\n"
-                + _also_opens(view, other, selected, port, proto))
+                + _also_opens(view, other, selected, port, proto, direction))
     if step.layer is Layer.ANP:
         anp_ports = [{"portNumber": {"port": port, "protocol": proto}}]
         name = "allow-" + other.name.replace("/", "-").replace(":", "-")
