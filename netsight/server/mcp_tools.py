@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import logging
 import time
@@ -40,7 +41,7 @@ from mcp_types import (
 from netsight.analyzers.arguments import ToolArgs
 from netsight.analyzers.base import did_you_mean
 from netsight.analyzers.catalog import ToolSpec, parse_args, to_json
-from netsight.analyzers.contracts import ErrorCode, ToolFailure
+from netsight.analyzers.contracts import ErrorCode, ToolFailure, ToolResult
 from netsight.analyzers.rendering import render_text
 from netsight.graph.store import GraphStore, GraphView
 from netsight.server.notifying import ToolListNotifier
@@ -139,6 +140,7 @@ def _input_schema(host: ToolHost, name: str) -> dict[str, Any] | None:
     return spec.input_schema() if spec is not None else None
 
 
+@functools.cache
 def mcp_tool(spec: ToolSpec) -> Tool:
     return Tool(
         name=spec.name,
@@ -167,9 +169,7 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any]) -> C
         spec = host.spec(name)
         args = parse_args(spec, arguments)
         async with asyncio.timeout(host.timeout):
-            result = run_spec(spec, host.store.view(), args)
-            if inspect.isawaitable(result):  # tools that wait on the cluster (probes)
-                result = await result
+            result = await run_spec(spec, host.store.view(), args)
         elapsed = time.perf_counter() - started
         if elapsed > host.timeout:
             # A synchronous analyzer cannot be interrupted; its answer is complete, so it is
@@ -187,15 +187,25 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any]) -> C
         return tool_error(ToolFailure(
             code, f"{name} did not answer within TOOL_TIMEOUT ({host.timeout:g}s); narrow the "
             "question (a namespace, one object) or raise TOOL_TIMEOUT", tool=name), name)
+    except Exception as exc:  # rendering the answer failed: a bug, never a traceback to agents
+        log.exception("tool %s: answer could not be rendered", name)
+        return tool_error(ToolFailure(ErrorCode.INTERNAL_ERROR,
+                                      f"{name} failed while rendering its answer",
+                                      tool=name, detail=type(exc).__name__), name)
     finally:
         host.in_flight -= 1
         log.debug("tool %s answered in %.1f ms", name, (time.perf_counter() - started) * 1e3)
 
 
-def run_spec(spec: ToolSpec, view: GraphView, args: ToolArgs) -> Any:
-    """``catalog.call_tool`` for a spec of this server's catalog (which tests extend)."""
+async def run_spec(spec: ToolSpec, view: GraphView, args: ToolArgs) -> ToolResult:
+    """``catalog.call_tool`` for a spec of this server's catalog (which tests extend), with
+    room for tools that wait (probes): their ``run`` may return an awaitable."""
     try:
-        return spec.run(view, args)
+        result: Any = spec.run(view, args)
+        if inspect.isawaitable(result):
+            result = await result
+        answer: ToolResult = result
+        return answer
     except ToolFailure as failure:
         failure.tool = failure.tool or spec.name
         raise

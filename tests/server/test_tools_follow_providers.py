@@ -41,9 +41,16 @@ async def _slow(view: Any, args: Any) -> Any:
     await asyncio.sleep(30)
 
 
+def _broken(view: Any, args: Any) -> Any:
+    raise KeyError("a bug in an analyzer")
+
+
+BROKEN_TOOL = ToolSpec(name="broken", description="Has a bug", args=DIAGNOSE.args,
+                       result=DIAGNOSE.result, run=_broken)
 SLOW_TOOL = ToolSpec(name="slow", description="Never answers in time", args=DIAGNOSE.args,
                      result=DIAGNOSE.result, run=_slow)
-CATALOG = {**TOOLS, ROUTE_TOOL.name: ROUTE_TOOL, SLOW_TOOL.name: SLOW_TOOL}
+CATALOG = {**TOOLS, ROUTE_TOOL.name: ROUTE_TOOL, SLOW_TOOL.name: SLOW_TOOL,
+           BROKEN_TOOL.name: BROKEN_TOOL}
 
 
 @pytest.fixture
@@ -120,9 +127,14 @@ async def test_in_process_calls_and_the_tool_timeout(bare: Served, mode: str) ->
         missing = await client.call_tool("diagnose_service", {"service": "x/none"})
         assert error_json(missing)["code"] == "NOT_FOUND"
         slow = await client.call_tool("slow", {"service": "x/none"})
+        broken = await client.call_tool("broken", {"service": "x/none"})
     error = error_json(slow)
     assert error["code"] == "INTERNAL_ERROR"
     assert "TOOL_TIMEOUT" in error["message"]
+    bug = error_json(broken)
+    assert (bug["code"], bug["tool"]) == ("INTERNAL_ERROR", "broken")
+    assert "KeyError" in bug["message"]
+    assert "Traceback" not in broken.content[0].text  # type: ignore[union-attr]
     assert bare.service.host.in_flight == 0
 
 
