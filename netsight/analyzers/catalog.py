@@ -22,6 +22,7 @@ from netsight.analyzers import (
     diff_routes,
     find_blocking_policies,
     k8s_networkpolicies,
+    list_ingresses,
     list_services,
     reachability_matrix,
     recent_changes,
@@ -65,7 +66,7 @@ TOOLS: dict[str, ToolSpec] = {
     for spec in map(_spec, (diagnose_service, list_services, analyze_config, recent_changes,
                             check_route_resolution, check_gateway_status, diff_routes,
                             find_blocking_policies, reachability_matrix,
-                            k8s_networkpolicies))
+                            k8s_networkpolicies, list_ingresses))
 }
 
 

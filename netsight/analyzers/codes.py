@@ -299,6 +299,30 @@ ROUTE_MESH_PARENT_NOT_FOUND = Code(
     "A route's parentRef names a Service (a mesh, GAMMA, parent) that does not exist; no "
     "mesh applies the route.",
 )
+INGRESS_CLASS_NOT_FOUND = Code(
+    "NS0520", "IngressClassNotFound", C, ROUTING,
+    "spec.ingressClassName names an IngressClass that does not exist: no controller claims "
+    "the Ingress.",
+)
+INGRESS_HAS_NO_CLASS = Code(
+    "NS0521", "IngressHasNoClass", W, ROUTING,
+    "An Ingress names no class and there is no single default IngressClass: only a "
+    "controller that watches class-less Ingresses serves it.",
+)
+INGRESS_BACKEND_NOT_FOUND = Code(
+    "NS0522", "IngressBackendNotFound", C, ROUTING,
+    "An Ingress backend names a Service, or a Service port, that does not exist.",
+)
+INGRESS_TLS_SECRET_NOT_FOUND = Code(
+    "NS0523", "IngressTLSSecretNotFound", W, Category.TLS,
+    "An Ingress's tls.secretName names a Secret that does not exist: the controller serves "
+    "its default certificate.",
+)
+INGRESS_RULE_CONFLICT = Code(
+    "NS0524", "IngressRuleConflict", W, ROUTING,
+    "Ingresses of one class claim the same host, path and pathType: the controller serves "
+    "only one of them.",
+)
 
 CODES: dict[str, Code] = {
     code.code: code for code in globals().values() if isinstance(code, Code)

@@ -9,6 +9,7 @@ from netsight.analyzers import (
     endpoints,
     gateway_api,
     ingest,
+    ingresses,
     network_policies,
     services,
     workloads,
@@ -20,7 +21,7 @@ from netsight.graph.store import GraphView
 Check = Callable[[GraphView, str | None], Iterator[Finding]]
 
 ANALYZERS: tuple[ModuleType, ...] = (ingest, services, endpoints, workloads, gateway_api,
-                                      network_policies)
+                                      network_policies, ingresses)
 
 
 def metadata_of(module: ModuleType) -> AnalyzerMetadata:

@@ -1,5 +1,5 @@
-"""The Gateway API tools read exactly the kinds their METADATA declares (across testdata),
-and their compact answers about one object stay small."""
+"""The routing tools read exactly the kinds their METADATA declares (across testdata), and
+their compact answers about one object stay small."""
 
 from __future__ import annotations
 
@@ -7,13 +7,19 @@ import json
 
 import pytest
 
-from netsight.analyzers import check_gateway_status, check_route_resolution, diff_routes
+from netsight.analyzers import (
+    check_gateway_status,
+    check_route_resolution,
+    diff_routes,
+    list_ingresses,
+)
 from netsight.analyzers.catalog import call_tool, to_json
 from tests.analyzers.test_testdata import CASES, load_case, run_case
 from tests.conftest import store_from_yaml
 
 TOOLS = {module.NAME: module.METADATA for module in (check_route_resolution,
-                                                     check_gateway_status, diff_routes)}
+                                                     check_gateway_status, diff_routes,
+                                                     list_ingresses)}
 
 
 @pytest.mark.parametrize("tool", sorted(TOOLS))

@@ -1,4 +1,4 @@
-"""check_route_resolution and check_gateway_status: bad arguments name the argument at fault."""
+"""The routing tools: bad arguments name the argument at fault."""
 
 from __future__ import annotations
 
@@ -43,6 +43,8 @@ CLUSTER = (TESTDATA / "check_route_resolution" / "allowed-routes-all-namespaces"
      "did you mean 'edge'"),
     ("diff_routes", {"host": "a.example.com", "expected_backend": "web"},
      ErrorCode.INVALID_INPUT, "expected_backend:"),
+    ("list_ingresses", {"namespace": "nowhere"}, ErrorCode.NOT_FOUND, "namespace"),
+    ("list_ingresses", {"class": "nginx"}, ErrorCode.INVALID_INPUT, "unknown argument"),
 ])
 def test_bad_argument_is_named(tool: str, args: dict[str, Any], code: ErrorCode,
                                words: str) -> None:
