@@ -16,6 +16,7 @@ from netsight.analyzers.policy.engine import READS, PolicyEngine
 from netsight.analyzers.policy.results import DetailAware
 from netsight.graph.model import WORKLOAD_KINDS, Kind
 from netsight.graph.records import PodRecord, WorkloadRecord
+from netsight.graph.selectors import selector_from_map
 from netsight.graph.store import GraphView, Source
 
 NAME = "reachability_matrix"
@@ -77,9 +78,12 @@ def _endpoints(view: GraphView, args: Args) -> list[Endpoint]:
         if view.source is Source.MANIFESTS:
             for kind in sorted(WORKLOAD_KINDS):
                 for workload in view.for_each(kind, namespace):
-                    if isinstance(workload, WorkloadRecord) and workload.selector and \
-                            not any(isinstance(r, PodRecord) for r in
-                                    view.matching(workload.namespace, workload.selector)):
+                    if not isinstance(workload, WorkloadRecord):
+                        continue
+                    # No selector (a CronJob's jobs): its pods carry the template labels.
+                    selector = workload.selector or selector_from_map(workload.pod_labels)
+                    if not any(isinstance(r, PodRecord)
+                               for r in view.matching(workload.namespace, selector)):
                         chosen[workload.key] = from_pod(workload)
     for i, name in enumerate(args.pods or []):
         for endpoint in resolve(view, name, argument=f"pods[{i}]", tool=NAME).endpoints:
