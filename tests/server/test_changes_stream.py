@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections import deque
 from typing import Any
 
 import aiohttp
 import anyio
 import pytest
 
+from netsight.graph.store import EventType, GraphStore
 from netsight.server import changes
 from tests.server.conftest import Served, eventually
 
@@ -76,3 +78,20 @@ async def test_a_bad_position_is_a_tool_error(served: Served) -> None:
         error = await response.json()
     assert error["code"] == "INVALID_INPUT"
     assert error["tool"] == changes.ENDPOINT
+
+
+async def test_a_client_behind_the_ring_is_told_to_refetch() -> None:
+    store = GraphStore(changes=deque(maxlen=3))
+    feed = changes.ChangeFeed(store)
+    for i in range(5):
+        store.apply(EventType.ADDED, pod(f"p-{i}"))
+    events = changes.stream(feed, position=0)
+    assert await anext(events) == b"retry: 2000\n\n"
+    reset = (await anext(events)).decode()
+    assert reset.startswith("event: reset\n")
+    assert json.loads(reset.split("data: ", 1)[1])["generation"] == store.generation
+    store.apply(EventType.ADDED, pod("p-5"))
+    after = (await anext(events)).decode()
+    assert after.startswith(f"id: {store.generation}\nevent: change\n")
+    feed.close()
+    assert [rest async for rest in events] == []
