@@ -12,7 +12,7 @@ and for egress ``networks`` (CIDRs, in-cluster pod IPs included) and ``nodes``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,6 +78,7 @@ class Rule:
     action: Action
     peers: tuple[Peer, ...]
     ports: tuple[PortMatch, ...] | None
+    problem: Unsupported | None = None  # a shape not evaluated: the rule decides nothing
 
     def matches(self, other: Endpoint, destination: Endpoint, port: int, proto: str,
                 ns: Namespaces) -> Tri:
@@ -111,10 +112,6 @@ class AdminPolicy:
     def rules(self, direction: Direction) -> tuple[Rule, ...]:
         return self.ingress if direction is Direction.INGRESS else self.egress
 
-    def problem(self, direction: Direction) -> Unsupported | None:
-        return self.subject_problem or (
-            self.ingress_problem if direction is Direction.INGRESS else self.egress_problem)
-
     def applies_to(self, subject: Endpoint, ns: Namespaces) -> Tri:
         if self.subject_problem is not None:
             return None
@@ -142,19 +139,36 @@ def build(record: GenericRecord) -> AdminPolicy:
         namespaces, pods = parse_subject(spec.get("subject"))
     except Unsupported as problem:
         return AdminPolicy(record, baseline, base.priority, subject_problem=problem)
-    rules: dict[Direction, tuple[Rule, ...]] = {}
-    problems: dict[Direction, Unsupported] = {}
-    for direction in Direction:
-        try:
-            rules[direction] = tuple(
-                _rule(r, i, direction, baseline)
-                for i, r in enumerate(items(spec.get(direction.value), f"spec.{direction.value}")))
-        except Unsupported as problem:
-            rules[direction], problems[direction] = (), problem
+    rules, problems = rules_of(spec, lambda raw, i, d: _rule(raw, i, d, baseline))
     return AdminPolicy(record, baseline, base.priority, namespaces, pods,
                        rules[Direction.INGRESS], rules[Direction.EGRESS],
                        ingress_problem=problems.get(Direction.INGRESS),
                        egress_problem=problems.get(Direction.EGRESS))
+
+
+def rules_of(spec: Mapping[str, Any], parse: Callable[[Any, int, Direction], Rule]
+             ) -> tuple[dict[Direction, tuple[Rule, ...]], dict[Direction, Unsupported]]:
+    """Rules per direction, a rule netsight cannot read kept as one that decides nothing;
+    with the first problem per direction (for lint)."""
+    rules: dict[Direction, tuple[Rule, ...]] = {}
+    problems: dict[Direction, Unsupported] = {}
+    for direction in Direction:
+        path = f"spec.{direction.value}"
+        try:
+            raw_rules = items(spec.get(direction.value), path)
+        except Unsupported as problem:
+            rules[direction] = (Rule(0, "", Action.UNKNOWN, (), None, problem),)
+            problems[direction] = problem
+            continue
+        parsed = []
+        for i, raw in enumerate(raw_rules):
+            try:
+                parsed.append(parse(raw, i, direction))
+            except Unsupported as problem:
+                parsed.append(Rule(i, "", Action.UNKNOWN, (), None, problem))
+                problems.setdefault(direction, problem)
+        rules[direction] = tuple(parsed)
+    return rules, problems
 
 
 def parse_subject(raw: Any) -> tuple[LabelSelector, LabelSelector | None]:
@@ -267,7 +281,7 @@ def evaluate(policies: Iterable[AdminPolicy], direction: Direction, subject: End
             break
         if not (policy.record.spec or {}).get(direction.value):
             continue  # no rules in this direction: the policy does not affect it
-        problem = policy.problem(direction)
+        problem = policy.subject_problem
         applies = policy.applies_to(subject, ns)
         if applies is False:
             continue
@@ -280,6 +294,10 @@ def evaluate(policies: Iterable[AdminPolicy], direction: Direction, subject: End
             return Decision(Step(layer, Action.UNKNOWN, why, ref(record)),
                             not_evaluated=(why,))
         for rule in policy.rules(direction):
+            if rule.problem is not None:
+                why = f"{record.kind} {record.name}: {rule.problem} (not evaluated)"
+                return Decision(Step(layer, Action.UNKNOWN, why, ref(record), rule.index),
+                                not_evaluated=(why,))
             found = rule.matches(other, destination, port, proto, ns)
             if found is None:
                 why = (f"{record.kind} {record.name} spec.{direction.value}[{rule.index}]: "

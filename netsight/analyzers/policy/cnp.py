@@ -14,7 +14,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from netsight.analyzers.policy.anp import CNP_KIND, AdminPolicy, Rule, parse_peer, parse_subject
+from netsight.analyzers.policy.anp import (
+    CNP_KIND,
+    AdminPolicy,
+    Rule,
+    parse_peer,
+    parse_subject,
+    rules_of,
+)
 from netsight.analyzers.policy.peers import PortMatch, Unsupported, fields, items, port_number
 from netsight.analyzers.policy.verdict import Action, Direction
 from netsight.graph.records import GenericRecord
@@ -39,15 +46,7 @@ def build(record: GenericRecord) -> AdminPolicy:
         namespaces, pods = parse_subject(spec.get("subject"))
     except Unsupported as problem:
         return AdminPolicy(record, baseline, order, subject_problem=problem)
-    rules: dict[Direction, tuple[Rule, ...]] = {}
-    problems: dict[Direction, Unsupported] = {}
-    for direction in Direction:
-        try:
-            rules[direction] = tuple(
-                _rule(r, i, direction)
-                for i, r in enumerate(items(spec.get(direction.value), f"spec.{direction.value}")))
-        except Unsupported as problem:
-            rules[direction], problems[direction] = (), problem
+    rules, problems = rules_of(spec, _rule)
     return AdminPolicy(record, baseline, order, namespaces, pods,
                        rules[Direction.INGRESS], rules[Direction.EGRESS],
                        ingress_problem=problems.get(Direction.INGRESS),

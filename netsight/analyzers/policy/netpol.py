@@ -71,6 +71,7 @@ class Rule:
     index: int
     peers: tuple[Peer, ...] | None  # None: every peer
     ports: tuple[PortMatch, ...] | None  # None: every port
+    problem: Unsupported | None = None  # a shape not evaluated: the rule decides nothing
 
     def matches(self, other: Endpoint, destination: Endpoint, port: int, proto: str,
                 policy_namespace: str, ns: Namespaces) -> tuple[Tri, Tri]:
@@ -93,20 +94,28 @@ class NetPol:
     types: frozenset[Direction]
     ingress: tuple[Rule, ...] = ()
     egress: tuple[Rule, ...] = ()
-    problem: Unsupported | None = None
 
     def rules(self, direction: Direction) -> tuple[Rule, ...]:
         return self.ingress if direction is Direction.INGRESS else self.egress
 
+    @property
+    def problem(self) -> Unsupported | None:
+        """The first rule netsight cannot evaluate, if any."""
+        return next((r.problem for r in (*self.ingress, *self.egress) if r.problem), None)
+
 
 def build(record: NetworkPolicyRecord) -> NetPol:
     types = frozenset(Direction(t.lower()) for t in record.policy_types)
+    return NetPol(record, types,
+                  tuple(_guarded(r, i, Direction.INGRESS) for i, r in enumerate(record.ingress)),
+                  tuple(_guarded(r, i, Direction.EGRESS) for i, r in enumerate(record.egress)))
+
+
+def _guarded(raw: object, index: int, direction: Direction) -> Rule:
     try:
-        return NetPol(record, types,
-                      tuple(_rule(r, i, Direction.INGRESS) for i, r in enumerate(record.ingress)),
-                      tuple(_rule(r, i, Direction.EGRESS) for i, r in enumerate(record.egress)))
+        return _rule(raw, index, direction)
     except Unsupported as problem:
-        return NetPol(record, types, problem=problem)
+        return Rule(index, None, None, problem)
 
 
 def _rule(raw: object, index: int, direction: Direction) -> Rule:
@@ -184,10 +193,10 @@ def evaluate(policies: Iterable[NetPol], direction: Direction, subject: Endpoint
     misses: list[Evidence] = []
     for policy in isolating:
         record = policy.record
-        if policy.problem is not None:
-            unknown.append(f"NetworkPolicy {record.ref}: {policy.problem} (not evaluated)")
-            continue
         for rule in policy.rules(direction):
+            if rule.problem is not None:
+                unknown.append(f"NetworkPolicy {record.ref}: {rule.problem} (not evaluated)")
+                continue
             peers, ports = rule.matches(other, destination, port, proto, record.namespace, ns)
             path = f"spec.{direction.value}[{rule.index}]"
             if peers and ports:
