@@ -52,7 +52,7 @@ HOSTNAME_PROTOCOLS = frozenset({"HTTP", "HTTPS", "TLS"})
 _FROM_VALUES = ("Same", "All", "Selector")
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity: one state per listener per answer
 class ListenerState:
     listener: Listener
     supported_kinds: tuple[str, ...]  # route kinds of gateway.networking.k8s.io
@@ -67,7 +67,7 @@ class ListenerState:
         return listener.hostname if listener.protocol in HOSTNAME_PROTOCOLS else None
 
 
-@dataclass
+@dataclass(eq=False)
 class GatewayState:
     record: Record
     class_name: str | None
