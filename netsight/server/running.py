@@ -2,9 +2,11 @@
 
 HTTP: uvicorn serves the Starlette app while the informers sync (``/readyz`` tells when they
 have). Shutdown on SIGTERM/SIGINT, in order: stop accepting connections, end the change
-streams, let in-flight tool calls finish (up to ``shutdown_timeout``), stop the MCP session
-manager (which cancels whatever is still running and closes the sessions' streams), close
-the remaining HTTP connections, then stop the informers and the simulator.
+streams and ``subscriptions/listen`` streams, let in-flight MCP exchanges finish — the
+response sent, not just the tool returned — for up to ``shutdown_timeout``, stop the MCP
+session manager (which cancels whatever is still running and closes the sessions' streams),
+close the remaining HTTP connections, then stop the informers and the simulator. The process
+then exits 0.
 
 stdio: the MCP server reads JSON-RPC from stdin and writes to stdout (logs go to stderr),
 until stdin closes or a signal arrives. It waits briefly for the first sync, so the first
@@ -68,8 +70,13 @@ class HttpServer(uvicorn.Server):
 
     async def serve(self, sockets: list[socket.socket] | None = None) -> None:
         started = asyncio.Event()
-        self._sessions_task = asyncio.create_task(self._run_sessions(started), name="mcp:sessions")
-        await started.wait()
+        sessions = self._sessions_task = asyncio.create_task(self._run_sessions(started),
+                                                             name="mcp:sessions")
+        waiter = asyncio.ensure_future(started.wait())
+        await asyncio.wait({waiter, sessions}, return_when=asyncio.FIRST_COMPLETED)
+        if not started.is_set():  # the session manager failed to start
+            waiter.cancel()
+            sessions.result()
         try:
             await super().serve(sockets=sockets or [self.socket])
         finally:
