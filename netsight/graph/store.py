@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from itertools import chain, islice
+from itertools import islice
 from typing import Any
 
-from netsight.graph.building import GraphState, remove, upsert
+from netsight.graph.building import SELECTOR_RELS, GraphState, remove, upsert
 from netsight.graph.errors import MalformedObject
 from netsight.graph.model import Kind, Rel, make_key
 from netsight.graph.records import Record, invalid_values, object_id, to_record
@@ -181,8 +181,7 @@ class GraphStore:
         return changed
 
     def _neighbours(self, key: str) -> tuple[str, ...]:
-        graph = self.state.graph
-        return tuple(islice(chain(graph.succ[key], graph.pred[key]), RELATED_LIMIT))
+        return tuple(islice(self.state.adjacent_keys(key), RELATED_LIMIT))
 
     def _note_invalid_values(self, record: Record, location: str | None) -> bool:
         """Track values kept as written that the API server would reject; True if changed."""
@@ -284,23 +283,32 @@ class GraphView:
         self, key: str, rel: Rel, *, incoming: bool = False, kind: str | None = None
     ) -> Iterator[Record]:
         """Records related to ``key`` by ``rel``: its targets, or with ``incoming`` its sources."""
-        graph = self._state.graph
+        state = self._state
+        graph = state.graph
         if key not in graph:
             return
-        adjacency = graph.pred[key] if incoming else graph.succ[key]
         nodes = graph._node
-        for other, data in adjacency.items():
-            if rel in data:
-                record: Record = nodes[other].record
-                if kind is None or record.kind == kind:
-                    yield record
+        others: Iterable[str]
+        if rel in SELECTOR_RELS:
+            # Selector edges live in the identity index, not in networkx (building.py).
+            if incoming:
+                others = [owner for owner, owner_rel in
+                          state.selectors_of(nodes[key].record).items() if owner_rel is rel]
+            else:
+                index = state.selectors.get(nodes[key].record.namespace)
+                selected = index.owners.get(key) if index is not None else None
+                others = state.selected_keys(key) if selected and selected[0] is rel else ()
+        else:
+            adjacency = graph._pred[key] if incoming else graph._succ[key]
+            others = [other for other, data in adjacency.items() if rel in data]
+        for other in others:
+            found: Record = nodes[other].record
+            if kind is None or found.kind == kind:
+                yield found
 
     def adjacent_keys(self, key: str) -> Iterator[str]:
         """Keys of every node one edge away from ``key``, in either direction."""
-        graph = self._state.graph
-        if key in graph:
-            yield from graph.succ[key]
-            yield from graph.pred[key]
+        return self._state.adjacent_keys(key)
 
     def matching(self, namespace: str, selector: LabelSelector) -> Iterator[Record]:
         """Pods and workload templates in ``namespace`` the selector matches, via the index."""
@@ -354,4 +362,4 @@ class GraphView:
 
     @property
     def edge_count(self) -> int:
-        return int(self._state.graph.number_of_edges())
+        return self._state.edge_count()

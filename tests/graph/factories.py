@@ -85,20 +85,13 @@ def apply_all(store: GraphStore, *objects: Raw, event: EventType = EventType.ADD
 
 
 def rels(store: GraphStore, source: str, target: str) -> set[str]:
-    """The relationships on the edge source -> target; empty if there is no edge."""
-    data = store.state.graph.succ[source].get(target) if source in store.state.graph else None
-    return set(data or {})
+    """The relationships on the edge source -> target (stored or selector); empty if none."""
+    return {rel for rel in Rel if target in targets(store, source, rel)}
 
 
 def targets(store: GraphStore, source: str, rel: Rel) -> set[str]:
-    graph = store.state.graph
-    if source not in graph:
-        return set()
-    return {target for target, data in graph.succ[source].items() if rel in data}
+    return {record.key for record in store.view().neighbors(source, rel)}
 
 
 def sources(store: GraphStore, target: str, rel: Rel) -> set[str]:
-    graph = store.state.graph
-    if target not in graph:
-        return set()
-    return {source for source, data in graph.pred[target].items() if rel in data}
+    return {record.key for record in store.view().neighbors(target, rel, incoming=True)}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from netsight.graph.building import GraphState
+from netsight.graph.building import SELECTOR_RELS, GraphState
 from netsight.graph.model import Rel
 from netsight.graph.records import Record
 
@@ -30,7 +30,10 @@ def snapshot(state: GraphState) -> dict[str, Any]:
         assert data, f"edge {source} -> {target} has no relationship left"
         assert set(data) <= REL_VALUES, f"edge {source} -> {target} has keys {sorted(data)}"
         assert all(value is True for value in data.values()), (source, target, data)
-        edges[(source, target)] = frozenset(data)
+        # Selector relationships are never stored (they live in the identity index).
+        assert not SELECTOR_RELS.intersection(data), (source, target, data)
+    for source, target, rels in state.edges():
+        edges[(source, target)] = rels
     return {
         "nodes": nodes,
         "edges": edges,
@@ -40,6 +43,8 @@ def snapshot(state: GraphState) -> dict[str, Any]:
         },
         "by_label": {k: frozenset(key for identity in v for key in identity.members)
                      for k, v in state.by_label.items()},
+        "selected": {owner: frozenset(frozenset(i.members) for i in identities)
+                     for owner, identities in state.selected.items()},
         "identities": {
             (ns, frozenset(identity.labels.items())): (
                 frozenset(identity.members), dict(identity.selected_by))
@@ -82,6 +87,7 @@ def empty_index_entries(state: GraphState) -> list[str]:
         found.extend(f"selectors[{ns!r}].by_key[{k!r}]" for k, v in index.by_key.items()
                      if not v)
     found.extend(f"pending[{k!r}]" for k, v in state.pending.items() if not v)
+    found.extend(f"selected[{k!r}]" for k, v in state.selected.items() if not v)
     found.extend(f"pending[{k!r}] (target present)" for k in state.pending if k in state.graph)
     return found
 

@@ -22,7 +22,8 @@ def objects() -> list[dict[str, object]]:
 def test_namespace_arriving_after_its_objects_contains_them() -> None:
     store = GraphStore()
     apply_all(store, *objects())
-    assert set(store.state.graph.edges) == {("NetworkPolicy/shop/deny", "Pod/shop/a")}
+    assert {(u, v) for u, v, _ in store.state.edges()} == {
+        ("NetworkPolicy/shop/deny", "Pod/shop/a")}
 
     store.apply("ADDED", namespace("shop"))
 

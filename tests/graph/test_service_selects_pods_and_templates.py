@@ -85,7 +85,7 @@ def test_service_without_usable_selector_selects_nothing(
 ) -> None:
     store.apply("ADDED", raw)
 
-    assert not any(Rel.SELECTS in data for _, _, data in store.state.graph.edges(data=True))
+    assert not any(Rel.SELECTS in rels for _, _, rels in store.state.edges())
     assert store.state.selectors == {}
 
 

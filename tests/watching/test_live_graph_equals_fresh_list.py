@@ -83,7 +83,7 @@ async def _step(state: SimState, op: str, name: str, app: str) -> None:
 def _graph_of(store: GraphStore) -> tuple[dict[str, Any], dict[tuple[str, str], Any]]:
     graph = store.state.graph
     return ({k: d["record"] for k, d in graph.nodes(data=True)},
-            {(u, v): dict(d) for u, v, d in graph.edges(data=True)})
+            {(u, v): rels for u, v, rels in store.state.edges()})
 
 
 Round = tuple[str, list[tuple[str, str, str]], bool]
