@@ -46,6 +46,8 @@ class Unevaluated:
     cluster_wide: bool
     restrict_only: bool = False  # it can deny more, never allow what L3/L4 denies
     destination_only: bool = False
+    group: str | None = None  # only objects of this API group (the kind name is shared)
+    extra_namespace: str | None = None  # also looked for here (a mesh's root namespace)
 
 
 UNEVALUATED: tuple[Unevaluated, ...] = (
@@ -60,8 +62,16 @@ UNEVALUATED: tuple[Unevaluated, ...] = (
     # evaluated, every other group or version is not.
     Unevaluated(anp.CNP_KIND, "ClusterNetworkPolicy (not policy.networking.k8s.io/v1alpha2)",
                 True),
+    # Mesh authorization sits on top of L3/L4: it can refuse what policies admit, never
+    # admit what they refuse.
     Unevaluated("AuthorizationPolicy", "Istio AuthorizationPolicy", False,
+                restrict_only=True, destination_only=True, extra_namespace=ROOT_NAMESPACE),
+    Unevaluated("AuthorizationPolicy.policy.linkerd.io", "Linkerd AuthorizationPolicy", False,
                 restrict_only=True, destination_only=True),
+    Unevaluated("Server", "Linkerd Server", False, restrict_only=True,
+                destination_only=True, group="policy.linkerd.io"),
+    Unevaluated("MeshTrafficPermission", "Kuma MeshTrafficPermission", True,
+                restrict_only=True),
 )
 
 # Kinds the engine reads; tools add the kinds they resolve names with.
@@ -225,11 +235,15 @@ class PolicyEngine:
             ends = (destination,) if kind.destination_only else (source, destination)
             scopes: list[str | None] = [None] if kind.cluster_wide else \
                 [e.namespace for e in ends if e.namespace is not None]
-            if kind.kind == "AuthorizationPolicy" and scopes:
-                scopes.append(ROOT_NAMESPACE)
+            if kind.extra_namespace is not None and scopes:
+                scopes.append(kind.extra_namespace)
             if kind.kind == anp.CNP_KIND:
                 count = sum(1 for r in self.view.for_each(kind.kind)
                             if r.api_version != cnp.VERSION)
+            elif kind.group is not None:
+                count = sum(1 for scope in dict.fromkeys(scopes)
+                            for r in self.view.for_each(kind.kind, scope)
+                            if r.api_version.startswith(kind.group + "/"))
             else:
                 count = sum(self.view.count(kind.kind, scope)
                             for scope in dict.fromkeys(scopes))
