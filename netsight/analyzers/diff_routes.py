@@ -22,6 +22,7 @@ from netsight.analyzers.routing.attachment import Resolver
 from netsight.analyzers.routing.gateways import GatewayState, ListenerState
 from netsight.analyzers.routing.objects import (
     GATEWAY,
+    GRPC_ROUTE,
     HTTP_ROUTE,
     as_list,
     as_map,
@@ -35,6 +36,7 @@ from netsight.analyzers.routing.requests import (
     best_hostname,
     candidates,
     host_rank,
+    is_grpc,
     why_shadowed,
 )
 from netsight.graph.model import Kind
@@ -147,13 +149,12 @@ def _entries(view: GraphView, resolver: Resolver, args: Args,
 
 
 def _candidates(resolver: Resolver, state: GatewayState, listener: ListenerState,
-                request: Request, notes: list[str]) -> list[Candidate]:
+                request: Request) -> list[Candidate]:
     found: list[Candidate] = []
+    # GRPCRoutes take gRPC requests only; an HTTPRoute can take either (gRPC is HTTP/2).
+    kinds = (HTTP_ROUTE, GRPC_ROUTE) if is_grpc(request) else (HTTP_ROUTE,)
     for record in resolver.route_records_of(state):
-        if record.kind != HTTP_ROUTE:
-            if record.kind == "GRPCRoute":
-                notes.append(f"{record.namespace}/{record.name}: GRPCRoute request "
-                             "resolution is not evaluated")
+        if record.kind not in kinds:
             continue
         named = raw_hostnames(record)
         if named and not any(hostnames.matches(h, request.host) for h in named):
@@ -229,7 +230,7 @@ def analyze(view: GraphView, args: Args) -> Result:
     losers: list[tuple[str, str, str, set[str]]] = []
     unmatched: list[str] = []
     for state, listener in _entries(view, resolver, args, host):
-        found = _candidates(resolver, state, listener, request, notes)
+        found = _candidates(resolver, state, listener, request)
         winner = found[0] if found else None
         layer = _layer(resolver, state, listener, winner)
         if winner is None and args.gateway is None:

@@ -7,7 +7,14 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.routing.requests import Request, match_rank, matches
+from netsight.analyzers.routing.requests import (
+    Request,
+    grpc_matches,
+    grpc_rank,
+    is_grpc,
+    match_rank,
+    matches,
+)
 
 
 def prefix(value: str) -> dict[str, Any]:
@@ -56,3 +63,16 @@ def test_rank_orders_exact_then_prefix_length_then_method_headers_query() -> Non
     ranks = [match_rank(spec) for spec in ordered]
     assert ranks == sorted(ranks, reverse=True)
     assert len(set(ranks)) == len(ranks)
+
+
+def test_grpc_method_match_reads_service_and_method_from_the_path() -> None:
+    request = Request("h", "/shop.Cart/Get", "POST", {"Content-Type": "application/grpc"})
+    assert is_grpc(request)
+    assert not is_grpc(Request("h", "/shop.Cart/Get", "POST"))
+    assert grpc_matches({"method": {"service": "shop.Cart", "method": "Get"}}, request)
+    assert grpc_matches({"method": {"service": "shop.Cart"}}, request)
+    assert grpc_matches({}, request)
+    assert not grpc_matches({"method": {"service": "shop.Cart", "method": "Put"}}, request)
+    assert grpc_matches({"method": {"type": "RegularExpression", "method": "G.*"}}, request)
+    assert grpc_rank({"method": {"service": "shop.Cart", "method": "Get"}}) > \
+        grpc_rank({"method": {"service": "shop.Cart"}})

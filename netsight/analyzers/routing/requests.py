@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from netsight.analyzers.routing import hostnames
-from netsight.analyzers.routing.objects import Route, as_list, as_map
+from netsight.analyzers.routing.objects import GRPC_ROUTE, Route, as_list, as_map
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,12 +98,8 @@ def matches(spec: Mapping[str, Any], request: Request) -> bool:
     method = spec.get("method")
     if method is not None and method != request.method:
         return False
-    headers = {k.lower(): v for k, v in request.headers.items()}
-    for header in as_list(spec.get("headers")):
-        header = as_map(header)
-        if not _value_matches(str(header.get("type") or "Exact"), str(header.get("value")),
-                              headers.get(str(header.get("name")).lower())):
-            return False
+    if not _headers_match(spec, request):
+        return False
     for param in as_list(spec.get("queryParams")):
         param = as_map(param)
         if not _value_matches(str(param.get("type") or "Exact"), str(param.get("value")),
@@ -122,20 +118,54 @@ def match_rank(spec: Mapping[str, Any]) -> tuple[int, int, int, int, int]:
             len(as_list(spec.get("headers"))), len(as_list(spec.get("queryParams"))))
 
 
+def is_grpc(request: Request) -> bool:
+    """A gRPC request: content-type application/grpc[+proto|...] (gRPC over HTTP/2)."""
+    content_type = {k.lower(): v for k, v in request.headers.items()}.get("content-type", "")
+    return content_type.startswith("application/grpc")
+
+
+def _headers_match(spec: Mapping[str, Any], request: Request) -> bool:
+    headers = {k.lower(): v for k, v in request.headers.items()}
+    return all(_value_matches(str(as_map(h).get("type") or "Exact"),
+                              str(as_map(h).get("value")),
+                              headers.get(str(as_map(h).get("name")).lower()))
+               for h in as_list(spec.get("headers")))
+
+
+def grpc_matches(spec: Mapping[str, Any], request: Request) -> bool:
+    """GRPCRouteMatch: the request path is /<service>/<method>; unset parts match all."""
+    _, service, method = [*request.path.split("/", 2), "", ""][:3]
+    want = as_map(spec.get("method"))
+    kind = str(want.get("type") or "Exact")
+    for pattern, value in ((want.get("service"), service), (want.get("method"), method)):
+        if pattern is not None and not _value_matches(kind, str(pattern), value):
+            return False
+    return _headers_match(spec, request)
+
+
+def grpc_rank(spec: Mapping[str, Any]) -> tuple[int, int, int]:
+    """GRPCRouteRule.matches: characters in the matching service, method; header matches."""
+    want = as_map(spec.get("method"))
+    return (len(str(want.get("service") or "")), len(str(want.get("method") or "")),
+            len(as_list(spec.get("headers"))))
+
+
 def candidates(route: Route, hostname: str | None, request: Request,
                dropped: set[int]) -> list[Candidate]:
     found = []
     created = route.record.created or "9999"  # unknown creation time: treated as newest
+    grpc = route.kind == GRPC_ROUTE
     for i, rule in enumerate(route.rules):
         if i in dropped:
             continue
         specs: list[tuple[int | None, Mapping[str, Any]]] = [
             (j, as_map(m)) for j, m in enumerate(as_list(rule.get("matches")))]
         for j, spec in specs or [(None, {})]:
-            if not matches(spec, request):
+            if not (grpc_matches(spec, request) if grpc else matches(spec, request)):
                 continue
+            specificity = grpc_rank(spec) if grpc else match_rank(spec)
             rank = (tuple(-x for x in host_rank(hostname)),
-                    tuple(-x for x in match_rank(spec)),
+                    tuple(-x for x in specificity),
                     created, route.ref, i, j if j is not None else 0)
             found.append(Candidate(route, i, j, spec, hostname, rank))
     return found
@@ -148,8 +178,10 @@ def why_shadowed(winner: Candidate, loser: Candidate) -> str:
     for name, a, b in zip(names, winner.rank, loser.rank, strict=True):
         if a != b:
             if name == "match specificity":
-                fields = ("exact path", "path prefix length", "method", "header matches",
-                          "query param matches")
+                fields = ("service length", "method length", "header matches") \
+                    if winner.route.kind == GRPC_ROUTE else \
+                    ("exact path", "path prefix length", "method", "header matches",
+                     "query param matches")
                 for part, x, y in zip(fields, a, b, strict=True):
                     if x != y:
                         return part
