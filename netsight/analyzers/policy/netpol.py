@@ -231,8 +231,13 @@ def evaluate(policies: Iterable[NetPol], direction: Direction, subject: Endpoint
 
 
 def _unknown_part(other: Endpoint, peers: Tri) -> str:
+    if peers is None and other.host_network:
+        return f"how the CNI treats host-network pod {other.name} (undefined for NetworkPolicy)"
     if peers is None and not other.ips:
         return f"the IP of {other.name}, which the input does not give"
+    if peers is None and len(other.ips) > 1:
+        return f"which of {other.name}'s IPs (dual-stack) the traffic uses, or the labels of " \
+            f"namespace {other.namespace}"
     if peers is None:
         return f"labels of namespace {other.namespace}, which the input does not give"
     return "the destination's ports"
