@@ -77,6 +77,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--cluster-name", help="name reported in metadata (env CLUSTER_NAME)")
     serve.add_argument("--log-level", help="debug, info, warn or error (env LOG_LEVEL)")
     serve.add_argument("--tool-timeout", help="per-call timeout such as 10s (env TOOL_TIMEOUT)")
+    serve.add_argument("--auth", choices=("auto", "tokenreview", "none"),
+                       help="caller authentication; tokenreview is not implemented yet")
+    serve.add_argument("--insecure-no-auth", action="store_true",
+                       help="allow --auth none on a non-loopback address")
     return parser
 
 

@@ -32,11 +32,9 @@ from netsight.analyzers.catalog import TOOLS, ToolSpec
 from netsight.server import changes, graph_api
 from netsight.server.changes import ChangeFeed
 from netsight.server.cluster import LiveGraph
-from netsight.server.config import Settings
+from netsight.server.config import LOOPBACK, Settings
 from netsight.server.mcp_tools import NetsightServer, ToolHost, build_mcp_server
 from netsight.server.notifying import ToolListNotifier
-
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 class Exchanges:

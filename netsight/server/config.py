@@ -28,6 +28,15 @@ class Transport(StrEnum):
     STDIO = "stdio"
 
 
+class Auth(StrEnum):
+    AUTO = "auto"  # required off loopback, off on 127.0.0.1/::1
+    TOKENREVIEW = "tokenreview"
+    NONE = "none"
+
+
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
 class ConfigError(ValueError):
     """A setting that cannot be used; ``source`` names the flag or variable to fix."""
 
@@ -47,6 +56,7 @@ class Settings:
     context: str | None = None
     log_level: str = "INFO"  # a logging module level name
     tool_timeout: float = 10.0  # seconds
+    auth: Auth = Auth.AUTO
     shutdown_timeout: float = 5.0  # seconds to drain in-flight calls before cancelling them
 
 
@@ -80,6 +90,16 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
     context = pick("context", None)
     if demo and (kubeconfig or context):
         raise ConfigError("--demo", "runs its own simulated cluster; drop --kubeconfig/--context")
+    auth = Auth.AUTO
+    if (given := pick("auth", None)) is not None:
+        auth = _auth(given)
+    if auth is Auth.TOKENREVIEW:
+        # Refuse rather than serve unchecked while the caller asked for checks.
+        raise ConfigError("--auth", "tokenreview is not implemented yet (issue #6); use "
+                          "auto on a loopback address, or none with --insecure-no-auth")
+    if auth is Auth.NONE and host not in LOOPBACK and not flags.get("insecure_no_auth"):
+        raise ConfigError("--auth", f"none on {host} lets anyone who reaches the port read the "
+                          "cluster's topology; add --insecure-no-auth to accept that")
     cluster = pick("cluster_name", "CLUSTER_NAME")
     if cluster is not None:
         cluster_name = _name(cluster)
@@ -95,7 +115,7 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
         cluster_name=cluster_name, host=host, port=port, transport=transport, demo=demo,
         kubeconfig=str(kubeconfig[1]) if kubeconfig else None,
         context=str(context[1]) if context else None,
-        log_level=log_level, tool_timeout=tool_timeout,
+        log_level=log_level, tool_timeout=tool_timeout, auth=auth,
     )
 
 
@@ -105,6 +125,14 @@ def _choice(given: tuple[str, Any], enum: type[Transport]) -> Transport:
         return enum(str(value).lower())
     except ValueError:
         raise ConfigError(source, f"one of {', '.join(enum)}; got {value!r}") from None
+
+
+def _auth(given: tuple[str, Any]) -> Auth:
+    source, value = given
+    try:
+        return Auth(str(value).lower())
+    except ValueError:
+        raise ConfigError(source, f"one of {', '.join(Auth)}; got {value!r}") from None
 
 
 def _port(given: tuple[str, Any]) -> int:

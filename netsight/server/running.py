@@ -34,7 +34,7 @@ from netsight.analyzers.catalog import TOOLS, ToolSpec
 from netsight.graph.watching import InformerSettings
 from netsight.server.app import Service, build_service
 from netsight.server.cluster import LiveGraph, live_graph
-from netsight.server.config import ConfigError, Settings, Transport
+from netsight.server.config import LOOPBACK, ConfigError, Settings, Transport
 
 log = logging.getLogger(__name__)
 
@@ -155,6 +155,9 @@ def listen(settings: Settings, backlog: int = 2048) -> socket.socket:
 async def serve(settings: Settings, *, tools: Mapping[str, ToolSpec] = TOOLS,
                 informers: InformerSettings | None = None,
                 announce: Callable[[str], None] | None = None) -> None:
+    if settings.transport is Transport.HTTP and settings.host not in LOOPBACK:
+        log.warning("serving on %s without authenticating callers (TokenReview is not "
+                    "implemented yet): keep the port private", settings.host)
     sock = listen(settings) if settings.transport is Transport.HTTP else None
     with contextlib.closing(sock) if sock is not None else contextlib.nullcontext():
         async with live_graph(settings, informers=informers) as graph:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from netsight.cli import EXIT_TOOL_ERROR, main
-from netsight.server.config import ConfigError, Settings, Transport, load_settings
+from netsight.server.config import Auth, ConfigError, Settings, Transport, load_settings
 
 
 def test_defaults_suit_a_workstation() -> None:
@@ -82,3 +82,15 @@ def test_serve_without_a_usable_kubeconfig_says_what_to_give(
     err = capsys.readouterr().err
     assert "--kubeconfig: no usable Kubernetes configuration" in err
     assert "--demo" in err
+
+
+def test_auth_modes_that_cannot_be_honoured_refuse_to_start() -> None:
+    with pytest.raises(ConfigError, match="tokenreview is not implemented yet") as raised:
+        load_settings({"auth": "tokenreview"}, {})
+    assert raised.value.source == "--auth"
+    with pytest.raises(ConfigError, match="--insecure-no-auth"):
+        load_settings({"auth": "none"}, {"HOST": "0.0.0.0"})
+    assert load_settings({"auth": "none", "insecure_no_auth": True},
+                         {"HOST": "0.0.0.0"}).auth is Auth.NONE
+    assert load_settings({"auth": "none"}, {}).auth is Auth.NONE  # loopback: nothing to expose
+    assert load_settings({}, {"HOST": "0.0.0.0"}).auth is Auth.AUTO
