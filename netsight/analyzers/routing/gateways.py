@@ -87,8 +87,9 @@ def evaluate(view: GraphView, grants: Grants, record: Record) -> GatewayState:
     gateway_class = view.get(make_key(GATEWAY_CLASS, "", class_name)) if class_name else None
     controller = opt_str(spec_of(gateway_class).get("controllerName")) if gateway_class else None
     notes: list[str] = []
+    unsupported = _unsupported_kinds(view, gateway_class)
     state = GatewayState(record, class_name, controller, managed=gateway_class is not None,
-                         listeners=[_listener(view, grants, record, ln, notes)
+                         listeners=[_listener(view, grants, record, ln, notes, unsupported)
                                     for ln in read_listeners(record)], notes=notes)
     _conflicts(state.listeners)
     for listener in state.listeners:
@@ -114,8 +115,27 @@ def evaluate(view: GraphView, grants: Grants, record: Record) -> GatewayState:
     return state
 
 
+def _unsupported_kinds(view: GraphView, gateway_class: Record | None,
+                       ) -> tuple[frozenset[str], frozenset[str]]:
+    """Route kinds of Extended support the class's implementation does not offer: (when
+    listed in allowedRoutes.kinds, when left to the protocol's defaults).
+
+    GatewayClassStatus.supportedFeatures names them when the controller publishes it. When
+    it does not, GRPCRoute (Extended) is listed as supported only while GRPCRoutes exist:
+    implementations differ, and a listener's default supportedKinds should not claim it.
+    """
+    raw = status_of(gateway_class).get("supportedFeatures") if gateway_class else None
+    if isinstance(raw, list) and raw:
+        features = {str(as_map(f).get("name") if isinstance(f, dict) else f) for f in raw}
+        declared = frozenset(k for k in (GRPC_ROUTE, TLS_ROUTE, TCP_ROUTE, UDP_ROUTE)
+                             if k not in features)
+        return declared, declared
+    return frozenset(), frozenset() if view.count(GRPC_ROUTE) else frozenset({GRPC_ROUTE})
+
+
 def _listener(view: GraphView, grants: Grants, gateway: Record, listener: Listener,
-              notes: list[str]) -> ListenerState:
+              notes: list[str], unsupported: tuple[frozenset[str], frozenset[str]],
+              ) -> ListenerState:
     protocol = listener.protocol
     conditions: dict[str, c.Cond] = {}
     selector: LabelSelector | None = None
@@ -127,9 +147,10 @@ def _listener(view: GraphView, grants: Grants, gateway: Record, listener: Listen
         except MalformedObject as exc:
             problem = c.false(c.UNSUPPORTED_VALUE, exc.message)
     conditions[c.ACCEPTED] = problem or c.true(c.ACCEPTED, "listener is valid")
-    compatible = PROTOCOL_KINDS.get(protocol, ())
+    listed, by_default = unsupported
+    compatible = tuple(k for k in PROTOCOL_KINDS.get(protocol, ()) if k not in listed)
     if listener.kinds is None:
-        supported = compatible
+        supported = tuple(k for k in compatible if k not in by_default)
         invalid_kinds: list[str] = []
     else:
         supported = tuple(dict.fromkeys(
