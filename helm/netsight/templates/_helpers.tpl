@@ -1,0 +1,122 @@
+{{/* Names and labels shared by every object of the chart. */}}
+
+{{- define "netsight.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The release's full name: <release>-netsight, or the release name when it already says netsight. */}}
+{{- define "netsight.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "netsight.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "netsight.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "netsight.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "netsight.labels" -}}
+helm.sh/chart: {{ include "netsight.chart" . }}
+{{ include "netsight.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: netsight
+{{- end }}
+
+{{- define "netsight.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "netsight.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "netsight.image" -}}
+{{- if eq .Values.image.tag "latest" }}
+{{- fail "image.tag=latest: pin a version (or image.digest) so that every replica and every rollback runs the same netsight" }}
+{{- end }}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/* Whether netsight checks callers' tokens, and so needs TokenReview and SubjectAccessReview. */}}
+{{- define "netsight.authenticates" -}}
+{{- if ne .Values.auth.mode "none" }}true{{ end }}
+{{- end }}
+
+{{/*
+The API groups and resources netsight lists and watches: CORE_KINDS and PROVIDER_GROUPS of
+netsight/graph/watching.py (tests/deploy checks the two agree). Providers that watch every kind
+of their group are listed by resource all the same: RBAC here never uses wildcards.
+*/}}
+{{- define "netsight.watchedResources" -}}
+- apiGroups: [""]
+  resources: [namespaces, pods, services]
+- apiGroups: [discovery.k8s.io]
+  resources: [endpointslices]
+- apiGroups: [networking.k8s.io]
+  resources: [networkpolicies, ingresses, ingressclasses]
+# CRDs come and go with providers; netsight watches them to add and drop tools.
+- apiGroups: [apiextensions.k8s.io]
+  resources: [customresourcedefinitions]
+{{- with .Values.features }}
+{{- if .gatewayAPI }}
+- apiGroups: [gateway.networking.k8s.io]
+  resources: [gatewayclasses, gateways, listenersets, httproutes, grpcroutes, tlsroutes,
+              tcproutes, udproutes, referencegrants, backendtlspolicies]
+- apiGroups: [gateway.networking.x-k8s.io]
+  resources: [xlistenersets, xbackendtrafficpolicies, xmeshes]
+{{- end }}
+{{- if .networkPolicyAPI }}
+- apiGroups: [policy.networking.k8s.io]
+  resources: [adminnetworkpolicies, baselineadminnetworkpolicies, clusternetworkpolicies]
+{{- end }}
+{{- if .istio }}
+- apiGroups: [networking.istio.io]
+  resources: [virtualservices, destinationrules, gateways, serviceentries, sidecars,
+              workloadentries, workloadgroups]
+- apiGroups: [security.istio.io]
+  resources: [authorizationpolicies, peerauthentications, requestauthentications]
+{{- end }}
+{{- if .cilium }}
+- apiGroups: [cilium.io]
+  resources: [ciliumnetworkpolicies, ciliumclusterwidenetworkpolicies, ciliumcidrgroups]
+{{- end }}
+{{- if .calico }}
+- apiGroups: [crd.projectcalico.org]
+  resources: [networkpolicies, globalnetworkpolicies, networksets, globalnetworksets, tiers]
+{{- end }}
+{{- if .linkerd }}
+- apiGroups: [policy.linkerd.io]
+  resources: [servers, serverauthorizations, authorizationpolicies, meshtlsauthentications,
+              networkauthentications, httproutes]
+- apiGroups: [linkerd.io]
+  resources: [serviceprofiles]
+{{- end }}
+{{- if .kuma }}
+- apiGroups: [kuma.io]
+  resources: [meshes, meshtrafficpermissions, meshhttproutes, meshtcproutes, meshservices,
+              trafficpermissions, trafficroutes]
+{{- end }}
+{{- if .kgateway }}
+- apiGroups: [gateway.kgateway.dev]
+  resources: [gatewayparameters, gatewayextensions, trafficpolicies, httplistenerpolicies,
+              listenerpolicies, backendconfigpolicies, backends, directresponses]
+{{- end }}
+{{- end }}
+{{- end }}

