@@ -77,3 +77,4 @@ def test_install_notes_render(helm: Path, values_file: str) -> None:
     notes = done.stdout.partition("NOTES:")[2]
     assert "port-forward service/ns-netsight 8080:8080" in notes
     assert "/mcp" in notes
+    assert "Keep the Service private" in notes
