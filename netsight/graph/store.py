@@ -125,6 +125,8 @@ class GraphStore:
     changes: deque[Change] = field(default_factory=lambda: deque(maxlen=CHANGE_RING_SIZE))
     sync: dict[str, KindStatus] = field(default_factory=dict)
     listeners: list[Callable[[Change], None]] = field(default_factory=list)
+    # kind -> the generation of its last change (GraphView.kind_generation)
+    kind_generations: dict[str, int] = field(default_factory=dict)
     # Keys of records with an invalid-value problem: most applies can skip the lookup.
     _invalid: set[str] = field(default_factory=set, repr=False)
 
@@ -217,6 +219,7 @@ class GraphStore:
         return len(stale)
 
     def _record_change(self, change: Change) -> None:
+        self.kind_generations[change.key.partition("/")[0]] = change.generation
         self.changes.append(change)
         for listener in self.listeners:
             listener(change)
@@ -309,6 +312,28 @@ class GraphView:
     def adjacent_keys(self, key: str) -> Iterator[str]:
         """Keys of every node one edge away from ``key``, in either direction."""
         return self._state.adjacent_keys(key)
+
+    def out_edges(self, key: str) -> Iterator[tuple[str, Rel]]:
+        """(target key, relationship) for every relationship out of ``key``, selector
+        edges included: one pass for an export, instead of one ``neighbors`` call a type."""
+        state = self._state
+        graph = state.graph
+        if key not in graph:
+            return
+        for target, data in graph._succ[key].items():
+            for rel in data:
+                yield target, rel
+        index = state.selectors.get(graph._node[key].record.namespace)
+        selected = index.owners.get(key) if index is not None else None
+        if selected is not None:
+            rel = selected[0]
+            for target in state.selected_keys(key):
+                yield target, rel
+
+    def kind_generation(self, kind: str) -> int:
+        """The graph generation at which an object of ``kind`` last changed (0: never).
+        Lets an analyzer keep something derived from one kind until that kind changes."""
+        return self._store.kind_generations.get(kind, 0)
 
     def matching(self, namespace: str, selector: LabelSelector) -> Iterator[Record]:
         """Pods and workload templates in ``namespace`` the selector matches, via the index."""

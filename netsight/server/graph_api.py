@@ -31,7 +31,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from netsight.analyzers.base import did_you_mean
 from netsight.analyzers.contracts import ErrorCode, ToolError
-from netsight.graph.model import Kind, Rel, parse_key
+from netsight.graph.model import Kind, parse_key
 from netsight.graph.store import GraphStore, GraphView
 
 ENDPOINT = "/api/graph"
@@ -168,10 +168,8 @@ async def export(view: GraphView, keys: list[str], header: dict[str, object], *,
     for key in keys:
         if key not in written or not view.exists(key):
             continue
-        for rel in Rel:
-            links.extend({"source": key, "target": target_key, "type": rel, "key": rel}
-                         for target in view.neighbors(key, rel)
-                         if (target_key := target.key) in written)
+        links.extend({"source": key, "target": target, "type": rel, "key": rel}
+                     for target, rel in view.out_edges(key) if target in written)
         if len(links) >= link_chunk:  # between two nodes: no iteration is left open
             yield separator + orjson.dumps(links)[1:-1]
             separator, links = b",", []

@@ -1,0 +1,44 @@
+"""GraphView.out_edges lists every relationship out of a node in one pass (stored and
+selector edges alike), and kind_generation tells when a kind last changed."""
+
+from __future__ import annotations
+
+from netsight.graph.model import Rel
+from netsight.graph.store import GraphStore
+from tests.graph.factories import apply_all, endpoint_slice, namespace, pod, service
+
+
+def cluster() -> GraphStore:
+    store = GraphStore()
+    apply_all(store, namespace("shop"), pod("web-1", ns="shop", labels={"app": "web"}),
+              pod("web-2", ns="shop", labels={"app": "web"}),
+              service("web", ns="shop", selector={"app": "web"}),
+              endpoint_slice("web-abc", "web", ["web-1"], ns="shop", owned=True))
+    return store
+
+
+def test_out_edges_equal_neighbors_of_every_relationship() -> None:
+    store = cluster()
+    view = store.view()
+    for key, _, _ in store.state.edges():
+        expected = {(r.key, rel) for rel in Rel for r in view.neighbors(key, rel)}
+        assert set(view.out_edges(key)) == expected, key
+    assert set(view.out_edges("Service/shop/web")) == {
+        ("Pod/shop/web-1", Rel.SELECTS), ("Pod/shop/web-2", Rel.SELECTS)}
+    assert set(view.out_edges("EndpointSlice/shop/web-abc")) == {
+        ("Service/shop/web", Rel.BELONGS_TO), ("Service/shop/web", Rel.OWNED_BY),
+        ("Pod/shop/web-1", Rel.TARGETS)}
+    assert list(view.out_edges("Pod/shop/missing")) == []
+
+
+def test_kind_generation_moves_only_with_its_kind() -> None:
+    store = cluster()
+    view = store.view()
+    services = view.kind_generation("Service")
+    assert 0 < services < store.generation
+    apply_all(store, pod("web-3", ns="shop", labels={"app": "web"}))
+    assert view.kind_generation("Service") == services
+    assert view.kind_generation("Pod") == store.generation
+    store.apply("DELETED", service("web", ns="shop"))
+    assert view.kind_generation("Service") == store.generation
+    assert view.kind_generation("Gateway") == 0
