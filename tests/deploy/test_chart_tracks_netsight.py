@@ -86,11 +86,10 @@ def test_netsight_starts_with_the_flags_and_environment_the_chart_gives_it(
         if "not implemented yet" in str(error):
             pytest.skip(f"netsight serve refuses this auth mode for now: {error}")
         raise
+    given = values(rendering[0])
     sets = dict(item.split("=", 1) for item in rendering[1:])
-    config = {"config": {}, **values(rendering[0])}["config"]
-    assert settings.cluster_name == config["clusterName"]
-    assert settings.auth == sets.get("auth.mode", values(rendering[0]).get(
-        "auth", {}).get("mode", "auto"))
+    assert settings.cluster_name == given["config"]["clusterName"]
+    assert settings.auth == sets.get("auth.mode", given.get("auth", {}).get("mode", "auto"))
     assert settings.host == "0.0.0.0"
     assert settings.port == main["ports"][0]["containerPort"]
     assert settings.transport == "http"
