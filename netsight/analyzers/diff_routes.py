@@ -39,7 +39,7 @@ from netsight.analyzers.routing.requests import (
     is_grpc,
     why_shadowed,
 )
-from netsight.graph.model import Kind
+from netsight.graph.model import Kind, make_key
 from netsight.graph.store import GraphView
 
 NAME = "diff_routes"
@@ -72,6 +72,10 @@ class Args(ToolArgs):
     port: PortNumber | None = Field(default=None, description="Only listeners on this port")
     expected_backend: NamespacedName | None = Field(
         default=None, description="The Service ('namespace/name') the request should reach")
+    against: int | None = Field(
+        default=None, ge=0, description="A graph generation (metadata.graphGeneration of an "
+        "earlier answer): also list what changed since then in the objects the request "
+        "goes through")
 
 
 class BackendShare(OmitNone):
@@ -100,9 +104,19 @@ class Layer(OmitNone):
 
 class Shadowed(Model):
     route: str
+    kind: str
     rule: int
     shadowed_by: str
     because: str = Field(description="The precedence criterion that decided")
+
+
+class ChangeOut(Model):
+    generation: int
+    type: str = Field(description="ADDED, MODIFIED or DELETED")
+    object: str = Field(description='The object\'s key, e.g. "HTTPRoute/shop/web"')
+    fields: list[str] = Field(description="Record fields that changed (MODIFIED)")
+    around: str | None = Field(default=None, description="The object of the request's path "
+                               "it relates to, when it is not one itself (a pod of a backend)")
 
 
 class Result(ToolResult):
@@ -114,6 +128,32 @@ class Result(ToolResult):
     conflicts: list[Shadowed]
     findings: list[Finding]
     not_evaluated: list[str]
+    changes: list[ChangeOut] | None = Field(
+        default=None, description="With against: changes since that generation to the "
+        "objects the request goes through, newest first")
+
+
+_CHANGES_LIMIT = 20
+
+
+def _changes(view: GraphView, against: int, involved: set[str],
+             notes: list[str]) -> list[ChangeOut]:
+    if against > view.generation:
+        raise ToolFailure(ErrorCode.INVALID_INPUT, f"against: generation {against} is ahead "
+                          f"of the graph (now at {view.generation})", tool=NAME)
+    held = list(view.changes_since(against))
+    if held and held[0].generation > against + 1:
+        notes.append(f"against: the change ring starts at generation {held[0].generation}; "
+                     "earlier changes are no longer held")
+    found = []
+    for change in reversed(held):
+        around = None if change.key in involved else \
+            next((key for key in change.related if key in involved), None)
+        if change.key in involved or around is not None:
+            found.append(ChangeOut(generation=change.generation, type=change.type.value,
+                                   object=change.key, fields=list(change.fields),
+                                   around=around))
+    return found[:_CHANGES_LIMIT]
 
 
 def _entries(view: GraphView, resolver: Resolver, args: Args,
@@ -251,7 +291,8 @@ def analyze(view: GraphView, args: Args) -> Result:
             if (other.route.ref, other.rule) == (winner.route.ref, winner.rule):
                 continue
             because = why_shadowed(winner, other)
-            conflicts.append(Shadowed(route=other.route.ref, rule=other.rule,
+            conflicts.append(Shadowed(route=other.route.ref, kind=other.route.kind,
+                                      rule=other.rule,
                                       shadowed_by=f"{winner.route.ref} rule {winner.rule}",
                                       because=because))
             losers.append((winner.label, other.label, because,
@@ -301,6 +342,9 @@ def analyze(view: GraphView, args: Args) -> Result:
                 suggestion="Make the intended rule more specific (exact path, longer prefix, "
                 "method, headers) or remove the rule that takes precedence."))
     findings.sort(key=lambda f: (f.severity.rank, str(f.resource or ""), f.code, f.summary))
+    changes = None
+    if args.against is not None:
+        changes = _changes(view, args.against, _involved(layers, conflicts), notes)
     return Result(
         metadata=metadata(view),
         request=described,
@@ -311,7 +355,25 @@ def analyze(view: GraphView, args: Args) -> Result:
         conflicts=conflicts,
         findings=findings,
         not_evaluated=list(dict.fromkeys(notes)),
+        changes=changes,
     )
+
+
+def _involved(layers: list[Layer], conflicts: list[Shadowed]) -> set[str]:
+    """Keys of the objects on the request's path: entries, routes (the rules that took it
+    and those they shadow) and backend Services."""
+    keys = {make_key(c.kind, *c.route.split("/", 1)) for c in conflicts}
+    for layer in layers:
+        if layer.layer == "gateway-api":
+            namespace, name, _ = layer.entry.split("/", 2)
+            keys.add(make_key(GATEWAY, namespace, name))
+        if layer.route is not None and layer.kind is not None:
+            namespace, _, name = layer.route.partition("/")
+            keys.add(make_key(layer.kind, namespace, name))
+        for backend in layer.backends:
+            namespace, _, name = backend.backend.partition("/")
+            keys.add(make_key(Kind.SERVICE, namespace, name))
+    return keys
 
 
 def _ingress_layer(view: GraphView, request: Request, layers: list[Layer],
@@ -343,7 +405,7 @@ def _ingress_layer(view: GraphView, request: Request, layers: list[Layer],
     for other in found[1:]:
         because = _ingress_because(winner.rank, other.rank)
         if other.rule is not None:
-            conflicts.append(Shadowed(route=other.ingress.ref, rule=other.rule,
+            conflicts.append(Shadowed(route=other.ingress.ref, kind="Ingress", rule=other.rule,
                                       shadowed_by=winner.label, because=because))
         losers.append((winner.label, other.label, because,
                        {f"{other.ingress.namespace}/{other.backend.service}"}))
