@@ -265,45 +265,63 @@ class Informer:
         log.warning("%s: %s: %s", self.kind.kind_id, state.value, error)
 
     async def list_and_reconcile(self) -> str:
-        """List every object (paginated), apply it, delete what is gone; return the RV."""
+        """List every object (paginated), apply it, delete what is gone; return the RV.
+
+        The next page is requested before this one is applied, so the API server prepares
+        it (and the network carries it) while the graph is being built.
+        """
         seen: set[str] = set()
-        cont: str | None = None
         resource_version = ""
         store, kind = self.store, self.kind
         # Only objects in the graph before this list can be gone from the cluster: on the
         # first list there are none, and noting what was seen would only cost time.
         reconcile = store.view().count(kind.kind_id) > 0
-        while True:
-            params = [("limit", str(self.settings.page_size))]
-            if cont:
-                params.append(("continue", cont))
-            response = await self.transport.get(kind.path, params)
-            try:
-                body = await response.read()
-            finally:
-                response.release()
-            _check(response, body)
-            page = orjson.loads(body)
-            for item in page.get("items") or ():
-                # List items come without kind/apiVersion; the list knows them.
-                item["kind"], item["apiVersion"] = kind.kind, kind.api_version
-                # From a cluster, a namespaced object always names its namespace; one without
-                # is cluster-scoped (a CRD's scope is not in netsight's static list).
-                store.apply(EventType.ADDED, item, default_namespace="")
-                if reconcile:
-                    meta = item.get("metadata") or {}
-                    name = meta.get("name")
-                    if isinstance(name, str):
-                        seen.add(make_key(kind.kind_id, meta.get("namespace") or "", name))
-            metadata = page.get("metadata") or {}
-            resource_version = str(metadata.get("resourceVersion") or resource_version)
-            cont = metadata.get("continue") or None
-            if not cont:
-                break
-            await asyncio.sleep(0)  # let other informers and requests run between pages
+        body = await self._page(None)
+        following: asyncio.Task[bytes] | None = None
+        try:
+            while True:
+                page = orjson.loads(body)
+                metadata = page.get("metadata") or {}
+                resource_version = str(metadata.get("resourceVersion") or resource_version)
+                cont = metadata.get("continue") or None
+                if cont:
+                    following = asyncio.create_task(self._page(cont))
+                    await asyncio.sleep(0)  # let the request go out, and other informers run
+                for item in page.get("items") or ():
+                    # List items come without kind/apiVersion; the list knows them.
+                    item["kind"], item["apiVersion"] = kind.kind, kind.api_version
+                    # From a cluster, a namespaced object always names its namespace; one
+                    # without is cluster-scoped (a CRD's scope is not in the static list).
+                    store.apply(EventType.ADDED, item, default_namespace="")
+                    if reconcile:
+                        meta = item.get("metadata") or {}
+                        name = meta.get("name")
+                        if isinstance(name, str):
+                            seen.add(make_key(kind.kind_id, meta.get("namespace") or "", name))
+                if following is None:
+                    break
+                body = await following
+                following = None
+        finally:
+            if following is not None:  # cancelled, or a page failed: drop the prefetch
+                following.cancel()
+                with contextlib.suppress(BaseException):
+                    await following
         if reconcile:
             store.remove_kind(kind.kind_id, keep=seen)
         return resource_version
+
+    async def _page(self, cont: str | None) -> bytes:
+        params = [("limit", str(self.settings.page_size))]
+        if cont:
+            params.append(("continue", cont))
+        response = await self.transport.get(self.kind.path, params)
+        try:
+            body = await response.read()
+        finally:
+            response.release()
+        _check(response, body)
+        return body
 
     async def watch(self, resource_version: str) -> str:
         """Consume one watch stream; return the last resourceVersion when it ends."""
