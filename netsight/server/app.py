@@ -35,6 +35,7 @@ from netsight.server.cluster import LiveGraph
 from netsight.server.config import LOOPBACK, Settings
 from netsight.server.mcp_tools import NetsightServer, ToolHost, build_mcp_server
 from netsight.server.notifying import ToolListNotifier
+from netsight.server.telemetry import METRICS_ENDPOINT, Telemetry, setup
 
 
 class Exchanges:
@@ -89,9 +90,13 @@ class Service:
 
 def build_service(graph: LiveGraph, settings: Settings, *,
                   tools: Mapping[str, ToolSpec] = TOOLS,
-                  middleware: Sequence[Middleware] = ()) -> Service:
+                  middleware: Sequence[Middleware] = (),
+                  telemetry: Telemetry | None = None) -> Service:
+    # Without one given: /metrics only, nothing exported (serve passes the environment's).
+    telemetry = telemetry or setup(settings.cluster_name, environ={})
     host = ToolHost(store=graph.store, tools=tools, timeout=settings.tool_timeout,
-                    providers=lambda: graph.providers)
+                    providers=lambda: graph.providers, telemetry=telemetry)
+    telemetry.observe_graph(graph, in_flight=lambda: host.in_flight)
     notifier = ToolListNotifier(host.visible)
     graph.provider_listeners.append(notifier.tools_may_have_changed)
     mcp = build_mcp_server(host, notifier)
@@ -117,6 +122,7 @@ def build_service(graph: LiveGraph, settings: Settings, *,
             Route("/readyz", readyz, methods=["GET"]),
             Route(graph_api.ENDPOINT, api_graph, methods=["GET"]),
             Route(changes.ENDPOINT, api_changes, methods=["GET"]),
+            Route(METRICS_ENDPOINT, telemetry.metrics_endpoint, methods=["GET"]),
             Route("/mcp", exchanges),
         ],
         middleware=list(middleware),

@@ -22,7 +22,7 @@ import inspect
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -45,6 +45,7 @@ from netsight.analyzers.contracts import ErrorCode, ToolFailure, ToolResult
 from netsight.analyzers.rendering import render_text
 from netsight.graph.store import GraphStore, GraphView
 from netsight.server.notifying import ToolListNotifier
+from netsight.server.telemetry import Telemetry
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +66,7 @@ class ToolHost:
     timeout: float
     providers: Callable[[], set[str]] = set
     in_flight: int = 0  # tool calls running now
+    telemetry: Telemetry = field(default_factory=Telemetry.disabled)
 
     def visible(self) -> frozenset[str]:
         return frozenset(name for name, spec in self.tools.items() if self.available(spec))
@@ -158,7 +160,8 @@ async def _list_tools(ctx: Any, params: PaginatedRequestParams | None) -> ListTo
 
 async def _call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
     host: ToolHost = ctx.lifespan_context
-    return await run_tool(host, params.name, params.arguments or {})
+    with host.telemetry.tool_call(ctx, params) as call:  # span, duration, findings, errors
+        return call.answered(await run_tool(host, params.name, params.arguments or {}))
 
 
 async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any]) -> CallToolResult:

@@ -35,6 +35,7 @@ from netsight.graph.watching import InformerSettings
 from netsight.server.app import Service, build_service
 from netsight.server.cluster import LiveGraph, live_graph
 from netsight.server.config import LOOPBACK, ConfigError, Settings, Transport
+from netsight.server.telemetry import Telemetry, configure_logging, setup
 
 log = logging.getLogger(__name__)
 
@@ -154,14 +155,15 @@ def listen(settings: Settings, backlog: int = 2048) -> socket.socket:
 
 async def serve(settings: Settings, *, tools: Mapping[str, ToolSpec] = TOOLS,
                 informers: InformerSettings | None = None,
-                announce: Callable[[str], None] | None = None) -> None:
+                announce: Callable[[str], None] | None = None,
+                telemetry: Telemetry | None = None) -> None:
     if settings.transport is Transport.HTTP and settings.host not in LOOPBACK:
         log.warning("serving on %s without authenticating callers (TokenReview is not "
                     "implemented yet): keep the port private", settings.host)
     sock = listen(settings) if settings.transport is Transport.HTTP else None
     with contextlib.closing(sock) if sock is not None else contextlib.nullcontext():
         async with live_graph(settings, informers=informers) as graph:
-            service = build_service(graph, settings, tools=tools)
+            service = build_service(graph, settings, tools=tools, telemetry=telemetry)
             if sock is None:
                 await _serve_stdio(service, graph, announce)
                 return
@@ -189,19 +191,20 @@ async def _serve_stdio(service: Service, graph: LiveGraph,
 def run(settings: Settings, *, err: IO[str] | None = None) -> int:
     """Run until stopped: the ``netsight serve`` command."""
     stream = err or sys.stderr
-    logging.basicConfig(level=settings.log_level, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(settings.log_level, sys.stderr)  # records in a span carry its ids
+    telemetry = setup(settings.cluster_name)  # OTLP if OTEL_EXPORTER_OTLP_ENDPOINT is set
 
     def announce(line: str) -> None:
         stream.write(line + "\n")
         stream.flush()
 
     with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-        main = serve(settings, announce=announce)
+        main = serve(settings, announce=announce, telemetry=telemetry)
         if settings.transport is Transport.STDIO:
             main = _cancel_on_signals(main)
         with contextlib.suppress(KeyboardInterrupt):
             runner.run(main)
+    telemetry.shutdown()  # flushes batched spans to the collector
     return 0
 
 
