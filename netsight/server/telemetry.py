@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
@@ -35,7 +34,7 @@ import orjson
 from opentelemetry import metrics, trace
 from opentelemetry.context import Context
 from opentelemetry.metrics import CallbackOptions, Observation
-from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics import AlwaysOffExemplarFilter, MeterProvider
 from opentelemetry.sdk.metrics.export import MetricReader
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
@@ -85,11 +84,15 @@ class Telemetry:
             "gen_ai.server.request.duration", unit="s",
             description="MCP tool call duration, from the request to its answer",
             explicit_bucket_boundaries_advisory=DURATION_BUCKETS)
-        self.findings = self.meter.create_counter(
-            "mcp.findings.total", unit="{finding}",
+        # Counted in plain dicts and reported when collected: a call adds to a dict entry per
+        # finding instead of an SDK measurement (attribute hashing, locks) per severity.
+        self.finding_counts: dict[tuple[str, str], int] = {}  # (tool, severity)
+        self.error_counts: dict[tuple[str, str], int] = {}  # (tool, code)
+        self.meter.create_observable_counter(
+            "mcp.findings.total", [self._observe_findings], unit="{finding}",
             description="Findings in tool answers, by tool and severity")
-        self.errors = self.meter.create_counter(
-            "mcp.errors.total", unit="{error}",
+        self.meter.create_observable_counter(
+            "mcp.errors.total", [self._observe_errors], unit="{error}",
             description="Tool calls answered with a ToolError, by tool and code")
         self._metric_attributes: dict[tuple[str, str | None], dict[str, str]] = {}
         self._observing = False
@@ -137,6 +140,15 @@ class Telemetry:
                 attributes["error.type"] = error_type
             self._metric_attributes[key] = attributes
         return attributes
+
+    def _observe_findings(self, _: CallbackOptions) -> Iterable[Observation]:
+        # tuple(): one C-level copy, as an OTLP export collects on its own thread
+        for (tool, severity), count in tuple(self.finding_counts.items()):
+            yield Observation(count, {"gen_ai.tool.name": tool, "severity": severity})
+
+    def _observe_errors(self, _: CallbackOptions) -> Iterable[Observation]:
+        for (tool, code), count in tuple(self.error_counts.items()):
+            yield Observation(count, {"gen_ai.tool.name": tool, "error.type": code})
 
     def observe_graph(self, graph: LiveGraph, in_flight: Any = None) -> None:
         """Gauges read from the live graph at collection (a scrape, an OTLP export).
@@ -208,7 +220,8 @@ class ToolCall:
         if result.is_error:
             code, message = _error_of(result)
             self.error_type = code
-            telemetry.errors.add(1, telemetry.attributes(self.name, code))
+            errors, key = telemetry.error_counts, (self.name, code)
+            errors[key] = errors.get(key, 0) + 1
             if span is not None:
                 span.set_attribute("error.type", code)
                 span.set_status(StatusCode.ERROR, message)
@@ -216,11 +229,10 @@ class ToolCall:
         data = result.structured_content or {}
         findings = data.get("findings")
         if isinstance(findings, list):
-            severities = Counter(f.get("severity", "unknown") for f in findings
-                                 if isinstance(f, dict))
-            for severity, count in severities.items():
-                telemetry.findings.add(count, {"gen_ai.tool.name": self.name,
-                                               "severity": str(severity)})
+            counts, name = telemetry.finding_counts, self.name
+            for finding in findings:
+                key = (name, str(finding.get("severity", "unknown")))
+                counts[key] = counts.get(key, 0) + 1
             if span is not None:
                 span.set_attribute("netsight.findings.count", len(findings))
         if span is not None:
@@ -309,8 +321,11 @@ def setup(cluster_name: str, *, environ: Mapping[str, str] | None = None,
         for processor in processors:
             sdk_tracer.add_span_processor(processor)
         tracer_provider = sdk_tracer
+    # Exemplars point from histogram buckets to traces: without tracing there are none
+    # (Prometheus text does not carry them either), so their bookkeeping is skipped.
+    exemplars = None if processors else AlwaysOffExemplarFilter()
     meter_provider = MeterProvider(resource=resource, metric_readers=readers,
-                                   shutdown_on_exit=False)
+                                   shutdown_on_exit=False, exemplar_filter=exemplars)
     if exporting:
         log.info("telemetry: OTLP export of %s", ", ".join(exporting))
     return Telemetry(tracer_provider=tracer_provider, meter_provider=meter_provider,
