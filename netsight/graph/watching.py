@@ -34,6 +34,7 @@ from typing import Any, Protocol
 import aiohttp
 import orjson
 
+from netsight.graph.collecting import keep_collections_young
 from netsight.graph.model import WORKLOAD_KINDS, kind_id, make_key
 from netsight.graph.store import EventType, GraphStore, KindStatus, SyncState
 
@@ -127,6 +128,10 @@ class InformerSettings:
     forbidden_retry: float = 60.0
     backoff_base: float = 0.5
     backoff_cap: float = 30.0
+    # After the initial sync: refreeze the collector's survivors this often (seconds), and
+    # run one full collection this often (collecting.py); 0 leaves the collector alone.
+    refreeze_interval: float = 1.0
+    full_collection_interval: float = 3600.0
 
 
 def _check(response: Response, body: bytes | None = None) -> None:
@@ -479,6 +484,7 @@ class ClusterWatcher:
         default_factory=dict)
     providers: set[str] = field(default_factory=set)
     _crd_task: asyncio.Task[None] | None = None
+    _gc_task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """Discover, start every informer, and follow CRDs. Returns once started."""
@@ -511,6 +517,10 @@ class ClusterWatcher:
             if enabled:
                 gc.enable()
             release_free_memory()
+            if self._gc_task is None and self.settings.refreeze_interval > 0:
+                self._gc_task = asyncio.create_task(keep_collections_young(
+                    self.settings.refreeze_interval, self.settings.full_collection_interval),
+                    name="informer:gc")
 
     @property
     def ready(self) -> bool:
@@ -522,6 +532,8 @@ class ClusterWatcher:
             informer.stopping = True
         if self._crd_task is not None:
             tasks.append(self._crd_task)
+        if self._gc_task is not None:
+            tasks.append(self._gc_task)
         for task in tasks:
             task.cancel()
         if tasks:
@@ -529,7 +541,7 @@ class ClusterWatcher:
             for task in pending:
                 log.error("informer task %s did not stop in %ss", task.get_name(), timeout)
         self.informers.clear()
-        self._crd_task = None
+        self._crd_task = self._gc_task = None
 
     def _start(self, kind: WatchedKind) -> None:
         if kind in self.informers:

@@ -1,0 +1,62 @@
+"""After the initial sync the informers keep the cyclic collector's work small: survivors
+are refrozen each interval, and a periodic full collection still frees frozen cycles."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import weakref
+from collections.abc import Iterator
+
+import pytest
+
+from netsight.graph.collecting import keep_collections_young
+
+pytestmark = pytest.mark.anyio
+
+
+class Node:
+    def __init__(self) -> None:
+        self.other: Node | None = None
+
+
+def cycle() -> weakref.ref[Node]:
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    return weakref.ref(a)
+
+
+@pytest.fixture(autouse=True)
+def thawed() -> Iterator[None]:
+    yield
+    gc.unfreeze()
+
+
+async def run_for(seconds: float, **kwargs: float) -> None:
+    task = asyncio.create_task(keep_collections_young(**kwargs))
+    await asyncio.sleep(seconds)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_survivors_are_frozen_and_young_cycles_collected() -> None:
+    gc.unfreeze()
+    keep = [Node() for _ in range(1000)]
+    garbage = cycle()
+    await run_for(0.25, interval=0.05, full_every=3600)
+    assert garbage() is None  # a young collection ran before the freeze
+    assert gc.get_freeze_count() >= len(keep)
+    assert all(gc.is_tracked(n) for n in keep)
+
+
+async def test_full_collection_frees_cycles_that_died_frozen() -> None:
+    gc.unfreeze()
+    holder = [cycle()]
+    strong = holder[0]()  # alive while frozen
+    gc.freeze()
+    del strong  # now garbage, but frozen: only a full collection sees it
+    await run_for(0.2, interval=0.05, full_every=3600)
+    assert holder[0]() is not None
+    await run_for(0.2, interval=0.05, full_every=0.0)
+    assert holder[0]() is None
