@@ -35,6 +35,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from netsight.graph.selectors import parse_selector_string
+from netsight.sim.access import AccessPolicy
 from netsight.sim.resources import ResourceType
 from netsight.sim.state import (
     ApiError,
@@ -80,6 +81,7 @@ class SimApiServer:
     def __init__(self, state: SimState | None = None, config: SimConfig | None = None) -> None:
         self.state = state or SimState()
         self.config = config or SimConfig()
+        self.access = AccessPolicy.default()
         self._snapshots: OrderedDict[str, Snapshot] = OrderedDict()
         self._ids = itertools.count(1)
         self.requests = 0
@@ -93,6 +95,7 @@ class SimApiServer:
             Route("/api", self._core_versions),
             Route("/apis", self._group_list),
             Route("/sim/faults", self._faults, methods=["POST"]),
+            Route("/sim/access", self._access, methods=["POST"]),
             Route("/sim/state", self._sim_state),
             Route("/api/{rest:path}", self._core, methods=["GET", "POST", "PUT", "PATCH",
                                                            "DELETE"]),
@@ -206,7 +209,8 @@ class SimApiServer:
             if not isinstance(body, dict):
                 raise ApiError(400, "BadRequest", "the body must be an object")
             if rtype.kind == "TokenReview" or rtype.kind == "SubjectAccessReview":
-                return json_response(self._review(rtype, body), 201)
+                return json_response(self.access.review(
+                    rtype.kind, body, request.headers.get("authorization")), 201)
             created = self.state.create(rtype, body, namespace)
             return json_response(created, 201)
         if request.method != "GET":
@@ -351,9 +355,6 @@ class SimApiServer:
                 return json_response(state.delete(rtype, namespace, name))
         raise ApiError(405, "MethodNotAllowed", f"{request.method} is not allowed here")
 
-    def _review(self, rtype: ResourceType, body: Obj) -> Obj:
-        raise ApiError(501, "NotImplemented", f"{rtype.kind} is not simulated yet")
-
     # --- admin ---------------------------------------------------------------------------
 
     async def _faults(self, request: Request) -> Response:
@@ -382,6 +383,14 @@ class SimApiServer:
             state.compact()
         return json_response({"closedWatches": closed})
 
+    async def _access(self, request: Request) -> Response:
+        """Set the TokenReview/SubjectAccessReview policy (``AccessPolicy.configure``)."""
+        try:
+            return json_response(self.access.configure(orjson.loads(await request.body()
+                                                                    or b"{}")))
+        except ApiError as exc:
+            return error_response(exc)
+
     async def _sim_state(self, request: Request) -> Response:
         counts = {f"{g}/{k}" if g else k: len(objs) for (g, k), objs in
                   self.state.objects.items()}
@@ -406,6 +415,10 @@ class SimServer:
     @property
     def state(self) -> SimState:
         return self.api.state
+
+    @property
+    def access(self) -> AccessPolicy:
+        return self.api.access
 
     @property
     def url(self) -> str:

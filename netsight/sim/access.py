@@ -1,0 +1,228 @@
+"""Who the simulated API server thinks callers are, and what it lets them do.
+
+A real API server authenticates bearer tokens and authorizes requests with RBAC; netsight
+asks it to do both for its own HTTP callers, through TokenReview and SubjectAccessReview.
+This is the simulator's side of those two APIs, with a policy tests set directly
+(:attr:`SimServer.access`) or over HTTP (``POST /sim/access``):
+
+- tokens, each naming a user and its groups (every authenticated user is also in
+  ``system:authenticated``, as the real authenticators add);
+- rules, each allowing a user or a group some verbs on some resources in some namespaces, or
+  in all of them (a RoleBinding, or a ClusterRoleBinding). ``*`` matches any verb, resource
+  or API group; ``system:masters`` may do anything.
+
+The reviews themselves are requests like any other: they must carry a token the policy
+knows (401 otherwise), whose user may ``create`` the review resource (403 otherwise), as the
+chart's ClusterRole grants netsight's service account. By default the policy knows one
+token, ``sim-token`` (the one :meth:`SimServer.write_kubeconfig` writes), for that service
+account, which may create both reviews and read everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from netsight.sim.state import ApiError, Obj
+
+AUTHENTICATED = "system:authenticated"
+MASTERS = "system:masters"
+SERVICE_ACCOUNT = "system:serviceaccount:netsight:netsight"
+SERVICE_ACCOUNT_TOKEN = "sim-token"
+API_AUDIENCES = ("https://kubernetes.default.svc.cluster.local",)
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    name: str
+    groups: tuple[str, ...] = ()
+    uid: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """Allows ``user`` (or members of ``group``) ``verbs`` on ``resources``, in
+    ``namespaces`` or, when None, in every namespace and at the cluster scope."""
+
+    verbs: tuple[str, ...]
+    resources: tuple[str, ...]
+    user: str | None = None
+    group: str | None = None
+    namespaces: tuple[str, ...] | None = None
+    api_groups: tuple[str, ...] = ("*",)
+
+    def __post_init__(self) -> None:
+        if (self.user is None) == (self.group is None):
+            raise ValueError("a rule names exactly one of user or group")
+
+    def applies_to(self, user: str, groups: Iterable[str]) -> bool:
+        return self.user == user if self.user is not None else self.group in set(groups)
+
+    def allows(self, verb: str, resource: str, api_group: str, namespace: str) -> bool:
+        if self.namespaces is not None and namespace not in self.namespaces:
+            return False  # "" (all namespaces) needs a cluster-wide rule
+        return (_matches(self.verbs, verb) and _matches(self.resources, resource)
+                and _matches(self.api_groups, api_group))
+
+    def describe(self) -> str:
+        subject = f'User "{self.user}"' if self.user is not None else f'Group "{self.group}"'
+        where = "in all namespaces" if self.namespaces is None else \
+            f"in namespaces {', '.join(self.namespaces)}"
+        return f"{subject} may {','.join(self.verbs)} {','.join(self.resources)} {where}"
+
+
+def _matches(allowed: tuple[str, ...], value: str) -> bool:
+    return "*" in allowed or value in allowed
+
+
+@dataclass
+class AccessPolicy:
+    tokens: dict[str, User] = field(default_factory=dict)
+    rules: list[Rule] = field(default_factory=list)
+
+    @classmethod
+    def default(cls) -> AccessPolicy:
+        policy = cls()
+        policy.reset()
+        return policy
+
+    def reset(self) -> None:
+        """Only netsight's own service account: it may review, and read everything."""
+        self.tokens.clear()
+        self.rules.clear()
+        self.add_token(SERVICE_ACCOUNT_TOKEN, SERVICE_ACCOUNT,
+                       groups=("system:serviceaccounts", "system:serviceaccounts:netsight"))
+        self.allow(user=SERVICE_ACCOUNT, verbs=("create",),
+                   resources=("tokenreviews", "subjectaccessreviews"))
+        self.allow(user=SERVICE_ACCOUNT, verbs=("get", "list", "watch"), resources=("*",))
+
+    def add_token(self, token: str, user: str, *, groups: Iterable[str] = (), uid: str = ""
+                  ) -> None:
+        self.tokens[token] = User(user, tuple(groups), uid or f"uid-{user}")
+
+    def revoke(self, token: str) -> None:
+        self.tokens.pop(token, None)
+
+    def allow(self, *, verbs: Iterable[str], resources: Iterable[str], user: str | None = None,
+              group: str | None = None, namespaces: Iterable[str] | None = None,
+              api_groups: Iterable[str] = ("*",)) -> Rule:
+        rule = Rule(tuple(verbs), tuple(resources), user, group,
+                    None if namespaces is None else tuple(namespaces), tuple(api_groups))
+        self.rules.append(rule)
+        return rule
+
+    # --- decisions -----------------------------------------------------------------------
+
+    def authenticate(self, token: str) -> User | None:
+        user = self.tokens.get(token)
+        if user is None:
+            return None
+        groups = user.groups if AUTHENTICATED in user.groups else (*user.groups, AUTHENTICATED)
+        return User(user.name, groups, user.uid)
+
+    def authorize(self, user: str, groups: Iterable[str], *, verb: str, resource: str,
+                  api_group: str = "", namespace: str = "") -> tuple[bool, str]:
+        """(allowed, reason), the reason naming the rule that allowed it."""
+        groups = tuple(groups)
+        if MASTERS in groups:
+            return True, f'allowed: Group "{MASTERS}"'
+        for rule in self.rules:
+            if rule.applies_to(user, groups) and rule.allows(verb, resource, api_group,
+                                                             namespace):
+                return True, f"allowed by sim rule: {rule.describe()}"
+        return False, ""  # RBAC denies by not allowing, and gives no reason
+
+    # --- the review APIs -----------------------------------------------------------------
+
+    def review(self, kind: str, body: Obj, authorization: str | None) -> Obj:
+        """Answer a TokenReview or SubjectAccessReview POSTed with ``authorization``."""
+        self._check_requester(kind, authorization)
+        spec = body.get("spec")
+        if not isinstance(spec, dict):
+            raise _invalid(kind, "spec", "Required value")
+        status = self._token_review(spec) if kind == "TokenReview" else \
+            self._access_review(spec)
+        return {"apiVersion": body.get("apiVersion"), "kind": kind,
+                "metadata": {"creationTimestamp": None, **(body.get("metadata") or {})},
+                "spec": spec, "status": status}
+
+    def _check_requester(self, kind: str, authorization: str | None) -> None:
+        scheme, _, token = (authorization or "").partition(" ")
+        requester = self.authenticate(token.strip()) if scheme.lower() == "bearer" else None
+        if requester is None:
+            raise ApiError(401, "Unauthorized", "Unauthorized")
+        plural = "tokenreviews" if kind == "TokenReview" else "subjectaccessreviews"
+        group = "authentication.k8s.io" if kind == "TokenReview" else "authorization.k8s.io"
+        allowed, _ = self.authorize(requester.name, requester.groups, verb="create",
+                                    resource=plural, api_group=group)
+        if not allowed:
+            raise ApiError(403, "Forbidden", f'{plural}.{group} is forbidden: User '
+                           f'"{requester.name}" cannot create resource "{plural}" in API '
+                           f'group "{group}" at the cluster scope')
+
+    def _token_review(self, spec: Mapping[str, Any]) -> Obj:
+        token = spec.get("token")
+        if not isinstance(token, str) or not token:
+            raise _invalid("TokenReview", "spec.token", "Required value")
+        audiences = list(spec.get("audiences") or API_AUDIENCES)
+        user = self.authenticate(token)
+        if user is None:
+            return {"authenticated": False, "user": {}, "audiences": audiences,
+                    "error": "[invalid bearer token, token lookup failed]"}
+        return {"authenticated": True, "audiences": audiences,
+                "user": {"username": user.name, "uid": user.uid, "groups": list(user.groups)}}
+
+    def _access_review(self, spec: Mapping[str, Any]) -> Obj:
+        user = spec.get("user") or ""
+        groups = spec.get("groups") or []
+        if not user and not groups:
+            raise _invalid("SubjectAccessReview", "spec.user",
+                           "at least one of user or group must be specified")
+        resource = spec.get("resourceAttributes")
+        if (resource is None) == (spec.get("nonResourceAttributes") is None):
+            raise _invalid("SubjectAccessReview", "spec.resourceAttributes",
+                           "exactly one of nonResourceAttributes or resourceAttributes must "
+                           "be specified")
+        if resource is None:
+            return {"allowed": False, "reason": "non-resource URLs are not simulated"}
+        allowed, reason = self.authorize(
+            str(user), [str(g) for g in groups], verb=str(resource.get("verb") or ""),
+            resource=str(resource.get("resource") or ""),
+            api_group=str(resource.get("group") or ""),
+            namespace=str(resource.get("namespace") or ""))
+        return {"allowed": allowed, "reason": reason} if reason else {"allowed": allowed}
+
+    # --- the /sim/access knob ------------------------------------------------------------
+
+    def configure(self, body: Mapping[str, Any]) -> Obj:
+        """``{"reset": true, "tokens": {TOKEN: {"username", "groups"}}, "revoke": [TOKEN],
+        "rules": [{"user" | "group", "verbs", "resources", "namespaces"?, "apiGroups"?}]}``;
+        answers counts only, never tokens."""
+        if body.get("reset"):
+            self.reset()
+        for token, user in (body.get("tokens") or {}).items():
+            self.add_token(str(token), str(user["username"]),
+                           groups=[str(g) for g in user.get("groups") or ()])
+        for token in body.get("revoke") or ():
+            self.revoke(str(token))
+        for rule in body.get("rules") or ():
+            namespaces = rule.get("namespaces")
+            try:
+                self.allow(verbs=_strings(rule["verbs"]), resources=_strings(rule["resources"]),
+                           user=rule.get("user"), group=rule.get("group"),
+                           namespaces=None if namespaces is None else _strings(namespaces),
+                           api_groups=_strings(rule.get("apiGroups") or "*"))
+            except (KeyError, ValueError) as exc:
+                raise ApiError(400, "BadRequest", f"rule {rule!r}: {exc}") from None
+        return {"tokens": len(self.tokens), "rules": len(self.rules)}
+
+
+def _strings(value: Any) -> list[str]:
+    return [value] if isinstance(value, str) else [str(v) for v in value]
+
+
+def _invalid(kind: str, path: str, message: str) -> ApiError:
+    group = "authentication.k8s.io" if kind == "TokenReview" else "authorization.k8s.io"
+    return ApiError(422, "Invalid", f'{kind}.{group} "" is invalid: {path}: Invalid value: '
+                    f"{message}")
