@@ -1,0 +1,196 @@
+"""A read-only view of the graph restricted to some namespaces, for callers who may not see all.
+
+The graph is built with netsight's own RBAC, which reads every namespace; a caller over HTTP
+may be allowed only a few. :class:`ScopedView` is a :class:`GraphView` that hides every object
+in the other namespaces — and the Namespace objects themselves — from every read, so each
+analyzer and the graph export respect the restriction without knowing about it. An answer
+about a hidden object is the answer about a missing one: it never exists, is never a
+neighbour, never changed and has no problems. Cluster-scoped objects (IngressClasses,
+GatewayClasses, AdminNetworkPolicies, …) stay visible: they are nobody's namespace.
+
+It subclasses ``GraphView`` only so that analyzers typed against it accept it; every public
+attribute is overridden here. One that is not — a method someone adds to ``GraphView`` later —
+raises :class:`UnscopedRead` instead of quietly answering from the whole graph, and
+``tests/graph/test_scoped_view_hides_other_namespaces.py`` fails until it is scoped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from typing import Any, NoReturn
+
+from netsight.graph.model import Kind, Rel, parse_key
+from netsight.graph.records import Record
+from netsight.graph.selectors import LabelSelector
+from netsight.graph.store import Change, GraphView, IngestProblem, Source
+
+
+class UnscopedRead(NotImplementedError):
+    """A ``GraphView`` read that :class:`ScopedView` does not know how to restrict."""
+
+
+class ScopedView(GraphView):
+    """``view`` as seen by a caller allowed only ``namespaces`` (plus cluster-scoped objects)."""
+
+    __slots__ = ("_allowed", "_inner")
+
+    def __init__(self, view: GraphView, namespaces: Iterable[str]) -> None:
+        # GraphView.__init__ is not called on purpose: its slots (the store and the raw
+        # state) stay empty, so code reaching for them fails instead of reading everything.
+        self._inner = view
+        self._allowed = frozenset(namespaces)
+
+    @property
+    def scope(self) -> frozenset[str]:
+        """The namespaces this view shows."""
+        return self._allowed
+
+    @property
+    def scope_digest(self) -> str:
+        """A short stable digest of :attr:`scope` (for ETags and cache keys)."""
+        joined = "\n".join(sorted(self._allowed)).encode()
+        return hashlib.sha256(joined).hexdigest()[:12]
+
+    def shows(self, key: str) -> bool:
+        """Whether an object with this key, present or not, would be visible."""
+        kind, namespace, name = parse_key(key)
+        if namespace:
+            return namespace in self._allowed
+        return kind != Kind.NAMESPACE or name in self._allowed
+
+    def _shows(self, record: Record) -> bool:
+        if record.namespace:
+            return record.namespace in self._allowed
+        return record.kind != Kind.NAMESPACE or record.name in self._allowed
+
+    def _spaces(self, kind: str, namespace: str | None) -> Iterable[str]:
+        """The namespace buckets (``""``: cluster-scoped) a read of ``kind`` may look in."""
+        if namespace is None:
+            return (*self._allowed, "")
+        if namespace == "" or namespace in self._allowed:
+            return (namespace,)
+        return ()
+
+    # --- the GraphView interface, restricted ---------------------------------------------
+
+    @property
+    def generation(self) -> int:
+        return self._inner.generation
+
+    @property
+    def source(self) -> Source:
+        return self._inner.source
+
+    @property
+    def cluster_name(self) -> str:
+        return self._inner.cluster_name
+
+    def get(self, key: str) -> Record | None:
+        record = self._inner.get(key)
+        return record if record is not None and self._shows(record) else None
+
+    def exists(self, key: str) -> bool:
+        return self.shows(key) and self._inner.exists(key)
+
+    def for_each(self, kind: str, namespace: str | None = None) -> Iterator[Record]:
+        for space in self._spaces(kind, namespace):
+            for record in self._inner.for_each(kind, space):
+                if self._shows(record):
+                    yield record
+
+    def count(self, kind: str, namespace: str | None = None) -> int:
+        if kind == Kind.NAMESPACE:  # cluster-scoped, but one per namespace
+            return sum(1 for _ in self.for_each(kind, namespace))
+        return sum(self._inner.count(kind, space) for space in self._spaces(kind, namespace))
+
+    def neighbors(
+        self, key: str, rel: Rel, *, incoming: bool = False, kind: str | None = None
+    ) -> Iterator[Record]:
+        if not self.shows(key):
+            return
+        for record in self._inner.neighbors(key, rel, incoming=incoming, kind=kind):
+            if self._shows(record):
+                yield record
+
+    def adjacent_keys(self, key: str) -> Iterator[str]:
+        if not self.shows(key):
+            return
+        for other in self._inner.adjacent_keys(key):
+            if self.shows(other):
+                yield other
+
+    def out_edges(self, key: str) -> Iterator[tuple[str, Rel]]:
+        # Built from neighbors rather than delegated: the same edges, through the one read
+        # that is already restricted.
+        if not self.exists(key):
+            return
+        for rel in Rel:
+            for record in self.neighbors(key, rel):
+                yield record.key, rel
+
+    def kind_generation(self, kind: str) -> int:
+        # When the kind changed anywhere: a timing, not an object. Whatever is kept until the
+        # kind changes must still be kept per scope (scope_digest), not shared with the
+        # unrestricted view.
+        return self._inner.kind_generation(kind)
+
+    def matching(self, namespace: str, selector: LabelSelector) -> Iterator[Record]:
+        if namespace not in self._allowed:
+            return iter(())
+        return self._inner.matching(namespace, selector)
+
+    def namespaces(self) -> set[str]:
+        return self._inner.namespaces() & self._allowed
+
+    def kinds(self) -> list[str]:
+        return [kind for kind in self._inner.kinds() if self.count(kind)]
+
+    def problems(self) -> list[IngestProblem]:
+        return [p for p in self._inner.problems() if self._shows_problem(p)]
+
+    def _shows_problem(self, problem: IngestProblem) -> bool:
+        if problem.namespace:
+            return problem.namespace in self._allowed
+        if problem.object_kind == Kind.NAMESPACE:
+            return problem.name in self._allowed
+        return True  # cluster-scoped objects, and manifest documents that never parsed
+
+    def unreadable(self, kind: str) -> str | None:
+        return self._inner.unreadable(kind)  # about the informers, not about any object
+
+    def staleness(self) -> dict[str, float]:
+        return self._inner.staleness()
+
+    def changes_since(self, generation: int) -> Iterator[Change]:
+        for change in self._inner.changes_since(generation):
+            if self.shows(change.key):
+                related = tuple(k for k in change.related if self.shows(k))
+                yield change if related == change.related else replace(change, related=related)
+
+    @property
+    def node_count(self) -> int:
+        return sum(self.count(kind) for kind in self._inner.kinds())
+
+    @property
+    def edge_count(self) -> int:
+        # Distinct (source, target) pairs, as GraphView counts them; O(visible edges).
+        return len({(record.key, target) for kind in self._inner.kinds()
+                    for record in self.for_each(kind) for target, _ in self.out_edges(record.key)})
+
+
+def _refuse(name: str) -> Any:
+    def fail(self: ScopedView, *args: Any, **kwargs: Any) -> NoReturn:
+        raise UnscopedRead(f"GraphView.{name} is not restricted to the caller's namespaces "
+                           "yet; add it to netsight/graph/scoping.py")
+
+    return property(fail)
+
+
+# Public reads GraphView has and ScopedView does not override would answer from the whole
+# graph through inheritance: each becomes a property that raises on access instead.
+UNSCOPED = frozenset(name for name in dir(GraphView)
+                     if not name.startswith("_") and name not in vars(ScopedView))
+for _name in UNSCOPED:
+    setattr(ScopedView, _name, _refuse(_name))
