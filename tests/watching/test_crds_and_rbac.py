@@ -82,6 +82,8 @@ async def test_cluster_scoped_custom_objects_survive_a_relist(cluster: Cluster) 
     assert await cluster.watcher.wait_synced(5)
     view = cluster.store.view()
     await eventually(lambda: view.exists("Mesh/default"))
+    # Listed is not watching yet: expire only once the Mesh watch is open.
+    await eventually(lambda: any(w.rtype.kind == "Mesh" for w in state.watchers))
     state.expire_all_watches()  # every informer re-lists and reconciles
     await eventually(lambda: cluster.store.sync["Mesh"].relists >= 1)
     await asyncio.sleep(0.2)
