@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
@@ -59,6 +60,7 @@ METRICS_ENDPOINT = "/metrics"
 # Tool calls answer in milliseconds (targets: p50 5 ms, p99 15 ms); TOOL_TIMEOUT is 10 s.
 DURATION_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.015, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
                     2.5, 5.0, 10.0, 30.0)
+SHUTDOWN_TIMEOUT = 3.0  # seconds to flush exporters when the server stops
 MAX_ATTRIBUTE_CHARS = 1024  # gen_ai.tool.call.arguments / .result are cut to this
 CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s%(trace_context)s"
@@ -195,12 +197,22 @@ class Telemetry:
             return Response("metrics are disabled\n", status_code=404, media_type="text/plain")
         return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
 
-    def shutdown(self) -> None:
-        """Flush and stop exporters (OTLP spans are batched); idempotent."""
-        for provider in (self.tracer_provider, self.meter_provider):
-            stop = getattr(provider, "shutdown", None)
-            if stop is not None:
-                stop()
+    def shutdown(self, timeout: float = SHUTDOWN_TIMEOUT) -> None:
+        """Flush and stop the exporters (OTLP spans are batched), both at once and for at most
+        ``timeout`` seconds: an unreachable collector retries for ~10 s per signal, and the
+        process must exit within the pod's grace period. Idempotent."""
+        stops = [stop for provider in (self.tracer_provider, self.meter_provider)
+                 if (stop := getattr(provider, "shutdown", None)) is not None]
+        # Daemon threads: one still waiting on a collector at the deadline dies with the process.
+        threads = [threading.Thread(target=stop, name="telemetry-shutdown", daemon=True)
+                   for stop in stops]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + timeout
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        if any(thread.is_alive() for thread in threads):
+            log.warning("exporters not flushed within %gs; dropping the rest", timeout)
         self.tracer_provider = trace.NoOpTracerProvider()
         self.meter_provider = metrics.NoOpMeterProvider()
 
@@ -299,17 +311,18 @@ def setup(cluster_name: str, *, environ: Mapping[str, str] | None = None,
     resource = Resource.create({"service.name": SERVICE_NAME, "service.version": _version(),
                                 "k8s.cluster.name": cluster_name})
     registry = CollectorRegistry(auto_describe=True)
-    readers: list[MetricReader] = [PrometheusMetricReader(registry=registry),
-                                   *metric_readers]
+    # One instrumentation scope: otel_scope_* labels on every series would only add noise.
+    readers: list[MetricReader] = [
+        PrometheusMetricReader(registry=registry, scope_info_enabled=False), *metric_readers]
     processors = list(span_processors)
     exporting: list[str] = []
-    if (endpoint := _otlp_endpoint(env, "TRACES")) is not None:
+    if (endpoint := otlp_endpoint(env, "TRACES")) is not None:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
         processors.append(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
         exporting.append(f"traces to {endpoint}")
-    if (endpoint := _otlp_endpoint(env, "METRICS")) is not None:
+    if (endpoint := otlp_endpoint(env, "METRICS")) is not None:
         from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
         from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 
@@ -333,7 +346,7 @@ def setup(cluster_name: str, *, environ: Mapping[str, str] | None = None,
                      exporting=exporting)
 
 
-def _otlp_endpoint(env: Mapping[str, str], signal: str) -> str | None:
+def otlp_endpoint(env: Mapping[str, str], signal: str) -> str | None:
     """The OTLP/HTTP URL for ``signal`` (TRACES, METRICS), or None: not exported."""
     if env.get(f"OTEL_{signal}_EXPORTER", "otlp").strip().lower() == "none":
         return None

@@ -31,7 +31,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from netsight.server.app import build_service
 from netsight.server.cluster import live_graph
 from netsight.server.running import HttpServer
-from netsight.server.telemetry import Telemetry, setup
+from netsight.server.telemetry import Telemetry, otlp_endpoint, setup
 from netsight.sim.apiserver import SimServer
 from tests.server.conftest import Served, error_json, eventually, settings_for, structured
 from tests.watching.conftest import FAST
@@ -283,18 +283,15 @@ async def test_with_an_otlp_endpoint_spans_and_metrics_are_posted_to_it(
 
 
 def test_otlp_endpoints_follow_the_exporter_environment_variables() -> None:
-    def exporting(**environ: str) -> tuple[str, ...]:
-        telemetry = setup("sim", environ=environ)
-        telemetry.shutdown()
-        return telemetry.exporting
+    def endpoints(**environ: str) -> tuple[str | None, str | None]:
+        return otlp_endpoint(environ, "TRACES"), otlp_endpoint(environ, "METRICS")
 
-    assert exporting() == ()
-    assert exporting(OTEL_EXPORTER_OTLP_ENDPOINT="http://otel:4318/") == (
-        "traces to http://otel:4318/v1/traces", "metrics to http://otel:4318/v1/metrics")
-    assert exporting(OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="http://t:1/x") == (
-        "traces to http://t:1/x",)
-    assert exporting(OTEL_EXPORTER_OTLP_ENDPOINT="http://otel:4318",
-                     OTEL_METRICS_EXPORTER="none") == ("traces to http://otel:4318/v1/traces",)
+    assert endpoints() == (None, None)
+    assert endpoints(OTEL_EXPORTER_OTLP_ENDPOINT="http://otel:4318/") == (
+        "http://otel:4318/v1/traces", "http://otel:4318/v1/metrics")
+    assert endpoints(OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="http://t:1/x") == ("http://t:1/x", None)
+    assert endpoints(OTEL_EXPORTER_OTLP_ENDPOINT="http://otel:4318",
+                     OTEL_METRICS_EXPORTER="none") == ("http://otel:4318/v1/traces", None)
     disabled = setup("sim", environ={"OTEL_SDK_DISABLED": "true",
                                      "OTEL_EXPORTER_OTLP_ENDPOINT": "http://otel:4318"})
     assert disabled.exporting == ()

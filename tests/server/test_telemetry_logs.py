@@ -6,11 +6,14 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
+import threading
+import time
 from collections.abc import Iterator
 from types import SimpleNamespace
 
 import pytest
 from mcp_types import CallToolRequestParams
+from opentelemetry import metrics, trace
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -92,3 +95,26 @@ def test_disabled_telemetry_records_nothing_and_serves_no_metrics() -> None:
     with telemetry.tool_call(stdio_request({"traceparent": TRACEPARENT}), PARAMS) as call:
         assert call.span is None  # the API's no-op span: no attributes are even built
     assert telemetry.registry is None
+
+
+
+class StuckTracerProvider(trace.NoOpTracerProvider):
+    """A provider whose flush waits on a collector that does not answer."""
+
+    def __init__(self) -> None:
+        self.answer = threading.Event()
+
+    def shutdown(self) -> None:
+        self.answer.wait(10)
+
+
+def test_shutdown_gives_up_on_a_collector_that_does_not_answer(
+        caplog: pytest.LogCaptureFixture) -> None:
+    stuck = StuckTracerProvider()
+    telemetry = Telemetry(tracer_provider=stuck, meter_provider=metrics.NoOpMeterProvider())
+    started = time.monotonic()
+    telemetry.shutdown(timeout=0.2)
+    assert time.monotonic() - started < 1
+    assert "not flushed within 0.2s" in caplog.text
+    stuck.answer.set()  # the abandoned flush thread ends
+    telemetry.shutdown()  # again: nothing left to stop
