@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from itertools import takewhile
 from typing import Any
 
@@ -25,7 +25,9 @@ from starlette.responses import Response, StreamingResponse
 
 from netsight.analyzers.contracts import ErrorCode
 from netsight.graph.model import Rel, parse_key
+from netsight.graph.scoping import ScopedView
 from netsight.graph.store import Change, EventType, GraphStore, GraphView
+from netsight.server.auth import view_for
 from netsight.server.graph_api import BadFilter, error_response
 
 ENDPOINT = "/api/graph/changes"
@@ -106,13 +108,19 @@ def describe(view: GraphView, change: Change) -> dict[str, Any]:
     return data
 
 
-async def stream(feed: ChangeFeed, position: int) -> AsyncIterator[bytes]:
+async def stream(feed: ChangeFeed, position: int,
+                 views: Callable[[], Awaitable[GraphView]] | None = None
+                 ) -> AsyncIterator[bytes]:
+    """``views``: the graph as the caller may see it, asked again at every wake so that
+    access granted or revoked applies to an open stream too."""
     store = feed.store
     view = store.view()
     yield b"retry: 2000\n\n"
     last_write = time.monotonic()
     while not feed.closed:
         wake = feed.next_wake()  # taken before reading: a change after the read wakes us
+        if views is not None:
+            view = await views()
         if lost_changes(store, position):
             position = store.generation
             yield sse("reset", {"generation": position,
@@ -120,7 +128,9 @@ async def stream(feed: ChangeFeed, position: int) -> AsyncIterator[bytes]:
             continue
         changes = changes_after(store, position)
         if changes:
-            yield b"".join(sse("change", describe(view, c), c.generation) for c in changes)
+            shown = changes if not isinstance(view, ScopedView) else \
+                [c for c in changes if view.shows(c.key)]
+            yield b"".join(sse("change", describe(view, c), c.generation) for c in shown)
             position = changes[-1].generation
             last_write = time.monotonic()
         try:
@@ -138,5 +148,6 @@ async def changes_endpoint(request: Request, feed: ChangeFeed) -> Response:
         position = start_position(request, feed.store)
     except BadFilter as exc:
         return error_response(exc, ENDPOINT)
-    return StreamingResponse(stream(feed, position), media_type="text/event-stream",
+    return StreamingResponse(stream(feed, position, lambda: view_for(request, feed.store)),
+                             media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

@@ -36,6 +36,7 @@ class LiveGraph:
 
     store: GraphStore
     watcher: ClusterWatcher | None = None
+    transport: KubeTransport | None = None  # also posts the reviews that check HTTP callers
     started: bool = False  # discovery done and every informer running
     start_error: str | None = None
     provider_listeners: list[Callable[[set[str]], None]] = field(default_factory=list)
@@ -75,6 +76,7 @@ async def live_graph(settings: Settings, *, informers: InformerSettings | None =
                               "--kubeconfig/--context, or --demo for a simulated cluster"
                               ) from None
         stack.push_async_callback(transport.close)
+        graph.transport = transport
         watcher = ClusterWatcher(transport, graph.store, informers or InformerSettings(),
                                  on_providers_changed=graph._providers_changed)
         graph.watcher = watcher

@@ -1,10 +1,10 @@
 """What ``netsight serve`` runs with: command-line flags over environment variables over defaults.
 
 The environment variables are the ones the architecture decisions name (``CLUSTER_NAME``,
-``PORT``, ``LOG_LEVEL``, ``TOOL_TIMEOUT``), plus ``HOST`` and ``KUBECONFIG`` for symmetry with
-the flags. A bad value stops the server before it starts, with a message naming the variable
-(or flag) and what a valid value looks like: a typo in a Helm values file should fail the
-rollout, not produce a server that quietly runs with a default.
+``PORT``, ``LOG_LEVEL``, ``TOOL_TIMEOUT``), plus ``HOST``, ``AUTH_MODE`` and ``KUBECONFIG`` for
+symmetry with the flags. A bad value stops the server before it starts, with a message naming
+the variable (or flag) and what a valid value looks like: a typo in a Helm values file should
+fail the rollout, not produce a server that quietly runs with a default.
 """
 
 from __future__ import annotations
@@ -59,6 +59,12 @@ class Settings:
     auth: Auth = Auth.AUTO
     shutdown_timeout: float = 5.0  # seconds to drain in-flight calls before cancelling them
 
+    @property
+    def authenticates(self) -> bool:
+        """Whether HTTP callers must present a bearer token that TokenReview accepts."""
+        return self.auth is Auth.TOKENREVIEW or (self.auth is Auth.AUTO
+                                                 and self.host not in LOOPBACK)
+
 
 def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = None
                   ) -> Settings:
@@ -91,12 +97,8 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
     if demo and (kubeconfig or context):
         raise ConfigError("--demo", "runs its own simulated cluster; drop --kubeconfig/--context")
     auth = Auth.AUTO
-    if (given := pick("auth", None)) is not None:
+    if (given := pick("auth", "AUTH_MODE")) is not None:
         auth = _auth(given)
-    if auth is Auth.TOKENREVIEW:
-        # Refuse rather than serve unchecked while the caller asked for checks.
-        raise ConfigError("--auth", "tokenreview is not implemented yet (issue #6); use "
-                          "auto on a loopback address, or none with --insecure-no-auth")
     if auth is Auth.NONE and host not in LOOPBACK and not flags.get("insecure_no_auth"):
         raise ConfigError("--auth", f"none on {host} lets anyone who reaches the port read the "
                           "cluster's topology; add --insecure-no-auth to accept that")

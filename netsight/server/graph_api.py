@@ -32,7 +32,9 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from netsight.analyzers.base import did_you_mean
 from netsight.analyzers.contracts import ErrorCode, ToolError
 from netsight.graph.model import Kind, parse_key
+from netsight.graph.scoping import ScopedView
 from netsight.graph.store import GraphStore, GraphView
+from netsight.server.auth import view_for
 
 ENDPOINT = "/api/graph"
 MAX_DEPTH = 5
@@ -181,12 +183,14 @@ async def export(view: GraphView, keys: list[str], header: dict[str, object], *,
 
 async def graph_endpoint(request: Request, store: GraphStore, known_kinds: Iterable[str]
                          ) -> Response:
-    view = store.view()
+    view = await view_for(request, store)  # only the namespaces the caller may see
     try:
         selection = parse_selection(request, view, known_kinds)
     except BadFilter as exc:
         return error_response(exc)
     tag = etag(store)
+    if isinstance(view, ScopedView):  # another scope, another document
+        tag = f'{tag[:-1]}.{view.scope_digest}"'
     if not_modified(request, tag):
         return Response(status_code=304, headers={"ETag": tag})
     keys = select_keys(view, selection)

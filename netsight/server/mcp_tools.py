@@ -37,6 +37,7 @@ from mcp_types import (
     Tool,
     ToolAnnotations,
 )
+from starlette.requests import Request
 
 from netsight.analyzers.arguments import ToolArgs
 from netsight.analyzers.base import did_you_mean
@@ -44,6 +45,7 @@ from netsight.analyzers.catalog import ToolSpec, parse_args, to_json
 from netsight.analyzers.contracts import ErrorCode, ToolFailure, ToolResult
 from netsight.analyzers.rendering import render_text
 from netsight.graph.store import GraphStore, GraphView
+from netsight.server.auth import view_for
 from netsight.server.notifying import ToolListNotifier
 from netsight.server.telemetry import Telemetry
 
@@ -161,18 +163,22 @@ async def _list_tools(ctx: Any, params: PaginatedRequestParams | None) -> ListTo
 async def _call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
     host: ToolHost = ctx.lifespan_context
     with host.telemetry.tool_call(ctx, params) as call:  # span, duration, findings, errors
-        return call.answered(await run_tool(host, params.name, params.arguments or {}))
+        return call.answered(await run_tool(host, params.name, params.arguments or {},
+                                            request=ctx.request))
 
 
-async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
-    """One call: validate, run on the loop under TOOL_TIMEOUT, render; failures as ToolError."""
+async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any], *,
+                   request: Request | None = None) -> CallToolResult:
+    """One call: validate, run on the loop under TOOL_TIMEOUT, render; failures as ToolError.
+    The graph is the part ``request``'s caller may see (``auth.view_for``)."""
     host.in_flight += 1
     started = time.perf_counter()
     try:
         spec = host.spec(name)
         args = parse_args(spec, arguments)
         async with asyncio.timeout(host.timeout):
-            result = await run_spec(spec, host.store.view(), args)
+            view = await view_for(request, host.store)
+            result = await run_spec(spec, view, args)
         elapsed = time.perf_counter() - started
         if elapsed > host.timeout:
             # A synchronous analyzer cannot be interrupted; its answer is complete, so it is

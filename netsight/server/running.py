@@ -32,6 +32,7 @@ from sse_starlette.sse import AppStatus
 
 from netsight.analyzers.catalog import TOOLS, ToolSpec
 from netsight.graph.watching import InformerSettings
+from netsight.server import auth
 from netsight.server.app import Service, build_service
 from netsight.server.cluster import LiveGraph, live_graph
 from netsight.server.config import LOOPBACK, ConfigError, Settings, Transport
@@ -157,13 +158,16 @@ async def serve(settings: Settings, *, tools: Mapping[str, ToolSpec] = TOOLS,
                 informers: InformerSettings | None = None,
                 announce: Callable[[str], None] | None = None,
                 telemetry: Telemetry | None = None) -> None:
-    if settings.transport is Transport.HTTP and settings.host not in LOOPBACK:
-        log.warning("serving on %s without authenticating callers (TokenReview is not "
-                    "implemented yet): keep the port private", settings.host)
+    if settings.transport is Transport.HTTP and settings.host not in LOOPBACK \
+            and not settings.authenticates:
+        log.warning("serving on %s without authenticating callers (--auth none): keep the "
+                    "port private", settings.host)
     sock = listen(settings) if settings.transport is Transport.HTTP else None
     with contextlib.closing(sock) if sock is not None else contextlib.nullcontext():
         async with live_graph(settings, informers=informers) as graph:
-            service = build_service(graph, settings, tools=tools, telemetry=telemetry)
+            checks = auth.middleware(settings, graph.transport) if sock is not None else []
+            service = build_service(graph, settings, tools=tools, middleware=checks,
+                                    telemetry=telemetry)
             if sock is None:
                 await _serve_stdio(service, graph, announce)
                 return

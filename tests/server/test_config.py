@@ -85,12 +85,23 @@ def test_serve_without_a_usable_kubeconfig_says_what_to_give(
 
 
 def test_auth_modes_that_cannot_be_honoured_refuse_to_start() -> None:
-    with pytest.raises(ConfigError, match="tokenreview is not implemented yet") as raised:
-        load_settings({"auth": "tokenreview"}, {})
-    assert raised.value.source == "--auth"
-    with pytest.raises(ConfigError, match="--insecure-no-auth"):
+    with pytest.raises(ConfigError, match="--insecure-no-auth") as raised:
         load_settings({"auth": "none"}, {"HOST": "0.0.0.0"})
+    assert raised.value.source == "--auth"
     assert load_settings({"auth": "none", "insecure_no_auth": True},
                          {"HOST": "0.0.0.0"}).auth is Auth.NONE
     assert load_settings({"auth": "none"}, {}).auth is Auth.NONE  # loopback: nothing to expose
     assert load_settings({}, {"HOST": "0.0.0.0"}).auth is Auth.AUTO
+
+
+def test_auth_is_required_off_loopback_or_when_asked_for() -> None:
+    assert not load_settings({}, {}).authenticates  # 127.0.0.1: a workstation
+    assert not load_settings({"host": "::1"}, {}).authenticates
+    assert load_settings({}, {"HOST": "0.0.0.0"}).authenticates
+    assert load_settings({"auth": "tokenreview"}, {}).authenticates
+    assert load_settings({}, {"AUTH_MODE": "tokenreview"}).authenticates
+    assert not load_settings({"auth": "none", "insecure_no_auth": True},
+                             {"HOST": "0.0.0.0"}).authenticates
+    with pytest.raises(ConfigError, match="one of auto, tokenreview, none") as raised:
+        load_settings({}, {"AUTH_MODE": "oidc"})
+    assert raised.value.source == "AUTH_MODE"

@@ -1,0 +1,302 @@
+"""Who calls netsight over HTTP, and which namespaces each caller may see.
+
+Authentication: a bearer token, checked with the TokenReview API — the agent's service
+account token, as the architecture decisions settle it. Authorization: a SubjectAccessReview
+"may this user list pods in namespace N" for the namespaces in the graph; answers and graph
+exports then come from a :class:`~netsight.graph.scoping.ScopedView` of those namespaces.
+The graph was filled with netsight's own, cluster-wide, RBAC: this filter is what keeps one
+team's agent from reading another team's topology.
+
+Both reviews are cached briefly (valid tokens ``TOKEN_TTL``, decisions ``ACCESS_TTL``) so a
+burst of tool calls costs the API server one review, not one per call; concurrent lookups of
+the same key share one request. Tokens are cached under their SHA-256 and never logged. A
+review that fails (API server unreachable, RBAC missing) fails closed: 503 for a token, a
+hidden namespace for an access decision — and neither failure is cached.
+
+``/healthz`` and ``/readyz`` stay open: the kubelet probes them without a token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Hashable, Iterable
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+import aiohttp
+import orjson
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from netsight.analyzers.contracts import ErrorCode, ToolError
+from netsight.graph.scoping import ScopedView
+from netsight.graph.store import GraphStore, GraphView
+from netsight.graph.watching import Response
+from netsight.server.config import Settings
+
+log = logging.getLogger(__name__)
+
+OPEN_PATHS = frozenset({"/healthz", "/readyz"})
+TOKEN_TTL = 60.0  # seconds a valid token is trusted without asking again
+ACCESS_TTL = 30.0  # seconds an access decision is kept
+CACHE_LIMIT = 10_000  # entries per cache; the oldest go first
+REVIEW_CONCURRENCY = 16  # SubjectAccessReviews in flight for one caller's first request
+TOKEN_REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
+ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+GRANT = "netsight.grant"  # the ASGI scope key the middleware sets for an authenticated caller
+REALM = 'Bearer realm="netsight"'
+
+
+class ReviewFailed(Exception):
+    """The API server did not answer a review (unreachable, 5xx, or netsight lacks RBAC)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """The user a TokenReview vouched for (``status.user``)."""
+
+    username: str
+    groups: tuple[str, ...] = ()
+    uid: str = ""
+    extra: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+class Poster(Protocol):
+    """``KubeTransport.request``: the API server, with netsight's own credentials."""
+
+    async def request(self, method: str, path: str, body: Any = None,
+                      params: list[tuple[str, str]] | None = None) -> Response: ...
+
+
+class Reviews:
+    """TokenReview and SubjectAccessReview, as the API server answers them."""
+
+    def __init__(self, api: Poster) -> None:
+        self.api = api
+
+    async def token(self, token: str) -> Caller | None:
+        """The user ``token`` authenticates, or None if the API server rejects it."""
+        status = await self._review(TOKEN_REVIEWS, {
+            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+            "spec": {"token": token}})
+        if status.get("authenticated") is not True:
+            return None
+        user = status.get("user") or {}
+        extra = user.get("extra") or {}
+        return Caller(username=str(user.get("username") or ""),
+                      groups=tuple(str(g) for g in user.get("groups") or ()),
+                      uid=str(user.get("uid") or ""),
+                      extra=tuple(sorted((str(k), tuple(str(v) for v in vs))
+                                         for k, vs in extra.items())))
+
+    async def may_list_pods(self, caller: Caller, namespace: str) -> bool:
+        """Whether ``caller`` may list pods in ``namespace`` ("": in every namespace)."""
+        spec: dict[str, Any] = {
+            "user": caller.username, "groups": list(caller.groups),
+            "resourceAttributes": {"namespace": namespace, "verb": "list", "group": "",
+                                   "resource": "pods"}}
+        if caller.uid:
+            spec["uid"] = caller.uid
+        if caller.extra:
+            spec["extra"] = {k: list(v) for k, v in caller.extra}
+        status = await self._review(ACCESS_REVIEWS, {
+            "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+            "spec": spec})
+        return status.get("allowed") is True
+
+    async def _review(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        kind = body["kind"]
+        try:
+            response = await self.api.request("POST", path, body)
+            try:
+                raw = await response.read()
+            finally:
+                response.release()
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            raise ReviewFailed(f"{kind}: {type(exc).__name__}: {exc}") from None
+        if response.status not in (200, 201):
+            raise ReviewFailed(f"{kind}: HTTP {response.status} {_status_message(raw)}")
+        try:
+            answer = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            raise ReviewFailed(f"{kind}: the answer is not JSON") from None
+        status = answer.get("status") if isinstance(answer, dict) else None
+        return status if isinstance(status, dict) else {}
+
+
+def _status_message(raw: bytes) -> str:
+    """The message of a Status object (never the request: that held the token)."""
+    try:
+        status = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return ""
+    message = status.get("message") if isinstance(status, dict) else None
+    return str(message)[:200] if message else ""
+
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class Memo(Generic[K, V]):
+    """Answers of an async lookup kept for ``ttl`` seconds; concurrent lookups of one key
+    share one call. Failures are not kept, nor are answers ``keep`` refuses."""
+
+    def __init__(self, ttl: float, *, limit: int = CACHE_LIMIT,
+                 keep: Callable[[V], bool] = lambda _: True,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.ttl, self.limit, self.keep, self.clock = ttl, limit, keep, clock
+        self._entries: dict[K, tuple[float, V]] = {}
+        self._pending: dict[K, asyncio.Future[V]] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    async def get(self, key: K, lookup: Callable[[], Awaitable[V]]) -> V:
+        entry = self._entries.get(key)
+        if entry is not None:
+            if entry[0] > self.clock():
+                return entry[1]
+            del self._entries[key]
+        pending = self._pending.get(key)
+        if pending is None:
+            pending = self._pending[key] = asyncio.ensure_future(lookup())
+            pending.add_done_callback(lambda done: self._settle(key, done))
+        # Shielded: one caller giving up (a cancelled request) must not fail the others.
+        return await asyncio.shield(pending)
+
+    def _settle(self, key: K, done: asyncio.Future[V]) -> None:
+        self._pending.pop(key, None)
+        if done.cancelled() or done.exception() is not None:
+            return
+        value = done.result()
+        if not self.keep(value):
+            return
+        if len(self._entries) >= self.limit:
+            del self._entries[next(iter(self._entries))]
+        self._entries[key] = (self.clock() + self.ttl, value)
+
+
+class Guard:
+    """Authentication and per-namespace authorization, with their caches."""
+
+    def __init__(self, reviews: Reviews, *, token_ttl: float = TOKEN_TTL,
+                 access_ttl: float = ACCESS_TTL) -> None:
+        self.reviews = reviews
+        self.tokens: Memo[str, Caller | None] = Memo(token_ttl, keep=lambda c: c is not None)
+        self.decisions: Memo[tuple[Caller, str], bool] = Memo(access_ttl)
+        self._limit = asyncio.Semaphore(REVIEW_CONCURRENCY)
+
+    async def authenticate(self, token: str) -> Caller | None:
+        """The caller ``token`` stands for; None if it is not valid.
+
+        Raises:
+            ReviewFailed: the TokenReview could not be made.
+        """
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        return await self.tokens.get(digest, lambda: self.reviews.token(token))
+
+    async def may_list_pods(self, caller: Caller, namespace: str) -> bool:
+        async def review() -> bool:
+            async with self._limit:
+                return await self.reviews.may_list_pods(caller, namespace)
+
+        try:
+            return await self.decisions.get((caller, namespace), review)
+        except ReviewFailed as exc:
+            log.warning("cannot check whether %s may list pods in %s (%s); hiding it",
+                        caller.username, namespace or "every namespace", exc)
+            return False
+
+    async def visible(self, caller: Caller, namespaces: Iterable[str]) -> frozenset[str] | None:
+        """The namespaces of ``namespaces`` ``caller`` may list pods in; None: all of them
+        (a cluster-wide grant, one review instead of one per namespace)."""
+        if await self.may_list_pods(caller, ""):
+            return None
+        candidates = sorted(namespaces)
+        allowed = await asyncio.gather(*(self.may_list_pods(caller, ns) for ns in candidates))
+        return frozenset(ns for ns, ok in zip(candidates, allowed, strict=True) if ok)
+
+    async def view(self, caller: Caller, store: GraphStore) -> GraphView:
+        view = store.view()
+        namespaces = await self.visible(caller, view.namespaces())
+        return view if namespaces is None else ScopedView(view, namespaces)
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """What the middleware hands the endpoints: the caller, and how to scope their view."""
+
+    caller: Caller
+    guard: Guard
+
+    async def view(self, store: GraphStore) -> GraphView:
+        return await self.guard.view(self.caller, store)
+
+
+async def view_for(request: Request | None, store: GraphStore) -> GraphView:
+    """The graph as the caller of ``request`` may see it; the whole graph where callers are
+    not authenticated (loopback, ``--auth none``, stdio)."""
+    grant = request.scope.get(GRANT) if request is not None else None
+    if isinstance(grant, Grant):
+        return await grant.view(store)
+    return store.view()
+
+
+class AuthMiddleware:
+    """Requires a bearer token TokenReview accepts on every path but the probes."""
+
+    def __init__(self, app: ASGIApp, *, guard: Guard) -> None:
+        self.app, self.guard = app, guard
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+            await self.app(scope, receive, send)
+            return
+        token = bearer_token(Request(scope).headers.get("authorization"))
+        if token is None:
+            await _refuse(401, "a bearer token is required: Authorization: Bearer <token>",
+                          scope, REALM)(scope, receive, send)
+            return
+        try:
+            caller = await self.guard.authenticate(token)
+        except ReviewFailed as exc:
+            log.warning("cannot check a bearer token (%s)", exc)
+            await _refuse(503, "cannot check the bearer token now; retry shortly", scope,
+                          None)(scope, receive, send)
+            return
+        if caller is None:
+            log.info("rejected a request to %s: the bearer token is not valid", scope["path"])
+            await _refuse(401, "the bearer token is not valid", scope,
+                          f'{REALM}, error="invalid_token"')(scope, receive, send)
+            return
+        log.debug("request to %s by %s", scope["path"], caller.username)
+        await self.app({**scope, GRANT: Grant(caller, self.guard)}, receive, send)
+
+
+def bearer_token(header: str | None) -> str | None:
+    scheme, _, token = (header or "").partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and token else None
+
+
+def _refuse(status: int, message: str, scope: Scope, challenge: str | None) -> JSONResponse:
+    code = ErrorCode.AUTH_FAILED if status == 401 else ErrorCode.INTERNAL_ERROR
+    body = ToolError(code=code, message=message, tool=scope["path"]).model_dump(mode="json")
+    headers = {"WWW-Authenticate": challenge} if challenge else {"Retry-After": "1"}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def middleware(settings: Settings, api: Poster | None) -> list[Middleware]:
+    """The auth middleware ``settings`` call for (none where callers are not checked);
+    ``api`` posts the reviews with netsight's own credentials."""
+    if not settings.authenticates:
+        return []
+    if api is None:
+        raise RuntimeError("authenticating callers needs a connection to the API server")
+    return [Middleware(AuthMiddleware, guard=Guard(Reviews(api)))]
