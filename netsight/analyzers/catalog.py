@@ -43,6 +43,9 @@ class ToolSpec:
     result: type[ToolResult]
     run: Callable[[GraphView, Any], ToolResult]
     read_only: bool = True
+    # The provider whose CRDs the tool needs (a name from graph.watching.PROVIDER_GROUPS);
+    # a live server offers the tool only while the cluster serves them. None: always.
+    provider: str | None = None
 
     def input_schema(self) -> dict[str, Any]:
         return self.args.model_json_schema()
@@ -58,6 +61,7 @@ def _spec(module: Any) -> ToolSpec:
         args=module.Args,
         result=module.Result,
         run=module.analyze,
+        provider=getattr(module, "PROVIDER", None),
     )
 
 

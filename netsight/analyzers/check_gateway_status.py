@@ -19,6 +19,8 @@ from netsight.analyzers.routing.report import GatewayOut, gateway_out
 from netsight.graph.store import GraphView
 
 NAME = "check_gateway_status"
+# Offered by a live server only while the Gateway API CRDs are installed.
+PROVIDER = "gateway-api"
 
 METADATA = AnalyzerMetadata(
     name=NAME,

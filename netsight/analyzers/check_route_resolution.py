@@ -29,6 +29,8 @@ from netsight.graph.model import Kind, make_key
 from netsight.graph.store import GraphView
 
 NAME = "check_route_resolution"
+# Offered by a live server only while the Gateway API CRDs are installed.
+PROVIDER = "gateway-api"
 
 METADATA = AnalyzerMetadata(
     name=NAME,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +23,8 @@ from tests.server.conftest import Served, error_json, eventually, serving, struc
 pytestmark = pytest.mark.anyio
 
 
-@dataclass(frozen=True, slots=True)
-class ProviderTool(ToolSpec):
-    """A catalog entry tied to a provider, as provider tools will declare it."""
-
-    provider: str | None = None
-
-
 DIAGNOSE = TOOLS["diagnose_service"]
-ROUTE_TOOL = ProviderTool(name="route_probe", description="A Gateway API tool",
+ROUTE_TOOL = ToolSpec(name="route_probe", description="A Gateway API tool",
                           args=DIAGNOSE.args, result=DIAGNOSE.result, run=DIAGNOSE.run,
                           provider="gateway-api")
 
