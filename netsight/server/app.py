@@ -96,7 +96,7 @@ def build_service(graph: LiveGraph, settings: Settings, *,
     telemetry = telemetry or setup(settings.cluster_name, environ={})
     host = ToolHost(store=graph.store, tools=tools, timeout=settings.tool_timeout,
                     providers=lambda: graph.providers, telemetry=telemetry)
-    telemetry.observe_graph(graph, in_flight=lambda: host.in_flight)
+    telemetry.attach(graph, tools=tools, in_flight=lambda: host.in_flight)
     notifier = ToolListNotifier(host.visible)
     graph.provider_listeners.append(notifier.tools_may_have_changed)
     mcp = build_mcp_server(host, notifier)

@@ -28,7 +28,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 import orjson
@@ -62,6 +62,8 @@ DURATION_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.015, 0.025, 0.05, 0.1, 0.25, 0
                     2.5, 5.0, 10.0, 30.0)
 SHUTDOWN_TIMEOUT = 3.0  # seconds to flush exporters when the server stops
 MAX_ATTRIBUTE_CHARS = 1024  # gen_ai.tool.call.arguments / .result are cut to this
+MAX_NAME_CHARS = 128  # of a tool name outside the catalog, on its span
+OTHER = "_OTHER"  # the semantic conventions' label for values outside a known set
 CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s%(trace_context)s"
 
@@ -97,6 +99,7 @@ class Telemetry:
             "mcp.errors.total", [self._observe_errors], unit="{error}",
             description="Tool calls answered with a ToolError, by tool and code")
         self._metric_attributes: dict[tuple[str, str | None], dict[str, str]] = {}
+        self.tools: frozenset[str] | None = None  # the catalog; None: any name is a tool
         self._observing = False
 
     @classmethod
@@ -107,16 +110,20 @@ class Telemetry:
     @contextlib.contextmanager
     def tool_call(self, ctx: Any, params: CallToolRequestParams) -> Iterator[ToolCall]:
         """Around one ``tools/call`` (``ctx``: the SDK's ``ServerRequestContext``)."""
+        # A name outside the catalog is a client's typo or worse: metrics label it _OTHER
+        # and the span is plain execute_tool, so clients cannot mint series or span names.
         name = params.name
+        known = self.tools is None or name in self.tools
         meta = getattr(ctx, "meta", None) or params.meta
         parent: Context | None = None
         if meta and "traceparent" in meta:
             parent = _W3C.extract(meta)
         started = time.perf_counter()
-        call = ToolCall(self, name)
+        call = ToolCall(self, name if known else OTHER)
         with self.tracer.start_as_current_span(
-                f"execute_tool {name}", context=parent, kind=SpanKind.SERVER,
-                record_exception=False, set_status_on_exception=False) as span:
+                f"execute_tool {name}" if known else "execute_tool", context=parent,
+                kind=SpanKind.SERVER, record_exception=False,
+                set_status_on_exception=False) as span:
             if span.is_recording():
                 span.set_attributes(_request_attributes(ctx, params))
                 call.span = span
@@ -130,7 +137,7 @@ class Telemetry:
                 raise
             finally:
                 self.duration.record(time.perf_counter() - started,
-                                     self.attributes(name, call.error_type))
+                                     self.attributes(call.name, call.error_type))
 
     def attributes(self, tool: str, error_type: str | None) -> dict[str, str]:
         """Metric attributes, one dict per (tool, error) for the process's lifetime."""
@@ -152,10 +159,12 @@ class Telemetry:
         for (tool, code), count in tuple(self.error_counts.items()):
             yield Observation(count, {"gen_ai.tool.name": tool, "error.type": code})
 
-    def observe_graph(self, graph: LiveGraph, in_flight: Any = None) -> None:
-        """Gauges read from the live graph at collection (a scrape, an OTLP export).
-
-        ``in_flight``: a callable returning the number of tool calls running now."""
+    def attach(self, graph: LiveGraph, *, tools: Iterable[str],
+               in_flight: Callable[[], int] | None = None) -> None:
+        """What one service's telemetry reads: the catalog's tool names (metric labels), and
+        gauges of the live graph and of ``in_flight`` calls, read at collection (a scrape, an
+        OTLP export)."""
+        self.tools = frozenset(tools)
         if self._observing:  # instruments are registered once per meter
             return
         self._observing = True
@@ -186,7 +195,7 @@ class Telemetry:
                         "(state: syncing, retrying, forbidden, stopped)")
         if in_flight is not None:
             def running(_: CallbackOptions) -> Iterable[Observation]:
-                yield Observation(int(in_flight()))
+                yield Observation(in_flight())
 
             self.meter.create_observable_gauge(
                 "netsight.tool_calls.in_flight", [running], unit="{call}",
@@ -228,6 +237,14 @@ class ToolCall:
         self.error_type: str | None = None
 
     def answered(self, result: CallToolResult) -> CallToolResult:
+        """Records the answer and returns it; telemetry never fails a call."""
+        try:
+            self._record(result)
+        except Exception:  # an answer of an unexpected shape: a bug to fix, not to pass on
+            log.exception("telemetry: could not record the answer of %s", self.name)
+        return result
+
+    def _record(self, result: CallToolResult) -> None:
         telemetry, span = self.telemetry, self.span
         if result.is_error:
             code, message = _error_of(result)
@@ -237,7 +254,7 @@ class ToolCall:
             if span is not None:
                 span.set_attribute("error.type", code)
                 span.set_status(StatusCode.ERROR, message)
-            return result
+            return
         data = result.structured_content or {}
         findings = data.get("findings")
         if isinstance(findings, list):
@@ -255,13 +272,12 @@ class ToolCall:
                 text = getattr(result.content[0], "text", None)
                 if isinstance(text, str):
                     span.set_attribute("gen_ai.tool.call.result", text[:MAX_ATTRIBUTE_CHARS])
-        return result
 
 
 def _request_attributes(ctx: Any, params: CallToolRequestParams) -> dict[str, Any]:
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": params.name,
+        "gen_ai.tool.name": params.name[:MAX_NAME_CHARS],
         "mcp.method.name": "tools/call",
     }
     version = getattr(ctx, "protocol_version", None)
@@ -282,7 +298,10 @@ def _request_attributes(ctx: Any, params: CallToolRequestParams) -> dict[str, An
         attributes["network.transport"] = "pipe"
     if params.arguments:
         # The question (object names, flags), never object bodies; cut like results.
-        arguments = orjson.dumps(params.arguments, default=str).decode()
+        try:
+            arguments = orjson.dumps(params.arguments, default=str).decode()
+        except orjson.JSONEncodeError:  # e.g. an integer past 64 bits
+            arguments = str(params.arguments)
         attributes["gen_ai.tool.call.arguments"] = arguments[:MAX_ATTRIBUTE_CHARS]
     return attributes
 

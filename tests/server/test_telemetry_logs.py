@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from types import SimpleNamespace
 
 import pytest
-from mcp_types import CallToolRequestParams
+from mcp_types import CallToolRequestParams, CallToolResult
 from opentelemetry import metrics, trace
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -118,3 +118,13 @@ def test_shutdown_gives_up_on_a_collector_that_does_not_answer(
     assert "not flushed within 0.2s" in caplog.text
     stuck.answer.set()  # the abandoned flush thread ends
     telemetry.shutdown()  # again: nothing left to stop
+
+
+def test_telemetry_never_fails_a_call(telemetry: Telemetry,
+                                      spans: InMemorySpanExporter) -> None:
+    odd = CallToolRequestParams(name="diagnose_service", arguments={"limit": 10**30})
+    answer = CallToolResult(content=[], structured_content={"findings": ["not an object"]})
+    with telemetry.tool_call(stdio_request(), odd) as call:
+        assert call.answered(answer) is answer
+    [span] = spans.get_finished_spans()
+    assert dict(span.attributes or {})["gen_ai.tool.call.arguments"] == str({"limit": 10**30})
