@@ -32,6 +32,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.websockets import WebSocketClose
 
 from netsight.analyzers.contracts import ErrorCode, ToolError
 from netsight.graph.scoping import ScopedView
@@ -157,6 +158,11 @@ class Memo(Generic[K, V]):
     def __len__(self) -> int:
         return len(self._entries)
 
+    def peek(self, key: K) -> V | None:
+        """The kept answer for ``key``, without looking it up; None if there is none."""
+        entry = self._entries.get(key)
+        return entry[1] if entry is not None and entry[0] > self.clock() else None
+
     async def get(self, key: K, lookup: Callable[[], Awaitable[V]]) -> V:
         entry = self._entries.get(key)
         if entry is not None:
@@ -189,7 +195,9 @@ class Guard:
                  access_ttl: float = ACCESS_TTL) -> None:
         self.reviews = reviews
         self.tokens: Memo[str, Caller | None] = Memo(token_ttl, keep=lambda c: c is not None)
-        self.decisions: Memo[tuple[Caller, str], bool] = Memo(access_ttl)
+        # One decision per caller and namespace: room for many of both.
+        self.decisions: Memo[tuple[Caller, str], bool] = Memo(access_ttl,
+                                                             limit=10 * CACHE_LIMIT)
         self._limit = asyncio.Semaphore(REVIEW_CONCURRENCY)
 
     async def authenticate(self, token: str) -> Caller | None:
@@ -218,9 +226,12 @@ class Guard:
         (a cluster-wide grant, one review instead of one per namespace)."""
         if await self.may_list_pods(caller, ""):
             return None
-        candidates = sorted(namespaces)
-        allowed = await asyncio.gather(*(self.may_list_pods(caller, ns) for ns in candidates))
-        return frozenset(ns for ns, ok in zip(candidates, allowed, strict=True) if ok)
+        decided = {ns: self.decisions.peek((caller, ns)) for ns in namespaces}
+        # Only what is not cached becomes a task: an open change stream asks at every wake.
+        unknown = sorted(ns for ns, ok in decided.items() if ok is None)
+        answers = await asyncio.gather(*(self.may_list_pods(caller, ns) for ns in unknown))
+        decided.update(zip(unknown, answers, strict=True))
+        return frozenset(ns for ns, ok in decided.items() if ok)
 
     async def view(self, caller: Caller, store: GraphStore) -> GraphView:
         view = store.view()
@@ -255,8 +266,12 @@ class AuthMiddleware:
         self.app, self.guard = app, guard
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+        if scope["type"] == "lifespan" or (scope["type"] == "http"
+                                           and scope["path"] in OPEN_PATHS):
             await self.app(scope, receive, send)
+            return
+        if scope["type"] != "http":  # no WebSocket endpoint exists; none gets in unchecked
+            await WebSocketClose(code=1008)(scope, receive, send)  # 1008: policy violation
             return
         token = bearer_token(Request(scope).headers.get("authorization"))
         if token is None:

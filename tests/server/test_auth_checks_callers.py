@@ -64,6 +64,7 @@ def token_reviews(sim: SimServer) -> int:
 @pytest.mark.parametrize(("path", "method", "headers", "body"), [
     ("/api/graph", "GET", {}, None),
     ("/api/graph/changes", "GET", {}, None),
+    ("/metrics", "GET", {}, None),
     ("/mcp", "POST", MCP_HEADERS, INITIALIZE),
 ])
 async def test_no_token_or_a_bad_one_is_401(served: Served, path: str, method: str,
