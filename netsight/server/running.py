@@ -37,6 +37,7 @@ from netsight.server.app import Service, build_service
 from netsight.server.cluster import LiveGraph, live_graph
 from netsight.server.config import LOOPBACK, ConfigError, Settings, Transport
 from netsight.server.telemetry import Telemetry, configure_logging, setup
+from netsight.sim.access import SERVICE_ACCOUNT_TOKEN
 
 log = logging.getLogger(__name__)
 
@@ -176,6 +177,9 @@ async def serve(settings: Settings, *, tools: Mapping[str, ToolSpec] = TOOLS,
                 announce(f"netsight: MCP at {server.url}/mcp, graph at {server.url}/api/graph "
                          f"({'demo cluster' if settings.demo else 'cluster'} "
                          f"'{settings.cluster_name}'); readiness at {server.url}/readyz")
+                if settings.demo and settings.authenticates:
+                    announce("netsight: callers need a bearer token; the demo cluster knows "
+                             f"'{SERVICE_ACCOUNT_TOKEN}'")
             await server.serve()
 
 
