@@ -40,12 +40,10 @@ async def run_for(seconds: float, **kwargs: float) -> None:
         await task
 
 
-async def test_survivors_are_frozen_and_young_cycles_collected() -> None:
+async def test_survivors_are_frozen() -> None:
     gc.unfreeze()
     keep = [Node() for _ in range(1000)]
-    garbage = cycle()
     await run_for(0.25, interval=0.05, full_every=3600)
-    assert garbage() is None  # a young collection ran before the freeze
     assert gc.get_freeze_count() >= len(keep)
     assert all(gc.is_tracked(n) for n in keep)
 
