@@ -5,6 +5,10 @@ hidden namespace is answered exactly as one that does not exist."""
 from __future__ import annotations
 
 import asyncio
+import re
+import signal
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -161,3 +165,44 @@ async def test_the_change_stream_skips_hidden_namespaces(served: Served) -> None
             await asyncio.sleep(0.1)  # the hidden one first, in an earlier batch
         await asyncio.wait_for(reading, 10)
     assert [e["key"] for e in events] == ["Pod/shop/late"]
+
+
+async def test_netsight_serve_checks_and_scopes_callers(sim: SimServer, tmp_path: Path) -> None:
+    """The command as deployed (``--auth tokenreview``), in its own process, against the
+    simulator: 401 without a token, a filtered answer for a restricted caller."""
+    grant_demo_callers(sim)
+    kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "netsight.cli", "serve", "--kubeconfig", str(kubeconfig),
+        "--auth", "tokenreview", "--port", "0", "--cluster-name", "sim",
+        stderr=asyncio.subprocess.PIPE)
+    assert process.stderr is not None
+    try:
+        url = ""
+        while not url:
+            line = (await asyncio.wait_for(process.stderr.readline(), 20)).decode()
+            assert line, "serve exited before announcing its URL"
+            if match := re.search(r"MCP at (http://\S+)/mcp", line):
+                url = match.group(1)
+        async with aiohttp.ClientSession() as http:
+            deadline = time.monotonic() + 20
+            while True:
+                async with http.get(f"{url}/readyz") as ready:  # open: no token
+                    if ready.status == 200:
+                        break
+                assert time.monotonic() < deadline, "never ready"
+                await asyncio.sleep(0.1)
+            async with http.get(f"{url}/api/graph") as response:
+                assert response.status == 401
+        async with mcp_client(f"{url}/mcp", ALICE) as client:
+            mine = structured(await client.call_tool("list_services", {"limit": 200}))
+        assert {s["service"].split("/")[0] for s in mine["services"]} == {"shop"}
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), 10) == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    log = (await process.stderr.read()).decode()
+    assert "Traceback" not in log
+    assert ALICE not in log
