@@ -1,0 +1,86 @@
+"""Every analyzer reads the graph only through GraphView reads that ScopedView restricts: over
+a scope of every namespace, each testdata case answers exactly as over the whole graph (no
+UnscopedRead, no object lost), and over a scope of one namespace (or none) exactly as over a
+graph that never held the others."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from netsight.analyzers.catalog import TOOLS, call_tool, to_json
+from netsight.analyzers.contracts import ToolFailure
+from netsight.graph.model import Kind, parse_key
+from netsight.graph.scoping import ScopedView
+from netsight.graph.store import GraphView, Source
+from tests.analyzers.test_testdata import CASES, load_case
+from tests.conftest import store_from_yaml
+
+
+def answer(view: GraphView, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    try:
+        data = to_json(call_tool(view, tool, args), detail=True)
+    except ToolFailure as failure:
+        return {"error": failure.to_error(tool).model_dump(mode="json")}
+    data.get("metadata", {}).pop("timestamp", None)
+    return data
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.parent.name}/{c.name}" for c in CASES])
+def test_a_scope_of_every_namespace_changes_no_answer(case: Path) -> None:
+    query, _, cluster = load_case(case)
+    store = store_from_yaml(cluster, Source(query.get("source", "manifests")))
+    args = {"detail": True, **query.get("args", {})}
+    if "limit" in TOOLS[query["tool"]].args.model_fields:
+        args.setdefault("limit", 500)
+    view = store.view()
+    whole = answer(view, query["tool"], args)
+    # Every namespace: those holding objects, and those only a malformed object named.
+    everywhere = view.namespaces() | {p.namespace for p in view.problems() if p.namespace}
+    scoped = answer(ScopedView(view, everywhere), query["tool"], args)
+    assert scoped == whole, json.dumps(scoped, indent=1)[:2000]
+
+
+def only(cluster: str, source: Source, namespaces: frozenset[str]) -> GraphView:
+    """The same input with the objects (and Namespaces) of every other namespace taken out."""
+    store = store_from_yaml(cluster, source)
+    for kind in list(store.state.by_kind):
+        keep = {key for key in store.state.keys_of(kind) if visible(key, namespaces)}
+        store.remove_kind(kind, keep)
+    store.problems = {key: p for key, p in store.problems.items()
+                      if (p.namespace in namespaces if p.namespace else
+                          p.object_kind != Kind.NAMESPACE or p.name in namespaces)}
+    store.changes.clear()
+    return store.view()
+
+
+def visible(key: str, namespaces: frozenset[str]) -> bool:
+    kind, namespace, name = parse_key(key)
+    if namespace:
+        return namespace in namespaces
+    return kind != Kind.NAMESPACE or name in namespaces
+
+
+SCOPES = [(case, scope) for case in CASES
+          for scope in ("", *sorted(store_from_yaml(load_case(case)[2]).view().namespaces()))]
+
+
+@pytest.mark.parametrize(("case", "scope"), SCOPES,
+                         ids=[f"{c.parent.name}/{c.name}[{s or '-'}]" for c, s in SCOPES])
+def test_a_scoped_view_answers_as_if_only_its_namespaces_existed(case: Path,
+                                                                  scope: str) -> None:
+    query, _, cluster = load_case(case)
+    source = Source(query.get("source", "manifests"))
+    store = store_from_yaml(cluster, source)
+    args = {"detail": True, **query.get("args", {})}
+    if "limit" in TOOLS[query["tool"]].args.model_fields:
+        args.setdefault("limit", 500)
+    namespaces = frozenset({scope} - {""})
+    scoped = answer(ScopedView(store.view(), namespaces), query["tool"], args)
+    alone = answer(only(cluster, source, namespaces), query["tool"], args)
+    for data in (scoped, alone):
+        data.get("metadata", {}).pop("graphGeneration", None)
+    assert scoped == alone, json.dumps(scoped, indent=1)[:2000]
