@@ -62,7 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     serve = sub.add_parser(
         "serve", help="serve MCP (Streamable HTTP at /mcp, or stdio) and the graph API",
         description="Keeps a live graph of the cluster and answers over MCP and HTTP. "
-                    "Environment: CLUSTER_NAME, PORT, HOST, LOG_LEVEL, TOOL_TIMEOUT; "
+                    "Environment: CLUSTER_NAME, PORT, HOST, LOG_LEVEL, TOOL_TIMEOUT, "
+                    "AUTH_MODE; "
                     "flags win over variables.")
     serve.add_argument("--kubeconfig", metavar="PATH",
                        help="default: in-cluster config inside a pod, else $KUBECONFIG or "
@@ -78,7 +79,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", help="debug, info, warn or error (env LOG_LEVEL)")
     serve.add_argument("--tool-timeout", help="per-call timeout such as 10s (env TOOL_TIMEOUT)")
     serve.add_argument("--auth", choices=("auto", "tokenreview", "none"),
-                       help="caller authentication; tokenreview is not implemented yet")
+                       help="bearer tokens checked with TokenReview: auto (default) off "
+                            "loopback, tokenreview always, none never (env AUTH_MODE)")
     serve.add_argument("--insecure-no-auth", action="store_true",
                        help="allow --auth none on a non-loopback address")
     return parser
