@@ -122,13 +122,11 @@ class ScopedView(GraphView):
                 yield other
 
     def out_edges(self, key: str) -> Iterator[tuple[str, Rel]]:
-        # Built from neighbors rather than delegated: the same edges, through the one read
-        # that is already restricted.
-        if not self.exists(key):
+        if not self.shows(key):
             return
-        for rel in Rel:
-            for record in self.neighbors(key, rel):
-                yield record.key, rel
+        for target, rel in self._inner.out_edges(key):
+            if self.shows(target):
+                yield target, rel
 
     def kind_generation(self, kind: str) -> int:
         # When the kind changed anywhere: a timing, not an object. Whatever is kept until the
