@@ -13,7 +13,7 @@ import aiohttp
 import httpx2
 import orjson
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
 from netsight.cli import EXIT_TOOL_ERROR, main
@@ -84,11 +84,12 @@ async def test_no_token_or_a_bad_one_is_401(served: Served, path: str, method: s
 
 
 async def test_the_mcp_client_needs_a_token(served: Served) -> None:
-    with pytest.raises(Exception):  # noqa: B017,PT011 - the SDK surfaces the 401 its own way
+    with pytest.raises(ExceptionGroup) as raised:  # the SDK's task groups wrap the 401
         async with httpx2.AsyncClient() as http, \
                 Client(streamable_http_client(served.mcp_url, http_client=http),
                        mode="legacy") as client:
             await client.list_tools()
+    assert raised.group_contains(MCPError)
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
