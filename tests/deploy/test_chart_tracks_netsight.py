@@ -17,7 +17,7 @@ import yaml
 
 from netsight.cli import _parser
 from netsight.graph.watching import CORE_KINDS, CRD_KIND, PROVIDER_GROUPS
-from netsight.server.config import ConfigError, load_settings
+from netsight.server.config import load_settings
 from tests.deploy.conftest import CHART, VALUES_SETS, RecordingEnviron, Render, only, values
 
 
@@ -80,12 +80,7 @@ def test_netsight_starts_with_the_flags_and_environment_the_chart_gives_it(
     assert unknown == [], "flags netsight serve does not take"
     env = {"KUBERNETES_SERVICE_HOST": "10.96.0.1",
            **{e["name"]: e["value"] for e in main["env"]}}
-    try:
-        settings = load_settings(vars(flags), env)
-    except ConfigError as error:
-        if "not implemented yet" in str(error):
-            pytest.skip(f"netsight serve refuses this auth mode for now: {error}")
-        raise
+    settings = load_settings(vars(flags), env)
     given = values(rendering[0])
     sets = dict(item.split("=", 1) for item in rendering[1:])
     assert settings.cluster_name == given["config"]["clusterName"]
