@@ -322,9 +322,11 @@ def upsert(state: GraphState, record: Record) -> None:
     state.graph._node[key].record = record
     old_refs, new_refs = record_references(old), record_references(record)
     if old_refs != new_refs:
-        # Most updates (pod status) keep their references and skip this.
-        _unlink_references(state, old_refs)
-        _link_references(state, new_refs)
+        # Most updates (pod status) keep their references and skip this; a slice that
+        # swaps one endpoint of a hundred moves one edge, not all of them.
+        kept = set(old_refs).intersection(new_refs)
+        _unlink_references(state, tuple(r for r in old_refs if r not in kept))
+        _link_references(state, tuple(r for r in new_refs if r not in kept))
     old_selector, new_selector = record_selector(old), record_selector(record)
     if old_selector != new_selector:
         _drop_selector(state, old)

@@ -735,30 +735,51 @@ def _optional_bool(raw: object) -> bool | None:
     return raw if isinstance(raw, bool) else None
 
 
+def _endpoint(ep: object, i: int) -> Endpoint:
+    """One EndpointSlice endpoint. A slice carries up to 100 and is rewritten whenever one
+    changes, so the usual shapes take a path without per-field checks; anything unusual
+    goes through the checked path, which names the bad field."""
+    if type(ep) is dict:
+        addresses, conditions = ep.get("addresses"), ep.get("conditions")
+        ref, node = ep.get("targetRef"), ep.get("nodeName")
+        if type(addresses) is list and all(type(a) is str for a in addresses) \
+                and type(conditions) is dict and (ref is None or type(ref) is dict) \
+                and (node is None or type(node) is str):
+            target = ref.get("name") if ref is not None and ref.get("kind") == "Pod" else None
+            return Endpoint(
+                addresses=tuple(map(_intern, addresses)),
+                ready=_optional_bool(conditions.get("ready")),
+                serving=_optional_bool(conditions.get("serving")),
+                terminating=_optional_bool(conditions.get("terminating")),
+                target_pod=_intern(target) if type(target) is str else None,
+                node_name=_intern(node) if node else None,
+            )
+    return _checked_endpoint(ep, f"endpoints[{i}]")
+
+
+def _checked_endpoint(ep: object, path: str) -> Endpoint:
+    if not isinstance(ep, dict):
+        raise MalformedObject(path, "must be an object")
+    addresses = _as_list(ep.get("addresses"), f"{path}.addresses")
+    if not all(isinstance(a, str) for a in addresses):
+        raise MalformedObject(f"{path}.addresses", "must be a list of strings")
+    conditions = _as_dict(ep.get("conditions"), f"{path}.conditions")
+    return Endpoint(
+        addresses=tuple(_intern(a) for a in addresses),
+        ready=_optional_bool(conditions.get("ready")),
+        serving=_optional_bool(conditions.get("serving")),
+        terminating=_optional_bool(conditions.get("terminating")),
+        target_pod=_pod_target(ep.get("targetRef"), f"{path}.targetRef"),
+        node_name=_optional_str(ep.get("nodeName"), f"{path}.nodeName"),
+    )
+
+
 def _endpoint_slice(
     raw: Mapping[str, Any], base: dict[str, Any], spec: dict[str, Any], status: dict[str, Any]
 ) -> EndpointSliceRecord:
     # EndpointSlice keeps its fields at the top level, not under spec.
-    endpoints = []
-    for i, ep in enumerate(_as_list(raw.get("endpoints"), "endpoints")):
-        path = f"endpoints[{i}]"
-        if not isinstance(ep, dict):
-            raise MalformedObject(path, "must be an object")
-        addresses = _as_list(ep.get("addresses"), f"{path}.addresses")
-        if not all(isinstance(a, str) for a in addresses):
-            raise MalformedObject(f"{path}.addresses", "must be a list of strings")
-        addresses = [_intern(a) for a in addresses]
-        conditions = _as_dict(ep.get("conditions"), f"{path}.conditions")
-        endpoints.append(
-            Endpoint(
-                addresses=tuple(addresses),
-                ready=_optional_bool(conditions.get("ready")),
-                serving=_optional_bool(conditions.get("serving")),
-                terminating=_optional_bool(conditions.get("terminating")),
-                target_pod=_pod_target(ep.get("targetRef"), f"{path}.targetRef"),
-                node_name=_optional_str(ep.get("nodeName"), f"{path}.nodeName"),
-            )
-        )
+    endpoints = [_endpoint(ep, i) for i, ep in
+                 enumerate(_as_list(raw.get("endpoints"), "endpoints"))]
     labels = base["labels"]
     return EndpointSliceRecord(
         **base,

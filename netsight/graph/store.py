@@ -239,8 +239,18 @@ class GraphStore:
 def _changed_fields(before: Record | None, after: Record | None) -> tuple[str, ...]:
     if before is None or after is None or type(before) is not type(after):
         return ()
-    return tuple(f.name for f in fields(before)
-                 if getattr(before, f.name) != getattr(after, f.name))
+    return tuple(name for name in _field_names(type(before))
+                 if getattr(before, name) != getattr(after, name))
+
+
+_FIELD_NAMES: dict[type[Record], tuple[str, ...]] = {}
+
+
+def _field_names(cls: type[Record]) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return names
 
 
 class GraphView:
