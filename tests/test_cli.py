@@ -157,7 +157,7 @@ def test_tools_lists_every_tool_with_its_schema() -> None:
                      "check_route_resolution", "check_gateway_status", "diff_routes",
                      "list_ingresses",
                      "find_blocking_policies", "reachability_matrix",
-                     "k8s_networkpolicies"}
+                     "k8s_networkpolicies", "who_can_reach", "what_can_reach"}
     for tool in tools:
         assert tool["readOnly"] is True
         assert tool["description"]

@@ -26,6 +26,8 @@ from netsight.analyzers import (
     list_services,
     reachability_matrix,
     recent_changes,
+    what_can_reach,
+    who_can_reach,
 )
 from netsight.analyzers.arguments import ToolArgs
 from netsight.analyzers.base import did_you_mean
@@ -70,7 +72,8 @@ TOOLS: dict[str, ToolSpec] = {
     for spec in map(_spec, (diagnose_service, list_services, analyze_config, recent_changes,
                             check_route_resolution, check_gateway_status, diff_routes,
                             find_blocking_policies, reachability_matrix,
-                            k8s_networkpolicies, list_ingresses))
+                            k8s_networkpolicies, list_ingresses, who_can_reach,
+                            what_can_reach))
 }
 
 

@@ -1,0 +1,372 @@
+"""Reach: every peer of one end, grouped by identity, and whether traffic flows between them.
+
+``who_can_reach`` fixes the destination and asks about every source; ``what_can_reach`` fixes
+the source and asks about every destination. Peers are evaluated per *identity* (namespace +
+label set): policies select pods by labels, so pods sharing both share the verdict. Three
+per-pod facts can still tell them apart, and an identity is split on them, never guessed:
+
+- the pod's IPs, against every ipBlock / ``networks`` CIDR a policy names (the split key is
+  which of those blocks the IPs fall in, not the IPs themselves);
+- host networking (and then the node, for ANP ``nodes`` peers);
+- the pod's container ports, where the peer is the destination (named ports resolve there).
+
+One representative pair per (peer group, fixed group) is evaluated with
+:class:`engine.PolicyEngine`, so the answer is exactly the per-pod one. Outside the cluster,
+the address space is cut at every CIDR boundary a policy names; inside one piece every
+ipBlock answers alike, so one address stands for it, and the pieces that flow are merged
+back into CIDRs.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import itertools
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+from pydantic import Field
+
+from netsight.analyzers.contracts import Model
+from netsight.analyzers.policy import netpol
+from netsight.analyzers.policy.endpoints import Endpoint, external, from_pod, live
+from netsight.analyzers.policy.engine import PolicyEngine, _model
+from netsight.analyzers.policy.peers import IPBlock, Network
+from netsight.analyzers.policy.results import DetailAware
+from netsight.analyzers.policy.verdict import Tri, Verdict
+from netsight.graph.model import WORKLOAD_KINDS, Kind
+from netsight.graph.records import NetworkPolicyRecord, PodRecord, WorkloadRecord
+from netsight.graph.selectors import selector_from_map
+from netsight.graph.store import GraphView, Source
+
+Labels = tuple[tuple[str, str], ...]
+Facts = tuple[object, ...]
+
+
+def cluster_endpoints(view: GraphView, fixed: tuple[Endpoint, ...] = ()
+                      ) -> Iterator[Endpoint]:
+    """Every live pod; in manifests also each workload without pods, standing for them.
+    When the fixed end is one pod, it is left out (a pod and itself: not a policy
+    question); of several, each stays a peer of the others."""
+    alone = fixed[0].key if len(fixed) == 1 else None
+    for record in view.for_each(Kind.POD):
+        if isinstance(record, PodRecord) and live(record) and record.key != alone:
+            yield from_pod(record)
+    if view.source is not Source.MANIFESTS:
+        return
+    for kind in sorted(WORKLOAD_KINDS):
+        for workload in view.for_each(kind):
+            if not isinstance(workload, WorkloadRecord):
+                continue
+            selector = workload.selector or selector_from_map(workload.pod_labels)
+            if workload.key != alone and not any(
+                    isinstance(r, PodRecord)
+                    for r in view.matching(workload.namespace, selector)):
+                yield from_pod(workload)
+
+
+def policy_blocks(engine: PolicyEngine) -> tuple[IPBlock, ...]:
+    """Every distinct CIDR matcher a NetworkPolicy or admin policy names (visible ones)."""
+    found: dict[IPBlock, None] = {}
+    for record in engine.view.for_each(Kind.NETWORK_POLICY):
+        if not isinstance(record, NetworkPolicyRecord):
+            continue
+        model = _model(record, netpol.build)
+        assert isinstance(model, netpol.NetPol)
+        for rule in (*model.ingress, *model.egress):
+            for peer in rule.peers or ():
+                if peer.ip_block is not None:
+                    found[peer.ip_block] = None
+    admins, baselines = engine.admin_policies()
+    for policy in (*admins, *baselines):
+        for admin_rule in (*policy.ingress, *policy.egress):
+            for admin_peer in admin_rule.peers:
+                found.update(dict.fromkeys(admin_peer.networks))
+    return tuple(found)
+
+
+def facts(endpoint: Endpoint, blocks: tuple[IPBlock, ...], with_ports: bool) -> Facts:
+    """What besides namespace and labels the verdict can depend on."""
+    return (endpoint.host_network, endpoint.node if endpoint.host_network else None,
+            tuple(b.matches(endpoint) for b in blocks) if blocks else (),
+            tuple(sorted(endpoint.ports, key=_port_key)) if with_ports else ())
+
+
+def _port_key(port: object) -> tuple[int, str, str]:
+    return (getattr(port, "port", 0), getattr(port, "protocol", ""), getattr(port, "name", "")
+            or "")
+
+
+@dataclass
+class Group:
+    """Pods of one identity that also share every per-pod fact the verdict can depend on."""
+
+    namespace: str
+    labels: Labels
+    facts: Facts
+    members: list[Endpoint] = field(default_factory=list)
+    split: str | None = None  # why this identity was split: the facts that differ
+
+    @property
+    def rep(self) -> Endpoint:
+        return self.members[0]
+
+    def keys(self) -> set[str | None]:
+        return {m.key for m in self.members}
+
+
+_FACT_NAMES = ("host network", "node", "pod IPs against policy CIDRs", "container ports")
+
+
+def group(endpoints: Iterable[Endpoint], blocks: tuple[IPBlock, ...], with_ports: bool
+          ) -> list[Group]:
+    """Endpoints grouped by (namespace, labels, facts), sorted; split identities say why."""
+    groups: dict[tuple[str, Labels, Facts], Group] = {}
+    label_keys: dict[int, Labels] = {}
+    for endpoint in endpoints:
+        assert endpoint.namespace is not None
+        labels = label_keys.get(id(endpoint.labels))
+        if labels is None:
+            labels = label_keys[id(endpoint.labels)] = tuple(sorted(endpoint.labels.items()))
+        shown = facts(endpoint, blocks, with_ports)
+        key = (endpoint.namespace, labels, shown)
+        found = groups.get(key)
+        if found is None:
+            found = groups[key] = Group(endpoint.namespace, labels, shown)
+        found.members.append(endpoint)
+    by_identity: dict[tuple[str, Labels], list[Group]] = {}
+    for g in groups.values():
+        by_identity.setdefault((g.namespace, g.labels), []).append(g)
+    for parts in by_identity.values():
+        if len(parts) > 1:
+            differ = [name for i, name in enumerate(_FACT_NAMES)
+                      if len({p.facts[i] for p in parts}) > 1]
+            for part in parts:
+                part.split = ", ".join(differ)
+    for g in groups.values():
+        g.members.sort(key=lambda e: e.name)
+    return sorted(groups.values(), key=lambda g: (g.namespace, g.labels, g.rep.name))
+
+
+@dataclass
+class Tally:
+    """Verdicts of one peer group against every pod of the fixed end."""
+
+    allowed: int = 0
+    denied: int = 0
+    unknown: int = 0
+    reasons: dict[str, None] = field(default_factory=dict)
+    ports: dict[str, Tri] = field(default_factory=dict)  # without a port: per port checked
+
+    @property
+    def verdict(self) -> Tri:
+        return False if self.denied else None if self.unknown else True
+
+    def add(self, verdict: Verdict, count: int) -> None:
+        allowed = verdict.allowed
+        if allowed is True:
+            self.allowed += count
+        elif allowed is False:
+            self.denied += count
+        else:
+            self.unknown += count
+            self.reasons.update(dict.fromkeys(verdict.reasons()))
+
+
+def tally(peers: list[Group], fixed: list[tuple[Group, int | None]],
+          evaluate: Callable[[Group, int | None, Endpoint], Verdict | None]
+          ) -> list[tuple[Group, Tally]]:
+    """Each peer group against each fixed group (pods of the fixed group counted)."""
+    found = []
+    fixed_keys = [(f, f.keys()) for f, _ in fixed]
+    for peer in peers:
+        result = Tally()
+        for (target, port), (_, keys) in zip(fixed, fixed_keys, strict=True):
+            count = len(target.members)
+            if len(peer.members) == 1 and peer.rep.key in keys:
+                count -= 1  # a pod and itself: not a policy question
+                if count == 0:
+                    continue
+            verdict = evaluate(target, port, peer.rep)
+            if verdict is not None:
+                result.add(verdict, count)
+        if result.allowed or result.denied or result.unknown:
+            found.append((peer, result))
+    return found
+
+
+# --- outside the cluster --------------------------------------------------------------------
+
+
+@dataclass
+class Region:
+    """Addresses of one family with the same answer: sorted, disjoint [first, last] pieces."""
+
+    version: int
+    pieces: list[tuple[int, int]]
+    tally: Tally
+
+
+def external_regions(blocks: tuple[IPBlock, ...],
+                     evaluate: Callable[[Endpoint], Iterable[tuple[Verdict, int]]]
+                     ) -> list[Region]:
+    """The address space cut at every CIDR boundary the blocks name; each piece evaluated
+    once (one address stands for it: every block contains all of a piece or none of it),
+    pieces with the same answer gathered into one region."""
+    regions: list[Region] = []
+    for version, bits in ((4, 32), (6, 128)):
+        points = {0, 2 ** bits}
+        for block in blocks:
+            for net in (block.cidr, *block.excepts):
+                if net.version == version:
+                    points.add(int(net.network_address))
+                    points.add(int(net.broadcast_address) + 1)
+        edges = sorted(points)
+        by_answer: dict[tuple[int, int, int], Region] = {}
+        for start, stop in itertools.pairwise(edges):
+            address = str(ipaddress.IPv4Address(start) if version == 4
+                          else ipaddress.IPv6Address(start))
+            result = Tally()
+            for verdict, count in evaluate(external(address)):
+                result.add(verdict, count)
+            answer = (result.allowed, result.denied, result.unknown)
+            region = by_answer.get(answer)
+            if region is None:
+                region = by_answer[answer] = Region(version, [], result)
+                regions.append(region)
+            else:
+                region.tally.reasons.update(result.reasons)
+            if region.pieces and region.pieces[-1][1] + 1 == start:
+                region.pieces[-1] = (region.pieces[-1][0], stop - 1)
+            else:
+                region.pieces.append((start, stop - 1))
+    return regions
+
+
+def describe_region(region: Region, blocks: tuple[IPBlock, ...]) -> tuple[str, list[str]]:
+    """(CIDR, except CIDRs), the way ipBlocks are written: the smallest network a policy
+    names (or the whole family) that holds the region, and the addresses in it that are
+    not part of the region."""
+    make: Callable[[int], ipaddress.IPv4Address | ipaddress.IPv6Address] = \
+        ipaddress.IPv4Address if region.version == 4 else ipaddress.IPv6Address
+    first, last = region.pieces[0][0], region.pieces[-1][1]
+    whole: Network = ipaddress.ip_network("0.0.0.0/0" if region.version == 4 else "::/0")
+    exact = list(ipaddress.summarize_address_range(make(first), make(last)))
+    candidates: list[Network] = [whole, *(n for b in blocks for n in (b.cidr, *b.excepts)
+                           if n.version == region.version)]
+    if len(exact) == 1:
+        candidates.append(ipaddress.ip_network(str(exact[0])))
+    cover = min((n for n in candidates
+                 if int(n.network_address) <= first and int(n.broadcast_address) >= last),
+                key=lambda n: n.num_addresses)
+    gaps: list[tuple[int, int]] = []
+    position = int(cover.network_address)
+    for start, stop in region.pieces:
+        if start > position:
+            gaps.append((position, start - 1))
+        position = stop + 1
+    if position <= int(cover.broadcast_address):
+        gaps.append((position, int(cover.broadcast_address)))
+    excepts = [str(n) for start, stop in gaps
+               for n in ipaddress.summarize_address_range(make(start), make(stop))]
+    return str(cover), excepts
+
+
+def within(address: str, cidr: str, excepts: Iterable[str]) -> bool:
+    """Whether ``address`` is in ``cidr`` and none of ``excepts`` (for tests and clients)."""
+    ip = ipaddress.ip_address(address)
+    net = ipaddress.ip_network(cidr)
+    return ip.version == net.version and ip in net and not any(
+        ip.version == e.version and ip in e for e in map(ipaddress.ip_network, excepts))
+
+
+# --- the wire form ---------------------------------------------------------------------------
+
+MEMBERS_SHOWN = 50
+
+
+class PodCounts(Model):
+    allowed: int
+    denied: int
+    unknown: int
+
+
+class PeerOut(DetailAware):
+    namespace: str | None = Field(default=None, description="Null outside the cluster")
+    labels: dict[str, str] | None = Field(default=None, description="The identity's labels")
+    cidr: str | None = Field(default=None, description="Outside the cluster: the addresses")
+    except_: list[str] | None = Field(default=None, alias="except",
+                                      description="Addresses inside cidr that are not meant")
+    pods: int | None = Field(default=None, description="Pods of this identity (or group)")
+    allowed: bool | None = Field(description="true: on every pod pair; false: only some "
+                                 "pairs (see counts); null: cannot be decided (see reasons)")
+    ports: list[str] | None = Field(default=None, description="Without a port in the "
+                                    "query: the destination's declared ports traffic flows to")
+    unknown_ports: list[str] | None = Field(default=None, description="Without a port: the "
+                                            "declared ports whose verdict is undecided")
+    counts: PodCounts | None = Field(default=None, description="When the fixed end has "
+                                     "several pods: how many of them each outcome covers")
+    split: str | None = Field(default=None, description="Set when this identity's pods were "
+                              "evaluated apart: the per-pod facts that differ (pod IPs "
+                              "against policy CIDRs, host network, container ports); members "
+                              "lists the pods of this part")
+    members: list[str] | None = Field(default=None, description=f"Pods of the group (first "
+                                      f"{MEMBERS_SHOWN}); always when split, else detail "
+                                      "mode only")
+    reasons: list[str] | None = Field(default=None, description="Why allowed is null")
+
+
+class Summary(Model):
+    identities: int = Field(description="In-cluster peer groups listed (identities; a split "
+                            "one counts per part)")
+    allowed_pods: int = Field(description="Peer pods allowed with every pod of the fixed end")
+    partial_pods: int = Field(description="Peer pods allowed with some pods of the fixed end "
+                              "only")
+    unknown_pods: int = Field(description="Peer pods whose verdict cannot be decided")
+    denied_pods: int = Field(description="Peer pods denied (not listed)")
+
+
+def summarize(found: list[tuple[Group, Tally]]) -> Summary:
+    counts = {"allowed": 0, "partial": 0, "unknown": 0, "denied": 0}
+    for peer, tallied in found:
+        verdict = tallied.verdict
+        outcome = "allowed" if verdict is True else "unknown" if verdict is None else \
+            "partial" if tallied.allowed or tallied.unknown else "denied"
+        counts[outcome] += len(peer.members)
+    return Summary(identities=sum(1 for _, t in found if t.allowed or t.unknown),
+                   allowed_pods=counts["allowed"], partial_pods=counts["partial"],
+                   unknown_pods=counts["unknown"], denied_pods=counts["denied"])
+
+
+def fixed_groups(targets: Iterable[tuple[Endpoint, int | None]], blocks: tuple[IPBlock, ...]
+                 ) -> list[tuple[Group, int | None]]:
+    """The fixed end's pods grouped like peers, per port (its IPs and ports matter too)."""
+    found: list[tuple[Group, int | None]] = []
+    by_port: dict[int | None, list[Endpoint]] = {}
+    for endpoint, port in targets:
+        if endpoint.external:
+            found.append((Group("", (), (), [endpoint]), port))
+        else:
+            by_port.setdefault(port, []).append(endpoint)
+    return found + [(g, port) for port, endpoints in by_port.items()
+                    for g in group(endpoints, blocks, True)]
+
+
+def peer_out(peer: Group, tallied: Tally, *, several: bool, detail: bool) -> PeerOut:
+    members = [m.name for m in peer.members[:MEMBERS_SHOWN]] \
+        if peer.split is not None or detail else None
+    return PeerOut(namespace=peer.namespace, labels=dict(peer.labels), pods=len(peer.members),
+                   allowed=tallied.verdict,
+                   counts=PodCounts(allowed=tallied.allowed, denied=tallied.denied,
+                                    unknown=tallied.unknown) if several else None,
+                   split=peer.split, members=members,
+                   reasons=list(tallied.reasons)[:10] or None)
+
+
+def region_out(region: Region, blocks: tuple[IPBlock, ...], *, several: bool) -> PeerOut:
+    cidr, excepts = describe_region(region, blocks)
+    tallied = region.tally
+    return PeerOut.model_validate({
+        "cidr": cidr, "except": excepts or None, "allowed": tallied.verdict,
+        "counts": PodCounts(allowed=tallied.allowed, denied=tallied.denied,
+                            unknown=tallied.unknown) if several else None,
+        "reasons": list(tallied.reasons)[:10] or None})

@@ -1,0 +1,155 @@
+"""what_can_reach: every destination a source may reach, as identities, on a port or on the
+ports each destination declares."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pydantic import Field
+
+from netsight.analyzers.arguments import PagedArgs, PortNumber
+from netsight.analyzers.base import AnalyzerMetadata, metadata
+from netsight.analyzers.contracts import Page, ToolResult
+from netsight.analyzers.find_blocking_policies import ENDPOINT_HELP, Protocol
+from netsight.analyzers.paging import paginate, query_fingerprint
+from netsight.analyzers.policy.endpoints import Endpoint, resolve
+from netsight.analyzers.policy.engine import READS, PolicyEngine
+from netsight.analyzers.policy.reach import (
+    Group,
+    PeerOut,
+    Summary,
+    Tally,
+    cluster_endpoints,
+    external_regions,
+    fixed_groups,
+    group,
+    peer_out,
+    policy_blocks,
+    region_out,
+    summarize,
+    tally,
+)
+from netsight.analyzers.policy.verdict import Verdict
+from netsight.graph.store import GraphView
+
+NAME = "what_can_reach"
+
+METADATA = AnalyzerMetadata(
+    name=NAME,
+    description="Every destination a source may reach, by AdminNetworkPolicy, "
+    "NetworkPolicy and BaselineAdminNetworkPolicy (egress at the source, ingress at the "
+    "destination): pods as identities (namespace + label set) with pod counts, and with a "
+    "port also outside addresses as CIDRs (with except). With port, every destination is "
+    "checked on that port (protocol default TCP); without it, each destination on the "
+    "container ports it declares (optionally of one protocol), listed in ports; pods "
+    "declaring none are counted as unchecked. An identity whose pods differ in what "
+    "policies can see (pod IPs against policy CIDRs, host network, container ports) is "
+    "split and its parts list their pods (split says why). A Service or workload stands for "
+    "its pods: a destination is allowed only if every source pod reaches it (counts say how "
+    "many). allowed null: the input cannot decide (reasons). Paginated.",
+    reads=READS,
+    codes=(),
+)
+
+
+class Args(PagedArgs):
+    source: str = Field(description=f"Where traffic starts: {ENDPOINT_HELP}")
+    port: PortNumber | None = Field(default=None, description="Destination port; omit to "
+                                    "check each destination on its declared container ports")
+    protocol: Protocol | None = Field(default=None, description="TCP, UDP or SCTP (with a "
+                                      "port: default TCP; without: every protocol)")
+    limit: int = Field(default=100, ge=1, le=500, description="Peers per page (1-500)")
+
+
+class Result(ToolResult):
+    source: str
+    port: int | None
+    protocol: str | None
+    source_pods: int = Field(description="Pods the source stands for")
+    peers: list[PeerOut] = Field(description="Reachable or undecided destinations: "
+                                 "identities by namespace and labels, then outside CIDRs")
+    summary: Summary
+    unchecked_pods: int = Field(default=0, description="Without a port: destination pods "
+                                "declaring no container port (of the protocol), not checked")
+    page: Page
+    not_evaluated: list[str]
+
+
+def analyze(view: GraphView, args: Args) -> Result:
+    resolved = resolve(view, args.source, argument="source", tool=NAME)
+    engine = PolicyEngine(view)
+    blocks = policy_blocks(engine)
+    fixed = fixed_groups(((e, None) for e in resolved.endpoints), blocks)
+    source_external = resolved.endpoints[0].external
+    peers = group(cluster_endpoints(view, resolved.endpoints), blocks, True)
+    several = len(resolved.endpoints) > 1
+    reasons: dict[str, None] = {}
+    entries: list[PeerOut] = []
+    unchecked = 0
+
+    def evaluating(port: int, protocol: str
+                   ) -> Callable[[Group, int | None, Endpoint], Verdict | None]:
+        def evaluate(source: Group, _: int | None, peer: Endpoint) -> Verdict | None:
+            return engine.evaluate(source.rep, peer, port, protocol)
+        return evaluate
+
+    if args.port is not None:
+        protocol = args.protocol or "TCP"
+        found = tally(peers, fixed, evaluating(args.port, protocol))
+        entries = [peer_out(p, t, several=several, detail=args.detail) for p, t in found
+                   if t.allowed or t.unknown]
+        for _, t in found:
+            reasons.update(t.reasons)
+        if not source_external:
+            port = args.port
+            regions = external_regions(blocks, lambda ext: [
+                (engine.evaluate(g.rep, ext, port, protocol), len(g.members)) for g, _ in fixed])
+            for region in regions:
+                if region.tally.allowed or region.tally.unknown:
+                    entries.append(region_out(region, blocks, several=several))
+                    reasons.update(region.tally.reasons)
+    else:
+        found = []
+        for peer in peers:
+            declared = sorted({(p.port, p.protocol) for p in peer.rep.ports
+                               if args.protocol is None or p.protocol == args.protocol})
+            if not declared:
+                unchecked += len(peer.members)
+                continue
+            ports: dict[str, Tally] = {}
+            for number, protocol in declared:
+                for _, t in tally([peer], fixed, evaluating(number, protocol)):
+                    ports[f"{number}/{protocol}"] = t
+                    reasons.update(t.reasons)
+            if not ports:
+                continue  # the source itself, alone in its group
+            allowed = [p for p, t in ports.items() if t.verdict is True]
+            unknown = [p for p, t in ports.items() if t.verdict is None]
+            overall = Tally(reasons={r: None for t in ports.values() for r in t.reasons})
+            if allowed:
+                overall.allowed = len(peer.members)
+            elif unknown:
+                overall.unknown = len(peer.members)
+            else:
+                overall.denied = len(peer.members)
+            found.append((peer, overall))
+            if allowed or unknown:
+                entry = peer_out(peer, overall, several=False, detail=args.detail)
+                entries.append(entry.model_copy(update={
+                    "ports": allowed or None, "unknown_ports": unknown or None}))
+        if not source_external:
+            reasons["outside addresses are listed only when a port is given"] = None
+    fingerprint = query_fingerprint(NAME, args.source, args.port, args.protocol, args.detail)
+    page_items, page = paginate(entries, limit=args.limit, cursor=args.cursor,
+                                fingerprint=fingerprint, tool=NAME)
+    return Result(
+        metadata=metadata(view, None if source_external else resolved.endpoints[0].namespace),
+        source=args.source, port=args.port,
+        protocol=args.protocol or ("TCP" if args.port is not None else None),
+        source_pods=len(resolved.endpoints),
+        peers=page_items,
+        summary=summarize(found),
+        unchecked_pods=unchecked,
+        page=page,
+        not_evaluated=list(reasons)[:20],
+    )

@@ -1,0 +1,116 @@
+"""who_can_reach: every source allowed to reach a destination on a port, as identities."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from netsight.analyzers.arguments import PagedArgs, PortNumber
+from netsight.analyzers.base import AnalyzerMetadata, metadata
+from netsight.analyzers.contracts import ErrorCode, Page, ToolFailure, ToolResult
+from netsight.analyzers.find_blocking_policies import ENDPOINT_HELP, Protocol, _targets
+from netsight.analyzers.paging import paginate, query_fingerprint
+from netsight.analyzers.policy.endpoints import Endpoint, resolve
+from netsight.analyzers.policy.engine import READS, PolicyEngine
+from netsight.analyzers.policy.reach import (
+    Group,
+    PeerOut,
+    Summary,
+    cluster_endpoints,
+    external_regions,
+    fixed_groups,
+    group,
+    peer_out,
+    policy_blocks,
+    region_out,
+    summarize,
+    tally,
+)
+from netsight.analyzers.policy.verdict import Verdict
+from netsight.graph.model import Kind
+from netsight.graph.store import GraphView
+
+NAME = "who_can_reach"
+
+METADATA = AnalyzerMetadata(
+    name=NAME,
+    description="Every source allowed to reach a destination on a port, by "
+    "AdminNetworkPolicy, NetworkPolicy and BaselineAdminNetworkPolicy (egress at the "
+    "source and ingress at the destination): pods as identities (namespace + label set) "
+    "with pod counts, and outside addresses as CIDRs (with except). An identity whose pods "
+    "differ in what policies can see (pod IPs against policy CIDRs, host network) is split "
+    "and its parts list their pods (split says why). A Service or workload stands for its "
+    "pods (a Service port is translated to each pod's targetPort); a source is allowed "
+    "only if it reaches every destination pod, counts say how many. allowed null: the "
+    "input cannot decide (reasons). Sources denied are counted, not listed. Paginated.",
+    reads=READS | {Kind.SERVICE},
+    codes=(),
+)
+
+
+class Args(PagedArgs):
+    destination: str = Field(description=f"Where traffic goes: {ENDPOINT_HELP}")
+    port: PortNumber = Field(description="Destination port (a Service port for a Service)")
+    protocol: Protocol = Field(default="TCP", description="TCP, UDP or SCTP")
+    limit: int = Field(default=100, ge=1, le=500, description="Peers per page (1-500)")
+
+
+class Result(ToolResult):
+    destination: str
+    port: int
+    protocol: str
+    destination_pods: int = Field(description="Pods the destination stands for")
+    peers: list[PeerOut] = Field(description="Allowed or undecided sources: identities by "
+                                 "namespace and labels, then outside CIDRs")
+    summary: Summary
+    page: Page
+    not_evaluated: list[str]
+
+
+def analyze(view: GraphView, args: Args) -> Result:
+    resolved = resolve(view, args.destination, argument="destination", tool=NAME)
+    targets, notes = _targets(resolved, args.port, args.protocol)
+    if not targets:
+        raise ToolFailure(ErrorCode.NOT_FOUND, f"port: Service {args.destination} port "
+                          f"{args.port}/{args.protocol} resolves on none of its pods; see "
+                          "diagnose_service", tool=NAME)
+    engine = PolicyEngine(view)
+    blocks = policy_blocks(engine)
+    fixed = fixed_groups(targets, blocks)
+    protocol = args.protocol
+
+    def evaluate(target: Group, port: int | None, peer: Endpoint) -> Verdict | None:
+        if peer.external and target.rep.external:
+            return None
+        assert port is not None
+        return engine.evaluate(peer, target.rep, port, protocol)
+
+    peers = group(cluster_endpoints(view, resolved.endpoints), blocks, False)
+    found = tally(peers, fixed, evaluate)
+    several = sum(len(g.members) for g, _ in fixed) > 1
+    entries = [peer_out(p, t, several=several, detail=args.detail) for p, t in found
+               if t.allowed or t.unknown]
+    reasons = dict.fromkeys(notes)
+    for _, t in found:
+        reasons.update(t.reasons)
+    if not all(g.rep.external for g, _ in fixed):
+        regions = external_regions(blocks, lambda ext: [
+            (engine.evaluate(ext, g.rep, port, protocol), len(g.members))
+            for g, port in fixed if port is not None and not g.rep.external])
+        for region in regions:
+            if region.tally.allowed or region.tally.unknown:
+                entries.append(region_out(region, blocks, several=several))
+                reasons.update(region.tally.reasons)
+    fingerprint = query_fingerprint(NAME, args.destination, args.port, args.protocol,
+                                    args.detail)
+    page_items, page = paginate(entries, limit=args.limit, cursor=args.cursor,
+                                fingerprint=fingerprint, tool=NAME)
+    return Result(
+        metadata=metadata(view, None if resolved.endpoints[0].external
+                          else resolved.endpoints[0].namespace),
+        destination=args.destination, port=args.port, protocol=args.protocol,
+        destination_pods=sum(len(g.members) for g, _ in fixed),
+        peers=page_items,
+        summary=summarize(found),
+        page=page,
+        not_evaluated=list(reasons)[:20],
+    )

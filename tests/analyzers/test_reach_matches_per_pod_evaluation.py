@@ -1,0 +1,152 @@
+"""Property test: who_can_reach and what_can_reach, which evaluate one pod per identity (split
+on pod IPs, host network and container ports), answer exactly what PolicyEngine.evaluate says
+for every pod pair, and for outside addresses exactly what it says for each address.
+
+Clusters come from test_policy_engine_matches_reference's generators, made harder here: some
+pods use the host network, some have no IP, some namespaces have no Namespace object (their
+labels unknown), so verdicts can be null and identities must split.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from netsight.analyzers.catalog import call_tool, to_json
+from netsight.analyzers.policy.endpoints import external, from_pod
+from netsight.analyzers.policy.engine import PolicyEngine
+from netsight.analyzers.policy.reach import within
+from netsight.graph.model import Kind
+from netsight.graph.records import PodRecord
+from netsight.graph.store import EventType, GraphStore, GraphView, Source
+from tests.analyzers.test_policy_engine_matches_reference import PROTOCOLS, QUERY_PORTS, clusters
+
+ADDRESSES = ("10.1.0.2", "10.1.0.9", "10.1.1.3", "10.2.0.4", "10.0.0.1", "8.8.8.8",
+             "192.168.0.1", "0.0.0.0", "255.255.255.255", "2001:db8::1")
+
+
+@st.composite
+def harder(draw: Any) -> list[dict[str, Any]]:
+    objects: list[dict[str, Any]] = draw(clusters())
+    same_labels = draw(st.booleans())  # more pods per identity: more to split
+    for obj in objects:
+        if obj["kind"] != "Pod":
+            continue
+        if same_labels:
+            obj["metadata"]["labels"] = {"app": "a"}
+        if draw(st.integers(0, 5)) == 0:
+            obj["spec"]["hostNetwork"] = True
+            obj["spec"]["nodeName"] = "node-1"
+        if draw(st.integers(0, 7)) == 0:
+            del obj["status"]["podIP"]
+    if draw(st.booleans()):  # an ipBlock policy: pods of one identity may fall apart
+        direction, key = draw(st.sampled_from((("ingress", "from"), ("egress", "to"))))
+        cidr = draw(st.sampled_from(("10.1.0.0/16", "10.1.0.2/32", "10.2.0.0/16",
+                                     "10.0.0.0/8")))
+        block: dict[str, Any] = {"cidr": cidr}
+        if cidr == "10.0.0.0/8" and draw(st.booleans()):
+            block["except"] = ["10.1.1.0/24"]
+        objects.append({
+            "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "metadata": {"name": "cidr", "namespace": draw(st.sampled_from(("n1", "n2")))},
+            "spec": {"podSelector": {}, "policyTypes": [direction.capitalize()],
+                     direction: [{key: [{"ipBlock": block}]}]}})
+    if draw(st.integers(0, 3)) == 0:
+        objects = [o for o in objects if not (o["kind"] == "Namespace" and
+                                              o["metadata"]["name"] == "n3")]
+    return objects
+
+
+def build(objects: list[dict[str, Any]]) -> GraphView:
+    store = GraphStore(source=Source.MANIFESTS, cluster_name="property")
+    for obj in objects:
+        store.apply(EventType.ADDED, obj)
+    return store.view()
+
+
+def listed(answer: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """pod name -> its entry; outside entries."""
+    assert answer["page"]["remaining"] == 0
+    pods: dict[str, Any] = {}
+    outside = []
+    for entry in answer["peers"]:
+        if "cidr" in entry:
+            outside.append(entry)
+            continue
+        assert entry["pods"] == len(entry["members"])
+        for member in entry["members"]:
+            assert member.startswith(entry["namespace"] + "/")
+            assert member not in pods
+            pods[member] = entry
+    return pods, outside
+
+
+def outside_verdict(outside: list[dict[str, Any]], address: str) -> Any:
+    found = [e["allowed"] for e in outside if within(address, e["cidr"], e.get("except", []))]
+    assert len(found) <= 1, (address, outside)
+    return found[0] if found else False
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(harder(), st.data())
+def test_identity_answers_equal_per_pod_answers(objects: list[dict[str, Any]],
+                                                data: st.DataObject) -> None:
+    view = build(objects)
+    engine = PolicyEngine(view)
+    pods = {r.key: from_pod(r) for r in view.for_each(Kind.POD) if isinstance(r, PodRecord)}
+    endpoint = data.draw(st.sampled_from(sorted(pods)))
+    chosen = pods[endpoint]
+    port = data.draw(st.sampled_from(QUERY_PORTS))
+    protocol = data.draw(st.sampled_from(PROTOCOLS))
+
+    who = to_json(call_tool(view, "who_can_reach", {
+        "destination": chosen.name, "port": port, "protocol": protocol, "limit": 500,
+        "detail": True}), detail=True)
+    found, outside = listed(who)
+    for other in pods.values():
+        if other.key == chosen.key:
+            assert other.name not in found
+            continue
+        expected = engine.evaluate(other, chosen, port, protocol).allowed
+        got = found[other.name]["allowed"] if other.name in found else False
+        assert got is expected, (other.name, chosen.name, who)
+    for address in ADDRESSES:
+        expected = engine.evaluate(external(address), chosen, port, protocol).allowed
+        assert outside_verdict(outside, address) is expected, (address, outside)
+
+    what = to_json(call_tool(view, "what_can_reach", {
+        "source": chosen.name, "port": port, "protocol": protocol, "limit": 500,
+        "detail": True}), detail=True)
+    found, outside = listed(what)
+    for other in pods.values():
+        if other.key == chosen.key:
+            continue
+        expected = engine.evaluate(chosen, other, port, protocol).allowed
+        got = found[other.name]["allowed"] if other.name in found else False
+        assert got is expected, (chosen.name, other.name, what)
+    for address in ADDRESSES:
+        expected = engine.evaluate(chosen, external(address), port, protocol).allowed
+        assert outside_verdict(outside, address) is expected, (address, outside)
+
+    anyport = to_json(call_tool(view, "what_can_reach", {
+        "source": chosen.name, "limit": 500, "detail": True}), detail=True)
+    found, _ = listed(anyport)
+    unchecked = 0
+    for other in pods.values():
+        if other.key == chosen.key:
+            continue
+        declared = sorted({(p.port, p.protocol) for p in other.ports})
+        if not declared:
+            unchecked += 1
+            assert other.name not in found
+            continue
+        verdicts = {f"{n}/{p}": engine.evaluate(chosen, other, n, p).allowed
+                    for n, p in declared}
+        allowed = [k for k, v in verdicts.items() if v is True]
+        unknown = [k for k, v in verdicts.items() if v is None]
+        entry = found.get(other.name, {})
+        assert entry.get("ports", []) == allowed, (other.name, entry, verdicts)
+        assert entry.get("unknownPorts", []) == unknown, (other.name, entry, verdicts)
+    assert anyport["uncheckedPods"] == unchecked
