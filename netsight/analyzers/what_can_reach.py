@@ -23,6 +23,7 @@ from netsight.analyzers.policy.reach import (
     external_regions,
     fixed_groups,
     group,
+    merge,
     peer_out,
     policy_blocks,
     region_out,
@@ -123,16 +124,19 @@ def analyze(view: GraphView, args: Args) -> Result:
                     reasons.update(t.reasons)
             if not ports:
                 continue  # the source itself, alone in its group
-            allowed = [p for p, t in ports.items() if t.verdict is True]
-            unknown = [p for p, t in ports.items() if t.verdict is None]
-            overall = Tally(reasons={r: None for t in ports.values() for r in t.reasons})
-            if allowed:
+            overall = Tally(reasons={r: None for t in ports.values() for r in t.reasons},
+                            ports={p: t.verdict for p, t in ports.items()})
+            if any(v is True for v in overall.ports.values()):
                 overall.allowed = len(peer.members)
-            elif unknown:
+            elif any(v is None for v in overall.ports.values()):
                 overall.unknown = len(peer.members)
             else:
                 overall.denied = len(peer.members)
             found.append((peer, overall))
+        found = merge(found)
+        for peer, overall in found:
+            allowed = [p for p, v in overall.ports.items() if v is True]
+            unknown = [p for p, v in overall.ports.items() if v is None]
             if allowed or unknown:
                 entry = peer_out(peer, overall, several=False, detail=args.detail)
                 entries.append(entry.model_copy(update={

@@ -191,7 +191,34 @@ def tally(peers: list[Group], fixed: list[tuple[Group, int | None]],
                 result.add(verdict, count)
         if result.allowed or result.denied or result.unknown:
             found.append((peer, result))
-    return found
+    return merge(found)
+
+
+def merge(found: list[tuple[Group, Tally]]) -> list[tuple[Group, Tally]]:
+    """Parts of one identity that got the same answer are shown as one again: an identity
+    stays split only where the per-pod facts changed a verdict."""
+    parts: dict[tuple[str, Labels], list[tuple[Group, Tally]]] = {}
+    for peer, tallied in found:
+        parts.setdefault((peer.namespace, peer.labels), []).append((peer, tallied))
+    merged: list[tuple[Group, Tally]] = []
+    for same in parts.values():
+        by_answer: dict[tuple[object, ...], tuple[Group, Tally]] = {}
+        for peer, tallied in same:
+            answer = (tallied.allowed, tallied.denied, tallied.unknown,
+                      tuple(tallied.reasons), tuple(sorted(tallied.ports.items())))
+            kept = by_answer.get(answer)
+            if kept is None:
+                by_answer[answer] = (Group(peer.namespace, peer.labels, peer.facts,
+                                           list(peer.members), peer.split), tallied)
+            else:
+                kept[0].members.extend(peer.members)
+        for peer, tallied in by_answer.values():
+            if len(by_answer) == 1:
+                peer.split = None
+            peer.members.sort(key=lambda e: e.name)
+            merged.append((peer, tallied))
+    merged.sort(key=lambda found: (found[0].namespace, found[0].labels, found[0].rep.name))
+    return merged
 
 
 # --- outside the cluster --------------------------------------------------------------------
