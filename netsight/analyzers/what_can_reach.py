@@ -22,6 +22,7 @@ from netsight.analyzers.policy.reach import (
     cluster_endpoints,
     external_regions,
     fixed_groups,
+    flow,
     group,
     merge,
     peer_out,
@@ -30,7 +31,7 @@ from netsight.analyzers.policy.reach import (
     summarize,
     tally,
 )
-from netsight.analyzers.policy.verdict import Verdict
+from netsight.analyzers.policy.verdict import Direction, Verdict
 from netsight.graph.store import GraphView
 
 NAME = "what_can_reach"
@@ -78,7 +79,7 @@ class Result(ToolResult):
 
 def analyze(view: GraphView, args: Args) -> Result:
     resolved = resolve(view, args.source, argument="source", tool=NAME)
-    engine = PolicyEngine(view)
+    engine = PolicyEngine(view, explain=False)
     blocks = policy_blocks(engine)
     fixed = fixed_groups(((e, None) for e in resolved.endpoints), blocks)
     source_external = resolved.endpoints[0].external
@@ -91,7 +92,7 @@ def analyze(view: GraphView, args: Args) -> Result:
     def evaluating(port: int, protocol: str
                    ) -> Callable[[Group, int | None, Endpoint], Verdict | None]:
         def evaluate(source: Group, _: int | None, peer: Endpoint) -> Verdict | None:
-            return engine.evaluate(source.rep, peer, port, protocol)
+            return flow(engine, source.rep, peer, port, protocol, Direction.EGRESS)
         return evaluate
 
     if args.port is not None:

@@ -18,6 +18,7 @@ from netsight.analyzers.policy.reach import (
     cluster_endpoints,
     external_regions,
     fixed_groups,
+    flow,
     group,
     peer_out,
     policy_blocks,
@@ -25,7 +26,7 @@ from netsight.analyzers.policy.reach import (
     summarize,
     tally,
 )
-from netsight.analyzers.policy.verdict import Verdict
+from netsight.analyzers.policy.verdict import Direction, Verdict
 from netsight.graph.model import Kind
 from netsight.graph.store import GraphView
 
@@ -73,7 +74,7 @@ def analyze(view: GraphView, args: Args) -> Result:
         raise ToolFailure(ErrorCode.NOT_FOUND, f"port: Service {args.destination} port "
                           f"{args.port}/{args.protocol} resolves on none of its pods; see "
                           "diagnose_service", tool=NAME)
-    engine = PolicyEngine(view)
+    engine = PolicyEngine(view, explain=False)
     blocks = policy_blocks(engine)
     fixed = fixed_groups(targets, blocks)
     protocol = args.protocol
@@ -82,7 +83,7 @@ def analyze(view: GraphView, args: Args) -> Result:
         if peer.external and target.rep.external:
             return None
         assert port is not None
-        return engine.evaluate(peer, target.rep, port, protocol)
+        return flow(engine, peer, target.rep, port, protocol, Direction.INGRESS)
 
     peers = group(cluster_endpoints(view, resolved.endpoints), blocks, False)
     found = tally(peers, fixed, evaluate)

@@ -150,8 +150,11 @@ def _tiers(view: GraphView) -> Tiers:
 class PolicyEngine:
     """Evaluates flows over one view; create one per tool call."""
 
-    def __init__(self, view: GraphView) -> None:
+    def __init__(self, view: GraphView, *, explain: bool = True) -> None:
         self.view = view
+        # False: a denial carries no evidence of the rules that missed (tools asking about
+        # many peers at once); verdicts, steps and reasons are the same.
+        self.explain = explain
         self.namespaces = Namespaces(view)
         self._tiers: Tiers | None = None
         self._unreadable: tuple[str, ...] | None = None
@@ -294,7 +297,7 @@ class PolicyEngine:
                    "host-network pods is undefined")
             steps.append(Step(Layer.NETWORK_POLICY, Action.UNKNOWN, why))
             return _finish(direction, subject, steps, (), (why,))
-        np_decision = netpol.evaluate(policies, *args)
+        np_decision = netpol.evaluate(policies, *args, explain=self.explain)
         if np_decision is not None:
             steps.append(np_decision.step)
             return _finish(direction, subject, steps, np_decision.blocking,

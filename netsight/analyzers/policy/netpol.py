@@ -183,8 +183,11 @@ class Decision:
 
 def evaluate(policies: Iterable[NetPol], direction: Direction, subject: Endpoint,
              other: Endpoint, destination: Endpoint, port: int, proto: str,
-             ns: Namespaces) -> Decision | None:
-    """Whether the policies isolating ``subject`` in ``direction`` admit ``other``."""
+             ns: Namespaces, *, explain: bool = True) -> Decision | None:
+    """Whether the policies isolating ``subject`` in ``direction`` admit ``other``.
+
+    ``explain=False`` leaves the evidence of a denial out (the rules that did not match):
+    the decision is the same, only cheaper when many peers are asked about at once."""
     isolating = sorted((p for p in policies if direction in p.types),
                        key=lambda p: p.record.key)
     if not isolating:
@@ -210,8 +213,9 @@ def evaluate(policies: Iterable[NetPol], direction: Direction, subject: Endpoint
             if tri_all((peers, ports)) is None:
                 unknown.append(f"NetworkPolicy {record.ref} {path}: whether it admits "
                                f"{other.name} depends on {_unknown_part(other, peers)}")
-            misses.append(evidence(record, path, {
-                f"{direction.peers_field}Matches": peers, "portsMatch": ports}))
+            if explain:
+                misses.append(evidence(record, path, {
+                    f"{direction.peers_field}Matches": peers, "portsMatch": ports}))
     names = ", ".join(p.record.ref for p in isolating)
     if unknown:
         return Decision(Step(Layer.NETWORK_POLICY, Action.UNKNOWN, "; ".join(unknown)),
@@ -222,7 +226,8 @@ def evaluate(policies: Iterable[NetPol], direction: Direction, subject: Endpoint
         text = f"{names} select {subject.name} and none has an {direction.value} rule admitting "
     text += f"{other.name} on {port}/{proto}"
     proof = tuple(evidence(p.record, f"spec.{direction.value}",
-                           f"{len(p.rules(direction))} rule(s)") for p in isolating)
+                           f"{len(p.rules(direction))} rule(s)") for p in isolating) \
+        if explain else ()
     return Decision(
         Step(Layer.NETWORK_POLICY, Action.DENY, text, ref(isolating[0].record), None,
              proof + tuple(misses)),

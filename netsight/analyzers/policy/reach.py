@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ipaddress
 import itertools
+import socket
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -32,7 +33,7 @@ from netsight.analyzers.policy.endpoints import Endpoint, external, from_pod, li
 from netsight.analyzers.policy.engine import PolicyEngine, _model
 from netsight.analyzers.policy.peers import IPBlock, Network
 from netsight.analyzers.policy.results import DetailAware
-from netsight.analyzers.policy.verdict import Tri, Verdict
+from netsight.analyzers.policy.verdict import Direction, DirectionVerdict, Tri, Verdict
 from netsight.graph.model import WORKLOAD_KINDS, Kind
 from netsight.graph.records import NetworkPolicyRecord, PodRecord, WorkloadRecord
 from netsight.graph.selectors import selector_from_map
@@ -84,10 +85,47 @@ def policy_blocks(engine: PolicyEngine) -> tuple[IPBlock, ...]:
     return tuple(found)
 
 
-def facts(endpoint: Endpoint, blocks: tuple[IPBlock, ...], with_ports: bool) -> Facts:
+# A block as integers: (version, first, last, excepts as (version, first, last)).
+Compiled = tuple[int, int, int, tuple[tuple[int, int, int], ...]]
+
+
+def compile_blocks(blocks: tuple[IPBlock, ...]) -> tuple[Compiled, ...]:
+    def span(net: Network) -> tuple[int, int, int]:
+        return net.version, int(net.network_address), int(net.broadcast_address)
+    return tuple((*span(b.cidr), tuple(span(e) for e in b.excepts)) for b in blocks)
+
+
+def _address(text: str) -> tuple[int, int] | None:
+    """(version, value) of an IP; None if it does not parse (IPBlock.matches then raises
+    too, so such a pod never gets here from a graph that holds it)."""
+    try:
+        return 4, int.from_bytes(socket.inet_pton(socket.AF_INET, text), "big")
+    except OSError:
+        pass
+    try:
+        return 6, int(ipaddress.IPv6Address(text))
+    except ValueError:
+        return None
+
+
+def ip_facts(ips: tuple[str, ...], blocks: tuple[Compiled, ...]) -> tuple[Tri, ...]:
+    """``tuple(b.matches(endpoint) for b in blocks)``, the IPs parsed once."""
+    if not ips:
+        return (None,) * len(blocks)
+    parsed = [a for a in map(_address, ips) if a is not None]
+    answers: list[Tri] = []
+    for version, first, last, excepts in blocks:
+        found = {version == v and first <= value <= last and not any(
+            v == ev and ef <= value <= el for ev, ef, el in excepts)
+            for v, value in parsed}
+        answers.append(found.pop() if len(found) == 1 else None)
+    return tuple(answers)
+
+
+def facts(endpoint: Endpoint, blocks: tuple[Compiled, ...], with_ports: bool) -> Facts:
     """What besides namespace and labels the verdict can depend on."""
     return (endpoint.host_network, endpoint.node if endpoint.host_network else None,
-            tuple(b.matches(endpoint) for b in blocks) if blocks else (),
+            ip_facts(endpoint.ips, blocks) if blocks else (),
             tuple(sorted(endpoint.ports, key=_port_key)) if with_ports else ())
 
 
@@ -122,12 +160,13 @@ def group(endpoints: Iterable[Endpoint], blocks: tuple[IPBlock, ...], with_ports
     """Endpoints grouped by (namespace, labels, facts), sorted; split identities say why."""
     groups: dict[tuple[str, Labels, Facts], Group] = {}
     label_keys: dict[int, Labels] = {}
+    compiled = compile_blocks(blocks)
     for endpoint in endpoints:
         assert endpoint.namespace is not None
         labels = label_keys.get(id(endpoint.labels))
         if labels is None:
             labels = label_keys[id(endpoint.labels)] = tuple(sorted(endpoint.labels.items()))
-        shown = facts(endpoint, blocks, with_ports)
+        shown = facts(endpoint, compiled, with_ports)
         key = (endpoint.namespace, labels, shown)
         found = groups.get(key)
         if found is None:
@@ -145,6 +184,31 @@ def group(endpoints: Iterable[Endpoint], blocks: tuple[IPBlock, ...], with_ports
     for g in groups.values():
         g.members.sort(key=lambda e: e.name)
     return sorted(groups.values(), key=lambda g: (g.namespace, g.labels, g.rep.name))
+
+
+def flow(engine: PolicyEngine, source: Endpoint, destination: Endpoint, port: int,
+         protocol: str, first: Direction) -> Verdict:
+    """``engine.evaluate``, except that when the ``first`` direction denies outright (and no
+    unevaluated policy kind could change that) the other is not evaluated: the verdict is
+    False either way. Peers of a fixed end are asked about in bulk, and most are denied."""
+    def at(direction: Direction) -> DirectionVerdict:
+        if direction is Direction.EGRESS:
+            return engine.direction(direction, source, destination, destination, port,
+                                    protocol)
+        return engine.direction(direction, destination, source, destination, port, protocol)
+
+    undecided, restricting = engine.unevaluated(source, destination)
+    undecided += engine.unreadable()
+    decided = at(first)
+    if decided.allowed is False and not undecided:
+        skipped = Direction.INGRESS if first is Direction.EGRESS else Direction.EGRESS
+        other = DirectionVerdict(skipped, destination.name if first is Direction.EGRESS
+                                 else source.name, None, ())
+    else:
+        other = at(Direction.INGRESS if first is Direction.EGRESS else Direction.EGRESS)
+    egress, ingress = (decided, other) if first is Direction.EGRESS else (other, decided)
+    return Verdict(source.name, destination.name, port, protocol, egress, ingress,
+                   undecided, restricting)
 
 
 @dataclass
