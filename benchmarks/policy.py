@@ -1,0 +1,426 @@
+"""Policy analyzers at 100k pods, 10k NetworkPolicies and 500 AdminNetworkPolicies (issue 3).
+
+    .venv/bin/python benchmarks/policy.py                  # 100k pods: a few minutes
+    .venv/bin/python benchmarks/policy.py --pods 10000     # a quick look
+    .venv/bin/python benchmarks/policy.py --runs 500 --seed 2
+
+Generates a seeded synthetic cluster (``netsight.sim.synthetic.generate``: 100k pods, ~14k
+Services, 40 NetworkPolicies a namespace = 10k), adds 500 AdminNetworkPolicies and a
+BaselineAdminNetworkPolicy here (the generator has none), loads everything in-process into
+a ``GraphStore`` and calls ``gc.freeze()``. Then, through ``call_tool`` (argument validation,
+analyzer, result model), p50/p99 in ms of:
+
+- ``find_blocking_policies`` for random pod pairs (port: the destination's first
+  container port);
+- ``who_can_reach`` for random destination pods;
+- full identity reachability for one port: every (source identity, destination identity)
+  verdict, computed as who_can_reach's core does for each destination identity; timed
+  for a sample of destination identities and scaled to all of them (marked so);
+- one policy change: apply a modified NetworkPolicy (``GraphStore.apply``) plus the next
+  ``find_blocking_policies`` about a pod it selects.
+
+Side by side, in the same run, a naive evaluator written here (raw dicts; for each query
+every NetworkPolicy and every ANP is scanned per direction, every pod per peer query; no
+index, no cache) answers the same queries, and each ratio is printed. Where the naive
+answer would take minutes, a sample is timed and scaled (marked ``scaled``). The two
+evaluators' answers are compared on every find_blocking_policies pair. Targets: find
+p99 <= 1 ms, who_can_reach p99 <= 20 ms, full identity reachability <= 2 s, one policy
+change <= 5 ms. Prints JSON. Never part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import ipaddress
+import json
+import os
+import random
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from netsight.analyzers.catalog import call_tool
+from netsight.analyzers.policy.engine import PolicyEngine
+from netsight.analyzers.policy.reach import (
+    cluster_endpoints,
+    flow,
+    group,
+    policy_blocks,
+    tally,
+)
+from netsight.analyzers.policy.verdict import Direction
+from netsight.graph.store import GraphStore, GraphView, Source
+from netsight.sim.synthetic import generate
+
+Raw = dict[str, Any]
+
+
+# --- the cluster ------------------------------------------------------------------------------
+
+
+def admin_policies(namespaces: list[Raw], count: int, rng: random.Random) -> list[Raw]:
+    """``count`` ANPs at distinct priorities over namespaces by team, env or name, and a BANP."""
+    teams = sorted({n["metadata"]["labels"].get("team", "") for n in namespaces} - {""})
+    names = [n["metadata"]["name"] for n in namespaces]
+    found: list[Raw] = []
+    for i in range(count):
+        subject_ns = rng.choice([{"matchLabels": {"team": rng.choice(teams)}},
+                                 {"matchLabels": {"kubernetes.io/metadata.name":
+                                                  rng.choice(names)}},
+                                 {"matchLabels": {"env": "staging"}}])
+        subject: Raw = {"namespaces": subject_ns} if rng.random() < 0.6 else {
+            "pods": {"namespaceSelector": subject_ns,
+                     "podSelector": {"matchLabels": {"tier": rng.choice(
+                         ["backend", "frontend", "db", "worker"])}}}}
+        peer = rng.choice([{"namespaces": {"matchLabels": {"team": rng.choice(teams)}}},
+                           {"namespaces": {"matchLabels": {"env": "staging"}}},
+                           {"pods": {"namespaceSelector": {},
+                                     "podSelector": {"matchLabels": {"tier": "frontend"}}}}])
+        action = rng.choice(["Pass", "Pass", "Allow", "Deny"])
+        rule: Raw = {"name": f"r{i}", "action": action, "from": [peer]}
+        if rng.random() < 0.5:
+            rule["ports"] = [{"portNumber": {"protocol": "TCP",
+                                             "port": rng.choice([5432, 6379, 8080, 9090])}}]
+        spec: Raw = {"priority": i, "subject": subject, "ingress": [rule]}
+        if rng.random() < 0.3:
+            spec["egress"] = [{"name": "out", "action": rng.choice(["Pass", "Deny"]),
+                               "to": [{"networks": ["169.254.169.254/32"]}]}]
+        found.append({"apiVersion": "policy.networking.k8s.io/v1alpha1",
+                      "kind": "AdminNetworkPolicy", "metadata": {"name": f"anp-{i}"},
+                      "spec": spec})
+    found.append({"apiVersion": "policy.networking.k8s.io/v1alpha1",
+                  "kind": "BaselineAdminNetworkPolicy", "metadata": {"name": "default"},
+                  "spec": {"subject": {"namespaces": {}}, "ingress": [{
+                      "name": "staging-in", "action": "Deny",
+                      "from": [{"namespaces": {"matchLabels": {"env": "staging"}}}]}]}})
+    return found
+
+
+def build(pods: int, anps: int, seed: int) -> tuple[GraphStore, list[Raw], float]:
+    cluster = generate(pods=pods, policies_per_namespace=40, seed=seed)
+    objects = list(cluster.objects())
+    namespaces = [o for o in objects if o["kind"] == "Namespace"]
+    objects += admin_policies(namespaces, anps, random.Random(seed))
+    store = GraphStore(source=Source.CLUSTER)
+    started = time.perf_counter()
+    gc.disable()
+    for obj in objects:
+        store.apply("ADDED", obj)
+    gc.enable()
+    loaded = time.perf_counter() - started
+    gc.collect()
+    gc.freeze()
+    return store, objects, loaded
+
+
+# --- the naive evaluator ----------------------------------------------------------------------
+
+
+def sel_match(sel: Raw | None, labels: Raw) -> bool:
+    if sel is None:
+        return True
+    for k, v in (sel.get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for expr in sel.get("matchExpressions") or []:
+        key, op, values = expr["key"], expr["operator"], expr.get("values") or []
+        if (op == "In" and labels.get(key) not in values) or \
+                (op == "NotIn" and labels.get(key) in values) or \
+                (op == "Exists" and key not in labels) or \
+                (op == "DoesNotExist" and key in labels):
+            return False
+    return True
+
+
+class Naive:
+    """NetworkPolicy v1, ANP and BANP from raw objects: every policy scanned per direction."""
+
+    def __init__(self, objects: list[Raw]) -> None:
+        self.ns_labels = {o["metadata"]["name"]: {**o["metadata"].get("labels", {}),
+                                                  "kubernetes.io/metadata.name":
+                                                  o["metadata"]["name"]}
+                          for o in objects if o["kind"] == "Namespace"}
+        self.pods = [o for o in objects if o["kind"] == "Pod"
+                     and o.get("status", {}).get("phase") not in ("Succeeded", "Failed")]
+        self.by_name = {(p["metadata"]["namespace"], p["metadata"]["name"]): p
+                        for p in self.pods}
+        self.netpols = [o for o in objects if o["kind"] == "NetworkPolicy"]
+        self.anps = sorted((o for o in objects if o["kind"] == "AdminNetworkPolicy"),
+                           key=lambda o: o["spec"]["priority"])
+        self.banps = [o for o in objects if o["kind"] == "BaselineAdminNetworkPolicy"]
+
+    def replace(self, policy: Raw) -> None:
+        key = (policy["metadata"]["namespace"], policy["metadata"]["name"])
+        for i, old in enumerate(self.netpols):
+            if (old["metadata"]["namespace"], old["metadata"]["name"]) == key:
+                self.netpols[i] = policy
+
+    @staticmethod
+    def ns(pod: Raw) -> str:
+        return str(pod["metadata"]["namespace"])
+
+    @staticmethod
+    def ips(pod: Raw) -> list[str]:
+        status = pod.get("status", {})
+        return [p["ip"] for p in status.get("podIPs", [])] or \
+            ([status["podIP"]] if status.get("podIP") else [])
+
+    @staticmethod
+    def named(pod: Raw, name: str, port: int, proto: str) -> bool:
+        return any(p.get("name") == name and p["containerPort"] == port and
+                   p.get("protocol", "TCP") == proto
+                   for c in pod["spec"].get("containers", []) for p in c.get("ports", []))
+
+    def port_ok(self, entry: Raw, dst: Raw, port: int, proto: str) -> bool:
+        if entry.get("protocol", "TCP") != proto:
+            return False
+        if "port" not in entry:
+            return True
+        if isinstance(entry["port"], str):
+            return self.named(dst, entry["port"], port, proto)
+        return bool(entry["port"] <= port <= entry.get("endPort", entry["port"]))
+
+    def peer_ok(self, peer: Raw, other: Raw, policy_ns: str) -> bool:
+        if "ipBlock" in peer:
+            block = peer["ipBlock"]
+            return any(ipaddress.ip_address(ip) in ipaddress.ip_network(block["cidr"]) and
+                       not any(ipaddress.ip_address(ip) in ipaddress.ip_network(e)
+                               for e in block.get("except", []))
+                       for ip in self.ips(other))
+        if "namespaceSelector" in peer:
+            ns_ok = sel_match(peer["namespaceSelector"], self.ns_labels[self.ns(other)])
+        else:
+            ns_ok = self.ns(other) == policy_ns
+        return ns_ok and sel_match(peer.get("podSelector"), other["metadata"]["labels"])
+
+    def netpol_tier(self, direction: str, subject: Raw, other: Raw, dst: Raw, port: int,
+                    proto: str) -> bool | None:
+        key = "from" if direction == "ingress" else "to"
+        selecting = []
+        for policy in self.netpols:
+            spec = policy["spec"]
+            types = spec.get("policyTypes") or (["Ingress", "Egress"] if spec.get("egress")
+                                                else ["Ingress"])
+            if policy["metadata"]["namespace"] == self.ns(subject) and \
+                    direction.capitalize() in types and \
+                    sel_match(spec.get("podSelector"), subject["metadata"]["labels"]):
+                selecting.append(policy)
+        if not selecting:
+            return None
+        for policy in selecting:
+            for rule in policy["spec"].get(direction) or []:
+                if (not rule.get(key) or any(self.peer_ok(p, other,
+                                                          policy["metadata"]["namespace"])
+                                             for p in rule[key])) and \
+                        (not rule.get("ports") or any(self.port_ok(e, dst, port, proto)
+                                                      for e in rule["ports"])):
+                    return True
+        return False
+
+    def admin_peer_ok(self, peer: Raw, other: Raw) -> bool:
+        if "networks" in peer:
+            return any(ipaddress.ip_address(ip) in ipaddress.ip_network(n)
+                       for n in peer["networks"] for ip in self.ips(other))
+        if "namespaces" in peer:
+            return sel_match(peer["namespaces"], self.ns_labels[self.ns(other)])
+        pods = peer["pods"]
+        return sel_match(pods["namespaceSelector"], self.ns_labels[self.ns(other)]) and \
+            sel_match(pods["podSelector"], other["metadata"]["labels"])
+
+    def admin_tier(self, policies: list[Raw], direction: str, subject: Raw, other: Raw,
+                   port: int, proto: str) -> str | None:
+        key = "from" if direction == "ingress" else "to"
+        for policy in policies:
+            subj = policy["spec"]["subject"]
+            if "namespaces" in subj:
+                applies = sel_match(subj["namespaces"], self.ns_labels[self.ns(subject)])
+            else:
+                applies = sel_match(subj["pods"]["namespaceSelector"],
+                                    self.ns_labels[self.ns(subject)]) and \
+                    sel_match(subj["pods"]["podSelector"], subject["metadata"]["labels"])
+            if not applies:
+                continue
+            for rule in policy["spec"].get(direction, []):
+                ports = rule.get("ports")
+                if any(self.admin_peer_ok(p, other) for p in rule[key]) and (
+                        ports is None or any(e["portNumber"]["port"] == port and
+                                             e["portNumber"]["protocol"] == proto
+                                             for e in ports)):
+                    return str(rule["action"])
+        return None
+
+    def direction(self, direction: str, subject: Raw, other: Raw, dst: Raw, port: int,
+                  proto: str) -> bool:
+        action = self.admin_tier(self.anps, direction, subject, other, port, proto)
+        if action in ("Allow", "Deny"):
+            return action == "Allow"
+        np = self.netpol_tier(direction, subject, other, dst, port, proto)
+        if np is not None:
+            return np
+        return self.admin_tier(self.banps, direction, subject, other, port, proto) != "Deny"
+
+    def allowed(self, src: Raw, dst: Raw, port: int, proto: str = "TCP") -> bool:
+        return self.direction("egress", src, dst, dst, port, proto) and \
+            self.direction("ingress", dst, src, dst, port, proto)
+
+    def who_can_reach(self, dst: Raw, port: int, sources: list[Raw] | None = None
+                      ) -> int:
+        return sum(1 for src in (self.pods if sources is None else sources)
+                   if src is not dst and self.allowed(src, dst, port))
+
+
+# --- timing -------------------------------------------------------------------------------------
+
+
+def stats(times: list[float], **extra: Any) -> dict[str, Any]:
+    times = sorted(t * 1000 for t in times)
+    return {"p50": round(statistics.median(times), 3),
+            "p99": round(times[min(len(times) - 1, int(len(times) * 0.99))], 3),
+            "max": round(times[-1], 3), "runs": len(times), **extra}
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    started = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - started, result
+
+
+def first_port(pod: Raw) -> int:
+    for container in pod["spec"].get("containers", []):
+        for port in container.get("ports", []):
+            return int(port["containerPort"])
+    return 8080
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pods", type=int, default=100_000)
+    parser.add_argument("--anps", type=int, default=500)
+    parser.add_argument("--runs", type=int, default=200, help="find_blocking_policies pairs")
+    parser.add_argument("--who-runs", type=int, default=20)
+    parser.add_argument("--changes", type=int, default=50)
+    parser.add_argument("--identity-sample", type=int, default=5,
+                        help="destination identities timed for full reachability")
+    parser.add_argument("--naive-runs", type=int, default=20)
+    parser.add_argument("--naive-sources", type=int, default=300,
+                        help="sources the naive who_can_reach is timed on, then scaled")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+
+    store, objects, loaded = build(args.pods, args.anps, args.seed)
+    view: GraphView = store.view()
+    naive = Naive(objects)
+    pods = naive.pods
+    out: dict[str, Any] = {
+        "machine": {"nproc": os.cpu_count(), "loadavg_start": os.getloadavg()},
+        "cluster": {k: sum(1 for o in objects if o["kind"] == k) for k in (
+            "Pod", "Service", "NetworkPolicy", "AdminNetworkPolicy", "Namespace")},
+        "load_s": round(loaded, 2), "ms": {}, "naive_ms": {}, "ratio_p50": {}}
+    ms, naive_ms = out["ms"], out["naive_ms"]
+
+    def name(pod: Raw) -> str:
+        return f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
+
+    # find_blocking_policies, random pairs; the two evaluators must agree.
+    pairs = [(rng.choice(pods), rng.choice(pods)) for _ in range(args.runs)]
+    pairs = [(s, d) for s, d in pairs if s is not d]
+    args_of = [{"source": name(s), "destination": name(d), "port": first_port(d)}
+               for s, d in pairs]
+    call_tool(view, "find_blocking_policies", args_of[0])  # warm the model caches
+    times, disagree = [], 0
+    for (src, dst), query in zip(pairs, args_of, strict=True):
+        took, result = timed(lambda q=query: call_tool(view, "find_blocking_policies", q))
+        times.append(took)
+        disagree += result.allowed is not naive.allowed(src, dst, query["port"])
+    allowed = sum(1 for s, d in pairs if naive.allowed(s, d, first_port(d)))
+    ms["find_blocking_policies"] = stats(times, allowed_pairs=allowed,
+                                         disagreements_with_naive=disagree)
+    naive_times = [timed(lambda s=s, d=d: naive.allowed(s, d, first_port(d)))[0]
+                   for s, d in pairs[:args.naive_runs]]
+    naive_ms["find_blocking_policies"] = stats(naive_times)
+
+    # who_can_reach, random destinations.
+    destinations = [rng.choice(pods) for _ in range(args.who_runs)]
+    times = []
+    for dst in destinations:
+        query = {"destination": name(dst), "port": first_port(dst)}
+        took, result = timed(lambda q=query: call_tool(view, "who_can_reach", q))
+        times.append(took)
+    ms["who_can_reach"] = stats(times, allowed_pods_last=result.summary.allowed_pods)
+    naive_times = []
+    for dst in destinations[:3]:
+        sample = rng.sample(pods, min(args.naive_sources, len(pods)))
+        took, _ = timed(lambda d=dst, s=sample: naive.who_can_reach(d, first_port(d), s))
+        naive_times.append(took * len(pods) / len(sample))
+    naive_ms["who_can_reach"] = stats(naive_times, scaled_from_sources=args.naive_sources)
+
+    # Full identity reachability for one port: who_can_reach's core per destination identity.
+    engine = PolicyEngine(view, explain=False)
+    took_setup, peers = timed(lambda: group(cluster_endpoints(view), policy_blocks(engine),
+                                            False))
+    sample = rng.sample(peers, min(args.identity_sample, len(peers)))
+    per_destination = []
+    verdicts = 0
+    for target in sample:
+        def core(t: Any = target) -> int:
+            found = tally(peers, [(t, 8080)], lambda f, p, peer: flow(
+                engine, peer, f.rep, 8080, "TCP", Direction.INGRESS))
+            return len(found)
+        took, count = timed(core)
+        per_destination.append(took)
+        verdicts += count
+    full = took_setup + statistics.mean(per_destination) * len(peers)
+    ms["full_identity_reachability_8080"] = {
+        "scaled_total": round(full * 1000, 1), "identities": len(peers),
+        "per_destination_identity_p50": round(statistics.median(per_destination) * 1000, 3),
+        "grouping": round(took_setup * 1000, 1), "sampled_destinations": len(sample)}
+    naive_pair = statistics.mean(naive_ms_pair := [
+        timed(lambda s=s, d=d: naive.allowed(s, d, 8080))[0] for s, d in pairs[:20]])
+    del naive_ms_pair
+    naive_ms["full_reachability_8080"] = {
+        "scaled_total": round(naive_pair * len(pods) * (len(pods) - 1) * 1000, 1),
+        "note": "mean naive pair time x pod pairs"}
+
+    # One policy change: modify a NetworkPolicy, apply it, ask about a pod it selects.
+    policies = [o for o in objects if o["kind"] == "NetworkPolicy" and
+                (o["spec"].get("podSelector") or {}).get("matchLabels", {}).get("app")]
+    apply_times, change_times, naive_change = [], [], []
+    for i in range(args.changes):
+        policy = rng.choice(policies)
+        changed = json.loads(json.dumps(policy))
+        changed["metadata"]["resourceVersion"] = str(10_000_000 + i)
+        for rule in changed["spec"].get("ingress", []) + changed["spec"].get("egress", []):
+            rule.setdefault("ports", []).append({"port": 20_000 + i, "protocol": "TCP"})
+        app = changed["spec"]["podSelector"]["matchLabels"]["app"]
+        namespace = changed["metadata"]["namespace"]
+        selected = [p for p in pods if p["metadata"]["namespace"] == namespace and
+                    p["metadata"]["labels"].get("app") == app] or pods[:1]
+        dst, src = selected[0], rng.choice(pods)
+        query = {"source": name(src), "destination": name(dst), "port": 20_000 + i}
+        took_apply, _ = timed(lambda c=changed: store.apply("MODIFIED", c))
+        took_query, _ = timed(lambda q=query: call_tool(view, "find_blocking_policies", q))
+        apply_times.append(took_apply)
+        change_times.append(took_apply + took_query)
+        took_naive, _ = timed(lambda c=changed, s=src, d=dst, n=20_000 + i: (
+            naive.replace(c), naive.allowed(s, d, n)))
+        naive_change.append(took_naive)
+    ms["policy_change_apply"] = stats(apply_times)
+    ms["policy_change_apply_and_query"] = stats(change_times)
+    naive_ms["policy_change_apply_and_query"] = stats(naive_change)
+
+    for key, naive_key in (("find_blocking_policies", "find_blocking_policies"),
+                           ("who_can_reach", "who_can_reach"),
+                           ("policy_change_apply_and_query", "policy_change_apply_and_query")):
+        out["ratio_p50"][key] = round(naive_ms[naive_key]["p50"] / ms[key]["p50"], 1)
+    out["ratio_p50"]["full_identity_reachability_8080"] = round(
+        naive_ms["full_reachability_8080"]["scaled_total"] /
+        ms["full_identity_reachability_8080"]["scaled_total"], 1)
+    out["machine"]["loadavg_end"] = os.getloadavg()
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
