@@ -29,7 +29,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from netsight.analyzers.catalog import TOOLS, ToolSpec
-from netsight.server import changes, graph_api
+from netsight.server import changes, dashboard, graph_api
 from netsight.server.changes import ChangeFeed
 from netsight.server.cluster import LiveGraph
 from netsight.server.config import LOOPBACK, Settings
@@ -124,6 +124,7 @@ def build_service(graph: LiveGraph, settings: Settings, *,
             Route(changes.ENDPOINT, api_changes, methods=["GET"]),
             Route(METRICS_ENDPOINT, telemetry.metrics_endpoint, methods=["GET"]),
             Route("/mcp", exchanges),
+            *dashboard.routes(host),  # /dashboard and the JSON endpoints it calls
         ],
         middleware=list(middleware),
     )

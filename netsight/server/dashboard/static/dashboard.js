@@ -1,0 +1,672 @@
+// netsight dashboard: the live graph (/api/graph, then /api/graph/changes), an object's
+// findings (/api/findings) and find_blocking_policies' verdict (/api/verdict).
+// Plain DOM: text goes in with textContent, never innerHTML, so names cannot inject markup.
+"use strict";
+
+(() => {
+  const $ = (id) => document.getElementById(id);
+
+  // Kinds find_blocking_policies takes as endpoints ("Kind/ns/name"; a pod as "ns/name").
+  const ENDPOINT_KINDS = new Set(["Pod", "Service", "Deployment", "StatefulSet", "DaemonSet"]);
+  const SEVERITY_RANK = { critical: 0, warning: 1, info: 2, ok: 3 };
+
+  const state = {
+    cy: null,
+    summary: null,
+    namespace: "",
+    generation: 0,
+    events: null,
+    hiddenKinds: new Set(),
+    // Policies apply to every pod they select and slices target every endpoint: drawn for the
+    // selected node only by default, or the graph is a hairball (and cose crawls through it).
+    hiddenEdgeTypes: new Set(["applies_to", "targets", "contains"]),
+    selected: null, // node id
+    source: null, // {id, label, arg}
+    destination: null,
+    detailsToken: 0,
+    verdictToken: 0,
+    severities: {}, // node id -> worst finding severity
+    changes: 0,
+  };
+
+  // --- small DOM helpers ------------------------------------------------------------------
+
+  function el(tag, props, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(props || {})) {
+      if (value === undefined || value === null || value === false) continue;
+      if (key === "className") node.className = value;
+      else if (key === "text") node.textContent = String(value);
+      else if (key === "onclick") node.addEventListener("click", value);
+      else node.setAttribute(key, String(value));
+    }
+    for (const child of children.flat()) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+
+  function clear(node) {
+    while (node.firstChild) node.removeChild(node.firstChild);
+    return node;
+  }
+
+  function notice(text) {
+    const box = $("notice");
+    box.textContent = text || "";
+    box.hidden = !text;
+  }
+
+  class ApiError extends Error {
+    constructor(message, status, body) {
+      super(message);
+      this.status = status;
+      this.body = body;
+    }
+  }
+
+  async function api(url, options) {
+    const response = await fetch(url, {
+      credentials: "same-origin",
+      headers: { Accept: "application/json", ...((options && options.headers) || {}) },
+      ...(options || {}),
+    });
+    let body = null;
+    try {
+      body = await response.json();
+    } catch (_) {
+      body = null;
+    }
+    if (!response.ok) {
+      const message = body && body.message ? body.message : `${response.status} ${response.statusText}`;
+      throw new ApiError(message, response.status, body);
+    }
+    return body;
+  }
+
+  function errorText(error) {
+    if (error instanceof ApiError && error.body && error.body.code) {
+      return `${error.body.code}: ${error.message}`;
+    }
+    return String(error && error.message ? error.message : error);
+  }
+
+  // --- the graph --------------------------------------------------------------------------
+
+  function nodeData(node) {
+    const data = {
+      id: node.id,
+      kind: node.kind,
+      namespace: node.namespace || null,
+      name: node.name,
+      label: node.name,
+    };
+    return data;
+  }
+
+  function edgeData(link) {
+    return { id: `${link.source}|${link.type}|${link.target}`, source: link.source,
+      target: link.target, type: link.type };
+  }
+
+  function elementsOf(data) {
+    const elements = [];
+    const ids = new Set(data.nodes.map((n) => n.id));
+    for (const node of data.nodes) elements.push({ group: "nodes", data: nodeData(node) });
+    for (const link of data.links) {
+      if (ids.has(link.source) && ids.has(link.target)) {
+        elements.push({ group: "edges", data: edgeData(link) });
+      }
+    }
+    return elements;
+  }
+
+  const STYLE = [
+    { selector: "node", style: {
+      "background-color": "#7b8794", label: "data(label)", "font-size": 12, color: "#1f2933",
+      "text-valign": "bottom", "text-margin-y": 2, "min-zoomed-font-size": 8, width: 14,
+      height: 14, "border-width": 0 } },
+    { selector: 'node[kind = "Namespace"]', style: { "background-color": "#52606d",
+      shape: "round-rectangle", width: 26, height: 14, "font-size": 13, "font-weight": "bold" } },
+    { selector: 'node[kind = "Pod"]', style: { "background-color": "#3b82f6", width: 10,
+      height: 10, "font-size": 7 } },
+    { selector: 'node[kind = "Service"]', style: { "background-color": "#16a34a",
+      shape: "round-rectangle", width: 22, height: 16 } },
+    { selector: 'node[kind = "Deployment"], node[kind = "StatefulSet"], node[kind = "DaemonSet"], node[kind = "ReplicaSet"]',
+      style: { "background-color": "#8b5cf6", shape: "hexagon", width: 18, height: 16 } },
+    { selector: 'node[kind = "EndpointSlice"], node[kind = "Endpoints"]', style: {
+      "background-color": "#a3a3a3", shape: "diamond", width: 10, height: 10 } },
+    { selector: 'node[kind = "NetworkPolicy"], node[kind *= "NetworkPolicy"]', style: {
+      "background-color": "#ea580c", shape: "octagon", width: 18, height: 18 } },
+    { selector: 'node[kind = "Ingress"], node[kind = "Gateway"], node[kind *= "Route"]',
+      style: { "background-color": "#0d9488", shape: "triangle", width: 18, height: 16 } },
+    { selector: "edge", style: { width: 1, "line-color": "#cbd2d9", "curve-style": "straight",
+      "target-arrow-shape": "triangle", "target-arrow-color": "#cbd2d9", "arrow-scale": 0.6 } },
+    { selector: 'edge[type = "selects"]', style: { "line-color": "#16a34a",
+      "target-arrow-color": "#16a34a" } },
+    { selector: 'edge[type = "applies_to"]', style: { "line-color": "#ea580c",
+      "target-arrow-color": "#ea580c", "line-style": "dashed" } },
+    { selector: 'edge[type = "routes_to"]', style: { "line-color": "#0d9488",
+      "target-arrow-color": "#0d9488", width: 2 } },
+    { selector: 'edge[type = "owned_by"]', style: { "line-color": "#c4b5fd",
+      "target-arrow-color": "#c4b5fd" } },
+    { selector: "node.sev-warning", style: { "border-width": 3, "border-color": "#f59e0b" } },
+    { selector: "node.sev-critical", style: { "border-width": 3, "border-color": "#dc2626" } },
+    { selector: "node.blocking", style: { "border-width": 5, "border-color": "#dc2626",
+      "border-style": "double" } },
+    { selector: "node.changed", style: { "overlay-color": "#facc15", "overlay-opacity": 0.5,
+      "overlay-padding": 6 } },
+    { selector: "node.src", style: { "outline-width": 4, "outline-color": "#2563eb" } },
+    { selector: "node.dst", style: { "outline-width": 4, "outline-color": "#db2777" } },
+    { selector: "node:selected", style: { "overlay-color": "#1d4ed8", "overlay-opacity": 0.25,
+      "overlay-padding": 5 } },
+    { selector: ".faded", style: { opacity: 0.15 } },
+    { selector: ".hidden", style: { display: "none" } },
+  ];
+
+  function layoutOptions(count) {
+    // cose keeps a few hundred nodes readable (Services amid their pods); beyond that its quadratic
+    // cost shows, and a grid per namespace is the honest, fast alternative.
+    if (count <= 800) {
+      return { name: "cose", animate: false, randomize: true,
+        nodeDimensionsIncludeLabels: false, numIter: 600, idealEdgeLength: () => 40,
+        nodeRepulsion: () => 8000, componentSpacing: 40, padding: 20, fit: true };
+    }
+    return { name: "grid", avoidOverlap: true, padding: 20, fit: true,
+      sort: (a, b) => (a.data("namespace") || "").localeCompare(b.data("namespace") || "") ||
+        a.data("kind").localeCompare(b.data("kind")) };
+  }
+
+  function runLayout() {
+    const cy = state.cy;
+    const visible = cy.elements().not(".hidden");
+    if (!visible.length) return;
+    visible.layout(layoutOptions(visible.nodes().length)).run();
+  }
+
+  function initGraph() {
+    state.cy = cytoscape({
+      container: $("graph"),
+      style: STYLE,
+      minZoom: 0.05,
+      maxZoom: 4,
+      boxSelectionEnabled: false,
+    });
+    state.cy.on("tap", "node", (event) => select(event.target.id()));
+    state.cy.on("tap", (event) => {
+      if (event.target === state.cy) select(null);
+    });
+    window.netsight = { state, cy: state.cy, select, setEndpoint, reload };
+  }
+
+  async function loadSummary() {
+    const summary = await api("api/graph/summary");
+    state.summary = summary;
+    $("cluster").textContent = `${summary.clusterName} · ${summary.source}`;
+    const select = clear($("namespace"));
+    const tooMany = summary.nodes > summary.drawLimit;
+    select.append(el("option", { value: "", disabled: tooMany },
+      `All namespaces (${summary.nodes} objects${tooMany ? ", too many to draw" : ""})`));
+    for (const [namespace, count] of Object.entries(summary.namespaces)) {
+      select.append(el("option", { value: namespace }, `${namespace} (${count})`));
+    }
+    const wanted = new URLSearchParams(location.search).get("namespace") || "";
+    if (wanted && wanted in summary.namespaces) state.namespace = wanted;
+    else if (tooMany) state.namespace = "";
+    select.value = state.namespace;
+  }
+
+  async function reload() {
+    const summary = state.summary;
+    const cy = state.cy;
+    if (!state.namespace && summary.nodes > summary.drawLimit) {
+      cy.elements().remove();
+      notice(`This cluster holds ${summary.nodes} objects; drawing more than ` +
+        `${summary.drawLimit} at once is neither readable nor fast. Pick a namespace above ` +
+        "(or open /dashboard?namespace=NAME).");
+      closeStream();
+      updateCounts();
+      return;
+    }
+    const url = state.namespace ? `api/graph?namespace=${encodeURIComponent(state.namespace)}`
+      : "api/graph";
+    const data = await api(url);
+    if (data.nodes.length > summary.drawLimit) {
+      cy.elements().remove();
+      notice(`Namespace ${state.namespace} holds ${data.nodes.length} objects, more than the ` +
+        `${summary.drawLimit} drawn at once; use /api/graph?around=Kind/ns/name&depth=1 or ` +
+        "netsight's tools for it.");
+      closeStream();
+      updateCounts();
+      return;
+    }
+    notice("");
+    state.generation = data.graph.generation;
+    cy.batch(() => {
+      cy.elements().remove();
+      cy.add(elementsOf(data));
+    });
+    refreshKinds();
+    applyKindFilter();
+    runLayout();
+    markEndpoints();
+    updateCounts();
+    openStream();
+    loadSeverities();
+    if (state.selected && !cy.getElementById(state.selected).length) select(null);
+  }
+
+  function updateCounts() {
+    const cy = state.cy;
+    const nodes = cy.nodes().length;
+    const edges = cy.edges().length;
+    const changes = state.changes ? ` · ${state.changes} live change(s)` : "";
+    $("counts").textContent = `${nodes} nodes · ${edges} edges · generation ${state.generation}${changes}`;
+  }
+
+  // --- kind filter ------------------------------------------------------------------------
+
+  function refreshKinds() {
+    const box = $("kinds");
+    const counts = {};
+    state.cy.nodes().forEach((node) => {
+      const kind = node.data("kind");
+      counts[kind] = (counts[kind] || 0) + 1;
+    });
+    clear(box);
+    for (const kind of Object.keys(counts).sort()) {
+      const input = el("input", { type: "checkbox", value: kind });
+      input.checked = !state.hiddenKinds.has(kind);
+      input.addEventListener("change", () => {
+        if (input.checked) state.hiddenKinds.delete(kind);
+        else state.hiddenKinds.add(kind);
+        applyKindFilter();
+      });
+      box.append(el("label", { className: "kind" }, input, ` ${kind} `,
+        el("span", { className: "muted", text: `(${counts[kind]})` })));
+    }
+  }
+
+  function wireEdgeFilter() {
+    for (const input of document.querySelectorAll("#edge-types input")) {
+      input.checked = !state.hiddenEdgeTypes.has(input.value);
+      input.addEventListener("change", () => {
+        if (input.checked) state.hiddenEdgeTypes.delete(input.value);
+        else state.hiddenEdgeTypes.add(input.value);
+        applyKindFilter();
+      });
+    }
+  }
+
+  function applyKindFilter() {
+    const cy = state.cy;
+    cy.batch(() => {
+      cy.nodes().forEach((node) => {
+        node.toggleClass("hidden", state.hiddenKinds.has(node.data("kind")));
+      });
+      cy.edges().forEach((edge) => {
+        const focused = state.selected !== null && (edge.data("source") === state.selected ||
+          edge.data("target") === state.selected);
+        edge.toggleClass("hidden", state.hiddenEdgeTypes.has(edge.data("type")) && !focused);
+      });
+    });
+  }
+
+  // --- findings severities (node borders) --------------------------------------------------
+
+  async function loadSeverities() {
+    const generation = state.generation;
+    const url = state.namespace
+      ? `api/findings/overview?namespace=${encodeURIComponent(state.namespace)}`
+      : "api/findings/overview";
+    try {
+      const overview = await api(url);
+      if (generation !== state.generation && state.changes === 0) return;
+      state.severities = overview.objects;
+      paintSeverities();
+    } catch (error) {
+      console.warn("findings overview:", errorText(error));
+    }
+  }
+
+  function paintSeverities() {
+    const cy = state.cy;
+    cy.batch(() => {
+      cy.nodes().removeClass("sev-critical sev-warning");
+      for (const [id, severity] of Object.entries(state.severities)) {
+        const node = cy.getElementById(id);
+        if (node.length && (severity === "critical" || severity === "warning")) {
+          node.addClass(`sev-${severity}`);
+        }
+      }
+    });
+  }
+
+  // --- live updates -----------------------------------------------------------------------
+
+  function closeStream() {
+    if (state.events) state.events.close();
+    state.events = null;
+    setLive("not live", false);
+  }
+
+  function setLive(text, on) {
+    const live = $("live");
+    live.textContent = text;
+    live.className = `live ${on ? "on" : "off"}`;
+  }
+
+  function openStream() {
+    closeStream();
+    const events = new EventSource(`api/graph/changes?since=${state.generation}`);
+    state.events = events;
+    events.addEventListener("open", () => setLive("live", true));
+    events.addEventListener("error", () => setLive("reconnecting…", false));
+    events.addEventListener("change", (event) => {
+      try {
+        applyChange(JSON.parse(event.data));
+      } catch (error) {
+        console.error("cannot apply a change", error);
+      }
+    });
+    events.addEventListener("reset", () => {
+      reload().catch((error) => notice(`Cannot reload the graph: ${errorText(error)}`));
+    });
+  }
+
+  let severityTimer = null;
+  let detailsTimer = null;
+
+  function shows(change) {
+    return !state.namespace || change.namespace === state.namespace;
+  }
+
+  function applyChange(change) {
+    state.generation = Math.max(state.generation, change.generation);
+    if (!shows(change)) return;
+    const cy = state.cy;
+    state.changes += 1;
+    let node = cy.getElementById(change.key);
+    if (change.type === "DELETED") {
+      if (node.length) node.remove();
+      if (state.selected === change.key) showDeleted(change.key);
+    } else {
+      cy.batch(() => {
+        if (!node.length) {
+          node = cy.add({ group: "nodes", data: nodeData({ id: change.key, kind: change.kind,
+            namespace: change.namespace, name: change.name }), position: placeNear(change) });
+          }
+        node.connectedEdges().remove();
+        for (const link of change.links || []) {
+          if (cy.getElementById(link.source).length &&
+              cy.getElementById(link.target).length) {
+            const data = edgeData(link);
+            if (!cy.getElementById(data.id).length) cy.add({ group: "edges", data });
+          }
+        }
+      });
+      applyKindFilter();
+      node.addClass("changed");
+      setTimeout(() => node.removeClass("changed"), 2000);
+      if (state.selected === change.key) {
+        clearTimeout(detailsTimer);
+        detailsTimer = setTimeout(() => showDetails(change.key), 300);
+      }
+    }
+    if (!$("kinds").querySelector(`input[value="${CSS.escape(change.kind)}"]`)) {
+      refreshKinds();
+    }
+    updateCounts();
+    clearTimeout(severityTimer);
+    severityTimer = setTimeout(loadSeverities, 1000);
+  }
+
+  function placeNear(change) {
+    const cy = state.cy;
+    for (const link of change.links || []) {
+      const other = link.source === change.key ? link.target : link.source;
+      const near = cy.getElementById(other);
+      if (near.length) {
+        const p = near.position();
+        return { x: p.x + 20 + Math.random() * 20, y: p.y + 20 + Math.random() * 20 };
+      }
+    }
+    const ext = cy.extent();
+    return { x: (ext.x1 + ext.x2) / 2, y: (ext.y1 + ext.y2) / 2 };
+  }
+
+  // --- the side panel: an object and its findings -------------------------------------------
+
+  function select(id) {
+    const cy = state.cy;
+    state.selected = id;
+    cy.elements().unselect();
+    if (!id) {
+      applyKindFilter();
+      clear($("details")).append(el("h2", { text: "Object" }),
+        el("p", { className: "muted", text: "Click a node to see its kind, namespace, name and findings." }));
+      return;
+    }
+    const node = cy.getElementById(id);
+    if (node.length) node.select();
+    applyKindFilter();
+    showDetails(id);
+  }
+
+  function endpointArg(node) {
+    const kind = node.data("kind");
+    const ns = node.data("namespace");
+    return kind === "Pod" ? `${ns}/${node.data("name")}` : `${kind}/${ns}/${node.data("name")}`;
+  }
+
+  function showDeleted(id) {
+    const box = clear($("details"));
+    box.append(el("h2", { text: "Object" }), el("p", { className: "key", text: id }),
+      el("p", { className: "error", text: "Deleted from the cluster." }));
+  }
+
+  function field(name, value) {
+    return [el("dt", { text: name }), el("dd", { text: value === null || value === undefined ? "—" : value })];
+  }
+
+  function findingItem(finding) {
+    const resource = finding.resource
+      ? [finding.resource.kind, finding.resource.namespace, finding.resource.name].filter(Boolean).join("/")
+      : null;
+    return el("li", { className: `finding sev-${finding.severity}` },
+      el("div", {},
+        el("span", { className: `badge ${finding.severity}`, text: finding.severity }), " ",
+        el("code", { text: finding.code }), " ",
+        el("span", { className: "muted small", text: finding.category })),
+      el("div", { className: "summary", text: finding.summary }),
+      resource ? el("div", { className: "muted small", text: resource }) : null,
+      finding.detail ? el("div", { className: "small", text: finding.detail }) : null,
+      finding.suggestion ? el("div", { className: "suggestion small", text: `Fix: ${finding.suggestion}` }) : null);
+  }
+
+  function serviceBlock(service) {
+    const pods = service.pods || {};
+    const endpoints = service.endpoints || {};
+    return el("dl", { className: "facts" },
+      ...field("status", service.status),
+      ...field("type", service.type + (service.headless ? " (headless)" : "")),
+      ...field("selector", service.selector),
+      ...field("ports", (service.ports || []).join(", ") || "none"),
+      ...field("pods", `${pods.selected} selected, ${pods.ready} ready, ${pods.not_ready ?? pods.notReady} not ready`),
+      ...field("endpoints", `${endpoints.ready} ready, ${endpoints.notReady ?? endpoints.not_ready} not ready (${endpoints.source})`),
+      ...field("workloads", (service.workloads || []).join(", ") || "none"),
+      ...((service.notEvaluated || []).length ? field("not evaluated", service.notEvaluated.join("; ")) : []));
+  }
+
+  async function showDetails(id) {
+    const token = ++state.detailsToken;
+    const node = state.cy.getElementById(id);
+    const kind = node.length ? node.data("kind") : id.split("/")[0];
+    const box = clear($("details"));
+    box.append(el("h2", { text: "Object" }));
+    box.append(el("dl", { className: "facts" },
+      ...field("kind", kind),
+      ...field("namespace", node.length ? node.data("namespace") : null),
+      ...field("name", node.length ? node.data("name") : id)));
+    if (node.length && ENDPOINT_KINDS.has(kind)) {
+      box.append(el("div", { className: "row" },
+        el("button", { type: "button", id: "set-source", onclick: () => setEndpoint("source", id) }, "Set as source"),
+        el("button", { type: "button", id: "set-destination", onclick: () => setEndpoint("destination", id) }, "Set as destination")));
+    }
+    const findings = el("div", { id: "findings" }, el("p", { className: "muted", text: "Loading findings…" }));
+    box.append(findings);
+    let answer;
+    try {
+      answer = await api(`api/findings?object=${encodeURIComponent(id)}`);
+    } catch (error) {
+      if (token !== state.detailsToken) return;
+      clear(findings).append(el("p", { className: "error", text: errorText(error) }));
+      return;
+    }
+    if (token !== state.detailsToken) return;
+    clear(findings);
+    if (answer.service) {
+      findings.append(el("h3", { text: "diagnose_service" }), serviceBlock(answer.service));
+    }
+    const list = answer.findings || [];
+    findings.append(el("h3", { text: list.length ? `Findings (${list.length})` : "Findings" }));
+    if (!list.length) {
+      findings.append(el("p", { className: "ok", text: "No findings: nothing misconfigured netsight knows of." }));
+    } else {
+      findings.append(el("ul", { className: "findings" }, list.map(findingItem)));
+    }
+  }
+
+  // --- the verdict between two endpoints ------------------------------------------------------
+
+  function setEndpoint(which, id) {
+    const node = state.cy.getElementById(id);
+    if (!node.length) return;
+    state[which] = { id, arg: endpointArg(node), label: `${node.data("kind")} ${node.data("namespace")}/${node.data("name")}` };
+    markEndpoints();
+    runVerdict();
+  }
+
+  function markEndpoints() {
+    const cy = state.cy;
+    cy.nodes().removeClass("src dst");
+    for (const [which, cls, target] of [["source", "src", "src"], ["destination", "dst", "dst"]]) {
+      const chosen = state[which];
+      const label = $(target);
+      if (chosen) {
+        label.textContent = chosen.label;
+        label.className = "";
+        cy.getElementById(chosen.id).addClass(cls);
+      }
+    }
+    $("check").disabled = !(state.source && state.destination);
+  }
+
+  async function runVerdict() {
+    if (!(state.source && state.destination)) return;
+    const port = Number($("port").value);
+    const out = clear($("verdict"));
+    state.cy.nodes().removeClass("blocking");
+    if (!Number.isInteger(port) || port < 1 || port > 65535) {
+      out.append(el("p", { className: "error", text: "Port: a number from 1 to 65535." }));
+      return;
+    }
+    const token = ++state.verdictToken;
+    out.append(el("p", { className: "muted", text: "Evaluating…" }));
+    let answer;
+    try {
+      answer = await api("api/verdict", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ source: state.source.arg, destination: state.destination.arg,
+          port, protocol: $("protocol").value }),
+      });
+    } catch (error) {
+      if (token !== state.verdictToken) return;
+      clear(out).append(el("p", { className: "error", text: errorText(error) }));
+      return;
+    }
+    if (token !== state.verdictToken) return;
+    clear(out);
+    const verdict = answer.allowed === true ? "allowed" : answer.allowed === false ? "denied" : "undecided";
+    out.append(el("div", { id: "verdict-result", className: `verdict ${verdict}`, "data-allowed": String(answer.allowed) },
+      `${verdict.toUpperCase()}: ${answer.source} → ${answer.destination} on ${answer.port}/${answer.protocol}`));
+    if (answer.explained) out.append(el("p", { className: "muted small", text: `Explained pair: ${answer.explained}` }));
+    if (answer.pairs) {
+      const p = answer.pairs;
+      out.append(el("p", { className: "small", text: `${p.total} pod pairs: ${p.allowed} allowed, ${p.denied} denied, ${p.unknown} undecided` }));
+    }
+    for (const decision of answer.decisions || []) {
+      const state_ = decision.allowed === true ? "allowed" : decision.allowed === false ? "denied" : "undecided";
+      out.append(el("div", { className: "decision" },
+        el("div", {}, el("strong", { text: decision.direction }), ` at ${decision.at}: `,
+          el("span", { className: `badge ${state_}`, text: state_ })),
+        el("pre", { className: "path", text: decision.path })));
+    }
+    const blocking = answer.blockingPolicies || [];
+    if (blocking.length) {
+      out.append(el("p", { className: "small", text: "Blocked by: " +
+        blocking.map((r) => [r.kind, r.namespace, r.name].filter(Boolean).join("/")).join(", ") }));
+      for (const ref of blocking) {
+        state.cy.getElementById([ref.kind, ref.namespace, ref.name].filter(Boolean).join("/")).addClass("blocking");
+      }
+    }
+    for (const reason of answer.notEvaluated || []) {
+      out.append(el("p", { className: "muted small", text: `Not evaluated: ${reason}` }));
+    }
+    if (answer.suggestion) out.append(el("p", { className: "suggestion small", text: `Suggestion: ${answer.suggestion}` }));
+  }
+
+  // --- controls ----------------------------------------------------------------------------
+
+  function wireControls() {
+    $("namespace").addEventListener("change", () => {
+      state.namespace = $("namespace").value;
+      const url = new URL(location.href);
+      if (state.namespace) url.searchParams.set("namespace", state.namespace);
+      else url.searchParams.delete("namespace");
+      history.replaceState(null, "", url);
+      reload().catch((error) => notice(`Cannot load the graph: ${errorText(error)}`));
+    });
+    $("fit").addEventListener("click", () => state.cy.fit(state.cy.elements().not(".hidden"), 20));
+    $("relayout").addEventListener("click", runLayout);
+    $("check").addEventListener("click", runVerdict);
+    $("port").addEventListener("change", runVerdict);
+    $("protocol").addEventListener("change", runVerdict);
+    $("search").addEventListener("keydown", (event) => {
+      if (event.key !== "Enter") return;
+      const text = $("search").value.trim().toLowerCase();
+      if (!text) return;
+      const cy = state.cy;
+      const found = cy.nodes().filter((n) => !n.hasClass("hidden") &&
+        (n.data("name").toLowerCase().includes(text) || n.id().toLowerCase() === text));
+      if (!found.length) {
+        notice(`Nothing named like “${$("search").value.trim()}” is drawn.`);
+        return;
+      }
+      notice("");
+      const first = found[0];
+      cy.animate({ center: { eles: first }, zoom: Math.max(cy.zoom(), 1.2) }, { duration: 200 });
+      select(first.id());
+    });
+  }
+
+  async function start() {
+    initGraph();
+    wireControls();
+    wireEdgeFilter();
+    try {
+      await loadSummary();
+      await reload();
+    } catch (error) {
+      notice(`Cannot load the graph: ${errorText(error)}`);
+    }
+  }
+
+  if (typeof cytoscape !== "function") {
+    notice("Cytoscape.js did not load (dashboard/static/vendor/cytoscape.min.js).");
+  } else {
+    start();
+  }
+})();

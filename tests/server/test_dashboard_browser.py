@@ -1,0 +1,140 @@
+"""/dashboard in headless Chromium (Debian's, driven by Playwright) against netsight serve on the
+simulated demo cluster: it draws the graph, a click shows findings, two pods give a verdict,
+and a change in the cluster appears on the page.
+
+Chromium comes from ``.ci/get-chromium.sh`` (``.ci/run`` calls it). Without it the test skips
+on a workstation, and fails on CI (``CI`` set), where a skip would hide a broken dashboard.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.server.conftest import Served
+
+pytestmark = pytest.mark.anyio
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run"]
+
+
+def require_browser() -> None:
+    problem = None
+    if not CHROMIUM.exists():
+        problem = f"{CHROMIUM} is missing: run .ci/get-chromium.sh"
+    else:
+        try:
+            import playwright.async_api  # noqa: F401
+        except ImportError:
+            problem = "playwright is not installed: pip install -e '.[dev]'"
+    if problem is None:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"the dashboard browser test cannot run on CI: {problem}")
+    pytest.skip(problem)
+
+
+@pytest.fixture
+async def page(served: Served) -> AsyncIterator[Any]:
+    require_browser()
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            page = await browser.new_page(viewport={"width": 1400, "height": 900})
+            page.problems = []  # console errors, uncaught exceptions, requests elsewhere
+            page.on("console", lambda m: m.type == "error" and page.problems.append(m.text))
+            page.on("pageerror", lambda e: page.problems.append(str(e)))
+            page.on("request", lambda r: r.url.startswith(served.url) or r.url.startswith(
+                "data:") or page.problems.append(f"request to {r.url}"))
+            yield page
+        finally:
+            await browser.close()
+
+
+async def until(page: Any, expression: str, timeout: float = 10.0) -> Any:
+    """Polls ``expression`` in the page until it is truthy (page.evaluate, which the page's
+    Content-Security-Policy allows; wait_for_function would need 'unsafe-eval')."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await page.evaluate(expression)
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never true in the page: {expression}")
+        await asyncio.sleep(0.05)
+
+
+async def click_node(page: Any, key: str) -> None:
+    """A real mouse click where Cytoscape drew the node."""
+    x, y = await page.evaluate(f"""(() => {{
+        const cy = window.netsight.cy, node = cy.getElementById({key!r});
+        cy.center(node);
+        const box = cy.container().getBoundingClientRect(), at = node.renderedPosition();
+        return [box.left + at.x, box.top + at.y];
+    }})()""")
+    await page.mouse.click(x, y)
+
+
+async def test_the_dashboard_draws_the_graph_explains_and_follows_changes(
+        served: Served, page: Any) -> None:
+    started = time.monotonic()
+    await page.goto(f"{served.url}/dashboard")
+    view = served.graph.store.view()
+    drawn = await until(page, "window.netsight && window.netsight.cy.nodes().length")
+    assert drawn == view.node_count
+    assert await page.evaluate("window.netsight.cy.getElementById('Service/shop/cart')"
+                               ".length") == 1
+    await until(page, "document.getElementById('live').textContent === 'live'")
+    kinds = await page.locator("#kinds input").evaluate_all("els => els.map(e => e.value)")
+    assert {"Pod", "Service", "NetworkPolicy"} <= set(kinds)
+    # Findings mark the node; a click on it opens them in the panel.
+    await until(page, "window.netsight.cy.getElementById('Service/shop/cart')"
+                      ".hasClass('sev-critical')")
+    await click_node(page, "Service/shop/cart")
+    await page.locator("#findings .finding").first.wait_for()
+    details = await page.text_content("#details")
+    assert "NS0101" in details
+    assert "app=cart,version=v1" in details
+
+    # Two pods: source and destination from the panel's buttons, then the verdict.
+    await click_node(page, "Pod/shop/frontend-6f7c-a")
+    await page.click("#set-source")
+    await page.evaluate("window.netsight.select('Pod/data/postgres-0')")
+    await page.click("#set-destination")
+    await page.fill("#port", "5432")
+    await page.dispatch_event("#port", "change")
+    result = page.locator("#verdict-result")
+    await result.wait_for()
+    await until(page, "document.getElementById('verdict-result')"
+                      ".textContent.includes('5432')")
+    assert await result.get_attribute("data-allowed") == "false"
+    verdict = await page.text_content("#verdict")
+    assert "DENIED" in verdict
+    assert "[NetworkPolicy] Deny: data/deny-all" in verdict
+    assert await page.evaluate("window.netsight.cy.getElementById('NetworkPolicy/data/"
+                               "deny-all').hasClass('blocking')")
+
+    # A change in the cluster reaches the page over /api/graph/changes.
+    served.sim.state.apply([{"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "cart-7d9f-live", "namespace": "shop", "labels": {"app": "cart",
+                                                                  "version": "v1"}}}])
+    await until(page, "window.netsight.cy.getElementById('Pod/shop/cart-7d9f-live').length")
+    assert await page.evaluate("window.netsight.cy.getElementById('Service/shop/cart')"
+                               ".edgesTo(window.netsight.cy.getElementById("
+                               "'Pod/shop/cart-7d9f-live')).length") == 1
+    pods = served.sim.state.registry.for_kind("v1", "Pod")
+    assert pods is not None
+    served.sim.state.delete(pods, "shop", "cart-7d9f-live")
+    await until(page, "!window.netsight.cy.getElementById('Pod/shop/cart-7d9f-live').length")
+    assert page.problems == []
+    assert time.monotonic() - started < 20
