@@ -24,6 +24,7 @@ from netsight.analyzers.routing.objects import (
     GATEWAY,
     GRPC_ROUTE,
     HTTP_ROUTE,
+    ROUTE_KINDS,
     as_list,
     as_map,
     is_gateway_api,
@@ -147,7 +148,10 @@ def _changes(view: GraphView, against: int, involved: set[str],
                      "earlier changes are no longer held")
     found = []
     for change in reversed(held):
-        around = None if change.key in involved else \
+        # A route matters only if it is on the path itself (taken or shadowed): every route
+        # of the entry Gateway is related to it, most without bearing on this request.
+        is_route = change.key.partition("/")[0] in ROUTE_KINDS
+        around = None if change.key in involved or is_route else \
             next((key for key in change.related if key in involved), None)
         if change.key in involved or around is not None:
             found.append(ChangeOut(generation=change.generation, type=change.type.value,

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 import networkx as nx
 
+from netsight.graph import gateway_api
 from netsight.graph.model import (
     POD_LIKE_KINDS,
     Kind,
@@ -39,6 +40,7 @@ from netsight.graph.model import (
 from netsight.graph.records import (
     EndpointSliceRecord,
     EndpointsRecord,
+    GenericRecord,
     IngressRecord,
     NetworkPolicyRecord,
     Record,
@@ -56,7 +58,7 @@ SELECTOR_RELS = frozenset({Rel.SELECTS, Rel.APPLIES_TO})
 EMPTY_SELECTED: Mapping[str, Rel] = MappingProxyType({})
 # Relationships that come from one object naming another (record_references).
 _REFERENCE_RELS = frozenset(
-    {Rel.BELONGS_TO, Rel.TARGETS, Rel.ROUTES_TO, Rel.USES_CLASS, Rel.OWNED_BY})
+    {Rel.BELONGS_TO, Rel.TARGETS, Rel.ROUTES_TO, Rel.USES_CLASS, Rel.OWNED_BY, Rel.ATTACHES_TO})
 
 
 def selectable_labels(record: Record) -> Mapping[str, str]:
@@ -102,6 +104,8 @@ def record_references(record: Record) -> tuple[Edge, ...]:
             refs.append(
                 (record.key, make_key(Kind.INGRESS_CLASS, "", record.class_name), Rel.USES_CLASS)
             )
+    elif isinstance(record, GenericRecord) and record.spec is not None:
+        refs.extend(gateway_api.references(record))
     if record.owner is not None:
         owner_kind, owner_name = record.owner
         # A cluster-scoped owner (the Node of a mirror pod) has no namespace.

@@ -116,9 +116,10 @@ class Rel(StrEnum):
     BELONGS_TO = "belongs_to"  # EndpointSlice/Endpoints -> Service
     TARGETS = "targets"  # EndpointSlice/Endpoints -> Pod
     APPLIES_TO = "applies_to"  # NetworkPolicy -> Pod or workload template
-    ROUTES_TO = "routes_to"  # Ingress -> Service
-    USES_CLASS = "uses_class"  # Ingress -> IngressClass
+    ROUTES_TO = "routes_to"  # Ingress or Gateway API route -> backend Service
+    USES_CLASS = "uses_class"  # Ingress -> IngressClass, Gateway -> GatewayClass
     OWNED_BY = "owned_by"  # object -> its controller owner
+    ATTACHES_TO = "attaches_to"  # Gateway API route -> a parentRef (Gateway, or mesh Service)
 
 
 def api_group(api_version: str) -> str:

@@ -51,7 +51,9 @@ async def test_filters_select_a_namespace_kinds_or_a_neighbourhood(served: Serve
 
     _, _, around = await get(f"{served.url}/api/graph?around=Service/shop/frontend&depth=1")
     ids = {n["id"] for n in around["nodes"]}
-    assert ids == {"Service/shop/frontend", "Pod/shop/frontend-6f7c-a", "Namespace/shop"} \
+    # The demo's HTTPRoute edge/storefront sends to shop/frontend (a backendRef).
+    assert ids == {"Service/shop/frontend", "Pod/shop/frontend-6f7c-a", "Namespace/shop",
+                   "HTTPRoute/edge/storefront"} \
         | {i for i in ids if i.startswith("EndpointSlice/")}
     assert all(link["source"] in ids and link["target"] in ids for link in around["links"])
 
