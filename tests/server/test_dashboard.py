@@ -87,6 +87,13 @@ async def test_an_asset_answers_304_while_unchanged_and_unknown_paths_404(
         assert status == 404, path
 
 
+def test_the_page_script_never_parses_data_as_html() -> None:
+    script = (ROOT / "netsight/server/dashboard/static/dashboard.js").read_text()
+    for sink in (".innerHTML", ".outerHTML", ".insertAdjacentHTML", "document.write", "eval(",
+                 "new Function", "setAttribute(\"on"):
+        assert sink not in script, sink
+
+
 def test_the_vendored_cytoscape_is_the_pinned_version() -> None:
     pinned = json.loads((ROOT / "web/package.json").read_text())["dependencies"]["cytoscape"]
     assert re.fullmatch(r"\d+\.\d+\.\d+", pinned), "pin an exact version"

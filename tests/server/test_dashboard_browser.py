@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from netsight.server import dashboard
 from tests.server.conftest import Served
 
 pytestmark = pytest.mark.anyio
@@ -97,6 +98,12 @@ async def test_the_dashboard_draws_the_graph_explains_and_follows_changes(
     await until(page, "document.getElementById('live').textContent === 'live'")
     kinds = await page.locator("#kinds input").evaluate_all("els => els.map(e => e.value)")
     assert {"Pod", "Service", "NetworkPolicy"} <= set(kinds)
+    await page.uncheck("#kinds input[value=Pod]")
+    assert await page.evaluate("window.netsight.cy.nodes('[kind = \"Pod\"]')"
+                               ".every(n => n.hasClass('hidden'))")
+    assert not await page.evaluate("window.netsight.cy.getElementById('Service/shop/cart')"
+                                   ".hasClass('hidden')")
+    await page.check("#kinds input[value=Pod]")
     # Findings mark the node; a click on it opens them in the panel.
     await until(page, "window.netsight.cy.getElementById('Service/shop/cart')"
                       ".hasClass('sev-critical')")
@@ -138,3 +145,33 @@ async def test_the_dashboard_draws_the_graph_explains_and_follows_changes(
     await until(page, "!window.netsight.cy.getElementById('Pod/shop/cart-7d9f-live').length")
     assert page.problems == []
     assert time.monotonic() - started < 20
+
+
+async def test_a_large_graph_asks_for_a_namespace_first(
+        served: Served, page: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dashboard, "DRAW_LIMIT", 100)  # the demo's 296 objects are "large"
+    view = served.graph.store.view()
+    await page.goto(f"{served.url}/dashboard")
+    notice = page.locator("#notice")
+    await notice.wait_for()
+    assert "Pick a namespace" in await notice.text_content()
+    assert await page.evaluate("window.netsight.cy.nodes().length") == 0
+    assert await page.locator("#namespace option[value='']").is_disabled()
+
+    await page.select_option("#namespace", "shop")
+    shop = sum(view.count(kind, "shop") for kind in view.kinds())
+    assert await until(page, "window.netsight.cy.nodes().length") == shop
+    assert await notice.is_hidden()
+    assert page.url.endswith("/dashboard?namespace=shop")
+    await until(page, "document.getElementById('live').textContent === 'live'")
+
+    await page.select_option("#namespace", "payments")  # 278 objects: over the limit too
+    await until(page, "!document.getElementById('notice').hidden")
+    assert "more than the 100 drawn at once" in await notice.text_content()
+    assert await page.evaluate("window.netsight.cy.nodes().length") == 0
+
+    await page.goto(f"{served.url}/dashboard?namespace=data")
+    data = sum(view.count(kind, "data") for kind in view.kinds())
+    assert await until(page, "window.netsight.cy.nodes().length") == data
+    assert await page.locator("#namespace").input_value() == "data"
+    assert page.problems == []

@@ -316,13 +316,11 @@
   // --- findings severities (node borders) --------------------------------------------------
 
   async function loadSeverities() {
-    const generation = state.generation;
     const url = state.namespace
       ? `api/findings/overview?namespace=${encodeURIComponent(state.namespace)}`
       : "api/findings/overview";
     try {
       const overview = await api(url);
-      if (generation !== state.generation && state.changes === 0) return;
       state.severities = overview.objects;
       paintSeverities();
     } catch (error) {
