@@ -55,9 +55,9 @@ def _target(ref: object, namespace: str, group: str, kind: str) -> str | None:
     if not isinstance(ref, Mapping):
         return None
     name = ref.get("name")
-    group = ref.get("group", group)
-    kind = ref.get("kind", kind)
-    namespace = ref.get("namespace", namespace)
+    group = ref.get("group", group)  # "" is the core group, not the default
+    kind = ref.get("kind") or kind
+    namespace = ref.get("namespace") or namespace
     if not all(isinstance(v, str) for v in (name, group, kind, namespace)) or not name \
             or not kind or not namespace:
         return None

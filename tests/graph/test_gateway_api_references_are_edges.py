@@ -66,11 +66,18 @@ def test_references_wait_for_their_targets() -> None:
 def test_malformed_specs_make_no_edge_and_no_error() -> None:
     store = GraphStore()
     apply_all(store, gateway("gw", ns="shop", class_name=7),
-              route({"parentRefs": ["gw", {"name": 3}, {"name": "gw", "namespace": None}],
+              route({"parentRefs": ["gw", {"name": 3}, {"name": "gw", "kind": 5}],
                      "rules": [None, {"backendRefs": "web"}, {"backendRefs": [[]]}]}))
     assert targets(store, ROUTE, Rel.ATTACHES_TO) == set()
     assert targets(store, "Gateway/shop/gw", Rel.USES_CLASS) == set()
     assert store.state.pending == {}
+
+
+def test_null_fields_take_the_defaults() -> None:
+    store = GraphStore()
+    apply_all(store, gateway("gw", ns="shop"),
+              route({"parentRefs": [{"name": "gw", "namespace": None, "kind": None}]}))
+    assert targets(store, ROUTE, Rel.ATTACHES_TO) == {"Gateway/shop/gw"}
 
 
 def test_other_groups_named_gateway_are_not_gateway_api() -> None:

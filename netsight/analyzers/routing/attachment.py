@@ -24,11 +24,10 @@ from netsight.analyzers.routing.objects import (
     ParentRef,
     Route,
     is_gateway_api,
-    parent_gateways,
     read_route,
 )
 from netsight.analyzers.routing.references import BackendResolution, Grants, resolve_backend
-from netsight.graph.model import Kind, make_key
+from netsight.graph.model import Kind, Rel, make_key
 from netsight.graph.records import Record
 from netsight.graph.store import GraphView
 
@@ -66,8 +65,6 @@ class Resolver:
         self._routes: dict[str, Route] = {}
         self._ready: dict[str, int | None] = {}
         self._results: dict[str, RouteResult] = {}
-        self._by_gateway: dict[tuple[str, str], list[Record]] | None = None
-        self._scans = 0
 
     # --- lookups ---------------------------------------------------------------------------
 
@@ -106,25 +103,11 @@ class Resolver:
         return [self.route(r) for r in self.route_records_of(gateway)]
 
     def route_records_of(self, gateway: gateways.GatewayState) -> list[Record]:
-        """Route records whose raw parentRefs name the Gateway, without reading them.
-
-        The graph has no parentRef edges yet: the first question scans every route's raw
-        parentRefs; a second one in the same answer indexes all routes by Gateway instead.
-        """
-        wanted = (gateway.record.namespace, gateway.record.name)
-        if self._by_gateway is None and self._scans < 1:
-            self._scans += 1
-            return [r for kind in ROUTE_KINDS for r in self.view.for_each(kind)
-                    if is_gateway_api(r) and wanted in parent_gateways(r)]
-        if self._by_gateway is None:
-            index: dict[tuple[str, str], list[Record]] = {}
-            for kind in ROUTE_KINDS:
-                for record in self.view.for_each(kind):
-                    if is_gateway_api(record):
-                        for parent in dict.fromkeys(parent_gateways(record)):
-                            index.setdefault(parent, []).append(record)
-            self._by_gateway = index
-        return self._by_gateway.get(wanted, [])
+        """Route records whose parentRefs name the Gateway: the graph's attaches_to edges
+        into it (graph/gateway_api.py), not a scan of every route."""
+        return [r for r in self.view.neighbors(gateway.record.key, Rel.ATTACHES_TO,
+                                                incoming=True)
+                if r.kind in ROUTE_KINDS and is_gateway_api(r)]
 
     # --- resolution ------------------------------------------------------------------------
 
