@@ -80,8 +80,12 @@ class Result(ToolResult):
 def analyze(view: GraphView, args: Args) -> Result:
     resolved = resolve(view, args.source, argument="source", tool=NAME)
     engine = PolicyEngine(view, explain=False)
-    blocks = policy_blocks(engine)
-    fixed = fixed_groups(((e, None) for e in resolved.endpoints), blocks)
+    # Destinations' IPs meet only the source's egress ipBlocks (and admin networks); the
+    # source's IPs meet every destination's ingress ipBlocks, which matter only when
+    # several source pods are grouped.
+    blocks = policy_blocks(engine, resolved.endpoints, Direction.EGRESS)
+    fixed = fixed_groups(((e, None) for e in resolved.endpoints),
+                         policy_blocks(engine) if len(resolved.endpoints) > 1 else ())
     source_external = resolved.endpoints[0].external
     peers = group(cluster_endpoints(view, resolved.endpoints), blocks, True)
     several = len(resolved.endpoints) > 1

@@ -20,6 +20,7 @@ from netsight.analyzers.policy.reach import (
     fixed_groups,
     flow,
     group,
+    narrowed_sources,
     peer_out,
     policy_blocks,
     region_out,
@@ -75,8 +76,11 @@ def analyze(view: GraphView, args: Args) -> Result:
                           f"{args.port}/{args.protocol} resolves on none of its pods; see "
                           "diagnose_service", tool=NAME)
     engine = PolicyEngine(view, explain=False)
-    blocks = policy_blocks(engine)
-    fixed = fixed_groups(targets, blocks)
+    ends = [e for e, _ in targets]
+    # Sources' IPs meet only the destinations' ingress ipBlocks; the destinations' IPs meet
+    # every source's egress ipBlocks, which matter only when destinations are grouped.
+    blocks = policy_blocks(engine, ends, Direction.INGRESS)
+    fixed = fixed_groups(targets, policy_blocks(engine) if len(ends) > 1 else ())
     protocol = args.protocol
 
     def evaluate(target: Group, port: int | None, peer: Endpoint) -> Verdict | None:
@@ -85,7 +89,9 @@ def analyze(view: GraphView, args: Args) -> Result:
         assert port is not None
         return flow(engine, peer, target.rep, port, protocol, Direction.INGRESS)
 
-    peers = group(cluster_endpoints(view, resolved.endpoints), blocks, False)
+    narrowed = narrowed_sources(engine, fixed, protocol)
+    sources = cluster_endpoints(view, resolved.endpoints) if narrowed is None else narrowed[0]
+    peers = group(sources, blocks, False)
     found = tally(peers, fixed, evaluate)
     several = sum(len(g.members) for g, _ in fixed) > 1
     entries = [peer_out(p, t, several=several, detail=args.detail) for p, t in found
@@ -101,6 +107,11 @@ def analyze(view: GraphView, args: Args) -> Result:
             if region.tally.allowed or region.tally.unknown:
                 entries.append(region_out(region, blocks, several=several))
                 reasons.update(region.tally.reasons)
+    summary = summarize(found)
+    if narrowed is not None:  # the sources never tried are denied by the destination
+        tried = sum(len(p.members) for p in peers)
+        summary = summary.model_copy(update={
+            "denied_pods": summary.denied_pods + narrowed[1] - tried})
     fingerprint = query_fingerprint(NAME, args.destination, args.port, args.protocol,
                                     args.detail)
     page_items, page = paginate(entries, limit=args.limit, cursor=args.cursor,
@@ -111,7 +122,7 @@ def analyze(view: GraphView, args: Args) -> Result:
         destination=args.destination, port=args.port, protocol=args.protocol,
         destination_pods=sum(len(g.members) for g, _ in fixed),
         peers=page_items,
-        summary=summarize(found),
+        summary=summary,
         page=page,
         not_evaluated=list(reasons)[:20],
     )

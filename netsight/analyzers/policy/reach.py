@@ -31,12 +31,12 @@ from netsight.analyzers.contracts import Model
 from netsight.analyzers.policy import netpol
 from netsight.analyzers.policy.endpoints import Endpoint, external, from_pod, live
 from netsight.analyzers.policy.engine import PolicyEngine, _model
-from netsight.analyzers.policy.peers import IPBlock, Network
+from netsight.analyzers.policy.peers import IPBlock, Network, ports_match
 from netsight.analyzers.policy.results import DetailAware
 from netsight.analyzers.policy.verdict import Direction, DirectionVerdict, Tri, Verdict
 from netsight.graph.model import WORKLOAD_KINDS, Kind
-from netsight.graph.records import NetworkPolicyRecord, PodRecord, WorkloadRecord
-from netsight.graph.selectors import selector_from_map
+from netsight.graph.records import NetworkPolicyRecord, PodRecord, Record, WorkloadRecord
+from netsight.graph.selectors import LabelSelector, selector_from_map
 from netsight.graph.store import GraphView, Source
 
 Labels = tuple[tuple[str, str], ...]
@@ -65,15 +65,143 @@ def cluster_endpoints(view: GraphView, fixed: tuple[Endpoint, ...] = ()
                 yield from_pod(workload)
 
 
-def policy_blocks(engine: PolicyEngine) -> tuple[IPBlock, ...]:
-    """Every distinct CIDR matcher a NetworkPolicy or admin policy names (visible ones)."""
-    found: dict[IPBlock, None] = {}
-    for record in engine.view.for_each(Kind.NETWORK_POLICY):
-        if not isinstance(record, NetworkPolicyRecord):
+def _peer_endpoint(view: GraphView, record: Record, alone: str | None) -> Endpoint | None:
+    """The endpoint a pod-like record stands for as a peer, as cluster_endpoints has it."""
+    if record.key == alone:
+        return None
+    if isinstance(record, PodRecord):
+        return from_pod(record) if live(record) else None
+    if not isinstance(record, WorkloadRecord) or view.source is not Source.MANIFESTS:
+        return None
+    selector = record.selector or selector_from_map(record.pod_labels)
+    if any(isinstance(r, PodRecord) for r in view.matching(record.namespace, selector)):
+        return None
+    return from_pod(record)
+
+
+def narrowed_sources(engine: PolicyEngine, fixed: list[tuple[Group, int | None]],
+                     protocol: str) -> tuple[list[Endpoint], int] | None:
+    """The sources whose verdict towards the fixed end is not False for certain, found
+    through the selector indexes instead of trying every pod; with the number of all
+    sources. None when that cannot be told from the fixed end's ingress alone.
+
+    A source is left out only when, at every fixed pod, no admin-tier rule's peers match it
+    and the NetworkPolicies isolating the pod for ingress have selector peers that do not
+    match it: the NetworkPolicy tier then denies it, so the flow is False (egress aside).
+    Everything that could make that answer unknown widens the set: namespaces whose labels
+    are unknown, namespaces with policy kinds netsight does not evaluate, host-network
+    pods (undefined for NetworkPolicy). ipBlock peers, rules without peers, a fixed pod
+    that no NetworkPolicy isolates, or anything unreadable: None (ask every pod)."""
+    view, ns = engine.view, engine.namespaces
+    if engine.unreadable() or engine.mixed_versions():
+        return None
+    peers: list[tuple[LabelSelector | None, LabelSelector | None, str]] = []
+    for target, port in fixed:
+        d = target.rep
+        if d.external or d.host_network or d.namespace is None or port is None:
+            return None
+        admins, _ = engine.admin_policies_for(d.namespace)
+        for policy in admins:
+            if not policy.ingress:
+                continue
+            applies = policy.applies_to(d, ns)
+            if applies is False:
+                continue
+            if applies is None or policy.subject_problem is not None:
+                return None
+            for admin_rule in policy.ingress:
+                if admin_rule.problem is not None:
+                    return None
+                ports = ports_match(admin_rule.ports, port, protocol, d)
+                if ports is None:
+                    return None
+                if ports is False:
+                    continue
+                for admin_peer in admin_rule.peers:
+                    if admin_peer.networks or admin_peer.nodes is not None \
+                            or admin_peer.namespaces is None:
+                        return None
+                    peers.append((admin_peer.namespaces, admin_peer.pods, ""))
+        isolating = [p for p in engine.network_policies(d) if Direction.INGRESS in p.types]
+        if not isolating:
+            return None
+        for netpolicy in isolating:
+            for np_rule in netpolicy.ingress:
+                if np_rule.problem is not None:
+                    return None
+                ports = ports_match(np_rule.ports, port, protocol, d)
+                if ports is None or (ports and np_rule.peers is None):
+                    return None
+                if ports is False or np_rule.peers is None:
+                    continue
+                for np_peer in np_rule.peers:
+                    if np_peer.ip_block is not None:
+                        return None
+                    peers.append((np_peer.namespaces, np_peer.pods,
+                                  netpolicy.record.namespace))
+    alone = fixed[0][0].rep.key if len(fixed) == 1 and len(fixed[0][0].members) == 1 \
+        else None
+    chosen: dict[str, Endpoint] = {}
+
+    def take(record: Record) -> None:
+        if record.key not in chosen:
+            endpoint = _peer_endpoint(view, record, alone)
+            if endpoint is not None:
+                chosen[record.key] = endpoint
+
+    namespaces = sorted(view.namespaces())
+    targets = [g.rep for g, _ in fixed]
+    for namespace in namespaces:
+        probe = Endpoint("", namespace)
+        if any(engine.unevaluated(probe, d)[0] for d in targets):
+            peers.append((None, None, namespace))  # every pod of it
+    seen: set[tuple[LabelSelector | None, LabelSelector | None, str]] = set()
+    for namespaces_sel, pods_sel, home in peers:
+        if (namespaces_sel, pods_sel, home) in seen:
             continue
-        model = _model(record, netpol.build)
-        assert isinstance(model, netpol.NetPol)
-        for rule in (*model.ingress, *model.egress):
+        seen.add((namespaces_sel, pods_sel, home))
+        spaces = [home] if namespaces_sel is None else \
+            [n for n in namespaces if ns.matches(namespaces_sel, n) is not False]
+        for namespace in spaces:
+            if pods_sel is None:
+                for kind in (Kind.POD, *sorted(WORKLOAD_KINDS)):
+                    for record in view.for_each(kind, namespace):
+                        take(record)
+            else:
+                for record in view.matching(namespace, pods_sel):
+                    take(record)
+    total = 0
+    for record in view.for_each(Kind.POD):  # host-network pods, and how many there are
+        if isinstance(record, PodRecord) and live(record) and record.key != alone:
+            total += 1
+            if record.host_network:
+                take(record)
+    if view.source is Source.MANIFESTS:
+        total += sum(1 for kind in WORKLOAD_KINDS for record in view.for_each(kind)
+                     if _peer_endpoint(view, record, alone) is not None)
+    return list(chosen.values()), total
+
+
+def policy_blocks(engine: PolicyEngine, subjects: Iterable[Endpoint] | None = None,
+                  direction: Direction | None = None) -> tuple[IPBlock, ...]:
+    """Every distinct CIDR matcher of the admin policies, and of the NetworkPolicies: all
+    visible ones, or only the ``direction`` rules of those isolating ``subjects`` (the only
+    ones that compare the other end's IPs when the subjects are that direction's end)."""
+    found: dict[IPBlock, None] = {}
+    models: list[netpol.NetPol] = []
+    if subjects is None:
+        for record in engine.view.for_each(Kind.NETWORK_POLICY):
+            if isinstance(record, NetworkPolicyRecord):
+                model = _model(record, netpol.build)
+                assert isinstance(model, netpol.NetPol)
+                models.append(model)
+    else:
+        for subject in subjects:
+            models.extend(engine.network_policies(subject))
+    for model in models:
+        rules = (*model.ingress, *model.egress) if direction is None else \
+            model.rules(direction)
+        for rule in rules:
             for peer in rule.peers or ():
                 if peer.ip_block is not None:
                     found[peer.ip_block] = None
@@ -242,7 +370,21 @@ def tally(peers: list[Group], fixed: list[tuple[Group, int | None]],
     """Each peer group against each fixed group (pods of the fixed group counted)."""
     found = []
     fixed_keys = [(f, f.keys()) for f, _ in fixed]
+    every = set().union(*(keys for _, keys in fixed_keys))
+    # A peer that is also a pod of the fixed end has one pod fewer to reach: alone in its
+    # group, so that each group's counts hold for each of its pods.
+    apart: list[Group] = []
     for peer in peers:
+        if len(peer.members) > 1 and any(m.key in every for m in peer.members):
+            rest = [m for m in peer.members if m.key not in every]
+            why = peer.split or "pods of the fixed end itself (one pod fewer to reach)"
+            apart += [Group(peer.namespace, peer.labels, peer.facts, [m], why)
+                      for m in peer.members if m.key in every]
+            if rest:
+                apart.append(Group(peer.namespace, peer.labels, peer.facts, rest, why))
+        else:
+            apart.append(peer)
+    for peer in apart:
         result = Tally()
         for (target, port), (_, keys) in zip(fixed, fixed_keys, strict=True):
             count = len(target.members)
