@@ -14,8 +14,9 @@ analyzer, result model), p50/p99 in ms of:
   container port);
 - ``who_can_reach`` for random destination pods;
 - full identity reachability for one port: every (source identity, destination identity)
-  verdict, computed as who_can_reach's core does for each destination identity; timed
-  for a sample of destination identities and scaled to all of them (marked so);
+  verdict, computed as who_can_reach's core does for each destination identity (sources
+  through the selector indexes where the destination's ingress allows it, else every
+  identity); timed for a sample of destination identities and scaled to all of them;
 - one policy change: apply a modified NetworkPolicy (``GraphStore.apply``) plus the next
   ``find_blocking_policies`` about a pod it selects.
 
@@ -47,6 +48,7 @@ from netsight.analyzers.policy.reach import (
     cluster_endpoints,
     flow,
     group,
+    narrowed_sources,
     policy_blocks,
     tally,
 )
@@ -366,7 +368,10 @@ def main() -> None:
     verdicts = 0
     for target in sample:
         def core(t: Any = target) -> int:
-            found = tally(peers, [(t, 8080)], lambda f, p, peer: flow(
+            # As who_can_reach: the sources through the indexes when the ingress allows.
+            narrowed = narrowed_sources(engine, [(t, 8080)], "TCP")
+            candidates = peers if narrowed is None else group(narrowed[0], (), False)
+            found = tally(candidates, [(t, 8080)], lambda f, p, peer: flow(
                 engine, peer, f.rep, 8080, "TCP", Direction.INGRESS))
             return len(found)
         took, count = timed(core)

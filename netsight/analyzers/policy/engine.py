@@ -14,7 +14,7 @@ calls for as long as their records are the same objects.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -158,6 +158,8 @@ class PolicyEngine:
         self.namespaces = Namespaces(view)
         self._tiers: Tiers | None = None
         self._unreadable: tuple[str, ...] | None = None
+        self._applicable: dict[tuple[str, int, bool], tuple[
+            Mapping[str, str], list[anp.AdminPolicy], list[anp.AdminPolicy]]] = {}
         self._unevaluated: dict[tuple[str | None, str | None],
                                 tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
@@ -192,6 +194,24 @@ class PolicyEngine:
         baselines = [p for p in tiers.baselines if could_select(p)]
         tiers.by_namespace[namespace] = (record, admins, baselines)
         return admins, baselines
+
+    def applicable(self, subject: Endpoint
+                   ) -> tuple[list[anp.AdminPolicy], list[anp.AdminPolicy]]:
+        """:meth:`admin_policies_for` without those that certainly do not apply to
+        ``subject`` (anp.evaluate skips them anyway), kept for the call per what applies_to
+        reads: namespace, labels and host networking. A tool asking about one pod against
+        many peers then tests each policy's subject once."""
+        assert subject.namespace is not None
+        key = (subject.namespace, id(subject.labels), subject.host_network)
+        found = self._applicable.get(key)
+        if found is None or found[0] is not subject.labels:
+            admins, baselines = self.admin_policies_for(subject.namespace)
+            ns = self.namespaces
+            found = self._applicable[key] = (
+                subject.labels,
+                [p for p in admins if p.applies_to(subject, ns) is not False],
+                [p for p in baselines if p.applies_to(subject, ns) is not False])
+        return found[1], found[2]
 
     def mixed_versions(self) -> str | None:
         """Both AdminNetworkPolicy API versions in use: which one the CNI enforces is unknown."""
@@ -282,7 +302,7 @@ class PolicyEngine:
                 f"{direction.value}"),))
         steps: list[Step] = []
         assert subject.namespace is not None
-        admins, baselines = self.admin_policies_for(subject.namespace)
+        admins, baselines = self.applicable(subject)
         args = (direction, subject, other, destination, port, protocol, self.namespaces)
 
         decision = anp.evaluate(admins, *args)
