@@ -11,10 +11,14 @@ per-pod facts can still tell them apart, and an identity is split on them, never
 - the pod's container ports, where the peer is the destination (named ports resolve there).
 
 One representative pair per (peer group, fixed group) is evaluated with
-:class:`engine.PolicyEngine`, so the answer is exactly the per-pod one. Outside the cluster,
-the address space is cut at every CIDR boundary a policy names; inside one piece every
-ipBlock answers alike, so one address stands for it, and the pieces that flow are merged
-back into CIDRs.
+:class:`engine.PolicyEngine`, so the answer is exactly the per-pod one; parts of a split
+identity that got the same answer are shown as one again. The direction at the fixed end is
+evaluated first and, when it denies outright, the other is skipped. When the fixed end's
+ingress decides by selectors alone, :func:`narrowed_sources` finds the only sources that can
+get anything but a denial through the graph's selector indexes, instead of trying every pod.
+Outside the cluster, the address space is cut at every CIDR boundary a policy names; inside
+one piece every ipBlock answers alike, so one address stands for it, and the pieces with
+the same answer are written back as a CIDR with ``except``.
 """
 
 from __future__ import annotations
