@@ -104,6 +104,10 @@ async def test_the_dashboard_draws_the_graph_explains_and_follows_changes(
     assert not await page.evaluate("window.netsight.cy.getElementById('Service/shop/cart')"
                                    ".hasClass('hidden')")
     await page.check("#kinds input[value=Pod]")
+    # Policy edges (one per selected pod) are drawn for the selected node only, by default.
+    assert not await page.is_checked("#edge-types input[value=applies_to]")
+    assert await page.evaluate("window.netsight.cy.edges('[type = \"applies_to\"]')"
+                               ".every(e => e.hasClass('hidden'))")
     # Findings mark the node; a click on it opens them in the panel.
     await until(page, "window.netsight.cy.getElementById('Service/shop/cart')"
                       ".hasClass('sev-critical')")

@@ -8,6 +8,11 @@
 
   // Kinds find_blocking_policies takes as endpoints ("Kind/ns/name"; a pod as "ns/name").
   const ENDPOINT_KINDS = new Set(["Pod", "Service", "Deployment", "StatefulSet", "DaemonSet"]);
+  const EDGE_LABELS = {
+    selects: "selects", applies_to: "policy applies to", targets: "slice targets",
+    belongs_to: "slice belongs to", routes_to: "routes to", attaches_to: "route attaches to",
+    uses_class: "uses class", owned_by: "owned by", contains: "namespace contains",
+  };
   const SEVERITY_RANK = { critical: 0, warning: 1, info: 2, ok: 3 };
 
   const state = {
@@ -149,6 +154,8 @@
       "target-arrow-color": "#ea580c", "line-style": "dashed" } },
     { selector: 'edge[type = "routes_to"]', style: { "line-color": "#0d9488",
       "target-arrow-color": "#0d9488", width: 2 } },
+    { selector: 'edge[type = "attaches_to"]', style: { "line-color": "#0d9488",
+      "target-arrow-color": "#0d9488", "line-style": "dotted" } },
     { selector: 'edge[type = "owned_by"]', style: { "line-color": "#c4b5fd",
       "target-arrow-color": "#c4b5fd" } },
     { selector: "node.sev-warning", style: { "border-width": 3, "border-color": "#f59e0b" } },
@@ -248,6 +255,7 @@
       cy.add(elementsOf(data));
     });
     refreshKinds();
+    refreshEdgeTypes();
     applyKindFilter();
     runLayout();
     markEndpoints();
@@ -288,14 +296,23 @@
     }
   }
 
-  function wireEdgeFilter() {
-    for (const input of document.querySelectorAll("#edge-types input")) {
-      input.checked = !state.hiddenEdgeTypes.has(input.value);
+  function refreshEdgeTypes() {
+    const counts = {};
+    state.cy.edges().forEach((edge) => {
+      const type = edge.data("type");
+      counts[type] = (counts[type] || 0) + 1;
+    });
+    const box = clear($("edge-types"));
+    for (const type of Object.keys(counts).sort()) {
+      const input = el("input", { type: "checkbox", value: type });
+      input.checked = !state.hiddenEdgeTypes.has(type);
       input.addEventListener("change", () => {
-        if (input.checked) state.hiddenEdgeTypes.delete(input.value);
-        else state.hiddenEdgeTypes.add(input.value);
+        if (input.checked) state.hiddenEdgeTypes.delete(type);
+        else state.hiddenEdgeTypes.add(type);
         applyKindFilter();
       });
+      box.append(el("label", {}, input, el("span", { className: `swatch e-${type}` }),
+        `${EDGE_LABELS[type] || type} `, el("span", { className: "muted", text: `(${counts[type]})` })));
     }
   }
 
@@ -375,6 +392,7 @@
 
   let severityTimer = null;
   let detailsTimer = null;
+  let filtersTimer = null;
 
   function shows(change) {
     return !state.namespace || change.namespace === state.namespace;
@@ -412,9 +430,11 @@
         detailsTimer = setTimeout(() => showDetails(change.key), 300);
       }
     }
-    if (!$("kinds").querySelector(`input[value="${CSS.escape(change.kind)}"]`)) {
+    clearTimeout(filtersTimer); // counts per kind and edge type, once per burst
+    filtersTimer = setTimeout(() => {
       refreshKinds();
-    }
+      refreshEdgeTypes();
+    }, 250);
     updateCounts();
     clearTimeout(severityTimer);
     severityTimer = setTimeout(loadSeverities, 1000);
@@ -653,7 +673,6 @@
   async function start() {
     initGraph();
     wireControls();
-    wireEdgeFilter();
     try {
       await loadSummary();
       await reload();
