@@ -97,10 +97,11 @@ class Record:
     annotations: Mapping[str, str] = field(default_factory=_empty_map)
     owner: tuple[str, str] | None = None  # (kind, name) of the controlling owner
     created: str | None = None  # metadata.creationTimestamp, RFC 3339
+    # The node key, computed once: the graph code asks for it a dozen times per event.
+    key: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def key(self) -> str:
-        return make_key(self.kind, self.namespace, self.name)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", make_key(self.kind, self.namespace, self.name))
 
     @property
     def id(self) -> ObjectId:
