@@ -229,6 +229,10 @@ class GraphStore:
         self._note(problem)
 
     def _note(self, problem: IngestProblem) -> None:
+        # The same problem again (a malformed object re-sent by a re-list) changes nothing:
+        # the generation, and with it every cached answer and ETag, stays put.
+        if self.problems.get(problem.key) == problem:
+            return
         self.problems[problem.key] = problem
         self.generation += 1
 
