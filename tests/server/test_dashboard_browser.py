@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
 from netsight.server import dashboard
@@ -172,6 +173,20 @@ async def test_a_large_graph_asks_for_a_namespace_first(
     await page.select_option("#namespace", "payments")  # 278 objects: over the limit too
     await until(page, "!document.getElementById('notice').hidden")
     assert "more than the 100 drawn at once" in await notice.text_content()
+    assert await page.evaluate("window.netsight.cy.nodes().length") == 0
+
+    # An object typed in Find draws its neighbourhood (/api/graph?around=…&depth=1).
+    async with aiohttp.ClientSession() as http, http.get(
+            f"{served.url}/api/graph?around=Service/payments/pricing&depth=1") as response:
+        around = {n["id"] for n in (await response.json())["nodes"]}
+    assert 1 < len(around) <= 100
+    await page.fill("#search", "Service/payments/pricing")
+    await page.press("#search", "Enter")
+    await until(page, "window.netsight.cy.nodes().length")
+    assert set(await page.evaluate("window.netsight.cy.nodes().map(n => n.id())")) == around
+    assert "around=Service%2Fpayments%2Fpricing" in page.url
+    await page.click("#clear-around")
+    await until(page, "!document.getElementById('notice').hidden")
     assert await page.evaluate("window.netsight.cy.nodes().length") == 0
 
     await page.goto(f"{served.url}/dashboard?namespace=data")

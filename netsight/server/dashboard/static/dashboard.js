@@ -19,6 +19,7 @@
     cy: null,
     summary: null,
     namespace: "",
+    around: null, // "Kind/ns/name": only its neighbourhood is drawn (for graphs too large)
     generation: 0,
     events: null,
     hiddenKinds: new Set(),
@@ -218,34 +219,74 @@
     for (const [namespace, count] of Object.entries(summary.namespaces)) {
       select.append(el("option", { value: namespace }, `${namespace} (${count})`));
     }
-    const wanted = new URLSearchParams(location.search).get("namespace") || "";
+    const params = new URLSearchParams(location.search);
+    state.around = params.get("around") || null;
+    const wanted = params.get("namespace") || "";
     if (wanted && wanted in summary.namespaces) state.namespace = wanted;
     else if (tooMany) state.namespace = "";
     select.value = state.namespace;
   }
 
+  const AROUND_HINT = " Or type an object as Kind/namespace/name in Find (e.g. " +
+    "Service/shop/cart) to draw its neighbourhood.";
+
+  function showScope() {
+    const scope = clear($("scope"));
+    scope.hidden = !state.around;
+    if (state.around) {
+      scope.append(`Neighbourhood of ${state.around} `,
+        el("button", { type: "button", id: "clear-around", title: "Back to the namespace view",
+          onclick: () => setAround(null) }, "×"));
+    }
+  }
+
+  function syncUrl() {
+    const url = new URL(location.href);
+    for (const [name, value] of [["namespace", state.namespace], ["around", state.around]]) {
+      if (value) url.searchParams.set(name, value);
+      else url.searchParams.delete(name);
+    }
+    history.replaceState(null, "", url);
+  }
+
+  function setAround(key) {
+    state.around = key;
+    syncUrl();
+    reload().catch((error) => notice(`Cannot load the graph: ${errorText(error)}`));
+  }
+
+  function nothingDrawn(text) {
+    state.cy.elements().remove();
+    notice(text);
+    closeStream();
+    updateCounts();
+  }
+
   async function reload() {
     const summary = state.summary;
     const cy = state.cy;
-    if (!state.namespace && summary.nodes > summary.drawLimit) {
-      cy.elements().remove();
-      notice(`This cluster holds ${summary.nodes} objects; drawing more than ` +
+    showScope();
+    if (!state.around && !state.namespace && summary.nodes > summary.drawLimit) {
+      nothingDrawn(`This cluster holds ${summary.nodes} objects; drawing more than ` +
         `${summary.drawLimit} at once is neither readable nor fast. Pick a namespace above ` +
-        "(or open /dashboard?namespace=NAME).");
-      closeStream();
-      updateCounts();
+        "(or open /dashboard?namespace=NAME)." + AROUND_HINT);
       return;
     }
-    const url = state.namespace ? `api/graph?namespace=${encodeURIComponent(state.namespace)}`
-      : "api/graph";
-    const data = await api(url);
+    let url = "api/graph";
+    if (state.around) url += `?around=${encodeURIComponent(state.around)}&depth=1`;
+    else if (state.namespace) url += `?namespace=${encodeURIComponent(state.namespace)}`;
+    let data;
+    try {
+      data = await api(url);
+    } catch (error) {
+      if (!state.around) throw error;
+      nothingDrawn(`Cannot draw the neighbourhood of ${state.around}: ${errorText(error)}`);
+      return;
+    }
     if (data.nodes.length > summary.drawLimit) {
-      cy.elements().remove();
-      notice(`Namespace ${state.namespace} holds ${data.nodes.length} objects, more than the ` +
-        `${summary.drawLimit} drawn at once; use /api/graph?around=Kind/ns/name&depth=1 or ` +
-        "netsight's tools for it.");
-      closeStream();
-      updateCounts();
+      const what = state.around ? `The neighbourhood of ${state.around}` : `Namespace ${state.namespace}`;
+      nothingDrawn(`${what} holds ${data.nodes.length} objects, more than the ` +
+        `${summary.drawLimit} drawn at once.` + AROUND_HINT);
       return;
     }
     notice("");
@@ -395,6 +436,11 @@
   let filtersTimer = null;
 
   function shows(change) {
+    if (state.around) { // what is drawn, and what comes to link to it
+      const cy = state.cy;
+      return cy.getElementById(change.key).length > 0 || (change.links || []).some((l) =>
+        cy.getElementById(l.source === change.key ? l.target : l.source).length > 0);
+    }
     return !state.namespace || change.namespace === state.namespace;
   }
 
@@ -527,11 +573,17 @@
       ...field("kind", kind),
       ...field("namespace", node.length ? node.data("namespace") : null),
       ...field("name", node.length ? node.data("name") : id)));
+    const actions = el("div", { className: "row" });
     if (node.length && ENDPOINT_KINDS.has(kind)) {
-      box.append(el("div", { className: "row" },
+      actions.append(
         el("button", { type: "button", id: "set-source", onclick: () => setEndpoint("source", id) }, "Set as source"),
-        el("button", { type: "button", id: "set-destination", onclick: () => setEndpoint("destination", id) }, "Set as destination")));
+        el("button", { type: "button", id: "set-destination", onclick: () => setEndpoint("destination", id) }, "Set as destination"));
     }
+    if (state.around !== id) {
+      actions.append(el("button", { type: "button", id: "show-around", title: "Draw only this object and its neighbours",
+        onclick: () => setAround(id) }, "Neighbourhood"));
+    }
+    box.append(actions);
     const findings = el("div", { id: "findings" }, el("p", { className: "muted", text: "Loading findings…" }));
     box.append(findings);
     let answer;
@@ -641,10 +693,8 @@
   function wireControls() {
     $("namespace").addEventListener("change", () => {
       state.namespace = $("namespace").value;
-      const url = new URL(location.href);
-      if (state.namespace) url.searchParams.set("namespace", state.namespace);
-      else url.searchParams.delete("namespace");
-      history.replaceState(null, "", url);
+      state.around = null;
+      syncUrl();
       reload().catch((error) => notice(`Cannot load the graph: ${errorText(error)}`));
     });
     $("fit").addEventListener("click", () => state.cy.fit(state.cy.elements().not(".hidden"), 20));
@@ -654,9 +704,15 @@
     $("protocol").addEventListener("change", runVerdict);
     $("search").addEventListener("keydown", (event) => {
       if (event.key !== "Enter") return;
-      const text = $("search").value.trim().toLowerCase();
+      const typed = $("search").value.trim();
+      const text = typed.toLowerCase();
       if (!text) return;
       const cy = state.cy;
+      const parts = typed.split("/");
+      if (parts.length >= 2 && parts.length <= 3 && parts.every(Boolean) && !cy.getElementById(typed).length) {
+        setAround(typed); // an object not drawn: draw its neighbourhood
+        return;
+      }
       const found = cy.nodes().filter((n) => !n.hasClass("hidden") &&
         (n.data("name").toLowerCase().includes(text) || n.id().toLowerCase() === text));
       if (!found.length) {
