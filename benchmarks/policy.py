@@ -159,6 +159,10 @@ class Naive:
             if (old["metadata"]["namespace"], old["metadata"]["name"]) == key:
                 self.netpols[i] = policy
 
+    def change_and_ask(self, policy: Raw, src: Raw, dst: Raw, port: int) -> bool:
+        self.replace(policy)
+        return self.allowed(src, dst, port)
+
     @staticmethod
     def ns(pod: Raw) -> str:
         return str(pod["metadata"]["namespace"])
@@ -182,7 +186,9 @@ class Naive:
             return True
         if isinstance(entry["port"], str):
             return self.named(dst, entry["port"], port, proto)
-        return bool(entry["port"] <= port <= entry.get("endPort", entry["port"]))
+        start: int = entry["port"]
+        end: int = entry.get("endPort", start)
+        return start <= port <= end
 
     def peer_ok(self, peer: Raw, other: Raw, policy_ns: str) -> bool:
         if "ipBlock" in peer:
@@ -283,9 +289,9 @@ def stats(times: list[float], **extra: Any) -> dict[str, Any]:
             "max": round(times[-1], 3), "runs": len(times), **extra}
 
 
-def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+def timed(fn: Callable[..., Any], *args: Any) -> tuple[float, Any]:
     started = time.perf_counter()
-    result = fn()
+    result = fn(*args)
     return time.perf_counter() - started, result
 
 
@@ -329,18 +335,18 @@ def main() -> None:
     # find_blocking_policies, random pairs; the two evaluators must agree.
     pairs = [(rng.choice(pods), rng.choice(pods)) for _ in range(args.runs)]
     pairs = [(s, d) for s, d in pairs if s is not d]
-    args_of = [{"source": name(s), "destination": name(d), "port": first_port(d)}
-               for s, d in pairs]
+    args_of: list[dict[str, Any]] = [
+        {"source": name(s), "destination": name(d), "port": first_port(d)} for s, d in pairs]
     call_tool(view, "find_blocking_policies", args_of[0])  # warm the model caches
     times, disagree = [], 0
     for (src, dst), query in zip(pairs, args_of, strict=True):
-        took, result = timed(lambda q=query: call_tool(view, "find_blocking_policies", q))
+        took, result = timed(call_tool, view, "find_blocking_policies", query)
         times.append(took)
         disagree += result.allowed is not naive.allowed(src, dst, query["port"])
     allowed = sum(1 for s, d in pairs if naive.allowed(s, d, first_port(d)))
     ms["find_blocking_policies"] = stats(times, allowed_pairs=allowed,
                                          disagreements_with_naive=disagree)
-    naive_times = [timed(lambda s=s, d=d: naive.allowed(s, d, first_port(d)))[0]
+    naive_times = [timed(naive.allowed, s, d, first_port(d))[0]
                    for s, d in pairs[:args.naive_runs]]
     naive_ms["find_blocking_policies"] = stats(naive_times)
 
@@ -349,13 +355,13 @@ def main() -> None:
     times = []
     for dst in destinations:
         query = {"destination": name(dst), "port": first_port(dst)}
-        took, result = timed(lambda q=query: call_tool(view, "who_can_reach", q))
+        took, result = timed(call_tool, view, "who_can_reach", query)
         times.append(took)
     ms["who_can_reach"] = stats(times, allowed_pods_last=result.summary.allowed_pods)
     naive_times = []
     for dst in destinations[:3]:
         sample = rng.sample(pods, min(args.naive_sources, len(pods)))
-        took, _ = timed(lambda d=dst, s=sample: naive.who_can_reach(d, first_port(d), s))
+        took, _ = timed(naive.who_can_reach, dst, first_port(dst), sample)
         naive_times.append(took * len(pods) / len(sample))
     naive_ms["who_can_reach"] = stats(naive_times, scaled_from_sources=args.naive_sources)
 
@@ -383,7 +389,7 @@ def main() -> None:
         "per_destination_identity_p50": round(statistics.median(per_destination) * 1000, 3),
         "grouping": round(took_setup * 1000, 1), "sampled_destinations": len(sample)}
     naive_pair = statistics.mean(naive_ms_pair := [
-        timed(lambda s=s, d=d: naive.allowed(s, d, 8080))[0] for s, d in pairs[:20]])
+        timed(naive.allowed, s, d, 8080)[0] for s, d in pairs[:20]])
     del naive_ms_pair
     naive_ms["full_reachability_8080"] = {
         "scaled_total": round(naive_pair * len(pods) * (len(pods) - 1) * 1000, 1),
@@ -405,12 +411,11 @@ def main() -> None:
                     p["metadata"]["labels"].get("app") == app] or pods[:1]
         dst, src = selected[0], rng.choice(pods)
         query = {"source": name(src), "destination": name(dst), "port": 20_000 + i}
-        took_apply, _ = timed(lambda c=changed: store.apply("MODIFIED", c))
-        took_query, _ = timed(lambda q=query: call_tool(view, "find_blocking_policies", q))
+        took_apply, _ = timed(store.apply, "MODIFIED", changed)
+        took_query, _ = timed(call_tool, view, "find_blocking_policies", query)
         apply_times.append(took_apply)
         change_times.append(took_apply + took_query)
-        took_naive, _ = timed(lambda c=changed, s=src, d=dst, n=20_000 + i: (
-            naive.replace(c), naive.allowed(s, d, n)))
+        took_naive, _ = timed(naive.change_and_ask, changed, src, dst, 20_000 + i)
         naive_change.append(took_naive)
     ms["policy_change_apply"] = stats(apply_times)
     ms["policy_change_apply_and_query"] = stats(change_times)
