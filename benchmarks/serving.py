@@ -1,0 +1,236 @@
+"""End-to-end serving: MCP tool calls over loopback HTTP, concurrent agents, graph export.
+
+    .venv/bin/python benchmarks/serving.py                     # the demo cluster, ~1 min
+    .venv/bin/python benchmarks/serving.py --scale 100k        # 100k pods, ~3 min
+
+Three processes, as in production: the simulated API server (``netsight sim``), netsight
+(``netsight serve`` against it, informers and all), and this client, which speaks MCP with
+the official SDK's ``Client`` over Streamable HTTP on 127.0.0.1. On this 2-core machine the
+three share the cores, so the figures include the client's and simulator's share.
+
+Measured (issue 6's targets): per-call latency of ``find_blocking_policies`` and
+``diagnose_service`` over one session (p50 <= 5 ms, p99 <= 15 ms for find_blocking_policies);
+10 concurrent sessions at 200 calls/s in all, with the error count (target: none); the whole
+graph export (``GET /api/graph``, <= 3 s at 100k pods) and a neighbourhood export
+(``around=...&depth=1``, <= 50 ms). The baseline beside the tool calls is an MCP ``ping``
+over the same session: the SDK and HTTP round trip with no tool behind it (that session uses
+the handshake-era protocol, which has ping; the concurrent agents negotiate 2026-07-28).
+Results as JSON on stdout and in ``benchmarks/out/serving-<scale>.json``. Never part of the
+test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from mcp import Client
+
+OUT = Path(__file__).resolve().parent / "out"
+NETSIGHT = [sys.executable, "-m", "netsight.cli"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def percentiles(ms: list[float]) -> dict[str, float]:
+    ordered = sorted(ms)
+
+    def at(q: float) -> float:
+        return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 3)
+
+    return {"p50": round(statistics.median(ordered), 3), "p90": at(0.9), "p99": at(0.99),
+            "max": round(ordered[-1], 3), "n": len(ordered)}
+
+
+async def wait_ready(url: str, timeout: float) -> float:
+    started = time.perf_counter()
+    async with aiohttp.ClientSession() as http:
+        while time.perf_counter() - started < timeout:
+            try:
+                async with http.get(f"{url}/readyz") as response:
+                    if response.status == 200:
+                        return time.perf_counter() - started
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.2)
+    raise TimeoutError(f"{url} not ready in {timeout:.0f}s")
+
+
+async def pick_pods(url: str) -> tuple[list[str], str]:
+    """Pod names (ns/name) and a Service (ns/name) from the graph's export."""
+    async with aiohttp.ClientSession() as http, \
+            http.get(f"{url}/api/graph", params={"kind": "Pod"}) as response:
+        data = await response.json()
+    pods = [n["id"].split("/", 1)[1] for n in data["nodes"]]
+    async with aiohttp.ClientSession() as http, \
+            http.get(f"{url}/api/graph", params={"kind": "Service"}) as response:
+        services = [n["id"].split("/", 1)[1] for n in (await response.json())["nodes"]]
+    return pods, services[len(services) // 2]
+
+
+async def timed(calls: int, call: Callable[[], Awaitable[Any]]) -> list[float]:
+    for _ in range(min(20, calls)):  # warm up: caches, connection
+        await call()
+    times = []
+    for _ in range(calls):
+        started = time.perf_counter()
+        await call()
+        times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+async def one_session(mcp_url: str, pods: list[str], service: str, calls: int,
+                      rng: random.Random) -> dict[str, Any]:
+    # The handshake-era protocol, whose sessions answer ping (2026-07-28 has no ping).
+    async with Client(mcp_url, mode="legacy") as client:
+        ping = await timed(calls, client.send_ping)
+
+        async def blocking() -> None:
+            source, destination = rng.sample(pods, 2)
+            result = await client.call_tool("find_blocking_policies", {
+                "source": source, "destination": destination, "port": 80})
+            if result.is_error:
+                raise RuntimeError(result.content)
+
+        async def diagnose() -> None:
+            result = await client.call_tool("diagnose_service", {"service": service})
+            if result.is_error:
+                raise RuntimeError(result.content)
+
+        return {"ping_ms": percentiles(ping),
+                "find_blocking_policies_ms": percentiles(await timed(calls, blocking)),
+                "diagnose_service_ms": percentiles(await timed(calls, diagnose))}
+
+
+async def concurrent_sessions(mcp_url: str, pods: list[str], sessions: int, rate: float,
+                              duration: float) -> dict[str, Any]:
+    """``sessions`` clients, each calling at rate/sessions per second, on a fixed schedule."""
+    latencies: list[float] = []
+    errors: list[str] = []
+    late = [0]
+
+    async def agent(index: int) -> None:
+        rng = random.Random(index)
+        interval = sessions / rate
+        async with Client(mcp_url) as client:
+            start = time.perf_counter() + rng.random() * interval
+            n = 0
+            while (due := start + n * interval) < start + duration:
+                delay = due - time.perf_counter()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                else:
+                    late[0] += 1
+                source, destination = rng.sample(pods, 2)
+                began = time.perf_counter()
+                try:
+                    result = await client.call_tool("find_blocking_policies", {
+                        "source": source, "destination": destination, "port": 80})
+                    if result.is_error:
+                        errors.append(str(result.content)[:200])
+                except Exception as exc:  # a failed call is what this counts
+                    errors.append(f"{type(exc).__name__}: {exc}"[:200])
+                latencies.append((time.perf_counter() - began) * 1000)
+                n += 1
+
+    started = time.perf_counter()
+    await asyncio.gather(*(agent(i) for i in range(sessions)))
+    elapsed = time.perf_counter() - started
+    return {"sessions": sessions, "target_calls_per_s": rate,
+            "achieved_calls_per_s": round(len(latencies) / elapsed, 1),
+            "calls": len(latencies), "errors": len(errors), "error_samples": errors[:3],
+            "calls_started_late": late[0], "latency_ms": percentiles(latencies)}
+
+
+async def exports(url: str, around: str, runs: int) -> dict[str, Any]:
+    async def fetch(params: dict[str, str]) -> tuple[float, int]:
+        started = time.perf_counter()
+        size = 0
+        async with aiohttp.ClientSession() as http, \
+                http.get(f"{url}/api/graph", params=params) as response:
+            async for chunk in response.content.iter_any():
+                size += len(chunk)
+        return time.perf_counter() - started, size
+
+    whole = [await fetch({}) for _ in range(runs)]
+    near = [await fetch({"around": around, "depth": "1"}) for _ in range(max(runs, 20))]
+    return {"whole_s": round(statistics.median(t for t, _ in whole), 3),
+            "whole_mb": round(whole[0][1] / 1e6, 1),
+            "around_ms": percentiles([t * 1000 for t, _ in near])}
+
+
+async def measure(args: argparse.Namespace, url: str) -> dict[str, Any]:
+    ready_s = await wait_ready(url, args.ready_timeout)
+    pods, service = await pick_pods(url)
+    rng = random.Random(1)
+    single = await one_session(f"{url}/mcp", pods, service, args.calls, rng)
+    busy = await concurrent_sessions(f"{url}/mcp", pods, args.sessions, args.rate,
+                                     args.duration)
+    graph = await exports(url, f"Service/{service}", args.export_runs)
+    # ready_after_start_s: from netsight's start to /readyz answering 200
+    return {"ready_after_start_s": round(ready_s, 1), "pods": len(pods),
+            "single_session": single, "concurrent": busy, "export": graph}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", default="demo", help="demo, or a pod count such as 100k")
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--sessions", type=int, default=10)
+    parser.add_argument("--rate", type=float, default=200.0, help="calls/s, all sessions")
+    parser.add_argument("--duration", type=float, default=15.0)
+    parser.add_argument("--export-runs", type=int, default=3)
+    parser.add_argument("--ready-timeout", type=float, default=300.0)
+    args = parser.parse_args()
+    OUT.mkdir(exist_ok=True)
+    sim_port, port = free_port(), free_port()
+    with tempfile.TemporaryDirectory() as tmp:
+        kubeconfig = Path(tmp) / "kubeconfig"
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        sim = subprocess.Popen([*NETSIGHT, "sim", "--scale", args.scale, "--port",
+                                str(sim_port), "--kubeconfig", str(kubeconfig)], env=env,
+                               stdout=subprocess.DEVNULL)
+        serve = None
+        try:
+            deadline = time.monotonic() + args.ready_timeout
+            while not kubeconfig.exists():
+                if time.monotonic() > deadline or sim.poll() is not None:
+                    raise SystemExit("the simulator did not start")
+                time.sleep(0.2)
+            serve = subprocess.Popen([*NETSIGHT, "serve", "--kubeconfig", str(kubeconfig),
+                                      "--port", str(port), "--log-level", "warn"], env=env)
+            result = asyncio.run(measure(args, f"http://127.0.0.1:{port}"))
+        finally:
+            for process in (serve, sim):
+                if process is not None:
+                    process.send_signal(signal.SIGTERM)
+                    try:
+                        process.wait(20)
+                    except subprocess.TimeoutExpired:
+                        process.kill()
+    result = {"scale": args.scale, "load_average": os.getloadavg(), **result}
+    (OUT / f"serving-{args.scale}.json").write_text(json.dumps(result, indent=1))
+    print(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()
