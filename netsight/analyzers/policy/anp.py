@@ -270,10 +270,12 @@ def _where(policy: AdminPolicy, path: str) -> str:
 
 def evaluate(policies: Iterable[AdminPolicy], direction: Direction, subject: Endpoint,
              other: Endpoint, destination: Endpoint, port: int, proto: str,
-             ns: Namespaces) -> Decision | None:
+             ns: Namespaces, *, applies: Mapping[int, Tri] | None = None
+             ) -> Decision | None:
     """The first matching rule by priority then rule order, or None if no rule matches.
 
-    ``policies`` must come sorted by (priority, name).
+    ``policies`` must come sorted by (priority, name). ``applies``, when given, holds
+    ``policy.applies_to(subject, ns)`` by ``id(policy)`` for every policy, already known.
     """
     chosen: tuple[AdminPolicy, Rule] | None = None
     for policy in policies:
@@ -282,11 +284,12 @@ def evaluate(policies: Iterable[AdminPolicy], direction: Direction, subject: End
         if not (policy.record.spec or {}).get(direction.value):
             continue  # no rules in this direction: the policy does not affect it
         problem = policy.subject_problem
-        applies = policy.applies_to(subject, ns)
-        if applies is False:
+        applying = policy.applies_to(subject, ns) if applies is None \
+            else applies[id(policy)]
+        if applying is False:
             continue
         layer, record = policy.layer, policy.record
-        if problem is not None or applies is None:
+        if problem is not None or applying is None:
             why = f"{record.kind} {record.name}: " + (
                 f"{problem} (not evaluated)" if problem is not None else
                 f"whether it applies to {subject.name} depends on namespace labels the "

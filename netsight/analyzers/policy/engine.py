@@ -28,6 +28,7 @@ from netsight.analyzers.policy.verdict import (
     DirectionVerdict,
     Layer,
     Step,
+    Tri,
     Verdict,
 )
 from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel, make_key
@@ -159,7 +160,8 @@ class PolicyEngine:
         self._tiers: Tiers | None = None
         self._unreadable: tuple[str, ...] | None = None
         self._applicable: dict[tuple[str, int, bool], tuple[
-            Mapping[str, str], list[anp.AdminPolicy], list[anp.AdminPolicy]]] = {}
+            Mapping[str, str], list[anp.AdminPolicy], list[anp.AdminPolicy],
+            dict[int, Tri]]] = {}
         self._unevaluated: dict[tuple[str | None, str | None],
                                 tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
@@ -196,22 +198,24 @@ class PolicyEngine:
         return admins, baselines
 
     def applicable(self, subject: Endpoint
-                   ) -> tuple[list[anp.AdminPolicy], list[anp.AdminPolicy]]:
+                   ) -> tuple[list[anp.AdminPolicy], list[anp.AdminPolicy], dict[int, Tri]]:
         """:meth:`admin_policies_for` without those that certainly do not apply to
-        ``subject`` (anp.evaluate skips them anyway), kept for the call per what applies_to
-        reads: namespace, labels and host networking. A tool asking about one pod against
-        many peers then tests each policy's subject once."""
+        ``subject`` (anp.evaluate skips them anyway), and whether each of the others does
+        (by ``id``), kept for the call per what applies_to reads: namespace, labels and
+        host networking. A tool asking about one pod against many peers then tests each
+        policy's subject once."""
         assert subject.namespace is not None
         key = (subject.namespace, id(subject.labels), subject.host_network)
         found = self._applicable.get(key)
         if found is None or found[0] is not subject.labels:
             admins, baselines = self.admin_policies_for(subject.namespace)
             ns = self.namespaces
+            applies = {id(p): p.applies_to(subject, ns) for p in (*admins, *baselines)}
             found = self._applicable[key] = (
                 subject.labels,
-                [p for p in admins if p.applies_to(subject, ns) is not False],
-                [p for p in baselines if p.applies_to(subject, ns) is not False])
-        return found[1], found[2]
+                [p for p in admins if applies[id(p)] is not False],
+                [p for p in baselines if applies[id(p)] is not False], applies)
+        return found[1], found[2], found[3]
 
     def mixed_versions(self) -> str | None:
         """Both AdminNetworkPolicy API versions in use: which one the CNI enforces is unknown."""
@@ -302,10 +306,10 @@ class PolicyEngine:
                 f"{direction.value}"),))
         steps: list[Step] = []
         assert subject.namespace is not None
-        admins, baselines = self.applicable(subject)
+        admins, baselines, applies = self.applicable(subject)
         args = (direction, subject, other, destination, port, protocol, self.namespaces)
 
-        decision = anp.evaluate(admins, *args)
+        decision = anp.evaluate(admins, *args, applies=applies)
         if decision is not None:
             steps.append(decision.step)
             if decision.step.action is not Action.PASS:
@@ -322,7 +326,7 @@ class PolicyEngine:
             steps.append(np_decision.step)
             return _finish(direction, subject, steps, np_decision.blocking,
                            np_decision.not_evaluated)
-        decision = anp.evaluate(baselines, *args)
+        decision = anp.evaluate(baselines, *args, applies=applies)
         if decision is not None:
             steps.append(decision.step)
             if decision.step.action is not Action.PASS:  # Pass (CNP Baseline): to the default
