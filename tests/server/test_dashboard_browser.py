@@ -136,11 +136,18 @@ async def test_the_dashboard_draws_the_graph_explains_and_follows_changes(
     assert await page.evaluate("window.netsight.cy.getElementById('NetworkPolicy/data/"
                                "deny-all').hasClass('blocking')")
 
-    # A change in the cluster reaches the page over /api/graph/changes.
+    # A change in the cluster reaches the page over /api/graph/changes: a v1 pod for cart,
+    # whose open panel follows — its selector matches a pod now.
+    await page.evaluate("window.netsight.select('Service/shop/cart')")
+    await page.locator("#findings .finding").first.wait_for()
     served.sim.state.apply([{"apiVersion": "v1", "kind": "Pod", "metadata": {
         "name": "cart-7d9f-live", "namespace": "shop", "labels": {"app": "cart",
                                                                   "version": "v1"}}}])
     await until(page, "window.netsight.cy.getElementById('Pod/shop/cart-7d9f-live').length")
+    await until(page, "document.getElementById('details').textContent.includes('1 selected')")
+    details = await page.text_content("#details")
+    assert "NS0101" not in details  # the selector matches a pod now...
+    assert "cart-7d9f-live" in details  # ...which declares no port named 'http' (NS0105)
     assert await page.evaluate("window.netsight.cy.getElementById('Service/shop/cart')"
                                ".edgesTo(window.netsight.cy.getElementById("
                                "'Pod/shop/cart-7d9f-live')).length") == 1

@@ -374,8 +374,16 @@
   // --- findings severities (node borders) --------------------------------------------------
 
   async function loadSeverities() {
-    const url = state.namespace
-      ? `api/findings/overview?namespace=${encodeURIComponent(state.namespace)}`
+    // Only the namespace drawn is analyzed; the whole cluster only when all of it is drawn
+    // (then it is small). A neighbourhood: its object's namespace (cluster-scoped: skipped).
+    let namespace = state.namespace;
+    if (state.around) {
+      const parts = state.around.split("/");
+      if (parts.length !== 3) return;
+      namespace = parts[1];
+    }
+    const url = namespace
+      ? `api/findings/overview?namespace=${encodeURIComponent(namespace)}`
       : "api/findings/overview";
     try {
       const overview = await api(url);
@@ -431,9 +439,15 @@
     });
   }
 
-  let severityTimer = null;
-  let detailsTimer = null;
-  let filtersTimer = null;
+  // At most one run per period however fast changes come (a reset timer would starve).
+  const pending = new Map();
+  function soon(name, delay, run) {
+    if (pending.has(name)) return;
+    pending.set(name, setTimeout(() => {
+      pending.delete(name);
+      run();
+    }, delay));
+  }
 
   function shows(change) {
     if (state.around) { // what is drawn, and what comes to link to it
@@ -471,19 +485,22 @@
       applyKindFilter();
       node.addClass("changed");
       setTimeout(() => node.removeClass("changed"), 2000);
-      if (state.selected === change.key) {
-        clearTimeout(detailsTimer);
-        detailsTimer = setTimeout(() => showDetails(change.key), 300);
-      }
     }
-    clearTimeout(filtersTimer); // counts per kind and edge type, once per burst
-    filtersTimer = setTimeout(() => {
+    // The selected object's findings may change with it or with what links to it (a pod its
+    // Service now selects, a policy that now applies to it).
+    const selected = state.selected;
+    if (selected && change.type !== "DELETED" && (change.key === selected ||
+        (change.links || []).some((l) => l.source === selected || l.target === selected))) {
+      soon("details", 300, () => {
+        if (state.selected === selected) showDetails(selected);
+      });
+    }
+    soon("filters", 250, () => { // counts per kind and edge type
       refreshKinds();
       refreshEdgeTypes();
-    }, 250);
+    });
     updateCounts();
-    clearTimeout(severityTimer);
-    severityTimer = setTimeout(loadSeverities, 1000);
+    soon("severities", 2000, loadSeverities);
   }
 
   function placeNear(change) {
