@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -42,6 +43,17 @@ def require_browser() -> None:
     if os.environ.get("CI"):
         pytest.fail(f"the dashboard browser test cannot run on CI: {problem}")
     pytest.skip(problem)
+
+
+def test_a_missing_chromium_skips_on_a_workstation_and_fails_on_ci(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "CHROMIUM", tmp_path / "no-chromium")
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match=r"get-chromium\.sh"):
+        require_browser()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="cannot run on CI"):
+        require_browser()
 
 
 @pytest.fixture
