@@ -61,5 +61,7 @@ def _target(ref: object, namespace: str, group: str, kind: str) -> str | None:
     if not all(isinstance(v, str) for v in (name, group, kind, namespace)) or not name \
             or not kind or not namespace:
         return None
+    if "/" in name or "/" in namespace or "/" in kind:  # no such object; not a key either
+        return None
     kid = kind_id(f"{group}/v1" if group else "v1", kind)
     return make_key(kid, namespace, name)

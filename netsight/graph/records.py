@@ -370,9 +370,13 @@ def _timestamp(raw: object) -> str | None:
     return raw if isinstance(raw, str) and raw else None
 
 
-def _frozen_copy(raw: Any) -> Any:
+def _frozen_copy(raw: Any, path: str) -> Any:
     """A deep copy of JSON-like data, so a record never shares the caller's containers."""
-    return orjson.loads(orjson.dumps(raw, default=str))
+    try:
+        return orjson.loads(orjson.dumps(raw, default=str))
+    except orjson.JSONEncodeError as exc:
+        # YAML allows keys JSON does not (`80: x`), and nesting beyond orjson's limit.
+        raise MalformedObject(path, f"is not JSON-compatible data ({exc})") from None
 
 
 def invalid_values(record: Record) -> list[MalformedObject]:
@@ -829,7 +833,7 @@ def _rules(raw: object, path: str) -> tuple[Mapping[str, Any], ...]:
     for i, rule in enumerate(rules):
         if not isinstance(rule, dict):
             raise MalformedObject(f"{path}[{i}]", "must be an object")
-    return tuple(_frozen_copy(rules))
+    return tuple(_frozen_copy(rules, path))
 
 
 def _network_policy(
@@ -952,8 +956,8 @@ def _generic(raw: Mapping[str, Any], base: dict[str, Any]) -> GenericRecord:
     spec, status = raw.get("spec"), raw.get("status")
     return GenericRecord(
         **base,
-        spec=_frozen_copy(spec) if isinstance(spec, dict) else None,
-        status=_frozen_copy(status) if isinstance(status, dict) else None,
+        spec=_frozen_copy(spec, "spec") if isinstance(spec, dict) else None,
+        status=_frozen_copy(status, "status") if isinstance(status, dict) else None,
     )
 
 

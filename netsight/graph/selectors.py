@@ -12,6 +12,7 @@ import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import NoReturn
 
 from netsight.graph.errors import MalformedObject
 
@@ -88,9 +89,24 @@ def parse_string_map(raw: object, path: str) -> dict[str, str]:
 
 
 class Labels(dict[str, str]):
-    """A label map shared by every record with the same labels; never mutated."""
+    """A label map shared by every record with the same labels; never mutated.
+
+    Shared by thousands of records and the key of their identity in the graph, so every
+    mutating method refuses: one accidental write would relabel all of them at once.
+    """
 
     __slots__ = ("__weakref__",)
+
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError("a shared label map is read-only; build a new dict instead")
+
+    __setitem__ = __delitem__ = _refuse
+    update = pop = popitem = clear = setdefault = _refuse
+    __ior__ = _refuse
+
+    def __reduce__(self) -> tuple[type[dict[str, str]], tuple[dict[str, str]]]:
+        # Copies and pickles are plain dicts: the shared map itself is never duplicated.
+        return dict, (dict(self),)
 
 
 # Pods of one ReplicaSet carry identical labels: sharing one map saves ~300 bytes a pod.

@@ -9,6 +9,7 @@ a view is consistent for the whole of one call.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -22,6 +23,8 @@ from netsight.graph.errors import MalformedObject
 from netsight.graph.model import Kind, Rel, make_key
 from netsight.graph.records import Record, invalid_values, object_id, to_record
 from netsight.graph.selectors import LabelSelector
+
+log = logging.getLogger(__name__)
 
 
 class EventType(StrEnum):
@@ -166,6 +169,17 @@ class GraphStore:
                 self._note(
                     IngestProblem(
                         ProblemKind.MALFORMED, exc.message, exc.field_path, location,
+                        oid.kind, oid.namespace, oid.name, str(raw.get("apiVersion")),
+                    )
+                )
+                return False
+            except Exception as exc:  # a reader bug: one object must not stop a whole kind
+                log.exception("reading %s failed", key)
+                self._note(
+                    IngestProblem(
+                        ProblemKind.MALFORMED,
+                        f"netsight could not read this object ({type(exc).__name__}); it is "
+                        "left out of the graph", "", location,
                         oid.kind, oid.namespace, oid.name, str(raw.get("apiVersion")),
                     )
                 )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -94,3 +95,52 @@ def test_junk_in_any_field_is_read_or_refused_cleanly(
         assert fresh.apply(EventType.ADDED, broken)
         assert snapshot(store.state) == snapshot(fresh.state)
     assert empty_index_entries(store.state) == []
+
+
+def test_keys_json_cannot_hold_are_a_problem_not_a_crash() -> None:
+    """YAML lets a rule hold `80: x`; such a policy is reported, and the rest goes on."""
+    store = GraphStore()
+    bad = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+           "metadata": {"name": "np", "namespace": "x"},
+           "spec": {"podSelector": {}, "ingress": [{80: "x"}]}}
+    route = {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+             "metadata": {"name": "r", "namespace": "x"}, "spec": {"rules": [{1: 2}]}}
+    assert store.apply("ADDED", bad) is False
+    assert store.apply("ADDED", route) is False
+    assert {p.field_path for p in store.problems.values()} == {"spec.ingress", "spec"}
+    assert store.apply("ADDED", {"apiVersion": "v1", "kind": "Namespace",
+                                 "metadata": {"name": "x"}}) is True
+
+
+def test_a_reader_bug_is_a_problem_for_that_object_only(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug in a record builder must not stop a whole kind's informer: that object is
+    reported and left out, every other object still arrives."""
+    from netsight.graph import records
+
+    def broken(*args: Any) -> Any:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setitem(records._BUILDERS, "Service", broken)
+    store = GraphStore()
+    service = {"apiVersion": "v1", "kind": "Service",
+               "metadata": {"name": "web", "namespace": "x"}, "spec": {}}
+    assert store.apply("ADDED", service) is False
+    (problem,) = store.problems.values()
+    assert problem.kind is ProblemKind.MALFORMED
+    assert "RuntimeError" in problem.message
+    assert store.apply("ADDED", {"apiVersion": "v1", "kind": "Pod",
+                                 "metadata": {"name": "p", "namespace": "x"}}) is True
+
+
+def test_shared_label_maps_refuse_writes() -> None:
+    store = GraphStore()
+    store.apply("ADDED", {"apiVersion": "v1", "kind": "Pod",
+                          "metadata": {"name": "p", "namespace": "x", "labels": {"a": "b"}}})
+    record = store.state.record("Pod/x/p")
+    assert record is not None
+    with pytest.raises(TypeError, match="read-only"):
+        record.labels["a"] = "c"  # type: ignore[index]
+    with pytest.raises(TypeError, match="read-only"):
+        record.labels.update(a="c")  # type: ignore[attr-defined]
+    assert copy.deepcopy(record.labels) == {"a": "b"}
