@@ -190,7 +190,14 @@
     const cy = state.cy;
     const visible = cy.elements().not(".hidden");
     if (!visible.length) return;
-    visible.layout(layoutOptions(visible.nodes().length)).run();
+    const layout = visible.layout(layoutOptions(visible.nodes().length));
+    layout.one("layoutstop", () => {
+      if (cy.zoom() > 1) { // a handful of nodes: fit would blow them up
+        cy.zoom(1);
+        cy.center(visible);
+      }
+    });
+    layout.run();
   }
 
   function initGraph() {
