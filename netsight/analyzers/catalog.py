@@ -134,7 +134,9 @@ def call_tool(view: GraphView, name: str, raw_args: Mapping[str, Any]) -> ToolRe
             f"{spec.name} failed on an unexpected condition ({type(exc).__name__}); the "
             "graph is unchanged, other tools keep working",
             tool=spec.name,
-            detail=str(exc)[:500],
+            # Not the exception's text: it may name objects of namespaces the caller
+            # cannot see. The log has it.
+            detail=type(exc).__name__,
         ) from exc
 
 

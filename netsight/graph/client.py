@@ -19,6 +19,9 @@ from netsight.graph.watching import Response
 # inactivity timeout on the stream instead; connecting must still be quick.
 _TIMEOUT = aiohttp.ClientTimeout(total=None, connect=15, sock_connect=15)
 _READ_TIMEOUT = aiohttp.ClientTimeout(total=None, connect=15, sock_connect=15, sock_read=60)
+# A single request/answer (TokenReview, SubjectAccessReview, probe pods): an API server that
+# accepts the connection and then hangs must not hold a caller's request forever.
+_REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=15, connect=5, sock_connect=5)
 
 
 class KubeTransport:
@@ -60,7 +63,8 @@ class KubeTransport:
         response: Response = await self.api.call_api(
             path, method, query_params=params or [], body=body,
             header_params={"Content-Type": "application/json", "Accept": "application/json"},
-            _preload_content=False, auth_settings=["BearerToken"], _request_timeout=_TIMEOUT,
+            _preload_content=False, auth_settings=["BearerToken"],
+            _request_timeout=_REQUEST_TIMEOUT,
         )
         return response
 

@@ -78,6 +78,10 @@ def changes_after(store: GraphStore, generation: int) -> list[Change]:
 
 
 def lost_changes(store: GraphStore, generation: int) -> bool:
+    if generation > store.generation:
+        # A position from before a restart (EventSource resends its last id): this process
+        # never had it, and waiting for the generation to catch up would stall the stream.
+        return True
     ring = store.changes
     return (ring.maxlen is not None and len(ring) == ring.maxlen
             and ring[0].generation > generation + 1)

@@ -224,7 +224,7 @@ async def run_spec(spec: ToolSpec, view: GraphView, args: ToolArgs) -> ToolResul
             ErrorCode.INTERNAL_ERROR,
             f"{spec.name} failed on an unexpected condition ({type(exc).__name__}); the "
             "graph is unchanged, other tools keep working",
-            tool=spec.name, detail=str(exc)[:500],
+            tool=spec.name, detail=type(exc).__name__,  # the text may name hidden objects
         ) from exc
 
 

@@ -95,3 +95,20 @@ async def test_a_client_behind_the_ring_is_told_to_refetch() -> None:
     assert after.startswith(f"id: {store.generation}\nevent: change\n")
     feed.close()
     assert [rest async for rest in events] == []
+
+
+async def test_a_position_from_before_a_restart_is_told_to_refetch() -> None:
+    """An EventSource resends its last id after netsight restarts; the new process counts
+    generations from zero, so that id is ahead of it: reset, rather than wait for it."""
+    store = GraphStore()
+    feed = changes.ChangeFeed(store)
+    store.apply(EventType.ADDED, pod("p-0"))
+    events = changes.stream(feed, position=50_000)
+    assert await anext(events) == b"retry: 2000\n\n"
+    reset = (await anext(events)).decode()
+    assert reset.startswith("event: reset\n")
+    assert json.loads(reset.split("data: ", 1)[1])["generation"] == store.generation
+    store.apply(EventType.ADDED, pod("p-1"))
+    after = (await anext(events)).decode()
+    assert after.startswith(f"id: {store.generation}\nevent: change\n")
+    feed.close()
