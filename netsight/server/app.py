@@ -95,7 +95,8 @@ def build_service(graph: LiveGraph, settings: Settings, *,
     # Without one given: /metrics only, nothing exported (serve passes the environment's).
     telemetry = telemetry or setup(settings.cluster_name, environ={})
     host = ToolHost(store=graph.store, tools=tools, timeout=settings.tool_timeout,
-                    providers=lambda: graph.providers, telemetry=telemetry)
+                    providers=lambda: graph.providers, telemetry=telemetry,
+                    scoped=bool(middleware))
     telemetry.attach(graph, tools=tools, in_flight=lambda: host.in_flight)
     notifier = ToolListNotifier(host.visible)
     graph.provider_listeners.append(notifier.tools_may_have_changed)

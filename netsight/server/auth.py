@@ -34,7 +34,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocketClose
 
-from netsight.analyzers.contracts import ErrorCode, ToolError
+from netsight.analyzers.contracts import ErrorCode, ToolError, ToolFailure
 from netsight.graph.scoping import ScopedView
 from netsight.graph.store import GraphStore, GraphView
 from netsight.graph.watching import Response
@@ -250,12 +250,20 @@ class Grant:
         return await self.guard.view(self.caller, store)
 
 
-async def view_for(request: Request | None, store: GraphStore) -> GraphView:
+async def view_for(request: Request | None, store: GraphStore, *,
+                   required: bool = False) -> GraphView:
     """The graph as the caller of ``request`` may see it; the whole graph where callers are
-    not authenticated (loopback, ``--auth none``, stdio)."""
+    not authenticated (loopback, ``--auth none``, stdio).
+
+    ``required``: callers are authenticated here, so a request without a grant (a path the
+    middleware did not see) is refused rather than answered from the whole graph.
+    """
     grant = request.scope.get(GRANT) if request is not None else None
     if isinstance(grant, Grant):
         return await grant.view(store)
+    if required:
+        raise ToolFailure(ErrorCode.AUTH_FAILED, "this call reached netsight without an "
+                          "authenticated caller; nothing is answered from the whole graph")
     return store.view()
 
 

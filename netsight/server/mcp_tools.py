@@ -68,6 +68,9 @@ class ToolHost:
     timeout: float
     providers: Callable[[], set[str]] = set
     in_flight: int = 0  # tool calls running now
+    # Callers are authenticated (auth middleware installed): a call without a grant is
+    # refused instead of answered from the whole graph.
+    scoped: bool = False
     telemetry: Telemetry = field(default_factory=Telemetry.disabled)
 
     def visible(self) -> frozenset[str]:
@@ -177,7 +180,7 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any], *,
         spec = host.spec(name)
         args = parse_args(spec, arguments)
         async with asyncio.timeout(host.timeout):
-            view = await view_for(request, host.store)
+            view = await view_for(request, host.store, required=host.scoped)
             result = await run_spec(spec, view, args)
         elapsed = time.perf_counter() - started
         if elapsed > host.timeout:

@@ -127,3 +127,24 @@ def test_no_middleware_where_callers_are_not_checked() -> None:
     assert auth_middleware(Settings(cluster_name="c", auth=Auth.TOKENREVIEW), NoApi())
     with pytest.raises(RuntimeError, match="API server"):
         auth_middleware(Settings(cluster_name="c", host="0.0.0.0"), None)
+
+
+async def test_a_call_without_a_grant_is_refused_where_callers_are_checked() -> None:
+    """If a tool call ever reaches netsight past the auth middleware (a transport or SDK
+    path it does not see), it is refused, not answered from the whole graph."""
+    import json
+
+    from netsight.analyzers.catalog import TOOLS
+    from netsight.graph.store import GraphStore
+    from netsight.server.mcp_tools import ToolHost, run_tool
+
+    store = GraphStore()
+    store.apply("ADDED", {"apiVersion": "v1", "kind": "Service",
+                          "metadata": {"name": "web", "namespace": "x"}, "spec": {}})
+    checked = ToolHost(store=store, tools=TOOLS, timeout=5.0, scoped=True)
+    refused = await run_tool(checked, "list_services", {}, request=None)
+    assert refused.is_error
+    assert json.loads(refused.content[0].text)["code"] == "AUTH_FAILED"  # type: ignore[union-attr]
+    open_host = ToolHost(store=store, tools=TOOLS, timeout=5.0)
+    answered = await run_tool(open_host, "list_services", {}, request=None)
+    assert not answered.is_error
