@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Annotated, ClassVar
 
 from pydantic import AfterValidator, Field
@@ -90,13 +91,22 @@ class Result(ToolResult, DetailAware):
     _detail_only: ClassVar[tuple[str, ...]] = ("suggestion",)
 
 
-def _targets(resolved: Resolved, port: int, protocol: str
+def _targets(resolved: Resolved, port: int, protocol: str, *, tool: str = NAME
              ) -> tuple[list[tuple[Endpoint, int]], list[str]]:
     """Destination pods with the port traffic reaches them on (a Service port translated)."""
     service: ServiceRecord | None = resolved.service
     entry = None if service is None else next(
         (p for p in service.ports if p.port == port and p.protocol == protocol), None)
+    if service is not None and entry is None and not service.headless:
+        # kube-proxy forwards only the Service's own ports: anything else sent to the
+        # ClusterIP goes nowhere, whatever the policies say.
+        have = ", ".join(p.describe() for p in service.ports) or "none"
+        raise ToolFailure(ErrorCode.NOT_FOUND, f"port: Service {service.ref} has no port "
+                          f"{port}/{protocol}; its ports: {have} (for a pod port, name the "
+                          "pod or workload instead)", tool=tool)
     if entry is None:
+        # A pod, a workload, an outside address, or a headless Service (clients reach its
+        # pods' addresses directly, on any port).
         return [(e, port) for e in resolved.endpoints], []
     found, notes = [], []
     for endpoint in resolved.endpoints:
@@ -127,11 +137,14 @@ def analyze(view: GraphView, args: Args) -> Result:
                           "diagnose_service", tool=NAME)
     engine = PolicyEngine(view)
     verdicts: list[tuple[Verdict, Endpoint, Endpoint]] = []
-    pairs = [(src, dst, port) for src in sources.endpoints for dst, port in targets
+    every = ((src, dst, port) for src in sources.endpoints for dst, port in targets
              # a pod to itself: plugins differ (loopback); not a policy question
-             if src.key is None or src.key != dst.key]
-    if len(pairs) > MAX_PAIRS:
-        notes.append(f"only the first {MAX_PAIRS} of {len(pairs)} pod pairs were evaluated")
+             if src.key is None or src.key != dst.key)
+    pairs = list(islice(every, MAX_PAIRS + 1))  # never the whole product in memory
+    truncated = len(pairs) > MAX_PAIRS
+    if truncated:
+        notes.append(f"only the first {MAX_PAIRS} of about "
+                     f"{len(sources.endpoints) * len(targets)} pod pairs were evaluated")
     for src, dst, port in pairs[:MAX_PAIRS]:
         verdicts.append((engine.evaluate(src, dst, port, args.protocol), src, dst))
     if not verdicts:
@@ -141,7 +154,8 @@ def analyze(view: GraphView, args: Args) -> Result:
     denied = [v for v in verdicts if v[0].allowed is False]
     unknown = [v for v in verdicts if v[0].allowed is None]
     verdict, src, dst = (denied or unknown or allowed)[0]
-    overall = False if denied else None if unknown else True
+    # Unevaluated pairs leave "all allowed" undecided; one denied pair decides "no".
+    overall = False if denied else None if unknown or truncated else True
     blocking: dict[str, ResourceRef] = {}
     for v, _, _ in denied:
         for ref in v.blocking:

@@ -70,7 +70,7 @@ class Result(ToolResult):
 
 def analyze(view: GraphView, args: Args) -> Result:
     resolved = resolve(view, args.destination, argument="destination", tool=NAME)
-    targets, notes = _targets(resolved, args.port, args.protocol)
+    targets, notes = _targets(resolved, args.port, args.protocol, tool=NAME)
     if not targets:
         raise ToolFailure(ErrorCode.NOT_FOUND, f"port: Service {args.destination} port "
                           f"{args.port}/{args.protocol} resolves on none of its pods; see "

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from netsight.analyzers.catalog import call_tool, to_json
+from netsight.analyzers.contracts import ToolFailure
 from netsight.analyzers.policy.endpoints import external, from_pod
 from netsight.analyzers.policy.engine import PolicyEngine
 from netsight.analyzers.policy.reach import within
 from netsight.graph.model import Kind
-from netsight.graph.records import PodRecord
+from netsight.graph.records import PodRecord, ServiceRecord
 from netsight.graph.store import EventType, GraphStore, GraphView, Source
 from tests.analyzers.test_policy_engine_matches_reference import PROTOCOLS, QUERY_PORTS, clusters
 
@@ -181,9 +183,17 @@ def test_a_service_counts_its_pods_per_source(objects: list[dict[str, Any]],
     targets = [p for p in pods if p.namespace == "n1" and p.labels.get("app") == "a"]
     if not targets:
         return
-    answer = to_json(call_tool(view, "who_can_reach", {
-        "destination": "Service/n1/svc", "port": 80, "protocol": protocol, "limit": 500,
-        "detail": True}), detail=True)
+    query = {"destination": "Service/n1/svc", "port": 80, "protocol": protocol, "limit": 500,
+             "detail": True}
+    service = view.get("Service/n1/svc")
+    assert isinstance(service, ServiceRecord)
+    if not service.headless and not any(p.port == 80 and p.protocol == protocol
+                                        for p in service.ports):
+        # kube-proxy forwards only the Service's ports: that port reaches nothing.
+        with pytest.raises(ToolFailure, match="has no port 80/"):
+            call_tool(view, "who_can_reach", query)
+        return
+    answer = to_json(call_tool(view, "who_can_reach", query), detail=True)
     found, _ = listed(answer)
     for source in pods:
         verdicts = [engine.evaluate(source, t, 80, protocol).allowed for t in targets

@@ -9,7 +9,7 @@ as everywhere else in netsight.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from netsight.analyzers.base import did_you_mean
@@ -72,6 +72,32 @@ class Resolved:
     service: ServiceRecord | None = None
 
 
+def _by_address(view: GraphView, text: str, address: ipaddress.IPv4Address |
+                ipaddress.IPv6Address, *, fail: Callable[[ErrorCode, str], ToolFailure],
+                argument: str) -> Resolved:
+    """An address is outside the cluster unless a pod or a Service's ClusterIP has it: then
+    policies see that pod (or the Service's pods after kube-proxy), not an outsider."""
+    canonical = address.compressed
+    # The API server writes addresses in canonical form; compare strings, not 100k parses.
+    pods = [p for p in view.for_each(Kind.POD)
+            if isinstance(p, PodRecord) and canonical in p.ips]
+    if pods:
+        return Resolved(text, tuple(from_pod(p) for p in pods))
+    for service in view.for_each(Kind.SERVICE):
+        if isinstance(service, ServiceRecord) and canonical in service.cluster_ips:
+            if argument == "source":
+                raise fail(ErrorCode.INVALID_INPUT,
+                           f"{text} is the ClusterIP of Service {service.ref}; traffic never "
+                           "comes from a ClusterIP — give the client pod or its address")
+            members = _service_members(view, service)
+            if not members:
+                raise fail(ErrorCode.NOT_FOUND,
+                           f"{text} is the ClusterIP of Service {service.ref}, which selects "
+                           "no pods; see diagnose_service")
+            return Resolved(text, members, service)
+    return Resolved(text, (external(canonical),))
+
+
 def resolve(view: GraphView, text: str, *, argument: str, tool: str) -> Resolved:
     """``ns/pod``, ``Kind/ns/name`` or ``ip:ADDR``; NOT_FOUND / INVALID_INPUT name ``argument``."""
     def fail(code: ErrorCode, message: str) -> ToolFailure:
@@ -80,11 +106,11 @@ def resolve(view: GraphView, text: str, *, argument: str, tool: str) -> Resolved
     if text.startswith("ip:"):
         address = text[3:]
         try:
-            ipaddress.ip_address(address)
+            parsed = ipaddress.ip_address(address)
         except ValueError:
             raise fail(ErrorCode.INVALID_INPUT,
                        f"{address!r} is not an IP address (e.g. 'ip:203.0.113.7')") from None
-        return Resolved(text, (external(address),))
+        return _by_address(view, text, parsed, fail=fail, argument=argument)
     parts = text.split("/")
     if len(parts) == 2:
         namespace, name = parts
