@@ -120,3 +120,26 @@ def test_pairs_beyond_the_limit_leave_all_allowed_undecided(
     # One denied pair decides "no" even when capped.
     assert ask(source="ip:203.0.113.9", destination="Service/a/direct", port=8080,
                )["allowed"] is False
+
+
+def test_a_policy_that_could_not_be_read_leaves_the_answer_undecided() -> None:
+    """A NetworkPolicy the API would have (`policyTypes: [ingress]`, lowercase) is dropped as
+    malformed; answering as if it did not exist would be a guess."""
+    broken = CLUSTER + """
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: broken, namespace: a}
+spec: {podSelector: {}, policyTypes: [ingress]}
+"""
+    view = store_from_yaml(broken).view()
+    answer = to_json(call_tool(view, "find_blocking_policies", {
+        "source": "a/client", "destination": "a/server", "port": 8080}), detail=False)
+    assert answer["allowed"] is None
+    assert any("NetworkPolicy a/broken could not be read" in n for n in answer["notEvaluated"])
+    # In another namespace it governs neither end.
+    other = broken.replace("metadata: {name: broken, namespace: a}",
+                           "metadata: {name: broken, namespace: b}")
+    answer = to_json(call_tool(store_from_yaml(other).view(), "find_blocking_policies", {
+        "source": "a/client", "destination": "a/server", "port": 8080}), detail=False)
+    assert answer["allowed"] is True

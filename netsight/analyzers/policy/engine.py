@@ -33,7 +33,7 @@ from netsight.analyzers.policy.verdict import (
 )
 from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel, make_key
 from netsight.graph.records import GenericRecord, NetworkPolicyRecord, Record
-from netsight.graph.store import GraphView
+from netsight.graph.store import GraphView, ProblemKind
 
 ROOT_NAMESPACE = "istio-system"  # Istio's default root namespace (meshConfig.rootNamespace)
 
@@ -81,6 +81,13 @@ READS: frozenset[str] = frozenset({
     "Node",  # labels, for ANP/CNP nodes peers
     *POD_LIKE_KINDS, *(u.kind for u in UNEVALUATED),
 })
+
+# Policy kinds whose unreadable objects leave a verdict undecided.
+# (kind -> whether its policies can only restrict, like a mesh's authorization)
+_POLICY_KINDS: dict[str, bool] = {
+    **{u.kind.partition(".")[0]: u.restrict_only for u in UNEVALUATED},
+    Kind.NETWORK_POLICY: False, anp.ANP_KIND: False, anp.BANP_KIND: False, anp.CNP_KIND: False,
+}
 
 M = TypeVar("M")
 # key -> (record, model): a model is rebuilt only when its record changes (records are
@@ -239,10 +246,13 @@ class PolicyEngine:
 
     def unreadable(self) -> tuple[str, ...]:
         if self._unreadable is None:
+            # Every kind the verdict reads or must rule out: one not listed (forbidden, not
+            # synced yet) is not "none exist".
+            kinds = dict.fromkeys((Kind.NETWORK_POLICY, Kind.POD, Kind.NAMESPACE, "Node",
+                                   anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND,
+                                   *(u.kind for u in UNEVALUATED)))
             self._unreadable = tuple(
-                reason for kind in (Kind.NETWORK_POLICY, Kind.POD, Kind.NAMESPACE,
-                                    anp.ANP_KIND, anp.BANP_KIND)
-                if (reason := self.view.unreadable(kind)) is not None)
+                reason for kind in kinds if (reason := self.view.unreadable(kind)) is not None)
         return self._unreadable
 
     def unevaluated(self, source: Endpoint, destination: Endpoint
@@ -282,7 +292,28 @@ class PolicyEngine:
         mixed = self.mixed_versions()
         if mixed:
             undecided.append(mixed)
+        for why, only_restricts in self._unread_policies(source, destination):
+            (restricting if only_restricts else undecided).append(why)
         return tuple(undecided), tuple(restricting)
+
+    def _unread_policies(self, source: Endpoint, destination: Endpoint
+                         ) -> list[tuple[str, bool]]:
+        """Policies that exist but could not be read (malformed), with whether they can only
+        restrict: what they do is unknown, so flows they could govern are not decided as if
+        they were absent."""
+        namespaces = {source.namespace, destination.namespace} - {None}
+        found = []
+        for problem in self.view.problems():
+            kind = (problem.object_kind or "").partition(".")[0]
+            if problem.kind is not ProblemKind.MALFORMED or kind not in _POLICY_KINDS:
+                continue
+            if problem.namespace and problem.namespace not in namespaces:
+                continue  # a namespaced policy elsewhere governs neither end
+            where = f"{problem.namespace}/{problem.name}" if problem.namespace else problem.name
+            found.append((f"{problem.object_kind} {where} could not be read "
+                          f"({problem.field_path}: {problem.message}); what it allows or "
+                          "denies is unknown", _POLICY_KINDS[kind]))
+        return found
 
     # --- evaluation ------------------------------------------------------------------
 
