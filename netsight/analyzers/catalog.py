@@ -128,16 +128,21 @@ def call_tool(view: GraphView, name: str, raw_args: Mapping[str, Any]) -> ToolRe
         failure.tool = failure.tool or spec.name
         raise
     except Exception as exc:  # an analyzer bug must not take the server down
-        log.exception("tool %s failed", spec.name)
-        raise ToolFailure(
-            ErrorCode.INTERNAL_ERROR,
-            f"{spec.name} failed on an unexpected condition ({type(exc).__name__}); the "
-            "graph is unchanged, other tools keep working",
-            tool=spec.name,
-            # Not the exception's text: it may name objects of namespaces the caller
-            # cannot see. The log has it.
-            detail=type(exc).__name__,
-        ) from exc
+        raise analyzer_failure(spec, exc) from exc
+
+
+def analyzer_failure(spec: ToolSpec, exc: Exception) -> ToolFailure:
+    """What callers get for an analyzer's bug: INTERNAL_ERROR, the exception logged."""
+    log.exception("tool %s failed", spec.name, exc_info=exc)
+    return ToolFailure(
+        ErrorCode.INTERNAL_ERROR,
+        f"{spec.name} failed on an unexpected condition ({type(exc).__name__}); the "
+        "graph is unchanged, other tools keep working",
+        tool=spec.name,
+        # Not the exception's text: it may name objects of namespaces the caller cannot
+        # see. The log has it.
+        detail=type(exc).__name__,
+    )
 
 
 def to_json(result: ToolResult, *, detail: bool) -> dict[str, Any]:

@@ -41,7 +41,7 @@ from starlette.requests import Request
 
 from netsight.analyzers.arguments import ToolArgs
 from netsight.analyzers.base import did_you_mean
-from netsight.analyzers.catalog import ToolSpec, parse_args, to_json
+from netsight.analyzers.catalog import ToolSpec, analyzer_failure, parse_args, to_json
 from netsight.analyzers.contracts import ErrorCode, ToolFailure, ToolResult
 from netsight.analyzers.rendering import render_text
 from netsight.graph.store import GraphStore, GraphView
@@ -222,13 +222,7 @@ async def run_spec(spec: ToolSpec, view: GraphView, args: ToolArgs) -> ToolResul
         failure.tool = failure.tool or spec.name
         raise
     except Exception as exc:  # an analyzer bug must not take the server down
-        log.exception("tool %s failed", spec.name)
-        raise ToolFailure(
-            ErrorCode.INTERNAL_ERROR,
-            f"{spec.name} failed on an unexpected condition ({type(exc).__name__}); the "
-            "graph is unchanged, other tools keep working",
-            tool=spec.name, detail=type(exc).__name__,  # the text may name hidden objects
-        ) from exc
+        raise analyzer_failure(spec, exc) from exc
 
 
 def tool_error(failure: ToolFailure, name: str) -> CallToolResult:
