@@ -78,6 +78,29 @@ async def test_diagnose_service_answers_as_netsight_call_does(served: Served, tm
     assert "shop/cart" in text
 
 
+@pytest.mark.parametrize(("tool", "args", "check"), [
+    ("find_blocking_policies",
+     {"source": "shop/frontend-6f7c-a", "destination": "data/postgres-0", "port": 5432},
+     lambda data: data["allowed"] is False
+     and any(p["name"] == "deny-all" for p in data["blockingPolicies"])),
+    ("check_route_resolution", {"namespace": "edge"},
+     lambda data: any(r["route"] == "edge/storefront" for r in data["routes"])),
+])
+async def test_policy_and_route_tools_answer_over_http_as_netsight_call_does(
+        served: Served, tmp_path: Path, tool: str, args: dict[str, Any],
+        check: Any) -> None:
+    """The live graph over MCP gives the same answers the offline CLI gives for the same
+    objects: the demo's deny-all policy blocks the frontend from postgres, and its routes
+    resolve (the demo serves the Gateway API CRDs, so the route tools are offered)."""
+    async with Client(served.mcp_url) as client:
+        listed = {t.name for t in (await client.list_tools()).tools}
+        assert tool in listed
+        data = structured(await client.call_tool(tool, args))
+    assert check(data), data
+    kinds = served.graph.store.view().kinds()
+    assert without_metadata(data) == without_metadata(cli_call(tmp_path, kinds, tool, args))
+
+
 @pytest.mark.parametrize("mode", MODES)
 async def test_bad_arguments_are_a_tool_error_with_invalid_input(served: Served,
                                                                  mode: str) -> None:
