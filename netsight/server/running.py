@@ -174,7 +174,8 @@ async def serve(settings: Settings, *, tools: Mapping[str, ToolSpec] = TOOLS,
                 return
             server = HttpServer(service, settings, sock)
             if announce is not None:
-                announce(f"netsight: MCP at {server.url}/mcp, graph at {server.url}/api/graph "
+                announce(f"netsight: MCP at {server.url}/mcp, dashboard at {server.url}/dashboard, "
+                         f"graph at {server.url}/api/graph "
                          f"({'demo cluster' if settings.demo else 'cluster'} "
                          f"'{settings.cluster_name}'); readiness at {server.url}/readyz")
                 if settings.demo and settings.authenticates:
