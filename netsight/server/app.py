@@ -35,6 +35,7 @@ from netsight.server.cluster import LiveGraph
 from netsight.server.config import LOOPBACK, Settings
 from netsight.server.mcp_tools import NetsightServer, ToolHost, build_mcp_server
 from netsight.server.notifying import ToolListNotifier
+from netsight.server.rebinding import LoopbackOnly
 from netsight.server.telemetry import METRICS_ENDPOINT, Telemetry, setup
 
 
@@ -127,7 +128,9 @@ def build_service(graph: LiveGraph, settings: Settings, *,
             Route("/mcp", exchanges),
             *dashboard.routes(host),  # /dashboard and the JSON endpoints it calls
         ],
-        middleware=list(middleware),
+        # On loopback, refuse requests addressed to other names first (rebinding.py).
+        middleware=[*([Middleware(LoopbackOnly)] if settings.host in LOOPBACK else []),
+                    *middleware],
     )
     return Service(graph, host, notifier, mcp, feed, sessions, exchanges, app)
 
