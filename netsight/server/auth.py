@@ -46,7 +46,7 @@ OPEN_PATHS = frozenset({"/healthz", "/readyz"})
 TOKEN_TTL = 60.0  # seconds a valid token is trusted without asking again
 ACCESS_TTL = 30.0  # seconds an access decision is kept
 CACHE_LIMIT = 10_000  # entries per cache; the oldest go first
-REVIEW_CONCURRENCY = 16  # SubjectAccessReviews in flight for one caller's first request
+REVIEW_CONCURRENCY = 16  # token reviews, and access reviews, in flight at once
 TOKEN_REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
 ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 GRANT = "netsight.grant"  # the ASGI scope key the middleware sets for an authenticated caller
@@ -199,6 +199,7 @@ class Guard:
         self.decisions: Memo[tuple[Caller, str], bool] = Memo(access_ttl,
                                                              limit=10 * CACHE_LIMIT)
         self._limit = asyncio.Semaphore(REVIEW_CONCURRENCY)
+        self._token_limit = asyncio.Semaphore(REVIEW_CONCURRENCY)
 
     async def authenticate(self, token: str) -> Caller | None:
         """The caller ``token`` stands for; None if it is not valid.
@@ -207,7 +208,15 @@ class Guard:
             ReviewFailed: the TokenReview could not be made.
         """
         digest = hashlib.sha256(token.encode()).hexdigest()
-        return await self.tokens.get(digest, lambda: self.reviews.token(token))
+
+        async def review() -> Caller | None:
+            # Refused tokens are not kept (one just issued must work at once), so a client
+            # repeating a bad token could make the API server review without end: at most
+            # this many at a time, apart from the access reviews of valid callers.
+            async with self._token_limit:
+                return await self.reviews.token(token)
+
+        return await self.tokens.get(digest, review)
 
     async def may_list_pods(self, caller: Caller, namespace: str) -> bool:
         async def review() -> bool:

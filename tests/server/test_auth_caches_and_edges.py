@@ -148,3 +148,25 @@ async def test_a_call_without_a_grant_is_refused_where_callers_are_checked() -> 
     open_host = ToolHost(store=store, tools=TOOLS, timeout=5.0)
     answered = await run_tool(open_host, "list_services", {}, request=None)
     assert not answered.is_error
+
+
+async def test_token_reviews_in_flight_are_bounded() -> None:
+    """Refused tokens are not kept, so a flood of bad tokens is bounded another way: no more
+    than REVIEW_CONCURRENCY TokenReviews at a time."""
+    from netsight.server.auth import REVIEW_CONCURRENCY
+
+    class Counting:
+        def __init__(self) -> None:
+            self.now = self.most = 0
+
+        async def token(self, token: str) -> None:
+            self.now += 1
+            self.most = max(self.most, self.now)
+            await asyncio.sleep(0.01)
+            self.now -= 1
+
+    reviews = Counting()
+    guard = Guard(reviews)  # type: ignore[arg-type]
+    answers = await asyncio.gather(*(guard.authenticate(f"bad-{i}") for i in range(100)))
+    assert answers == [None] * 100
+    assert reviews.most == REVIEW_CONCURRENCY
