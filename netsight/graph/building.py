@@ -215,10 +215,6 @@ class GraphState:
         for keys in per_ns.values():
             yield from keys
 
-    def pod_like_keys(self, namespace: str) -> Iterator[str]:
-        for kind in POD_LIKE_KINDS:
-            yield from self.keys_of(kind, namespace)
-
     def selected_keys(self, owner: str) -> Iterator[str]:
         """Pod-likes the selector of ``owner`` (a Service or policy) matches."""
         for identity in self.selected.get(owner, ()):
