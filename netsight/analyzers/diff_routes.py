@@ -261,8 +261,18 @@ def _layer(resolver: Resolver, state: GatewayState, listener: ListenerState,
                  filters=filters or None, backends=shares, outcome=outcome)
 
 
+def request_host(value: str) -> str:
+    """The host a request names, without its port: ``shop.example.com:8443`` ->
+    ``shop.example.com``, ``[2001:db8::1]:80`` -> ``2001:db8::1`` (an IPv6 literal keeps its
+    colons), lowercased as DNS names compare."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1:value.index("]")] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
 def analyze(view: GraphView, args: Args) -> Result:
-    host = args.host.lower().split(":")[0]
+    host = request_host(args.host)
     request = Request(host, args.path.split("?")[0], args.method, args.headers, args.query)
     described = f"{args.method} {host}{args.path}"
     resolver = Resolver(view)

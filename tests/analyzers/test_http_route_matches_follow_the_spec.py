@@ -76,3 +76,14 @@ def test_grpc_method_match_reads_service_and_method_from_the_path() -> None:
     assert grpc_matches({"method": {"type": "RegularExpression", "method": "G.*"}}, request)
     assert grpc_rank({"method": {"service": "shop.Cart", "method": "Get"}}) > \
         grpc_rank({"method": {"service": "shop.Cart"}})
+
+
+@pytest.mark.parametrize(("given", "host"), [
+    ("Shop.Example.com", "shop.example.com"), ("shop.example.com:8443", "shop.example.com"),
+    ("[2001:db8::1]:80", "2001:db8::1"), ("[2001:db8::1]", "2001:db8::1"),
+    ("2001:db8::1", "2001:db8::1"), ("10.0.0.1:80", "10.0.0.1"),
+])
+def test_the_request_host_drops_only_the_port(given: str, host: str) -> None:
+    from netsight.analyzers.diff_routes import request_host
+
+    assert request_host(given) == host
