@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import orjson
 import pytest
 from mcp_types import CallToolResult
@@ -109,3 +111,24 @@ def error_json(result: CallToolResult) -> dict[str, Any]:
 
 def without_metadata(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k != "metadata"}
+
+
+async def announced_and_ready(process: asyncio.subprocess.Process, timeout: float = 20.0
+                              ) -> str:
+    """The base URL a ``netsight serve`` subprocess announces on stderr, once its /readyz
+    (open without a token) answers 200."""
+    assert process.stderr is not None
+    url = ""
+    while not url:
+        line = (await asyncio.wait_for(process.stderr.readline(), timeout)).decode()
+        assert line, "serve exited before announcing its URL"
+        if match := re.search(r"MCP at (http://\S+)/mcp", line):
+            url = match.group(1)
+    deadline = time.monotonic() + timeout
+    async with aiohttp.ClientSession() as http:
+        while True:
+            async with http.get(f"{url}/readyz") as ready:
+                if ready.status == 200:
+                    return url
+            assert time.monotonic() < deadline, "never ready"
+            await asyncio.sleep(0.1)

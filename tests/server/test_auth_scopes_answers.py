@@ -5,10 +5,8 @@ hidden namespace is answered exactly as one that does not exist."""
 from __future__ import annotations
 
 import asyncio
-import re
 import signal
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +25,7 @@ from tests.server.authenticated import (
     mcp_client,
     serving_with_auth,
 )
-from tests.server.conftest import Served, error_json, structured
+from tests.server.conftest import Served, announced_and_ready, error_json, structured
 
 pytestmark = pytest.mark.anyio
 
@@ -178,22 +176,10 @@ async def test_netsight_serve_checks_and_scopes_callers(sim: SimServer, tmp_path
         stderr=asyncio.subprocess.PIPE)
     assert process.stderr is not None
     try:
-        url = ""
-        while not url:
-            line = (await asyncio.wait_for(process.stderr.readline(), 20)).decode()
-            assert line, "serve exited before announcing its URL"
-            if match := re.search(r"MCP at (http://\S+)/mcp", line):
-                url = match.group(1)
-        async with aiohttp.ClientSession() as http:
-            deadline = time.monotonic() + 20
-            while True:
-                async with http.get(f"{url}/readyz") as ready:  # open: no token
-                    if ready.status == 200:
-                        break
-                assert time.monotonic() < deadline, "never ready"
-                await asyncio.sleep(0.1)
-            async with http.get(f"{url}/api/graph") as response:
-                assert response.status == 401
+        url = await announced_and_ready(process)  # /readyz is open: no token
+        async with aiohttp.ClientSession() as http, \
+                http.get(f"{url}/api/graph") as response:
+            assert response.status == 401
         async with mcp_client(f"{url}/mcp", ALICE) as client:
             mine = structured(await client.call_tool("list_services", {"limit": 200}))
         assert {s["service"].split("/")[0] for s in mine["services"]} == {"shop"}

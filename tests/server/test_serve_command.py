@@ -4,7 +4,6 @@ even with an MCP session and a change stream open."""
 from __future__ import annotations
 
 import asyncio
-import re
 import signal
 import sys
 import time
@@ -13,7 +12,7 @@ import aiohttp
 import pytest
 from mcp import Client
 
-from tests.server.conftest import structured
+from tests.server.conftest import announced_and_ready, structured
 
 pytestmark = pytest.mark.anyio
 
@@ -24,17 +23,8 @@ async def test_serve_demo_answers_and_stops_cleanly_on_sigterm() -> None:
         stderr=asyncio.subprocess.PIPE)
     assert process.stderr is not None
     try:
-        url = ""
-        while not url:
-            line = (await asyncio.wait_for(process.stderr.readline(), 20)).decode()
-            assert line, "serve exited before announcing its URL"
-            if match := re.search(r"MCP at (http://\S+)/mcp", line):
-                url = match.group(1)
+        url = await announced_and_ready(process)
         async with aiohttp.ClientSession() as http:
-            deadline = time.monotonic() + 20
-            while (await http.get(f"{url}/readyz")).status != 200:
-                assert time.monotonic() < deadline, "never ready"
-                await asyncio.sleep(0.1)
             stream = await http.get(f"{url}/api/graph/changes")
             async with Client(f"{url}/mcp", mode="legacy") as client:
                 cart = structured(await client.call_tool("diagnose_service",
