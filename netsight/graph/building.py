@@ -220,6 +220,13 @@ class GraphState:
         for identity in self.selected.get(owner, ()):
             yield from identity.members
 
+    def selector_rel(self, record: Record) -> Rel | None:
+        """The edge type of the selector ``record`` owns in the graph (SELECTS for a
+        Service, APPLIES_TO for a policy); None if it owns none."""
+        index = self.selectors.get(record.namespace)
+        selected = index.owners.get(record.key) if index is not None else None
+        return None if selected is None else selected[0]
+
     def selectors_of(self, record: Record) -> Mapping[str, Rel]:
         """Selector owners matching a pod-like record -> their edge type (SELECTS or
         APPLIES_TO); empty for any other record."""

@@ -326,9 +326,8 @@ class GraphView:
                 others = [owner for owner, owner_rel in
                           state.selectors_of(nodes[key].record).items() if owner_rel is rel]
             else:
-                index = state.selectors.get(nodes[key].record.namespace)
-                selected = index.owners.get(key) if index is not None else None
-                others = state.selected_keys(key) if selected and selected[0] is rel else ()
+                owned = state.selector_rel(nodes[key].record)
+                others = state.selected_keys(key) if owned is rel else ()
         else:
             adjacency = graph._pred[key] if incoming else graph._succ[key]
             others = [other for other, data in adjacency.items() if rel in data]
@@ -351,12 +350,10 @@ class GraphView:
         for target, data in graph._succ[key].items():
             for rel in data:
                 yield target, rel
-        index = state.selectors.get(graph._node[key].record.namespace)
-        selected = index.owners.get(key) if index is not None else None
-        if selected is not None:
-            rel = selected[0]
+        owned = state.selector_rel(graph._node[key].record)
+        if owned is not None:
             for target in state.selected_keys(key):
-                yield target, rel
+                yield target, owned
 
     def kind_generation(self, kind: str) -> int:
         """The graph generation at which an object of ``kind`` last changed (0: never).
