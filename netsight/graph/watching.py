@@ -12,8 +12,9 @@ The loop per kind follows kopf's watching, in three layers:
    consumed line by line under an inactivity timeout (a silent stream is a dead stream);
    returns the last resourceVersion seen when the server ends the stream normally.
 
-Bodies are read raw and parsed with orjson; kubernetes-asyncio only provides configuration,
-authentication and TLS. Its generated models are about 20 times slower.
+Bodies are read raw and decoded with msgspec into only the fields the records read
+(shapes.py), or in full with orjson for kinds without a shape; kubernetes-asyncio only provides
+configuration, authentication and TLS. Its generated models are about 20 times slower.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import orjson
 
 from netsight.graph.collecting import keep_collections_young
 from netsight.graph.model import WORKLOAD_KINDS, kind_id, make_key
+from netsight.graph.shapes import decode_event, decode_page
 from netsight.graph.store import EventType, GraphStore, KindStatus, SyncState
 
 log = logging.getLogger(__name__)
@@ -304,7 +306,7 @@ class Informer:
         following: asyncio.Task[bytes] | None = None
         try:
             while True:
-                page = orjson.loads(body)
+                page = decode_page(kind.kind_id, body)
                 metadata = page.get("metadata") or {}
                 resource_version = str(metadata.get("resourceVersion") or resource_version)
                 cont = metadata.get("continue") or None
@@ -371,7 +373,7 @@ class Informer:
         return resource_version
 
     def _handle(self, line: bytes, resource_version: str) -> str:
-        event = orjson.loads(line)
+        event = decode_event(self.kind.kind_id, line)
         event_type, obj = event.get("type"), event.get("object") or {}
         raise_on_error(event)
         meta = obj.get("metadata") or {}
