@@ -750,7 +750,7 @@ def worker_main(args: argparse.Namespace) -> None:
 
 
 def median(runs: list[Result], key: str) -> float:
-    return statistics.median(r[key] for r in runs)
+    return float(statistics.median(r[key] for r in runs))
 
 
 def save(name: str, data: Result) -> None:
