@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 import networkx as nx
 
-from netsight.graph import gateway_api
+from netsight.graph import gateway_api, policy_attachment
 from netsight.graph.model import (
     POD_LIKE_KINDS,
     Kind,
@@ -58,7 +58,8 @@ SELECTOR_RELS = frozenset({Rel.SELECTS, Rel.APPLIES_TO})
 EMPTY_SELECTED: Mapping[str, Rel] = MappingProxyType({})
 # Relationships that come from one object naming another (record_references).
 _REFERENCE_RELS = frozenset(
-    {Rel.BELONGS_TO, Rel.TARGETS, Rel.ROUTES_TO, Rel.USES_CLASS, Rel.OWNED_BY, Rel.ATTACHES_TO})
+    {Rel.BELONGS_TO, Rel.TARGETS, Rel.ROUTES_TO, Rel.USES_CLASS, Rel.OWNED_BY, Rel.ATTACHES_TO,
+     Rel.TARGET_REF})
 
 
 def selectable_labels(record: Record) -> Mapping[str, str]:
@@ -106,6 +107,7 @@ def record_references(record: Record) -> tuple[Edge, ...]:
             )
     elif isinstance(record, GenericRecord) and record.spec is not None:
         refs.extend(gateway_api.references(record))
+        refs.extend(policy_attachment.references(record))
     if record.owner is not None:
         owner_kind, owner_name = record.owner
         # A cluster-scoped owner (the Node of a mirror pod) has no namespace.

@@ -120,6 +120,9 @@ class Rel(StrEnum):
     USES_CLASS = "uses_class"  # Ingress -> IngressClass, Gateway -> GatewayClass
     OWNED_BY = "owned_by"  # object -> its controller owner
     ATTACHES_TO = "attaches_to"  # Gateway API route -> a parentRef (Gateway, or mesh Service)
+    # A policy -> the object its spec.targetRef(s) name (Gateway API policy attachment,
+    # GEP-713): BackendTLSPolicy -> Service, ClientTrafficPolicy -> Gateway, ...
+    TARGET_REF = "target_ref"
 
 
 def api_group(api_version: str) -> str:

@@ -53,6 +53,7 @@ NETWORKING_GROUPS = frozenset(
         "networking.istio.io",
         "security.istio.io",
         "telemetry.istio.io",
+        "extensions.istio.io",
         "cilium.io",
         "crd.projectcalico.org",
         "projectcalico.org",
@@ -61,6 +62,7 @@ NETWORKING_GROUPS = frozenset(
         "kuma.io",
         "gateway.kgateway.dev",
         "gateway.solo.io",
+        "gateway.envoyproxy.io",
     }
 )
 

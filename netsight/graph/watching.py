@@ -413,6 +413,9 @@ PROVIDER_GROUPS: dict[str, tuple[str, frozenset[str] | None]] = {
         "WorkloadEntry", "WorkloadGroup"})),
     "security.istio.io": ("istio", frozenset({
         "AuthorizationPolicy", "PeerAuthentication", "RequestAuthentication"})),
+    # Istio's policies that attach to a Gateway through targetRefs, like the two above.
+    "telemetry.istio.io": ("istio", frozenset({"Telemetry"})),
+    "extensions.istio.io": ("istio", frozenset({"WasmPlugin"})),
     "cilium.io": ("cilium", frozenset({
         "CiliumNetworkPolicy", "CiliumClusterwideNetworkPolicy", "CiliumCIDRGroup"})),
     "crd.projectcalico.org": ("calico", frozenset({
@@ -427,6 +430,10 @@ PROVIDER_GROUPS: dict[str, tuple[str, frozenset[str] | None]] = {
         "Mesh", "MeshTrafficPermission", "MeshHTTPRoute", "MeshTCPRoute", "MeshService",
         "TrafficPermission", "TrafficRoute"})),
     "gateway.kgateway.dev": ("kgateway", None),
+    # Envoy Gateway's policies attach to Gateways, listeners and routes through targetRefs.
+    "gateway.envoyproxy.io": ("envoy-gateway", frozenset({
+        "ClientTrafficPolicy", "BackendTrafficPolicy", "SecurityPolicy",
+        "EnvoyExtensionPolicy"})),
 }
 
 def release_free_memory() -> None:

@@ -48,6 +48,20 @@ def ingress_services(spec: Raw) -> set[str]:
     return {b["service"]["name"] for b in backends}
 
 
+def policy_targets(ns: str, spec: Raw) -> set[str]:
+    """GEP-713 targetRefs (and the singular targetRef): group/kind/name in the policy's
+    namespace, cluster-scoped kinds without one; a ref lacking kind or name names nothing."""
+    refs = list(spec.get("targetRefs") or []) + ([spec["targetRef"]] if "targetRef" in spec
+                                                  else [])
+    found = set()
+    for ref in refs:
+        if isinstance(ref, dict) and isinstance(ref.get("name"), str) and ref.get("kind"):
+            kind = ref["kind"]
+            found.add(f"{kind}/{ref['name']}" if kind in CLUSTER_SCOPED
+                      else f"{kind}/{ns}/{ref['name']}")
+    return found
+
+
 def expected_edges(live: dict[str, Raw]) -> dict[tuple[str, str], frozenset[str]]:
     edges: dict[tuple[str, str], set[str]] = defaultdict(set)
 
@@ -94,6 +108,11 @@ def expected_edges(live: dict[str, Raw]) -> dict[tuple[str, str], frozenset[str]
             )
             if class_name:
                 add(key, f"IngressClass/{class_name}", Rel.USES_CLASS)
+        elif kind == "Gateway":
+            add(key, f"GatewayClass/{spec['gatewayClassName']}", Rel.USES_CLASS)
+        elif kind in ("BackendTLSPolicy", "ClientTrafficPolicy"):
+            for target in policy_targets(ns, spec):
+                add(key, target, Rel.TARGET_REF)
     return {pair: frozenset(found) for pair, found in edges.items()}
 
 

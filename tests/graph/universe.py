@@ -21,7 +21,10 @@ SERVICE_NAMES = ("s1", "s2")
 WORKLOAD_NAMES = ("w1", "w2")
 CLASS_NAMES = ("nginx", "traefik")
 
-CLUSTER_SCOPED = frozenset({"Namespace", "IngressClass"})
+GATEWAY_NAMES = ("g1", "g2")
+GATEWAY_CLASS_NAMES = ("eg", "kg")
+
+CLUSTER_SCOPED = frozenset({"Namespace", "IngressClass", "GatewayClass"})
 
 Raw = dict[str, Any]
 
@@ -280,6 +283,63 @@ def ingress_classes(draw: st.DrawFn, namespace: str, name: str) -> Raw:
             "spec": {"controller": f"example.com/{name}"}}
 
 
+GATEWAY_API = "gateway.networking.k8s.io"
+
+
+def gateway_classes(namespace: str, name: str) -> st.SearchStrategy[Raw]:
+    return st.just({"apiVersion": f"{GATEWAY_API}/v1", "kind": "GatewayClass",
+                    "metadata": {"name": name}, "spec": {"controllerName": f"example.com/{name}"}})
+
+
+@st.composite
+def gateways(draw: st.DrawFn, namespace: str, name: str) -> Raw:
+    return {"apiVersion": f"{GATEWAY_API}/v1", "kind": "Gateway",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"gatewayClassName": draw(st.sampled_from(GATEWAY_CLASS_NAMES)),
+                     "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]}}
+
+
+@st.composite
+def target_refs(draw: st.DrawFn, kinds: tuple[tuple[str, str, tuple[str, ...]], ...]
+                ) -> list[Any]:
+    """spec.targetRefs: refs to (group, kind, names), sometimes with a sectionName, sometimes
+    one malformed ref that must make no edge."""
+    refs: list[Any] = []
+    for _ in range(draw(st.integers(0, 2))):
+        group, kind, names = draw(st.sampled_from(kinds))
+        ref: Raw = {"group": group, "kind": kind, "name": draw(st.sampled_from(names))}
+        if draw(st.booleans()):
+            ref["sectionName"] = draw(st.sampled_from(["http", "web"]))
+        refs.append(ref)
+    if draw(st.integers(0, 4)) == 0:
+        refs.append(draw(st.sampled_from([{"kind": "Service"}, "s1", {"name": 3}])))
+    return refs
+
+
+@st.composite
+def backend_tls_policies(draw: st.DrawFn, namespace: str, name: str) -> Raw:
+    version = draw(st.sampled_from(["v1alpha3", "v1"]))
+    return {"apiVersion": f"{GATEWAY_API}/{version}", "kind": "BackendTLSPolicy",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"targetRefs": draw(target_refs((("", "Service", SERVICE_NAMES),))),
+                     "validation": {"hostname": "web.example.com",
+                                    "caCertificateRefs": [{"group": "", "kind": "ConfigMap",
+                                                           "name": "ca"}]}}}
+
+
+@st.composite
+def client_traffic_policies(draw: st.DrawFn, namespace: str, name: str) -> Raw:
+    """An Envoy Gateway policy: targetRefs to Gateways or GatewayClasses, or the older
+    singular targetRef."""
+    refs = draw(target_refs(((GATEWAY_API, "Gateway", GATEWAY_NAMES),
+                             (GATEWAY_API, "GatewayClass", GATEWAY_CLASS_NAMES))))
+    spec: Raw = {"targetRefs": refs}
+    if refs and isinstance(refs[0], dict) and draw(st.booleans()):
+        spec = {"targetRef": refs[0]}
+    return {"apiVersion": "gateway.envoyproxy.io/v1alpha1", "kind": "ClientTrafficPolicy",
+            "metadata": {"name": name, "namespace": namespace}, "spec": spec}
+
+
 # kind -> (names it may take, strategy for its body given namespace and name)
 UNIVERSE: dict[str, tuple[tuple[str, ...], Callable[[str, str], st.SearchStrategy[Raw]]]] = {
     "Namespace": (NAMESPACES, namespace_objects),
@@ -293,6 +353,10 @@ UNIVERSE: dict[str, tuple[tuple[str, ...], Callable[[str, str], st.SearchStrateg
     "NetworkPolicy": (("deny", "allow-web"), network_policies),
     "Ingress": (("web", "api"), ingresses),
     "IngressClass": (CLASS_NAMES, ingress_classes),
+    "GatewayClass": (GATEWAY_CLASS_NAMES, gateway_classes),
+    "Gateway": (GATEWAY_NAMES, gateways),
+    "BackendTLSPolicy": (("tls-a", "tls-b"), backend_tls_policies),
+    "ClientTrafficPolicy": (("ctp",), client_traffic_policies),
 }
 # Pods and the objects that select them come up most often.
 KIND_WEIGHTS = ["Pod"] * 3 + ["Service", "NetworkPolicy"] * 2 + sorted(UNIVERSE)

@@ -98,6 +98,10 @@ of their group are listed by resource all the same: RBAC here never uses wildcar
               workloadentries, workloadgroups]
 - apiGroups: [security.istio.io]
   resources: [authorizationpolicies, peerauthentications, requestauthentications]
+- apiGroups: [telemetry.istio.io]
+  resources: [telemetries]
+- apiGroups: [extensions.istio.io]
+  resources: [wasmplugins]
 {{- end }}
 {{- if .cilium }}
 - apiGroups: [cilium.io]
@@ -123,6 +127,11 @@ of their group are listed by resource all the same: RBAC here never uses wildcar
 - apiGroups: [gateway.kgateway.dev]
   resources: [gatewayparameters, gatewayextensions, trafficpolicies, httplistenerpolicies,
               listenerpolicies, backendconfigpolicies, backends, directresponses]
+{{- end }}
+{{- if .envoyGateway }}
+- apiGroups: [gateway.envoyproxy.io]
+  resources: [clienttrafficpolicies, backendtrafficpolicies, securitypolicies,
+              envoyextensionpolicies]
 {{- end }}
 {{- end }}
 {{- end }}
