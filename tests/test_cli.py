@@ -155,7 +155,7 @@ def test_tools_lists_every_tool_with_its_schema() -> None:
     names = {t["name"] for t in tools}
     assert names == {"diagnose_service", "list_services", "analyze_config", "recent_changes",
                      "check_route_resolution", "check_gateway_status", "diff_routes",
-                     "list_ingresses",
+                     "list_ingresses", "gateway_list", "gateway_get",
                      "find_blocking_policies", "reachability_matrix",
                      "k8s_networkpolicies", "who_can_reach", "what_can_reach"}
     for tool in tools:

@@ -21,6 +21,8 @@ from netsight.analyzers import (
     diagnose_service,
     diff_routes,
     find_blocking_policies,
+    gateway_get,
+    gateway_list,
     k8s_networkpolicies,
     list_ingresses,
     list_services,
@@ -73,7 +75,7 @@ TOOLS: dict[str, ToolSpec] = {
                             check_route_resolution, check_gateway_status, diff_routes,
                             find_blocking_policies, reachability_matrix,
                             k8s_networkpolicies, list_ingresses, who_can_reach,
-                            what_can_reach))
+                            what_can_reach, gateway_list, gateway_get))
 }
 
 

@@ -13,6 +13,7 @@ from netsight.analyzers.contracts import ErrorCode, Finding, Page, ToolFailure, 
 from netsight.analyzers.paging import paginate, query_fingerprint
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.attachment import Resolver, RouteResult
+from netsight.analyzers.routing.backend_tls import BACKEND_TLS_POLICY, CONFIG_MAP
 from netsight.analyzers.routing.findings import route_findings
 from netsight.analyzers.routing.objects import (
     GATEWAY,
@@ -24,6 +25,7 @@ from netsight.analyzers.routing.objects import (
     is_gateway_api,
     read_route,
 )
+from netsight.analyzers.routing.policy_findings import BACKEND_TLS_CODES, backend_tls_findings
 from netsight.analyzers.routing.report import RouteOut, route_out
 from netsight.graph.model import Kind, make_key
 from netsight.graph.store import GraphView
@@ -38,16 +40,19 @@ METADATA = AnalyzerMetadata(
     "UDPRoute) as a conformant controller would: per parentRef (Gateway, or mesh Service) "
     "the Accepted and ResolvedRefs conditions with the spec's reasons, the listeners the "
     "route attaches to, "
-    "and each backendRef resolved (kind, ReferenceGrant, existence, port, ready endpoints); "
+    "and each backendRef resolved (kind, ReferenceGrant, existence, port, ready endpoints, "
+    "the BackendTLSPolicy it is reached with); "
     "side by side with the status the cluster's controller wrote.",
+    # BackendTLSPolicy and ConfigMap: the TLS a backend Service port is reached with.
     reads=frozenset({*ROUTE_KINDS, GATEWAY, GATEWAY_CLASS, REFERENCE_GRANT, SECRET,
-                     Kind.SERVICE, Kind.ENDPOINT_SLICE, Kind.NAMESPACE}),
+                     Kind.SERVICE, Kind.ENDPOINT_SLICE, Kind.NAMESPACE, BACKEND_TLS_POLICY,
+                     CONFIG_MAP}),
     codes=(codes.ROUTE_NOT_ACCEPTED, codes.ROUTE_PARENT_NOT_FOUND,
            codes.ROUTE_BACKEND_REF_NOT_PERMITTED, codes.ROUTE_BACKEND_INVALID_KIND,
            codes.ROUTE_BACKEND_NOT_FOUND, codes.ROUTE_BACKEND_NO_READY_ENDPOINTS,
            codes.ROUTE_RULES_DROPPED, codes.GATEWAY_CLASS_UNAVAILABLE,
            codes.ROUTE_MESH_PARENT_NOT_FOUND,
-           codes.CONTROLLER_STATUS_DISAGREES),
+           codes.CONTROLLER_STATUS_DISAGREES, *BACKEND_TLS_CODES),
 )
 
 RouteKind = Literal["HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute"]
@@ -112,9 +117,13 @@ def analyze(view: GraphView, args: Args) -> Result:
     chunk, page = paginate(results, limit=args.limit, cursor=args.cursor,
                            fingerprint=fingerprint, tool=NAME)
     findings = [f for result in chunk for f in route_findings(view, result)]
+    # The TLS a backend is reached with: a policy that does not resolve fails its requests.
+    tls = {b.tls.ref: b.tls for result in chunk for b in result.backends if b.tls is not None}
+    findings.extend(f for key in sorted(tls) for f in backend_tls_findings(tls[key]))
     findings = list({(f.code, str(f.resource), f.summary): f for f in findings}.values())
     findings.sort(key=lambda f: (f.severity.rank, str(f.resource or ""), f.code, f.summary))
     notes = [note for result in chunk for note in result.notes]
+    notes.extend(note for key in sorted(tls) for note in tls[key].notes)
     for result in chunk:
         notes.extend(note for p in result.parents if p.gateway is not None
                      for note in p.gateway.notes)

@@ -323,6 +323,44 @@ INGRESS_RULE_CONFLICT = Code(
     "Ingresses of one class claim the same host, path and pathType: the controller serves "
     "only one of them.",
 )
+# NS0530-NS0549: policies attached through targetRefs (BackendTLSPolicy, GEP-713).
+BACKEND_TLS_POLICY_CONFLICTED = Code(
+    "NS0530", "BackendTLSPolicyConflicted", W, Category.TLS,
+    "An older BackendTLSPolicy (by creationTimestamp, then namespace/name) targets the same "
+    "Service and sectionName (Accepted=False/Conflicted): this policy is ignored there.",
+)
+BACKEND_TLS_POLICY_INVALID = Code(
+    "NS0531", "BackendTLSPolicyInvalid", C, Category.TLS,
+    "A BackendTLSPolicy's spec cannot be used (no hostname, neither or both of "
+    "caCertificateRefs and wellKnownCACertificates, an unknown wellKnownCACertificates "
+    "value): Accepted=False/Invalid.",
+)
+BACKEND_TLS_POLICY_TARGET_NOT_FOUND = Code(
+    "NS0532", "BackendTLSPolicyTargetNotFound", W, Category.TLS,
+    "No Service (or Service port named by sectionName) a BackendTLSPolicy targets exists: "
+    "the policy configures nothing (Accepted=False/TargetNotFound).",
+)
+BACKEND_TLS_CA_CERTIFICATE_REF_INVALID = Code(
+    "NS0533", "BackendTLSCACertificateRefInvalid", C, Category.TLS,
+    "A BackendTLSPolicy's caCertificateRef names a ConfigMap that does not exist "
+    "(ResolvedRefs=False/InvalidCACertificateRef): connections using it fail with 5xx.",
+)
+BACKEND_TLS_CA_CERTIFICATE_KIND_INVALID = Code(
+    "NS0534", "BackendTLSCACertificateKindInvalid", C, Category.TLS,
+    "A BackendTLSPolicy's caCertificateRef is not a core ConfigMap "
+    "(ResolvedRefs=False/InvalidKind); other kinds are implementation-specific.",
+)
+BACKEND_TLS_NO_VALID_CA_CERTIFICATE = Code(
+    "NS0535", "BackendTLSNoValidCACertificate", C, Category.TLS,
+    "Every caCertificateRef of a BackendTLSPolicy is invalid "
+    "(Accepted=False/NoValidCACertificate): the Gateway cannot verify the backend and "
+    "requests to it fail with 5xx.",
+)
+POLICY_TARGET_SECTION_NOT_FOUND = Code(
+    "NS0536", "PolicyTargetSectionNotFound", W, ROUTING,
+    "A policy's targetRef names a Gateway listener (sectionName) the Gateway does not have: "
+    "the policy applies nowhere on that Gateway.",
+)
 
 CODES: dict[str, Code] = {
     code.code: code for code in globals().values() if isinstance(code, Code)

@@ -31,6 +31,7 @@ from netsight.analyzers.routing.objects import (
     raw_hostnames,
 )
 from netsight.analyzers.routing.references import ready_endpoints
+from netsight.analyzers.routing.report import BackendTLSOut, backend_tls_out
 from netsight.analyzers.routing.requests import (
     Candidate,
     Request,
@@ -88,6 +89,7 @@ class BackendShare(OmitNone):
     reason: str | None = None
     ready_endpoints: int | None = None
     mirror: bool | None = None
+    tls: BackendTLSOut | None = None  # backend TLS (BackendTLSPolicy)
 
 
 class Layer(OmitNone):
@@ -245,7 +247,8 @@ def _layer(resolver: Resolver, state: GatewayState, listener: ListenerState,
         backend=b.ref.ref, port=b.ref.port, weight=b.ref.weight,
         share=round(100 * b.ref.weight / total, 1) if total and not b.ref.mirror else 0.0,
         resolved=b.ok, reason=b.reason, ready_endpoints=b.ready_endpoints,
-        mirror=True if b.ref.mirror else None) for b in resolutions]
+        mirror=True if b.ref.mirror else None,
+        tls=backend_tls_out(b.tls)) for b in resolutions]
     if redirect is not None:
         outcome = "redirect"
     elif not total:

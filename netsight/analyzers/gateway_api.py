@@ -4,25 +4,35 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from netsight.analyzers import check_gateway_status, check_route_resolution, diff_routes
+from netsight.analyzers import (
+    check_gateway_status,
+    check_route_resolution,
+    diff_routes,
+    gateway_get,
+)
 from netsight.analyzers.base import AnalyzerMetadata
 from netsight.analyzers.contracts import Finding
 from netsight.analyzers.routing.attachment import Resolver
+from netsight.analyzers.routing.backend_tls import BACKEND_TLS_POLICY
 from netsight.analyzers.routing.findings import gateway_findings, route_findings
 from netsight.analyzers.routing.objects import GATEWAY, is_gateway_api
+from netsight.analyzers.routing.policies import gateway_attachments
+from netsight.analyzers.routing.policy_findings import attachment_findings, backend_tls_findings
 from netsight.graph.store import GraphView
 
 METADATA = AnalyzerMetadata(
     name="gateway_api",
     description="Gateway API routes not accepted by their Gateways, unresolved or empty "
-    "backends, invalid or conflicting listeners, missing GatewayClasses, and controller "
-    "status that disagrees with the spec.",
-    reads=check_route_resolution.METADATA.reads,
+    "backends, invalid or conflicting listeners, missing GatewayClasses, controller "
+    "status that disagrees with the spec, BackendTLSPolicies that are not accepted or do "
+    "not resolve, and policies attached to listeners a Gateway does not have.",
+    reads=gateway_get.METADATA.reads,
     # The registry keeps one owner per code: the NS05xx range is registered here, including
     # the request codes only diff_routes reports (a request is not part of the config).
     codes=tuple(dict.fromkeys((*check_route_resolution.METADATA.codes,
                                *check_gateway_status.METADATA.codes,
-                               *diff_routes.METADATA.codes))),
+                               *diff_routes.METADATA.codes,
+                               *gateway_get.METADATA.codes))),
 )
 
 
@@ -38,6 +48,10 @@ def check(view: GraphView, namespace: str | None) -> Iterator[Finding]:
         if state is not None:
             resolver.count_attached(state)
             found.extend(gateway_findings(state))
+            found.extend(attachment_findings(state, gateway_attachments(view, state)))
+    for record in view.for_each(BACKEND_TLS_POLICY, namespace):
+        if is_gateway_api(record):
+            found.extend(backend_tls_findings(resolver.backend_tls.evaluate(record)))
     for finding in found:
         key = (finding.code, str(finding.resource), finding.summary)
         if key not in seen:

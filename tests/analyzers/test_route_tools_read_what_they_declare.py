@@ -11,6 +11,8 @@ from netsight.analyzers import (
     check_gateway_status,
     check_route_resolution,
     diff_routes,
+    gateway_get,
+    gateway_list,
     list_ingresses,
 )
 from netsight.analyzers.catalog import call_tool, to_json
@@ -19,7 +21,8 @@ from tests.conftest import store_from_yaml
 
 TOOLS = {module.NAME: module.METADATA for module in (check_route_resolution,
                                                      check_gateway_status, diff_routes,
-                                                     list_ingresses)}
+                                                     list_ingresses, gateway_list,
+                                                     gateway_get)}
 
 
 @pytest.mark.parametrize("tool", sorted(TOOLS))
@@ -37,6 +40,8 @@ def test_declared_reads_equal_what_the_tool_reads(tool: str) -> None:
 @pytest.mark.parametrize(("tool", "args"), [
     ("check_route_resolution", {"route": "infra/denied"}),
     ("check_gateway_status", {"gateway": "infra/edge"}),
+    ("gateway_get", {"gateway": "infra/edge"}),
+    ("gateway_list", {}),
 ])
 def test_compact_answer_about_one_object_stays_under_500_tokens(tool: str,
                                                                  args: dict[str, str]) -> None:

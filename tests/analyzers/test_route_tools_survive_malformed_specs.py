@@ -42,6 +42,29 @@ def objects(odd: Any) -> list[dict[str, Any]]:
          "metadata": {"name": "rg", "namespace": "a"}, "spec": {"from": odd, "to": [odd]}},
         {"apiVersion": GROUP, "kind": "GRPCRoute", "metadata": {"name": "q", "namespace": "a"},
          "spec": {"parentRefs": [{"name": "g"}], "rules": [{"matches": [{"method": odd}]}]}},
+        # Backend TLS and attached policies (targetRefs) with fields of every odd shape.
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "a"},
+         "spec": {"ports": [{"name": "https", "port": 443}]}},
+        {"apiVersion": GROUP, "kind": "HTTPRoute", "metadata": {"name": "t", "namespace": "a"},
+         "spec": {"parentRefs": [{"name": "g"}],
+                  "rules": [{"backendRefs": [{"name": "s", "port": 443}]}]}},
+        {"apiVersion": GROUP, "kind": "BackendTLSPolicy",
+         "metadata": {"name": "b1", "namespace": "a"},
+         "spec": {"targetRefs": [odd, {"kind": "Service", "name": "s", "sectionName": odd,
+                                       "group": odd}],
+                  "validation": odd}, "status": {"ancestors": odd}},
+        {"apiVersion": GROUP, "kind": "BackendTLSPolicy",
+         "metadata": {"name": "b2", "namespace": "a"},
+         "spec": {"targetRefs": [{"kind": "Service", "name": "s"}],
+                  "validation": {"hostname": odd, "caCertificateRefs": [odd, {"kind": odd}],
+                                 "wellKnownCACertificates": odd, "subjectAltNames": odd}},
+         "status": {"ancestors": [odd, {"ancestorRef": odd, "conditions": odd}]}},
+        {"apiVersion": "gateway.envoyproxy.io/v1alpha1", "kind": "SecurityPolicy",
+         "metadata": {"name": "p", "namespace": "a"},
+         "spec": {"targetRef": odd, "targetRefs": [
+             odd, {"group": GROUP.partition("/")[0], "kind": "Gateway", "name": "g",
+                   "sectionName": odd, "namespace": odd}]},
+         "status": {"ancestors": [{"ancestorRef": {"name": "g"}, "conditions": [odd]}]}},
     ]
 
 
@@ -51,6 +74,8 @@ def objects(odd: Any) -> list[dict[str, Any]]:
     ("check_gateway_status", {}),
     ("diff_routes", {"host": "a.example.com", "path": "/x"}),
     ("analyze_config", {"analyzers": ["gateway_api"]}),
+    ("gateway_get", {"gateway": "a/g"}),
+    ("gateway_list", {}),
 ])
 def test_odd_shapes_give_an_answer(odd: Any, tool: str, args: dict[str, Any]) -> None:
     store = GraphStore(source=Source.CLUSTER)

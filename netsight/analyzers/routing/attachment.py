@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import gateways, hostnames, mesh, rules
+from netsight.analyzers.routing.backend_tls import BackendTLSPolicies
 from netsight.analyzers.routing.objects import (
     GATEWAY,
     GRPC_ROUTE,
@@ -60,6 +61,7 @@ class Resolver:
     def __init__(self, view: GraphView) -> None:
         self.view = view
         self.grants = Grants(view)
+        self.backend_tls = BackendTLSPolicies(view)
         self._gateways: dict[str, gateways.GatewayState | None] = {}
         self._labels: dict[str, dict[str, str]] = {}
         self._routes: dict[str, Route] = {}
@@ -115,7 +117,8 @@ class Resolver:
         done = self._results.get(route.record.key)
         if done is not None and done.route is route:
             return done
-        backends = [resolve_backend(self.view, self.grants, route, ref, self._ready)
+        backends = [resolve_backend(self.view, self.grants, route, ref, self._ready,
+                                    self.backend_tls)
                     for ref in route.backend_refs]
         resolved = _resolved_refs(backends)
         dropped = rules.invalid_rules(route)

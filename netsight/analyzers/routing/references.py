@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from netsight.analyzers.routing import conditions as c
+from netsight.analyzers.routing.backend_tls import BackendTLSPolicies, BackendTLSState
 from netsight.analyzers.routing.objects import (
     GATEWAY,
     GATEWAY_GROUP,
@@ -75,6 +76,7 @@ class BackendResolution:
     message: str
     ready_endpoints: int | None = None  # None: not known from the input
     external_name: bool = False  # a Service of type ExternalName (implementation-specific)
+    tls: BackendTLSState | None = None  # the BackendTLSPolicy for this Service port, if any
 
     @property
     def ok(self) -> bool:
@@ -82,8 +84,10 @@ class BackendResolution:
 
 
 def resolve_backend(view: GraphView, grants: Grants, route: Route, ref: BackendRef,
-                    ready: dict[str, int | None] | None = None) -> BackendResolution:
-    """Resolve one backendRef; ``ready`` caches ready endpoint counts by Service key."""
+                    ready: dict[str, int | None] | None = None,
+                    tls: BackendTLSPolicies | None = None) -> BackendResolution:
+    """Resolve one backendRef; ``ready`` caches ready endpoint counts by Service key,
+    ``tls`` BackendTLSPolicies evaluated for earlier backends."""
     where = f"{ref.path} ({ref.kind} {ref.ref})"
     # BackendObjectReference: Service in the core group is Core support; anything else is
     # extended or implementation-specific, which netsight does not model.
@@ -109,12 +113,14 @@ def resolve_backend(view: GraphView, grants: Grants, route: Route, ref: BackendR
         return BackendResolution(ref, c.BACKEND_NOT_FOUND,
                                  f"{where}: Service has no port {ref.port} (ports: {have})")
     external = service.type == "ExternalName"
+    policy = (tls or BackendTLSPolicies(view)).for_backend(service, ref.port)
     if ready is None:
         return BackendResolution(ref, None, f"{where}: resolved",
-                                 ready_endpoints(view, service), external)
+                                 ready_endpoints(view, service), external, policy)
     if service.key not in ready:
         ready[service.key] = ready_endpoints(view, service)
-    return BackendResolution(ref, None, f"{where}: resolved", ready[service.key], external)
+    return BackendResolution(ref, None, f"{where}: resolved", ready[service.key], external,
+                             policy)
 
 
 def ready_endpoints(view: GraphView, service: ServiceRecord) -> int | None:

@@ -14,6 +14,7 @@ from netsight.analyzers.contracts import DETAIL, Model, OmitNone
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import observed
 from netsight.analyzers.routing.attachment import ParentResult, RouteResult
+from netsight.analyzers.routing.backend_tls import BackendTLSState
 from netsight.analyzers.routing.gateways import GatewayState, ListenerState
 from netsight.analyzers.routing.references import BackendResolution
 
@@ -69,6 +70,40 @@ class Parent(OmitNone):
         default=None, description="Condition types whose status the controller set otherwise")
 
 
+# --- backend TLS (BackendTLSPolicy) ----------------------------------------------------------
+
+
+class BackendTLSOut(OmitNone):
+    policy: str = Field(description='The BackendTLSPolicy that applies ("namespace/name")')
+    hostname: str | None = Field(default=None, description="SNI the Gateway sends and the "
+                                 "name the backend's certificate must match")
+    subject_alt_names: list[str] | None = None
+    ca_certificates: list[str] | None = Field(
+        default=None, description='caCertificateRefs as "Kind/name", or "System" '
+        "(wellKnownCACertificates)")
+    accepted: Condition
+    resolved_refs: Condition
+
+
+def backend_tls_out(state: BackendTLSState | None) -> BackendTLSOut | None:
+    if state is None:
+        return None
+    cas = [f"{r.kind or '?'}/{r.name}" for r in state.ca_refs]
+    if state.well_known:
+        cas.append(state.well_known)
+    return BackendTLSOut(
+        policy=state.ref,
+        hostname=state.hostname,
+        subject_alt_names=list(state.subject_alt_names) or None,
+        ca_certificates=cas or None,
+        accepted=computed(state.conditions)[c.ACCEPTED],
+        resolved_refs=computed(state.conditions)[c.RESOLVED_REFS],
+    )
+
+
+# -----------------------------------------------------------------------------------------------
+
+
 class Backend(OmitNone):
     backend: str = Field(description='"namespace/name"')
     kind: str | None = Field(default=None, description="Left out for Services")
@@ -80,6 +115,8 @@ class Backend(OmitNone):
     reason: str | None = None
     ready_endpoints: int | None = Field(default=None,
                                         description="Ready endpoints; absent: not known")
+    tls: BackendTLSOut | None = Field(default=None, description="The BackendTLSPolicy for "
+                                      "this Service port; absent: plain-text")
 
 
 class RouteOut(OmitNone):
@@ -133,6 +170,7 @@ def _backend(resolution: BackendResolution) -> Backend:
         resolved=resolution.ok,
         reason=resolution.reason,
         ready_endpoints=resolution.ready_endpoints,
+        tls=backend_tls_out(resolution.tls),
     )
 
 
