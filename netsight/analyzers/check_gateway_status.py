@@ -12,6 +12,7 @@ from netsight.analyzers.contracts import ErrorCode, Finding, Page, ToolFailure, 
 from netsight.analyzers.paging import paginate, query_fingerprint
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.attachment import Resolver
+from netsight.analyzers.routing.backend_tls import CONFIG_MAP
 from netsight.analyzers.routing.findings import gateway_findings
 from netsight.analyzers.routing.gateways import GatewayState
 from netsight.analyzers.routing.objects import GATEWAY, is_gateway_api
@@ -29,8 +30,9 @@ METADATA = AnalyzerMetadata(
     "Accepted/ResolvedRefs/Programmed/Conflicted conditions with the spec's reasons "
     "(InvalidRouteKinds, InvalidCertificateRef, ...); GatewayClass problems; side by side "
     "with the status the cluster's controller wrote.",
-    # attachedRoutes needs every route's resolution, so this reads what routes read.
-    reads=ROUTES_METADATA.reads,
+    # attachedRoutes needs every route's resolution, so this reads what routes read; but
+    # not ConfigMaps: the conditions of a backend's BackendTLSPolicy are not part of it.
+    reads=ROUTES_METADATA.reads - {CONFIG_MAP},
     codes=(codes.GATEWAY_CLASS_UNAVAILABLE, codes.LISTENER_INVALID_ROUTE_KINDS,
            codes.LISTENER_CERTIFICATE_REF_INVALID, codes.LISTENER_CONFLICTED,
            codes.LISTENER_NOT_ACCEPTED, codes.CONTROLLER_STATUS_DISAGREES),

@@ -10,11 +10,12 @@ from pydantic import Field
 
 from netsight.analyzers import codes
 from netsight.analyzers.arguments import NamespacedName, ToolArgs
-from netsight.analyzers.base import AnalyzerMetadata, did_you_mean, metadata
+from netsight.analyzers.base import AnalyzerMetadata, did_you_mean, evidence, metadata, ref
 from netsight.analyzers.check_route_resolution import METADATA as ROUTES_METADATA
 from netsight.analyzers.contracts import ErrorCode, Finding, OmitNone, ToolFailure, ToolResult
 from netsight.analyzers.gateway_list import addresses
 from netsight.analyzers.routing import conditions as c
+from netsight.analyzers.routing import observed
 from netsight.analyzers.routing.attachment import Resolver, RouteResult
 from netsight.analyzers.routing.backend_tls import BackendTLSState
 from netsight.analyzers.routing.findings import gateway_findings
@@ -112,6 +113,8 @@ class BackendTLSPolicyOut(OmitNone):
     observed: dict[str, Condition] | None = Field(
         default=None, description="status.ancestors conditions the controller wrote for "
         "this Gateway")
+    disagrees: list[str] | None = Field(
+        default=None, description="Condition types whose status the controller set otherwise")
 
 
 class Result(ToolResult):
@@ -203,10 +206,29 @@ def _backend_tls(resolver: Resolver, state: GatewayState, results: list[RouteRes
         tls = policies[key]
         shown = backend_tls_out(tls)
         assert shown is not None
+        seen = ancestor_conditions(tls.record, state.record)
         out.append(BackendTLSPolicyOut(
-            services=sorted(applies[key]), tls=shown,
-            observed=as_observed(ancestor_conditions(tls.record, state.record))))
+            services=sorted(applies[key]), tls=shown, observed=as_observed(seen),
+            disagrees=observed.disagreements(tls.conditions, seen) or None))
     return out, [policies[k] for k in sorted(policies)]
+
+
+def _disagreements(state: GatewayState, backend_tls: list[BackendTLSPolicyOut],
+                   tls_states: list[BackendTLSState]) -> list[Finding]:
+    found = []
+    for shown, tls in zip(backend_tls, tls_states, strict=True):
+        if shown.disagrees:
+            record = tls.record
+            found.append(codes.CONTROLLER_STATUS_DISAGREES.finding(
+                ref(record), f"BackendTLSPolicy {tls.ref} on Gateway {state.ref}: controller "
+                f"status disagrees on {', '.join(shown.disagrees)}",
+                detail="The controller wrote a status.ancestors entry for this Gateway other "
+                "than what a conformant controller would set for the current spec: the status "
+                "may be stale, or the controller decides otherwise.",
+                suggestion="Compare 'observed' with 'tls' in backendTls; check the "
+                "controller's logs and the condition's observedGeneration.",
+                evidence=[evidence(record, "status.ancestors", shown.disagrees)]))
+    return found
 
 
 def analyze(view: GraphView, args: Args) -> Result:
@@ -219,7 +241,8 @@ def analyze(view: GraphView, args: Args) -> Result:
     attachments = gateway_attachments(view, state)
     policies = [_policy(state, a, routes) for a in attachments]
     backend_tls, tls_states = _backend_tls(resolver, state, results)
-    findings = [*gateway_findings(state), *attachment_findings(state, attachments)]
+    findings = [*gateway_findings(state), *attachment_findings(state, attachments),
+                *_disagreements(state, backend_tls, tls_states)]
     for tls in tls_states:
         findings.extend(backend_tls_findings(tls))
     findings.sort(key=lambda f: (f.severity.rank, str(f.resource or ""), f.code, f.summary))

@@ -85,18 +85,49 @@ class CARef:
 
 @dataclass(eq=False)
 class BackendTLSState:
+    """One BackendTLSPolicy as read, with its conditions computed on first use: route
+    resolution finds the policy of every backend, but only some answers show it."""
+
     record: Record
     targets: tuple[PolicyTarget, ...]
     hostname: str | None
     ca_refs: tuple[CARef, ...]
     well_known: str | None
     subject_alt_names: tuple[str, ...]  # "Hostname:x" or "URI:y"
-    conditions: dict[str, c.Cond] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    # Per failed reference: (field path, reason) — for findings.
-    ref_problems: list[tuple[str, str, str]] = field(default_factory=list)
+    owner: BackendTLSPolicies | None = field(default=None, repr=False)
+    _conditions: dict[str, c.Cond] | None = field(default=None, repr=False)
+    _notes: list[str] = field(default_factory=list, repr=False)
+    # Per failed reference: (field path, reason, message) — for findings.
+    _ref_problems: list[tuple[str, str, str]] = field(default_factory=list, repr=False)
     # Targets another policy takes: (target description, the winner's namespace/name).
-    lost: list[tuple[str, str]] = field(default_factory=list)
+    _lost: list[tuple[str, str]] = field(default_factory=list, repr=False)
+
+    def _evaluated(self) -> None:
+        if self._conditions is None:
+            self._conditions = {}
+            if self.owner is not None:
+                self.owner.compute_conditions(self)
+
+    @property
+    def conditions(self) -> dict[str, c.Cond]:
+        self._evaluated()
+        assert self._conditions is not None
+        return self._conditions
+
+    @property
+    def notes(self) -> list[str]:
+        self._evaluated()
+        return self._notes
+
+    @property
+    def ref_problems(self) -> list[tuple[str, str, str]]:
+        self._evaluated()
+        return self._ref_problems
+
+    @property
+    def lost(self) -> list[tuple[str, str]]:
+        self._evaluated()
+        return self._lost
 
     @property
     def ref(self) -> str:
@@ -147,6 +178,7 @@ class BackendTLSPolicies:
     def __init__(self, view: GraphView) -> None:
         self.view = view
         self._states: dict[str, BackendTLSState] = {}
+        self._for_backend: dict[tuple[str, int | None], BackendTLSState | None] = {}
         self._configmaps_known: bool | None = None
 
     def of_service(self, service_key: str) -> list[Record]:
@@ -155,16 +187,26 @@ class BackendTLSPolicies:
                                                kind=BACKEND_TLS_POLICY) if is_gateway_api(r)]
 
     def evaluate(self, record: Record) -> BackendTLSState:
+        """The policy, read once per answer; its conditions are computed when first read."""
         state = self._states.get(record.key)
         if state is None or state.record is not record:
             state = self._states[record.key] = read_policy(record)
-            self._conditions(state)
+            state.owner = self
         return state
+
+    def targets(self, record: Record) -> tuple[PolicyTarget, ...]:
+        return self.evaluate(record).targets
 
     def for_backend(self, service: ServiceRecord, port: int | None) -> BackendTLSState | None:
         """The policy that configures TLS to this Service port, if any: one naming the
         port's name in sectionName before one naming the whole Service; among equals, the
         one with precedence."""
+        key = (service.key, port)
+        if key not in self._for_backend:
+            self._for_backend[key] = self._choose(service, port)
+        return self._for_backend[key]
+
+    def _choose(self, service: ServiceRecord, port: int | None) -> BackendTLSState | None:
         policies = self.of_service(service.key)
         if not policies:
             return None
@@ -172,7 +214,7 @@ class BackendTLSPolicies:
         best: tuple[int, tuple[str, str, str]] | None = None
         chosen: Record | None = None
         for record in policies:
-            for target in read_policy(record).targets:
+            for target in self.targets(record):
                 if not target.is_service or target.name != service.name:
                     continue
                 if target.section_name is None:
@@ -188,7 +230,7 @@ class BackendTLSPolicies:
 
     # --- conditions --------------------------------------------------------------------------
 
-    def _conditions(self, state: BackendTLSState) -> None:
+    def compute_conditions(self, state: BackendTLSState) -> None:
         resolved, usable = self._resolved_refs(state)
         state.conditions[c.RESOLVED_REFS] = resolved
         state.conditions[c.ACCEPTED] = self._invalid(state) or self._targets(state) or (
@@ -260,7 +302,7 @@ class BackendTLSPolicies:
                     continue
                 same_port = any(t.is_service and t.name == target.name
                                 and t.section_name == target.section_name
-                                for t in read_policy(rival).targets)
+                                for t in self.targets(rival))
                 if same_port and (winner is None or seniority(rival) < seniority(winner)):
                     winner = rival
             if winner is not None:
