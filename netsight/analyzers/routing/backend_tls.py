@@ -233,10 +233,15 @@ class BackendTLSPolicies:
     def compute_conditions(self, state: BackendTLSState) -> None:
         resolved, usable = self._resolved_refs(state)
         state.conditions[c.RESOLVED_REFS] = resolved
-        state.conditions[c.ACCEPTED] = self._invalid(state) or self._targets(state) or (
-            c.false(NO_VALID_CA_CERTIFICATE, f"no valid caCertificateRef: {resolved.message}")
-            if state.ca_refs and usable == 0 else None) or self._conflicts(state) or \
-            c.true(c.ACCEPTED, "policy accepted")
+        accepted = self._invalid(state)
+        if accepted is None:
+            accepted, found = self._targets(state)
+            if accepted is None and state.ca_refs and usable == 0:
+                accepted = c.false(NO_VALID_CA_CERTIFICATE,
+                                   f"no valid caCertificateRef: {resolved.message}")
+            if accepted is None:
+                accepted = self._conflicts(state, found)
+        state.conditions[c.ACCEPTED] = accepted or c.true(c.ACCEPTED, "policy accepted")
 
     def _invalid(self, state: BackendTLSState) -> c.Cond | None:
         """Accepted=False/Invalid: a spec the API server's validation would refuse, or a
@@ -262,9 +267,11 @@ class BackendTLSPolicies:
                                "(else Accepted=False/Invalid) is not evaluated")
         return None
 
-    def _targets(self, state: BackendTLSState) -> c.Cond | None:
+    def _targets(self, state: BackendTLSState) -> tuple[c.Cond | None, list[PolicyTarget]]:
+        """(Accepted=False/TargetNotFound or Unknown, else None; the Service targets found)."""
         ns = state.record.namespace
-        found, missing = 0, []
+        found: list[PolicyTarget] = []
+        missing = []
         for target in state.targets:
             if not target.is_service:
                 state.notes.append(f"BackendTLSPolicy {state.ref} {target.path}: "
@@ -280,22 +287,21 @@ class BackendTLSPolicies:
                 missing.append(f"{target.describe(ns)}: the Service has no port named "
                                f"{target.section_name} (named ports: {names})")
             else:
-                found += 1
-        if found or not missing:
+                found.append(target)
+        if found:
             for problem in missing:
                 state.notes.append(f"BackendTLSPolicy {state.ref}: {problem}")
-            return None if found or not state.targets else c.unknown(
-                "only implementation-specific targets")
-        return c.false(TARGET_NOT_FOUND, "; ".join(missing))
+            return None, found
+        if missing:
+            return c.false(TARGET_NOT_FOUND, "; ".join(missing)), found
+        return c.unknown("only implementation-specific targets, not evaluated"), found
 
-    def _conflicts(self, state: BackendTLSState) -> c.Cond | None:
+    def _conflicts(self, state: BackendTLSState, found: list[PolicyTarget]) -> c.Cond | None:
+        """Accepted=False/Conflicted when a policy with precedence takes every target found;
+        losing only some is noted."""
         ns = state.record.namespace
         mine = seniority(state.record)
-        contested = 0
-        for target in state.targets:
-            if not target.is_service:
-                continue
-            contested += 1
+        for target in found:
             winner = None
             for rival in self.of_service(make_key(Kind.SERVICE, ns, target.name)):
                 if rival.key == state.record.key or seniority(rival) >= mine:
@@ -312,7 +318,7 @@ class BackendTLSPolicies:
         taken = "; ".join(f"{what} is taken by BackendTLSPolicy {winner}, which has "
                           "precedence (older, or first by namespace/name)"
                           for what, winner in state.lost)
-        if len(state.lost) == contested:
+        if len(state.lost) == len(found):
             return c.false(CONFLICTED, taken)
         state.notes.append(f"BackendTLSPolicy {state.ref}: {taken}")
         return None
