@@ -17,7 +17,7 @@ from netsight.analyzers.gateway_list import addresses
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import observed
 from netsight.analyzers.routing.attachment import Resolver, RouteResult
-from netsight.analyzers.routing.backend_tls import BackendTLSState
+from netsight.analyzers.routing.backend_tls import BACKEND_TLS_POLICY, BackendTLSState
 from netsight.analyzers.routing.findings import gateway_findings
 from netsight.analyzers.routing.gateways import GatewayState
 from netsight.analyzers.routing.objects import (
@@ -259,6 +259,11 @@ def analyze(view: GraphView, args: Args) -> Result:
                          "merges or orders them is provider-specific and not evaluated")
     for tls in tls_states:
         notes.extend(tls.notes)
+    # A kind RBAC forbids (or not listed yet) is empty in the graph, not in the cluster.
+    for kind in sorted({kind for _, kind in KNOWN_KINDS} | {BACKEND_TLS_POLICY}):
+        reason = view.unreadable(kind)
+        if reason is not None:
+            notes.append(f"{reason}: policies of this kind may be missing from the answer")
     return Result(
         metadata=metadata(view, state.record.namespace),
         gateway=gateway_out(state),

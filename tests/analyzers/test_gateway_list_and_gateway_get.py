@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from netsight.analyzers.catalog import call_tool, to_json
-from netsight.graph.store import GraphStore
+from netsight.graph.store import GraphStore, KindStatus, SyncState
 from tests.analyzers.test_testdata import TESTDATA
 from tests.conftest import store_from_yaml
 
@@ -62,6 +62,15 @@ def test_a_policy_on_another_gateway_or_deleted_is_not_attached() -> None:
     after = answer(store, "gateway_get", {"gateway": "infra/edge"})
     assert "infra/jwt" not in {p["policy"] for p in after["policies"]
                                if p["kind"] == "SecurityPolicy"}
+
+
+def test_a_policy_kind_that_cannot_be_listed_is_named_instead_of_taken_as_none() -> None:
+    store = store_from_yaml(CLUSTER)
+    store.sync["SecurityPolicy"] = KindStatus("SecurityPolicy", state=SyncState.FORBIDDEN,
+                                              last_error="403 Forbidden")
+    data = answer(store, "gateway_get", {"gateway": "infra/mixed"})
+    assert data["notEvaluated"] == ["SecurityPolicy: listing is forbidden (403 Forbidden): "
+                                    "policies of this kind may be missing from the answer"]
 
 
 def test_a_backend_without_a_policy_has_no_tls() -> None:
