@@ -124,6 +124,9 @@ def analyze(view: GraphView, args: Args) -> Result:
     findings.sort(key=lambda f: (f.severity.rank, str(f.resource or ""), f.code, f.summary))
     notes = [note for result in chunk for note in result.notes]
     notes.extend(note for key in sorted(tls) for note in tls[key].notes)
+    unlisted = view.unreadable(BACKEND_TLS_POLICY)
+    if unlisted is not None:
+        notes.append(f"{unlisted}: a backend shown without tls may have a BackendTLSPolicy")
     for result in chunk:
         notes.extend(note for p in result.parents if p.gateway is not None
                      for note in p.gateway.notes)

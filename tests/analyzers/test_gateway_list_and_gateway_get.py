@@ -78,3 +78,11 @@ def test_a_backend_without_a_policy_has_no_tls() -> None:
     backends = {(b["backend"], b["port"]): b for b in data["routes"][0]["backends"]}
     assert "tls" not in backends[("shop/plain", 80)]
     assert backends[("shop/web", 443)]["tls"]["policy"] == "shop/web-port"
+
+
+def test_backend_tls_that_cannot_be_listed_is_not_taken_as_plain_text() -> None:
+    store = store_from_yaml(ROUTES)
+    store.sync["BackendTLSPolicy"] = KindStatus("BackendTLSPolicy", state=SyncState.SYNCING)
+    data = answer(store, "check_route_resolution", {"route": "shop/shop"})
+    assert "BackendTLSPolicy: not listed yet (syncing): a backend shown without tls may have " \
+        "a BackendTLSPolicy" in data["notEvaluated"]
