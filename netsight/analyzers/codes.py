@@ -361,6 +361,11 @@ POLICY_TARGET_SECTION_NOT_FOUND = Code(
     "A policy's targetRef names a Gateway listener (sectionName) the Gateway does not have: "
     "the policy applies nowhere on that Gateway.",
 )
+POLICY_TARGET_NOT_FOUND = Code(
+    "NS0537", "PolicyTargetNotFound", W, ROUTING,
+    "A policy's targetRef names a Gateway, route or GatewayClass that does not exist: the "
+    "policy applies nowhere until it does.",
+)
 
 CODES: dict[str, Code] = {
     code.code: code for code in globals().values() if isinstance(code, Code)

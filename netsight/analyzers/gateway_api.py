@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from netsight.analyzers import (
     check_gateway_status,
     check_route_resolution,
+    codes,
     diff_routes,
     gateway_get,
 )
@@ -16,8 +17,13 @@ from netsight.analyzers.routing.attachment import Resolver
 from netsight.analyzers.routing.backend_tls import BACKEND_TLS_POLICY
 from netsight.analyzers.routing.findings import gateway_findings, route_findings
 from netsight.analyzers.routing.objects import GATEWAY, is_gateway_api
-from netsight.analyzers.routing.policies import gateway_attachments
-from netsight.analyzers.routing.policy_findings import attachment_findings, backend_tls_findings
+from netsight.analyzers.routing.policies import KNOWN_KINDS, gateway_attachments
+from netsight.analyzers.routing.policy_findings import (
+    attachment_findings,
+    backend_tls_findings,
+    missing_target_findings,
+)
+from netsight.graph.model import api_group
 from netsight.graph.store import GraphView
 
 METADATA = AnalyzerMetadata(
@@ -25,14 +31,15 @@ METADATA = AnalyzerMetadata(
     description="Gateway API routes not accepted by their Gateways, unresolved or empty "
     "backends, invalid or conflicting listeners, missing GatewayClasses, controller "
     "status that disagrees with the spec, BackendTLSPolicies that are not accepted or do "
-    "not resolve, and policies attached to listeners a Gateway does not have.",
+    "not resolve, and policies attached to listeners or objects that do not exist.",
     reads=gateway_get.METADATA.reads,
     # The registry keeps one owner per code: the NS05xx range is registered here, including
     # the request codes only diff_routes reports (a request is not part of the config).
     codes=tuple(dict.fromkeys((*check_route_resolution.METADATA.codes,
                                *check_gateway_status.METADATA.codes,
                                *diff_routes.METADATA.codes,
-                               *gateway_get.METADATA.codes))),
+                               *gateway_get.METADATA.codes,
+                               codes.POLICY_TARGET_NOT_FOUND))),
 )
 
 
@@ -52,6 +59,10 @@ def check(view: GraphView, namespace: str | None) -> Iterator[Finding]:
     for record in view.for_each(BACKEND_TLS_POLICY, namespace):
         if is_gateway_api(record):
             found.extend(backend_tls_findings(resolver.backend_tls.evaluate(record)))
+    for group, kind in KNOWN_KINDS:
+        for record in view.for_each(kind, namespace):
+            if api_group(record.api_version) == group:
+                found.extend(missing_target_findings(view, record))
     for finding in found:
         key = (finding.code, str(finding.resource), finding.summary)
         if key not in seen:

@@ -13,14 +13,24 @@ from netsight.analyzers.contracts import Finding
 from netsight.analyzers.routing import backend_tls as tls
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.gateways import GatewayState
+from netsight.analyzers.routing.objects import GATEWAY_GROUP, as_list, as_map, spec_of
 from netsight.analyzers.routing.policies import Attachment
+from netsight.graph.policy_attachment import target_key
+from netsight.graph.records import Record
+from netsight.graph.store import GraphView
 
 BACKEND_TLS_CODES = (codes.BACKEND_TLS_POLICY_CONFLICTED, codes.BACKEND_TLS_POLICY_INVALID,
                      codes.BACKEND_TLS_POLICY_TARGET_NOT_FOUND,
                      codes.BACKEND_TLS_CA_CERTIFICATE_REF_INVALID,
                      codes.BACKEND_TLS_CA_CERTIFICATE_KIND_INVALID,
                      codes.BACKEND_TLS_NO_VALID_CA_CERTIFICATE)
+# What gateway_get reports; analyze_config adds POLICY_TARGET_NOT_FOUND (a policy no
+# Gateway's answer reaches).
 CODES = (*BACKEND_TLS_CODES, codes.POLICY_TARGET_SECTION_NOT_FOUND)
+# Targets whose absence a policy of a known provider kind cannot mean anything but a typo
+# or an object yet to be created: the Gateway API's own kinds.
+_GATEWAY_API_TARGETS = frozenset({"Gateway", "GatewayClass", "HTTPRoute", "GRPCRoute",
+                                  "TLSRoute", "TCPRoute", "UDPRoute"})
 
 _ACCEPTED = {
     tls.CONFLICTED: (codes.BACKEND_TLS_POLICY_CONFLICTED, "spec.targetRefs",
@@ -90,4 +100,31 @@ def attachment_findings(gateway: GatewayState, attachments: list[Attachment]) ->
                 "to target the whole Gateway.",
                 evidence=[evidence(policy, f"{attachment.path}.sectionName",
                                    attachment.section_name)]))
+    return found
+
+
+def missing_target_findings(view: GraphView, policy: Record) -> list[Finding]:
+    """A targetRef to a Gateway API object (Gateway, route, GatewayClass) that does not
+    exist. BackendTLSPolicy reports its own (TargetNotFound)."""
+    spec = spec_of(policy)
+    refs = [(f"spec.targetRefs[{i}]", as_map(r))
+            for i, r in enumerate(as_list(spec.get("targetRefs")))]
+    if isinstance(spec.get("targetRef"), dict):
+        refs.append(("spec.targetRef", as_map(spec.get("targetRef"))))
+    found = []
+    name = f"{policy.kind.partition('.')[0]} {policy.namespace}/{policy.name}"
+    for path, raw in refs:
+        if raw.get("group") != GATEWAY_GROUP or raw.get("kind") not in _GATEWAY_API_TARGETS:
+            continue
+        key = target_key(raw, policy.namespace)
+        if key is None or view.exists(key):
+            continue
+        what = f"{raw['kind']} {key.partition('/')[2]}"
+        found.append(codes.POLICY_TARGET_NOT_FOUND.finding(
+            ref(policy), f"{name}: target {what} not found",
+            detail=f"{path} names {what}, which does not exist: the policy applies nowhere "
+            "until it does.",
+            suggestion="Fix the targetRef's name (and kind), or create the target.",
+            evidence=[evidence(policy, path, {k: raw.get(k) for k in ("group", "kind", "name")
+                                              if raw.get(k) is not None})]))
     return found
