@@ -10,7 +10,7 @@ from typing import Any
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.backend_tls import BackendTLSPolicies
 from netsight.graph.records import ServiceRecord
-from netsight.graph.store import GraphStore
+from netsight.graph.store import GraphStore, KindStatus, Source, SyncState
 
 V1 = "gateway.networking.k8s.io/v1"
 
@@ -75,3 +75,26 @@ def test_only_implementation_specific_targets_leave_accepted_unknown() -> None:
     found = evaluate(policy("odd", "2026-01-01T00:00:00Z",
                             {"group": "example.com", "kind": "Backend", "name": "x"}))
     assert found["odd"][c.ACCEPTED].status == c.UNKNOWN
+
+
+def test_configmaps_watched_by_name_on_a_cluster_decide_existence() -> None:
+    store = GraphStore(source=Source.CLUSTER)
+    for raw in (service("web"), policy("web", "2026-01-01T00:00:00Z", svc("web"))):
+        store.apply("ADDED", raw)
+    raw = policy("web", "2026-01-01T00:00:00Z", svc("web"))
+    raw["spec"]["validation"] = {"hostname": "web.example.com", "caCertificateRefs": [
+        {"group": "", "kind": "ConfigMap", "name": "web-ca"}]}
+    store.apply("MODIFIED", raw)
+
+    def resolved_refs() -> c.Cond:
+        record = store.view().get("BackendTLSPolicy/shop/web")
+        assert record is not None
+        return BackendTLSPolicies(store.view()).evaluate(record).conditions[c.RESOLVED_REFS]
+
+    assert resolved_refs().status == c.UNKNOWN  # ConfigMaps not watched
+    store.sync["ConfigMap"] = KindStatus("ConfigMap", state=SyncState.SYNCED,
+                                         synced_at=1.0)
+    assert resolved_refs().reason == "InvalidCACertificateRef"
+    store.apply("ADDED", {"apiVersion": "v1", "kind": "ConfigMap",
+                          "metadata": {"name": "web-ca", "namespace": "shop"}})
+    assert resolved_refs().ok

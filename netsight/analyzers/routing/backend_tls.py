@@ -14,9 +14,9 @@ either ``caCertificateRefs`` (one ConfigMap is Core support) or
   conflict: the port's is more specific and applies there.
 - ResolvedRefs: False/InvalidKind for a ref that is not a core ConfigMap, False/
   InvalidCACertificateRef for one that does not exist. ConfigMap existence is decided only
-  when the graph holds ConfigMaps (manifests); a live graph does not watch them, and then
-  the condition is Unknown rather than guessed. Nothing reads the ``ca.crt`` key: the graph
-  keeps no ConfigMap data.
+  where the graph knows every ConfigMap: manifests, or a cluster whose ConfigMaps are
+  watched by name (SECRET_METADATA); otherwise the condition is Unknown rather than
+  guessed. Nothing reads the ``ca.crt`` key: the graph keeps no ConfigMap data.
 
 Targets are found through the graph's ``target_ref`` edges (graph/policy_attachment.py):
 the policies of a Service are its incoming edges, not a scan of every policy.
@@ -179,7 +179,6 @@ class BackendTLSPolicies:
         self.view = view
         self._states: dict[str, BackendTLSState] = {}
         self._for_backend: dict[tuple[str, int | None], BackendTLSState | None] = {}
-        self._configmaps_known: bool | None = None
 
     def of_service(self, service_key: str) -> list[Record]:
         """BackendTLSPolicies whose targetRefs name the Service (the graph's edges)."""
@@ -330,13 +329,16 @@ class BackendTLSPolicies:
         ns = state.record.namespace
         failed: list[tuple[str, str]] = []
         undecided = []
+        # The graph keeps a ConfigMap's identity only (watched as metadata, like Secrets). If
+        # ConfigMaps are not watched, or may not be listed, a missing one may still exist.
+        untracked = self.view.untracked(CONFIG_MAP)
         for ref in state.ca_refs:
             where = f"{ref.path} ({ref.kind or '?'} {ns}/{ref.name})"
             problem: tuple[str, str] | None = None
             if (ref.group, ref.kind) != ("", CONFIG_MAP):
                 problem = (c.INVALID_KIND, f"{where}: kind {ref.kind or '(none)'} of group "
                            f"{ref.group or 'core'} is not supported (a core ConfigMap is)")
-            elif not self.configmaps_known():
+            elif untracked is not None:
                 undecided.append(where)
             elif not self.view.exists(make_key(CONFIG_MAP, ns, ref.name)):
                 missing = "not in the input" if self.view.source is Source.MANIFESTS \
@@ -355,16 +357,7 @@ class BackendTLSPolicies:
             return c.false(reason, message + more), usable
         if undecided:
             state.notes.append(f"BackendTLSPolicy {state.ref} {', '.join(undecided)}: "
-                               "ConfigMap existence not evaluated (ConfigMaps are not watched)")
-            return c.unknown("ConfigMap existence not evaluated (ConfigMaps are not "
-                             "watched)"), usable
+                               f"ConfigMap existence not evaluated ({untracked})")
+            return c.unknown(f"ConfigMap existence not evaluated ({untracked})"), usable
         return c.true(c.RESOLVED_REFS, "caCertificateRefs resolved (the ca.crt key is not "
                       "checked: the graph keeps no ConfigMap data)"), usable
-
-    def configmaps_known(self) -> bool:
-        """Whether the graph can say a ConfigMap does not exist: manifests carry what there
-        is; a live graph holds ConfigMaps only if they are watched (they are not)."""
-        if self._configmaps_known is None:
-            self._configmaps_known = self.view.source is Source.MANIFESTS or \
-                self.view.count(CONFIG_MAP) > 0
-        return self._configmaps_known
