@@ -29,6 +29,10 @@ class RecordingView(GraphView):
         self.read.add(kind)
         return super().for_each(kind, namespace)
 
+    def untracked(self, kind: str) -> str | None:
+        self.read.add(kind)  # whether a missing object of the kind may exist is about it
+        return super().untracked(kind)
+
     def count(self, kind: str, namespace: str | None = None) -> int:
         self.read.add(kind)
         return super().count(kind, namespace)
