@@ -84,10 +84,11 @@ def analyze(view: GraphView, args: Args) -> Result:
     # source's IPs meet every destination's ingress ipBlocks, which matter only when
     # several source pods are grouped.
     blocks = policy_blocks(engine, resolved.endpoints, Direction.EGRESS)
+    mesh = engine.istio.anywhere()
     fixed = fixed_groups(((e, None) for e in resolved.endpoints),
-                         policy_blocks(engine) if len(resolved.endpoints) > 1 else ())
+                         policy_blocks(engine) if len(resolved.endpoints) > 1 else (), mesh)
     source_external = resolved.endpoints[0].external
-    peers = group(cluster_endpoints(view, resolved.endpoints), blocks, True)
+    peers = group(cluster_endpoints(view, resolved.endpoints), blocks, True, mesh)
     several = len(resolved.endpoints) > 1
     reasons: dict[str, None] = {}
     entries: list[PeerOut] = []

@@ -80,7 +80,8 @@ def analyze(view: GraphView, args: Args) -> Result:
     # Sources' IPs meet only the destinations' ingress ipBlocks; the destinations' IPs meet
     # every source's egress ipBlocks, which matter only when destinations are grouped.
     blocks = policy_blocks(engine, ends, Direction.INGRESS)
-    fixed = fixed_groups(targets, policy_blocks(engine) if len(ends) > 1 else ())
+    mesh = engine.istio.anywhere()
+    fixed = fixed_groups(targets, policy_blocks(engine) if len(ends) > 1 else (), mesh)
     protocol = args.protocol
 
     def evaluate(target: Group, port: int | None, peer: Endpoint) -> Verdict | None:
@@ -91,7 +92,7 @@ def analyze(view: GraphView, args: Args) -> Result:
 
     narrowed = narrowed_sources(engine, fixed, protocol)
     sources = cluster_endpoints(view, resolved.endpoints) if narrowed is None else narrowed[0]
-    peers = group(sources, blocks, False)
+    peers = group(sources, blocks, False, mesh)
     found = tally(peers, fixed, evaluate)
     several = sum(len(g.members) for g, _ in fixed) > 1
     entries = [peer_out(p, t, several=several, detail=args.detail) for p, t in found

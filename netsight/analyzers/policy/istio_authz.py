@@ -1,0 +1,645 @@
+"""Istio authorization: the layer after L3/L4, at the destination's proxy.
+
+Istio enforces AuthorizationPolicy where traffic enters a workload — its sidecar, or the
+ztunnel of an ambient pod — so it only ever refuses what NetworkPolicies let through, and
+only for destinations in the mesh. Per the API reference the order is: "If there are any
+CUSTOM policies that match the request, evaluate and deny the request if the evaluation
+result is deny. If there are any DENY policies that match the request, deny the request. If
+there are no ALLOW policies for the workload, allow the request. If any of the ALLOW
+policies match the request, allow the request. Deny the request." AUDIT policies "do not
+affect whether requests are allowed or denied".
+
+Peer identity needs mTLS: a source outside the mesh has no principal and no namespace, so
+rules requiring them do not match it, and a STRICT PeerAuthentication refuses it outright.
+What the query does not say (HTTP method, path, host; JWTs; headers) leaves a rule that
+reads it as "may match", and the verdict undecided with the reason. CUSTOM policies are an
+external authorizer netsight cannot ask: if one may match, an allow becomes undecided.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from netsight.analyzers.contracts import Evidence, ResourceRef
+from netsight.analyzers.policy.endpoints import Endpoint
+from netsight.analyzers.policy.istio_model import (
+    AUTHZ_KIND,
+    GROUP,
+    PEER_AUTHN_KIND,
+    Action,
+    Attribute,
+    AuthzPolicy,
+    Clause,
+    Mode,
+    PeerAuthn,
+    Rule,
+    TargetRef,
+    build_authz,
+    build_peer_authn,
+    path_matches,
+    string_matches,
+)
+from netsight.analyzers.policy.peers import IPBlock, Namespaces
+from netsight.analyzers.policy.verdict import Action as Verb
+from netsight.analyzers.policy.verdict import Layer, Step, Tri
+from netsight.graph.records import GenericRecord
+from netsight.graph.store import GraphView, Source
+
+ROOT_NAMESPACE = "istio-system"  # Istio's default root namespace (meshConfig.rootNamespace)
+TRUST_DOMAIN = "cluster.local"  # meshConfig.trustDomain's default
+KINDS = (AUTHZ_KIND, PEER_AUTHN_KIND)
+INJECT = "sidecar.istio.io/inject"
+DATAPLANE_MODE = "istio.io/dataplane-mode"
+USE_WAYPOINT = "istio.io/use-waypoint"
+_EXCLUDE_INBOUND = "traffic.sidecar.istio.io/excludeInboundPorts"
+_INCLUDE_INBOUND = "traffic.sidecar.istio.io/includeInboundPorts"
+_NEVER_INJECTED = ("kube-system", "kube-public")  # the injector's webhook skips them
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """HTTP attributes the caller knows; None: not given (rules reading it may match)."""
+
+    method: str | None = None
+    path: str | None = None
+    host: str | None = None
+
+    def get(self, attribute: Attribute) -> str | None:
+        if attribute is Attribute.METHOD:
+            return self.method
+        if attribute is Attribute.PATH:
+            return self.path
+        return self.host if attribute is Attribute.HOST else None
+
+
+class Dataplane(StrEnum):
+    SIDECAR = "sidecar"
+    AMBIENT = "ambient"
+    NONE = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class Membership:
+    """Whether an endpoint is in the mesh (None: cannot tell) and why."""
+
+    dataplane: Dataplane | None
+    why: str
+
+
+def membership(endpoint: Endpoint, namespaces: Namespaces, *, live: bool) -> Membership:
+    """Sidecar: an ``istio-proxy`` container, or (where the pod is yet to be created: manifests,
+    templates) the injector's rules — "If either label is disabled, the pod is not injected";
+    "If either label is enabled, the pod is injected" (the namespace's ``istio-injection`` or
+    ``istio.io/rev``, the pod's ``sidecar.istio.io/inject``). Ambient: the namespace (or pod)
+    labelled ``istio.io/dataplane-mode=ambient``, and no sidecar."""
+    if endpoint.external:
+        return Membership(Dataplane.NONE, f"{endpoint.name} is outside the cluster")
+    if endpoint.host_network:
+        return Membership(Dataplane.NONE, f"{endpoint.name} uses the host network, which "
+                          "Istio neither injects nor captures")
+    if endpoint.mesh_proxy:
+        return Membership(Dataplane.SIDECAR, f"{endpoint.name} runs the "
+                          f"{endpoint.mesh_proxy} sidecar")
+    assert endpoint.namespace is not None
+    ns_labels = namespaces.labels(endpoint.namespace)
+    labels = endpoint.labels
+    injected: Tri
+    if live and not endpoint.template:
+        injected, why = False, "its spec has no istio-proxy container"
+    elif endpoint.namespace in _NEVER_INJECTED:
+        injected, why = False, f"namespace {endpoint.namespace} is never injected"
+    elif labels.get(INJECT) == "false" or (ns_labels or {}).get("istio-injection") == "disabled":
+        injected, why = False, "sidecar injection is disabled by label"
+    elif labels.get(INJECT) == "true" or "istio.io/rev" in labels or (
+            ns_labels is not None and (ns_labels.get("istio-injection") == "enabled"
+                                       or "istio.io/rev" in ns_labels)):
+        injected = endpoint.annotations.get(INJECT) != "false"
+        why = "sidecar injection is enabled by label" if injected else \
+            f"annotation {INJECT}=false opts it out of injection"
+    elif ns_labels is None:
+        return Membership(None, f"namespace {endpoint.namespace} is not in the input, so "
+                          f"whether {endpoint.name} gets an Istio sidecar is unknown")
+    else:
+        injected, why = False, "no injection label on the pod or its namespace"
+    if injected:
+        return Membership(Dataplane.SIDECAR, f"{endpoint.name}: {why}")
+    pod_mode = labels.get(DATAPLANE_MODE)
+    if endpoint.annotations.get("ambient.istio.io/redirection") == "enabled" or (
+            pod_mode != "none" and (pod_mode == "ambient" or (
+                ns_labels is not None and ns_labels.get(DATAPLANE_MODE) == "ambient"))):
+        return Membership(Dataplane.AMBIENT, f"{endpoint.name} is in ambient mode "
+                          f"({DATAPLANE_MODE}=ambient)")
+    if ns_labels is None and pod_mode is None:
+        return Membership(None, f"namespace {endpoint.namespace} is not in the input, so "
+                          f"whether {endpoint.name} is in ambient mode is unknown")
+    return Membership(Dataplane.NONE, f"{endpoint.name} is not in the mesh ({why}; not "
+                      "ambient)")
+
+
+def principal(endpoint: Endpoint) -> str:
+    """The SPIFFE identity Istio issues a pod, as policies write it (no ``spiffe://``)."""
+    return f"{TRUST_DOMAIN}/ns/{endpoint.namespace}/sa/{endpoint.service_account}"
+
+
+@dataclass(frozen=True, slots=True)
+class Peer:
+    """The source as the destination's proxy sees it."""
+
+    name: str
+    ips: tuple[str, ...]
+    principal: str | None  # None: plaintext, no peer certificate
+    namespace: str | None
+    known: bool = True  # False: whether it sends mTLS is unknown
+    plaintext: str = ""  # why there is no principal
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A matcher's answer: for True what matched, for False what did not, for None why it
+    cannot be told."""
+
+    value: Tri
+    why: str
+    path: str = ""
+
+
+def _all(parts: Iterable[Match], path: str) -> Match:
+    unknown: list[Match] = []
+    matched: list[Match] = []
+    for part in parts:
+        if part.value is False:
+            return part
+        if part.value is None:
+            unknown.append(part)
+        else:
+            matched.append(part)
+    if unknown:
+        return Match(None, "; ".join(u.why for u in unknown), unknown[0].path)
+    # One field decided it: point at that field.
+    return Match(True, ", ".join(m.why for m in matched) or "matches everything",
+                 matched[0].path if len(matched) == 1 else path)
+
+
+def _any(parts: Iterable[Match], path: str, what: str) -> Match:
+    unknown: list[Match] = []
+    missed: list[Match] = []
+    for part in parts:
+        if part.value is True:
+            return part
+        if part.value is None:
+            unknown.append(part)
+        else:
+            missed.append(part)
+    if unknown:
+        return Match(None, "; ".join(u.why for u in unknown), unknown[0].path)
+    if len(missed) == 1:
+        return missed[0]
+    return Match(False, f"no {what} matches" + (f" ({missed[0].why}, ...)" if missed else ""),
+                 path)
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    peer: Peer
+    port: int
+    request: Request
+
+
+def _ip_in(networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...],
+           ips: tuple[str, ...]) -> Tri:
+    if not ips:
+        return None
+    answers = set()
+    for text in ips:
+        ip = ipaddress.ip_address(text)
+        answers.add(any(ip.version == n.version and ip in n for n in networks))
+    return answers.pop() if len(answers) == 1 else None
+
+
+def clause_matches(clause: Clause, ctx: Context) -> Match:
+    """One field: positive ones match when a value does; negative ones when none does."""
+    attribute, peer = clause.attribute, ctx.peer
+    shown = clause.path.rsplit(".", 1)[-1]
+    if attribute in (Attribute.PRINCIPAL, Attribute.NAMESPACE):
+        if not peer.known:
+            return Match(None, f"{clause.path} reads the peer identity, and whether "
+                         f"{peer.name} sends mTLS is unknown ({peer.plaintext})", clause.path)
+        value = peer.principal if attribute is Attribute.PRINCIPAL else peer.namespace
+        what = "principal" if attribute is Attribute.PRINCIPAL else "namespace"
+        if value is None:
+            # No peer certificate: a positive match fails, a negative one holds.
+            return Match(clause.negative, f"{peer.name} has no {what} ({peer.plaintext})",
+                         clause.path)
+        hit = next((p for p in clause.values if string_matches(p, value)), None)
+        if clause.negative:
+            return Match(hit is None, f"{what} {value} " + (
+                f"matches {shown} {hit!r}" if hit else f"is not in {shown}"), clause.path)
+        return Match(hit is not None, f"{what} {value} " + (
+            f"matches {shown} {hit!r}" if hit else f"is not in {shown}"), clause.path)
+    if attribute is Attribute.SOURCE_IP:
+        inside = _ip_in(clause.networks, peer.ips)
+        if inside is None:
+            return Match(None, f"{clause.path}: the address of {peer.name} is unknown or its "
+                         "addresses disagree", clause.path)
+        return Match(inside != clause.negative, f"source IP {'/'.join(peer.ips)} "
+                     f"{'is' if inside else 'is not'} in {shown}", clause.path)
+    if attribute is Attribute.PORT:
+        listed = str(ctx.port) in clause.values
+        return Match(listed != clause.negative, f"port {ctx.port} "
+                     f"{'is' if listed else 'is not'} "
+                     f"in {shown}", clause.path)
+    if attribute in (Attribute.METHOD, Attribute.PATH, Attribute.HOST):
+        value = ctx.request.get(attribute)
+        name = attribute.value.rsplit(".", 1)[-1]
+        if value is None:
+            return Match(None, f"{clause.path} reads the HTTP {name}, which the query does "
+                         f"not give (pass {name} to decide it)", clause.path)
+        if attribute is Attribute.PATH:
+            hit = next((p for p in clause.values if path_matches(p, value.split("?")[0])),
+                       None)
+        else:
+            hit = next((p for p in clause.values if string_matches(
+                p, value, fold=attribute is Attribute.HOST)), None)
+        return Match((hit is not None) != clause.negative, f"{name} {value} " + (
+            f"matches {shown} {hit!r}" if hit else f"is not in {shown}"), clause.path)
+    if attribute is Attribute.REQUEST_PRINCIPAL:
+        return Match(None, f"{clause.path} reads the request's JWT principal, which "
+                     "netsight cannot know", clause.path)
+    if attribute is Attribute.REMOTE_IP:
+        return Match(None, f"{clause.path} reads the client address from X-Forwarded-For or "
+                     "the PROXY protocol, which netsight cannot know", clause.path)
+    return Match(None, f"{clause.path}: condition {clause.key!r} is not evaluated by "
+                 "netsight", clause.path)
+
+
+def rule_matches(rule: Rule, ctx: Context) -> Match:
+    path = f"spec.rules[{rule.index}]"
+    parts: list[Match] = []
+    if rule.sources is not None:
+        parts.append(_any((_all((clause_matches(c, ctx) for c in source), path)
+                           for source in rule.sources), f"{path}.from", "from[] source"))
+    if rule.operations is not None:
+        parts.append(_any((_all((clause_matches(c, ctx) for c in op), path)
+                           for op in rule.operations), f"{path}.to", "to[] operation"))
+    parts.extend(clause_matches(c, ctx) for c in rule.conditions)
+    found = _all(parts, path)
+    if found.value is True and not parts:
+        return Match(True, "the empty rule matches every request", path)
+    return found
+
+
+def policy_matches(policy: AuthzPolicy, ctx: Context) -> tuple[Match, int | None]:
+    """(match, the first rule that matches or may match). No rules: "If not set, the match
+    will never occur"."""
+    unknown: tuple[Match, int] | None = None
+    for rule in policy.rules:
+        found = rule_matches(rule, ctx)
+        if found.value is True:
+            return found, rule.index
+        if found.value is None and unknown is None:
+            unknown = (found, rule.index)
+    if unknown is not None:
+        return unknown
+    if not policy.rules:
+        return Match(False, "it has no rules, so it matches nothing", "spec.rules"), None
+    first = rule_matches(policy.rules[0], ctx)
+    if len(policy.rules) == 1:
+        return first, None
+    return Match(False, f"none of its {len(policy.rules)} rules matches (rules[0]: "
+                 f"{first.why}, ...)", "spec.rules"), None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The Istio layer's say on one flow."""
+
+    allowed: Tri
+    step: Step
+    blocking: tuple[ResourceRef, ...] = ()
+    not_evaluated: tuple[str, ...] = ()
+
+
+def _step(action: Verb, text: str, policy: ResourceRef | None = None,
+          rule: int | None = None, evidence: tuple[Evidence, ...] = ()) -> Step:
+    return Step(Layer.ISTIO, action, text, policy, rule, evidence)
+
+
+def _evidence(policy: AuthzPolicy | PeerAuthn, path: str, value: object = None) -> Evidence:
+    return Evidence(resource=policy.ref, field_path=path, value=value)
+
+
+M = AuthzPolicy | PeerAuthn
+
+
+@dataclass
+class IstioLayer:
+    """Istio's policies over one view, for one tool call."""
+
+    view: GraphView
+    namespaces: Namespaces
+    request: Request = field(default_factory=Request)
+    models: dict[str, tuple[GenericRecord, M]] = field(default_factory=dict)
+    _by_namespace: dict[tuple[str, str], list[M]] = field(default_factory=dict)
+    _members: dict[tuple[str | None, str], Membership] = field(default_factory=dict)
+
+    def _policies(self, kind: str, namespace: str) -> list[M]:
+        cached = self._by_namespace.get((kind, namespace))
+        if cached is not None:
+            return cached
+        found: list[M] = []
+        for record in self.view.for_each(kind, namespace):
+            if not isinstance(record, GenericRecord) or \
+                    not record.api_version.startswith(GROUP + "/"):
+                continue
+            kept = self.models.get(record.key)
+            if kept is None or kept[0] is not record:
+                model: M = build_authz(record) if kind == AUTHZ_KIND else \
+                    build_peer_authn(record)
+                kept = self.models[record.key] = (record, model)
+            found.append(kept[1])
+        # Oldest first: where Istio must pick one of several, it takes the oldest.
+        found.sort(key=lambda m: (m.record.created or "", m.record.name))
+        self._by_namespace[(kind, namespace)] = found
+        return found
+
+    def anywhere(self) -> bool:
+        """Whether any Istio policy exists (peers must then be told apart by identity)."""
+        return any(self.view.count(kind) for kind in KINDS)
+
+    def present(self, namespace: str) -> bool:
+        """Whether any Istio policy could bear on a destination in ``namespace``."""
+        return any(self.view.count(kind, ns) for kind in KINDS
+                   for ns in dict.fromkeys((namespace, ROOT_NAMESPACE)))
+
+    def membership(self, endpoint: Endpoint) -> Membership:
+        key = (endpoint.key, endpoint.name)
+        found = self._members.get(key)
+        if found is None:
+            found = self._members[key] = membership(
+                endpoint, self.namespaces, live=self.view.source is not Source.MANIFESTS)
+        return found
+
+    def authorization_policies(self, destination: Endpoint
+                               ) -> tuple[list[AuthzPolicy], list[AuthzPolicy]]:
+        """(those whose selector scope takes in ``destination``, those attached by targetRefs
+        in its namespaces — they apply to gateways and waypoints, not sidecars)."""
+        assert destination.namespace is not None
+        applies: list[AuthzPolicy] = []
+        targeted: list[AuthzPolicy] = []
+        for namespace in dict.fromkeys((ROOT_NAMESPACE, destination.namespace)):
+            for policy in self._policies(AUTHZ_KIND, namespace):
+                assert isinstance(policy, AuthzPolicy)
+                root = namespace == ROOT_NAMESPACE
+                if policy.problem is None and policy.target_refs:
+                    if any(self._targets_gateway(ref, policy, destination)
+                           for ref in policy.target_refs):
+                        applies.append(policy)
+                    else:
+                        targeted.append(policy)
+                    continue
+                # "The selector will match with workloads in the same namespace as the
+                # authorization policy. If the authorization policy is in the root
+                # namespace, the selector will additionally match with workloads in all
+                # namespaces." Unreadable ones are kept when they could apply.
+                if not root and namespace != destination.namespace:
+                    continue
+                if policy.selector is None or all(
+                        destination.labels.get(k) == v for k, v in policy.selector.items()):
+                    applies.append(policy)
+        return applies, targeted
+
+    @staticmethod
+    def _targets_gateway(ref: TargetRef, policy: AuthzPolicy, destination: Endpoint) -> bool:
+        """A Gateway API Gateway's own pods (Istio labels them with the gateway's name)."""
+        return ref.kind == "Gateway" and ref.group == "gateway.networking.k8s.io" and \
+            destination.namespace == policy.record.namespace and \
+            destination.labels.get("gateway.networking.k8s.io/gateway-name") == ref.name
+
+    def mtls_mode(self, destination: Endpoint, port: int
+                  ) -> tuple[Mode, PeerAuthn | None, tuple[str, ...]]:
+        """The PeerAuthentication mode for traffic to ``destination`` on ``port``: the
+        workload's policy, else its namespace's, else the mesh-wide one (in the root
+        namespace, without selector); UNSET inherits; none at all: PERMISSIVE. The problems
+        of unreadable ones that could apply come third."""
+        assert destination.namespace is not None
+        problems: list[str] = []
+        levels: list[PeerAuthn | None] = [None, None, None]
+        for namespace, root in ((destination.namespace, False), (ROOT_NAMESPACE, True)):
+            if root and namespace == destination.namespace:
+                continue
+            for pa in self._policies(PEER_AUTHN_KIND, namespace):
+                assert isinstance(pa, PeerAuthn)
+                if pa.problem is not None:
+                    problems.append(f"PeerAuthentication {pa.name} could not be read "
+                                    f"({pa.problem}); the mTLS mode is unknown")
+                    continue
+                if pa.selector:
+                    if root or not all(destination.labels.get(k) == v
+                                       for k, v in pa.selector.items()):
+                        continue
+                    level = 0
+                else:
+                    level = 2 if root or destination.namespace == ROOT_NAMESPACE else 1
+                if levels[level] is None:
+                    levels[level] = pa
+        for index, chosen in enumerate(levels):
+            if chosen is None:
+                continue
+            mode = chosen.mode
+            if index == 0 and chosen.port_modes and port in chosen.port_modes:
+                mode = chosen.port_modes[port]
+            if mode is not Mode.UNSET:
+                return mode, chosen, tuple(problems)
+        return Mode.PERMISSIVE, None, tuple(problems)
+
+    # --- the decision ---------------------------------------------------------------------
+
+    def evaluate(self, source: Endpoint, destination: Endpoint, port: int, protocol: str
+                 ) -> Decision | None:
+        """None when Istio has no say (no policy could bear on the flow)."""
+        if destination.external or destination.namespace is None or \
+                not self.present(destination.namespace):
+            return None
+        applies, targeted = self.authorization_policies(destination)
+        mode, peer_authn, mode_problems = self.mtls_mode(destination, port)
+        if not applies and peer_authn is None and not mode_problems and not targeted:
+            return None
+        names = ", ".join(p.name for p in applies) or "none"
+        dest = self.membership(destination)
+        if dest.dataplane is Dataplane.NONE:
+            return Decision(True, _step(Verb.ALLOW, f"{dest.why}: Istio policies do not "
+                                        f"apply to it (AuthorizationPolicy: {names})"))
+        if dest.dataplane is None:
+            return Decision(None, _step(Verb.UNKNOWN, dest.why), not_evaluated=(dest.why,))
+        if protocol != "TCP":
+            return Decision(True, _step(Verb.ALLOW, f"Istio proxies capture TCP only; "
+                                        f"{protocol} to {destination.name} bypasses them"))
+        bypass = self._bypasses_sidecar(destination, port, dest.dataplane)
+        if bypass:
+            return Decision(True, _step(Verb.ALLOW, bypass))
+        if dest.dataplane is Dataplane.AMBIENT and mode is Mode.DISABLE:
+            mode = Mode.PERMISSIVE  # ztunnel ignores DISABLE: HBONE is always mTLS
+        if mode_problems:
+            why = mode_problems[0]
+            return Decision(None, _step(Verb.UNKNOWN, why), not_evaluated=mode_problems)
+        peer = self._peer(source, mode, dest.dataplane)
+        if mode is Mode.STRICT and peer.principal is None:
+            assert peer_authn is not None
+            text = (f"PeerAuthentication {peer_authn.name} requires mTLS (STRICT) on port "
+                    f"{port}, and {peer.plaintext}")
+            evidence = (_evidence(peer_authn, "spec.mtls.mode", "STRICT"),)
+            if not peer.known:
+                return Decision(None, _step(Verb.UNKNOWN, text, peer_authn.ref,
+                                            evidence=evidence), not_evaluated=(text,))
+            return Decision(False, _step(Verb.DENY, text, peer_authn.ref, evidence=evidence),
+                            (peer_authn.ref,))
+        if dest.dataplane is Dataplane.AMBIENT:
+            waypoint = destination.labels.get(USE_WAYPOINT) or (
+                self.namespaces.labels(destination.namespace) or {}).get(USE_WAYPOINT)
+            if waypoint and waypoint != "none":
+                why = (f"{destination.name} uses waypoint {waypoint!r}: the policies attached "
+                       "to it (targetRefs) decide, and netsight does not evaluate waypoints")
+                return Decision(None, _step(Verb.UNKNOWN, why), not_evaluated=(why,))
+        return self._authorize(applies, targeted, Context(peer, port, self.request),
+                               destination, dest.dataplane)
+
+    @staticmethod
+    def _bypasses_sidecar(destination: Endpoint, port: int, dataplane: Dataplane) -> str:
+        if dataplane is not Dataplane.SIDECAR:
+            return ""
+        annotations = destination.annotations
+        excluded = {p.strip() for p in annotations.get(_EXCLUDE_INBOUND, "").split(",")}
+        if str(port) in excluded:
+            return (f"port {port} is excluded from sidecar capture ({_EXCLUDE_INBOUND} on "
+                    f"{destination.name}): no Istio policy sees it")
+        included = annotations.get(_INCLUDE_INBOUND)
+        if included is not None and included.strip() != "*" and \
+                str(port) not in {p.strip() for p in included.split(",")}:
+            return (f"port {port} is not in {_INCLUDE_INBOUND} of {destination.name}: the "
+                    "sidecar does not capture it, so no Istio policy sees it")
+        return ""
+
+    def _peer(self, source: Endpoint, mode: Mode, dataplane: Dataplane) -> Peer:
+        member = self.membership(source)
+        if member.dataplane is None:
+            return Peer(source.name, source.ips, None, None, known=False,
+                        plaintext=member.why)
+        if member.dataplane is Dataplane.NONE:
+            return Peer(source.name, source.ips, None, None,
+                        plaintext=f"{member.why}, so it sends plaintext")
+        if mode is Mode.DISABLE and dataplane is Dataplane.SIDECAR:
+            return Peer(source.name, source.ips, None, None,
+                        plaintext="the destination disables mTLS (PeerAuthentication "
+                        "DISABLE), so even mesh clients send plaintext")
+        return Peer(source.name, source.ips, principal(source), source.namespace)
+
+    def _authorize(self, applies: list[AuthzPolicy], targeted: list[AuthzPolicy],
+                   ctx: Context, destination: Endpoint, dataplane: Dataplane) -> Decision:
+        unknown: list[tuple[str, AuthzPolicy, int | None]] = []
+        enforced = [p for p in applies if not p.dry_run and p.action is not Action.AUDIT]
+        readable: list[AuthzPolicy] = []
+        # Policies netsight cannot match; whether one is an ALLOW matters below.
+        unread_allows = False
+        for policy in enforced:
+            if policy.problem is not None:
+                unknown.append((f"AuthorizationPolicy {policy.name} could not be read "
+                                f"({policy.problem}); what it allows or denies is unknown",
+                                policy, None))
+                unread_allows = True  # its action may be unreadable too
+            elif dataplane is Dataplane.AMBIENT and policy.layer7:
+                unknown.append((f"AuthorizationPolicy {policy.name} reads HTTP attributes, "
+                                f"which the ztunnel of ambient pod {destination.name} cannot "
+                                "see; netsight does not evaluate it", policy, None))
+                unread_allows = unread_allows or policy.action is Action.ALLOW
+            else:
+                readable.append(policy)
+        # 1. CUSTOM: an external authorizer decides whatever such a policy matches.
+        for policy in (p for p in readable if p.action is Action.CUSTOM):
+            found, rule = policy_matches(policy, ctx)
+            if found.value is not False:
+                unknown.append((f"CUSTOM AuthorizationPolicy {policy.name} "
+                                + (f"rules[{rule}] " if rule is not None else "")
+                                + ("matches" if found.value else f"may match ({found.why})")
+                                + f": external authorizer {policy.provider!r} decides, which "
+                                "netsight cannot evaluate", policy, rule))
+        # 2. DENY: any match denies.
+        for policy in (p for p in readable if p.action is Action.DENY):
+            found, rule = policy_matches(policy, ctx)
+            if found.value is True:
+                return Decision(False, _step(
+                    Verb.DENY, f"{policy.name} rules[{rule}] matches: {found.why}",
+                    policy.ref, rule, (_evidence(policy, found.path or f"spec.rules[{rule}]"),
+                                       _evidence(policy, "spec.action", "DENY"))),
+                    (policy.ref,))
+            if found.value is None:
+                unknown.append((f"DENY AuthorizationPolicy {policy.name} rules[{rule}] may "
+                                f"match: {found.why}", policy, rule))
+        # 3.-5. No ALLOW policy: allow. Else one must match, or the request is denied.
+        allows = [p for p in readable if p.action is Action.ALLOW]
+        matched: tuple[AuthzPolicy, int | None, Match] | None = None
+        may = False
+        for policy in allows:
+            found, rule = policy_matches(policy, ctx)
+            if found.value is True:
+                matched = (policy, rule, found)
+                break
+            if found.value is None:
+                may = True
+                unknown.append((f"ALLOW AuthorizationPolicy {policy.name} rules[{rule}] may "
+                                f"match: {found.why}", policy, rule))
+        if allows and matched is None and not may and not unread_allows:
+            misses = "; ".join(f"{p.name}: {policy_matches(p, ctx)[0].why}"
+                               for p in allows[:3])
+            return Decision(False, _step(
+                Verb.DENY, f"ALLOW policies apply to {destination.name} and none matches "
+                f"({misses})", allows[0].ref if len(allows) == 1 else None, None,
+                tuple(_evidence(p, "spec.rules") for p in allows)),
+                tuple(p.ref for p in allows))
+        if unknown:
+            why, policy, rule = unknown[0]
+            return Decision(None, _step(Verb.UNKNOWN, why, policy.ref, rule),
+                            not_evaluated=tuple(u[0] for u in unknown))
+        notes = [p.name for p in applies if p.dry_run or p.action is Action.AUDIT]
+        if matched is not None:
+            policy, rule, found = matched
+            text = f"{policy.name} rules[{rule}] matches: {found.why}"
+            step = _step(Verb.ALLOW, text, policy.ref, rule, (_evidence(policy, found.path),))
+        else:
+            text = f"no DENY policy matches and no ALLOW policy applies to {destination.name}"
+            step = _step(Verb.ALLOW, text)
+        extra = ""
+        if notes:
+            extra += f" (not enforcing: {', '.join(notes)})"
+        if targeted:
+            extra += (f"; {', '.join(p.name for p in targeted)} attach by targetRefs to "
+                      "gateways or waypoints, not to this workload")
+        if extra:
+            step = _step(step.action, step.text + extra, step.policy, step.rule, step.evidence)
+        return Decision(True, step)
+
+
+def cidrs(view: GraphView) -> Iterator[IPBlock]:
+    """Every address block an Istio policy compares source addresses with (for grouping
+    peers exactly: pods on either side of such a block can get different verdicts)."""
+    for record in view.for_each(AUTHZ_KIND):
+        if not isinstance(record, GenericRecord) or not record.api_version.startswith(
+                GROUP + "/"):
+            continue
+        policy = build_authz(record)
+        for rule in policy.rules:
+            for clause in rule.clauses:
+                if clause.attribute is Attribute.SOURCE_IP:
+                    for network in clause.networks:
+                        yield IPBlock(network)
+
+
+def identity_facts(endpoint: Endpoint) -> tuple[object, ...]:
+    """What besides namespace and labels Istio's verdict can depend on, per pod."""
+    annotations: Mapping[str, str] = endpoint.annotations
+    return (endpoint.service_account, endpoint.mesh_proxy,
+            tuple(sorted((k, v) for k, v in annotations.items()
+                         if k in (INJECT, _EXCLUDE_INBOUND, _INCLUDE_INBOUND,
+                                  "ambient.istio.io/redirection"))))
