@@ -180,7 +180,8 @@ def analyze(view: GraphView, args: Args) -> Result:
         raise ToolFailure(ErrorCode.NOT_FOUND, f"port: Service {args.destination} port "
                           f"{args.port}/{args.protocol} resolves on none of its pods; see "
                           "diagnose_service", tool=NAME)
-    engine = PolicyEngine(view, request=Request(args.method, args.path, args.host))
+    request = Request(args.method, args.path, args.host)
+    engine = PolicyEngine(view, request=request)
     verdicts: list[tuple[Verdict, Endpoint, Endpoint]] = []
     every = ((src, dst, port) for src in sources.endpoints for dst, port in targets
              # a pod to itself: plugins differ (loopback); not a policy question
@@ -223,5 +224,5 @@ def analyze(view: GraphView, args: Args) -> Result:
         if several else None,
         not_evaluated=reasons,
         # Detail only: it counts the pods a change would open to.
-        suggestion=suggest(view, verdict, src, dst) if args.detail else None,
+        suggestion=suggest(view, verdict, src, dst, request) if args.detail else None,
     )

@@ -23,6 +23,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+import yaml
+
 from netsight.analyzers.contracts import Evidence, ResourceRef
 from netsight.analyzers.policy.endpoints import Endpoint
 from netsight.analyzers.policy.istio_model import (
@@ -45,7 +47,9 @@ from netsight.analyzers.policy.istio_model import (
 from netsight.analyzers.policy.peers import IPBlock, Namespaces
 from netsight.analyzers.policy.verdict import Action as Verb
 from netsight.analyzers.policy.verdict import Layer, Step, Tri
-from netsight.graph.records import GenericRecord
+from netsight.graph.model import Kind
+from netsight.graph.records import GenericRecord, PodRecord
+from netsight.graph.selectors import selector_from_map
 from netsight.graph.store import GraphView, Source
 
 ROOT_NAMESPACE = "istio-system"  # Istio's default root namespace (meshConfig.rootNamespace)
@@ -643,3 +647,58 @@ def identity_facts(endpoint: Endpoint) -> tuple[object, ...]:
             tuple(sorted((k, v) for k, v in annotations.items()
                          if k in (INJECT, _EXCLUDE_INBOUND, _INCLUDE_INBOUND,
                                   "ambient.istio.io/redirection"))))
+
+
+def suggestion(view: GraphView, step: Step, source: Endpoint, destination: Endpoint,
+               port: int, request: Request) -> str | None:
+    """The smallest change that admits a flow Istio denies: the DENY rule to narrow, an
+    ALLOW policy for just this source and port, or mTLS for a plaintext source."""
+    policy = step.policy
+    mesh = membership(source, Namespaces(view), live=view.source is not Source.MANIFESTS)
+    in_mesh = mesh.dataplane in (Dataplane.SIDECAR, Dataplane.AMBIENT)
+    if policy is not None and policy.kind == PEER_AUTHN_KIND:
+        return (f"PeerAuthentication {policy.namespace}/{policy.name} requires mTLS, and "
+                f"{mesh.why}. Bring {source.name} into the mesh (e.g. label namespace "
+                f"{source.namespace} istio-injection=enabled and restart the pod), or admit "
+                f"plaintext on this port only with a workload PeerAuthentication selecting "
+                f"{destination.name} and portLevelMtls: {{{port}: {{mode: PERMISSIVE}}}}.")
+    if step.rule is not None and policy is not None and step.action is Verb.DENY:
+        narrow = {"notPrincipals": [principal(source)]} if in_mesh else \
+            {"notIpBlocks": list(source.ips)} if source.ips else None
+        shown = yaml.safe_dump(narrow, default_flow_style=True).strip()
+        how = (f"add {shown} to each of its from[].source entries (or, if it has no from, "
+               f"from: [{{source: {shown}}}])") if narrow else "narrow its from, to or when"
+        return (f"DENY AuthorizationPolicy {policy.namespace}/{policy.name} matches this at "
+                f"spec.rules[{step.rule}]; no ALLOW policy can override a DENY. Narrow that "
+                f"rule so that it no longer matches {source.name}: {how}.")
+    if step.action is not Verb.DENY or destination.namespace is None:
+        return None
+    if in_mesh:
+        peer: dict[str, list[str]] = {"principals": [principal(source)]}
+        same = sum(1 for r in view.for_each(Kind.POD, source.namespace)
+                   if isinstance(r, PodRecord) and r.service_account == source.service_account)
+        who = (f"every pod running as service account {source.service_account} in "
+               f"namespace {source.namespace} ({same} pod(s) now)")
+    elif source.ips:
+        peer = {"ipBlocks": list(source.ips)}
+        who = f"{', '.join(source.ips)} only"
+    else:
+        return None
+    operation: dict[str, list[str]] = {"ports": [str(port)]}
+    if request.method:
+        operation["methods"] = [request.method]
+    if request.path:
+        operation["paths"] = [request.path.split("?")[0]]
+    labels = {k: v for k, v in sorted(destination.labels.items())
+              if k not in ("pod-template-hash", "controller-revision-hash",
+                           "statefulset.kubernetes.io/pod-name", "apps.kubernetes.io/pod-index")}
+    name = ("allow-" + (source.name.replace("/", "-").replace(":", "-")))[:60].rstrip("-")
+    new = {"apiVersion": f"{GROUP}/v1", "kind": AUTHZ_KIND,
+           "metadata": {"name": f"{name}-{port}", "namespace": destination.namespace},
+           "spec": {"selector": {"matchLabels": labels}, "action": "ALLOW",
+                    "rules": [{"from": [{"source": peer}], "to": [{"operation": operation}]}]}}
+    return (f"No ALLOW AuthorizationPolicy of {destination.name} matches this request. Add "
+            f"this one (ALLOW policies add up):\n"
+            f"{yaml.safe_dump(new, sort_keys=False).rstrip()}\nIt opens port {port} of the "
+            f"pods labelled {selector_from_map(labels).describe()} in "
+            f"{destination.namespace} to {who}.")

@@ -2,7 +2,7 @@
 
 Only the layer that denied is changed: a rule added to the NetworkPolicy that isolates the
 pod, an Allow rule placed before an ANP's Deny, or (for the BANP, which NetworkPolicy
-overrides) a NetworkPolicy — each as a YAML snippet.
+overrides) a NetworkPolicy — each as a YAML snippet; for Istio, istio_authz.suggestion.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from netsight.analyzers.policy import istio_authz
 from netsight.analyzers.policy.endpoints import Endpoint
 from netsight.analyzers.policy.peers import NAME_LABEL
 from netsight.analyzers.policy.verdict import Action, Direction, DirectionVerdict, Layer, Verdict
@@ -28,11 +29,14 @@ def stable_labels(endpoint: Endpoint) -> dict[str, str]:
     return {k: v for k, v in sorted(endpoint.labels.items()) if k not in _VOLATILE}
 
 
-def suggest(view: GraphView, verdict: Verdict, source: Endpoint, destination: Endpoint
-            ) -> str | None:
+def suggest(view: GraphView, verdict: Verdict, source: Endpoint, destination: Endpoint,
+            request: istio_authz.Request | None = None) -> str | None:
     if verdict.allowed is not False:
         return None
-    parts = [_fix(view, part, source, destination, verdict)
+    parts = [istio_authz.suggestion(view, part.steps[-1], source, destination, verdict.port,
+                                    request or istio_authz.Request())
+             if part.steps and part.steps[-1].layer is Layer.ISTIO
+             else _fix(view, part, source, destination, verdict)
              for part in (verdict.egress, verdict.ingress) if part.allowed is False]
     return "\n\n".join(p for p in parts if p) or None
 
