@@ -14,7 +14,7 @@ from netsight.analyzers import codes
 from netsight.analyzers.base import AnalyzerMetadata, evidence, ref
 from netsight.analyzers.contracts import Finding
 from netsight.analyzers.policy.endpoints import Endpoint
-from netsight.analyzers.policy.istio_authz import (
+from netsight.analyzers.policy.istio_mesh import (
     ROOT_NAMESPACE,
     Dataplane,
     membership,

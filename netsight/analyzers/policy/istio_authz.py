@@ -18,15 +18,28 @@ external authorizer netsight cannot ask: if one may match, an allow becomes unde
 
 from __future__ import annotations
 
-import ipaddress
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from enum import StrEnum
-
-import yaml
 
 from netsight.analyzers.contracts import Evidence, ResourceRef
 from netsight.analyzers.policy.endpoints import Endpoint
+from netsight.analyzers.policy.istio_match import (
+    Context,
+    Match,
+    Peer,
+    Request,
+    policy_matches,
+)
+from netsight.analyzers.policy.istio_mesh import (
+    EXCLUDE_INBOUND,
+    INCLUDE_INBOUND,
+    ROOT_NAMESPACE,
+    USE_WAYPOINT,
+    Dataplane,
+    Membership,
+    membership,
+    principal,
+)
 from netsight.analyzers.policy.istio_model import (
     AUTHZ_KIND,
     GROUP,
@@ -34,286 +47,20 @@ from netsight.analyzers.policy.istio_model import (
     Action,
     Attribute,
     AuthzPolicy,
-    Clause,
     Mode,
     PeerAuthn,
-    Rule,
     TargetRef,
     build_authz,
     build_peer_authn,
-    path_matches,
-    string_matches,
 )
 from netsight.analyzers.policy.peers import IPBlock, Namespaces
 from netsight.analyzers.policy.verdict import Action as Verb
 from netsight.analyzers.policy.verdict import Layer, Step, Tri
-from netsight.graph.model import Kind
-from netsight.graph.records import GenericRecord, PodRecord
-from netsight.graph.selectors import selector_from_map
+from netsight.graph.records import GenericRecord
 from netsight.graph.store import GraphView, Source
 
-ROOT_NAMESPACE = "istio-system"  # Istio's default root namespace (meshConfig.rootNamespace)
-TRUST_DOMAIN = "cluster.local"  # meshConfig.trustDomain's default
 KINDS = (AUTHZ_KIND, PEER_AUTHN_KIND)
-INJECT = "sidecar.istio.io/inject"
-DATAPLANE_MODE = "istio.io/dataplane-mode"
-USE_WAYPOINT = "istio.io/use-waypoint"
-_EXCLUDE_INBOUND = "traffic.sidecar.istio.io/excludeInboundPorts"
-_INCLUDE_INBOUND = "traffic.sidecar.istio.io/includeInboundPorts"
-_NEVER_INJECTED = ("kube-system", "kube-public")  # the injector's webhook skips them
-
-
-@dataclass(frozen=True, slots=True)
-class Request:
-    """HTTP attributes the caller knows; None: not given (rules reading it may match)."""
-
-    method: str | None = None
-    path: str | None = None
-    host: str | None = None
-
-    def get(self, attribute: Attribute) -> str | None:
-        if attribute is Attribute.METHOD:
-            return self.method
-        if attribute is Attribute.PATH:
-            return self.path
-        return self.host if attribute is Attribute.HOST else None
-
-
-class Dataplane(StrEnum):
-    SIDECAR = "sidecar"
-    AMBIENT = "ambient"
-    NONE = "none"
-
-
-@dataclass(frozen=True, slots=True)
-class Membership:
-    """Whether an endpoint is in the mesh (None: cannot tell) and why."""
-
-    dataplane: Dataplane | None
-    why: str
-
-
-def membership(endpoint: Endpoint, namespaces: Namespaces, *, live: bool) -> Membership:
-    """Sidecar: an ``istio-proxy`` container, or (where the pod is yet to be created: manifests,
-    templates) the injector's rules — "If either label is disabled, the pod is not injected";
-    "If either label is enabled, the pod is injected" (the namespace's ``istio-injection`` or
-    ``istio.io/rev``, the pod's ``sidecar.istio.io/inject``). Ambient: the namespace (or pod)
-    labelled ``istio.io/dataplane-mode=ambient``, and no sidecar."""
-    if endpoint.external:
-        return Membership(Dataplane.NONE, f"{endpoint.name} is outside the cluster")
-    if endpoint.host_network:
-        return Membership(Dataplane.NONE, f"{endpoint.name} uses the host network, which "
-                          "Istio neither injects nor captures")
-    if endpoint.mesh_proxy:
-        return Membership(Dataplane.SIDECAR, f"{endpoint.name} runs the "
-                          f"{endpoint.mesh_proxy} sidecar")
-    assert endpoint.namespace is not None
-    ns_labels = namespaces.labels(endpoint.namespace)
-    labels = endpoint.labels
-    injected: Tri
-    if live and not endpoint.template:
-        injected, why = False, "its spec has no istio-proxy container"
-    elif endpoint.namespace in _NEVER_INJECTED:
-        injected, why = False, f"namespace {endpoint.namespace} is never injected"
-    elif labels.get(INJECT) == "false" or (ns_labels or {}).get("istio-injection") == "disabled":
-        injected, why = False, "sidecar injection is disabled by label"
-    elif labels.get(INJECT) == "true" or "istio.io/rev" in labels or (
-            ns_labels is not None and (ns_labels.get("istio-injection") == "enabled"
-                                       or "istio.io/rev" in ns_labels)):
-        injected = endpoint.annotations.get(INJECT) != "false"
-        why = "sidecar injection is enabled by label" if injected else \
-            f"annotation {INJECT}=false opts it out of injection"
-    elif ns_labels is None:
-        return Membership(None, f"namespace {endpoint.namespace} is not in the input, so "
-                          f"whether {endpoint.name} gets an Istio sidecar is unknown")
-    else:
-        injected, why = False, "no injection label on the pod or its namespace"
-    if injected:
-        return Membership(Dataplane.SIDECAR, f"{endpoint.name}: {why}")
-    pod_mode = labels.get(DATAPLANE_MODE)
-    if endpoint.annotations.get("ambient.istio.io/redirection") == "enabled" or (
-            pod_mode != "none" and (pod_mode == "ambient" or (
-                ns_labels is not None and ns_labels.get(DATAPLANE_MODE) == "ambient"))):
-        return Membership(Dataplane.AMBIENT, f"{endpoint.name} is in ambient mode "
-                          f"({DATAPLANE_MODE}=ambient)")
-    if ns_labels is None and pod_mode is None:
-        return Membership(None, f"namespace {endpoint.namespace} is not in the input, so "
-                          f"whether {endpoint.name} is in ambient mode is unknown")
-    return Membership(Dataplane.NONE, f"{endpoint.name} is not in the mesh ({why}; not "
-                      "ambient)")
-
-
-def principal(endpoint: Endpoint) -> str:
-    """The SPIFFE identity Istio issues a pod, as policies write it (no ``spiffe://``)."""
-    return f"{TRUST_DOMAIN}/ns/{endpoint.namespace}/sa/{endpoint.service_account}"
-
-
-@dataclass(frozen=True, slots=True)
-class Peer:
-    """The source as the destination's proxy sees it."""
-
-    name: str
-    ips: tuple[str, ...]
-    principal: str | None  # None: plaintext, no peer certificate
-    namespace: str | None
-    known: bool = True  # False: whether it sends mTLS is unknown
-    plaintext: str = ""  # why there is no principal
-
-
-@dataclass(frozen=True, slots=True)
-class Match:
-    """A matcher's answer: for True what matched, for False what did not, for None why it
-    cannot be told."""
-
-    value: Tri
-    why: str
-    path: str = ""
-
-
-def _all(parts: Iterable[Match], path: str) -> Match:
-    unknown: list[Match] = []
-    matched: list[Match] = []
-    for part in parts:
-        if part.value is False:
-            return part
-        if part.value is None:
-            unknown.append(part)
-        else:
-            matched.append(part)
-    if unknown:
-        return Match(None, "; ".join(u.why for u in unknown), unknown[0].path)
-    # One field decided it: point at that field.
-    return Match(True, ", ".join(m.why for m in matched) or "matches everything",
-                 matched[0].path if len(matched) == 1 else path)
-
-
-def _any(parts: Iterable[Match], path: str, what: str) -> Match:
-    unknown: list[Match] = []
-    missed: list[Match] = []
-    for part in parts:
-        if part.value is True:
-            return part
-        if part.value is None:
-            unknown.append(part)
-        else:
-            missed.append(part)
-    if unknown:
-        return Match(None, "; ".join(u.why for u in unknown), unknown[0].path)
-    if len(missed) == 1:
-        return missed[0]
-    return Match(False, f"no {what} matches" + (f" ({missed[0].why}, ...)" if missed else ""),
-                 path)
-
-
-@dataclass(frozen=True, slots=True)
-class Context:
-    peer: Peer
-    port: int
-    request: Request
-
-
-def _ip_in(networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...],
-           ips: tuple[str, ...]) -> Tri:
-    if not ips:
-        return None
-    answers = set()
-    for text in ips:
-        ip = ipaddress.ip_address(text)
-        answers.add(any(ip.version == n.version and ip in n for n in networks))
-    return answers.pop() if len(answers) == 1 else None
-
-
-def clause_matches(clause: Clause, ctx: Context) -> Match:
-    """One field: positive ones match when a value does; negative ones when none does."""
-    attribute, peer = clause.attribute, ctx.peer
-    shown = clause.path.rsplit(".", 1)[-1]
-    if attribute in (Attribute.PRINCIPAL, Attribute.NAMESPACE):
-        if not peer.known:
-            return Match(None, f"{clause.path} reads the peer identity, and whether "
-                         f"{peer.name} sends mTLS is unknown ({peer.plaintext})", clause.path)
-        value = peer.principal if attribute is Attribute.PRINCIPAL else peer.namespace
-        what = "principal" if attribute is Attribute.PRINCIPAL else "namespace"
-        if value is None:
-            # No peer certificate: a positive match fails, a negative one holds.
-            return Match(clause.negative, f"{peer.name} has no {what} ({peer.plaintext})",
-                         clause.path)
-        hit = next((p for p in clause.values if string_matches(p, value)), None)
-        if clause.negative:
-            return Match(hit is None, f"{what} {value} " + (
-                f"matches {shown} {hit!r}" if hit else f"is not in {shown}"), clause.path)
-        return Match(hit is not None, f"{what} {value} " + (
-            f"matches {shown} {hit!r}" if hit else f"is not in {shown}"), clause.path)
-    if attribute is Attribute.SOURCE_IP:
-        inside = _ip_in(clause.networks, peer.ips)
-        if inside is None:
-            return Match(None, f"{clause.path}: the address of {peer.name} is unknown or its "
-                         "addresses disagree", clause.path)
-        return Match(inside != clause.negative, f"source IP {'/'.join(peer.ips)} "
-                     f"{'is' if inside else 'is not'} in {shown}", clause.path)
-    if attribute is Attribute.PORT:
-        listed = str(ctx.port) in clause.values
-        return Match(listed != clause.negative, f"port {ctx.port} "
-                     f"{'is' if listed else 'is not'} "
-                     f"in {shown}", clause.path)
-    if attribute in (Attribute.METHOD, Attribute.PATH, Attribute.HOST):
-        value = ctx.request.get(attribute)
-        name = attribute.value.rsplit(".", 1)[-1]
-        if value is None:
-            return Match(None, f"{clause.path} reads the HTTP {name}, which the query does "
-                         f"not give (pass {name} to decide it)", clause.path)
-        if attribute is Attribute.PATH:
-            hit = next((p for p in clause.values if path_matches(p, value.split("?")[0])),
-                       None)
-        else:
-            hit = next((p for p in clause.values if string_matches(
-                p, value, fold=attribute is Attribute.HOST)), None)
-        return Match((hit is not None) != clause.negative, f"{name} {value} " + (
-            f"matches {shown} {hit!r}" if hit else f"is not in {shown}"), clause.path)
-    if attribute is Attribute.REQUEST_PRINCIPAL:
-        return Match(None, f"{clause.path} reads the request's JWT principal, which "
-                     "netsight cannot know", clause.path)
-    if attribute is Attribute.REMOTE_IP:
-        return Match(None, f"{clause.path} reads the client address from X-Forwarded-For or "
-                     "the PROXY protocol, which netsight cannot know", clause.path)
-    return Match(None, f"{clause.path}: condition {clause.key!r} is not evaluated by "
-                 "netsight", clause.path)
-
-
-def rule_matches(rule: Rule, ctx: Context) -> Match:
-    path = f"spec.rules[{rule.index}]"
-    parts: list[Match] = []
-    if rule.sources is not None:
-        parts.append(_any((_all((clause_matches(c, ctx) for c in source), path)
-                           for source in rule.sources), f"{path}.from", "from[] source"))
-    if rule.operations is not None:
-        parts.append(_any((_all((clause_matches(c, ctx) for c in op), path)
-                           for op in rule.operations), f"{path}.to", "to[] operation"))
-    parts.extend(clause_matches(c, ctx) for c in rule.conditions)
-    found = _all(parts, path)
-    if found.value is True and not parts:
-        return Match(True, "the empty rule matches every request", path)
-    return found
-
-
-def policy_matches(policy: AuthzPolicy, ctx: Context) -> tuple[Match, int | None]:
-    """(match, the first rule that matches or may match). No rules: "If not set, the match
-    will never occur"."""
-    unknown: tuple[Match, int] | None = None
-    for rule in policy.rules:
-        found = rule_matches(rule, ctx)
-        if found.value is True:
-            return found, rule.index
-        if found.value is None and unknown is None:
-            unknown = (found, rule.index)
-    if unknown is not None:
-        return unknown
-    if not policy.rules:
-        return Match(False, "it has no rules, so it matches nothing", "spec.rules"), None
-    first = rule_matches(policy.rules[0], ctx)
-    if len(policy.rules) == 1:
-        return first, None
-    return Match(False, f"none of its {len(policy.rules)} rules matches (rules[0]: "
-                 f"{first.why}, ...)", "spec.rules"), None
+__all__ = ["KINDS", "ROOT_NAMESPACE", "Decision", "IstioLayer", "Request", "cidrs"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -515,14 +262,14 @@ class IstioLayer:
         if dataplane is not Dataplane.SIDECAR:
             return ""
         annotations = destination.annotations
-        excluded = {p.strip() for p in annotations.get(_EXCLUDE_INBOUND, "").split(",")}
+        excluded = {p.strip() for p in annotations.get(EXCLUDE_INBOUND, "").split(",")}
         if str(port) in excluded:
-            return (f"port {port} is excluded from sidecar capture ({_EXCLUDE_INBOUND} on "
+            return (f"port {port} is excluded from sidecar capture ({EXCLUDE_INBOUND} on "
                     f"{destination.name}): no Istio policy sees it")
-        included = annotations.get(_INCLUDE_INBOUND)
+        included = annotations.get(INCLUDE_INBOUND)
         if included is not None and included.strip() != "*" and \
                 str(port) not in {p.strip() for p in included.split(",")}:
-            return (f"port {port} is not in {_INCLUDE_INBOUND} of {destination.name}: the "
+            return (f"port {port} is not in {INCLUDE_INBOUND} of {destination.name}: the "
                     "sidecar does not capture it, so no Istio policy sees it")
         return ""
 
@@ -638,67 +385,3 @@ def cidrs(view: GraphView) -> Iterator[IPBlock]:
                 if clause.attribute is Attribute.SOURCE_IP:
                     for network in clause.networks:
                         yield IPBlock(network)
-
-
-def identity_facts(endpoint: Endpoint) -> tuple[object, ...]:
-    """What besides namespace and labels Istio's verdict can depend on, per pod."""
-    annotations: Mapping[str, str] = endpoint.annotations
-    return (endpoint.service_account, endpoint.mesh_proxy,
-            tuple(sorted((k, v) for k, v in annotations.items()
-                         if k in (INJECT, _EXCLUDE_INBOUND, _INCLUDE_INBOUND,
-                                  "ambient.istio.io/redirection"))))
-
-
-def suggestion(view: GraphView, step: Step, source: Endpoint, destination: Endpoint,
-               port: int, request: Request) -> str | None:
-    """The smallest change that admits a flow Istio denies: the DENY rule to narrow, an
-    ALLOW policy for just this source and port, or mTLS for a plaintext source."""
-    policy = step.policy
-    mesh = membership(source, Namespaces(view), live=view.source is not Source.MANIFESTS)
-    in_mesh = mesh.dataplane in (Dataplane.SIDECAR, Dataplane.AMBIENT)
-    if policy is not None and policy.kind == PEER_AUTHN_KIND:
-        return (f"PeerAuthentication {policy.namespace}/{policy.name} requires mTLS, and "
-                f"{mesh.why}. Bring {source.name} into the mesh (e.g. label namespace "
-                f"{source.namespace} istio-injection=enabled and restart the pod), or admit "
-                f"plaintext on this port only with a workload PeerAuthentication selecting "
-                f"{destination.name} and portLevelMtls: {{{port}: {{mode: PERMISSIVE}}}}.")
-    if step.rule is not None and policy is not None and step.action is Verb.DENY:
-        narrow = {"notPrincipals": [principal(source)]} if in_mesh else \
-            {"notIpBlocks": list(source.ips)} if source.ips else None
-        shown = yaml.safe_dump(narrow, default_flow_style=True).strip()
-        how = (f"add {shown} to each of its from[].source entries (or, if it has no from, "
-               f"from: [{{source: {shown}}}])") if narrow else "narrow its from, to or when"
-        return (f"DENY AuthorizationPolicy {policy.namespace}/{policy.name} matches this at "
-                f"spec.rules[{step.rule}]; no ALLOW policy can override a DENY. Narrow that "
-                f"rule so that it no longer matches {source.name}: {how}.")
-    if step.action is not Verb.DENY or destination.namespace is None:
-        return None
-    if in_mesh:
-        peer: dict[str, list[str]] = {"principals": [principal(source)]}
-        same = sum(1 for r in view.for_each(Kind.POD, source.namespace)
-                   if isinstance(r, PodRecord) and r.service_account == source.service_account)
-        who = (f"every pod running as service account {source.service_account} in "
-               f"namespace {source.namespace} ({same} pod(s) now)")
-    elif source.ips:
-        peer = {"ipBlocks": list(source.ips)}
-        who = f"{', '.join(source.ips)} only"
-    else:
-        return None
-    operation: dict[str, list[str]] = {"ports": [str(port)]}
-    if request.method:
-        operation["methods"] = [request.method]
-    if request.path:
-        operation["paths"] = [request.path.split("?")[0]]
-    labels = {k: v for k, v in sorted(destination.labels.items())
-              if k not in ("pod-template-hash", "controller-revision-hash",
-                           "statefulset.kubernetes.io/pod-name", "apps.kubernetes.io/pod-index")}
-    name = ("allow-" + (source.name.replace("/", "-").replace(":", "-")))[:60].rstrip("-")
-    new = {"apiVersion": f"{GROUP}/v1", "kind": AUTHZ_KIND,
-           "metadata": {"name": f"{name}-{port}", "namespace": destination.namespace},
-           "spec": {"selector": {"matchLabels": labels}, "action": "ALLOW",
-                    "rules": [{"from": [{"source": peer}], "to": [{"operation": operation}]}]}}
-    return (f"No ALLOW AuthorizationPolicy of {destination.name} matches this request. Add "
-            f"this one (ALLOW policies add up):\n"
-            f"{yaml.safe_dump(new, sort_keys=False).rstrip()}\nIt opens port {port} of the "
-            f"pods labelled {selector_from_map(labels).describe()} in "
-            f"{destination.namespace} to {who}.")

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pydantic import Field
 
 from netsight.analyzers.contracts import Model
-from netsight.analyzers.policy import istio_authz, netpol
+from netsight.analyzers.policy import istio_authz, istio_mesh, netpol
 from netsight.analyzers.policy.endpoints import Endpoint, external, from_pod, live
 from netsight.analyzers.policy.engine import PolicyEngine, _model
 from netsight.analyzers.policy.peers import IPBlock, Network, ports_match
@@ -265,7 +265,7 @@ def facts(endpoint: Endpoint, blocks: tuple[Compiled, ...], with_ports: bool,
     return (endpoint.host_network, endpoint.node if endpoint.host_network else None,
             ip_facts(endpoint.ips, blocks) if blocks else (),
             tuple(sorted(endpoint.ports, key=_port_key)) if with_ports else (),
-            istio_authz.identity_facts(endpoint) if mesh else ())
+            istio_mesh.identity_facts(endpoint) if mesh else ())
 
 
 def _port_key(port: object) -> tuple[int, str, str]:
