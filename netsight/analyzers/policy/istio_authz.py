@@ -332,8 +332,11 @@ class IstioLayer:
         allows = [p for p in readable if p.action is Action.ALLOW]
         matched: tuple[AuthzPolicy, int | None, Match] | None = None
         may = False
+        missed: list[str] = []
         for policy in allows:
             found, rule = policy_matches(policy, ctx)
+            if found.value is False:
+                missed.append(f"{policy.name}: {found.why}")
             if found.value is True:
                 matched = (policy, rule, found)
                 break
@@ -342,8 +345,7 @@ class IstioLayer:
                 unknown.append((f"ALLOW AuthorizationPolicy {policy.name} rules[{rule}] may "
                                 f"match: {found.why}", policy, rule))
         if allows and matched is None and not may and not unread_allows:
-            misses = "; ".join(f"{p.name}: {policy_matches(p, ctx)[0].why}"
-                               for p in allows[:3])
+            misses = "; ".join(missed[:3]) + ("; ..." if len(missed) > 3 else "")
             return Decision(False, _step(
                 Verb.DENY, f"ALLOW policies apply to {destination.name} and none matches "
                 f"({misses})", allows[0].ref if len(allows) == 1 else None, None,

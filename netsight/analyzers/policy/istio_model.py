@@ -15,7 +15,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -127,10 +127,12 @@ class AuthzPolicy:
     dry_run: bool = False
     problem: str | None = None  # "field: what is wrong"
 
-    @property
-    def ref(self) -> ResourceRef:
-        return ResourceRef(kind=AUTHZ_KIND, namespace=self.record.namespace,
-                           name=self.record.name, api_version=self.record.api_version)
+    ref: ResourceRef = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:  # built once: verdicts cite it for every flow
+        object.__setattr__(self, "ref", ResourceRef(
+            kind=AUTHZ_KIND, namespace=self.record.namespace, name=self.record.name,
+            api_version=self.record.api_version))
 
     @property
     def name(self) -> str:
@@ -157,10 +159,12 @@ class PeerAuthn:
     port_modes: Mapping[int, Mode] | None = None
     problem: str | None = None
 
-    @property
-    def ref(self) -> ResourceRef:
-        return ResourceRef(kind=PEER_AUTHN_KIND, namespace=self.record.namespace,
-                           name=self.record.name, api_version=self.record.api_version)
+    ref: ResourceRef = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ref", ResourceRef(
+            kind=PEER_AUTHN_KIND, namespace=self.record.namespace, name=self.record.name,
+            api_version=self.record.api_version))
 
     @property
     def name(self) -> str:
