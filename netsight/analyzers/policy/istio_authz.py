@@ -83,6 +83,7 @@ def _evidence(policy: AuthzPolicy | PeerAuthn, path: str, value: object = None) 
 
 
 M = AuthzPolicy | PeerAuthn
+_MODEL_LIMIT = 20_000
 
 
 @dataclass
@@ -107,6 +108,8 @@ class IstioLayer:
                 continue
             kept = self.models.get(record.key)
             if kept is None or kept[0] is not record:
+                if len(self.models) >= _MODEL_LIMIT:
+                    self.models.clear()  # bounded: deleted policies never pile up
                 model: M = build_authz(record) if kind == AUTHZ_KIND else \
                     build_peer_authn(record)
                 kept = self.models[record.key] = (record, model)
