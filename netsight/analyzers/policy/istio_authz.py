@@ -257,8 +257,10 @@ class IstioLayer:
                 why = (f"{destination.name} uses waypoint {waypoint!r}: the policies attached "
                        "to it (targetRefs) decide, and netsight does not evaluate waypoints")
                 return Decision(None, _step(Verb.UNKNOWN, why), not_evaluated=(why,))
+        mtls = f"; mTLS {mode.value} by PeerAuthentication {peer_authn.name}" \
+            if peer_authn is not None and peer.principal is not None else ""
         return self._authorize(applies, targeted, Context(peer, port, self.request),
-                               destination, dest.dataplane)
+                               destination, dest.dataplane, mtls)
 
     @staticmethod
     def _bypasses_sidecar(destination: Endpoint, port: int, dataplane: Dataplane) -> str:
@@ -291,7 +293,8 @@ class IstioLayer:
         return Peer(source.name, source.ips, principal(source), source.namespace)
 
     def _authorize(self, applies: list[AuthzPolicy], targeted: list[AuthzPolicy],
-                   ctx: Context, destination: Endpoint, dataplane: Dataplane) -> Decision:
+                   ctx: Context, destination: Endpoint, dataplane: Dataplane,
+                   mtls: str = "") -> Decision:
         unknown: list[tuple[str, AuthzPolicy, int | None]] = []
         enforced = [p for p in applies if not p.dry_run and p.action is not Action.AUDIT]
         readable: list[AuthzPolicy] = []
@@ -366,7 +369,7 @@ class IstioLayer:
         else:
             text = f"no DENY policy matches and no ALLOW policy applies to {destination.name}"
             step = _step(Verb.ALLOW, text)
-        extra = ""
+        extra = mtls
         if notes:
             extra += f" (not enforcing: {', '.join(notes)})"
         if targeted:
