@@ -80,6 +80,7 @@ READS: frozenset[str] = frozenset({
     Kind.POD, Kind.NAMESPACE, Kind.NETWORK_POLICY, anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND,
     "Node",  # labels, for ANP/CNP nodes peers
     *POD_LIKE_KINDS, *(u.kind for u in UNEVALUATED), *istio_authz.KINDS,
+    Kind.SERVICE,  # Istio reads a port's protocol from the Services selecting the pod
 })
 
 # Policy kinds whose unreadable objects leave a verdict undecided.

@@ -56,7 +56,8 @@ from netsight.analyzers.policy.istio_model import (
 from netsight.analyzers.policy.peers import IPBlock, Namespaces
 from netsight.analyzers.policy.verdict import Action as Verb
 from netsight.analyzers.policy.verdict import Layer, Step, Tri
-from netsight.graph.records import GenericRecord
+from netsight.graph.model import Kind, Rel
+from netsight.graph.records import GenericRecord, ServiceRecord
 from netsight.graph.store import GraphView, Source
 
 KINDS = (AUTHZ_KIND, PEER_AUTHN_KIND)
@@ -83,6 +84,8 @@ def _evidence(policy: AuthzPolicy | PeerAuthn, path: str, value: object = None) 
 
 
 M = AuthzPolicy | PeerAuthn
+# Istio protocols whose bytes the proxy does not parse as HTTP (protocol selection).
+_OPAQUE = frozenset({"tcp", "tls", "https", "mongo", "mysql", "redis"})
 _MODEL_LIMIT = 20_000
 
 
@@ -259,8 +262,31 @@ class IstioLayer:
                 return Decision(None, _step(Verb.UNKNOWN, why), not_evaluated=(why,))
         mtls = f"; mTLS {mode.value} by PeerAuthentication {peer_authn.name}" \
             if peer_authn is not None and peer.principal is not None else ""
-        return self._authorize(applies, targeted, Context(peer, port, self.request),
-                               destination, dest.dataplane, mtls)
+        ctx = Context(peer, port, self.request, self._tcp_port(destination, port))
+        return self._authorize(applies, targeted, ctx, destination, dest.dataplane, mtls)
+
+    def _tcp_port(self, destination: Endpoint, port: int) -> str:
+        """Why Istio takes ``port`` of ``destination`` for opaque TCP, or "" (HTTP, or
+        detected from the bytes: unknown). Istio reads a port's protocol from the Services
+        that select the workload (appProtocol, else the port name's prefix)."""
+        if destination.key is None:
+            return ""
+        found: set[str] = set()
+        for service in self.view.neighbors(destination.key, Rel.SELECTS, incoming=True,
+                                           kind=Kind.SERVICE):
+            if not isinstance(service, ServiceRecord):
+                continue
+            for entry in service.ports:
+                target = entry.target_port
+                if isinstance(target, str):
+                    target = next((p.port for p in destination.ports
+                                   if p.name == target and p.protocol == entry.protocol), -1)
+                if entry.protocol != "TCP" or target != port:
+                    continue
+                declared = (entry.app_protocol or (entry.name or "").partition("-")[0]).lower()
+                found.add(f"Service {service.ref} port {entry.name or entry.port}: "
+                          f"{declared}" if declared in _OPAQUE else "")
+        return found.pop() if len(found) == 1 else ""
 
     @staticmethod
     def _bypasses_sidecar(destination: Endpoint, port: int, dataplane: Dataplane) -> str:

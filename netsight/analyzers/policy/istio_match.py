@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from netsight.analyzers.policy.istio_model import (
+    Action,
     Attribute,
     AuthzPolicy,
     Clause,
@@ -104,6 +105,11 @@ class Context:
     peer: Peer
     port: int
     request: Request
+    # Why the port carries opaque TCP (a Service declares it so), or "": then "the method
+    # field (as will all HTTP based attributes) cannot be processed. For a DENY rule,
+    # missing attributes are treated as matches", and an ALLOW rule reading them never
+    # matches.
+    tcp: str = ""
 
 
 def _ip_in(networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...],
@@ -177,8 +183,19 @@ def clause_matches(clause: Clause, ctx: Context) -> Match:
                  "netsight", clause.path)
 
 
-def rule_matches(rule: Rule, ctx: Context) -> Match:
+def http_only(clause: Clause) -> bool:
+    return clause.attribute in (Attribute.HOST, Attribute.METHOD, Attribute.PATH,
+                                Attribute.REQUEST_PRINCIPAL) or clause.key.startswith(
+                                    "request.")
+
+
+def rule_matches(rule: Rule, ctx: Context, action: Action = Action.ALLOW) -> Match:
     path = f"spec.rules[{rule.index}]"
+    if ctx.tcp and any(http_only(c) for c in rule.clauses):
+        if action is Action.ALLOW:
+            return Match(False, f"{path} reads HTTP attributes, which Istio cannot see on "
+                         f"TCP port {ctx.port} ({ctx.tcp}), so it never matches", path)
+        return _tcp_rule(rule, ctx, path)
     parts: list[Match] = []
     if rule.sources is not None:
         parts.append(_any((_all((clause_matches(c, ctx) for c in source), path)
@@ -193,12 +210,31 @@ def rule_matches(rule: Rule, ctx: Context) -> Match:
     return found
 
 
+def _tcp_rule(rule: Rule, ctx: Context, path: str) -> Match:
+    """A DENY (or CUSTOM, AUDIT) rule on a TCP port: its HTTP attributes count as matched."""
+    def check(clause: Clause) -> Match:
+        if http_only(clause):
+            return Match(True, f"{clause.path} is treated as matched on TCP port {ctx.port} "
+                         f"({ctx.tcp})", clause.path)
+        return clause_matches(clause, ctx)
+
+    parts: list[Match] = []
+    if rule.sources is not None:
+        parts.append(_any((_all((check(c) for c in source), path)
+                           for source in rule.sources), f"{path}.from", "from[] source"))
+    if rule.operations is not None:
+        parts.append(_any((_all((check(c) for c in op), path)
+                           for op in rule.operations), f"{path}.to", "to[] operation"))
+    parts.extend(check(c) for c in rule.conditions)
+    return _all(parts, path)
+
+
 def policy_matches(policy: AuthzPolicy, ctx: Context) -> tuple[Match, int | None]:
     """(match, the first rule that matches or may match). No rules: "If not set, the match
     will never occur"."""
     unknown: tuple[Match, int] | None = None
     for rule in policy.rules:
-        found = rule_matches(rule, ctx)
+        found = rule_matches(rule, ctx, policy.action)
         if found.value is True:
             return found, rule.index
         if found.value is None and unknown is None:
@@ -207,7 +243,7 @@ def policy_matches(policy: AuthzPolicy, ctx: Context) -> tuple[Match, int | None
         return unknown
     if not policy.rules:
         return Match(False, "it has no rules, so it matches nothing", "spec.rules"), None
-    first = rule_matches(policy.rules[0], ctx)
+    first = rule_matches(policy.rules[0], ctx, policy.action)
     if len(policy.rules) == 1:
         return first, None
     return Match(False, f"none of its {len(policy.rules)} rules matches (rules[0]: "
