@@ -19,7 +19,7 @@ external authorizer netsight cannot ask: if one may match, an allow becomes unde
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from netsight.analyzers.contracts import Evidence, ResourceRef
 from netsight.analyzers.policy.endpoints import Endpoint
@@ -84,6 +84,7 @@ def _evidence(policy: AuthzPolicy | PeerAuthn, path: str, value: object = None) 
 
 
 M = AuthzPolicy | PeerAuthn
+GATEWAY_NAME = "gateway.networking.k8s.io/gateway-name"  # on the pods Istio deploys for one
 # Istio protocols whose bytes the proxy does not parse as HTTP (protocol selection).
 _OPAQUE = frozenset({"tcp", "tls", "https", "mongo", "mysql", "redis"})
 _MODEL_LIMIT = 20_000
@@ -154,6 +155,13 @@ class IstioLayer:
                     if any(self._targets_gateway(ref, policy, destination)
                            for ref in policy.target_refs):
                         applies.append(policy)
+                    elif root and GATEWAY_NAME in destination.labels and any(
+                            r.kind == "GatewayClass" for r in policy.target_refs):
+                        # A class's gateways: which class this gateway is of is not read.
+                        applies.append(replace(policy, problem=(
+                            "spec.targetRefs: it targets a GatewayClass, and the class of "
+                            f"gateway {destination.labels[GATEWAY_NAME]!r} is not "
+                            "evaluated")))
                     else:
                         targeted.append(policy)
                     continue
@@ -173,7 +181,7 @@ class IstioLayer:
         """A Gateway API Gateway's own pods (Istio labels them with the gateway's name)."""
         return ref.kind == "Gateway" and ref.group == "gateway.networking.k8s.io" and \
             destination.namespace == policy.record.namespace and \
-            destination.labels.get("gateway.networking.k8s.io/gateway-name") == ref.name
+            destination.labels.get(GATEWAY_NAME) == ref.name
 
     def mtls_mode(self, destination: Endpoint, port: int
                   ) -> tuple[Mode, PeerAuthn | None, tuple[str, ...]]:
@@ -224,11 +232,12 @@ class IstioLayer:
         mode, peer_authn, mode_problems = self.mtls_mode(destination, port)
         if not applies and peer_authn is None and not mode_problems and not targeted:
             return None
-        names = ", ".join(p.name for p in applies) or "none"
         dest = self.membership(destination)
         if dest.dataplane is Dataplane.NONE:
+            names = ", ".join(p.name for p in applies)
             return Decision(True, _step(Verb.ALLOW, f"{dest.why}: Istio policies do not "
-                                        f"apply to it (AuthorizationPolicy: {names})"))
+                                        "apply to it" + (f" (AuthorizationPolicy: {names})"
+                                                         if names else "")))
         if dest.dataplane is None:
             return Decision(None, _step(Verb.UNKNOWN, dest.why), not_evaluated=(dest.why,))
         if protocol != "TCP":
@@ -328,7 +337,7 @@ class IstioLayer:
         unread_allows = False
         for policy in enforced:
             if policy.problem is not None:
-                unknown.append((f"AuthorizationPolicy {policy.name} could not be read "
+                unknown.append((f"AuthorizationPolicy {policy.name} is not evaluated "
                                 f"({policy.problem}); what it allows or denies is unknown",
                                 policy, None))
                 unread_allows = True  # its action may be unreadable too
