@@ -212,6 +212,26 @@ ADMIN_POLICY_PRIORITY_SHARED = Code(
     "AdminNetworkPolicies share a priority: the spec leaves their relative order undefined.",
 )
 
+# NS0430-NS0439: Istio security policies (AuthorizationPolicy, PeerAuthentication)
+ISTIO_POLICY_SELECTS_NO_MESH_WORKLOAD = Code(
+    "NS0430", "IstioPolicySelectsNoMeshWorkload", W, Category.POLICY,
+    "An AuthorizationPolicy's scope (its namespace, or its selector) takes in no workload "
+    "in the mesh: only sidecars and ztunnel enforce it, so it has no effect.",
+    ("IST0127",),
+)
+ISTIO_POLICY_NAMESPACE_NOT_FOUND = Code(
+    "NS0431", "IstioPolicyNamespaceNotFound", W, Category.POLICY,
+    "An AuthorizationPolicy rule's namespaces or notNamespaces entry matches no namespace.",
+    ("IST0101",),
+)
+ISTIO_POLICY_NOT_EVALUATED = Code(
+    "NS0432", "IstioPolicyNotEvaluated", W, Category.POLICY,
+    "An Istio AuthorizationPolicy or PeerAuthentication has a spec Istio's validation "
+    "rejects (or netsight cannot read): flows it could govern are answered with "
+    "allowed: null.",
+    ("IST0106",),
+)
+
 # --- NS05xx: Gateway API routing -----------------------------------------------------------
 ROUTE_NOT_ACCEPTED = Code(
     "NS0501", "RouteNotAccepted", C, ROUTING,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from itertools import islice
 from typing import Annotated, ClassVar
 
@@ -18,6 +19,7 @@ from netsight.analyzers.contracts import (
 )
 from netsight.analyzers.policy.endpoints import NAMED_KINDS, Endpoint, Resolved, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
+from netsight.analyzers.policy.istio_authz import Request
 from netsight.analyzers.policy.results import DetailAware, DirectionOut
 from netsight.analyzers.policy.suggest import suggest
 from netsight.analyzers.policy.verdict import Verdict
@@ -32,7 +34,9 @@ METADATA = AnalyzerMetadata(
     description="Whether traffic from a source to a destination on a port is allowed, and "
     "which policies block it: AdminNetworkPolicy, NetworkPolicy and "
     "BaselineAdminNetworkPolicy evaluated in order, per direction (egress at the source, "
-    "ingress at the destination), with the deciding rule and field path. A Service or "
+    "ingress at the destination), then Istio AuthorizationPolicy and PeerAuthentication at "
+    "the destination's proxy (give method, path and host for rules that read them), with "
+    "the deciding rule and field path. A Service or "
     "workload stands for its pods: the answer aggregates every source/destination pod pair "
     "(allowed only if every pair is; the explained pair is the first denied, else the first "
     "undecided). A Service port is translated to each pod's targetPort. allowed is null "
@@ -53,6 +57,40 @@ def _protocol(value: str) -> str:
 
 
 Protocol = Annotated[str, AfterValidator(_protocol)]
+
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # RFC 9110 token
+_HOST = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?"
+                   r"(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*)(:[0-9]{1,5})?$")
+
+
+def _method(value: str) -> str:
+    if not _TOKEN.match(value) or len(value) > 32:
+        raise ValueError(f"{value!r} is not an HTTP method (e.g. 'GET', 'POST')")
+    if value != value.upper():
+        # Methods are case-sensitive and policies match them exactly.
+        raise ValueError(f"{value!r}: HTTP methods are case-sensitive; did you mean "
+                         f"{value.upper()!r}?")
+    return value
+
+
+def _path(value: str) -> str:
+    if not value.startswith("/") or len(value) > 4096 or any(
+            c.isspace() or not c.isprintable() for c in value):
+        raise ValueError(f"{value!r} is not a request path: it starts with '/' and has no "
+                         "spaces (e.g. '/api/v1/items?page=2')")
+    return value
+
+
+def _host(value: str) -> str:
+    if len(value) > 261 or not _HOST.match(value):
+        raise ValueError(f"{value!r} is not a Host header value: a DNS name or IP, with an "
+                         "optional ':port' (e.g. 'reviews.shop.svc.cluster.local:9080')")
+    return value
+
+
+Method = Annotated[str, AfterValidator(_method)]
+RequestPath = Annotated[str, AfterValidator(_path)]
+Host = Annotated[str, AfterValidator(_host)]
 ENDPOINT_HELP = ("'namespace/pod', 'Kind/namespace/name' (Kind: " + ", ".join(NAMED_KINDS)
                  + ") or 'ip:ADDR' for outside the cluster")
 
@@ -62,6 +100,13 @@ class Args(ToolArgs):
     destination: str = Field(description=f"Where traffic goes: {ENDPOINT_HELP}")
     port: PortNumber = Field(description="Destination port (a Service port for a Service)")
     protocol: Protocol = Field(default="TCP", description="TCP, UDP or SCTP")
+    method: Method | None = Field(default=None, description="HTTP method of the request, "
+                                  "e.g. 'GET' (Istio AuthorizationPolicy rules only; "
+                                  "without it, rules reading the method may match)")
+    path: RequestPath | None = Field(default=None, description="HTTP request path, e.g. "
+                                     "'/api/items' (Istio AuthorizationPolicy only)")
+    host: Host | None = Field(default=None, description="HTTP Host header as the client "
+                              "sends it, e.g. 'reviews:9080' (Istio AuthorizationPolicy only)")
 
 
 class PairCounts(Model):
@@ -135,7 +180,8 @@ def analyze(view: GraphView, args: Args) -> Result:
         raise ToolFailure(ErrorCode.NOT_FOUND, f"port: Service {args.destination} port "
                           f"{args.port}/{args.protocol} resolves on none of its pods; see "
                           "diagnose_service", tool=NAME)
-    engine = PolicyEngine(view)
+    request = Request(args.method, args.path, args.host)
+    engine = PolicyEngine(view, request=request)
     verdicts: list[tuple[Verdict, Endpoint, Endpoint]] = []
     every = ((src, dst, port) for src in sources.endpoints for dst, port in targets
              # a pod to itself: plugins differ (loopback); not a policy question
@@ -178,5 +224,5 @@ def analyze(view: GraphView, args: Args) -> Result:
         if several else None,
         not_evaluated=reasons,
         # Detail only: it counts the pods a change would open to.
-        suggestion=suggest(view, verdict, src, dst) if args.detail else None,
+        suggestion=suggest(view, verdict, src, dst, request) if args.detail else None,
     )

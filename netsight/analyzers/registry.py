@@ -10,6 +10,7 @@ from netsight.analyzers import (
     gateway_api,
     ingest,
     ingresses,
+    istio_policies,
     network_policies,
     services,
     workloads,
@@ -21,7 +22,7 @@ from netsight.graph.store import GraphView
 Check = Callable[[GraphView, str | None], Iterator[Finding]]
 
 ANALYZERS: tuple[ModuleType, ...] = (ingest, services, endpoints, workloads, gateway_api,
-                                      network_policies, ingresses)
+                                      network_policies, istio_policies, ingresses)
 
 
 def metadata_of(module: ModuleType) -> AnalyzerMetadata:

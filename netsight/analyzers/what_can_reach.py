@@ -40,12 +40,14 @@ METADATA = AnalyzerMetadata(
     name=NAME,
     description="Every destination a source may reach, by AdminNetworkPolicy, "
     "NetworkPolicy and BaselineAdminNetworkPolicy (egress at the source, ingress at the "
-    "destination): pods as identities (namespace + label set) with pod counts, and with a "
+    "destination), then Istio PeerAuthentication and AuthorizationPolicy at a destination "
+    "in the mesh: pods as identities (namespace + label set) with pod counts, and with a "
     "port also outside addresses as CIDRs (with except). With port, every destination is "
     "checked on that port (protocol default TCP); without it, each destination on the "
     "container ports it declares (optionally of one protocol), listed in ports; pods "
     "declaring none are counted as unchecked. An identity whose pods differ in what "
-    "policies can see (pod IPs against policy CIDRs, host network, container ports) is "
+    "policies can see (pod IPs against policy CIDRs, host network, container ports, mesh "
+    "membership) is "
     "split and its parts list their pods (split says why). A Service or workload stands for "
     "its pods: a destination is allowed only if every source pod reaches it (counts say how "
     "many). allowed null: the input cannot decide (reasons). Paginated.",
@@ -84,10 +86,11 @@ def analyze(view: GraphView, args: Args) -> Result:
     # source's IPs meet every destination's ingress ipBlocks, which matter only when
     # several source pods are grouped.
     blocks = policy_blocks(engine, resolved.endpoints, Direction.EGRESS)
+    mesh = engine.istio.anywhere()
     fixed = fixed_groups(((e, None) for e in resolved.endpoints),
-                         policy_blocks(engine) if len(resolved.endpoints) > 1 else ())
+                         policy_blocks(engine) if len(resolved.endpoints) > 1 else (), mesh)
     source_external = resolved.endpoints[0].external
-    peers = group(cluster_endpoints(view, resolved.endpoints), blocks, True)
+    peers = group(cluster_endpoints(view, resolved.endpoints), blocks, True, mesh)
     several = len(resolved.endpoints) > 1
     reasons: dict[str, None] = {}
     entries: list[PeerOut] = []

@@ -37,9 +37,11 @@ METADATA = AnalyzerMetadata(
     name=NAME,
     description="Every source allowed to reach a destination on a port, by "
     "AdminNetworkPolicy, NetworkPolicy and BaselineAdminNetworkPolicy (egress at the "
-    "source and ingress at the destination): pods as identities (namespace + label set) "
+    "source and ingress at the destination), then Istio PeerAuthentication and "
+    "AuthorizationPolicy at a destination in the mesh: pods as identities (namespace + label set) "
     "with pod counts, and outside addresses as CIDRs (with except). An identity whose pods "
-    "differ in what policies can see (pod IPs against policy CIDRs, host network) is split "
+    "differ in what policies can see (pod IPs against policy CIDRs, host network, service "
+    "account and mesh membership) is split "
     "and its parts list their pods (split says why). A Service or workload stands for its "
     "pods (a Service port is translated to each pod's targetPort); a source is allowed "
     "only if it reaches every destination pod, counts say how many. allowed null: the "
@@ -80,7 +82,8 @@ def analyze(view: GraphView, args: Args) -> Result:
     # Sources' IPs meet only the destinations' ingress ipBlocks; the destinations' IPs meet
     # every source's egress ipBlocks, which matter only when destinations are grouped.
     blocks = policy_blocks(engine, ends, Direction.INGRESS)
-    fixed = fixed_groups(targets, policy_blocks(engine) if len(ends) > 1 else ())
+    mesh = engine.istio.anywhere()
+    fixed = fixed_groups(targets, policy_blocks(engine) if len(ends) > 1 else (), mesh)
     protocol = args.protocol
 
     def evaluate(target: Group, port: int | None, peer: Endpoint) -> Verdict | None:
@@ -91,7 +94,7 @@ def analyze(view: GraphView, args: Args) -> Result:
 
     narrowed = narrowed_sources(engine, fixed, protocol)
     sources = cluster_endpoints(view, resolved.endpoints) if narrowed is None else narrowed[0]
-    peers = group(sources, blocks, False)
+    peers = group(sources, blocks, False, mesh)
     found = tally(peers, fixed, evaluate)
     several = sum(len(g.members) for g, _ in fixed) > 1
     entries = [peer_out(p, t, several=several, detail=args.detail) for p, t in found

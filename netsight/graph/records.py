@@ -75,6 +75,7 @@ _KEPT_ANNOTATION_PREFIXES = (
     "networking.istio.io/",
     "sidecar.istio.io/",
     "istio.io/",
+    "ambient.istio.io/",
     "traffic.sidecar.istio.io/",
     "linkerd.io/",
     "config.linkerd.io/",
@@ -141,6 +142,9 @@ class PodRecord(Record):
     service_account: str = "default"
     hostname: str | None = None
     subdomain: str | None = None
+    # A mesh proxy container the pod runs ("istio-proxy"), if any: a live pod's spec shows
+    # whether the injector gave it a sidecar, which labels alone cannot tell.
+    mesh_proxy: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +157,9 @@ class WorkloadRecord(Record):
     replicas: int | None = None
     service_name: str | None = None  # StatefulSet.spec.serviceName
     host_network: bool = False
+    service_account: str = "default"  # the template's spec.serviceAccountName
+    pod_annotations: Mapping[str, str] = field(default_factory=_empty_map)  # kept ones
+    mesh_proxy: str | None = None  # as on PodRecord, from the template
 
 
 @dataclass(frozen=True, slots=True)
@@ -629,7 +636,24 @@ def _pod(
         or "default",
         hostname=_optional_str(spec.get("hostname"), "spec.hostname"),
         subdomain=_optional_str(spec.get("subdomain"), "spec.subdomain"),
+        mesh_proxy=_mesh_proxy(spec),
     )
+
+
+# Containers that make a pod a member of a service mesh (as the injectors name them).
+MESH_PROXY_CONTAINERS = frozenset({"istio-proxy"})
+
+
+def _mesh_proxy(spec: Mapping[str, Any]) -> str | None:
+    """The first mesh proxy container of a pod spec (a native sidecar is an init container)."""
+    for section in ("containers", "initContainers"):
+        containers = spec.get(section)
+        if isinstance(containers, list):
+            for container in containers:
+                name = container.get("name") if isinstance(container, dict) else None
+                if isinstance(name, str) and name in MESH_PROXY_CONTAINERS:
+                    return name
+    return None
 
 
 def _workload(
@@ -664,6 +688,10 @@ def _workload(
         replicas=replicas,
         service_name=_optional_str(spec.get("serviceName"), f"{path}.serviceName"),
         host_network=tspec.get("hostNetwork") is True,
+        service_account=_optional_str(tspec.get("serviceAccountName"),
+                                      f"{path}.template.spec.serviceAccountName") or "default",
+        pod_annotations=_kept_annotations(tmeta.get("annotations")),
+        mesh_proxy=_mesh_proxy(tspec),
     )
 
 

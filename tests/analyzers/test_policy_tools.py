@@ -63,6 +63,15 @@ FLOW = {"source": "x/a", "destination": "y/b", "port": 80}
      ErrorCode.INVALID_INPUT, "destination:"),
     ({**FLOW, "destination": "Service/y/db", "port": 5432, "protocol": "UDP", "detail": True,
       "extra": 1}, ErrorCode.INVALID_INPUT, "extra:"),
+    # HTTP attributes, read by Istio AuthorizationPolicy rules only
+    ({**FLOW, "method": "get"}, ErrorCode.INVALID_INPUT, "method:"),
+    ({**FLOW, "method": "GET /"}, ErrorCode.INVALID_INPUT, "method:"),
+    ({**FLOW, "method": ""}, ErrorCode.INVALID_INPUT, "method:"),
+    ({**FLOW, "path": "api/items"}, ErrorCode.INVALID_INPUT, "path:"),
+    ({**FLOW, "path": "/a b"}, ErrorCode.INVALID_INPUT, "path:"),
+    ({**FLOW, "host": "http://reviews"}, ErrorCode.INVALID_INPUT, "host:"),
+    ({**FLOW, "host": "reviews:"}, ErrorCode.INVALID_INPUT, "host:"),
+    ({**FLOW, "host": 7}, ErrorCode.INVALID_INPUT, "host:"),
 ])
 def test_find_blocking_policies_names_the_bad_argument(
         args: dict[str, Any], code: ErrorCode, names: str) -> None:
@@ -70,6 +79,19 @@ def test_find_blocking_policies_names_the_bad_argument(
     assert failure.code is code
     assert failure.message.startswith(names) or f"; {names}" in failure.message, \
         failure.message
+
+
+def test_a_lowercase_method_is_refused_with_the_likely_one() -> None:
+    failure = _fail("find_blocking_policies", {**FLOW, "method": "get"})
+    assert "did you mean 'GET'" in failure.message, failure.message
+
+
+def test_good_http_attributes_are_accepted() -> None:
+    view = store_from_yaml(CLUSTER).view()
+    answer = to_json(call_tool(view, "find_blocking_policies", {
+        **FLOW, "method": "PATCH", "path": "/api/v1/items?page=2",
+        "host": "b.y.svc.cluster.local:80"}), detail=False)
+    assert answer["port"] == 80
 
 
 @pytest.mark.parametrize(("args", "code", "names"), [

@@ -4,7 +4,9 @@ for every pod pair, and for outside addresses exactly what it says for each addr
 
 Clusters come from test_policy_engine_matches_reference's generators, made harder here: some
 pods use the host network, some have no IP, some namespaces have no Namespace object (their
-labels unknown), so verdicts can be null and identities must split.
+labels unknown), so verdicts can be null and identities must split. Some are in an Istio
+mesh, with AuthorizationPolicies on principals (service accounts), namespaces, source IPs
+and ports, and STRICT mTLS: pods of one identity then differ by service account or sidecar.
 """
 
 from __future__ import annotations
@@ -72,10 +74,46 @@ def harder(draw: Any) -> list[dict[str, Any]]:
         objects.append({"apiVersion": "v1", "kind": "Service",
                         "metadata": {"name": "svc", "namespace": "n1"},
                         "spec": {"selector": {"app": "a"}, "ports": [{"port": 80}]}})
+    if draw(st.booleans()):
+        objects += draw(istio(objects))
     if draw(st.integers(0, 3)) == 0:
         objects = [o for o in objects if not (o["kind"] == "Namespace" and
                                               o["metadata"]["name"] == "n3")]
     return objects
+
+
+@st.composite
+def istio(draw: Any, objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Mesh membership, service accounts, and Istio policies over them (added in place to the
+    pods and namespaces; returns the policies)."""
+    for obj in objects:
+        if obj["kind"] == "Namespace" and draw(st.integers(0, 3)):
+            obj["metadata"]["labels"]["istio-injection"] = "enabled"
+        if obj["kind"] == "Pod":
+            obj["spec"]["serviceAccountName"] = draw(st.sampled_from(("a", "b")))
+            if draw(st.integers(0, 5)) == 0:
+                obj["metadata"].setdefault("annotations", {})["sidecar.istio.io/inject"] = \
+                    "false"
+    source = draw(st.sampled_from((
+        {"principals": ["cluster.local/ns/n1/*"]}, {"principals": ["*/sa/b"]},
+        {"principals": ["*"]}, {"notPrincipals": ["*/sa/a"]}, {"namespaces": ["n2"]},
+        {"notNamespaces": ["n1"]}, {"ipBlocks": ["10.1.0.0/16"]},
+        {"notIpBlocks": ["10.1.0.2"]})))
+    rule: dict[str, Any] = {"from": [{"source": source}]}
+    if draw(st.booleans()):
+        rule["to"] = [{"operation": {"ports": [draw(st.sampled_from(("80", "8080")))]}}]
+    spec: dict[str, Any] = {"action": draw(st.sampled_from(("ALLOW", "DENY"))),
+                            "rules": [rule]}
+    if draw(st.booleans()):
+        spec["selector"] = {"matchLabels": {"app": "a"}}
+    found = [{"apiVersion": "security.istio.io/v1", "kind": "AuthorizationPolicy",
+              "metadata": {"name": "authz", "namespace": draw(st.sampled_from(
+                  ("n1", "n2", "istio-system")))}, "spec": spec}]
+    if draw(st.integers(0, 2)) == 0:
+        found.append({"apiVersion": "security.istio.io/v1", "kind": "PeerAuthentication",
+                      "metadata": {"name": "default", "namespace": draw(st.sampled_from(
+                          ("n1", "istio-system")))}, "spec": {"mtls": {"mode": "STRICT"}}})
+    return found
 
 
 def build(objects: list[dict[str, Any]]) -> GraphView:
@@ -211,3 +249,45 @@ def test_a_service_counts_its_pods_per_source(objects: list[dict[str, Any]],
         assert entry["allowed"] is expected, (source.name, entry, counts)
         if len(targets) > 1:
             assert entry["counts"] == counts, (source.name, entry, counts)
+
+
+@st.composite
+def meshed(draw: Any) -> list[dict[str, Any]]:
+    """Pods of one identity in a mesh, nothing but Istio deciding: only service accounts,
+    sidecars and addresses tell them apart."""
+    objects: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n, "labels": {"ns": n}}}
+        for n in ("n1", "n2")]
+    for i in range(draw(st.integers(2, 5))):
+        objects.append({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"p{i}", "namespace": "n1", "labels": {"app": "a"}},
+            "spec": {"containers": [{"name": "c", "ports": [{"containerPort": 80}]}]},
+            "status": {"phase": "Running",
+                       "podIP": f"10.{draw(st.integers(1, 2))}.0.{draw(st.integers(2, 3))}"}})
+    return objects + draw(istio(objects))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(meshed())
+def test_identity_answers_equal_per_pod_answers_in_a_mesh(
+        objects: list[dict[str, Any]]) -> None:
+    view = build(objects)
+    engine = PolicyEngine(view)
+    pods = [from_pod(r) for r in view.for_each(Kind.POD) if isinstance(r, PodRecord)]
+    for chosen in pods:
+        who = to_json(call_tool(view, "who_can_reach", {
+            "destination": chosen.name, "port": 80, "limit": 500, "detail": True}), detail=True)
+        what = to_json(call_tool(view, "what_can_reach", {
+            "source": chosen.name, "port": 80, "limit": 500, "detail": True}), detail=True)
+        sources, _ = listed(who)
+        destinations, _ = listed(what)
+        for other in pods:
+            if other.key == chosen.key:
+                continue
+            expected = engine.evaluate(other, chosen, 80, "TCP").allowed
+            got = sources[other.name]["allowed"] if other.name in sources else False
+            assert got is expected, (other.name, chosen.name, who)
+            expected = engine.evaluate(chosen, other, 80, "TCP").allowed
+            got = destinations[other.name]["allowed"] if other.name in destinations else False
+            assert got is expected, (chosen.name, other.name, what)

@@ -5,7 +5,8 @@
 - ``expected.json``: ``{"codes": [...]}`` — exactly the finding codes the answer holds
   (a sorted multiset; omit the key to leave findings unchecked) — and optionally
   ``"result": {...}``, a subset of the JSON answer that must match (dicts by key, lists
-  element by element and of equal length).
+  element by element and of equal length); ``"cites"``, the documentation sentences the
+  expectation comes from, is for the reader.
 
 The test runs in detail mode and with a page large enough to hold every finding.
 """

@@ -43,6 +43,10 @@ class Endpoint:
     host_network: bool = False
     template: bool = False
     node: str | None = None  # spec.nodeName: a host-network pod answers on this node's IPs
+    # What a service mesh reads: the identity a proxy certifies, and whether there is one.
+    service_account: str = "default"
+    annotations: Mapping[str, str] = field(default_factory=lambda: EMPTY_MAP)
+    mesh_proxy: str | None = None
 
     @property
     def external(self) -> bool:
@@ -53,10 +57,12 @@ def from_pod(record: PodRecord | WorkloadRecord) -> Endpoint:
     if isinstance(record, PodRecord):
         return Endpoint(f"{record.namespace}/{record.name}", record.namespace, record.labels,
                         record.ips, record.ports, record.key, record.host_network,
-                        node=record.node_name)
+                        node=record.node_name, service_account=record.service_account,
+                        annotations=record.annotations, mesh_proxy=record.mesh_proxy)
     return Endpoint(f"{record.kind}/{record.namespace}/{record.name}", record.namespace,
                     record.pod_labels, (), record.ports, record.key, record.host_network,
-                    template=True)
+                    template=True, service_account=record.service_account,
+                    annotations=record.pod_annotations, mesh_proxy=record.mesh_proxy)
 
 
 def external(address: str) -> Endpoint:

@@ -1,4 +1,5 @@
-"""Evaluate one flow across every policy layer: Admin tier -> NetworkPolicy -> Baseline tier.
+"""Evaluate one flow across every policy layer: Admin tier -> NetworkPolicy -> Baseline tier,
+then, at the destination, Istio's authorization (istio_authz).
 
 Per direction, at the pod the direction belongs to (egress at the source, ingress at the
 destination): the first matching rule of the Admin tier (ANPs and ClusterNetworkPolicies
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from netsight.analyzers.contracts import ResourceRef
-from netsight.analyzers.policy import anp, cnp, netpol
+from netsight.analyzers.policy import anp, cnp, istio_authz, netpol
 from netsight.analyzers.policy.endpoints import Endpoint
 from netsight.analyzers.policy.peers import Namespaces
 from netsight.analyzers.policy.verdict import (
@@ -30,12 +31,13 @@ from netsight.analyzers.policy.verdict import (
     Step,
     Tri,
     Verdict,
+    tri_all,
 )
 from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel, make_key
 from netsight.graph.records import GenericRecord, NetworkPolicyRecord, Record
 from netsight.graph.store import GraphView, ProblemKind
 
-ROOT_NAMESPACE = "istio-system"  # Istio's default root namespace (meshConfig.rootNamespace)
+ROOT_NAMESPACE = istio_authz.ROOT_NAMESPACE  # Istio's (meshConfig.rootNamespace default)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,9 +66,7 @@ UNEVALUATED: tuple[Unevaluated, ...] = (
     Unevaluated(anp.CNP_KIND, "ClusterNetworkPolicy (not policy.networking.k8s.io/v1alpha2)",
                 True),
     # Mesh authorization sits on top of L3/L4: it can refuse what policies admit, never
-    # admit what they refuse.
-    Unevaluated("AuthorizationPolicy", "Istio AuthorizationPolicy", False,
-                restrict_only=True, destination_only=True, extra_namespace=ROOT_NAMESPACE),
+    # admit what they refuse. (Istio's is evaluated: istio_authz.)
     Unevaluated("AuthorizationPolicy.policy.linkerd.io", "Linkerd AuthorizationPolicy", False,
                 restrict_only=True, destination_only=True),
     Unevaluated("Server", "Linkerd Server", False, restrict_only=True,
@@ -79,7 +79,8 @@ UNEVALUATED: tuple[Unevaluated, ...] = (
 READS: frozenset[str] = frozenset({
     Kind.POD, Kind.NAMESPACE, Kind.NETWORK_POLICY, anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND,
     "Node",  # labels, for ANP/CNP nodes peers
-    *POD_LIKE_KINDS, *(u.kind for u in UNEVALUATED),
+    *POD_LIKE_KINDS, *(u.kind for u in UNEVALUATED), *istio_authz.KINDS,
+    Kind.SERVICE,  # Istio reads a port's protocol from the Services selecting the pod
 })
 
 # Policy kinds whose unreadable objects leave a verdict undecided.
@@ -87,6 +88,7 @@ READS: frozenset[str] = frozenset({
 _POLICY_KINDS: dict[str, bool] = {
     **{u.kind.partition(".")[0]: u.restrict_only for u in UNEVALUATED},
     Kind.NETWORK_POLICY: False, anp.ANP_KIND: False, anp.BANP_KIND: False, anp.CNP_KIND: False,
+    **dict.fromkeys(istio_authz.KINDS, True),
 }
 
 M = TypeVar("M")
@@ -94,6 +96,7 @@ M = TypeVar("M")
 # immutable, so identity says "unchanged"). Bounded: cleared when it grows past the limit.
 _MODELS: dict[str, tuple[Record, object]] = {}
 _MODEL_LIMIT = 100_000
+_ISTIO_MODELS: dict[str, tuple[GenericRecord, istio_authz.M]] = {}  # the same, for Istio's
 
 
 def _model(record: Record, build: Callable[[M], object]) -> object:
@@ -158,7 +161,8 @@ def _tiers(view: GraphView) -> Tiers:
 class PolicyEngine:
     """Evaluates flows over one view; create one per tool call."""
 
-    def __init__(self, view: GraphView, *, explain: bool = True) -> None:
+    def __init__(self, view: GraphView, *, explain: bool = True,
+                 request: istio_authz.Request | None = None) -> None:
         self.view = view
         # False: a denial carries no evidence of the rules that missed (tools asking about
         # many peers at once); verdicts, steps and reasons are the same.
@@ -171,6 +175,9 @@ class PolicyEngine:
             dict[int, Tri]]] = {}
         self._unevaluated: dict[tuple[str | None, str | None],
                                 tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        # HTTP attributes (method, path, host) only Istio's authorization reads.
+        self.istio = istio_authz.IstioLayer(view, self.namespaces,
+                                            request or istio_authz.Request(), _ISTIO_MODELS)
 
     # --- policies --------------------------------------------------------------------
 
@@ -250,7 +257,7 @@ class PolicyEngine:
             # synced yet) is not "none exist".
             kinds = dict.fromkeys((Kind.NETWORK_POLICY, Kind.POD, Kind.NAMESPACE, "Node",
                                    anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND,
-                                   *(u.kind for u in UNEVALUATED)))
+                                   *(u.kind for u in UNEVALUATED), *istio_authz.KINDS))
             self._unreadable = tuple(
                 reason for kind in kinds if (reason := self.view.unreadable(kind)) is not None)
         return self._unreadable
@@ -302,6 +309,8 @@ class PolicyEngine:
         restrict: what they do is unknown, so flows they could govern are not decided as if
         they were absent."""
         namespaces = {source.namespace, destination.namespace} - {None}
+        if destination.namespace is not None:
+            namespaces.add(ROOT_NAMESPACE)  # Istio's mesh-wide policies live there
         found = []
         for problem in self.view.problems():
             kind = (problem.object_kind or "").partition(".")[0]
@@ -309,6 +318,9 @@ class PolicyEngine:
                 continue
             if problem.namespace and problem.namespace not in namespaces:
                 continue  # a namespaced policy elsewhere governs neither end
+            if kind in istio_authz.KINDS and problem.namespace not in (
+                    destination.namespace, ROOT_NAMESPACE):
+                continue  # Istio's are enforced at the destination only
             where = f"{problem.namespace}/{problem.name}" if problem.namespace else problem.name
             found.append((f"{problem.object_kind} {where} could not be read "
                           f"({problem.field_path}: {problem.message}); what it allows or "
@@ -329,7 +341,21 @@ class PolicyEngine:
 
     def direction(self, direction: Direction, subject: Endpoint, other: Endpoint,
                   destination: Endpoint, port: int, protocol: str) -> DirectionVerdict:
-        """The decision at ``subject`` for traffic to or from ``other``."""
+        """The decision at ``subject`` for traffic to or from ``other``: L3/L4, then for
+        ingress the mesh's authorization, which can only refuse what L3/L4 admits."""
+        found = self._l3l4(direction, subject, other, destination, port, protocol)
+        if direction is not Direction.INGRESS or found.allowed is False:
+            return found
+        mesh = self.istio.evaluate(other, subject, port, protocol)
+        if mesh is None:
+            return found
+        return DirectionVerdict(
+            direction, subject.name, tri_all((found.allowed, mesh.allowed)),
+            (*found.steps, mesh.step), (*found.blocking, *mesh.blocking),
+            tuple(dict.fromkeys((*found.not_evaluated, *mesh.not_evaluated))))
+
+    def _l3l4(self, direction: Direction, subject: Endpoint, other: Endpoint,
+              destination: Endpoint, port: int, protocol: str) -> DirectionVerdict:
         if subject.external:
             return DirectionVerdict(direction, subject.name, True, (Step(
                 Layer.DEFAULT, Action.ALLOW,

@@ -8,7 +8,9 @@ per-pod facts can still tell them apart, and an identity is split on them, never
 - the pod's IPs, against every ipBlock / ``networks`` CIDR a policy names (the split key is
   which of those blocks the IPs fall in, not the IPs themselves);
 - host networking (and then the node, for ANP ``nodes`` peers);
-- the pod's container ports, where the peer is the destination (named ports resolve there).
+- the pod's container ports, where the peer is the destination (named ports resolve there);
+- with Istio policies present, what the mesh reads: the service account (the principal), the
+  sidecar container and the annotations that opt a pod in or out of the mesh or its ports.
 
 One representative pair per (peer group, fixed group) is evaluated with
 :class:`engine.PolicyEngine`, so the answer is exactly the per-pod one; parts of a split
@@ -32,7 +34,7 @@ from dataclasses import dataclass, field
 from pydantic import Field
 
 from netsight.analyzers.contracts import Model
-from netsight.analyzers.policy import netpol
+from netsight.analyzers.policy import istio_authz, istio_mesh, netpol
 from netsight.analyzers.policy.endpoints import Endpoint, external, from_pod, live
 from netsight.analyzers.policy.engine import PolicyEngine, _model
 from netsight.analyzers.policy.peers import IPBlock, Network, ports_match
@@ -214,6 +216,9 @@ def policy_blocks(engine: PolicyEngine, subjects: Iterable[Endpoint] | None = No
         for admin_rule in (*policy.ingress, *policy.egress):
             for admin_peer in admin_rule.peers:
                 found.update(dict.fromkeys(admin_peer.networks))
+    if subjects is None or direction is Direction.INGRESS:
+        # Istio compares the source's address at the destination.
+        found.update(dict.fromkeys(istio_authz.cidrs(engine.view)))
     return tuple(found)
 
 
@@ -254,11 +259,13 @@ def ip_facts(ips: tuple[str, ...], blocks: tuple[Compiled, ...]) -> tuple[Tri, .
     return tuple(answers)
 
 
-def facts(endpoint: Endpoint, blocks: tuple[Compiled, ...], with_ports: bool) -> Facts:
+def facts(endpoint: Endpoint, blocks: tuple[Compiled, ...], with_ports: bool,
+          mesh: bool = False) -> Facts:
     """What besides namespace and labels the verdict can depend on."""
     return (endpoint.host_network, endpoint.node if endpoint.host_network else None,
             ip_facts(endpoint.ips, blocks) if blocks else (),
-            tuple(sorted(endpoint.ports, key=_port_key)) if with_ports else ())
+            tuple(sorted(endpoint.ports, key=_port_key)) if with_ports else (),
+            istio_mesh.identity_facts(endpoint) if mesh else ())
 
 
 def _port_key(port: object) -> tuple[int, str, str]:
@@ -284,11 +291,12 @@ class Group:
         return {m.key for m in self.members}
 
 
-_FACT_NAMES = ("host network", "node", "pod IPs against policy CIDRs", "container ports")
+_FACT_NAMES = ("host network", "node", "pod IPs against policy CIDRs", "container ports",
+               "service account or mesh membership")
 
 
-def group(endpoints: Iterable[Endpoint], blocks: tuple[IPBlock, ...], with_ports: bool
-          ) -> list[Group]:
+def group(endpoints: Iterable[Endpoint], blocks: tuple[IPBlock, ...], with_ports: bool,
+          mesh: bool = False) -> list[Group]:
     """Endpoints grouped by (namespace, labels, facts), sorted; split identities say why."""
     groups: dict[tuple[str, Labels, Facts], Group] = {}
     label_keys: dict[int, Labels] = {}
@@ -298,7 +306,7 @@ def group(endpoints: Iterable[Endpoint], blocks: tuple[IPBlock, ...], with_ports
         labels = label_keys.get(id(endpoint.labels))
         if labels is None:
             labels = label_keys[id(endpoint.labels)] = tuple(sorted(endpoint.labels.items()))
-        shown = facts(endpoint, compiled, with_ports)
+        shown = facts(endpoint, compiled, with_ports, mesh)
         key = (endpoint.namespace, labels, shown)
         found = groups.get(key)
         if found is None:
@@ -574,8 +582,8 @@ def summarize(found: list[tuple[Group, Tally]]) -> Summary:
                    unknown_pods=counts["unknown"], denied_pods=counts["denied"])
 
 
-def fixed_groups(targets: Iterable[tuple[Endpoint, int | None]], blocks: tuple[IPBlock, ...]
-                 ) -> list[tuple[Group, int | None]]:
+def fixed_groups(targets: Iterable[tuple[Endpoint, int | None]], blocks: tuple[IPBlock, ...],
+                 mesh: bool = False) -> list[tuple[Group, int | None]]:
     """The fixed end's pods grouped like peers, per port (its IPs and ports matter too)."""
     found: list[tuple[Group, int | None]] = []
     by_port: dict[int | None, list[Endpoint]] = {}
@@ -585,7 +593,7 @@ def fixed_groups(targets: Iterable[tuple[Endpoint, int | None]], blocks: tuple[I
         else:
             by_port.setdefault(port, []).append(endpoint)
     return found + [(g, port) for port, endpoints in by_port.items()
-                    for g in group(endpoints, blocks, True)]
+                    for g in group(endpoints, blocks, True, mesh)]
 
 
 def peer_out(peer: Group, tallied: Tally, *, several: bool, detail: bool) -> PeerOut:

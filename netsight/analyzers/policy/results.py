@@ -30,7 +30,8 @@ class DetailAware(Model):
 
 
 class StepOut(DetailAware):
-    layer: str = Field(description="ANP, NetworkPolicy, BANP, default")
+    layer: str = Field(description="ANP, CNP Admin, NetworkPolicy, BANP, CNP Baseline, "
+                       "default, Istio")
     action: str = Field(description="Allow, Deny, Pass or Unknown")
     text: str
     policy: ResourceRef | None = None

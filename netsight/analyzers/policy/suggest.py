@@ -2,7 +2,8 @@
 
 Only the layer that denied is changed: a rule added to the NetworkPolicy that isolates the
 pod, an Allow rule placed before an ANP's Deny, or (for the BANP, which NetworkPolicy
-overrides) a NetworkPolicy — each as a YAML snippet.
+overrides) a NetworkPolicy — each as a YAML snippet; for Istio, the DENY rule to narrow, an
+ALLOW policy for just this principal (or address) and port, or mTLS for a plaintext source.
 """
 
 from __future__ import annotations
@@ -12,11 +13,22 @@ from typing import Any
 import yaml
 
 from netsight.analyzers.policy.endpoints import Endpoint
-from netsight.analyzers.policy.peers import NAME_LABEL
-from netsight.analyzers.policy.verdict import Action, Direction, DirectionVerdict, Layer, Verdict
+from netsight.analyzers.policy.istio_match import Request
+from netsight.analyzers.policy.istio_mesh import Dataplane, membership, principal
+from netsight.analyzers.policy.istio_model import AUTHZ_KIND, GROUP, PEER_AUTHN_KIND
+from netsight.analyzers.policy.peers import NAME_LABEL, Namespaces
+from netsight.analyzers.policy.verdict import (
+    Action,
+    Direction,
+    DirectionVerdict,
+    Layer,
+    Step,
+    Verdict,
+)
 from netsight.graph.model import Kind, Rel, make_key
+from netsight.graph.records import PodRecord
 from netsight.graph.selectors import selector_from_map
-from netsight.graph.store import GraphView
+from netsight.graph.store import GraphView, Source
 
 # Labels that differ pod by pod within one workload: a rule should not pin them.
 _VOLATILE = ("pod-template-hash", "controller-revision-hash", "statefulset.kubernetes.io/pod-name",
@@ -28,11 +40,14 @@ def stable_labels(endpoint: Endpoint) -> dict[str, str]:
     return {k: v for k, v in sorted(endpoint.labels.items()) if k not in _VOLATILE}
 
 
-def suggest(view: GraphView, verdict: Verdict, source: Endpoint, destination: Endpoint
-            ) -> str | None:
+def suggest(view: GraphView, verdict: Verdict, source: Endpoint, destination: Endpoint,
+            request: Request | None = None) -> str | None:
     if verdict.allowed is not False:
         return None
-    parts = [_fix(view, part, source, destination, verdict)
+    parts = [_fix_istio(view, part.steps[-1], source, destination, verdict.port,
+                        request or Request())
+             if part.steps and part.steps[-1].layer is Layer.ISTIO
+             else _fix(view, part, source, destination, verdict)
              for part in (verdict.egress, verdict.ingress) if part.allowed is False]
     return "\n\n".join(p for p in parts if p) or None
 
@@ -118,3 +133,57 @@ def _fix(view: GraphView, part: DirectionVerdict, source: Endpoint, destination:
             f"{direction.value}, so all other {direction.value} they need must be admitted "
             f"too:\n{_dump(new)}")
 
+
+def _fix_istio(view: GraphView, step: Step, source: Endpoint, destination: Endpoint,
+               port: int, request: Request) -> str | None:
+    """The smallest change that admits a flow Istio denies: the DENY rule to narrow, an
+    ALLOW policy for just this source and port, or mTLS for a plaintext source."""
+    policy = step.policy
+    mesh = membership(source, Namespaces(view), live=view.source is not Source.MANIFESTS)
+    in_mesh = mesh.dataplane in (Dataplane.SIDECAR, Dataplane.AMBIENT)
+    if policy is not None and policy.kind == PEER_AUTHN_KIND:
+        return (f"PeerAuthentication {policy.namespace}/{policy.name} requires mTLS, and "
+                f"{mesh.why}. Bring {source.name} into the mesh (e.g. label namespace "
+                f"{source.namespace} istio-injection=enabled and restart the pod), or admit "
+                f"plaintext on this port only with a workload PeerAuthentication selecting "
+                f"{destination.name} and portLevelMtls: {{{port}: {{mode: PERMISSIVE}}}}.")
+    if step.rule is not None and policy is not None and step.action is Action.DENY:
+        narrow = {"notPrincipals": [principal(source)]} if in_mesh else \
+            {"notIpBlocks": list(source.ips)} if source.ips else None
+        shown = yaml.safe_dump(narrow, default_flow_style=True).strip()
+        how = (f"add {shown} to each of its from[].source entries (or, if it has no from, "
+               f"from: [{{source: {shown}}}])") if narrow else "narrow its from, to or when"
+        return (f"DENY AuthorizationPolicy {policy.namespace}/{policy.name} matches this at "
+                f"spec.rules[{step.rule}]; no ALLOW policy can override a DENY. Narrow that "
+                f"rule so that it no longer matches {source.name}: {how}.")
+    if step.action is not Action.DENY or destination.namespace is None:
+        return None
+    if in_mesh:
+        peer: dict[str, list[str]] = {"principals": [principal(source)]}
+        same = sum(1 for r in view.for_each(Kind.POD, source.namespace)
+                   if isinstance(r, PodRecord) and r.service_account == source.service_account)
+        who = (f"every pod running as service account {source.service_account} in "
+               f"namespace {source.namespace} ({same} pod(s) now)")
+    elif source.ips:
+        peer = {"ipBlocks": list(source.ips)}
+        who = f"{', '.join(source.ips)} only"
+    else:
+        return None
+    operation: dict[str, list[str]] = {"ports": [str(port)]}
+    if request.method:
+        operation["methods"] = [request.method]
+    if request.path:
+        operation["paths"] = [request.path.split("?")[0]]
+    labels = {k: v for k, v in sorted(destination.labels.items())
+              if k not in ("pod-template-hash", "controller-revision-hash",
+                           "statefulset.kubernetes.io/pod-name", "apps.kubernetes.io/pod-index")}
+    name = ("allow-" + (source.name.replace("/", "-").replace(":", "-")))[:60].rstrip("-")
+    new = {"apiVersion": f"{GROUP}/v1", "kind": AUTHZ_KIND,
+           "metadata": {"name": f"{name}-{port}", "namespace": destination.namespace},
+           "spec": {"selector": {"matchLabels": labels}, "action": "ALLOW",
+                    "rules": [{"from": [{"source": peer}], "to": [{"operation": operation}]}]}}
+    return (f"No ALLOW AuthorizationPolicy of {destination.name} matches this request. Add "
+            f"this one (ALLOW policies add up):\n"
+            f"{yaml.safe_dump(new, sort_keys=False).rstrip()}\nIt opens port {port} of the "
+            f"pods labelled {selector_from_map(labels).describe()} in "
+            f"{destination.namespace} to {who}.")

@@ -37,6 +37,7 @@ class Layer(StrEnum):
     NETWORK_POLICY = "NetworkPolicy"
     BANP = "BANP"
     CNP_BASELINE = "CNP Baseline"
+    ISTIO = "Istio"  # AuthorizationPolicy / PeerAuthentication, at the destination's proxy
     DEFAULT = "default"
     NOT_EVALUATED = "not-evaluated"
 

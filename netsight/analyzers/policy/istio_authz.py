@@ -1,0 +1,430 @@
+"""Istio authorization: the layer after L3/L4, at the destination's proxy.
+
+Istio enforces AuthorizationPolicy where traffic enters a workload — its sidecar, or the
+ztunnel of an ambient pod — so it only ever refuses what NetworkPolicies let through, and
+only for destinations in the mesh. Per the API reference the order is: "If there are any
+CUSTOM policies that match the request, evaluate and deny the request if the evaluation
+result is deny. If there are any DENY policies that match the request, deny the request. If
+there are no ALLOW policies for the workload, allow the request. If any of the ALLOW
+policies match the request, allow the request. Deny the request." AUDIT policies "do not
+affect whether requests are allowed or denied".
+
+Peer identity needs mTLS: a source outside the mesh has no principal and no namespace, so
+rules requiring them do not match it, and a STRICT PeerAuthentication refuses it outright.
+What the query does not say (HTTP method, path, host; JWTs; headers) leaves a rule that
+reads it as "may match", and the verdict undecided with the reason. CUSTOM policies are an
+external authorizer netsight cannot ask: if one may match, an allow becomes undecided.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+
+from netsight.analyzers.contracts import Evidence, ResourceRef
+from netsight.analyzers.policy.endpoints import Endpoint
+from netsight.analyzers.policy.istio_match import (
+    Context,
+    Match,
+    Peer,
+    Request,
+    policy_matches,
+)
+from netsight.analyzers.policy.istio_mesh import (
+    EXCLUDE_INBOUND,
+    INCLUDE_INBOUND,
+    ROOT_NAMESPACE,
+    USE_WAYPOINT,
+    Dataplane,
+    Membership,
+    membership,
+    principal,
+)
+from netsight.analyzers.policy.istio_model import (
+    AUTHZ_KIND,
+    GROUP,
+    PEER_AUTHN_KIND,
+    Action,
+    Attribute,
+    AuthzPolicy,
+    Mode,
+    PeerAuthn,
+    TargetRef,
+    build_authz,
+    build_peer_authn,
+)
+from netsight.analyzers.policy.peers import IPBlock, Namespaces
+from netsight.analyzers.policy.verdict import Action as Verb
+from netsight.analyzers.policy.verdict import Layer, Step, Tri
+from netsight.graph.model import Kind, Rel
+from netsight.graph.records import GenericRecord, ServiceRecord
+from netsight.graph.store import GraphView, Source
+
+KINDS = (AUTHZ_KIND, PEER_AUTHN_KIND)
+__all__ = ["KINDS", "ROOT_NAMESPACE", "Decision", "IstioLayer", "Request", "cidrs"]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The Istio layer's say on one flow."""
+
+    allowed: Tri
+    step: Step
+    blocking: tuple[ResourceRef, ...] = ()
+    not_evaluated: tuple[str, ...] = ()
+
+
+def _step(action: Verb, text: str, policy: ResourceRef | None = None,
+          rule: int | None = None, evidence: tuple[Evidence, ...] = ()) -> Step:
+    return Step(Layer.ISTIO, action, text, policy, rule, evidence)
+
+
+def _evidence(policy: AuthzPolicy | PeerAuthn, path: str, value: object = None) -> Evidence:
+    return Evidence(resource=policy.ref, field_path=path, value=value)
+
+
+M = AuthzPolicy | PeerAuthn
+GATEWAY_NAME = "gateway.networking.k8s.io/gateway-name"  # on the pods Istio deploys for one
+# Istio protocols whose bytes the proxy does not parse as HTTP (protocol selection).
+_OPAQUE = frozenset({"tcp", "tls", "https", "mongo", "mysql", "redis"})
+_MODEL_LIMIT = 20_000
+
+
+@dataclass
+class IstioLayer:
+    """Istio's policies over one view, for one tool call."""
+
+    view: GraphView
+    namespaces: Namespaces
+    request: Request = field(default_factory=Request)
+    models: dict[str, tuple[GenericRecord, M]] = field(default_factory=dict)
+    _by_namespace: dict[tuple[str, str], list[M]] = field(default_factory=dict)
+    _members: dict[tuple[str | None, str], Membership] = field(default_factory=dict)
+
+    def _policies(self, kind: str, namespace: str) -> list[M]:
+        cached = self._by_namespace.get((kind, namespace))
+        if cached is not None:
+            return cached
+        found: list[M] = []
+        for record in self.view.for_each(kind, namespace):
+            if not isinstance(record, GenericRecord) or \
+                    not record.api_version.startswith(GROUP + "/"):
+                continue
+            kept = self.models.get(record.key)
+            if kept is None or kept[0] is not record:
+                if len(self.models) >= _MODEL_LIMIT:
+                    self.models.clear()  # bounded: deleted policies never pile up
+                model: M = build_authz(record) if kind == AUTHZ_KIND else \
+                    build_peer_authn(record)
+                kept = self.models[record.key] = (record, model)
+            found.append(kept[1])
+        # Oldest first: where Istio must pick one of several, it takes the oldest.
+        found.sort(key=lambda m: (m.record.created or "", m.record.name))
+        self._by_namespace[(kind, namespace)] = found
+        return found
+
+    def anywhere(self) -> bool:
+        """Whether any Istio policy exists (peers must then be told apart by identity)."""
+        return any(self.view.count(kind) for kind in KINDS)
+
+    def present(self, namespace: str) -> bool:
+        """Whether any Istio policy could bear on a destination in ``namespace``."""
+        return any(self.view.count(kind, ns) for kind in KINDS
+                   for ns in dict.fromkeys((namespace, ROOT_NAMESPACE)))
+
+    def membership(self, endpoint: Endpoint) -> Membership:
+        key = (endpoint.key, endpoint.name)
+        found = self._members.get(key)
+        if found is None:
+            found = self._members[key] = membership(
+                endpoint, self.namespaces, live=self.view.source is not Source.MANIFESTS)
+        return found
+
+    def authorization_policies(self, destination: Endpoint
+                               ) -> tuple[list[AuthzPolicy], list[AuthzPolicy]]:
+        """(those whose selector scope takes in ``destination``, those attached by targetRefs
+        in its namespaces — they apply to gateways and waypoints, not sidecars)."""
+        assert destination.namespace is not None
+        applies: list[AuthzPolicy] = []
+        targeted: list[AuthzPolicy] = []
+        for namespace in dict.fromkeys((ROOT_NAMESPACE, destination.namespace)):
+            for policy in self._policies(AUTHZ_KIND, namespace):
+                assert isinstance(policy, AuthzPolicy)
+                root = namespace == ROOT_NAMESPACE
+                if policy.problem is None and policy.target_refs:
+                    if any(self._targets_gateway(ref, policy, destination)
+                           for ref in policy.target_refs):
+                        applies.append(policy)
+                    elif root and GATEWAY_NAME in destination.labels and any(
+                            r.kind == "GatewayClass" for r in policy.target_refs):
+                        # A class's gateways: which class this gateway is of is not read.
+                        applies.append(replace(policy, problem=(
+                            "spec.targetRefs: it targets a GatewayClass, and the class of "
+                            f"gateway {destination.labels[GATEWAY_NAME]!r} is not "
+                            "evaluated")))
+                    else:
+                        targeted.append(policy)
+                    continue
+                # "The selector will match with workloads in the same namespace as the
+                # authorization policy. If the authorization policy is in the root
+                # namespace, the selector will additionally match with workloads in all
+                # namespaces." Unreadable ones are kept when they could apply.
+                if not root and namespace != destination.namespace:
+                    continue
+                if policy.selector is None or all(
+                        destination.labels.get(k) == v for k, v in policy.selector.items()):
+                    applies.append(policy)
+        return applies, targeted
+
+    @staticmethod
+    def _targets_gateway(ref: TargetRef, policy: AuthzPolicy, destination: Endpoint) -> bool:
+        """A Gateway API Gateway's own pods (Istio labels them with the gateway's name)."""
+        return ref.kind == "Gateway" and ref.group == "gateway.networking.k8s.io" and \
+            destination.namespace == policy.record.namespace and \
+            destination.labels.get(GATEWAY_NAME) == ref.name
+
+    def mtls_mode(self, destination: Endpoint, port: int
+                  ) -> tuple[Mode, PeerAuthn | None, tuple[str, ...]]:
+        """The PeerAuthentication mode for traffic to ``destination`` on ``port``: the
+        workload's policy, else its namespace's, else the mesh-wide one (in the root
+        namespace, without selector); UNSET inherits; none at all: PERMISSIVE. The problems
+        of unreadable ones that could apply come third."""
+        assert destination.namespace is not None
+        problems: list[str] = []
+        levels: list[PeerAuthn | None] = [None, None, None]
+        for namespace, root in ((destination.namespace, False), (ROOT_NAMESPACE, True)):
+            if root and namespace == destination.namespace:
+                continue
+            for pa in self._policies(PEER_AUTHN_KIND, namespace):
+                assert isinstance(pa, PeerAuthn)
+                if pa.problem is not None:
+                    problems.append(f"PeerAuthentication {pa.name} could not be read "
+                                    f"({pa.problem}); the mTLS mode is unknown")
+                    continue
+                if pa.selector:
+                    if root or not all(destination.labels.get(k) == v
+                                       for k, v in pa.selector.items()):
+                        continue
+                    level = 0
+                else:
+                    level = 2 if root or destination.namespace == ROOT_NAMESPACE else 1
+                if levels[level] is None:
+                    levels[level] = pa
+        for index, chosen in enumerate(levels):
+            if chosen is None:
+                continue
+            mode = chosen.mode
+            if index == 0 and chosen.port_modes and port in chosen.port_modes:
+                mode = chosen.port_modes[port]
+            if mode is not Mode.UNSET:
+                return mode, chosen, tuple(problems)
+        return Mode.PERMISSIVE, None, tuple(problems)
+
+    # --- the decision ---------------------------------------------------------------------
+
+    def evaluate(self, source: Endpoint, destination: Endpoint, port: int, protocol: str
+                 ) -> Decision | None:
+        """None when Istio has no say (no policy could bear on the flow)."""
+        if destination.external or destination.namespace is None or \
+                not self.present(destination.namespace):
+            return None
+        applies, targeted = self.authorization_policies(destination)
+        mode, peer_authn, mode_problems = self.mtls_mode(destination, port)
+        if not applies and peer_authn is None and not mode_problems and not targeted:
+            return None
+        dest = self.membership(destination)
+        if dest.dataplane is Dataplane.NONE:
+            names = ", ".join(p.name for p in applies)
+            return Decision(True, _step(Verb.ALLOW, f"{dest.why}: Istio policies do not "
+                                        "apply to it" + (f" (AuthorizationPolicy: {names})"
+                                                         if names else "")))
+        if dest.dataplane is None:
+            return Decision(None, _step(Verb.UNKNOWN, dest.why), not_evaluated=(dest.why,))
+        if protocol != "TCP":
+            return Decision(True, _step(Verb.ALLOW, f"Istio proxies capture TCP only; "
+                                        f"{protocol} to {destination.name} bypasses them"))
+        bypass = self._bypasses_sidecar(destination, port, dest.dataplane)
+        if bypass:
+            return Decision(True, _step(Verb.ALLOW, bypass))
+        if dest.dataplane is Dataplane.AMBIENT and mode is Mode.DISABLE:
+            mode = Mode.PERMISSIVE  # ztunnel ignores DISABLE: HBONE is always mTLS
+        if mode_problems:
+            why = mode_problems[0]
+            return Decision(None, _step(Verb.UNKNOWN, why), not_evaluated=mode_problems)
+        peer = self._peer(source, mode, dest.dataplane)
+        if mode is Mode.STRICT and peer.principal is None:
+            assert peer_authn is not None
+            text = (f"PeerAuthentication {peer_authn.name} requires mTLS (STRICT) on port "
+                    f"{port}, and {peer.plaintext}")
+            evidence = (_evidence(peer_authn, "spec.mtls.mode", "STRICT"),)
+            if not peer.known:
+                return Decision(None, _step(Verb.UNKNOWN, text, peer_authn.ref,
+                                            evidence=evidence), not_evaluated=(text,))
+            return Decision(False, _step(Verb.DENY, text, peer_authn.ref, evidence=evidence),
+                            (peer_authn.ref,))
+        if dest.dataplane is Dataplane.AMBIENT:
+            waypoint = destination.labels.get(USE_WAYPOINT) or (
+                self.namespaces.labels(destination.namespace) or {}).get(USE_WAYPOINT)
+            if waypoint and waypoint != "none":
+                why = (f"{destination.name} uses waypoint {waypoint!r}: the policies attached "
+                       "to it (targetRefs) decide, and netsight does not evaluate waypoints")
+                return Decision(None, _step(Verb.UNKNOWN, why), not_evaluated=(why,))
+        mtls = f"; mTLS {mode.value} by PeerAuthentication {peer_authn.name}" \
+            if peer_authn is not None and peer.principal is not None else ""
+        ctx = Context(peer, port, self.request, self._tcp_port(destination, port))
+        return self._authorize(applies, targeted, ctx, destination, dest.dataplane, mtls)
+
+    def _tcp_port(self, destination: Endpoint, port: int) -> str:
+        """Why Istio takes ``port`` of ``destination`` for opaque TCP, or "" (HTTP, or
+        detected from the bytes: unknown). Istio reads a port's protocol from the Services
+        that select the workload (appProtocol, else the port name's prefix)."""
+        if destination.key is None:
+            return ""
+        found: set[str] = set()
+        for service in self.view.neighbors(destination.key, Rel.SELECTS, incoming=True,
+                                           kind=Kind.SERVICE):
+            if not isinstance(service, ServiceRecord):
+                continue
+            for entry in service.ports:
+                target = entry.target_port
+                if isinstance(target, str):
+                    target = next((p.port for p in destination.ports
+                                   if p.name == target and p.protocol == entry.protocol), -1)
+                if entry.protocol != "TCP" or target != port:
+                    continue
+                declared = (entry.app_protocol or (entry.name or "").partition("-")[0]).lower()
+                found.add(f"Service {service.ref} port {entry.name or entry.port}: "
+                          f"{declared}" if declared in _OPAQUE else "")
+        return found.pop() if len(found) == 1 else ""
+
+    @staticmethod
+    def _bypasses_sidecar(destination: Endpoint, port: int, dataplane: Dataplane) -> str:
+        if dataplane is not Dataplane.SIDECAR:
+            return ""
+        annotations = destination.annotations
+        excluded = {p.strip() for p in annotations.get(EXCLUDE_INBOUND, "").split(",")}
+        if str(port) in excluded:
+            return (f"port {port} is excluded from sidecar capture ({EXCLUDE_INBOUND} on "
+                    f"{destination.name}): no Istio policy sees it")
+        included = annotations.get(INCLUDE_INBOUND)
+        if included is not None and included.strip() != "*" and \
+                str(port) not in {p.strip() for p in included.split(",")}:
+            return (f"port {port} is not in {INCLUDE_INBOUND} of {destination.name}: the "
+                    "sidecar does not capture it, so no Istio policy sees it")
+        return ""
+
+    def _peer(self, source: Endpoint, mode: Mode, dataplane: Dataplane) -> Peer:
+        member = self.membership(source)
+        if member.dataplane is None:
+            return Peer(source.name, source.ips, None, None, known=False,
+                        plaintext=member.why)
+        if member.dataplane is Dataplane.NONE:
+            return Peer(source.name, source.ips, None, None,
+                        plaintext=f"{member.why}, so it sends plaintext")
+        if mode is Mode.DISABLE and dataplane is Dataplane.SIDECAR:
+            return Peer(source.name, source.ips, None, None,
+                        plaintext="the destination disables mTLS (PeerAuthentication "
+                        "DISABLE), so even mesh clients send plaintext")
+        return Peer(source.name, source.ips, principal(source), source.namespace)
+
+    def _authorize(self, applies: list[AuthzPolicy], targeted: list[AuthzPolicy],
+                   ctx: Context, destination: Endpoint, dataplane: Dataplane,
+                   mtls: str = "") -> Decision:
+        unknown: list[tuple[str, AuthzPolicy, int | None]] = []
+        enforced = [p for p in applies if not p.dry_run and p.action is not Action.AUDIT]
+        readable: list[AuthzPolicy] = []
+        # Policies netsight cannot match; whether one is an ALLOW matters below.
+        unread_allows = False
+        for policy in enforced:
+            if policy.problem is not None:
+                unknown.append((f"AuthorizationPolicy {policy.name} is not evaluated "
+                                f"({policy.problem}); what it allows or denies is unknown",
+                                policy, None))
+                unread_allows = True  # its action may be unreadable too
+            elif dataplane is Dataplane.AMBIENT and policy.layer7:
+                unknown.append((f"AuthorizationPolicy {policy.name} reads HTTP attributes, "
+                                f"which the ztunnel of ambient pod {destination.name} cannot "
+                                "see; netsight does not evaluate it", policy, None))
+                unread_allows = unread_allows or policy.action is Action.ALLOW
+            else:
+                readable.append(policy)
+        # 1. CUSTOM: an external authorizer decides whatever such a policy matches.
+        for policy in (p for p in readable if p.action is Action.CUSTOM):
+            found, rule = policy_matches(policy, ctx)
+            if found.value is not False:
+                unknown.append((f"CUSTOM AuthorizationPolicy {policy.name} "
+                                + (f"rules[{rule}] " if rule is not None else "")
+                                + ("matches" if found.value else f"may match ({found.why})")
+                                + f": external authorizer {policy.provider!r} decides, which "
+                                "netsight cannot evaluate", policy, rule))
+        # 2. DENY: any match denies.
+        for policy in (p for p in readable if p.action is Action.DENY):
+            found, rule = policy_matches(policy, ctx)
+            if found.value is True:
+                return Decision(False, _step(
+                    Verb.DENY, f"{policy.name} rules[{rule}] matches: {found.why}",
+                    policy.ref, rule, (_evidence(policy, found.path or f"spec.rules[{rule}]"),
+                                       _evidence(policy, "spec.action", "DENY"))),
+                    (policy.ref,))
+            if found.value is None:
+                unknown.append((f"DENY AuthorizationPolicy {policy.name} rules[{rule}] may "
+                                f"match: {found.why}", policy, rule))
+        # 3.-5. No ALLOW policy: allow. Else one must match, or the request is denied.
+        allows = [p for p in readable if p.action is Action.ALLOW]
+        matched: tuple[AuthzPolicy, int | None, Match] | None = None
+        may = False
+        missed: list[str] = []
+        for policy in allows:
+            found, rule = policy_matches(policy, ctx)
+            if found.value is False:
+                missed.append(f"{policy.name}: {found.why}")
+            if found.value is True:
+                matched = (policy, rule, found)
+                break
+            if found.value is None:
+                may = True
+                unknown.append((f"ALLOW AuthorizationPolicy {policy.name} rules[{rule}] may "
+                                f"match: {found.why}", policy, rule))
+        if allows and matched is None and not may and not unread_allows:
+            misses = "; ".join(missed[:3]) + ("; ..." if len(missed) > 3 else "")
+            return Decision(False, _step(
+                Verb.DENY, f"ALLOW policies apply to {destination.name} and none matches "
+                f"({misses})", allows[0].ref if len(allows) == 1 else None, None,
+                tuple(_evidence(p, "spec.rules") for p in allows)),
+                tuple(p.ref for p in allows))
+        if unknown:
+            why, policy, rule = unknown[0]
+            return Decision(None, _step(Verb.UNKNOWN, why, policy.ref, rule),
+                            not_evaluated=tuple(u[0] for u in unknown))
+        notes = [p.name for p in applies if p.dry_run or p.action is Action.AUDIT]
+        if matched is not None:
+            policy, rule, found = matched
+            text = f"{policy.name} rules[{rule}] matches: {found.why}"
+            step = _step(Verb.ALLOW, text, policy.ref, rule, (_evidence(policy, found.path),))
+        else:
+            text = f"no DENY policy matches and no ALLOW policy applies to {destination.name}"
+            step = _step(Verb.ALLOW, text)
+        extra = mtls
+        if notes:
+            extra += f" (not enforcing: {', '.join(notes)})"
+        if targeted:
+            extra += (f"; {', '.join(p.name for p in targeted)} attach by targetRefs to "
+                      "gateways or waypoints, not to this workload")
+        if extra:
+            step = _step(step.action, step.text + extra, step.policy, step.rule, step.evidence)
+        return Decision(True, step)
+
+
+def cidrs(view: GraphView) -> Iterator[IPBlock]:
+    """Every address block an Istio policy compares source addresses with (for grouping
+    peers exactly: pods on either side of such a block can get different verdicts)."""
+    for record in view.for_each(AUTHZ_KIND):
+        if not isinstance(record, GenericRecord) or not record.api_version.startswith(
+                GROUP + "/"):
+            continue
+        policy = build_authz(record)
+        for rule in policy.rules:
+            for clause in rule.clauses:
+                if clause.attribute is Attribute.SOURCE_IP:
+                    for network in clause.networks:
+                        yield IPBlock(network)
