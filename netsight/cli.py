@@ -78,6 +78,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--cluster-name", help="name reported in metadata (env CLUSTER_NAME)")
     serve.add_argument("--log-level", help="debug, info, warn or error (env LOG_LEVEL)")
     serve.add_argument("--tool-timeout", help="per-call timeout such as 10s (env TOOL_TIMEOUT)")
+    serve.add_argument("--responses", choices=("json", "sse"),
+                       help="how /mcp answers a POST: one JSON body (default) or an SSE stream "
+                            "(env MCP_RESPONSES); clients accept both")
     serve.add_argument("--auth", choices=("auto", "tokenreview", "none"),
                        help="bearer tokens checked with TokenReview: auto (default) off "
                             "loopback, tokenreview always, none never (env AUTH_MODE)")

@@ -32,7 +32,7 @@ from netsight.analyzers.catalog import TOOLS, ToolSpec
 from netsight.server import changes, dashboard, graph_api
 from netsight.server.changes import ChangeFeed
 from netsight.server.cluster import LiveGraph
-from netsight.server.config import LOOPBACK, Settings
+from netsight.server.config import LOOPBACK, Responses, Settings
 from netsight.server.mcp_tools import NetsightServer, ToolHost, build_mcp_server
 from netsight.server.notifying import ToolListNotifier
 from netsight.server.rebinding import LoopbackOnly
@@ -102,7 +102,12 @@ def build_service(graph: LiveGraph, settings: Settings, *,
     notifier = ToolListNotifier(host.visible)
     graph.provider_listeners.append(notifier.tools_may_have_changed)
     mcp = build_mcp_server(host, notifier)
-    sessions = StreamableHTTPSessionManager(app=mcp, security_settings=_security(settings.host))
+    # JSON responses: a call's answer is the POST's body, with no SSE stream (and its tasks
+    # and memory channels) per answer; clients accept both (the transport requires it).
+    # ``subscriptions/listen`` and the GET notification stream stay SSE in either mode.
+    sessions = StreamableHTTPSessionManager(
+        app=mcp, security_settings=_security(settings.host),
+        json_response=settings.responses is Responses.JSON)
     feed = ChangeFeed(graph.store)
     exchanges = Exchanges(StreamableHTTPASGIApp(sessions))
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, None: 1.0}
@@ -26,6 +26,13 @@ IN_CLUSTER_HINT = "KUBERNETES_SERVICE_HOST"  # set by the kubelet in every pod
 class Transport(StrEnum):
     HTTP = "http"
     STDIO = "stdio"
+
+
+class Responses(StrEnum):
+    """How a Streamable HTTP POST carries its answer: one JSON body, or an SSE stream."""
+
+    JSON = "json"  # no per-answer stream: the cheaper exchange; netsight sends no progress
+    SSE = "sse"
 
 
 class Auth(StrEnum):
@@ -58,6 +65,7 @@ class Settings:
     tool_timeout: float = 10.0  # seconds
     auth: Auth = Auth.AUTO
     shutdown_timeout: float = 5.0  # seconds to drain in-flight calls before cancelling them
+    responses: Responses = Responses.JSON
 
     @property
     def authenticates(self) -> bool:
@@ -87,6 +95,9 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
     transport = Transport.HTTP
     if (given := pick("transport", None)) is not None:
         transport = _choice(given, Transport)
+    responses = Responses.JSON
+    if (given := pick("responses", "MCP_RESPONSES")) is not None:
+        responses = _choice(given, Responses)
     port = 8080 if (given := pick("port", "PORT")) is None else _port(given)
     host = "127.0.0.1" if (given := pick("host", "HOST")) is None else str(given[1])
     log_level = "INFO" if (given := pick("log_level", "LOG_LEVEL")) is None else _level(given)
@@ -117,11 +128,14 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
         cluster_name=cluster_name, host=host, port=port, transport=transport, demo=demo,
         kubeconfig=str(kubeconfig[1]) if kubeconfig else None,
         context=str(context[1]) if context else None,
-        log_level=log_level, tool_timeout=tool_timeout, auth=auth,
+        log_level=log_level, tool_timeout=tool_timeout, auth=auth, responses=responses,
     )
 
 
-def _choice(given: tuple[str, Any], enum: type[Transport]) -> Transport:
+E = TypeVar("E", bound=StrEnum)
+
+
+def _choice(given: tuple[str, Any], enum: type[E]) -> E:
     source, value = given
     try:
         return enum(str(value).lower())

@@ -143,8 +143,10 @@ def _version() -> str:
 
 
 def _input_schema(host: ToolHost, name: str) -> dict[str, Any] | None:
+    # The SDK asks for it on every 2026-07-28 tools/call (Mcp-Param header checks): the
+    # cached one, since generating it from the model cost a quarter of a call's server time.
     spec = host.tools.get(name)
-    return spec.input_schema() if spec is not None else None
+    return mcp_tool(spec).input_schema if spec is not None else None
 
 
 @functools.cache
