@@ -75,17 +75,30 @@ class Poster(Protocol):
 
 
 class Reviews:
-    """TokenReview and SubjectAccessReview, as the API server answers them."""
+    """TokenReview and SubjectAccessReview, as the API server answers them.
 
-    def __init__(self, api: Poster) -> None:
+    ``audiences``: the audiences a token must have been issued for (TokenReview
+    ``spec.audiences``); empty: the field is omitted, so the API server checks its own.
+    """
+
+    def __init__(self, api: Poster, *, audiences: Iterable[str] = ()) -> None:
         self.api = api
+        self.audiences = tuple(audiences)
 
     async def token(self, token: str) -> Caller | None:
         """The user ``token`` authenticates, or None if the API server rejects it."""
+        spec: dict[str, Any] = {"token": token}
+        if self.audiences:
+            spec["audiences"] = list(self.audiences)
         status = await self._review(TOKEN_REVIEWS, {
-            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
-            "spec": {"token": token}})
+            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": spec})
         if status.get("authenticated") is not True:
+            return None
+        if self.audiences and not set(self.audiences) & set(status.get("audiences") or ()):
+            # The API reference: a client that sets spec.audiences must find one of them in
+            # status.audiences. An authenticator that ignores audiences answers none, and
+            # its "authenticated" then means valid for the API server, not for netsight.
+            log.info("rejected a token: not issued for %s", ", ".join(self.audiences))
             return None
         user = status.get("user") or {}
         extra = user.get("extra") or {}
@@ -331,4 +344,5 @@ def middleware(settings: Settings, api: Poster | None) -> list[Middleware]:
         return []
     if api is None:
         raise RuntimeError("authenticating callers needs a connection to the API server")
-    return [Middleware(AuthMiddleware, guard=Guard(Reviews(api)))]
+    return [Middleware(AuthMiddleware,
+                       guard=Guard(Reviews(api, audiences=settings.auth_audiences)))]

@@ -38,6 +38,9 @@ class User:
     name: str
     groups: tuple[str, ...] = ()
     uid: str = ""
+    # Who the token was issued for (a projected token's audience); the API server's own by
+    # default, like the token of a pod's default service account mount.
+    audiences: tuple[str, ...] = API_AUDIENCES
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +83,9 @@ def _matches(allowed: tuple[str, ...], value: str) -> bool:
 class AccessPolicy:
     tokens: dict[str, User] = field(default_factory=dict)
     rules: list[Rule] = field(default_factory=list)
+    # False: TokenReview behaves like an authenticator without audience support (an old
+    # webhook): spec.audiences ignored, status.audiences empty.
+    audience_aware: bool = True
 
     @classmethod
     def default(cls) -> AccessPolicy:
@@ -91,15 +97,16 @@ class AccessPolicy:
         """Only netsight's own service account: it may review, and read everything."""
         self.tokens.clear()
         self.rules.clear()
+        self.audience_aware = True
         self.add_token(SERVICE_ACCOUNT_TOKEN, SERVICE_ACCOUNT,
                        groups=("system:serviceaccounts", "system:serviceaccounts:netsight"))
         self.allow(user=SERVICE_ACCOUNT, verbs=("create",),
                    resources=("tokenreviews", "subjectaccessreviews"))
         self.allow(user=SERVICE_ACCOUNT, verbs=("get", "list", "watch"), resources=("*",))
 
-    def add_token(self, token: str, user: str, *, groups: Iterable[str] = (), uid: str = ""
-                  ) -> None:
-        self.tokens[token] = User(user, tuple(groups), uid or f"uid-{user}")
+    def add_token(self, token: str, user: str, *, groups: Iterable[str] = (), uid: str = "",
+                  audiences: Iterable[str] = API_AUDIENCES) -> None:
+        self.tokens[token] = User(user, tuple(groups), uid or f"uid-{user}", tuple(audiences))
 
     def revoke(self, token: str) -> None:
         self.tokens.pop(token, None)
@@ -119,7 +126,7 @@ class AccessPolicy:
         if user is None:
             return None
         groups = user.groups if AUTHENTICATED in user.groups else (*user.groups, AUTHENTICATED)
-        return User(user.name, groups, user.uid)
+        return User(user.name, groups, user.uid, user.audiences)
 
     def authorize(self, user: str, groups: Iterable[str], *, verb: str, resource: str,
                   api_group: str = "", namespace: str = "") -> tuple[bool, str]:
@@ -150,7 +157,8 @@ class AccessPolicy:
     def _check_requester(self, kind: str, authorization: str | None) -> None:
         scheme, _, token = (authorization or "").partition(" ")
         requester = self.authenticate(token.strip()) if scheme.lower() == "bearer" else None
-        if requester is None:
+        if requester is None or not set(requester.audiences) & set(API_AUDIENCES):
+            # A token issued for another audience is no credential for the API server.
             raise ApiError(401, "Unauthorized", "Unauthorized")
         plural = "tokenreviews" if kind == "TokenReview" else "subjectaccessreviews"
         group = "authentication.k8s.io" if kind == "TokenReview" else "authorization.k8s.io"
@@ -165,11 +173,23 @@ class AccessPolicy:
         token = spec.get("token")
         if not isinstance(token, str) or not token:
             raise _invalid("TokenReview", "spec.token", "Required value")
-        audiences = list(spec.get("audiences") or API_AUDIENCES)
+        requested = spec.get("audiences") or list(API_AUDIENCES)
+        if not isinstance(requested, list) or not all(isinstance(a, str) for a in requested):
+            raise _invalid("TokenReview", "spec.audiences", "a list of strings")
         user = self.authenticate(token)
         if user is None:
-            return {"authenticated": False, "user": {}, "audiences": audiences,
+            return {"authenticated": False, "user": {},
                     "error": "[invalid bearer token, token lookup failed]"}
+        if not self.audience_aware:
+            return {"authenticated": True,
+                    "user": {"username": user.name, "uid": user.uid, "groups": list(user.groups)}}
+        # As the API server's authenticators do: the token must carry one of the requested
+        # audiences, and status.audiences is the intersection.
+        audiences = [a for a in requested if a in user.audiences]
+        if not audiences:
+            return {"authenticated": False, "user": {},
+                    "error": f"[invalid bearer token, token audiences {list(user.audiences)!r} "
+                             f"is invalid for the target audiences {requested!r}]"}
         return {"authenticated": True, "audiences": audiences,
                 "user": {"username": user.name, "uid": user.uid, "groups": list(user.groups)}}
 
@@ -196,14 +216,19 @@ class AccessPolicy:
     # --- the /sim/access knob ------------------------------------------------------------
 
     def configure(self, body: Mapping[str, Any]) -> Obj:
-        """``{"reset": true, "tokens": {TOKEN: {"username", "groups"}}, "revoke": [TOKEN],
-        "rules": [{"user" | "group", "verbs", "resources", "namespaces"?, "apiGroups"?}]}``;
+        """``{"reset": true, "tokens": {TOKEN: {"username", "groups", "audiences"?}},
+        "revoke": [TOKEN],
+        "rules": [{"user" | "group", "verbs", "resources", "namespaces"?, "apiGroups"?}],
+        "audienceAware": bool}``;
         answers counts only, never tokens."""
         if body.get("reset"):
             self.reset()
+        if "audienceAware" in body:
+            self.audience_aware = body["audienceAware"] is True
         for token, user in (body.get("tokens") or {}).items():
             self.add_token(str(token), str(user["username"]),
-                           groups=[str(g) for g in user.get("groups") or ()])
+                           groups=[str(g) for g in user.get("groups") or ()],
+                           audiences=_strings(user.get("audiences") or API_AUDIENCES))
         for token in body.get("revoke") or ():
             self.revoke(str(token))
         for rule in body.get("rules") or ():
