@@ -5,9 +5,11 @@ The environment variables are the ones the architecture decisions name (``CLUSTE
 ``MAX_CONCURRENT_PROBES``), plus ``HOST``, ``AUTH_MODE``, ``AUTH_AUDIENCES``,
 ``MCP_RESPONSES`` and ``KUBECONFIG`` for symmetry with the flags. The probe settings are read
 and checked although netsight runs no probe pods yet: a deployment configured for them fails
-now on a bad value, not the day probes arrive. A bad value stops the server before it starts, with a message naming
-the variable (or flag) and what a valid value looks like: a typo in a Helm values file should
-fail the rollout, not produce a server that quietly runs with a default.
+now on a bad value, not the day probes arrive.
+
+A bad value stops the server before it starts, with a message naming the variable (or flag)
+and what a valid value looks like: a typo in a Helm values file should fail the rollout, not
+produce a server that quietly runs with a default.
 """
 
 from __future__ import annotations
