@@ -8,7 +8,8 @@ This is the simulator's side of those two APIs, with a policy tests set directly
 - tokens, each naming a user and its groups (every authenticated user is also in
   ``system:authenticated``, as the real authenticators add);
 - rules, each allowing a user or a group some verbs on some resources in some namespaces, or
-  in all of them (a RoleBinding, or a ClusterRoleBinding). ``*`` matches any verb, resource
+  in all of them (a RoleBinding, or a ClusterRoleBinding), or on non-resource URLs such as
+  ``/metrics`` (a ClusterRole's ``nonResourceURLs``). ``*`` matches any verb, resource
   or API group; ``system:masters`` may do anything.
 
 The reviews themselves are requests like any other: they must carry a token the policy
@@ -46,7 +47,8 @@ class User:
 @dataclass(frozen=True, slots=True)
 class Rule:
     """Allows ``user`` (or members of ``group``) ``verbs`` on ``resources``, in
-    ``namespaces`` or, when None, in every namespace and at the cluster scope."""
+    ``namespaces`` or, when None, in every namespace and at the cluster scope; or, with
+    ``non_resource_urls``, ``verbs`` on those paths (``/metrics``; ``/debug/*`` a prefix)."""
 
     verbs: tuple[str, ...]
     resources: tuple[str, ...]
@@ -54,6 +56,7 @@ class Rule:
     group: str | None = None
     namespaces: tuple[str, ...] | None = None
     api_groups: tuple[str, ...] = ("*",)
+    non_resource_urls: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if (self.user is None) == (self.group is None):
@@ -63,13 +66,23 @@ class Rule:
         return self.user == user if self.user is not None else self.group in set(groups)
 
     def allows(self, verb: str, resource: str, api_group: str, namespace: str) -> bool:
+        if self.non_resource_urls is not None:
+            return False
         if self.namespaces is not None and namespace not in self.namespaces:
             return False  # "" (all namespaces) needs a cluster-wide rule
         return (_matches(self.verbs, verb) and _matches(self.resources, resource)
                 and _matches(self.api_groups, api_group))
 
+    def allows_path(self, verb: str, path: str) -> bool:
+        # As RBAC's nonResourceURLs: exact, or a prefix ending in '*'.
+        return self.non_resource_urls is not None and _matches(self.verbs, verb) and any(
+            url == path or url == "*" or (url.endswith("*") and path.startswith(url[:-1]))
+            for url in self.non_resource_urls)
+
     def describe(self) -> str:
         subject = f'User "{self.user}"' if self.user is not None else f'Group "{self.group}"'
+        if self.non_resource_urls is not None:
+            return f"{subject} may {','.join(self.verbs)} {','.join(self.non_resource_urls)}"
         where = "in all namespaces" if self.namespaces is None else \
             f"in namespaces {', '.join(self.namespaces)}"
         return f"{subject} may {','.join(self.verbs)} {','.join(self.resources)} {where}"
@@ -111,11 +124,13 @@ class AccessPolicy:
     def revoke(self, token: str) -> None:
         self.tokens.pop(token, None)
 
-    def allow(self, *, verbs: Iterable[str], resources: Iterable[str], user: str | None = None,
-              group: str | None = None, namespaces: Iterable[str] | None = None,
-              api_groups: Iterable[str] = ("*",)) -> Rule:
+    def allow(self, *, verbs: Iterable[str], resources: Iterable[str] = (),
+              user: str | None = None, group: str | None = None,
+              namespaces: Iterable[str] | None = None, api_groups: Iterable[str] = ("*",),
+              non_resource_urls: Iterable[str] | None = None) -> Rule:
         rule = Rule(tuple(verbs), tuple(resources), user, group,
-                    None if namespaces is None else tuple(namespaces), tuple(api_groups))
+                    None if namespaces is None else tuple(namespaces), tuple(api_groups),
+                    None if non_resource_urls is None else tuple(non_resource_urls))
         self.rules.append(rule)
         return rule
 
@@ -139,6 +154,17 @@ class AccessPolicy:
                                                              namespace):
                 return True, f"allowed by sim rule: {rule.describe()}"
         return False, ""  # RBAC denies by not allowing, and gives no reason
+
+    def authorize_path(self, user: str, groups: Iterable[str], *, verb: str, path: str
+                       ) -> tuple[bool, str]:
+        """(allowed, reason) for a non-resource URL such as ``/metrics``."""
+        groups = tuple(groups)
+        if MASTERS in groups:
+            return True, f'allowed: Group "{MASTERS}"'
+        for rule in self.rules:
+            if rule.applies_to(user, groups) and rule.allows_path(verb, path):
+                return True, f"allowed by sim rule: {rule.describe()}"
+        return False, ""
 
     # --- the review APIs -----------------------------------------------------------------
 
@@ -205,7 +231,11 @@ class AccessPolicy:
                            "exactly one of nonResourceAttributes or resourceAttributes must "
                            "be specified")
         if resource is None:
-            return {"allowed": False, "reason": "non-resource URLs are not simulated"}
+            path = spec["nonResourceAttributes"]
+            allowed, reason = self.authorize_path(
+                str(user), [str(g) for g in groups], verb=str(path.get("verb") or ""),
+                path=str(path.get("path") or ""))
+            return {"allowed": allowed, "reason": reason} if reason else {"allowed": allowed}
         allowed, reason = self.authorize(
             str(user), [str(g) for g in groups], verb=str(resource.get("verb") or ""),
             resource=str(resource.get("resource") or ""),
@@ -218,7 +248,8 @@ class AccessPolicy:
     def configure(self, body: Mapping[str, Any]) -> Obj:
         """``{"reset": true, "tokens": {TOKEN: {"username", "groups", "audiences"?}},
         "revoke": [TOKEN],
-        "rules": [{"user" | "group", "verbs", "resources", "namespaces"?, "apiGroups"?}],
+        "rules": [{"user" | "group", "verbs", "resources" | "nonResourceURLs", "namespaces"?,
+        "apiGroups"?}],
         "audienceAware": bool}``;
         answers counts only, never tokens."""
         if body.get("reset"):
@@ -234,10 +265,13 @@ class AccessPolicy:
         for rule in body.get("rules") or ():
             namespaces = rule.get("namespaces")
             try:
-                self.allow(verbs=_strings(rule["verbs"]), resources=_strings(rule["resources"]),
+                urls = rule.get("nonResourceURLs")
+                self.allow(verbs=_strings(rule["verbs"]),
+                           resources=_strings(rule["resources"]) if urls is None else (),
                            user=rule.get("user"), group=rule.get("group"),
                            namespaces=None if namespaces is None else _strings(namespaces),
-                           api_groups=_strings(rule.get("apiGroups") or "*"))
+                           api_groups=_strings(rule.get("apiGroups") or "*"),
+                           non_resource_urls=None if urls is None else _strings(urls))
             except (KeyError, ValueError) as exc:
                 raise ApiError(400, "BadRequest", f"rule {rule!r}: {exc}") from None
         return {"tokens": len(self.tokens), "rules": len(self.rules)}
