@@ -132,6 +132,8 @@ def build_mcp_server(host: ToolHost, notifier: ToolListNotifier) -> NetsightServ
         get_tool_input_schema=lambda name: _input_schema(host, name),
     )
     server.middleware.append(notifier)
+    for spec in host.tools.values():
+        mcp_tool(spec)  # the schemas, generated now rather than in the first session's list
     return server
 
 
