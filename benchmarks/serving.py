@@ -10,8 +10,10 @@ single-session latencies, and ``--client-processes`` processes (default 5) for t
 concurrent sessions, since one Python process of SDK clients cannot issue 200 calls/s here.
 On this 2-core machine they all share the cores, so the figures include the clients' and
 simulator's share; netsight's own CPU time (``/proc``) is reported beside them, per call and
-as a share of one core during the concurrent run. ``--responses sse`` measures netsight's
-SSE answer mode instead of the default JSON one.
+as a share of one core during the concurrent run, and so is the tool handler's mean time
+(netsight's ``gen_ai.server.request.duration`` from ``/metrics``): what a loaded machine
+cannot inflate much, where wall-clock latencies include every wait for a core.
+``--responses sse`` measures netsight's SSE answer mode instead of the default JSON one.
 
 Measured (issue 6's targets): per-call latency of ``find_blocking_policies`` and
 ``diagnose_service`` over one session (p50 <= 5 ms, p99 <= 15 ms for find_blocking_policies);
@@ -31,6 +33,7 @@ import asyncio
 import concurrent.futures
 import json
 import multiprocessing
+import operator
 import os
 import random
 import signal
@@ -107,6 +110,7 @@ async def timed(calls: int, call: Callable[[], Awaitable[Any]]) -> list[float]:
 
 async def one_session(mcp_url: str, pods: list[str], service: str, calls: int,
                       rng: random.Random, server: int) -> dict[str, Any]:
+    base_url = mcp_url.removesuffix("/mcp")
     # The handshake-era protocol, whose sessions answer ping (2026-07-28 has no ping).
     async with Client(mcp_url, mode="legacy") as client:
         ping = await timed(calls, client.send_ping)
@@ -123,13 +127,18 @@ async def one_session(mcp_url: str, pods: list[str], service: str, calls: int,
             if result.is_error:
                 raise RuntimeError(result.content)
 
-        cpu = cpu_seconds(server)
+        cpu, handler = cpu_seconds(server), await tool_seconds(base_url, "find_blocking_policies")
         blocking_ms = await timed(calls, blocking)
         cpu = cpu_seconds(server) - cpu  # warm-up calls included: per call, roughly
+        handler_s, handled = map(operator.sub, await tool_seconds(
+            base_url, "find_blocking_policies"), handler)
         return {"ping_ms": percentiles(ping),
                 "find_blocking_policies_ms": percentiles(blocking_ms),
+                # netsight's CPU for a whole call (HTTP, MCP SDK, tool), and the tool
+                # handler's own mean time (its span: arguments, analyzer, rendering)
                 "find_blocking_policies_server_cpu_ms_per_call":
                     round(1000 * cpu / (calls + min(20, calls)), 2),
+                "find_blocking_policies_handler_ms_mean": round(1000 * handler_s / handled, 2),
                 "diagnose_service_ms": percentiles(await timed(calls, diagnose))}
 
 
@@ -211,6 +220,19 @@ async def concurrent_sessions(mcp_url: str, pods: list[str], sessions: int, rate
             "seconds": round(elapsed, 1),
             "server_cpu_percent": round(100 * cpu / cpu_window, 1),
             "server_cpu_ms_per_call": round(1000 * cpu / max(1, len(latencies)), 2)}
+
+
+async def tool_seconds(url: str, tool: str) -> tuple[float, float]:
+    """(sum, count) of netsight's gen_ai.server.request.duration for ``tool``, from /metrics."""
+    async with aiohttp.ClientSession() as http, http.get(f"{url}/metrics") as response:
+        text = await response.text()
+    found = {"sum": 0.0, "count": 0.0}
+    for line in text.splitlines():
+        for part in found:
+            if line.startswith(f"gen_ai_server_request_duration_seconds_{part}{{") \
+                    and f'gen_ai_tool_name="{tool}"' in line and "error_type" not in line:
+                found[part] += float(line.rsplit(" ", 1)[1])
+    return found["sum"], found["count"]
 
 
 def cpu_seconds(pid: int) -> float:
