@@ -3,10 +3,17 @@
     .venv/bin/python benchmarks/serving.py                     # the demo cluster, ~1 min
     .venv/bin/python benchmarks/serving.py --scale 100k        # 100k pods, ~3 min
 
-Three processes, as in production: the simulated API server (``netsight sim``), netsight
-(``netsight serve`` against it, informers and all), and this client, which speaks MCP with
-the official SDK's ``Client`` over Streamable HTTP on 127.0.0.1. On this 2-core machine the
-three share the cores, so the figures include the client's and simulator's share.
+Separate processes, as in production: the simulated API server (``netsight sim``), netsight
+(``netsight serve`` against it, informers and all), and the clients, which speak MCP with
+the official SDK's ``Client`` over Streamable HTTP on 127.0.0.1: this process for the
+single-session latencies, and ``--client-processes`` processes (default 5) for the
+concurrent sessions, since one Python process of SDK clients cannot issue 200 calls/s here.
+On this 2-core machine they all share the cores, so the figures include the clients' and
+simulator's share; netsight's own CPU time (``/proc``) is reported beside them, per call and
+as a share of one core during the concurrent run, and so is the tool handler's mean time
+(netsight's ``gen_ai.server.request.duration`` from ``/metrics``): what a loaded machine
+cannot inflate much, where wall-clock latencies include every wait for a core.
+``--responses sse`` measures netsight's SSE answer mode instead of the default JSON one.
 
 Measured (issue 6's targets): per-call latency of ``find_blocking_policies`` and
 ``diagnose_service`` over one session (p50 <= 5 ms, p99 <= 15 ms for find_blocking_policies);
@@ -23,7 +30,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import json
+import multiprocessing
+import operator
 import os
 import random
 import signal
@@ -99,7 +109,8 @@ async def timed(calls: int, call: Callable[[], Awaitable[Any]]) -> list[float]:
 
 
 async def one_session(mcp_url: str, pods: list[str], service: str, calls: int,
-                      rng: random.Random) -> dict[str, Any]:
+                      rng: random.Random, server: int) -> dict[str, Any]:
+    base_url = mcp_url.removesuffix("/mcp")
     # The handshake-era protocol, whose sessions answer ping (2026-07-28 has no ping).
     async with Client(mcp_url, mode="legacy") as client:
         ping = await timed(calls, client.send_ping)
@@ -116,22 +127,42 @@ async def one_session(mcp_url: str, pods: list[str], service: str, calls: int,
             if result.is_error:
                 raise RuntimeError(result.content)
 
+        cpu, handler = cpu_seconds(server), await tool_seconds(base_url, "find_blocking_policies")
+        blocking_ms = await timed(calls, blocking)
+        cpu = cpu_seconds(server) - cpu  # warm-up calls included: per call, roughly
+        handler_s, handled = map(operator.sub, await tool_seconds(
+            base_url, "find_blocking_policies"), handler)
         return {"ping_ms": percentiles(ping),
-                "find_blocking_policies_ms": percentiles(await timed(calls, blocking)),
+                "find_blocking_policies_ms": percentiles(blocking_ms),
+                # netsight's CPU for a whole call (HTTP, MCP SDK, tool), and the tool
+                # handler's own mean time (its span: arguments, analyzer, rendering)
+                "find_blocking_policies_server_cpu_ms_per_call":
+                    round(1000 * cpu / (calls + min(20, calls)), 2),
+                "find_blocking_policies_handler_ms_mean": round(1000 * handler_s / handled, 2),
                 "diagnose_service_ms": percentiles(await timed(calls, diagnose))}
 
 
-async def concurrent_sessions(mcp_url: str, pods: list[str], sessions: int, rate: float,
-                              duration: float) -> dict[str, Any]:
-    """``sessions`` clients, each calling at rate/sessions per second, on a fixed schedule."""
+def _agent_process(mcp_url: str, pods: list[str], indexes: list[int], sessions: int,
+                   rate: float, duration: float, start_at: float) -> dict[str, Any]:
+    """One client process: the agents ``indexes`` of ``sessions``, each on its own schedule
+    of ``rate / sessions`` calls per second from wall-clock ``start_at``."""
+    return asyncio.run(_agents(mcp_url, pods, indexes, sessions, rate, duration, start_at))
+
+
+async def _agents(mcp_url: str, pods: list[str], indexes: list[int], sessions: int,
+                  rate: float, duration: float, start_at: float) -> dict[str, Any]:
     latencies: list[float] = []
     errors: list[str] = []
     late = [0]
+    window = [float("inf"), 0.0]  # wall-clock time of the first call and the last answer
 
     async def agent(index: int) -> None:
         rng = random.Random(index)
         interval = sessions / rate
         async with Client(mcp_url) as client:
+            # Sessions open first; every process starts calling at the same wall-clock time.
+            await asyncio.sleep(max(0.0, start_at - time.time()))
+            window[0] = min(window[0], time.time())
             start = time.perf_counter() + rng.random() * interval
             n = 0
             while (due := start + n * interval) < start + duration:
@@ -151,14 +182,63 @@ async def concurrent_sessions(mcp_url: str, pods: list[str], sessions: int, rate
                     errors.append(f"{type(exc).__name__}: {exc}"[:200])
                 latencies.append((time.perf_counter() - began) * 1000)
                 n += 1
+            window[1] = max(window[1], time.time())
 
-    started = time.perf_counter()
-    await asyncio.gather(*(agent(i) for i in range(sessions)))
-    elapsed = time.perf_counter() - started
-    return {"sessions": sessions, "target_calls_per_s": rate,
+    await asyncio.gather(*(agent(i) for i in indexes))
+    return {"latencies": latencies, "errors": errors, "late": late[0], "window": window}
+
+
+async def concurrent_sessions(mcp_url: str, pods: list[str], sessions: int, rate: float,
+                              duration: float, processes: int, server: int
+                              ) -> dict[str, Any]:
+    """``sessions`` clients spread over ``processes`` client processes (one Python process
+    cannot drive 200 calls/s of SDK clients on this machine), each session calling at
+    rate/sessions per second on a fixed schedule; netsight's CPU over the run beside it."""
+    processes = max(1, min(processes, sessions))
+    groups = [list(range(i, sessions, processes)) for i in range(processes)]
+    start_at = time.time() + 8.0  # room for every process to import the SDK and connect
+    loop = asyncio.get_running_loop()
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(processes, mp_context=context) as pool:
+        futures = [loop.run_in_executor(pool, _agent_process, mcp_url, pods, group, sessions,
+                                        rate, duration, start_at) for group in groups]
+        await asyncio.sleep(max(0.0, start_at - time.time()))
+        cpu_before, started = cpu_seconds(server), time.time()
+        parts = await asyncio.gather(*futures)
+        cpu = cpu_seconds(server) - cpu_before
+        cpu_window = time.time() - started
+    # From the first call of any process to the last answer: a process that started late
+    # (its imports on a loaded machine) shows as calls started late, not as a longer run.
+    elapsed = max(p["window"][1] for p in parts) - min(p["window"][0] for p in parts)
+    latencies = [ms for part in parts for ms in part["latencies"]]
+    errors = [error for part in parts for error in part["errors"]]
+    return {"sessions": sessions, "client_processes": processes, "target_calls_per_s": rate,
             "achieved_calls_per_s": round(len(latencies) / elapsed, 1),
             "calls": len(latencies), "errors": len(errors), "error_samples": errors[:3],
-            "calls_started_late": late[0], "latency_ms": percentiles(latencies)}
+            "calls_started_late": sum(part["late"] for part in parts),
+            "latency_ms": percentiles(latencies),
+            "seconds": round(elapsed, 1),
+            "server_cpu_percent": round(100 * cpu / cpu_window, 1),
+            "server_cpu_ms_per_call": round(1000 * cpu / max(1, len(latencies)), 2)}
+
+
+async def tool_seconds(url: str, tool: str) -> tuple[float, float]:
+    """(sum, count) of netsight's gen_ai.server.request.duration for ``tool``, from /metrics."""
+    async with aiohttp.ClientSession() as http, http.get(f"{url}/metrics") as response:
+        text = await response.text()
+    found = {"sum": 0.0, "count": 0.0}
+    for line in text.splitlines():
+        for part in found:
+            if line.startswith(f"gen_ai_server_request_duration_seconds_{part}{{") \
+                    and f'gen_ai_tool_name="{tool}"' in line and "error_type" not in line:
+                found[part] += float(line.rsplit(" ", 1)[1])
+    return found["sum"], found["count"]
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def exports(url: str, around: str, runs: int) -> dict[str, Any]:
@@ -178,13 +258,13 @@ async def exports(url: str, around: str, runs: int) -> dict[str, Any]:
             "around_ms": percentiles([t * 1000 for t, _ in near])}
 
 
-async def measure(args: argparse.Namespace, url: str) -> dict[str, Any]:
+async def measure(args: argparse.Namespace, url: str, server: int) -> dict[str, Any]:
     ready_s = await wait_ready(url, args.ready_timeout)
     pods, service = await pick_pods(url)
     rng = random.Random(1)
-    single = await one_session(f"{url}/mcp", pods, service, args.calls, rng)
+    single = await one_session(f"{url}/mcp", pods, service, args.calls, rng, server)
     busy = await concurrent_sessions(f"{url}/mcp", pods, args.sessions, args.rate,
-                                     args.duration)
+                                     args.duration, args.client_processes, server)
     graph = await exports(url, f"Service/{service}", args.export_runs)
     # ready_after_start_s: from netsight's start to /readyz answering 200
     return {"ready_after_start_s": round(ready_s, 1), "pods": len(pods),
@@ -198,10 +278,15 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=10)
     parser.add_argument("--rate", type=float, default=200.0, help="calls/s, all sessions")
     parser.add_argument("--duration", type=float, default=15.0)
+    parser.add_argument("--client-processes", type=int, default=5,
+                        help="processes the concurrent sessions are spread over")
+    parser.add_argument("--responses", default="json", choices=("json", "sse"),
+                        help="netsight serve --responses")
     parser.add_argument("--export-runs", type=int, default=3)
     parser.add_argument("--ready-timeout", type=float, default=300.0)
     args = parser.parse_args()
     OUT.mkdir(exist_ok=True)
+    load_before = os.getloadavg()  # the machine is shared: what else was running
     sim_port, port = free_port(), free_port()
     with tempfile.TemporaryDirectory() as tmp:
         kubeconfig = Path(tmp) / "kubeconfig"
@@ -217,8 +302,9 @@ def main() -> None:
                     raise SystemExit("the simulator did not start")
                 time.sleep(0.2)
             serve = subprocess.Popen([*NETSIGHT, "serve", "--kubeconfig", str(kubeconfig),
-                                      "--port", str(port), "--log-level", "warn"], env=env)
-            result = asyncio.run(measure(args, f"http://127.0.0.1:{port}"))
+                                      "--port", str(port), "--log-level", "warn",
+                                      "--responses", args.responses], env=env)
+            result = asyncio.run(measure(args, f"http://127.0.0.1:{port}", serve.pid))
         finally:
             for process in (serve, sim):
                 if process is not None:
@@ -227,8 +313,10 @@ def main() -> None:
                         process.wait(20)
                     except subprocess.TimeoutExpired:
                         process.kill()
-    result = {"scale": args.scale, "load_average": os.getloadavg(), **result}
-    (OUT / f"serving-{args.scale}.json").write_text(json.dumps(result, indent=1))
+    result = {"scale": args.scale, "responses": args.responses,
+              "load_average_before": load_before, "load_average": os.getloadavg(), **result}
+    suffix = "" if args.responses == "json" else f"-{args.responses}"
+    (OUT / f"serving-{args.scale}{suffix}.json").write_text(json.dumps(result, indent=1))
     print(json.dumps(result, indent=1))
 
 

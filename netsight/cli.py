@@ -78,11 +78,26 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--cluster-name", help="name reported in metadata (env CLUSTER_NAME)")
     serve.add_argument("--log-level", help="debug, info, warn or error (env LOG_LEVEL)")
     serve.add_argument("--tool-timeout", help="per-call timeout such as 10s (env TOOL_TIMEOUT)")
+    serve.add_argument("--responses", choices=("json", "sse"),
+                       help="how /mcp answers a POST: one JSON body (default) or an SSE stream "
+                            "(env MCP_RESPONSES); clients accept both")
     serve.add_argument("--auth", choices=("auto", "tokenreview", "none"),
                        help="bearer tokens checked with TokenReview: auto (default) off "
                             "loopback, tokenreview always, none never (env AUTH_MODE)")
     serve.add_argument("--insecure-no-auth", action="store_true",
                        help="allow --auth none on a non-loopback address")
+    serve.add_argument("--auth-audience", action="append", metavar="AUDIENCE",
+                       help="accept only tokens issued for this audience (repeatable; env "
+                            "AUTH_AUDIENCES, comma-separated); default: the API server's own")
+    probes = serve.add_argument_group(
+        "diagnostic probes", "configured and validated at start, but not run yet: netsight "
+        "creates no probe pods so far")
+    probes.add_argument("--probe-namespace",
+                        help="namespace of probe pods (env PROBE_NAMESPACE; default "
+                             "mcp-diagnostics)")
+    probes.add_argument("--probe-image", help="probe container image (env PROBE_IMAGE)")
+    probes.add_argument("--max-concurrent-probes",
+                        help="probe pods at once (env MAX_CONCURRENT_PROBES; default 5)")
     return parser
 
 

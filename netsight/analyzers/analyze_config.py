@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from netsight.analyzers import codes, registry
+from netsight.analyzers import codes, deadline, registry
 from netsight.analyzers.arguments import Namespace, PagedArgs
 from netsight.analyzers.base import AnalyzerMetadata, metadata, require_namespace
 from netsight.analyzers.contracts import ErrorCode, Finding, Page, Severity, ToolFailure, ToolResult
@@ -66,12 +66,12 @@ def analyze(view: GraphView, args: Args) -> Result:
             )
     threshold = Severity(args.min_severity).rank
     wanted = set(args.codes or ())
-    findings = [
-        finding
-        for name in names
-        for finding in registry.check_of(available[name])(view, args.namespace)
-        if finding.severity.rank <= threshold and (not wanted or finding.code in wanted)
-    ]
+    findings: list[Finding] = []
+    for name in deadline.checked(names):
+        for finding in registry.check_of(available[name])(view, args.namespace):
+            deadline.check(lambda: findings)  # over TOOL_TIMEOUT: the findings so far
+            if finding.severity.rank <= threshold and (not wanted or finding.code in wanted):
+                findings.append(finding)
     findings.sort(key=lambda f: (f.severity.rank, str(f.resource or ""), f.code, f.summary))
     fingerprint = query_fingerprint(NAME, args.namespace, args.min_severity,
                                     sorted(wanted), names)

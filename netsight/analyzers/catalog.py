@@ -34,6 +34,7 @@ from netsight.analyzers import (
 from netsight.analyzers.arguments import ToolArgs
 from netsight.analyzers.base import did_you_mean
 from netsight.analyzers.contracts import DETAIL, ErrorCode, ToolFailure, ToolResult
+from netsight.analyzers.deadline import DeadlineExceeded
 from netsight.graph.store import GraphView
 
 log = logging.getLogger(__name__)
@@ -128,6 +129,8 @@ def call_tool(view: GraphView, name: str, raw_args: Mapping[str, Any]) -> ToolRe
         return spec.run(view, args)
     except ToolFailure as failure:
         failure.tool = failure.tool or spec.name
+        raise
+    except DeadlineExceeded:  # the caller's deadline (deadline.within), not a bug
         raise
     except Exception as exc:  # an analyzer bug must not take the server down
         raise analyzer_failure(spec, exc) from exc

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from netsight.analyzers import codes
+from netsight.analyzers import codes, deadline
 from netsight.analyzers.arguments import Namespace, NamespacedName, PagedArgs
 from netsight.analyzers.base import AnalyzerMetadata, did_you_mean, metadata, require_namespace
 from netsight.analyzers.contracts import ErrorCode, Finding, Page, ToolFailure, ToolResult
@@ -110,7 +110,7 @@ def _troubled(result: RouteResult) -> bool:
 def analyze(view: GraphView, args: Args) -> Result:
     resolver = Resolver(view)
     routes = find_routes(view, resolver, args)
-    results = [resolver.resolve(route) for route in routes]
+    results = [resolver.resolve(route) for route in deadline.checked(routes)]
     # Routes in trouble first: that is what the question is usually about.
     results.sort(key=lambda r: (not _troubled(r), r.route.ref, r.route.kind))
     fingerprint = query_fingerprint(NAME, args.route, args.kind, args.namespace)

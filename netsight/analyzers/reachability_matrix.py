@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
+from netsight.analyzers import deadline
 from netsight.analyzers.arguments import Namespace, NamespacedName, PagedArgs, PortNumber
 from netsight.analyzers.base import AnalyzerMetadata, metadata, require_namespace
 from netsight.analyzers.contracts import Page, ToolResult
@@ -71,7 +72,7 @@ def _endpoints(view: GraphView, args: Args) -> list[Endpoint]:
     namespaces: list[str | None] = list(args.namespaces or [])
     if args.namespaces is None and args.pods is None:
         namespaces = [None]
-    for namespace in namespaces:
+    for namespace in deadline.checked(namespaces):
         require_namespace(view, namespace, tool=NAME)
         for record in view.for_each(Kind.POD, namespace):
             if isinstance(record, PodRecord) and live(record):
@@ -107,6 +108,7 @@ def analyze(view: GraphView, args: Args) -> Result:
     reasons: dict[str, None] = {}
     # Entries are numbered; a page evaluates only its own, whatever the matrix's size.
     for index in range(offset, end):
+        deadline.check(lambda: entries)  # over TOOL_TIMEOUT: the entries done so far
         pair, within = divmod(index, per_pair)
         i, j = divmod(pair, n - 1)
         j += j >= i  # skip the pod itself

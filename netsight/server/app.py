@@ -29,10 +29,12 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from netsight.analyzers.catalog import TOOLS, ToolSpec
+from netsight.analyzers.contracts import ErrorCode, ToolError
 from netsight.server import changes, dashboard, graph_api
+from netsight.server.auth import grant_of
 from netsight.server.changes import ChangeFeed
 from netsight.server.cluster import LiveGraph
-from netsight.server.config import LOOPBACK, Settings
+from netsight.server.config import LOOPBACK, Responses, Settings
 from netsight.server.mcp_tools import NetsightServer, ToolHost, build_mcp_server
 from netsight.server.notifying import ToolListNotifier
 from netsight.server.rebinding import LoopbackOnly
@@ -102,15 +104,43 @@ def build_service(graph: LiveGraph, settings: Settings, *,
     notifier = ToolListNotifier(host.visible)
     graph.provider_listeners.append(notifier.tools_may_have_changed)
     mcp = build_mcp_server(host, notifier)
-    sessions = StreamableHTTPSessionManager(app=mcp, security_settings=_security(settings.host))
+    # JSON responses: a call's answer is the POST's body, with no SSE stream (and its tasks
+    # and memory channels) per answer; clients accept both (the transport requires it).
+    # ``subscriptions/listen`` and the GET notification stream stay SSE in either mode.
+    sessions = StreamableHTTPSessionManager(
+        app=mcp, security_settings=_security(settings.host),
+        json_response=settings.responses is Responses.JSON)
     feed = ChangeFeed(graph.store)
     exchanges = Exchanges(StreamableHTTPASGIApp(sessions))
 
     async def healthz(_: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
-    async def readyz(_: Request) -> Response:
-        return readiness(graph)
+    async def readyz(request: Request) -> Response:
+        return readiness(graph, detail=await sees_cluster(request))
+
+    async def metrics(request: Request) -> Response:
+        if host.scoped and not await may_scrape(request):
+            return JSONResponse(ToolError(
+                code=ErrorCode.AUTH_FAILED, tool=METRICS_ENDPOINT,
+                message="/metrics is about the whole cluster: it needs get on the "
+                        "non-resource URL /metrics (as Prometheus' ClusterRole grants) or "
+                        "list on pods in every namespace").model_dump(mode="json"),
+                status_code=403)
+        return await telemetry.metrics_endpoint(request)
+
+    async def sees_cluster(request: Request) -> bool:
+        if not host.scoped:
+            return True  # callers are not checked here: everyone sees everything
+        grant = grant_of(request)
+        return grant is not None and await grant.guard.sees_cluster(grant.caller)
+
+    async def may_scrape(request: Request) -> bool:
+        grant = grant_of(request)
+        if grant is None:
+            return False
+        return (await grant.guard.may_get_path(grant.caller, METRICS_ENDPOINT)
+                or await grant.guard.sees_cluster(grant.caller))
 
     async def api_graph(request: Request) -> Response:
         return await graph_api.graph_endpoint(request, graph.store, graph.store.sync)
@@ -124,7 +154,7 @@ def build_service(graph: LiveGraph, settings: Settings, *,
             Route("/readyz", readyz, methods=["GET"]),
             Route(graph_api.ENDPOINT, api_graph, methods=["GET"]),
             Route(changes.ENDPOINT, api_changes, methods=["GET"]),
-            Route(METRICS_ENDPOINT, telemetry.metrics_endpoint, methods=["GET"]),
+            Route(METRICS_ENDPOINT, metrics, methods=["GET"]),
             Route("/mcp", exchanges),
             *dashboard.routes(host),  # /dashboard and the JSON endpoints it calls
         ],
@@ -135,17 +165,21 @@ def build_service(graph: LiveGraph, settings: Settings, *,
     return Service(graph, host, notifier, mcp, feed, sessions, exchanges, app)
 
 
-def readiness(graph: LiveGraph) -> Response:
+def readiness(graph: LiveGraph, *, detail: bool = True) -> Response:
+    """Ready or not, and each kind's informer state; ``detail`` adds its event and relist
+    counts and last error (whole-cluster figures: not for every caller)."""
     kinds: dict[str, dict[str, Any]] = {}
     for kind, status in sorted(graph.store.sync.items()):
-        entry: dict[str, Any] = {"state": status.state.value, "events": status.events}
-        if status.last_error:
-            entry["lastError"] = status.last_error
-        if status.relists:
-            entry["relists"] = status.relists
+        entry: dict[str, Any] = {"state": status.state.value}
+        if detail:
+            entry["events"] = status.events
+            if status.last_error:
+                entry["lastError"] = status.last_error
+            if status.relists:
+                entry["relists"] = status.relists
         kinds[kind] = entry
     body: dict[str, Any] = {"ready": graph.ready, "discovered": graph.started, "kinds": kinds}
-    if graph.start_error:
+    if graph.start_error and detail:
         body["error"] = graph.start_error
     return JSONResponse(body, status_code=200 if graph.ready else 503)
 

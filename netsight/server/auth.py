@@ -13,7 +13,11 @@ the same key share one request. Tokens are cached under their SHA-256 and never 
 review that fails (API server unreachable, RBAC missing) fails closed: 503 for a token, a
 hidden namespace for an access decision — and neither failure is cached.
 
-``/healthz`` and ``/readyz`` stay open: the kubelet probes them without a token.
+``/healthz`` and ``/readyz`` stay open: the kubelet probes them without a token. What is
+about the whole cluster rather than a namespace — ``/readyz``'s detail (events, relists and
+errors per kind), ``/metrics`` (graph size, findings and errors of every caller's calls) — is
+for callers who may list pods in every namespace; ``/metrics`` also for those who may ``get``
+the non-resource URL ``/metrics``, as Prometheus' ClusterRole grants.
 """
 
 from __future__ import annotations
@@ -75,17 +79,30 @@ class Poster(Protocol):
 
 
 class Reviews:
-    """TokenReview and SubjectAccessReview, as the API server answers them."""
+    """TokenReview and SubjectAccessReview, as the API server answers them.
 
-    def __init__(self, api: Poster) -> None:
+    ``audiences``: the audiences a token must have been issued for (TokenReview
+    ``spec.audiences``); empty: the field is omitted, so the API server checks its own.
+    """
+
+    def __init__(self, api: Poster, *, audiences: Iterable[str] = ()) -> None:
         self.api = api
+        self.audiences = tuple(audiences)
 
     async def token(self, token: str) -> Caller | None:
         """The user ``token`` authenticates, or None if the API server rejects it."""
+        spec: dict[str, Any] = {"token": token}
+        if self.audiences:
+            spec["audiences"] = list(self.audiences)
         status = await self._review(TOKEN_REVIEWS, {
-            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
-            "spec": {"token": token}})
+            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": spec})
         if status.get("authenticated") is not True:
+            return None
+        if self.audiences and not set(self.audiences) & set(status.get("audiences") or ()):
+            # The API reference: a client that sets spec.audiences must find one of them in
+            # status.audiences. An authenticator that ignores audiences answers none, and
+            # its "authenticated" then means valid for the API server, not for netsight.
+            log.info("rejected a token: not issued for %s", ", ".join(self.audiences))
             return None
         user = status.get("user") or {}
         extra = user.get("extra") or {}
@@ -101,6 +118,20 @@ class Reviews:
             "user": caller.username, "groups": list(caller.groups),
             "resourceAttributes": {"namespace": namespace, "verb": "list", "group": "",
                                    "resource": "pods"}}
+        if caller.uid:
+            spec["uid"] = caller.uid
+        if caller.extra:
+            spec["extra"] = {k: list(v) for k, v in caller.extra}
+        status = await self._review(ACCESS_REVIEWS, {
+            "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+            "spec": spec})
+        return status.get("allowed") is True
+
+    async def may_get_path(self, caller: Caller, path: str) -> bool:
+        """Whether ``caller`` may ``get`` the non-resource URL ``path`` (``/metrics``), as a
+        ClusterRole's ``nonResourceURLs`` grants it to Prometheus."""
+        spec: dict[str, Any] = {"user": caller.username, "groups": list(caller.groups),
+                                "nonResourceAttributes": {"path": path, "verb": "get"}}
         if caller.uid:
             spec["uid"] = caller.uid
         if caller.extra:
@@ -198,6 +229,7 @@ class Guard:
         # One decision per caller and namespace: room for many of both.
         self.decisions: Memo[tuple[Caller, str], bool] = Memo(access_ttl,
                                                              limit=10 * CACHE_LIMIT)
+        self.paths: Memo[tuple[Caller, str], bool] = Memo(access_ttl)  # non-resource URLs
         self._limit = asyncio.Semaphore(REVIEW_CONCURRENCY)
         self._token_limit = asyncio.Semaphore(REVIEW_CONCURRENCY)
 
@@ -229,6 +261,23 @@ class Guard:
             log.warning("cannot check whether %s may list pods in %s (%s); hiding it",
                         caller.username, namespace or "every namespace", exc)
             return False
+
+    async def may_get_path(self, caller: Caller, path: str) -> bool:
+        async def review() -> bool:
+            async with self._limit:
+                return await self.reviews.may_get_path(caller, path)
+
+        try:
+            return await self.paths.get((caller, path), review)
+        except ReviewFailed as exc:
+            log.warning("cannot check whether %s may get %s (%s); refusing", caller.username,
+                        path, exc)
+            return False
+
+    async def sees_cluster(self, caller: Caller) -> bool:
+        """Whether ``caller`` may list pods in every namespace: sees the whole graph, so
+        whole-cluster figures (object counts, informer errors) tell them nothing new."""
+        return await self.may_list_pods(caller, "")
 
     async def visible(self, caller: Caller, namespaces: Iterable[str]) -> frozenset[str] | None:
         """The namespaces of ``namespaces`` ``caller`` may list pods in; None: all of them
@@ -283,9 +332,11 @@ class AuthMiddleware:
         self.app, self.guard = app, guard
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan" or (scope["type"] == "http"
-                                           and scope["path"] in OPEN_PATHS):
+        if scope["type"] == "lifespan":
             await self.app(scope, receive, send)
+            return
+        if scope["type"] == "http" and scope["path"] in OPEN_PATHS:
+            await self.app(await self._maybe_known(scope), receive, send)
             return
         if scope["type"] != "http":  # no WebSocket endpoint exists; none gets in unchecked
             await WebSocketClose(code=1008)(scope, receive, send)  # 1008: policy violation
@@ -311,6 +362,25 @@ class AuthMiddleware:
         await self.app({**scope, GRANT: Grant(caller, self.guard)}, receive, send)
 
 
+    async def _maybe_known(self, scope: Scope) -> Scope:
+        """An open path never refuses (the kubelet sends no token), but a caller who sends a
+        valid one is known to it, for answers with more detail."""
+        token = bearer_token(Request(scope).headers.get("authorization"))
+        if token is None:
+            return scope
+        try:
+            caller = await self.guard.authenticate(token)
+        except ReviewFailed:
+            return scope
+        return scope if caller is None else {**scope, GRANT: Grant(caller, self.guard)}
+
+
+def grant_of(request: Request) -> Grant | None:
+    """The authenticated caller of ``request``, if the auth middleware vouched for one."""
+    grant = request.scope.get(GRANT)
+    return grant if isinstance(grant, Grant) else None
+
+
 def bearer_token(header: str | None) -> str | None:
     scheme, _, token = (header or "").partition(" ")
     token = token.strip()
@@ -331,4 +401,5 @@ def middleware(settings: Settings, api: Poster | None) -> list[Middleware]:
         return []
     if api is None:
         raise RuntimeError("authenticating callers needs a connection to the API server")
-    return [Middleware(AuthMiddleware, guard=Guard(Reviews(api)))]
+    return [Middleware(AuthMiddleware,
+                       guard=Guard(Reviews(api, audiences=settings.auth_audiences)))]

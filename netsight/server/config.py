@@ -1,11 +1,16 @@
 """What ``netsight serve`` runs with: command-line flags over environment variables over defaults.
 
 The environment variables are the ones the architecture decisions name (``CLUSTER_NAME``,
-``PORT``, ``LOG_LEVEL``, ``TOOL_TIMEOUT``), plus ``HOST``, ``AUTH_MODE`` and ``KUBECONFIG`` for
-symmetry with the flags, and ``SECRET_METADATA`` (watch Secret and ConfigMap names). A bad
-value stops the server before it starts, with a message naming the variable (or flag) and what
-a valid value looks like: a typo in a Helm values file should fail the rollout, not produce a
-server that quietly runs with a default.
+``PORT``, ``LOG_LEVEL``, ``TOOL_TIMEOUT``, ``PROBE_NAMESPACE``, ``PROBE_IMAGE``,
+``MAX_CONCURRENT_PROBES``), plus ``HOST``, ``AUTH_MODE``, ``AUTH_AUDIENCES``,
+``MCP_RESPONSES`` and ``KUBECONFIG`` for symmetry with the flags, and ``SECRET_METADATA``
+(watch Secret and ConfigMap names). The probe settings are read
+and checked although netsight runs no probe pods yet: a deployment configured for them fails
+now on a bad value, not the day probes arrive.
+
+A bad value stops the server before it starts, with a message naming the variable (or flag)
+and what a valid value looks like: a typo in a Helm values file should fail the rollout, not
+produce a server that quietly runs with a default.
 """
 
 from __future__ import annotations
@@ -15,18 +20,37 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, None: 1.0}
 _LOG_LEVELS = {"debug": "DEBUG", "info": "INFO", "warn": "WARNING", "warning": "WARNING",
                "error": "ERROR"}
 IN_CLUSTER_HINT = "KUBERNETES_SERVICE_HOST"  # set by the kubelet in every pod
+# A namespace name is a DNS-1123 label.
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+# An image reference (the distribution reference grammar, without its length rules): an
+# optional registry host[:port], lower-case path components, then :tag and/or @digest.
+_IMAGE = re.compile(
+    r"^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*"
+    r"(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+    r"(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
+    r"(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$")
+PROBE_NAMESPACE = "mcp-diagnostics"
+PROBE_IMAGE = "ghcr.io/mcp-k8s-networking/probe:latest"
+MAX_CONCURRENT_PROBES = 5
 
 
 class Transport(StrEnum):
     HTTP = "http"
     STDIO = "stdio"
+
+
+class Responses(StrEnum):
+    """How a Streamable HTTP POST carries its answer: one JSON body, or an SSE stream."""
+
+    JSON = "json"  # no per-answer stream: the cheaper exchange; netsight sends no progress
+    SSE = "sse"
 
 
 class Auth(StrEnum):
@@ -62,6 +86,13 @@ class Settings:
     # Watch Secrets and ConfigMaps as metadata only (names, for TLS and CA references);
     # needs list/watch on them, which RBAC cannot narrow to metadata.
     secret_metadata: bool = True
+    responses: Responses = Responses.JSON
+    # TokenReview spec.audiences; empty: the API server's own audiences (the field omitted)
+    auth_audiences: tuple[str, ...] = ()
+    # Diagnostic probe pods: configured and validated, not run yet (netsight/probes).
+    probe_namespace: str = PROBE_NAMESPACE
+    probe_image: str = PROBE_IMAGE
+    max_concurrent_probes: int = MAX_CONCURRENT_PROBES
 
     @property
     def authenticates(self) -> bool:
@@ -91,6 +122,9 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
     transport = Transport.HTTP
     if (given := pick("transport", None)) is not None:
         transport = _choice(given, Transport)
+    responses = Responses.JSON
+    if (given := pick("responses", "MCP_RESPONSES")) is not None:
+        responses = _choice(given, Responses)
     port = 8080 if (given := pick("port", "PORT")) is None else _port(given)
     host = "127.0.0.1" if (given := pick("host", "HOST")) is None else str(given[1])
     log_level = "INFO" if (given := pick("log_level", "LOG_LEVEL")) is None else _level(given)
@@ -108,6 +142,18 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
                           "cluster's topology; add --insecure-no-auth to accept that")
     secret_metadata = True if (given := pick("secret_metadata", "SECRET_METADATA")) is None \
         else _bool(given)
+    audiences: tuple[str, ...] = ()
+    if (given := pick("auth_audience", "AUTH_AUDIENCES")) is not None:
+        audiences = _audiences(given)
+    probe_namespace = PROBE_NAMESPACE
+    if (given := pick("probe_namespace", "PROBE_NAMESPACE")) is not None:
+        probe_namespace = _namespace(given)
+    probe_image = PROBE_IMAGE
+    if (given := pick("probe_image", "PROBE_IMAGE")) is not None:
+        probe_image = _image(given)
+    max_probes = MAX_CONCURRENT_PROBES
+    if (given := pick("max_concurrent_probes", "MAX_CONCURRENT_PROBES")) is not None:
+        max_probes = _positive_int(given)
     cluster = pick("cluster_name", "CLUSTER_NAME")
     if cluster is not None:
         cluster_name = _name(cluster)
@@ -123,12 +169,17 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
         cluster_name=cluster_name, host=host, port=port, transport=transport, demo=demo,
         kubeconfig=str(kubeconfig[1]) if kubeconfig else None,
         context=str(context[1]) if context else None,
-        log_level=log_level, tool_timeout=tool_timeout, auth=auth,
+        log_level=log_level, tool_timeout=tool_timeout, auth=auth, responses=responses,
+        auth_audiences=audiences, probe_namespace=probe_namespace, probe_image=probe_image,
+        max_concurrent_probes=max_probes,
         secret_metadata=secret_metadata,
     )
 
 
-def _choice(given: tuple[str, Any], enum: type[Transport]) -> Transport:
+E = TypeVar("E", bound=StrEnum)
+
+
+def _choice(given: tuple[str, Any], enum: type[E]) -> E:
     source, value = given
     try:
         return enum(str(value).lower())
@@ -197,3 +248,43 @@ def _name(given: tuple[str, Any]) -> str:
     if not name or len(name) > 253 or any(c.isspace() for c in name):
         raise ConfigError(source, f"a non-empty name without spaces; got {value!r}")
     return name
+
+
+def _audiences(given: tuple[str, Any]) -> tuple[str, ...]:
+    """A comma-separated list (the variable), or the repeated flag's list."""
+    source, value = given
+    items = value if isinstance(value, list | tuple) else str(value).split(",")
+    audiences = tuple(dict.fromkeys(str(item).strip() for item in items))
+    if not audiences or any(not a or any(c.isspace() for c in a) for a in audiences):
+        raise ConfigError(source, "audiences without spaces, comma-separated, e.g. "
+                          f"'netsight' or 'netsight,https://netsight.example.com'; got {value!r}")
+    return audiences
+
+
+def _namespace(given: tuple[str, Any]) -> str:
+    source, value = given
+    name = str(value).strip()
+    if not _DNS_LABEL.match(name):
+        raise ConfigError(source, "a namespace name (lower-case letters, digits and '-', at "
+                          f"most 63 characters), e.g. 'mcp-diagnostics'; got {value!r}")
+    return name
+
+
+def _image(given: tuple[str, Any]) -> str:
+    source, value = given
+    image = str(value).strip()
+    if len(image) > 512 or not _IMAGE.match(image):
+        raise ConfigError(source, "an image reference such as "
+                          f"'ghcr.io/mcp-k8s-networking/probe:0.1.0'; got {value!r}")
+    return image
+
+
+def _positive_int(given: tuple[str, Any]) -> int:
+    source, value = given
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise ConfigError(source, f"a whole number of at least 1; got {value!r}")
+    return number

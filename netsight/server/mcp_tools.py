@@ -21,7 +21,7 @@ import functools
 import inspect
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,12 +37,14 @@ from mcp_types import (
     Tool,
     ToolAnnotations,
 )
+from pydantic import BaseModel
 from starlette.requests import Request
 
+from netsight.analyzers import deadline
 from netsight.analyzers.arguments import ToolArgs
 from netsight.analyzers.base import did_you_mean
 from netsight.analyzers.catalog import ToolSpec, analyzer_failure, parse_args, to_json
-from netsight.analyzers.contracts import ErrorCode, ToolFailure, ToolResult
+from netsight.analyzers.contracts import DETAIL, ErrorCode, ToolFailure, ToolResult
 from netsight.analyzers.rendering import render_text
 from netsight.graph.store import GraphStore, GraphView
 from netsight.server.auth import view_for
@@ -130,6 +132,8 @@ def build_mcp_server(host: ToolHost, notifier: ToolListNotifier) -> NetsightServ
         get_tool_input_schema=lambda name: _input_schema(host, name),
     )
     server.middleware.append(notifier)
+    for spec in host.tools.values():
+        mcp_tool(spec)  # the schemas, generated now rather than in the first session's list
     return server
 
 
@@ -143,8 +147,10 @@ def _version() -> str:
 
 
 def _input_schema(host: ToolHost, name: str) -> dict[str, Any] | None:
+    # The SDK asks for it on every 2026-07-28 tools/call (Mcp-Param header checks): the
+    # cached one, since generating it from the model cost a quarter of a call's server time.
     spec = host.tools.get(name)
-    return spec.input_schema() if spec is not None else None
+    return mcp_tool(spec).input_schema if spec is not None else None
 
 
 @functools.cache
@@ -179,26 +185,31 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any], *,
     try:
         spec = host.spec(name)
         args = parse_args(spec, arguments)
+        detail = arguments.get("detail") is True
         async with asyncio.timeout(host.timeout):
             view = await view_for(request, host.store, required=host.scoped)
-            result = await run_spec(spec, view, args)
+            # The analyzer runs on the loop and cannot be cancelled: it checks this deadline
+            # in its long loops (analyzers/deadline.py) and stops, so the loop is held for
+            # TOOL_TIMEOUT at most rather than for as long as the question takes.
+            remaining = host.timeout - (time.perf_counter() - started)
+            with deadline.within(remaining):
+                result = await run_spec(spec, view, args)
         elapsed = time.perf_counter() - started
         if elapsed > host.timeout:
-            # A synchronous analyzer cannot be interrupted; its answer is complete, so it is
+            # Past the deadline between two checks: the answer is complete, so it is
             # returned rather than wasted, and the overrun is logged for whoever tunes it.
             log.warning("tool %s took %.2fs, over TOOL_TIMEOUT (%.2fs)", name, elapsed,
                         host.timeout)
-        data = to_json(result, detail=arguments.get("detail") is True)
+        data = to_json(result, detail=detail)
         return CallToolResult(content=[TextContent(type="text", text=render_text(data))],
                               structured_content=data)
     except ToolFailure as failure:
         return tool_error(failure, name)
+    except deadline.DeadlineExceeded as exceeded:
+        log.warning("tool %s stopped at TOOL_TIMEOUT (%gs)", name, host.timeout)
+        return tool_error(timed_out(host, name, exceeded.finished, detail=detail), name)
     except TimeoutError:
-        probe = not host.tools[name].read_only  # probes wait on pods; analyzers never do
-        code = ErrorCode.PROBE_TIMEOUT if probe else ErrorCode.INTERNAL_ERROR
-        return tool_error(ToolFailure(
-            code, f"{name} did not answer within TOOL_TIMEOUT ({host.timeout:g}s); narrow the "
-            "question (a namespace, one object) or raise TOOL_TIMEOUT", tool=name), name)
+        return tool_error(timed_out(host, name), name)
     except Exception as exc:  # rendering the answer failed: a bug, never a traceback to agents
         log.exception("tool %s: answer could not be rendered", name)
         return tool_error(ToolFailure(ErrorCode.INTERNAL_ERROR,
@@ -207,6 +218,28 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any], *,
     finally:
         host.in_flight -= 1
         log.debug("tool %s answered in %.1f ms", name, (time.perf_counter() - started) * 1e3)
+
+
+MAX_PARTIAL_ITEMS = 100  # of a timed-out call's finished items, in its error's detail
+
+
+def timed_out(host: ToolHost, name: str, finished: Sequence[Any] = (), *,
+              detail: bool = False) -> ToolFailure:
+    """The error contract's timeout: PROBE_TIMEOUT for a probe (it waits on pods),
+    INTERNAL_ERROR for an analyzer; ``detail`` holds JSON ``{"finished": [...]}``, the first
+    items the call completed, where it has any."""
+    probe = not host.tools[name].read_only
+    code = ErrorCode.PROBE_TIMEOUT if probe else ErrorCode.INTERNAL_ERROR
+    message = (f"{name} did not answer within TOOL_TIMEOUT ({host.timeout:g}s); narrow the "
+               "question (a namespace, one object, a smaller limit) or raise TOOL_TIMEOUT")
+    extra = None
+    if finished:
+        items = [item.model_dump(mode="json", context={DETAIL: detail})
+                 if isinstance(item, BaseModel) else item for item in finished[:MAX_PARTIAL_ITEMS]]
+        message += (f"; detail lists the first {len(items)} of {len(finished)} items it "
+                    "finished, unsorted and unpaged")
+        extra = orjson.dumps({"finished": items}, default=str).decode()
+    return ToolFailure(code, message, tool=name, detail=extra)
 
 
 async def run_spec(spec: ToolSpec, view: GraphView, args: ToolArgs) -> ToolResult:
@@ -220,6 +253,8 @@ async def run_spec(spec: ToolSpec, view: GraphView, args: ToolArgs) -> ToolResul
         return answer
     except ToolFailure as failure:
         failure.tool = failure.tool or spec.name
+        raise
+    except deadline.DeadlineExceeded:
         raise
     except Exception as exc:  # an analyzer bug must not take the server down
         raise analyzer_failure(spec, exc) from exc

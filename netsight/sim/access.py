@@ -8,7 +8,8 @@ This is the simulator's side of those two APIs, with a policy tests set directly
 - tokens, each naming a user and its groups (every authenticated user is also in
   ``system:authenticated``, as the real authenticators add);
 - rules, each allowing a user or a group some verbs on some resources in some namespaces, or
-  in all of them (a RoleBinding, or a ClusterRoleBinding). ``*`` matches any verb, resource
+  in all of them (a RoleBinding, or a ClusterRoleBinding), or on non-resource URLs such as
+  ``/metrics`` (a ClusterRole's ``nonResourceURLs``). ``*`` matches any verb, resource
   or API group; ``system:masters`` may do anything.
 
 The reviews themselves are requests like any other: they must carry a token the policy
@@ -38,12 +39,16 @@ class User:
     name: str
     groups: tuple[str, ...] = ()
     uid: str = ""
+    # Who the token was issued for (a projected token's audience); the API server's own by
+    # default, like the token of a pod's default service account mount.
+    audiences: tuple[str, ...] = API_AUDIENCES
 
 
 @dataclass(frozen=True, slots=True)
 class Rule:
     """Allows ``user`` (or members of ``group``) ``verbs`` on ``resources``, in
-    ``namespaces`` or, when None, in every namespace and at the cluster scope."""
+    ``namespaces`` or, when None, in every namespace and at the cluster scope; or, with
+    ``non_resource_urls``, ``verbs`` on those paths (``/metrics``; ``/debug/*`` a prefix)."""
 
     verbs: tuple[str, ...]
     resources: tuple[str, ...]
@@ -51,6 +56,7 @@ class Rule:
     group: str | None = None
     namespaces: tuple[str, ...] | None = None
     api_groups: tuple[str, ...] = ("*",)
+    non_resource_urls: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if (self.user is None) == (self.group is None):
@@ -60,13 +66,23 @@ class Rule:
         return self.user == user if self.user is not None else self.group in set(groups)
 
     def allows(self, verb: str, resource: str, api_group: str, namespace: str) -> bool:
+        if self.non_resource_urls is not None:
+            return False
         if self.namespaces is not None and namespace not in self.namespaces:
             return False  # "" (all namespaces) needs a cluster-wide rule
         return (_matches(self.verbs, verb) and _matches(self.resources, resource)
                 and _matches(self.api_groups, api_group))
 
+    def allows_path(self, verb: str, path: str) -> bool:
+        # As RBAC's nonResourceURLs: exact, or a prefix ending in '*'.
+        return self.non_resource_urls is not None and _matches(self.verbs, verb) and any(
+            url == path or url == "*" or (url.endswith("*") and path.startswith(url[:-1]))
+            for url in self.non_resource_urls)
+
     def describe(self) -> str:
         subject = f'User "{self.user}"' if self.user is not None else f'Group "{self.group}"'
+        if self.non_resource_urls is not None:
+            return f"{subject} may {','.join(self.verbs)} {','.join(self.non_resource_urls)}"
         where = "in all namespaces" if self.namespaces is None else \
             f"in namespaces {', '.join(self.namespaces)}"
         return f"{subject} may {','.join(self.verbs)} {','.join(self.resources)} {where}"
@@ -80,6 +96,9 @@ def _matches(allowed: tuple[str, ...], value: str) -> bool:
 class AccessPolicy:
     tokens: dict[str, User] = field(default_factory=dict)
     rules: list[Rule] = field(default_factory=list)
+    # False: TokenReview behaves like an authenticator without audience support (an old
+    # webhook): spec.audiences ignored, status.audiences empty.
+    audience_aware: bool = True
 
     @classmethod
     def default(cls) -> AccessPolicy:
@@ -91,24 +110,27 @@ class AccessPolicy:
         """Only netsight's own service account: it may review, and read everything."""
         self.tokens.clear()
         self.rules.clear()
+        self.audience_aware = True
         self.add_token(SERVICE_ACCOUNT_TOKEN, SERVICE_ACCOUNT,
                        groups=("system:serviceaccounts", "system:serviceaccounts:netsight"))
         self.allow(user=SERVICE_ACCOUNT, verbs=("create",),
                    resources=("tokenreviews", "subjectaccessreviews"))
         self.allow(user=SERVICE_ACCOUNT, verbs=("get", "list", "watch"), resources=("*",))
 
-    def add_token(self, token: str, user: str, *, groups: Iterable[str] = (), uid: str = ""
-                  ) -> None:
-        self.tokens[token] = User(user, tuple(groups), uid or f"uid-{user}")
+    def add_token(self, token: str, user: str, *, groups: Iterable[str] = (), uid: str = "",
+                  audiences: Iterable[str] = API_AUDIENCES) -> None:
+        self.tokens[token] = User(user, tuple(groups), uid or f"uid-{user}", tuple(audiences))
 
     def revoke(self, token: str) -> None:
         self.tokens.pop(token, None)
 
-    def allow(self, *, verbs: Iterable[str], resources: Iterable[str], user: str | None = None,
-              group: str | None = None, namespaces: Iterable[str] | None = None,
-              api_groups: Iterable[str] = ("*",)) -> Rule:
+    def allow(self, *, verbs: Iterable[str], resources: Iterable[str] = (),
+              user: str | None = None, group: str | None = None,
+              namespaces: Iterable[str] | None = None, api_groups: Iterable[str] = ("*",),
+              non_resource_urls: Iterable[str] | None = None) -> Rule:
         rule = Rule(tuple(verbs), tuple(resources), user, group,
-                    None if namespaces is None else tuple(namespaces), tuple(api_groups))
+                    None if namespaces is None else tuple(namespaces), tuple(api_groups),
+                    None if non_resource_urls is None else tuple(non_resource_urls))
         self.rules.append(rule)
         return rule
 
@@ -119,7 +141,7 @@ class AccessPolicy:
         if user is None:
             return None
         groups = user.groups if AUTHENTICATED in user.groups else (*user.groups, AUTHENTICATED)
-        return User(user.name, groups, user.uid)
+        return User(user.name, groups, user.uid, user.audiences)
 
     def authorize(self, user: str, groups: Iterable[str], *, verb: str, resource: str,
                   api_group: str = "", namespace: str = "") -> tuple[bool, str]:
@@ -132,6 +154,17 @@ class AccessPolicy:
                                                              namespace):
                 return True, f"allowed by sim rule: {rule.describe()}"
         return False, ""  # RBAC denies by not allowing, and gives no reason
+
+    def authorize_path(self, user: str, groups: Iterable[str], *, verb: str, path: str
+                       ) -> tuple[bool, str]:
+        """(allowed, reason) for a non-resource URL such as ``/metrics``."""
+        groups = tuple(groups)
+        if MASTERS in groups:
+            return True, f'allowed: Group "{MASTERS}"'
+        for rule in self.rules:
+            if rule.applies_to(user, groups) and rule.allows_path(verb, path):
+                return True, f"allowed by sim rule: {rule.describe()}"
+        return False, ""
 
     # --- the review APIs -----------------------------------------------------------------
 
@@ -150,7 +183,8 @@ class AccessPolicy:
     def _check_requester(self, kind: str, authorization: str | None) -> None:
         scheme, _, token = (authorization or "").partition(" ")
         requester = self.authenticate(token.strip()) if scheme.lower() == "bearer" else None
-        if requester is None:
+        if requester is None or not set(requester.audiences) & set(API_AUDIENCES):
+            # A token issued for another audience is no credential for the API server.
             raise ApiError(401, "Unauthorized", "Unauthorized")
         plural = "tokenreviews" if kind == "TokenReview" else "subjectaccessreviews"
         group = "authentication.k8s.io" if kind == "TokenReview" else "authorization.k8s.io"
@@ -165,11 +199,23 @@ class AccessPolicy:
         token = spec.get("token")
         if not isinstance(token, str) or not token:
             raise _invalid("TokenReview", "spec.token", "Required value")
-        audiences = list(spec.get("audiences") or API_AUDIENCES)
+        requested = spec.get("audiences") or list(API_AUDIENCES)
+        if not isinstance(requested, list) or not all(isinstance(a, str) for a in requested):
+            raise _invalid("TokenReview", "spec.audiences", "a list of strings")
         user = self.authenticate(token)
         if user is None:
-            return {"authenticated": False, "user": {}, "audiences": audiences,
+            return {"authenticated": False, "user": {},
                     "error": "[invalid bearer token, token lookup failed]"}
+        if not self.audience_aware:
+            return {"authenticated": True,
+                    "user": {"username": user.name, "uid": user.uid, "groups": list(user.groups)}}
+        # As the API server's authenticators do: the token must carry one of the requested
+        # audiences, and status.audiences is the intersection.
+        audiences = [a for a in requested if a in user.audiences]
+        if not audiences:
+            return {"authenticated": False, "user": {},
+                    "error": f"[invalid bearer token, token audiences {list(user.audiences)!r} "
+                             f"is invalid for the target audiences {requested!r}]"}
         return {"authenticated": True, "audiences": audiences,
                 "user": {"username": user.name, "uid": user.uid, "groups": list(user.groups)}}
 
@@ -185,7 +231,11 @@ class AccessPolicy:
                            "exactly one of nonResourceAttributes or resourceAttributes must "
                            "be specified")
         if resource is None:
-            return {"allowed": False, "reason": "non-resource URLs are not simulated"}
+            path = spec["nonResourceAttributes"]
+            allowed, reason = self.authorize_path(
+                str(user), [str(g) for g in groups], verb=str(path.get("verb") or ""),
+                path=str(path.get("path") or ""))
+            return {"allowed": allowed, "reason": reason} if reason else {"allowed": allowed}
         allowed, reason = self.authorize(
             str(user), [str(g) for g in groups], verb=str(resource.get("verb") or ""),
             resource=str(resource.get("resource") or ""),
@@ -196,23 +246,32 @@ class AccessPolicy:
     # --- the /sim/access knob ------------------------------------------------------------
 
     def configure(self, body: Mapping[str, Any]) -> Obj:
-        """``{"reset": true, "tokens": {TOKEN: {"username", "groups"}}, "revoke": [TOKEN],
-        "rules": [{"user" | "group", "verbs", "resources", "namespaces"?, "apiGroups"?}]}``;
+        """``{"reset": true, "tokens": {TOKEN: {"username", "groups", "audiences"?}},
+        "revoke": [TOKEN],
+        "rules": [{"user" | "group", "verbs", "resources" | "nonResourceURLs", "namespaces"?,
+        "apiGroups"?}],
+        "audienceAware": bool}``;
         answers counts only, never tokens."""
         if body.get("reset"):
             self.reset()
+        if "audienceAware" in body:
+            self.audience_aware = body["audienceAware"] is True
         for token, user in (body.get("tokens") or {}).items():
             self.add_token(str(token), str(user["username"]),
-                           groups=[str(g) for g in user.get("groups") or ()])
+                           groups=[str(g) for g in user.get("groups") or ()],
+                           audiences=_strings(user.get("audiences") or API_AUDIENCES))
         for token in body.get("revoke") or ():
             self.revoke(str(token))
         for rule in body.get("rules") or ():
             namespaces = rule.get("namespaces")
             try:
-                self.allow(verbs=_strings(rule["verbs"]), resources=_strings(rule["resources"]),
+                urls = rule.get("nonResourceURLs")
+                self.allow(verbs=_strings(rule["verbs"]),
+                           resources=_strings(rule["resources"]) if urls is None else (),
                            user=rule.get("user"), group=rule.get("group"),
                            namespaces=None if namespaces is None else _strings(namespaces),
-                           api_groups=_strings(rule.get("apiGroups") or "*"))
+                           api_groups=_strings(rule.get("apiGroups") or "*"),
+                           non_resource_urls=None if urls is None else _strings(urls))
             except (KeyError, ValueError) as exc:
                 raise ApiError(400, "BadRequest", f"rule {rule!r}: {exc}") from None
         return {"tokens": len(self.tokens), "rules": len(self.rules)}

@@ -91,6 +91,11 @@ def test_netsight_starts_with_the_flags_and_environment_the_chart_gives_it(
     assert settings.transport == "http"
     assert settings.secret_metadata is (sets.get("config.secretMetadata", str(
         given["config"].get("secretMetadata", False)).lower()) == "true")
+    probe = {"namespace": "mcp-diagnostics", "image": "ghcr.io/mcp-k8s-networking/probe:0.1.0",
+             "maxConcurrent": 5, **given.get("probe", {})}
+    assert (settings.probe_namespace, settings.probe_image, settings.max_concurrent_probes) \
+        == (probe["namespace"], probe["image"], probe["maxConcurrent"])
+    assert settings.auth_audiences == tuple(given.get("auth", {}).get("audiences", ()))
 
 
 def test_the_cluster_role_reads_exactly_the_kinds_netsight_watches(render: Render) -> None:

@@ -40,6 +40,25 @@ def test_secret_names_are_watched_unless_turned_off() -> None:
     assert load_settings({}, {"SECRET_METADATA": "True"}).secret_metadata is True
 
 
+def test_probe_settings_are_read_and_default_to_the_architecture_decisions() -> None:
+    assert load_settings({}, {}).probe_namespace == "mcp-diagnostics"
+    assert load_settings({}, {}).max_concurrent_probes == 5
+    env = {"PROBE_NAMESPACE": "netsight-probes", "MAX_CONCURRENT_PROBES": "2",
+           "PROBE_IMAGE": "registry.example.com:5000/tools/netshoot:v0.13"}
+    settings = load_settings({}, env)
+    assert (settings.probe_namespace, settings.probe_image, settings.max_concurrent_probes) \
+        == ("netsight-probes", "registry.example.com:5000/tools/netshoot:v0.13", 2)
+    assert load_settings({"max_concurrent_probes": "3"}, env).max_concurrent_probes == 3
+
+
+def test_audiences_come_from_the_variable_or_the_repeated_flag() -> None:
+    assert load_settings({}, {}).auth_audiences == ()
+    assert load_settings({}, {"AUTH_AUDIENCES": "netsight, https://n.example.com"}
+                         ).auth_audiences == ("netsight", "https://n.example.com")
+    assert load_settings({"auth_audience": ["a", "b"]}, {"AUTH_AUDIENCES": "c"}
+                         ).auth_audiences == ("a", "b")
+
+
 def test_the_demo_names_its_cluster() -> None:
     assert load_settings({"demo": True}, {}).cluster_name == "demo"
     assert load_settings({"context": "kind-dev"}, {}).cluster_name == "kind-dev"
@@ -55,6 +74,13 @@ def test_the_demo_names_its_cluster() -> None:
     ({}, {"CLUSTER_NAME": "two words"}, "CLUSTER_NAME"),
     ({}, {"KUBERNETES_SERVICE_HOST": "10.0.0.1"}, "CLUSTER_NAME"),
     ({"demo": True, "context": "prod"}, {}, "--demo"),
+    ({}, {"PROBE_NAMESPACE": "Diagnostics"}, "PROBE_NAMESPACE"),
+    ({}, {"PROBE_IMAGE": "probe image:1"}, "PROBE_IMAGE"),
+    ({"probe_image": "ghcr.io/x/Probe"}, {}, "--probe-image"),
+    ({}, {"MAX_CONCURRENT_PROBES": "0"}, "MAX_CONCURRENT_PROBES"),
+    ({}, {"MAX_CONCURRENT_PROBES": "five"}, "MAX_CONCURRENT_PROBES"),
+    ({}, {"AUTH_AUDIENCES": "netsight,,other"}, "AUTH_AUDIENCES"),
+    ({}, {"MCP_RESPONSES": "xml"}, "MCP_RESPONSES"),
 ])
 def test_a_bad_value_fails_naming_the_variable(flags: dict[str, Any], env: dict[str, str],
                                                names: str) -> None:

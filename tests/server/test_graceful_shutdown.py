@@ -12,6 +12,7 @@ import pytest
 from mcp import Client
 
 from netsight.analyzers.catalog import TOOLS, ToolSpec
+from netsight.server.config import Responses
 from netsight.sim.apiserver import SimServer
 from tests.server.conftest import serving, structured
 
@@ -36,9 +37,11 @@ CATALOG = {**TOOLS,
                                _forever)}
 
 
+@pytest.mark.parametrize("responses", list(Responses))  # the answer: a JSON body, or SSE
 async def test_an_in_flight_call_is_answered_before_the_server_stops(
-        sim: SimServer, tmp_path: Path) -> None:
-    async with serving(sim, tmp_path, tools=CATALOG, tool_timeout=30.0) as served, \
+        sim: SimServer, tmp_path: Path, responses: Responses) -> None:
+    async with serving(sim, tmp_path, tools=CATALOG, tool_timeout=30.0,
+                       responses=responses) as served, \
             Client(served.mcp_url, mode="legacy") as client:
         await client.list_tools()  # else the client lists tools after the call, to validate
         call = asyncio.create_task(client.call_tool("nap", {"service": "shop/cart"}))

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 from pydantic import Field
 
+from netsight.analyzers import deadline
 from netsight.analyzers.contracts import Model
 from netsight.analyzers.policy import istio_authz, istio_mesh, netpol
 from netsight.analyzers.policy.endpoints import Endpoint, external, from_pod, live
@@ -396,7 +397,7 @@ def tally(peers: list[Group], fixed: list[tuple[Group, int | None]],
                 apart.append(Group(peer.namespace, peer.labels, peer.facts, rest, why))
         else:
             apart.append(peer)
-    for peer in apart:
+    for peer in deadline.checked(apart):  # who/what_can_reach's long loop: TOOL_TIMEOUT
         result = Tally()
         for (target, port), (_, keys) in zip(fixed, fixed_keys, strict=True):
             count = len(target.members)

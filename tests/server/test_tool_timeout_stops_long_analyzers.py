@@ -1,0 +1,87 @@
+"""TOOL_TIMEOUT stops a long analyzer: it checks the deadline in its long loops, so a call
+over the limit answers the error contract's timeout (INTERNAL_ERROR for an analyzer) instead
+of holding the event loop until it is done — with the items it finished, where it has any."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import orjson
+import pytest
+
+from netsight.analyzers import deadline
+from netsight.analyzers.catalog import TOOLS, call_tool, to_json
+from netsight.graph.model import Kind
+from netsight.graph.store import GraphStore, Source
+from netsight.server.mcp_tools import ToolHost, run_tool, timed_out
+from netsight.sim.synthetic import generate
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def store() -> GraphStore:
+    cluster = generate(pods=2_000, namespaces=4, policies_per_namespace=10, seed=6)
+    built = GraphStore(source=Source.CLUSTER)
+    for obj in cluster.objects():
+        built.apply("ADDED", obj)
+    return built
+
+
+def a_pod(store: GraphStore) -> tuple[str, str]:
+    pod = next(iter(store.view().for_each(Kind.POD)))
+    return pod.namespace, f"{pod.namespace}/{pod.name}"
+
+
+def long_questions(store: GraphStore) -> list[tuple[str, dict[str, Any]]]:
+    namespace, pod = a_pod(store)
+    return [
+        ("reachability_matrix", {"namespaces": [namespace], "ports": [80, 443, 8080]}),
+        ("who_can_reach", {"destination": pod, "port": 80}),
+        ("what_can_reach", {"source": pod}),
+        ("analyze_config", {}),
+    ]
+
+
+@pytest.mark.parametrize("index", range(4))
+async def test_a_call_over_tool_timeout_answers_the_timeout_error(
+        store: GraphStore, index: int) -> None:
+    name, arguments = long_questions(store)[index]
+    host = ToolHost(store=store, tools=TOOLS, timeout=1e-6)
+    answer = await run_tool(host, name, arguments)
+    assert answer.is_error, name
+    error = orjson.loads(answer.content[0].text)  # type: ignore[union-attr]
+    assert error["code"] == "INTERNAL_ERROR"
+    assert error["tool"] == name
+    assert "TOOL_TIMEOUT" in error["message"]
+
+    relaxed = ToolHost(store=store, tools=TOOLS, timeout=600)  # the same question answers
+    assert not (await run_tool(relaxed, name, arguments)).is_error
+
+
+def test_a_stopped_page_hands_back_the_entries_it_finished(store: GraphStore) -> None:
+    namespace, _ = a_pod(store)
+    arguments = {"namespaces": [namespace], "ports": [80, 443], "limit": 500}
+    whole = call_tool(store.view(), "reachability_matrix", arguments)
+    ticks = itertools.count()  # a clock that advances one tick per deadline check
+    with deadline.within(40, clock=lambda: next(ticks)), \
+            pytest.raises(deadline.DeadlineExceeded) as raised:
+        call_tool(store.view(), "reachability_matrix", arguments)
+    finished = raised.value.finished
+    assert 0 < len(finished) < len(whole.entries)  # type: ignore[attr-defined]
+    assert finished == whole.entries[:len(finished)]  # type: ignore[attr-defined]
+
+    host = ToolHost(store=store, tools=TOOLS, timeout=1)
+    failure = timed_out(host, "reachability_matrix", finished)
+    assert failure.code == "INTERNAL_ERROR"
+    assert failure.detail is not None
+    expected = to_json(whole, detail=False)["entries"][:len(finished)]
+    assert orjson.loads(failure.detail) == {"finished": expected}
+
+
+def test_without_a_deadline_nothing_is_checked(store: GraphStore) -> None:
+    deadline.check()  # no deadline set: the CLI's case
+    with deadline.within(-1), pytest.raises(deadline.DeadlineExceeded):
+        deadline.check()
+    deadline.check()
