@@ -64,7 +64,7 @@ def harder(draw: Any) -> list[dict[str, Any]]:
                 {"namespaceSelector": {"matchLabels": {"env": "dev"}},
                  "podSelector": {"matchLabels": {"tier": "web"}}}]}]}})
     if draw(st.integers(0, 4)) == 0:  # a kind netsight does not evaluate: undecided there
-        objects.append({"apiVersion": "cilium.io/v2", "kind": "CiliumNetworkPolicy",
+        objects.append({"apiVersion": "crd.antrea.io/v1beta1", "kind": "NetworkPolicy",
                         "metadata": {"name": "c", "namespace": draw(st.sampled_from(
                             ("n1", "n2", "n3")))},
                         "spec": {"endpointSelector": {}}})

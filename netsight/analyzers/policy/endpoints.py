@@ -43,6 +43,9 @@ class Endpoint:
     host_network: bool = False
     template: bool = False
     node: str | None = None  # spec.nodeName: a host-network pod answers on this node's IPs
+    # spec.serviceAccountName (Cilium and Calico select on it); None for a template, whose
+    # account the graph does not keep.
+    service_account: str | None = None
 
     @property
     def external(self) -> bool:
@@ -53,7 +56,7 @@ def from_pod(record: PodRecord | WorkloadRecord) -> Endpoint:
     if isinstance(record, PodRecord):
         return Endpoint(f"{record.namespace}/{record.name}", record.namespace, record.labels,
                         record.ips, record.ports, record.key, record.host_network,
-                        node=record.node_name)
+                        node=record.node_name, service_account=record.service_account)
     return Endpoint(f"{record.kind}/{record.namespace}/{record.name}", record.namespace,
                     record.pod_labels, (), record.ports, record.key, record.host_network,
                     template=True)

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from netsight.analyzers.contracts import ResourceRef
-from netsight.analyzers.policy import anp, cnp, netpol
+from netsight.analyzers.policy import anp, cilium, cnp, netpol
 from netsight.analyzers.policy.endpoints import Endpoint
-from netsight.analyzers.policy.peers import Namespaces
+from netsight.analyzers.policy.peers import IPBlock, Namespaces
 from netsight.analyzers.policy.verdict import (
     Action,
     Direction,
@@ -52,9 +52,6 @@ class Unevaluated:
 
 
 UNEVALUATED: tuple[Unevaluated, ...] = (
-    Unevaluated("CiliumNetworkPolicy", "Cilium CiliumNetworkPolicy", False),
-    Unevaluated("CiliumClusterwideNetworkPolicy", "Cilium CiliumClusterwideNetworkPolicy",
-                True),
     Unevaluated("NetworkPolicy.crd.projectcalico.org", "Calico NetworkPolicy", False),
     Unevaluated("NetworkPolicy.projectcalico.org", "Calico NetworkPolicy", False),
     Unevaluated("GlobalNetworkPolicy", "Calico GlobalNetworkPolicy", True),
@@ -79,6 +76,7 @@ UNEVALUATED: tuple[Unevaluated, ...] = (
 READS: frozenset[str] = frozenset({
     Kind.POD, Kind.NAMESPACE, Kind.NETWORK_POLICY, anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND,
     "Node",  # labels, for ANP/CNP nodes peers
+    *cilium.KINDS,
     *POD_LIKE_KINDS, *(u.kind for u in UNEVALUATED),
 })
 
@@ -87,6 +85,7 @@ READS: frozenset[str] = frozenset({
 _POLICY_KINDS: dict[str, bool] = {
     **{u.kind.partition(".")[0]: u.restrict_only for u in UNEVALUATED},
     Kind.NETWORK_POLICY: False, anp.ANP_KIND: False, anp.BANP_KIND: False, anp.CNP_KIND: False,
+    **dict.fromkeys(cilium.KINDS, False),
 }
 
 M = TypeVar("M")
@@ -244,12 +243,41 @@ class PolicyEngine:
             found.append(model)
         return found
 
+    def cilium_policies(self, subject: Endpoint) -> list[cilium.CiliumPolicy]:
+        """The CNPs of the subject's namespace and every CCNP (cilium.io), sorted by key."""
+        if subject.external:
+            return []
+        found = []
+        for kind, scope in ((cilium.CNP_KIND, subject.namespace), (cilium.CCNP_KIND, None)):
+            for record in self.view.for_each(kind, scope):
+                if isinstance(record, GenericRecord) and \
+                        record.api_version.startswith(cilium.GROUP + "/"):
+                    model = _model(record, cilium.build)
+                    assert isinstance(model, cilium.CiliumPolicy)
+                    found.append(model)
+        return sorted(found, key=lambda p: p.record.key)
+
+    def cilium_present(self) -> bool:
+        return any(self.view.count(kind, None) for kind in cilium.KINDS)
+
+    def cilium_blocks(self) -> tuple[IPBlock, ...]:
+        """Every CIDR a Cilium rule names (they cut the outside address space)."""
+        found: dict[IPBlock, None] = {}
+        for kind in cilium.KINDS:
+            for record in self.view.for_each(kind):
+                if isinstance(record, GenericRecord) and \
+                        record.api_version.startswith(cilium.GROUP + "/"):
+                    model = _model(record, cilium.build)
+                    assert isinstance(model, cilium.CiliumPolicy)
+                    found.update(dict.fromkeys(model.blocks()))
+        return tuple(found)
+
     def unreadable(self) -> tuple[str, ...]:
         if self._unreadable is None:
             # Every kind the verdict reads or must rule out: one not listed (forbidden, not
             # synced yet) is not "none exist".
             kinds = dict.fromkeys((Kind.NETWORK_POLICY, Kind.POD, Kind.NAMESPACE, "Node",
-                                   anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND,
+                                   anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND, *cilium.KINDS,
                                    *(u.kind for u in UNEVALUATED)))
             self._unreadable = tuple(
                 reason for kind in kinds if (reason := self.view.unreadable(kind)) is not None)
@@ -352,7 +380,15 @@ class PolicyEngine:
                    "host-network pods is undefined")
             steps.append(Step(Layer.NETWORK_POLICY, Action.UNKNOWN, why))
             return _finish(direction, subject, steps, (), (why,))
-        np_decision = netpol.evaluate(policies, *args, explain=self.explain)
+        k8s_decision = netpol.evaluate(policies, *args, explain=self.explain)
+        np_decision: netpol.Decision | cilium.Decision | None = k8s_decision
+        # --- CNI layers: where Cilium policies exist they and the NetworkPolicies make one
+        # policy per endpoint (cilium.evaluate).
+        cilium_policies = self.cilium_policies(subject)
+        if cilium_policies:
+            np_decision = cilium.evaluate(cilium_policies, cilium.netpol_say(k8s_decision),
+                                          *args)
+        # --- end CNI layers
         if np_decision is not None:
             steps.append(np_decision.step)
             return _finish(direction, subject, steps, np_decision.blocking,

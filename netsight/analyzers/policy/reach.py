@@ -97,8 +97,8 @@ def narrowed_sources(engine: PolicyEngine, fixed: list[tuple[Group, int | None]]
     pods (undefined for NetworkPolicy). ipBlock peers, rules without peers, a fixed pod
     that no NetworkPolicy isolates, or anything unreadable: None (ask every pod)."""
     view, ns = engine.view, engine.namespaces
-    if engine.unreadable() or engine.mixed_versions():
-        return None
+    if engine.unreadable() or engine.mixed_versions() or engine.cilium_present():
+        return None  # (Cilium rules can admit sources the NetworkPolicies do not name)
     peers: list[tuple[LabelSelector | None, LabelSelector | None, str]] = []
     for target, port in fixed:
         d = target.rep
@@ -214,6 +214,7 @@ def policy_blocks(engine: PolicyEngine, subjects: Iterable[Endpoint] | None = No
         for admin_rule in (*policy.ingress, *policy.egress):
             for admin_peer in admin_rule.peers:
                 found.update(dict.fromkeys(admin_peer.networks))
+    found.update(dict.fromkeys(engine.cilium_blocks()))
     return tuple(found)
 
 
@@ -258,7 +259,8 @@ def facts(endpoint: Endpoint, blocks: tuple[Compiled, ...], with_ports: bool) ->
     """What besides namespace and labels the verdict can depend on."""
     return (endpoint.host_network, endpoint.node if endpoint.host_network else None,
             ip_facts(endpoint.ips, blocks) if blocks else (),
-            tuple(sorted(endpoint.ports, key=_port_key)) if with_ports else ())
+            tuple(sorted(endpoint.ports, key=_port_key)) if with_ports else (),
+            endpoint.service_account)  # Cilium and Calico select on it
 
 
 def _port_key(port: object) -> tuple[int, str, str]:
@@ -284,7 +286,8 @@ class Group:
         return {m.key for m in self.members}
 
 
-_FACT_NAMES = ("host network", "node", "pod IPs against policy CIDRs", "container ports")
+_FACT_NAMES = ("host network", "node", "pod IPs against policy CIDRs", "container ports",
+               "service account")
 
 
 def group(endpoints: Iterable[Endpoint], blocks: tuple[IPBlock, ...], with_ports: bool
