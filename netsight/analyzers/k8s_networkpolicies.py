@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from netsight.analyzers import network_policies
+from netsight.analyzers import cni_policies, network_policies
 from netsight.analyzers.arguments import Namespace, PagedArgs
 from netsight.analyzers.base import AnalyzerMetadata, metadata, require_namespace
 from netsight.analyzers.contracts import Finding, Model, Page, ToolResult
@@ -21,7 +21,8 @@ NAME = "k8s_networkpolicies"
 METADATA = AnalyzerMetadata(
     name=NAME,
     description="Every NetworkPolicy (in a namespace, or all) and, cluster-wide, every "
-    "AdminNetworkPolicy, BaselineAdminNetworkPolicy and ClusterNetworkPolicy: what it "
+    "AdminNetworkPolicy, BaselineAdminNetworkPolicy and ClusterNetworkPolicy, and Cilium "
+    "policies (CiliumNetworkPolicy, CiliumClusterwideNetworkPolicy): what it "
     "selects, its rules in one line, how many pods it applies to, and its lint findings "
     "(NS04xx: selects no pods, admits all, dead named ports, rules disabled by policyTypes, "
     "not evaluable, shared priority).",
@@ -100,6 +101,12 @@ def analyze(view: GraphView, args: Args) -> Result:
             policy=ref, selects=f"pods {record.pod_selector.describe()} in {record.namespace}",
             pods=pods, rules="not evaluated" if model.problem else _np_rules(model),
             findings=found.get(ref, [])))
+    for policy in cni_policies.cilium_policies(view, args.namespace):
+        record = policy.record
+        ref = f"{record.kind}/{record.ref}"
+        items.append(PolicySummary(
+            policy=ref, selects=cni_policies.summary_selects(policy), pods=None,
+            rules=cni_policies.summary_rules(policy), findings=found.get(ref, [])))
     if args.namespace is None:
         for kind in (anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND):
             for record in sorted(view.for_each(kind), key=lambda r: r.name):
