@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from netsight.analyzers.contracts import ResourceRef
-from netsight.analyzers.policy import anp, cilium, cnp, netpol
+from netsight.analyzers.policy import anp, calico, cilium, cnp, netpol
 from netsight.analyzers.policy.endpoints import Endpoint
 from netsight.analyzers.policy.peers import IPBlock, Namespaces
 from netsight.analyzers.policy.verdict import (
@@ -52,9 +52,6 @@ class Unevaluated:
 
 
 UNEVALUATED: tuple[Unevaluated, ...] = (
-    Unevaluated("NetworkPolicy.crd.projectcalico.org", "Calico NetworkPolicy", False),
-    Unevaluated("NetworkPolicy.projectcalico.org", "Calico NetworkPolicy", False),
-    Unevaluated("GlobalNetworkPolicy", "Calico GlobalNetworkPolicy", True),
     Unevaluated("NetworkPolicy.crd.antrea.io", "Antrea NetworkPolicy", False),
     # Antrea's (crd.antrea.io) shares the kind id; v1alpha2 of policy.networking.k8s.io is
     # evaluated, every other group or version is not.
@@ -76,7 +73,7 @@ UNEVALUATED: tuple[Unevaluated, ...] = (
 READS: frozenset[str] = frozenset({
     Kind.POD, Kind.NAMESPACE, Kind.NETWORK_POLICY, anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND,
     "Node",  # labels, for ANP/CNP nodes peers
-    *cilium.KINDS,
+    *cilium.KINDS, *calico.POLICY_KINDS, calico.TIER_KIND, *calico.NON_POD_KINDS,
     *POD_LIKE_KINDS, *(u.kind for u in UNEVALUATED),
 })
 
@@ -85,7 +82,8 @@ READS: frozenset[str] = frozenset({
 _POLICY_KINDS: dict[str, bool] = {
     **{u.kind.partition(".")[0]: u.restrict_only for u in UNEVALUATED},
     Kind.NETWORK_POLICY: False, anp.ANP_KIND: False, anp.BANP_KIND: False, anp.CNP_KIND: False,
-    **dict.fromkeys(cilium.KINDS, False),
+    **dict.fromkeys(cilium.KINDS, False), **dict.fromkeys(calico.POLICY_KINDS, False),
+    calico.TIER_KIND: False,
 }
 
 M = TypeVar("M")
@@ -170,6 +168,8 @@ class PolicyEngine:
             dict[int, Tri]]] = {}
         self._unevaluated: dict[tuple[str | None, str | None],
                                 tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._calico_present: bool | None = None
+        self._calico_tiers: dict[str, calico.Tier] | None = None
 
     # --- policies --------------------------------------------------------------------
 
@@ -257,6 +257,73 @@ class PolicyEngine:
                     found.append(model)
         return sorted(found, key=lambda p: p.record.key)
 
+    def calico_present(self) -> bool:
+        if self._calico_present is None:
+            self._calico_present = any(
+                isinstance(r, GenericRecord) and calico.is_calico(r)
+                for kind in calico.POLICY_KINDS for r in self.view.for_each(kind))
+        return self._calico_present
+
+    def calico_policies(self, subject: Endpoint) -> list[calico.CalicoPolicy]:
+        """The Calico policies of the subject's namespace and every global one."""
+        found = []
+        for kind in calico.POLICY_KINDS:
+            scope = None if kind == calico.GNP_KIND else subject.namespace
+            for record in self.view.for_each(kind, scope):
+                if isinstance(record, GenericRecord) and calico.is_calico(record):
+                    model = _model(record, calico.build)
+                    assert isinstance(model, calico.CalicoPolicy)
+                    found.append(model)
+        return found
+
+    def calico_blocks(self) -> tuple[IPBlock, ...]:
+        """Every CIDR a Calico rule names (nets and notNets, which pod IPs can match)."""
+        found: dict[IPBlock, None] = {}
+        for kind in calico.POLICY_KINDS:
+            for record in self.view.for_each(kind):
+                if isinstance(record, GenericRecord) and calico.is_calico(record):
+                    model = _model(record, calico.build)
+                    assert isinstance(model, calico.CalicoPolicy)
+                    for rule in (*model.ingress, *model.egress):
+                        for end in (rule.source, rule.destination):
+                            found.update(dict.fromkeys((*(end.nets or ()),
+                                                        *(end.not_nets or ()))))
+        return tuple(found)
+
+    def _calico(self, direction: Direction, subject: Endpoint, other: Endpoint,
+                destination: Endpoint, port: int, protocol: str,
+                admins: list[anp.AdminPolicy], baselines: list[anp.AdminPolicy],
+                applies: dict[int, Tri]) -> DirectionVerdict | None:
+        """Calico's answer, or None where Calico's workload policies do not reach (a
+        host-network pod without host endpoints: the path without Calico decides)."""
+        if self.cilium_present():
+            why = ("both Cilium and Calico policies exist: which CNI enforces policy here is "
+                   "unknown")
+            return _finish(direction, subject, [Step(Layer.CALICO, Action.UNKNOWN, why)],
+                           (), (why,))
+        if subject.host_network:
+            if not self.view.count("HostEndpoint"):
+                return None
+            why = (f"{subject.name} uses the host network: Calico host endpoint policy "
+                   "governs it, which netsight does not evaluate")
+            return _finish(direction, subject, [Step(Layer.CALICO, Action.UNKNOWN, why)],
+                           (), (why,))
+        if self._calico_tiers is None:
+            self._calico_tiers = calico.tiers(
+                r for r in self.view.for_each(calico.TIER_KIND)
+                if isinstance(r, GenericRecord) and calico.is_calico(r))
+        args = (direction, subject, other, destination, port, protocol, self.namespaces)
+        decision = calico.evaluate(
+            direction=direction, subject=subject, other=other, destination=destination,
+            port=port, proto=protocol, ns=self.namespaces,
+            policies=self.calico_policies(subject), k8s=self.network_policies(subject),
+            known_tiers=self._calico_tiers,
+            admin=lambda: anp.evaluate(admins, *args, applies=applies),
+            baseline=lambda: anp.evaluate(baselines, *args, applies=applies),
+            non_pods=any(self.view.count(k) for k in calico.NON_POD_KINDS))
+        return _finish(direction, subject, list(decision.steps), decision.blocking,
+                       decision.not_evaluated)
+
     def cilium_present(self) -> bool:
         return any(self.view.count(kind, None) for kind in cilium.KINDS)
 
@@ -278,7 +345,8 @@ class PolicyEngine:
             # synced yet) is not "none exist".
             kinds = dict.fromkeys((Kind.NETWORK_POLICY, Kind.POD, Kind.NAMESPACE, "Node",
                                    anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND, *cilium.KINDS,
-                                   *(u.kind for u in UNEVALUATED)))
+                                   *calico.POLICY_KINDS, calico.TIER_KIND,
+                                   *calico.NON_POD_KINDS, *(u.kind for u in UNEVALUATED)))
             self._unreadable = tuple(
                 reason for kind in kinds if (reason := self.view.unreadable(kind)) is not None)
         return self._unreadable
@@ -367,6 +435,13 @@ class PolicyEngine:
         assert subject.namespace is not None
         admins, baselines, applies = self.applicable(subject)
         args = (direction, subject, other, destination, port, protocol, self.namespaces)
+        # --- CNI layers: Calico decides the whole direction, its tiers around the admin ones
+        if self.calico_present():
+            calico_decision = self._calico(direction, subject, other, destination, port,
+                                           protocol, admins, baselines, applies)
+            if calico_decision is not None:
+                return calico_decision
+        # --- end CNI layers
 
         decision = anp.evaluate(admins, *args, applies=applies)
         if decision is not None:

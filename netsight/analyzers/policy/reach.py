@@ -97,8 +97,9 @@ def narrowed_sources(engine: PolicyEngine, fixed: list[tuple[Group, int | None]]
     pods (undefined for NetworkPolicy). ipBlock peers, rules without peers, a fixed pod
     that no NetworkPolicy isolates, or anything unreadable: None (ask every pod)."""
     view, ns = engine.view, engine.namespaces
-    if engine.unreadable() or engine.mixed_versions() or engine.cilium_present():
-        return None  # (Cilium rules can admit sources the NetworkPolicies do not name)
+    if engine.unreadable() or engine.mixed_versions() or engine.cilium_present() \
+            or engine.calico_present():
+        return None  # (CNI rules can admit sources the NetworkPolicies do not name)
     peers: list[tuple[LabelSelector | None, LabelSelector | None, str]] = []
     for target, port in fixed:
         d = target.rep
@@ -215,6 +216,7 @@ def policy_blocks(engine: PolicyEngine, subjects: Iterable[Endpoint] | None = No
             for admin_peer in admin_rule.peers:
                 found.update(dict.fromkeys(admin_peer.networks))
     found.update(dict.fromkeys(engine.cilium_blocks()))
+    found.update(dict.fromkeys(engine.calico_blocks()))
     return tuple(found)
 
 
