@@ -1,9 +1,11 @@
-"""Policy lint and one-line summaries for the CNI policy kinds netsight evaluates (Cilium).
+"""Policy lint and one-line summaries for the CNI policy kinds netsight evaluates (Cilium,
+Calico).
 
 Kept apart from network_policies.py so each CNI's checks sit together: rule blocks whose
 endpointSelector selects no pod, CIDR peers that cover pod addresses (Cilium never matches
 its own endpoints by CIDR), L7 rules answered at L4 only, and shapes netsight does not
-evaluate (NS0405, as for the other kinds).
+evaluate (NS0405, as for the other kinds); for Calico, selectors that do not parse, tiers
+that do not exist, and policies that select no pod.
 """
 
 from __future__ import annotations
@@ -13,16 +15,18 @@ from collections.abc import Iterator
 from netsight.analyzers import codes
 from netsight.analyzers.base import evidence, ref
 from netsight.analyzers.contracts import Finding
-from netsight.analyzers.policy import cilium
+from netsight.analyzers.policy import calico, cilium
 from netsight.analyzers.policy.endpoints import from_pod, live
 from netsight.analyzers.policy.peers import Namespaces
 from netsight.graph.model import Kind
 from netsight.graph.records import GenericRecord, PodRecord, Record
 from netsight.graph.store import GraphView
 
-READS = frozenset({*cilium.KINDS, Kind.POD, Kind.NAMESPACE})
+READS = frozenset({*cilium.KINDS, *calico.POLICY_KINDS, calico.TIER_KIND, Kind.POD,
+                   Kind.NAMESPACE})
 CODES = (codes.CILIUM_POLICY_SELECTS_NO_PODS, codes.CILIUM_CIDR_RULE_COVERS_PODS,
-         codes.CILIUM_L7_RULES_NOT_EVALUATED)
+         codes.CILIUM_L7_RULES_NOT_EVALUATED, codes.CALICO_SELECTOR_INVALID,
+         codes.CALICO_TIER_NOT_FOUND, codes.CALICO_POLICY_SELECTS_NO_PODS)
 
 
 def cilium_policies(view: GraphView, namespace: str | None) -> Iterator[cilium.CiliumPolicy]:
@@ -36,7 +40,85 @@ def cilium_policies(view: GraphView, namespace: str | None) -> Iterator[cilium.C
                 yield cilium.build(record)
 
 
+def calico_policies(view: GraphView, namespace: str | None
+                    ) -> Iterator[calico.CalicoPolicy]:
+    """Calico NetworkPolicies (of ``namespace``, or all) and, with no namespace, the
+    GlobalNetworkPolicies; by key."""
+    for kind in calico.POLICY_KINDS:
+        if kind == calico.GNP_KIND and namespace is not None:
+            continue
+        for record in sorted(view.for_each(kind, namespace), key=lambda r: r.key):
+            if isinstance(record, GenericRecord) and calico.is_calico(record):
+                yield calico.build(record)
+
+
 def check(view: GraphView, namespace: str | None) -> Iterator[Finding]:
+    yield from _cilium(view, namespace)
+    yield from _calico(view, namespace)
+
+
+def _calico(view: GraphView, namespace: str | None) -> Iterator[Finding]:
+    policies = list(calico_policies(view, namespace))
+    if not policies:
+        return
+    tiers = calico.tiers(r for r in view.for_each(calico.TIER_KIND)
+                         if isinstance(r, GenericRecord) and calico.is_calico(r))
+    pods = sorted((p for p in view.for_each(Kind.POD) if isinstance(p, PodRecord) and live(p)),
+                  key=lambda p: p.key)
+    pods_known = view.unreadable(Kind.POD) is None
+    ns = Namespaces(view)
+    for policy in policies:
+        record = policy.record
+        problems = [policy.problem] if policy.problem is not None else \
+            [r.problem for r in (*policy.ingress, *policy.egress) if r.problem is not None]
+        for problem in problems[:1]:
+            if "selector " in problem.message and " at character " in problem.message:
+                yield codes.CALICO_SELECTOR_INVALID.finding(
+                    ref(record), f"{policy.label}: {problem.field_path} does not parse",
+                    detail=f"{problem.message}. Calico rejects the policy; netsight answers "
+                    "flows it could decide with allowed: null.",
+                    suggestion="Write the selector in Calico's syntax, e.g. app == 'web' "
+                    "&& has(tier).",
+                    evidence=[evidence(record, problem.field_path, None)])
+            else:
+                yield _not_evaluated(record, problem)
+        if policy.tier not in tiers:
+            yield codes.CALICO_TIER_NOT_FOUND.finding(
+                ref(record), f"{policy.label} names tier {policy.tier!r}, which does not exist",
+                detail="Calico accepts a policy only in an existing tier; netsight answers "
+                "flows it could decide with allowed: null.",
+                suggestion=f"Create Tier {policy.tier} or move the policy to an existing tier.",
+                evidence=[evidence(record, "spec.tier", policy.tier)])
+        if policy.problem is None and pods_known and not any(
+                policy.applies_to(from_pod(p), ns) is not False for p in pods):
+            where = f"in namespace {policy.namespace}" if policy.namespace else "in the cluster"
+            assert policy.selector is not None
+            yield codes.CALICO_POLICY_SELECTS_NO_PODS.finding(
+                ref(record), f"{policy.label} selects no pods",
+                detail=f"spec.selector {policy.selector.text!r} matches no pod {where}; the "
+                "policy has no effect on pods.",
+                suggestion="Make spec.selector match the labels of the pods to protect.",
+                evidence=[evidence(record, "spec.selector", policy.selector.text)])
+
+
+def calico_summary(policy: calico.CalicoPolicy) -> tuple[str, str]:
+    """(whom it selects, its rules in one line)."""
+    if policy.problem is not None:
+        return "not evaluated", "not evaluated"
+    assert policy.selector is not None
+    order = "no order" if policy.order == float("inf") else f"order {policy.order:g}"
+    where = f" in {policy.namespace}" if policy.namespace else ""
+    selects = f"{policy.selector.text}{where} (tier {policy.tier}, {order})"
+    parts = []
+    for direction in sorted(policy.types):
+        rules = policy.rules(direction)
+        shown = ["not evaluated" if r.problem else (r.action.value if r.action else "Log")
+                 for r in rules]
+        parts.append(f"{direction.value}: " + (", ".join(shown) or "no rules"))
+    return selects, " | ".join(parts)
+
+
+def _cilium(view: GraphView, namespace: str | None) -> Iterator[Finding]:
     pods_known = view.unreadable(Kind.POD) is None
     pods: list[PodRecord] = []
     for policy in cilium_policies(view, namespace):

@@ -229,6 +229,22 @@ CILIUM_L7_RULES_NOT_EVALUATED = Code(
     "requests may still be refused by the proxy.",
 )
 
+# NS0420-NS0429: Calico (NetworkPolicy, GlobalNetworkPolicy, Tier)
+CALICO_SELECTOR_INVALID = Code(
+    "NS0420", "CalicoSelectorInvalid", W, Category.POLICY,
+    "A Calico policy's selector does not parse (Calico rejects the policy): flows it could "
+    "decide are answered with allowed: null.",
+)
+CALICO_TIER_NOT_FOUND = Code(
+    "NS0421", "CalicoTierNotFound", W, Category.POLICY,
+    "A Calico policy names a tier no Tier object defines (Calico rejects it).",
+)
+CALICO_POLICY_SELECTS_NO_PODS = Code(
+    "NS0422", "CalicoPolicySelectsNoPods", W, Category.POLICY,
+    "A Calico policy's selector matches no pod (a namespaced policy's only in its "
+    "namespace): it has no effect on pods.",
+)
+
 # --- NS05xx: Gateway API routing -----------------------------------------------------------
 ROUTE_NOT_ACCEPTED = Code(
     "NS0501", "RouteNotAccepted", C, ROUTING,
