@@ -108,6 +108,7 @@ class Requirement:
     key: str
     operator: str  # In, NotIn, Exists, DoesNotExist
     values: frozenset[str] = frozenset()
+    from_match_labels: bool = False
 
     def matches(self, value: object) -> Tri:
         if value is _UNKNOWN:
@@ -199,7 +200,8 @@ def parse_selector(raw: Any, path: str) -> Selector:
     for key, value in labels.items():
         if not isinstance(value, str):
             raise Unsupported(f"{path}.matchLabels.{key}", "must be a string")
-        requirements.append(_requirement(key, "In", [value], f"{path}.matchLabels.{key}"))
+        requirements.append(_requirement(key, "In", [value], f"{path}.matchLabels.{key}",
+                                         from_match_labels=True))
     for i, raw_expr in enumerate(items(selector.get("matchExpressions"),
                                        f"{path}.matchExpressions")):
         where = f"{path}.matchExpressions[{i}]"
@@ -218,13 +220,23 @@ def parse_selector(raw: Any, path: str) -> Selector:
     return Selector(tuple(requirements))
 
 
-def _requirement(key: str, operator: str, values: list[Any], path: str) -> Requirement:
+def _requirement(key: str, operator: str, values: list[Any], path: str, *,
+                 from_match_labels: bool = False) -> Requirement:
     source, sep, rest = key.partition(":")
     if not sep or source not in _SOURCES:
         source, rest = "any", key
     if not all(isinstance(v, str) for v in values):
         raise Unsupported(path, "values must be strings")
-    return Requirement(source, rest, operator, frozenset(values))
+    return Requirement(source, rest, operator, frozenset(values), from_match_labels)
+
+
+def _in_policy_namespace(subject: Selector) -> Selector:
+    """A CNP's endpointSelector as Cilium applies it: its matchLabels entry
+    k8s:io.kubernetes.pod.namespace is overwritten with the policy's namespace (which
+    applies_to checks), so a different one written there is dropped, not ANDed."""
+    return Selector(tuple(r for r in subject.requirements
+                          if not (r.from_match_labels and r.source == "k8s"
+                                  and r.key == NAMESPACE_LABEL)))
 
 
 def _namespaced(selector: Selector, namespace: str | None) -> Selector:
@@ -413,6 +425,8 @@ def _spec(raw: Any, path: str, namespace: str | None, kind: str) -> Spec:
                               "CiliumClusterwideNetworkPolicy may select nodes")
         subject = None if has_node else \
             parse_selector(spec["endpointSelector"], f"{path}.endpointSelector")
+        if subject is not None and kind == CNP_KIND:
+            subject = _in_policy_namespace(subject)
         lists = {name: items(spec.get(name), f"{path}.{name}")
                  for name in ("ingress", "ingressDeny", "egress", "egressDeny")}
         default_deny = _default_deny(spec.get("enableDefaultDeny"), lists, path)
