@@ -169,6 +169,8 @@ class PolicyEngine:
         self._unevaluated: dict[tuple[str | None, str | None],
                                 tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._calico_present: bool | None = None
+        self._cilium_by_ns: dict[str | None, list[cilium.CiliumPolicy]] = {}
+        self._calico_by_ns: dict[str | None, list[calico.CalicoPolicy]] = {}
         self._calico_tiers: dict[str, calico.Tier] | None = None
 
     # --- policies --------------------------------------------------------------------
@@ -247,6 +249,9 @@ class PolicyEngine:
         """The CNPs of the subject's namespace and every CCNP (cilium.io), sorted by key."""
         if subject.external:
             return []
+        cached = self._cilium_by_ns.get(subject.namespace)
+        if cached is not None:
+            return cached
         found = []
         for kind, scope in ((cilium.CNP_KIND, subject.namespace), (cilium.CCNP_KIND, None)):
             for record in self.view.for_each(kind, scope):
@@ -255,7 +260,9 @@ class PolicyEngine:
                     model = _model(record, cilium.build)
                     assert isinstance(model, cilium.CiliumPolicy)
                     found.append(model)
-        return sorted(found, key=lambda p: p.record.key)
+        found.sort(key=lambda p: p.record.key)
+        self._cilium_by_ns[subject.namespace] = found  # (the view does not change during a call)
+        return found
 
     def calico_present(self) -> bool:
         if self._calico_present is None:
@@ -266,6 +273,9 @@ class PolicyEngine:
 
     def calico_policies(self, subject: Endpoint) -> list[calico.CalicoPolicy]:
         """The Calico policies of the subject's namespace and every global one."""
+        cached = self._calico_by_ns.get(subject.namespace)
+        if cached is not None:
+            return cached
         found = []
         for kind in calico.POLICY_KINDS:
             scope = None if kind == calico.GNP_KIND else subject.namespace
@@ -274,6 +284,7 @@ class PolicyEngine:
                     model = _model(record, calico.build)
                     assert isinstance(model, calico.CalicoPolicy)
                     found.append(model)
+        self._calico_by_ns[subject.namespace] = found
         return found
 
     def calico_blocks(self) -> tuple[IPBlock, ...]:
