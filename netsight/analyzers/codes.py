@@ -212,6 +212,39 @@ ADMIN_POLICY_PRIORITY_SHARED = Code(
     "AdminNetworkPolicies share a priority: the spec leaves their relative order undefined.",
 )
 
+# NS0410-NS0419: Cilium (CiliumNetworkPolicy, CiliumClusterwideNetworkPolicy)
+CILIUM_POLICY_SELECTS_NO_PODS = Code(
+    "NS0410", "CiliumPolicySelectsNoPods", W, Category.POLICY,
+    "A Cilium policy rule's endpointSelector matches no pod (a CNP's only in its namespace): "
+    "the rule has no effect.",
+)
+CILIUM_CIDR_RULE_COVERS_PODS = Code(
+    "NS0411", "CiliumCIDRRuleCoversPods", W, Category.POLICY,
+    "A Cilium CIDR peer (fromCIDR/toCIDR/…CIDRSet) covers pod addresses, but CIDR rules never "
+    "match Cilium-managed endpoints or nodes: it admits (or denies) none of those pods.",
+)
+CILIUM_L7_RULES_NOT_EVALUATED = Code(
+    "NS0412", "CiliumL7RulesNotEvaluated", I, Category.POLICY,
+    "A Cilium rule carries L7 rules (http, dns, kafka, …): netsight answers for L4 only; "
+    "requests may still be refused by the proxy.",
+)
+
+# NS0420-NS0429: Calico (NetworkPolicy, GlobalNetworkPolicy, Tier)
+CALICO_SELECTOR_INVALID = Code(
+    "NS0420", "CalicoSelectorInvalid", W, Category.POLICY,
+    "A Calico policy's selector does not parse (Calico rejects the policy): flows it could "
+    "decide are answered with allowed: null.",
+)
+CALICO_TIER_NOT_FOUND = Code(
+    "NS0421", "CalicoTierNotFound", W, Category.POLICY,
+    "A Calico policy names a tier no Tier object defines (Calico rejects it).",
+)
+CALICO_POLICY_SELECTS_NO_PODS = Code(
+    "NS0422", "CalicoPolicySelectsNoPods", W, Category.POLICY,
+    "A Calico policy's selector matches no pod (a namespaced policy's only in its "
+    "namespace): it has no effect on pods.",
+)
+
 # NS0430-NS0439: Istio security policies (AuthorizationPolicy, PeerAuthentication)
 ISTIO_POLICY_SELECTS_NO_MESH_WORKLOAD = Code(
     "NS0430", "IstioPolicySelectsNoMeshWorkload", W, Category.POLICY,

@@ -206,7 +206,9 @@ def analyze(view: GraphView, args: Args) -> Result:
     for v, _, _ in denied:
         for ref in v.blocking:
             blocking.setdefault(str(ref), ref)
-    reasons = list(dict.fromkeys([*notes, *(r for v, _, _ in unknown for r in v.reasons())]))
+    # Allowed pairs may carry notes too: L7 rules (Cilium) not evaluated on top of an L4 allow.
+    reasons = list(dict.fromkeys([*notes, *(r for v, _, _ in (*unknown, *allowed)
+                                            for r in v.reasons())]))
     several = len(verdicts) > 1
     return Result(
         metadata=metadata(view, dst.namespace),

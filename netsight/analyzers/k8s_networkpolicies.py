@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from netsight.analyzers import network_policies
+from netsight.analyzers import cni_policies, network_policies
 from netsight.analyzers.arguments import Namespace, PagedArgs
 from netsight.analyzers.base import AnalyzerMetadata, metadata, require_namespace
 from netsight.analyzers.contracts import Finding, Model, Page, ToolResult
 from netsight.analyzers.paging import paginate, query_fingerprint
-from netsight.analyzers.policy import anp, cnp, netpol
+from netsight.analyzers.policy import anp, calico, cnp, netpol
 from netsight.analyzers.policy.peers import PortMatch
 from netsight.analyzers.policy.verdict import Direction
 from netsight.graph.model import Kind, Rel
@@ -21,7 +21,9 @@ NAME = "k8s_networkpolicies"
 METADATA = AnalyzerMetadata(
     name=NAME,
     description="Every NetworkPolicy (in a namespace, or all) and, cluster-wide, every "
-    "AdminNetworkPolicy, BaselineAdminNetworkPolicy and ClusterNetworkPolicy: what it "
+    "AdminNetworkPolicy, BaselineAdminNetworkPolicy and ClusterNetworkPolicy, and Cilium "
+    "policies (CiliumNetworkPolicy, CiliumClusterwideNetworkPolicy) and Calico policies "
+    "(NetworkPolicy, GlobalNetworkPolicy): what it "
     "selects, its rules in one line, how many pods it applies to, and its lint findings "
     "(NS04xx: selects no pods, admits all, dead named ports, rules disabled by policyTypes, "
     "not evaluable, shared priority).",
@@ -99,7 +101,21 @@ def analyze(view: GraphView, args: Args) -> Result:
         items.append(PolicySummary(
             policy=ref, selects=f"pods {record.pod_selector.describe()} in {record.namespace}",
             pods=pods, rules="not evaluated" if model.problem else _np_rules(model),
-            findings=found.get(ref, [])))
+            findings=[f for f in found.get(ref, []) if _group(f) not in calico.GROUPS]))
+    for policy in cni_policies.cilium_policies(view, args.namespace):
+        record = policy.record
+        ref = f"{record.kind}/{record.ref}"
+        items.append(PolicySummary(
+            policy=ref, selects=cni_policies.summary_selects(policy), pods=None,
+            rules=cni_policies.summary_rules(policy), findings=found.get(ref, [])))
+    for calico_policy in cni_policies.calico_policies(view, args.namespace):
+        record = calico_policy.record
+        # The kind id (NetworkPolicy.projectcalico.org) tells it from a Kubernetes one.
+        ref = f"{record.kind.partition('.')[0]}/{record.ref}"
+        selects, rules = cni_policies.calico_summary(calico_policy)
+        items.append(PolicySummary(
+            policy=f"{record.kind}/{record.ref}", selects=selects, pods=None, rules=rules,
+            findings=[f for f in found.get(ref, []) if _group(f) in calico.GROUPS]))
     if args.namespace is None:
         for kind in (anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND):
             for record in sorted(view.for_each(kind), key=lambda r: r.name):
@@ -109,6 +125,11 @@ def analyze(view: GraphView, args: Args) -> Result:
     chunk, page = paginate(items, limit=args.limit, cursor=args.cursor,
                            fingerprint=query_fingerprint(NAME, args.namespace), tool=NAME)
     return Result(metadata=metadata(view, args.namespace), policies=chunk, page=page)
+
+
+def _group(finding: Finding) -> str:
+    version = finding.resource.api_version if finding.resource is not None else None
+    return (version or "").partition("/")[0]
 
 
 def _admin_summary(record: object, found: dict[str, list[Finding]]) -> PolicySummary | None:

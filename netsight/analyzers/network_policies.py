@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 
-from netsight.analyzers import codes
+from netsight.analyzers import cni_policies, codes
 from netsight.analyzers.base import AnalyzerMetadata, evidence, ref
 from netsight.analyzers.contracts import Finding
 from netsight.analyzers.policy import anp, cnp, netpol
@@ -26,7 +26,7 @@ METADATA = AnalyzerMetadata(
     "policies netsight cannot evaluate, and AdminNetworkPolicies (or ClusterNetworkPolicies "
     "of one tier) sharing a priority.",
     reads=frozenset({Kind.NETWORK_POLICY, anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND,
-                     *POD_LIKE_KINDS}),
+                     *POD_LIKE_KINDS, *cni_policies.READS}),
     codes=(
         codes.NETWORK_POLICY_SELECTS_NO_PODS,
         codes.POLICY_RULE_ALLOWS_ALL,
@@ -34,6 +34,7 @@ METADATA = AnalyzerMetadata(
         codes.POLICY_RULES_IGNORED_BY_POLICY_TYPES,
         codes.POLICY_NOT_EVALUATED,
         codes.ADMIN_POLICY_PRIORITY_SHARED,
+        *cni_policies.CODES,
     ),
 )
 
@@ -44,6 +45,7 @@ def check(view: GraphView, namespace: str | None) -> Iterator[Finding]:
         yield from _network_policy(view, record)
     if namespace is None:  # ANPs and the BANP are cluster-scoped
         yield from _admin_policies(view)
+    yield from cni_policies.check(view, namespace)
 
 
 def _network_policy(view: GraphView, record: NetworkPolicyRecord) -> Iterator[Finding]:

@@ -298,6 +298,9 @@ class GenericRecord(Record):
 
     spec: Mapping[str, Any] | None = None
     status: Mapping[str, Any] | None = None
+    # CiliumNetworkPolicy and CiliumClusterwideNetworkPolicy may hold their rules in a list
+    # ``specs`` beside (or instead of) ``spec``; each is one rule with its own selector.
+    specs: tuple[Mapping[str, Any], ...] | None = None
 
 
 # --- building records from raw objects ---------------------------------------------------
@@ -983,11 +986,13 @@ def _namespace(
 def _generic(raw: Mapping[str, Any], base: dict[str, Any]) -> GenericRecord:
     if api_group(base["api_version"]) not in NETWORKING_GROUPS:
         return GenericRecord(**base)
-    spec, status = raw.get("spec"), raw.get("status")
+    spec, status, specs = raw.get("spec"), raw.get("status"), raw.get("specs")
     return GenericRecord(
         **base,
         spec=_frozen_copy(spec, "spec") if isinstance(spec, dict) else None,
         status=_frozen_copy(status, "status") if isinstance(status, dict) else None,
+        # Kept as written (a non-object item too): the policy model reports bad shapes.
+        specs=tuple(_frozen_copy(specs, "specs")) if isinstance(specs, list) else None,
     )
 
 

@@ -1,12 +1,14 @@
 """Property test: who_can_reach and what_can_reach, which evaluate one pod per identity (split
-on pod IPs, host network and container ports), answer exactly what PolicyEngine.evaluate says
-for every pod pair, and for outside addresses exactly what it says for each address.
+on pod IPs, host network, container ports and service account), answer exactly what
+PolicyEngine.evaluate says for every pod pair, and for outside addresses exactly what it
+says for each address.
 
 Clusters come from test_policy_engine_matches_reference's generators, made harder here: some
 pods use the host network, some have no IP, some namespaces have no Namespace object (their
-labels unknown), so verdicts can be null and identities must split. Some are in an Istio
-mesh, with AuthorizationPolicies on principals (service accounts), namespaces, source IPs
-and ports, and STRICT mTLS: pods of one identity then differ by service account or sidecar.
+labels unknown), some clusters carry a Cilium or Calico policy selecting on service accounts
+and CIDRs, so verdicts can be null and identities must split. Some are in an Istio mesh, with
+AuthorizationPolicies on principals (service accounts), namespaces, source IPs and ports, and
+STRICT mTLS: pods of one identity then differ by service account or sidecar.
 """
 
 from __future__ import annotations
@@ -57,6 +59,53 @@ def harder(draw: Any) -> list[dict[str, Any]]:
             "metadata": {"name": "cidr", "namespace": draw(st.sampled_from(("n1", "n2")))},
             "spec": {"podSelector": {}, "policyTypes": [direction.capitalize()],
                      direction: [{key: [{"ipBlock": block}]}]}})
+    cni = draw(st.sampled_from((None, "cilium", "calico")))
+    if cni is not None:  # service accounts: Cilium and Calico select on them
+        one_namespace = draw(st.booleans())  # identities that only accounts tell apart
+        for obj in objects:
+            if obj["kind"] == "Pod":
+                obj["spec"]["serviceAccountName"] = draw(st.sampled_from(("default", "sa1")))
+                if one_namespace:
+                    obj["metadata"]["namespace"] = "n1"
+                    obj["metadata"]["labels"] = {"app": "a"}
+    if cni == "cilium":  # CIDRs (outside only), entities, service accounts, deny rules
+        objects.append({
+            "apiVersion": "cilium.io/v2", "kind": "CiliumClusterwideNetworkPolicy",
+            "metadata": {"name": "cni"},
+            "spec": {"endpointSelector": draw(st.sampled_from(
+                ({}, {"matchLabels": {"app": "a"}}))),
+                "ingress": [draw(st.sampled_from((
+                    {"fromEndpoints": [{"matchLabels": {
+                        "io.cilium.k8s.policy.serviceaccount": "sa1"}}]},
+                    {"fromEndpoints": [{"matchExpressions": [{
+                        "key": "io.cilium.k8s.policy.serviceaccount", "operator": "NotIn",
+                        "values": ["sa1"]}]}]},
+                    {"fromCIDRSet": [{"cidr": "8.0.0.0/7", "except": ["8.8.8.0/24"]}]},
+                    {"fromEntities": [draw(st.sampled_from(("world", "cluster", "host")))]},
+                    {"toPorts": [{"ports": [{"port": "80"}]}]})))],
+                "egress": draw(st.sampled_from((
+                    [], [{"toCIDR": ["10.0.0.0/8", "8.8.8.8/32"]}], [{"toEntities": ["world"]}],
+                    [{"toEndpoints": [{}]}]))),
+                **({"ingressDeny": [{"fromEndpoints": [{"matchLabels": {"app": "b"}}]}]}
+                   if draw(st.booleans()) else {})}})
+    elif cni == "calico":  # nets (pods included), service accounts, order, Pass
+        objects.append({
+            "apiVersion": "projectcalico.org/v3", "kind": "GlobalNetworkPolicy",
+            "metadata": {"name": "cni"},
+            "spec": {"selector": draw(st.sampled_from(("all()", "app == 'a'", "has(tier)"))),
+                     "types": draw(st.sampled_from((["Ingress"], ["Ingress", "Egress"]))),
+                     "ingress": [draw(st.sampled_from((
+                         {"action": "Allow", "source": {"serviceAccounts": {"names": ["sa1"]}}},
+                         {"action": "Deny", "source": {
+                             "selector": "projectcalico.org/serviceaccount == 'sa1'"}},
+                         {"action": "Deny", "source": {"nets": ["10.1.0.0/16"]}},
+                         {"action": "Allow", "source": {"notNets": ["8.8.8.0/24"]}},
+                         {"action": "Pass", "source": {"selector": "app == 'b'"}})))],
+                     "egress": [draw(st.sampled_from((
+                         {"action": "Allow", "destination": {"nets": ["10.2.0.0/16",
+                                                                      "8.8.8.8/32"]}},
+                         {"action": "Deny", "protocol": "UDP"},
+                         {"action": "Allow"})))]}})
     if draw(st.booleans()):  # selector peers only: who_can_reach narrows through indexes
         objects.append({
             "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
@@ -66,7 +115,7 @@ def harder(draw: Any) -> list[dict[str, Any]]:
                 {"namespaceSelector": {"matchLabels": {"env": "dev"}},
                  "podSelector": {"matchLabels": {"tier": "web"}}}]}]}})
     if draw(st.integers(0, 4)) == 0:  # a kind netsight does not evaluate: undecided there
-        objects.append({"apiVersion": "cilium.io/v2", "kind": "CiliumNetworkPolicy",
+        objects.append({"apiVersion": "crd.antrea.io/v1beta1", "kind": "NetworkPolicy",
                         "metadata": {"name": "c", "namespace": draw(st.sampled_from(
                             ("n1", "n2", "n3")))},
                         "spec": {"endpointSelector": {}}})

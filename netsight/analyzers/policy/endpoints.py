@@ -43,8 +43,9 @@ class Endpoint:
     host_network: bool = False
     template: bool = False
     node: str | None = None  # spec.nodeName: a host-network pod answers on this node's IPs
-    # What a service mesh reads: the identity a proxy certifies, and whether there is one.
-    service_account: str = "default"
+    # spec.serviceAccountName: the identity a mesh proxy certifies, and what Cilium and
+    # Calico select on; None for an address outside the cluster, which has none.
+    service_account: str | None = None
     annotations: Mapping[str, str] = field(default_factory=lambda: EMPTY_MAP)
     mesh_proxy: str | None = None
 

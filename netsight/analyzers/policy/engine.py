@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from netsight.analyzers.contracts import ResourceRef
-from netsight.analyzers.policy import anp, cnp, istio_authz, netpol
+from netsight.analyzers.policy import anp, calico, cilium, cnp, istio_authz, netpol
 from netsight.analyzers.policy.endpoints import Endpoint
-from netsight.analyzers.policy.peers import Namespaces
+from netsight.analyzers.policy.peers import IPBlock, Namespaces
 from netsight.analyzers.policy.verdict import (
     Action,
     Direction,
@@ -54,12 +54,6 @@ class Unevaluated:
 
 
 UNEVALUATED: tuple[Unevaluated, ...] = (
-    Unevaluated("CiliumNetworkPolicy", "Cilium CiliumNetworkPolicy", False),
-    Unevaluated("CiliumClusterwideNetworkPolicy", "Cilium CiliumClusterwideNetworkPolicy",
-                True),
-    Unevaluated("NetworkPolicy.crd.projectcalico.org", "Calico NetworkPolicy", False),
-    Unevaluated("NetworkPolicy.projectcalico.org", "Calico NetworkPolicy", False),
-    Unevaluated("GlobalNetworkPolicy", "Calico GlobalNetworkPolicy", True),
     Unevaluated("NetworkPolicy.crd.antrea.io", "Antrea NetworkPolicy", False),
     # Antrea's (crd.antrea.io) shares the kind id; v1alpha2 of policy.networking.k8s.io is
     # evaluated, every other group or version is not.
@@ -79,6 +73,7 @@ UNEVALUATED: tuple[Unevaluated, ...] = (
 READS: frozenset[str] = frozenset({
     Kind.POD, Kind.NAMESPACE, Kind.NETWORK_POLICY, anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND,
     "Node",  # labels, for ANP/CNP nodes peers
+    *cilium.KINDS, *calico.POLICY_KINDS, calico.TIER_KIND, *calico.NON_POD_KINDS,
     *POD_LIKE_KINDS, *(u.kind for u in UNEVALUATED), *istio_authz.KINDS,
     Kind.SERVICE,  # Istio reads a port's protocol from the Services selecting the pod
 })
@@ -89,6 +84,8 @@ _POLICY_KINDS: dict[str, bool] = {
     **{u.kind.partition(".")[0]: u.restrict_only for u in UNEVALUATED},
     Kind.NETWORK_POLICY: False, anp.ANP_KIND: False, anp.BANP_KIND: False, anp.CNP_KIND: False,
     **dict.fromkeys(istio_authz.KINDS, True),
+    **dict.fromkeys(cilium.KINDS, False), **dict.fromkeys(calico.POLICY_KINDS, False),
+    calico.TIER_KIND: False,
 }
 
 M = TypeVar("M")
@@ -178,6 +175,10 @@ class PolicyEngine:
         # HTTP attributes (method, path, host) only Istio's authorization reads.
         self.istio = istio_authz.IstioLayer(view, self.namespaces,
                                             request or istio_authz.Request(), _ISTIO_MODELS)
+        self._calico_present: bool | None = None
+        self._cilium_by_ns: dict[str | None, list[cilium.CiliumPolicy]] = {}
+        self._calico_by_ns: dict[str | None, list[calico.CalicoPolicy]] = {}
+        self._calico_tiers: dict[str, calico.Tier] | None = None
 
     # --- policies --------------------------------------------------------------------
 
@@ -251,13 +252,120 @@ class PolicyEngine:
             found.append(model)
         return found
 
+    def cilium_policies(self, subject: Endpoint) -> list[cilium.CiliumPolicy]:
+        """The CNPs of the subject's namespace and every CCNP (cilium.io), sorted by key."""
+        if subject.external:
+            return []
+        cached = self._cilium_by_ns.get(subject.namespace)
+        if cached is not None:
+            return cached
+        found = []
+        for kind, scope in ((cilium.CNP_KIND, subject.namespace), (cilium.CCNP_KIND, None)):
+            for record in self.view.for_each(kind, scope):
+                if isinstance(record, GenericRecord) and \
+                        record.api_version.startswith(cilium.GROUP + "/"):
+                    model = _model(record, cilium.build)
+                    assert isinstance(model, cilium.CiliumPolicy)
+                    found.append(model)
+        found.sort(key=lambda p: p.record.key)
+        self._cilium_by_ns[subject.namespace] = found  # (the view does not change during a call)
+        return found
+
+    def calico_present(self) -> bool:
+        if self._calico_present is None:
+            self._calico_present = any(
+                isinstance(r, GenericRecord) and calico.is_calico(r)
+                for kind in calico.POLICY_KINDS for r in self.view.for_each(kind))
+        return self._calico_present
+
+    def calico_policies(self, subject: Endpoint) -> list[calico.CalicoPolicy]:
+        """The Calico policies of the subject's namespace and every global one."""
+        cached = self._calico_by_ns.get(subject.namespace)
+        if cached is not None:
+            return cached
+        found = []
+        for kind in calico.POLICY_KINDS:
+            scope = None if kind == calico.GNP_KIND else subject.namespace
+            for record in self.view.for_each(kind, scope):
+                if isinstance(record, GenericRecord) and calico.is_calico(record):
+                    model = _model(record, calico.build)
+                    assert isinstance(model, calico.CalicoPolicy)
+                    found.append(model)
+        self._calico_by_ns[subject.namespace] = found
+        return found
+
+    def calico_blocks(self) -> tuple[IPBlock, ...]:
+        """Every CIDR a Calico rule names (nets and notNets, which pod IPs can match)."""
+        found: dict[IPBlock, None] = {}
+        for kind in calico.POLICY_KINDS:
+            for record in self.view.for_each(kind):
+                if isinstance(record, GenericRecord) and calico.is_calico(record):
+                    model = _model(record, calico.build)
+                    assert isinstance(model, calico.CalicoPolicy)
+                    for rule in (*model.ingress, *model.egress):
+                        for end in (rule.source, rule.destination):
+                            found.update(dict.fromkeys((*(end.nets or ()),
+                                                        *(end.not_nets or ()))))
+        return tuple(found)
+
+    def _calico(self, direction: Direction, subject: Endpoint, other: Endpoint,
+                destination: Endpoint, port: int, protocol: str,
+                admins: list[anp.AdminPolicy], baselines: list[anp.AdminPolicy],
+                applies: dict[int, Tri]) -> DirectionVerdict | None:
+        """Calico's answer, or None where Calico's workload policies do not reach (a
+        host-network pod without host endpoints: the path without Calico decides)."""
+        if self.cilium_present():
+            why = ("both Cilium and Calico policies exist: which CNI enforces policy here is "
+                   "unknown")
+            return _finish(direction, subject, [Step(Layer.CALICO, Action.UNKNOWN, why)],
+                           (), (why,))
+        if subject.host_network:
+            if not self.view.count("HostEndpoint"):
+                return None
+            why = (f"{subject.name} uses the host network: Calico host endpoint policy "
+                   "governs it, which netsight does not evaluate")
+            return _finish(direction, subject, [Step(Layer.CALICO, Action.UNKNOWN, why)],
+                           (), (why,))
+        if self._calico_tiers is None:
+            self._calico_tiers = calico.tiers(
+                r for r in self.view.for_each(calico.TIER_KIND)
+                if isinstance(r, GenericRecord) and calico.is_calico(r))
+        args = (direction, subject, other, destination, port, protocol, self.namespaces)
+        decision = calico.evaluate(
+            direction=direction, subject=subject, other=other, destination=destination,
+            port=port, proto=protocol, ns=self.namespaces,
+            policies=self.calico_policies(subject), k8s=self.network_policies(subject),
+            known_tiers=self._calico_tiers,
+            admin=lambda: anp.evaluate(admins, *args, applies=applies),
+            baseline=lambda: anp.evaluate(baselines, *args, applies=applies),
+            non_pods=any(self.view.count(k) for k in calico.NON_POD_KINDS))
+        return _finish(direction, subject, list(decision.steps), decision.blocking,
+                       decision.not_evaluated)
+
+    def cilium_present(self) -> bool:
+        return any(self.view.count(kind, None) for kind in cilium.KINDS)
+
+    def cilium_blocks(self) -> tuple[IPBlock, ...]:
+        """Every CIDR a Cilium rule names (they cut the outside address space)."""
+        found: dict[IPBlock, None] = {}
+        for kind in cilium.KINDS:
+            for record in self.view.for_each(kind):
+                if isinstance(record, GenericRecord) and \
+                        record.api_version.startswith(cilium.GROUP + "/"):
+                    model = _model(record, cilium.build)
+                    assert isinstance(model, cilium.CiliumPolicy)
+                    found.update(dict.fromkeys(model.blocks()))
+        return tuple(found)
+
     def unreadable(self) -> tuple[str, ...]:
         if self._unreadable is None:
             # Every kind the verdict reads or must rule out: one not listed (forbidden, not
             # synced yet) is not "none exist".
             kinds = dict.fromkeys((Kind.NETWORK_POLICY, Kind.POD, Kind.NAMESPACE, "Node",
-                                   anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND,
-                                   *(u.kind for u in UNEVALUATED), *istio_authz.KINDS))
+                                   anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND, *cilium.KINDS,
+                                   *calico.POLICY_KINDS, calico.TIER_KIND,
+                                   *calico.NON_POD_KINDS, *(u.kind for u in UNEVALUATED),
+                                   *istio_authz.KINDS))
             self._unreadable = tuple(
                 reason for kind in kinds if (reason := self.view.unreadable(kind)) is not None)
         return self._unreadable
@@ -365,6 +473,13 @@ class PolicyEngine:
         assert subject.namespace is not None
         admins, baselines, applies = self.applicable(subject)
         args = (direction, subject, other, destination, port, protocol, self.namespaces)
+        # --- CNI layers: Calico decides the whole direction, its tiers around the admin ones
+        if self.calico_present():
+            calico_decision = self._calico(direction, subject, other, destination, port,
+                                           protocol, admins, baselines, applies)
+            if calico_decision is not None:
+                return calico_decision
+        # --- end CNI layers
 
         decision = anp.evaluate(admins, *args, applies=applies)
         if decision is not None:
@@ -378,7 +493,15 @@ class PolicyEngine:
                    "host-network pods is undefined")
             steps.append(Step(Layer.NETWORK_POLICY, Action.UNKNOWN, why))
             return _finish(direction, subject, steps, (), (why,))
-        np_decision = netpol.evaluate(policies, *args, explain=self.explain)
+        k8s_decision = netpol.evaluate(policies, *args, explain=self.explain)
+        np_decision: netpol.Decision | cilium.Decision | None = k8s_decision
+        # --- CNI layers: where Cilium policies exist they and the NetworkPolicies make one
+        # policy per endpoint (cilium.evaluate).
+        cilium_policies = self.cilium_policies(subject)
+        if cilium_policies:
+            np_decision = cilium.evaluate(cilium_policies, cilium.netpol_say(k8s_decision),
+                                          *args)
+        # --- end CNI layers
         if np_decision is not None:
             steps.append(np_decision.step)
             return _finish(direction, subject, steps, np_decision.blocking,

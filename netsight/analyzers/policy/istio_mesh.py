@@ -91,7 +91,7 @@ def membership(endpoint: Endpoint, namespaces: Namespaces, *, live: bool) -> Mem
 
 def principal(endpoint: Endpoint) -> str:
     """The SPIFFE identity Istio issues a pod, as policies write it (no ``spiffe://``)."""
-    return f"{TRUST_DOMAIN}/ns/{endpoint.namespace}/sa/{endpoint.service_account}"
+    return f"{TRUST_DOMAIN}/ns/{endpoint.namespace}/sa/{endpoint.service_account or 'default'}"
 
 
 def identity_facts(endpoint: Endpoint) -> tuple[object, ...]:

@@ -100,8 +100,9 @@ def narrowed_sources(engine: PolicyEngine, fixed: list[tuple[Group, int | None]]
     pods (undefined for NetworkPolicy). ipBlock peers, rules without peers, a fixed pod
     that no NetworkPolicy isolates, or anything unreadable: None (ask every pod)."""
     view, ns = engine.view, engine.namespaces
-    if engine.unreadable() or engine.mixed_versions():
-        return None
+    if engine.unreadable() or engine.mixed_versions() or engine.cilium_present() \
+            or engine.calico_present():
+        return None  # (CNI rules can admit sources the NetworkPolicies do not name)
     peers: list[tuple[LabelSelector | None, LabelSelector | None, str]] = []
     for target, port in fixed:
         d = target.rep
@@ -220,6 +221,8 @@ def policy_blocks(engine: PolicyEngine, subjects: Iterable[Endpoint] | None = No
     if subjects is None or direction is Direction.INGRESS:
         # Istio compares the source's address at the destination.
         found.update(dict.fromkeys(istio_authz.cidrs(engine.view)))
+    found.update(dict.fromkeys(engine.cilium_blocks()))
+    found.update(dict.fromkeys(engine.calico_blocks()))
     return tuple(found)
 
 
@@ -266,7 +269,8 @@ def facts(endpoint: Endpoint, blocks: tuple[Compiled, ...], with_ports: bool,
     return (endpoint.host_network, endpoint.node if endpoint.host_network else None,
             ip_facts(endpoint.ips, blocks) if blocks else (),
             tuple(sorted(endpoint.ports, key=_port_key)) if with_ports else (),
-            istio_mesh.identity_facts(endpoint) if mesh else ())
+            endpoint.service_account,  # Istio's principal; Cilium and Calico select on it
+            istio_mesh.identity_facts(endpoint)[1:] if mesh else ())
 
 
 def _port_key(port: object) -> tuple[int, str, str]:
@@ -293,7 +297,7 @@ class Group:
 
 
 _FACT_NAMES = ("host network", "node", "pod IPs against policy CIDRs", "container ports",
-               "service account or mesh membership")
+               "service account", "mesh membership")
 
 
 def group(endpoints: Iterable[Endpoint], blocks: tuple[IPBlock, ...], with_ports: bool,

@@ -117,6 +117,8 @@ def _fix(view: GraphView, part: DirectionVerdict, source: Endpoint, destination:
         return (f"AdminNetworkPolicy {policy.name} denies this at spec.{direction.value}"
                 f"[{step.rule}], and no NetworkPolicy can override an ANP Deny. Insert this "
                 f"rule before it (or narrow that rule's {field}):\n{_dump([allow])}")
+    if step.layer in (Layer.CILIUM, Layer.CALICO):
+        return _cni_fix(step, direction, subject, other, port, proto)
     # BANP: any NetworkPolicy isolating the pod takes precedence over it.
     assert subject.namespace is not None
     new = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
@@ -187,3 +189,51 @@ def _fix_istio(view: GraphView, step: Step, source: Endpoint, destination: Endpo
             f"{yaml.safe_dump(new, sort_keys=False).rstrip()}\nIt opens port {port} of the "
             f"pods labelled {selector_from_map(labels).describe()} in "
             f"{destination.namespace} to {who}.")
+
+
+def _cni_fix(step: Step, direction: Direction, subject: Endpoint, other: Endpoint, port: int,
+             proto: str) -> str:
+    """Cilium: deny rules beat every allow, so a matching one must be narrowed; otherwise an
+    allow rule for the peer. Calico: an Allow rule placed before the deciding rule (or, at
+    the end of a tier, in a policy of that tier selecting the pod)."""
+    policy = step.policy
+    assert policy is not None
+    name = f"{policy.namespace}/{policy.name}" if policy.namespace else policy.name
+    labels = stable_labels(other)
+    if step.layer is Layer.CILIUM:
+        if step.rule is not None:
+            return (f"{policy.kind} {name} denies this with a deny rule "
+                    f"({direction.value}Deny[{step.rule}]); deny rules take precedence over "
+                    "every allow in Cilium, so narrow that rule's peers or ports.")
+        ends = "fromEndpoints" if direction is Direction.INGRESS else "toEndpoints"
+        peer: dict[str, Any]
+        if other.external:
+            key = "fromCIDR" if direction is Direction.INGRESS else "toCIDR"
+            host = f"{other.ips[0]}/{32 if ':' not in other.ips[0] else 128}"
+            peer = {key: [host]}
+        else:
+            peer = {ends: [{"matchLabels": {**labels,
+                                            "k8s:io.kubernetes.pod.namespace": other.namespace}}]}
+        rule = {**peer, "toPorts": [{"ports": [{"port": str(port), "protocol": proto}]}]}
+        example = f" (e.g. {name}, spec.{direction.value})" \
+            if policy.kind.startswith("Cilium") else ""
+        return (f"Add this {direction.value} rule to a Cilium policy selecting "
+                f"{subject.name}{example}:\n{_dump([rule])}")
+    end = "source" if direction is Direction.INGRESS else "destination"
+    target: dict[str, Any]
+    if other.external:
+        target = {"nets": [f"{other.ips[0]}/{32 if ':' not in other.ips[0] else 128}"]}
+    else:
+        selector = " && ".join(f"{k} == '{v}'" for k, v in labels.items()) or "all()"
+        target = {"selector": selector,
+                  "namespaceSelector": f"projectcalico.org/name == '{other.namespace}'"}
+    allow: dict[str, Any] = {"action": "Allow", "protocol": proto, end: target}
+    if end == "source":
+        allow["destination"] = {"ports": [port]}
+    else:
+        target["ports"] = [port]
+    where = (f"before spec.{direction.value}[{step.rule}] of {policy.kind} {name}"
+             if step.rule is not None else
+             f"in a policy of the same tier that selects {subject.name}, as the end of that "
+             "tier drops what no rule decides")
+    return f"Calico: add this {direction.value} rule {where}:\n{_dump([allow])}"

@@ -35,6 +35,8 @@ class Layer(StrEnum):
     ANP = "ANP"
     CNP_ADMIN = "CNP Admin"  # ClusterNetworkPolicy v1alpha2, tier Admin
     NETWORK_POLICY = "NetworkPolicy"
+    CILIUM = "Cilium"  # Cilium's policy per endpoint: NetworkPolicies, CNPs and CCNPs together
+    CALICO = "Calico"  # Calico tiers (Kubernetes NetworkPolicies among them, order 1000)
     BANP = "BANP"
     CNP_BASELINE = "CNP Baseline"
     ISTIO = "Istio"  # AuthorizationPolicy / PeerAuthentication, at the destination's proxy
