@@ -5,8 +5,15 @@ For each parentRef (ParentReference, v1): the listeners named by ``sectionName``
 those whose ``allowedRoutes`` admit the route's kind and namespace (NotAllowedByListeners),
 then those whose hostname intersects the route's (NoMatchingListenerHostname). A parent
 accepts the route when at least one listener is left. ResolvedRefs is the route's own:
-every backendRef must resolve. A listener's ``attachedRoutes`` counts the routes it
-accepted whose Accepted condition is True.
+every backendRef must resolve. A listener's ``attachedRoutes`` counts the routes attached
+to it by parentRefs and allowedRoutes (with the hostname intersection, as the conformance
+test GatewayWithAttachedRoutes counts), whatever their other conditions: ListenerStatus
+"MUST count successfully attached Routes that may themselves have Accepted: false".
+
+``allowedRoutes.namespaces.from: Selector`` is matched against the labels of the route's
+Namespace object. When that object is not in the input (or Namespaces cannot be listed),
+only ``kubernetes.io/metadata.name``, which the API server sets on every namespace, is
+known: a selector reading any other label leaves the listener's answer undecided.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from netsight.analyzers.routing.objects import (
 from netsight.analyzers.routing.references import BackendResolution, Grants, resolve_backend
 from netsight.graph.model import Kind, Rel, make_key
 from netsight.graph.records import Record
+from netsight.graph.selectors import LabelSelector
 from netsight.graph.store import GraphView
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
@@ -40,6 +48,11 @@ class ParentResult:
     gateway: gateways.GatewayState | None
     conditions: dict[str, c.Cond]
     listeners: list[gateways.ListenerState] = field(default_factory=list)
+    # Listeners the route is attached to by parentRefs and allowedRoutes alone (what
+    # attachedRoutes counts), Accepted or not.
+    attached: list[gateways.ListenerState] = field(default_factory=list)
+    # Listeners whose allowedRoutes selector cannot be decided (namespace labels unknown).
+    undecided: list[gateways.ListenerState] = field(default_factory=list)
 
     @property
     def accepted(self) -> bool:
@@ -76,15 +89,23 @@ class Resolver:
                 if record is not None and is_gateway_api(record) else None
         return self._gateways[key]
 
-    def namespace_labels(self, namespace: str) -> dict[str, str]:
-        labels = self._labels.get(namespace)
-        if labels is None:
+    def namespace_labels(self, namespace: str) -> tuple[dict[str, str], str | None]:
+        """The namespace's labels, and why they are incomplete (None: they are complete).
+
+        Without the Namespace object only the name label is known, never "no labels"."""
+        found = self._labels.get(namespace)
+        if found is None:
             record = self.view.get(make_key(Kind.NAMESPACE, "", namespace))
             labels = dict(record.labels) if record is not None else {}
             # The API server labels every namespace with its own name (since 1.21).
             labels.setdefault(NAMESPACE_NAME_LABEL, namespace)
-            self._labels[namespace] = labels
-        return labels
+            missing = None
+            if record is None:
+                unreadable = self.view.unreadable(Kind.NAMESPACE)
+                missing = f"Namespace {namespace} is not in the input" if unreadable is None \
+                    else unreadable
+            found = self._labels[namespace] = (labels, missing)
+        return found
 
     def route(self, record: Record) -> Route:
         route = self._routes.get(record.key)
@@ -144,14 +165,25 @@ class Resolver:
         """Set attachedRoutes on each listener of ``gateway``."""
         for listener in gateway.listeners:
             listener.attached_routes = 0
+        undecided: dict[str, int] = {}
         for route in self.routes_of(gateway):
             attached: set[str] = set()
+            unsure: set[str] = set()
             for parent in self.resolve(route).parents:
-                if parent.gateway is gateway and parent.accepted:
-                    attached.update(ls.listener.name for ls in parent.listeners)
+                if parent.gateway is gateway:
+                    attached.update(ls.listener.name for ls in parent.attached)
+                    unsure.update(ls.listener.name for ls in parent.undecided)
             for listener in gateway.listeners:
-                if listener.listener.name in attached:
+                name = listener.listener.name
+                if name in attached:
                     listener.attached_routes += 1
+                elif name in unsure:
+                    undecided[name] = undecided.get(name, 0) + 1
+        for name, count in sorted(undecided.items()):
+            note = (f"gateway {gateway.ref} listener {name}: attachedRoutes leaves out "
+                    f"{count} route(s) from namespaces whose labels are unknown")
+            if note not in gateway.notes:
+                gateway.notes.append(note)
 
     def _parent(self, route: Route, ref: ParentRef, resolved: c.Cond,
                 dropped: dict[int, tuple[str, str]], notes: list[str]) -> ParentResult:
@@ -175,11 +207,23 @@ class Resolver:
         if not gateway.managed:
             return ParentResult(ref, gateway, {c.ACCEPTED: gateway.conditions[c.ACCEPTED],
                                                c.RESOLVED_REFS: resolved})
-        accepted, listeners = self._accept(route, ref, gateway)
+        accepted, listeners, undecided = self._accept(route, ref, gateway)
+        attached = listeners
+        if undecided:
+            unknown = ", ".join(ls.listener.name for ls in undecided)
+            why = self.namespace_labels(route.record.namespace)[1]
+            if accepted.ok:
+                notes.append(f"{route.ref} parentRefs[{ref.index}]: whether listener(s) "
+                             f"{unknown} of {ref.parent} also admit it is undecided: {why}")
+            elif accepted.reason == c.NOT_ALLOWED_BY_LISTENERS:
+                accepted = c.unknown(f"whether listener(s) {unknown} of {ref.parent} admit "
+                                     f"routes from namespace {route.record.namespace} is "
+                                     f"undecided: {why}, and their allowedRoutes selector "
+                                     "reads its labels")
         if accepted.ok and route.kind in (HTTP_ROUTE, GRPC_ROUTE):
             accepted, listeners = self._cross_kind(route, gateway, accepted, listeners)
         result = ParentResult(ref, gateway, {c.ACCEPTED: accepted, c.RESOLVED_REFS: resolved},
-                              listeners)
+                              listeners, attached, undecided)
         if accepted.ok and dropped:
             if len(dropped) == len(route.rules):
                 reason, message = next(iter(dropped.values()))
@@ -227,13 +271,15 @@ class Resolver:
         for ref in route.parent_refs:
             if ref.is_gateway and (ref.namespace, ref.name) == (gateway.record.namespace,
                                                                 gateway.record.name):
-                accepted, listeners = self._accept(route, ref, gateway)
+                accepted, listeners, _ = self._accept(route, ref, gateway)
                 if accepted.ok and listener in listeners:
                     return True
         return False
 
-    def _accept(self, route: Route, ref: ParentRef,
-                gateway: gateways.GatewayState) -> tuple[c.Cond, list[gateways.ListenerState]]:
+    def _accept(self, route: Route, ref: ParentRef, gateway: gateways.GatewayState,
+                ) -> tuple[c.Cond, list[gateways.ListenerState], list[gateways.ListenerState]]:
+        """(Accepted, the listeners that accept the route, the listeners whose answer is
+        undecided because the route's namespace labels are unknown)."""
         candidates = [ls for ls in gateway.listeners
                       if (ref.section_name is None or ls.listener.name == ref.section_name)
                       and (ref.port is None or ls.listener.port == ref.port)]
@@ -242,24 +288,30 @@ class Resolver:
                 f"name {ref.section_name}" if ref.section_name else "",
                 f"port {ref.port}" if ref.port is not None else "") if x)
             return c.false(c.NO_MATCHING_PARENT,
-                           f"Gateway {ref.parent} has no listener with {wanted}"), []
-        allowed = [ls for ls in candidates if self._allows(ls, gateway, route)]
+                           f"Gateway {ref.parent} has no listener with {wanted}"), [], []
+        verdicts = [(ls, self._allows(ls, gateway, route)) for ls in candidates]
+        allowed = [ls for ls, ok in verdicts if ok]
+        undecided = [ls for ls, ok in verdicts if ok is None]
+        if route.kind in HOSTNAME_KINDS and route.hostnames:
+            undecided = [ls for ls in undecided
+                         if hostnames.effective(ls.hostname, route.hostnames) != []]
         if not allowed:
             return c.false(c.NOT_ALLOWED_BY_LISTENERS,
                            f"no listener of {ref.parent} allows {route.kind} from namespace "
-                           f"{route.record.namespace}"), []
+                           f"{route.record.namespace}"), [], undecided
         if route.kind in HOSTNAME_KINDS and route.hostnames:
             allowed = [ls for ls in allowed
                        if hostnames.effective(ls.hostname, route.hostnames) != []]
             if not allowed:
                 return c.false(c.NO_MATCHING_LISTENER_HOSTNAME,
                                f"no listener hostname of {ref.parent} intersects "
-                               f"{', '.join(route.hostnames)}"), []
+                               f"{', '.join(route.hostnames)}"), [], undecided
         names = ", ".join(ls.listener.name for ls in allowed)
-        return c.true(c.ACCEPTED, f"accepted by listener(s) {names}"), allowed
+        return c.true(c.ACCEPTED, f"accepted by listener(s) {names}"), allowed, undecided
 
     def _allows(self, listener: gateways.ListenerState, gateway: gateways.GatewayState,
-                route: Route) -> bool:
+                route: Route) -> bool | None:
+        """Whether the listener's allowedRoutes admit the route; None: undecided."""
         if route.kind not in listener.supported_kinds:
             return False
         source = listener.listener.from_namespaces
@@ -268,8 +320,17 @@ class Resolver:
         if source == "Same":
             return route.record.namespace == gateway.record.namespace
         if source == "Selector" and listener.selector is not None:
-            return listener.selector.matches(self.namespace_labels(route.record.namespace))
+            labels, missing = self.namespace_labels(route.record.namespace)
+            if missing is None or _reads_only_name(listener.selector):
+                return listener.selector.matches(labels)
+            return None
         return False
+
+
+def _reads_only_name(selector: LabelSelector) -> bool:
+    """Whether the selector reads no label but the one every namespace carries."""
+    keys = {key for key, _ in selector.match_labels} | {r.key for r in selector.requirements}
+    return keys <= {NAMESPACE_NAME_LABEL}
 
 
 def _seniority(route: Route) -> tuple[str, str]:
