@@ -74,7 +74,7 @@ class Resolver:
         self.view = view
         self.grants = Grants(view)
         self._gateways: dict[str, gateways.GatewayState | None] = {}
-        self._labels: dict[str, dict[str, str]] = {}
+        self._labels: dict[str, tuple[dict[str, str], str | None]] = {}
         self._routes: dict[str, Route] = {}
         self._ready: dict[str, int | None] = {}
         self._results: dict[str, RouteResult] = {}
