@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections import OrderedDict, deque
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from itertools import islice
-from typing import Any
+from typing import Any, TypeVar
 
 from netsight.graph.building import SELECTOR_RELS, GraphState, remove, upsert
 from netsight.graph.errors import MalformedObject
@@ -25,6 +25,7 @@ from netsight.graph.records import Record, invalid_values, object_id, to_record
 from netsight.graph.selectors import LabelSelector
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class EventType(StrEnum):
@@ -116,6 +117,8 @@ class KindStatus:
 
 CHANGE_RING_SIZE = 10_000
 RELATED_LIMIT = 64
+# Derived structures kept per store (GraphView.derived); a scope of callers keeps its own.
+DERIVED_LIMIT = 32
 
 
 @dataclass
@@ -132,6 +135,10 @@ class GraphStore:
     kind_generations: dict[str, int] = field(default_factory=dict)
     # Keys of records with an invalid-value problem: most applies can skip the lookup.
     _invalid: set[str] = field(default_factory=set, repr=False)
+    # GraphView.derived: name -> (the kind generations it was built at, the value), most
+    # recently used last.
+    derived: OrderedDict[Hashable, tuple[tuple[int, ...], object]] = field(
+        default_factory=OrderedDict, repr=False)
 
     def apply(
         self,
@@ -254,6 +261,21 @@ class GraphStore:
         return GraphView(self)
 
 
+def _derived(store: GraphStore, name: Hashable, kinds: tuple[str, ...], view: GraphView,
+             build: Callable[[GraphView], T]) -> T:
+    generations = tuple(store.kind_generations.get(kind, 0) for kind in kinds)
+    held = store.derived.get(name)
+    if held is not None and held[0] == generations:
+        store.derived.move_to_end(name)
+        return held[1]  # type: ignore[return-value]  # stored by this function for name
+    value = build(view)
+    store.derived[name] = (generations, value)
+    store.derived.move_to_end(name)
+    while len(store.derived) > DERIVED_LIMIT:
+        store.derived.popitem(last=False)
+    return value
+
+
 def _changed_fields(before: Record | None, after: Record | None) -> tuple[str, ...]:
     if before is None or after is None or type(before) is not type(after):
         return ()
@@ -359,6 +381,21 @@ class GraphView:
         """The graph generation at which an object of ``kind`` last changed (0: never).
         Lets an analyzer keep something derived from one kind until that kind changes."""
         return self._store.kind_generations.get(kind, 0)
+
+    def derived(self, name: Hashable, kinds: Iterable[str],
+                build: Callable[[GraphView], T]) -> T:
+        """``build(self)``, kept with the store until an object of one of ``kinds`` changes.
+
+        For indexes an analyzer would otherwise rebuild on every call (routes by hostname):
+        ``build`` must read only objects of ``kinds``, and must not be mutated by callers.
+        """
+        return _derived(self._store, name, tuple(kinds), self, build)
+
+    def pending_references(self, key: str) -> Iterator[tuple[str, Rel]]:
+        """References objects make to ``key`` while it is absent, as (source key, rel):
+        the edges that will appear when it arrives (a route naming a missing Service)."""
+        for source, _, rel in self._state.pending.get(key, ()):
+            yield source, rel
 
     def matching(self, namespace: str, selector: LabelSelector) -> Iterator[Record]:
         """Pods and workload templates in ``namespace`` the selector matches, via the index."""
