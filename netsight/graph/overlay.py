@@ -24,7 +24,7 @@ from netsight.graph.building import (
 from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel, make_key, parse_key
 from netsight.graph.records import Record
 from netsight.graph.selectors import LabelSelector
-from netsight.graph.store import Change, GraphView, IngestProblem, Source
+from netsight.graph.store import Change, ChangeHorizon, GraphView, IngestProblem, Source
 
 T = TypeVar("T")
 
@@ -213,6 +213,9 @@ class OverlayView(GraphView):
 
     def staleness(self) -> dict[str, float]:
         return self._inner.staleness()
+
+    def change_horizon(self) -> ChangeHorizon:
+        return self._inner.change_horizon()
 
     def changes_since(self, generation: int) -> Iterator[Change]:
         return self._inner.changes_since(generation)  # what the live graph took in

@@ -24,7 +24,7 @@ from typing import Any, NoReturn, TypeVar
 from netsight.graph.model import Kind, Rel, parse_key
 from netsight.graph.records import Record
 from netsight.graph.selectors import LabelSelector
-from netsight.graph.store import Change, GraphView, IngestProblem, Source
+from netsight.graph.store import Change, ChangeHorizon, GraphView, IngestProblem, Source
 
 T = TypeVar("T")
 
@@ -175,6 +175,9 @@ class ScopedView(GraphView):
 
     def staleness(self) -> dict[str, float]:
         return self._inner.staleness()
+
+    def change_horizon(self) -> ChangeHorizon:
+        return self._inner.change_horizon()  # about the ring, not about any object
 
     def changes_since(self, generation: int) -> Iterator[Change]:
         for change in self._inner.changes_since(generation):

@@ -89,6 +89,15 @@ class Change:
     related: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class ChangeHorizon:
+    """How far back the change ring reaches."""
+
+    generation: int  # every change after this generation is held (0: none was dropped)
+    at: float  # time.time() of the newest dropped change (0.0: none was dropped)
+    started_at: float  # when the graph was created: nothing before is known
+
+
 class SyncState(StrEnum):
     SYNCING = "syncing"  # listing for the first time
     SYNCED = "synced"  # listed, and the watch is up
@@ -135,6 +144,9 @@ class GraphStore:
     kind_generations: dict[str, int] = field(default_factory=dict)
     # Keys of records with an invalid-value problem: most applies can skip the lookup.
     _invalid: set[str] = field(default_factory=set, repr=False)
+    created_at: float = field(default_factory=time.time)
+    # The newest change the ring dropped: (generation, time).
+    dropped: tuple[int, float] = (0, 0.0)
     # GraphView.derived: name -> (the kind generations it was built at, the value), most
     # recently used last.
     derived: OrderedDict[Hashable, tuple[tuple[int, ...], object]] = field(
@@ -241,6 +253,9 @@ class GraphStore:
 
     def _record_change(self, change: Change) -> None:
         self.kind_generations[change.key.partition("/")[0]] = change.generation
+        if len(self.changes) == self.changes.maxlen:
+            oldest = self.changes[0]
+            self.dropped = (oldest.generation, oldest.at)
         self.changes.append(change)
         for listener in self.listeners:
             listener(change)
@@ -436,6 +451,11 @@ class GraphView:
         return {kind: round(now - status.down_since, 1)
                 for kind, status in self._store.sync.items()
                 if status.down_since is not None}
+
+    def change_horizon(self) -> ChangeHorizon:
+        """How far back :meth:`changes_since` reaches: before it, changes are not known."""
+        generation, at = self._store.dropped
+        return ChangeHorizon(generation, at, self._store.created_at)
 
     def changes_since(self, generation: int) -> Iterator[Change]:
         """Changes after ``generation`` that the ring still holds, oldest first."""

@@ -19,15 +19,19 @@ known: a selector reading any other label leaves the listener's answer undecided
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import gateways, hostnames, mesh, rules
 from netsight.analyzers.routing.objects import (
     GATEWAY,
+    GATEWAY_CLASS,
     GRPC_ROUTE,
     HOSTNAME_KINDS,
     HTTP_ROUTE,
+    REFERENCE_GRANT,
     ROUTE_KINDS,
+    SECRET,
     ParentRef,
     Route,
     is_gateway_api,
@@ -65,19 +69,46 @@ class RouteResult:
     parents: list[ParentResult]
     backends: list[BackendResolution]
     notes: list[str]
+    dropped: dict[int, tuple[str, str]] = field(default_factory=dict)  # invalid rules
+
+
+# What each tier of a shared resolution reads (GraphView.derived drops a tier when one of
+# its kinds changes): Gateway states (gateways.evaluate), parsed routes, route results.
+GATEWAY_READS = (GATEWAY, GATEWAY_CLASS, SECRET, REFERENCE_GRANT, GRPC_ROUTE)
+RESOLUTION_READS = (*ROUTE_KINDS, GATEWAY, GATEWAY_CLASS, REFERENCE_GRANT, SECRET,
+                    Kind.SERVICE, Kind.ENDPOINT_SLICE, Kind.NAMESPACE)
+
+
+def _fresh(view: GraphView) -> dict[str, Any]:
+    return {}
 
 
 class Resolver:
-    """Resolution over one view for one answer: gateways, grants and labels read once."""
+    """Resolution over one view for one answer: gateways, grants and labels read once.
 
-    def __init__(self, view: GraphView) -> None:
+    ``shared``: keep Gateway states, parsed routes and route results with the graph across
+    answers until what they read changes (for diff_routes, which answers one request at a
+    time). Shared results must not be mutated: ``count_attached`` needs its own resolver.
+    """
+
+    def __init__(self, view: GraphView, *, shared: bool = False) -> None:
         self.view = view
         self.grants = Grants(view)
-        self._gateways: dict[str, gateways.GatewayState | None] = {}
+        self.shared = shared
         self._labels: dict[str, tuple[dict[str, str], str | None]] = {}
+        self._gateways: dict[str, gateways.GatewayState | None] = {}
         self._routes: dict[str, Route] = {}
         self._ready: dict[str, int | None] = {}
         self._results: dict[str, RouteResult] = {}
+        if shared:
+            # Sync states are not changes of a kind: a tier built while Namespaces were
+            # not listed yet is not the tier once they are.
+            syncing = tuple(view.unreadable(kind) for kind in RESOLUTION_READS)
+            self._gateways = view.derived("routing.gateways", GATEWAY_READS, _fresh)
+            self._routes = view.derived("routing.routes", ROUTE_KINDS, _fresh)
+            self._ready = view.derived(("routing.ready", syncing), RESOLUTION_READS, _fresh)
+            self._results = view.derived(("routing.results", syncing), RESOLUTION_READS,
+                                         _fresh)
 
     # --- lookups ---------------------------------------------------------------------------
 
@@ -158,11 +189,13 @@ class Resolver:
                 notes.append(f"{route.ref} {b.path}: Service {b.ref} is of type ExternalName, "
                              "which implementations SHOULD NOT support; whether this one "
                              "forwards to it is implementation-specific")
-        result = self._results[route.record.key] = RouteResult(route, parents, backends, notes)
+        result = self._results[route.record.key] = RouteResult(route, parents, backends, notes,
+                                                                   dropped)
         return result
 
     def count_attached(self, gateway: gateways.GatewayState) -> None:
         """Set attachedRoutes on each listener of ``gateway``."""
+        assert not self.shared, "count_attached writes the states a shared resolver keeps"
         for listener in gateway.listeners:
             listener.attached_routes = 0
         undecided: dict[str, int] = {}
