@@ -40,6 +40,7 @@ from netsight.analyzers.routing.objects import (
 from netsight.analyzers.routing.references import BackendResolution, Grants, resolve_backend
 from netsight.graph.model import Kind, Rel, make_key
 from netsight.graph.records import Record
+from netsight.graph.scoping import unrestricted
 from netsight.graph.selectors import LabelSelector
 from netsight.graph.store import GraphView
 
@@ -93,6 +94,10 @@ class Resolver:
 
     def __init__(self, view: GraphView, *, shared: bool = False) -> None:
         self.view = view
+        # Which route holds a listener, and a route's namespace labels, are decided on the
+        # whole graph even for a restricted caller (see diff_routes); hidden objects are
+        # never named.
+        self.full, self.shows = unrestricted(view)
         self.grants = Grants(view)
         self.shared = shared
         self._labels: dict[str, tuple[dict[str, str], str | None]] = {}
@@ -126,13 +131,13 @@ class Resolver:
         Without the Namespace object only the name label is known, never "no labels"."""
         found = self._labels.get(namespace)
         if found is None:
-            record = self.view.get(make_key(Kind.NAMESPACE, "", namespace))
+            record = self.full.get(make_key(Kind.NAMESPACE, "", namespace))
             labels = dict(record.labels) if record is not None else {}
             # The API server labels every namespace with its own name (since 1.21).
             labels.setdefault(NAMESPACE_NAME_LABEL, namespace)
             missing = None
             if record is None:
-                unreadable = self.view.unreadable(Kind.NAMESPACE)
+                unreadable = self.full.unreadable(Kind.NAMESPACE)
                 missing = f"Namespace {namespace} is not in the input" if unreadable is None \
                     else unreadable
             found = self._labels[namespace] = (labels, missing)
@@ -274,12 +279,18 @@ class Resolver:
         """GRPCRoute.spec.hostnames: an HTTPRoute and a GRPCRoute on one listener with
         intersecting hostnames cannot both be accepted; the older route (then the first by
         namespace/name) keeps the listener, the other is not accepted there."""
-        if not self.view.count(GRPC_ROUTE):
+        if not self.full.count(GRPC_ROUTE):
             return accepted, listeners  # the common case: no GRPCRoute anywhere
         other = GRPC_ROUTE if route.kind == HTTP_ROUTE else HTTP_ROUTE
         mine = _seniority(route)
-        rivals = [r for r in self.routes_of(gateway)
-                  if r.kind == other and _seniority(r) < mine]
+        # Rivals in namespaces the caller may not read hold listeners all the same.
+        rivals = []
+        for record in self.full.neighbors(gateway.record.key, Rel.ATTACHES_TO, incoming=True,
+                                          kind=other):
+            if is_gateway_api(record):
+                rival = self.route(record)
+                if _seniority(rival) < mine:
+                    rivals.append(rival)
         kept, lost = [], []
         for listener in listeners:
             winner = next((rival for rival in rivals
@@ -288,7 +299,10 @@ class Resolver:
             if winner is None:
                 kept.append(listener)
             else:
-                lost.append(f"{listener.listener.name} (taken by {winner.kind} {winner.ref})")
+                lost.append(f"{listener.listener.name} (taken by {winner.kind} {winner.ref})"
+                            if self.shows(winner.record.key) else
+                            f"{listener.listener.name} (taken by a {winner.kind} in a "
+                            "namespace you may not read)")
         if not lost:
             return accepted, listeners
         if not kept:
