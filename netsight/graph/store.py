@@ -459,9 +459,13 @@ class GraphView:
 
     def changes_since(self, generation: int) -> Iterator[Change]:
         """Changes after ``generation`` that the ring still holds, oldest first."""
-        for change in self._store.changes:
-            if change.generation > generation:
-                yield change
+        # From the newest back: a few recent changes cost a few steps, not the whole ring.
+        newer = []
+        for change in reversed(self._store.changes):
+            if change.generation <= generation:
+                break
+            newer.append(change)
+        yield from reversed(newer)
 
     @property
     def node_count(self) -> int:

@@ -38,7 +38,8 @@ from netsight.analyzers.routing.objects import (
     read_route,
 )
 from netsight.analyzers.routing.references import BackendResolution, Grants, resolve_backend
-from netsight.graph.model import Kind, Rel, make_key
+from netsight.graph.model import Kind, Rel, make_key, parse_key
+from netsight.graph.overlay import OverlayView
 from netsight.graph.records import Record
 from netsight.graph.scoping import unrestricted
 from netsight.graph.selectors import LabelSelector
@@ -103,17 +104,35 @@ class Resolver:
         self._labels: dict[str, tuple[dict[str, str], str | None]] = {}
         self._gateways: dict[str, gateways.GatewayState | None] = {}
         self._routes: dict[str, Route] = {}
+        self._proposed: dict[str, Route] = {}  # routes of an overlay's delta: kept apart
+        self._proposed_keys: frozenset[str] = frozenset()
         self._ready: dict[str, int | None] = {}
         self._results: dict[str, RouteResult] = {}
+        self._proposed_results: dict[str, RouteResult] = {}
         if shared:
             # Sync states are not changes of a kind: a tier built while Namespaces were
             # not listed yet is not the tier once they are.
             syncing = tuple(view.unreadable(kind) for kind in RESOLUTION_READS)
-            self._gateways = view.derived("routing.gateways", GATEWAY_READS, _fresh)
-            self._routes = view.derived("routing.routes", ROUTE_KINDS, _fresh)
-            self._ready = view.derived(("routing.ready", syncing), RESOLUTION_READS, _fresh)
-            self._results = view.derived(("routing.results", syncing), RESOLUTION_READS,
-                                         _fresh)
+            # Under an overlay (a what-if), the live graph's tiers serve what the delta
+            # leaves alone: parsed routes always (each is checked against its record),
+            # Gateway states unless the delta holds a kind they read.
+            base = view.base if isinstance(view, OverlayView) else view
+            touched = {parse_key(key).kind for key in view.delta} \
+                if isinstance(view, OverlayView) else set()
+            self._proposed_keys = frozenset(view.delta) if isinstance(view, OverlayView) \
+                else frozenset()
+            self._gateways = (view if touched & set(GATEWAY_READS) else base).derived(
+                "routing.gateways", GATEWAY_READS, _fresh)
+            self._routes = base.derived("routing.routes", ROUTE_KINDS, _fresh)
+            # Route results too when the delta holds only routes (and no GRPCRoute exists to
+            # contest a listener): a route's result does not depend on other routes then.
+            routes_only = bool(touched) and touched <= set(ROUTE_KINDS) - {GRPC_ROUTE} \
+                and not self.full.count(GRPC_ROUTE)
+            results = base if routes_only else view
+            self._ready = results.derived(("routing.ready", syncing), RESOLUTION_READS,
+                                          _fresh)
+            self._results = results.derived(("routing.results", syncing), RESOLUTION_READS,
+                                            _fresh)
 
     # --- lookups ---------------------------------------------------------------------------
 
@@ -144,9 +163,10 @@ class Resolver:
         return found
 
     def route(self, record: Record) -> Route:
-        route = self._routes.get(record.key)
+        held = self._proposed if record.key in self._proposed_keys else self._routes
+        route = held.get(record.key)
         if route is None or route.record is not record:
-            route = self._routes[record.key] = read_route(record)
+            route = held[record.key] = read_route(record)
         return route
 
     def routes(self, namespace: str | None = None) -> list[Route]:
@@ -169,7 +189,9 @@ class Resolver:
     # --- resolution ------------------------------------------------------------------------
 
     def resolve(self, route: Route) -> RouteResult:
-        done = self._results.get(route.record.key)
+        held = self._proposed_results if route.record.key in self._proposed_keys \
+            else self._results
+        done = held.get(route.record.key)
         if done is not None and done.route is route:
             return done
         backends = [resolve_backend(self.view, self.grants, route, ref, self._ready)
@@ -194,7 +216,7 @@ class Resolver:
                 notes.append(f"{route.ref} {b.path}: Service {b.ref} is of type ExternalName, "
                              "which implementations SHOULD NOT support; whether this one "
                              "forwards to it is implementation-specific")
-        result = self._results[route.record.key] = RouteResult(route, parents, backends, notes,
+        result = held[route.record.key] = RouteResult(route, parents, backends, notes,
                                                                    dropped)
         return result
 

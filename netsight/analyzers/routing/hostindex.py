@@ -4,9 +4,10 @@ one host, without reading every route of every Gateway.
 diff_routes entering at every Gateway that serves a host would otherwise read each
 Gateway's routes (5k routes over 50 Gateways). The index maps each precise hostname and
 each wildcard (``*.example.com``) to the routes naming it, plus the routes naming none
-(they take any host their listener takes). It is built once per change of the route kinds
-(``GraphView.derived``); under an :class:`~netsight.graph.overlay.OverlayView` the base's
-index is adjusted by the overlay's delta, so a what-if answer costs what its delta costs.
+(they take any host their listener takes). It is built once, kept with the graph
+(``GraphView.derived``) and moved forward by the route changes of the change ring; under an
+:class:`~netsight.graph.overlay.OverlayView` the base's index is adjusted by the overlay's
+delta, so a what-if answer costs what its delta costs.
 """
 
 from __future__ import annotations
@@ -31,33 +32,71 @@ _NAME = "routing.routes-by-hostname"
 
 @dataclass
 class HostIndex:
-    named: dict[str, list[Record]] = field(default_factory=dict)  # hostname -> routes
-    anyhost: list[Record] = field(default_factory=list)  # routes naming no hostname
+    """Routes by hostname, kept current from the change ring (see :func:`current`)."""
+
+    generation: int = -1  # the graph generation the index reflects
+    named: dict[str, dict[str, Record]] = field(default_factory=dict)  # hostname -> routes
+    anyhost: dict[str, Record] = field(default_factory=dict)  # routes naming no hostname
+    hostnames_of: dict[str, list[str]] = field(default_factory=dict)  # route key -> names
 
     def add(self, record: Record) -> None:
-        named = raw_hostnames(record)
+        named = list(dict.fromkeys(raw_hostnames(record)))
+        self.hostnames_of[record.key] = named
         if not named:
-            self.anyhost.append(record)
-        for hostname in dict.fromkeys(named):
-            self.named.setdefault(hostname, []).append(record)
+            self.anyhost[record.key] = record
+        for hostname in named:
+            self.named.setdefault(hostname, {})[record.key] = record
+
+    def discard(self, key: str) -> None:
+        named = self.hostnames_of.pop(key, None)
+        if named is None:
+            return
+        self.anyhost.pop(key, None)
+        for hostname in named:
+            routes = self.named[hostname]
+            del routes[key]
+            if not routes:
+                del self.named[hostname]
 
     def lookup(self, host: str) -> Iterator[Record]:
         """Routes with a hostname covering ``host`` (a precise request host), or none."""
-        yield from self.anyhost
-        yield from self.named.get(host, ())
+        yield from self.anyhost.values()
+        yield from self.named.get(host, {}).values()
         # Gateway API wildcards cover one or more labels: *.b.c, *.c for a.b.c.
         rest = host
         while "." in rest:
             rest = rest.partition(".")[2]
-            yield from self.named.get(f"*.{rest}", ())
+            yield from self.named.get(f"*.{rest}", {}).values()
 
 
-def _build(view: GraphView) -> HostIndex:
-    index = HostIndex()
-    for kind in KINDS:
-        for record in view.for_each(kind):
-            if is_gateway_api(record):
-                index.add(record)
+def _empty(view: GraphView) -> HostIndex:
+    return HostIndex()
+
+
+def current(view: GraphView) -> HostIndex:
+    """The index of ``view``, brought up to date: built once, then moved forward by the
+    route changes the ring holds since (a route change costs one update, not a rebuild of
+    every route); rebuilt only when the ring no longer reaches back to it."""
+    # Kept by name alone (no kinds): the index follows the ring itself.
+    index = view.derived(_NAME, (), _empty)
+    if index.generation == view.generation:
+        return index
+    if index.generation < 0 or view.change_horizon().generation > index.generation:
+        index.named.clear()
+        index.anyhost.clear()
+        index.hostnames_of.clear()
+        for kind in KINDS:
+            for record in view.for_each(kind):
+                if is_gateway_api(record):
+                    index.add(record)
+    else:
+        for change in view.changes_since(index.generation):
+            if change.key.partition("/")[0] in KINDS:
+                index.discard(change.key)
+                now = view.get(change.key)
+                if now is not None and is_gateway_api(now):
+                    index.add(now)
+    index.generation = view.generation
     return index
 
 
@@ -70,7 +109,7 @@ def routes_for_host(view: GraphView, host: str) -> list[Record]:
     """HTTPRoutes and GRPCRoutes of ``view`` whose hostnames cover ``host`` or that name
     none, each once."""
     base, delta = (view.base, view.delta) if isinstance(view, OverlayView) else (view, {})
-    index = base.derived(_NAME, KINDS, _build)
+    index = current(base)
     found: dict[str, Record] = {}
     for record in index.lookup(host):  # each covers the host, as lookup() finds them
         if record.key not in delta:
