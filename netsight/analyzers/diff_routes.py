@@ -310,7 +310,8 @@ def _entry_listeners(state: GatewayState, args: Args, host: str) -> list[Listene
             if hostname is None or hostnames.matches(hostname, host):
                 by_port.setdefault(port, []).append(ls)
     # On one port the most specific listener hostname takes the request.
-    return [max(found, key=lambda ls: host_rank(ls.listener.hostname))
+    return [found[0] if len(found) == 1 else
+            max(found, key=lambda ls: host_rank(ls.listener.hostname))
             for _, found in sorted(by_port.items())]
 
 
@@ -413,16 +414,42 @@ def _filters(rule: dict[str, object]) -> tuple[list[str], str | None]:
     return described, redirect
 
 
+_LAYERS: dict[tuple[int, int, int | None, int, bool],
+              tuple[RouteResult, ListenerState, Layer]] = {}
+
+
 def _layer(resolver: Resolver, state: GatewayState, listener: ListenerState,
            winner: Candidate | None, shows: _Shows) -> Layer:
+    if winner is None:
+        return Layer(entry=f"{state.ref}/{listener.listener.name}",
+                     port=listener.listener.port, backends=[], outcome="404")
+    # A layer follows from the rule and the listener alone, not from the request: kept
+    # while the route's result is (a shared resolver keeps results until what they read
+    # changes), it is built once for every request that rule takes.
+    result = resolver.resolve(winner.route)
+    named = shows(winner.route.record.key)
+    key = (id(result), winner.rule, winner.match, id(listener), named)
+    held = _LAYERS.get(key)
+    if held is not None and held[0] is result and held[1] is listener:
+        return held[2]
+    layer = _new_layer(result, state, listener, winner, named)
+    if len(_LAYERS) >= _LAYERS_KEPT:
+        _LAYERS.clear()
+    _LAYERS[key] = (result, listener, layer)
+    return layer
+
+
+_LAYERS_KEPT = 4096
+
+
+def _new_layer(result: RouteResult, state: GatewayState, listener: ListenerState,
+               winner: Candidate, named: bool) -> Layer:
     entry = f"{state.ref}/{listener.listener.name}"
     port = listener.listener.port
-    if winner is None:
-        return Layer(entry=entry, port=port, backends=[], outcome="404")
     route = winner.route
     rule = dict(route.rules[winner.rule])
     filters, redirect = _filters(rule)
-    resolutions = [b for b in resolver.resolve(route).backends if b.ref.rule == winner.rule]
+    resolutions = [b for b in result.backends if b.ref.rule == winner.rule]
     forwarded = [b for b in resolutions if not b.ref.mirror]
     total = sum(b.ref.weight for b in forwarded)
     shares = [BackendShare(
@@ -440,7 +467,7 @@ def _layer(resolver: Resolver, state: GatewayState, listener: ListenerState,
         outcome = "503"
     else:
         outcome = "forwarded"
-    if not shows(route.record.key):
+    if not named:
         # What the request gets is the caller's to see; which route gives it is not.
         return Layer(entry=entry, port=port, backends=[], outcome=outcome, hidden=True)
     return Layer(entry=entry, port=port, route=route.ref, kind=route.kind, rule=winner.rule,
