@@ -262,7 +262,7 @@ def _held_changes(view: GraphView, against: int | str, notes: list[str]) -> list
     if since < horizon.started_at:
         notes.append(f"against: netsight's graph starts at {_iso(horizon.started_at)}; what "
                      "changed before is unknown, and what it loaded then is listed as ADDED")
-    return [change for change in view.changes_since(0) if change.at > since]
+    return list(view.changes_since(0, at=since))
 
 
 def _changes(view: GraphView, against: int | str, involved: set[str],

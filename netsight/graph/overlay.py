@@ -217,8 +217,8 @@ class OverlayView(GraphView):
     def change_horizon(self) -> ChangeHorizon:
         return self._inner.change_horizon()
 
-    def changes_since(self, generation: int) -> Iterator[Change]:
-        return self._inner.changes_since(generation)  # what the live graph took in
+    def changes_since(self, generation: int, *, at: float | None = None) -> Iterator[Change]:
+        return self._inner.changes_since(generation, at=at)  # what the live graph took in
 
     @property
     def node_count(self) -> int:

@@ -457,12 +457,13 @@ class GraphView:
         generation, at = self._store.dropped
         return ChangeHorizon(generation, at, self._store.created_at)
 
-    def changes_since(self, generation: int) -> Iterator[Change]:
-        """Changes after ``generation`` that the ring still holds, oldest first."""
+    def changes_since(self, generation: int, *, at: float | None = None) -> Iterator[Change]:
+        """Changes after ``generation`` (and, given ``at``, taken in after that time) that
+        the ring still holds, oldest first."""
         # From the newest back: a few recent changes cost a few steps, not the whole ring.
         newer = []
         for change in reversed(self._store.changes):
-            if change.generation <= generation:
+            if change.generation <= generation or (at is not None and change.at <= at):
                 break
             newer.append(change)
         yield from reversed(newer)

@@ -32,6 +32,9 @@ from netsight.analyzers.routing.objects import (
     REFERENCE_GRANT,
     ROUTE_KINDS,
     SECRET,
+    TCP_ROUTE,
+    TLS_ROUTE,
+    UDP_ROUTE,
     ParentRef,
     Route,
     is_gateway_api,
@@ -77,6 +80,7 @@ class RouteResult:
 # What each tier of a shared resolution reads (GraphView.derived drops a tier when one of
 # its kinds changes): Gateway states (gateways.evaluate), parsed routes, route results.
 GATEWAY_READS = (GATEWAY, GATEWAY_CLASS, SECRET, REFERENCE_GRANT, GRPC_ROUTE)
+READY_READS = (Kind.SERVICE, Kind.ENDPOINT_SLICE)
 RESOLUTION_READS = (*ROUTE_KINDS, GATEWAY, GATEWAY_CLASS, REFERENCE_GRANT, SECRET,
                     Kind.SERVICE, Kind.ENDPOINT_SLICE, Kind.NAMESPACE)
 
@@ -123,15 +127,24 @@ class Resolver:
                 else frozenset()
             self._gateways = (view if touched & set(GATEWAY_READS) else base).derived(
                 "routing.gateways", GATEWAY_READS, _fresh)
-            self._routes = base.derived("routing.routes", ROUTE_KINDS, _fresh)
+            # Parsed routes are checked against their record on each use: kept across route
+            # changes (dropped when deleted routes make up half of them).
+            self._routes = base.derived("routing.routes", (), _fresh)
+            if len(self._routes) > 2 * max(1000, sum(base.count(k) for k in ROUTE_KINDS)):
+                self._routes.clear()
             # Route results too when the delta holds only routes (and no GRPCRoute exists to
             # contest a listener): a route's result does not depend on other routes then.
+            contested = bool(self.full.count(GRPC_ROUTE))
             routes_only = bool(touched) and touched <= set(ROUTE_KINDS) - {GRPC_ROUTE} \
-                and not self.full.count(GRPC_ROUTE)
+                and not contested
             results = base if routes_only else view
-            self._ready = results.derived(("routing.ready", syncing), RESOLUTION_READS,
-                                          _fresh)
-            self._results = results.derived(("routing.results", syncing), RESOLUTION_READS,
+            # Results are checked against their parsed route on each use; without GRPCRoutes
+            # another route's change leaves them valid.
+            reads = RESOLUTION_READS if contested else tuple(
+                k for k in RESOLUTION_READS if k not in (HTTP_ROUTE, TLS_ROUTE, TCP_ROUTE,
+                                                         UDP_ROUTE))
+            self._ready = results.derived(("routing.ready", syncing), READY_READS, _fresh)
+            self._results = results.derived(("routing.results", syncing, contested), reads,
                                             _fresh)
 
     # --- lookups ---------------------------------------------------------------------------
