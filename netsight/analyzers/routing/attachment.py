@@ -130,7 +130,9 @@ class Resolver:
             # Parsed routes are checked against their record on each use: kept across route
             # changes (dropped when deleted routes make up half of them).
             self._routes = base.derived("routing.routes", (), _fresh)
-            if len(self._routes) > 2 * max(1000, sum(base.count(k) for k in ROUTE_KINDS)):
+            # (A shared resolver answers HTTP requests: it parses HTTPRoutes and GRPCRoutes.)
+            held = base.count(HTTP_ROUTE) + base.count(GRPC_ROUTE)
+            if len(self._routes) > 2 * max(1000, held):
                 self._routes.clear()
             # Route results too when the delta holds only routes (and no GRPCRoute exists to
             # contest a listener): a route's result does not depend on other routes then.
