@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -81,6 +82,7 @@ METADATA = AnalyzerMetadata(
 )
 
 _HTTP_PROTOCOLS = ("HTTP", "HTTPS")
+_Shows = Callable[[str], bool]  # whether the caller may see an object, by key
 HIDDEN_ROUTE = "a route in a namespace you may not read"
 _DURATION = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
@@ -485,18 +487,6 @@ def request_host(value: str) -> str:
     return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
 
 
-class _Shows:
-    """Whether the caller may see an object, by key (a callable, named for the type)."""
-
-    __slots__ = ("_shows",)
-
-    def __init__(self, view: GraphView) -> None:
-        self._shows = unrestricted(view)[1]
-
-    def __call__(self, key: str) -> bool:
-        return self._shows(key)
-
-
 def _resolve(full: GraphView, visible: GraphView, args: Args, request: Request,
              shows: _Shows, *, must_exist: bool = True) -> _Answer:
     """The request through ``full`` (precedence decided there), shown as ``visible``
@@ -611,8 +601,7 @@ def _shadowed(answer: _Answer, winner: Candidate, others: list[Candidate],
 def analyze(view: GraphView, args: Args) -> Result:
     host = request_host(args.host)
     request = Request(host, args.path.split("?")[0], args.method, args.headers, args.query)
-    full = unrestricted(view)[0]
-    shows = _Shows(view)
+    full, shows = unrestricted(view)
     proposal = None
     if args.proposed is not None:
         # Read before resolving: a bad proposal fails the call before any work.
