@@ -248,6 +248,9 @@ def _held_changes(view: GraphView, against: int | str, notes: list[str]) -> list
     horizon = view.change_horizon()
     if isinstance(against, int) or against.isdigit():
         generation = int(against)
+        if generation < 0:
+            raise ToolFailure(ErrorCode.INVALID_INPUT, f"against: generation {generation} is "
+                              "negative; give 0 or more", tool=NAME)
         if generation > view.generation:
             raise ToolFailure(ErrorCode.INVALID_INPUT, f"against: generation {generation} is "
                               f"ahead of the graph (now at {view.generation})", tool=NAME)
@@ -608,9 +611,10 @@ def analyze(view: GraphView, args: Args) -> Result:
         proposal = proposals.read(full, args.proposed, tool=NAME, shows=shows)
     live = _resolve(full, view, args, request, shows,
                     must_exist=proposal is None or args.gateway is None)
-    if proposal is not None and args.gateway is not None and not live.layers \
-            and not proposal.overlay(full).exists(make_key(GATEWAY, *args.gateway.split("/"))):
-        _resolve(full, view, args, request, shows)  # raises NOT_FOUND, naming the gateway
+    if proposal is not None and args.gateway is not None and not live.layers:
+        entry = make_key(GATEWAY, *args.gateway.split("/", 1))
+        if not (shows(entry) and proposal.overlay(full).exists(entry)):
+            _resolve(full, view, args, request, shows)  # raises NOT_FOUND, naming it
     changes = None
     if args.against is not None:
         changes = _changes(view, args.against, _involved(live.layers, live.conflicts),

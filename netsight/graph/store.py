@@ -402,7 +402,10 @@ class GraphView:
         """``build(self)``, kept with the store until an object of one of ``kinds`` changes.
 
         For indexes an analyzer would otherwise rebuild on every call (routes by hostname):
-        ``build`` must read only objects of ``kinds``, and must not be mutated by callers.
+        ``build`` must read only objects of ``kinds``, and callers must not mutate the
+        value, unless it keeps itself current: with no ``kinds`` it is kept until evicted
+        (the store keeps the most recently used few), e.g. an index moved forward from
+        :meth:`changes_since`, or a cache whose entries are checked against their records.
         """
         return _derived(self._store, name, tuple(kinds), self, build)
 

@@ -111,3 +111,12 @@ spec:
     with pytest.raises(ToolFailure) as failure:
         call_tool(store.view(), "diff_routes", {**REQUEST, "gateway": "infra/edge2"})
     assert failure.value.code is ErrorCode.NOT_FOUND
+
+
+def test_a_hidden_entry_gateway_is_not_found_with_a_proposal_too() -> None:
+    store = store_from_yaml(CLUSTER.read_text())
+    scoped = ScopedView(store.view(), {"shop"})
+    with pytest.raises(ToolFailure) as failure:
+        call_tool(scoped, "diff_routes", {**REQUEST, "gateway": "infra/edge",
+                                          "proposed": CANARY})
+    assert failure.value.code is ErrorCode.NOT_FOUND

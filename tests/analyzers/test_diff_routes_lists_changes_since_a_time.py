@@ -113,3 +113,12 @@ def test_an_unreadable_or_future_time_is_refused(against: str, says: str) -> Non
     assert failure.value.code is ErrorCode.INVALID_INPUT
     assert failure.value.message.startswith("against: ")
     assert says in failure.value.message
+
+
+def test_a_negative_generation_is_refused() -> None:
+    store = store_from_yaml((CASE / "cluster.yaml").read_text())
+    with pytest.raises(ToolFailure) as failure:
+        to_json(call_tool(store.view(), "diff_routes", {**REQUEST, "against": -1}),
+                detail=False)
+    assert failure.value.code is ErrorCode.INVALID_INPUT
+    assert failure.value.message.startswith("against: generation -1 is negative")
