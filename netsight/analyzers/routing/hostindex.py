@@ -107,7 +107,7 @@ def covers(record: Record, host: str) -> bool:
 
 def routes_for_host(view: GraphView, host: str) -> list[Record]:
     """HTTPRoutes and GRPCRoutes of ``view`` whose hostnames cover ``host`` or that name
-    none, each once."""
+    none, each once, by key."""
     base, delta = (view.base, view.delta) if isinstance(view, OverlayView) else (view, {})
     index = current(base)
     found: dict[str, Record] = {}
@@ -118,4 +118,4 @@ def routes_for_host(view: GraphView, host: str) -> list[Record]:
         if proposed is not None and proposed.kind in KINDS and is_gateway_api(proposed) \
                 and covers(proposed, host):
             found[proposed.key] = proposed
-    return list(found.values())
+    return [found[key] for key in sorted(found)]  # one order, whatever the index's
