@@ -9,6 +9,7 @@ import pytest
 from netsight.analyzers.catalog import call_tool, to_json
 from netsight.analyzers.contracts import ErrorCode, ToolFailure
 from netsight.graph.scoping import ScopedView
+from netsight.graph.store import Source
 from tests.analyzers.test_testdata import TESTDATA
 from tests.conftest import store_from_yaml
 from tests.graph.snapshots import snapshot
@@ -120,3 +121,43 @@ def test_a_hidden_entry_gateway_is_not_found_with_a_proposal_too() -> None:
         call_tool(scoped, "diff_routes", {**REQUEST, "gateway": "infra/edge",
                                           "proposed": CANARY})
     assert failure.value.code is ErrorCode.NOT_FOUND
+
+
+def test_a_proposed_backend_service_with_endpoints_fixes_a_500() -> None:
+    store = store_from_yaml(CLUSTER.read_text(), Source.CLUSTER)
+    request = {"host": "broken.example.com", "path": "/"}
+    missing = """
+apiVersion: v1
+kind: Service
+metadata: {name: missing, namespace: shop}
+spec: {selector: {app: missing}, ports: [{port: 80}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: missing-1, namespace: shop, labels: {kubernetes.io/service-name: missing}}
+addressType: IPv4
+endpoints: [{addresses: [10.1.2.3], conditions: {ready: true}}]
+"""
+    answer = to_json(call_tool(store.view(), "diff_routes", {**request, "proposed": missing}),
+                     detail=False)
+
+    assert answer["layers"][0]["outcome"] == "500"
+    after = answer["proposed"]["layers"][0]
+    assert after["outcome"] == "forwarded"
+    assert after["backends"][0]["readyEndpoints"] == 1
+    assert [f["code"] for f in answer["proposed"]["findingsDisappeared"]] == ["NS0515"]
+
+
+def test_a_proposed_namespace_label_admits_its_routes() -> None:
+    cluster = CLUSTER.read_text().replace(
+        "    allowedRoutes:\n      namespaces: {from: All}",
+        "    allowedRoutes:\n      namespaces: {from: Selector, selector: {matchLabels: "
+        "{gateway: edge}}}")
+    store = store_from_yaml(cluster)
+    labelled = "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop, labels: {gateway: edge}}\n"
+    answer = to_json(call_tool(store.view(), "diff_routes", {**REQUEST, "proposed": labelled}),
+                     detail=False)
+
+    assert answer["layers"] == []
+    assert answer["proposed"]["objects"] == [{"object": "Namespace/shop", "action": "replace"}]
+    assert [layer["route"] for layer in answer["proposed"]["layers"]] == ["shop/split"]
