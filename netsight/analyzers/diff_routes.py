@@ -28,6 +28,7 @@ from netsight.analyzers.contracts import (
     Finding,
     Model,
     OmitNone,
+    ResourceRef,
     ToolFailure,
     ToolResult,
 )
@@ -60,6 +61,7 @@ from netsight.analyzers.routing.requests import (
     why_shadowed,
 )
 from netsight.graph.model import Kind, make_key
+from netsight.graph.records import Record
 from netsight.graph.scoping import unrestricted
 from netsight.graph.store import Change, GraphView
 
@@ -515,7 +517,7 @@ def _resolve(full: GraphView, visible: GraphView, args: Args, request: Request,
             answer.layers.append(layer)
             if winner is None:
                 findings.append(codes.REQUEST_NOT_ROUTED.finding(
-                    ref(state.record), f"{described}: no route rule on {layer.entry} "
+                    _ref(state.record), f"{described}: no route rule on {layer.entry} "
                     "matches (404)",
                     detail=f"Listener {layer.entry} takes the request, but no accepted "
                     "HTTPRoute attached to it has a hostname and rule matching it.",
@@ -526,7 +528,7 @@ def _resolve(full: GraphView, visible: GraphView, args: Args, request: Request,
             if layer.outcome in ("500", "503"):
                 named = shows(winner.route.record.key)
                 findings.append(codes.REQUEST_GETS_ERROR.finding(
-                    ref(winner.route.record) if named else None,
+                    _ref(winner.route.record) if named else None,
                     f"{described}: {winner.label if named else HIDDEN_ROUTE} answers "
                     f"{layer.outcome}",
                     detail="The rule that takes the request has no usable backend: "
@@ -583,6 +585,22 @@ def _resolve(full: GraphView, visible: GraphView, args: Args, request: Request,
                 "method, headers) or remove the rule that takes precedence."))
     findings.sort(key=lambda f: (f.severity.rank, str(f.resource or ""), f.code, f.summary))
     return answer
+
+
+_REFS: dict[int, tuple[Record, ResourceRef]] = {}
+
+
+def _ref(record: Record) -> ResourceRef:
+    """``base.ref``, kept per record (frozen either way): a finding per layer otherwise
+    builds the same reference on every answer."""
+    held = _REFS.get(id(record))
+    if held is not None and held[0] is record:
+        return held[1]
+    if len(_REFS) >= _LAYERS_KEPT:
+        _REFS.clear()
+    found = ref(record)
+    _REFS[id(record)] = (record, found)
+    return found
 
 
 def _shadowed(answer: _Answer, winner: Candidate, others: list[Candidate],
