@@ -492,10 +492,10 @@ def request_host(value: str) -> str:
     return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
 
 
-def _resolve(full: GraphView, visible: GraphView, args: Args, request: Request,
-             shows: _Shows, *, must_exist: bool = True) -> _Answer:
-    """The request through ``full`` (precedence decided there), shown as ``visible``
-    (the caller's view) allows."""
+def _resolve(full: GraphView, args: Args, request: Request, shows: _Shows, *,
+             must_exist: bool = True) -> _Answer:
+    """The request through ``full`` (precedence decided there), shown as ``shows`` (what
+    the caller may see) allows."""
     host = request.host
     described = f"{args.method} {host}{args.path}"
     resolver = Resolver(full, shared=True)
@@ -539,7 +539,7 @@ def _resolve(full: GraphView, visible: GraphView, args: Args, request: Request,
                     suggestion="Fix the backendRefs (run check_route_resolution) or the "
                     "backend Service's endpoints (run diagnose_service)."))
     if args.gateway is None and args.port in (None, 80, 443):
-        _ingress_layer(visible, request, answer)
+        _ingress_layer(full, request, answer, shows)
     if not answer.layers and args.gateway is None:
         unmatched = [f"{gw.ref}/{ls.listener.name}"
                      for record in full.for_each(GATEWAY) if shows(record.key)
@@ -627,20 +627,19 @@ def analyze(view: GraphView, args: Args) -> Result:
     if args.proposed is not None:
         # Read before resolving: a bad proposal fails the call before any work.
         proposal = proposals.read(full, args.proposed, tool=NAME, shows=shows)
-    live = _resolve(full, view, args, request, shows,
+    live = _resolve(full, args, request, shows,
                     must_exist=proposal is None or args.gateway is None)
     if proposal is not None and args.gateway is not None and not live.layers:
         entry = make_key(GATEWAY, *args.gateway.split("/", 1))
         if not (shows(entry) and proposal.overlay(full).exists(entry)):
-            _resolve(full, view, args, request, shows)  # raises NOT_FOUND, naming it
+            _resolve(full, args, request, shows)  # raises NOT_FOUND, naming it
     changes = None
     if args.against is not None:
         changes = _changes(view, args.against, _involved(live.layers, live.conflicts),
                            live.notes)
     proposed = None
     if proposal is not None:
-        after = _resolve(proposal.overlay(full), proposal.overlay(view), args, request,
-                         shows, must_exist=False)
+        after = _resolve(proposal.overlay(full), args, request, shows, must_exist=False)
         proposed = _compare(live, after, proposal)
     return Result(
         metadata=metadata(view),
@@ -728,37 +727,48 @@ def _involved(layers: list[Layer], conflicts: list[Shadowed]) -> set[str]:
     return keys
 
 
-def _ingress_layer(view: GraphView, request: Request, answer: _Answer) -> None:
+def _ingress_layer(full: GraphView, request: Request, answer: _Answer,
+                   shows: _Shows) -> None:
+    """The Ingress that takes the request, decided on the whole graph (an older Ingress in
+    a namespace the caller may not read takes it all the same), shown as ``shows`` allows."""
     layers, conflicts, losers = answer.layers, answer.conflicts, answer.losers
-    found, more = ingresses.matches(view, request, None)
-    answer.notes.extend(more)
+    found, _ = ingresses.matches(full, request, None)
+    answer.notes.extend(m.note for m in found if m.note and shows(m.ingress.key))
     if not found:
         return
     winner = found[0]
     ingress = winner.ingress
-    service, port, problem = ingresses.backend_target(view, ingress, winner.backend)
-    ready = ready_endpoints(view, service) if service is not None and problem is None \
+    named = shows(ingress.key)
+    service, port, problem = ingresses.backend_target(full, ingress, winner.backend)
+    ready = ready_endpoints(full, service) if service is not None and problem is None \
         else None
     name = f"{ingress.namespace}/{winner.backend.service or ''}"
-    entry = f"ingress/{ingresses.ingress_class(view, ingress)}"
+    entry = f"ingress/{ingresses.ingress_class(full, ingress)}"
     match: dict[str, object] | None = None
     if winner.rule is not None and winner.path is not None:
         rule = ingress.rules[winner.rule]
         path = rule.paths[winner.path]
         match = {"host": rule.host, "path": path.path, "pathType": path.path_type}
     outcome = "503" if problem is not None or ready == 0 else "forwarded"
-    layers.append(Layer(
-        layer="ingress", entry=entry, route=ingress.ref, kind="Ingress", rule=winner.rule,
-        match=match, outcome=outcome,
-        backends=[BackendShare(backend=name, port=port, weight=1, share=100.0,
-                               resolved=problem is None, reason=problem,
-                               ready_endpoints=ready)]))
+    if named:
+        layers.append(Layer(
+            layer="ingress", entry=entry, route=ingress.ref, kind="Ingress", rule=winner.rule,
+            match=match, outcome=outcome,
+            backends=[BackendShare(backend=name, port=port, weight=1, share=100.0,
+                                   resolved=problem is None, reason=problem,
+                                   ready_endpoints=ready)]))
+    else:
+        layers.append(Layer(layer="ingress", entry=entry, backends=[], outcome=outcome,
+                            hidden=True))
+    taken_by = winner.label if named else HIDDEN_ROUTE
     for other in found[1:]:
+        if not shows(other.ingress.key):
+            continue
         because = _ingress_because(winner.rank, other.rank)
         if other.rule is not None:
             conflicts.append(Shadowed(route=other.ingress.ref, kind="Ingress", rule=other.rule,
-                                      shadowed_by=winner.label, because=because))
-        losers.append((winner.label, other.label, because,
+                                      shadowed_by=taken_by, because=because))
+        losers.append((taken_by, other.label, because,
                        {f"{other.ingress.namespace}/{other.backend.service}"}))
 
 

@@ -115,3 +115,49 @@ def test_an_older_hidden_grpc_route_holds_the_listener_without_being_named() -> 
     assert (hidden["status"], hidden["reason"]) == (accepted["status"], accepted["reason"])
     assert "taken by a GRPCRoute in a namespace you may not read" in hidden["message"]
     assert "admin/" not in json.dumps(scoped)
+
+
+INGRESSES = """
+apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: nginx}
+spec: {controller: k8s.io/ingress-nginx}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: old, namespace: admin, creationTimestamp: "2020-01-01T00:00:00Z"}
+spec:
+  ingressClassName: nginx
+  rules:
+  - host: legacy.example.com
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: panel, port: {number: 80}}}}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: new, namespace: shop, creationTimestamp: "2025-01-01T00:00:00Z"}
+spec:
+  ingressClassName: nginx
+  rules:
+  - host: legacy.example.com
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+"""
+
+
+def test_an_older_hidden_ingress_takes_the_request_without_being_named() -> None:
+    view = store_from_yaml(CLUSTER + "---" + INGRESSES).view()
+    request = {"host": "legacy.example.com", "path": "/"}
+
+    whole = ask(view, "diff_routes", request)
+    scoped = ask(ScopedView(view, SHOP), "diff_routes", request)
+
+    assert [(layer["layer"], layer.get("route")) for layer in whole["layers"]] == [
+        ("ingress", "admin/old")]
+    assert [(layer["layer"], layer.get("hidden")) for layer in scoped["layers"]] == [
+        ("ingress", True)]
+    assert scoped["conflicts"][0]["route"] == "shop/new"
+    assert scoped["conflicts"][0]["shadowedBy"] == "a route in a namespace you may not read"
+    assert "admin/" not in json.dumps(scoped)
