@@ -126,7 +126,7 @@ class Resolver:
             self._proposed_keys = frozenset(view.delta) if isinstance(view, OverlayView) \
                 else frozenset()
             self._gateways = (view if touched & set(GATEWAY_READS) else base).derived(
-                "routing.gateways", GATEWAY_READS, _fresh)
+                ("routing.gateways", syncing), GATEWAY_READS, _fresh)
             # Parsed routes are checked against their record on each use: kept across route
             # changes (dropped when deleted routes make up half of them).
             self._routes = base.derived("routing.routes", (), _fresh)
