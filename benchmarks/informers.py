@@ -750,7 +750,7 @@ def worker_main(args: argparse.Namespace) -> None:
 
 
 def median(runs: list[Result], key: str) -> float:
-    return statistics.median(r[key] for r in runs)
+    return float(statistics.median(r[key] for r in runs))
 
 
 def save(name: str, data: Result) -> None:
@@ -791,12 +791,13 @@ def command_sync(args: argparse.Namespace) -> None:
     full["rss_mib"] = round(median(runs["netsight"], "rss_bytes") / MiB, 1)
     full["rss_peak_growth_mib"] = round(
         median(runs["netsight"], "rss_peak_growth_bytes") / MiB, 1)
-    ours, theirs = summary["pods-netsight"], summary["pods-baseline"]
-    summary["ratio_baseline_over_netsight"] = {
-        "time_per_pod": round(theirs["us_per_pod"] / ours["us_per_pod"], 1),
-        "rss_per_pod": round(theirs["rss_growth_bytes_per_pod"]
-                             / ours["rss_growth_bytes_per_pod"], 1),
-    }
+    if "pods-baseline" in summary:  # --baseline-runs 0 leaves it out
+        ours, theirs = summary["pods-netsight"], summary["pods-baseline"]
+        summary["ratio_baseline_over_netsight"] = {
+            "time_per_pod": round(theirs["us_per_pod"] / ours["us_per_pod"], 1),
+            "rss_per_pod": round(theirs["rss_growth_bytes_per_pod"]
+                                 / ours["rss_growth_bytes_per_pod"], 1),
+        }
     save("sync", {"machine": info, "sim": sim.info, "pods": pods, "summary": summary,
                   "runs": runs})
     print(json.dumps(summary, indent=1))

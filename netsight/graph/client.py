@@ -47,10 +47,12 @@ class KubeTransport:
     def host(self) -> str:
         return str(self.api.configuration.host)
 
-    async def get(self, path: str, params: list[tuple[str, str]]) -> Response:
+    async def get(self, path: str, params: list[tuple[str, str]], *,
+                  accept: str | None = None) -> Response:
         watch = any(key == "watch" for key, _ in params)
         response: Response = await self.api.call_api(
             path, "GET", query_params=params, _preload_content=False,
+            header_params={"Accept": accept} if accept else None,
             auth_settings=["BearerToken"],
             # A list or discovery answer must keep coming; a watch may be silent for a while
             # and has the informer's inactivity timeout instead.

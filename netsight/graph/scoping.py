@@ -173,6 +173,9 @@ class ScopedView(GraphView):
     def unreadable(self, kind: str) -> str | None:
         return self._inner.unreadable(kind)  # about the informers, not about any object
 
+    def untracked(self, kind: str) -> str | None:
+        return self._inner.untracked(kind)  # about the informers, not about any object
+
     def staleness(self) -> dict[str, float]:
         return self._inner.staleness()
 

@@ -448,6 +448,19 @@ class GraphView:
             return f"{kind}: not listed yet ({status.state.value})"
         return None
 
+    def untracked(self, kind: str) -> str | None:
+        """Why a missing object of ``kind`` may still exist in the cluster, or None.
+
+        From manifests, what was given is all there is. From a cluster, only the kinds an
+        informer lists are known: one that is not watched (Secrets with SECRET_METADATA off,
+        an older API server) is as unknown as one RBAC forbids or not listed yet.
+        """
+        if self.source is Source.MANIFESTS:
+            return None
+        if kind not in self._store.sync:
+            return f"{kind}: not watched"
+        return self.unreadable(kind)
+
     def staleness(self) -> dict[str, float]:
         """Kinds whose watch is down, with the seconds since it went down."""
         now = time.time()

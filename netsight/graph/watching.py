@@ -12,8 +12,9 @@ The loop per kind follows kopf's watching, in three layers:
    consumed line by line under an inactivity timeout (a silent stream is a dead stream);
    returns the last resourceVersion seen when the server ends the stream normally.
 
-Bodies are read raw and parsed with orjson; kubernetes-asyncio only provides configuration,
-authentication and TLS. Its generated models are about 20 times slower.
+Bodies are read raw and decoded with msgspec into only the fields the records read
+(shapes.py), or in full with orjson for kinds without a shape; kubernetes-asyncio only provides
+configuration, authentication and TLS. Its generated models are about 20 times slower.
 """
 
 from __future__ import annotations
@@ -36,9 +37,12 @@ import orjson
 
 from netsight.graph.collecting import keep_collections_young
 from netsight.graph.model import WORKLOAD_KINDS, kind_id, make_key
+from netsight.graph.shapes import decode_event, decode_page
 from netsight.graph.store import EventType, GraphStore, KindStatus, SyncState
 
 log = logging.getLogger(__name__)
+
+META_GROUP = "meta.k8s.io"
 
 
 class Gone(Exception):
@@ -68,6 +72,19 @@ class WatchedKind:
     kind: str
     plural: str
     namespaced: bool
+    # Listed and watched as PartialObjectMetadata: the object's identity and labels, never
+    # its body (a Secret's data must not even reach netsight's memory).
+    metadata_only: bool = False
+
+    @property
+    def accept(self) -> tuple[str, str] | None:
+        """Accept headers asking for metadata only, for lists and for watches."""
+        if not self.metadata_only:
+            return None
+        # No plain application/json fallback: a server that cannot answer with metadata
+        # only must refuse (406) rather than send whole Secrets.
+        return (f"application/json;as=PartialObjectMetadataList;g={META_GROUP};v=v1",
+                f"application/json;as=PartialObjectMetadata;g={META_GROUP};v=v1")
 
     @property
     def api_version(self) -> str:
@@ -99,7 +116,8 @@ class Response(Protocol):
 class Transport(Protocol):
     """GET a path with query parameters and hand back the raw, unread response."""
 
-    async def get(self, path: str, params: list[tuple[str, str]]) -> Response: ...
+    async def get(self, path: str, params: list[tuple[str, str]], *,
+                  accept: str | None = None) -> Response: ...
 
 
 @dataclass
@@ -132,6 +150,9 @@ class InformerSettings:
     # run one full collection this often (collecting.py); 0 leaves the collector alone.
     refreeze_interval: float = 1.0
     full_collection_interval: float = 3600.0
+    # Kinds watched for their existence only (METADATA_ONLY_KINDS); empty: not watched.
+    metadata_only: frozenset[tuple[str, str]] = field(
+        default_factory=lambda: METADATA_ONLY_KINDS)
 
 
 def _check(response: Response, body: bytes | None = None) -> None:
@@ -285,7 +306,7 @@ class Informer:
         following: asyncio.Task[bytes] | None = None
         try:
             while True:
-                page = orjson.loads(body)
+                page = decode_page(kind.kind_id, body)
                 metadata = page.get("metadata") or {}
                 resource_version = str(metadata.get("resourceVersion") or resource_version)
                 cont = metadata.get("continue") or None
@@ -320,7 +341,9 @@ class Informer:
         params = [("limit", str(self.settings.page_size))]
         if cont:
             params.append(("continue", cont))
-        response = await self.transport.get(self.kind.path, params)
+        accept = self.kind.accept
+        response = await self.transport.get(self.kind.path, params,
+                                            accept=accept[0] if accept else None)
         try:
             body = await response.read()
         finally:
@@ -334,8 +357,10 @@ class Informer:
         params = [("watch", "1"), ("resourceVersion", resource_version),
                   ("allowWatchBookmarks", "true"),
                   ("timeoutSeconds", str(random.randint(low, high)))]
+        accept = self.kind.accept
         async with asyncio.timeout(self.settings.inactivity_timeout):
-            response = await self.transport.get(self.kind.path, params)
+            response = await self.transport.get(self.kind.path, params,
+                                                accept=accept[1] if accept else None)
         try:
             if response.status != 200:
                 _check(response, await response.read())
@@ -348,7 +373,7 @@ class Informer:
         return resource_version
 
     def _handle(self, line: bytes, resource_version: str) -> str:
-        event = orjson.loads(line)
+        event = decode_event(self.kind.kind_id, line)
         event_type, obj = event.get("type"), event.get("object") or {}
         raise_on_error(event)
         meta = obj.get("metadata") or {}
@@ -356,6 +381,8 @@ class Informer:
         if event_type == "BOOKMARK":
             return new_version
         if event_type in ("ADDED", "MODIFIED", "DELETED"):
+            if self.kind.metadata_only:  # it says PartialObjectMetadata, meta.k8s.io/v1
+                obj["kind"], obj["apiVersion"] = self.kind.kind, self.kind.api_version
             obj.setdefault("kind", self.kind.kind)
             obj.setdefault("apiVersion", self.kind.api_version)
             self.store.apply(EventType(event_type), obj, default_namespace="")
@@ -371,6 +398,10 @@ CORE_KINDS: tuple[tuple[str, str], ...] = (
     ("discovery.k8s.io", "EndpointSlice"), ("networking.k8s.io", "NetworkPolicy"),
     ("networking.k8s.io", "Ingress"), ("networking.k8s.io", "IngressClass"),
 )
+
+# Kinds whose objects only matter by name (a TLS certificateRef, a CA bundle reference):
+# watched as metadata only, when the settings keep them.
+METADATA_ONLY_KINDS: frozenset[tuple[str, str]] = frozenset({("", "Secret"), ("", "ConfigMap")})
 
 # Provider API groups -> (provider name, kinds to watch; None: every kind in the group).
 PROVIDER_GROUPS: dict[str, tuple[str, frozenset[str] | None]] = {
@@ -419,11 +450,14 @@ CRD_KIND = WatchedKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition",
                        "customresourcedefinitions", False)
 
 
-async def discover(transport: Transport) -> list[WatchedKind]:
-    """The kinds to watch: core networking kinds and those of installed providers."""
+async def discover(transport: Transport,
+                   metadata_only: frozenset[tuple[str, str]] = METADATA_ONLY_KINDS
+                   ) -> list[WatchedKind]:
+    """The kinds to watch: core networking kinds, those of installed providers, and the
+    ``metadata_only`` kinds (by name only)."""
     found: list[WatchedKind] = []
     core = await _get_json(transport, "/api/v1")
-    found.extend(_kinds_of("", "v1", core))
+    found.extend(_kinds_of("", "v1", core, metadata_only))
     groups = await _get_json(transport, "/apis")
     for group in groups.get("groups") or ():
         name = group.get("name")
@@ -433,8 +467,8 @@ async def discover(transport: Transport) -> list[WatchedKind]:
                 resources = await _get_json(transport, f"/apis/{name}/{preferred}")
             except NotServed:
                 continue
-            found.extend(_kinds_of(name, preferred, resources))
-    return [k for k in found if wanted(k.group, k.kind)]
+            found.extend(_kinds_of(name, preferred, resources, metadata_only))
+    return [k for k in found if k.metadata_only or wanted(k.group, k.kind)]
 
 
 def wanted(group: str, kind: str) -> bool:
@@ -448,15 +482,17 @@ def providers_of(kinds: Iterable[WatchedKind]) -> set[str]:
     return {PROVIDER_GROUPS[k.group][0] for k in kinds if k.group in PROVIDER_GROUPS}
 
 
-def _kinds_of(group: str, version: str, resources: Mapping[str, Any]) -> list[WatchedKind]:
+def _kinds_of(group: str, version: str, resources: Mapping[str, Any],
+              metadata_only: frozenset[tuple[str, str]] = frozenset()) -> list[WatchedKind]:
     kinds = []
     for entry in resources.get("resources") or ():
         name = str(entry.get("name", ""))
         verbs = entry.get("verbs") or ()
         if "/" in name or "list" not in verbs or "watch" not in verbs:
             continue  # subresources (pods/status) and kinds that cannot be watched
-        kinds.append(WatchedKind(group, version, str(entry["kind"]), name,
-                                 bool(entry.get("namespaced"))))
+        kind = str(entry["kind"])
+        kinds.append(WatchedKind(group, version, kind, name, bool(entry.get("namespaced")),
+                                 metadata_only=(group, kind) in metadata_only))
     return kinds
 
 
@@ -491,7 +527,7 @@ class ClusterWatcher:
         # Pods name their ReplicaSet (and others their Deployment, Node...) as owner; those
         # kinds are not watched, so such references are never waited on.
         self.store.state.never_arrive(NEVER_WATCHED)
-        for kind in await discover(self.transport):
+        for kind in await discover(self.transport, self.settings.metadata_only):
             self._start(kind)
         self._publish_providers()
         self._crd_task = asyncio.create_task(self._follow_crds(), name="informer:crds")
@@ -633,7 +669,7 @@ class ClusterWatcher:
         return resource_version
 
     async def _rediscover(self) -> None:
-        current = set(await discover(self.transport))
+        current = set(await discover(self.transport, self.settings.metadata_only))
         for kind in current - set(self.informers):
             self._start(kind)
         for kind in set(self.informers) - current:

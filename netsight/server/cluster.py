@@ -17,7 +17,7 @@ import contextlib
 import logging
 import tempfile
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from netsight.graph.client import KubeTransport
@@ -77,7 +77,10 @@ async def live_graph(settings: Settings, *, informers: InformerSettings | None =
                               ) from None
         stack.push_async_callback(transport.close)
         graph.transport = transport
-        watcher = ClusterWatcher(transport, graph.store, informers or InformerSettings(),
+        informer_settings = informers or InformerSettings()
+        if not settings.secret_metadata:
+            informer_settings = replace(informer_settings, metadata_only=frozenset())
+        watcher = ClusterWatcher(transport, graph.store, informer_settings,
                                  on_providers_changed=graph._providers_changed)
         graph.watcher = watcher
         task = asyncio.create_task(_start(graph, watcher), name="informers:start")

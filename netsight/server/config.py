@@ -2,9 +2,10 @@
 
 The environment variables are the ones the architecture decisions name (``CLUSTER_NAME``,
 ``PORT``, ``LOG_LEVEL``, ``TOOL_TIMEOUT``), plus ``HOST``, ``AUTH_MODE`` and ``KUBECONFIG`` for
-symmetry with the flags. A bad value stops the server before it starts, with a message naming
-the variable (or flag) and what a valid value looks like: a typo in a Helm values file should
-fail the rollout, not produce a server that quietly runs with a default.
+symmetry with the flags, and ``SECRET_METADATA`` (watch Secret and ConfigMap names). A bad
+value stops the server before it starts, with a message naming the variable (or flag) and what
+a valid value looks like: a typo in a Helm values file should fail the rollout, not produce a
+server that quietly runs with a default.
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ class Settings:
     tool_timeout: float = 10.0  # seconds
     auth: Auth = Auth.AUTO
     shutdown_timeout: float = 5.0  # seconds to drain in-flight calls before cancelling them
+    # Watch Secrets and ConfigMaps as metadata only (names, for TLS and CA references);
+    # needs list/watch on them, which RBAC cannot narrow to metadata.
+    secret_metadata: bool = True
 
     @property
     def authenticates(self) -> bool:
@@ -102,6 +106,8 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
     if auth is Auth.NONE and host not in LOOPBACK and not flags.get("insecure_no_auth"):
         raise ConfigError("--auth", f"none on {host} lets anyone who reaches the port read the "
                           "cluster's topology; add --insecure-no-auth to accept that")
+    secret_metadata = True if (given := pick("secret_metadata", "SECRET_METADATA")) is None \
+        else _bool(given)
     cluster = pick("cluster_name", "CLUSTER_NAME")
     if cluster is not None:
         cluster_name = _name(cluster)
@@ -118,6 +124,7 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
         kubeconfig=str(kubeconfig[1]) if kubeconfig else None,
         context=str(context[1]) if context else None,
         log_level=log_level, tool_timeout=tool_timeout, auth=auth,
+        secret_metadata=secret_metadata,
     )
 
 
@@ -135,6 +142,18 @@ def _auth(given: tuple[str, Any]) -> Auth:
         return Auth(str(value).lower())
     except ValueError:
         raise ConfigError(source, f"one of {', '.join(Auth)}; got {value!r}") from None
+
+
+def _bool(given: tuple[str, Any]) -> bool:
+    source, value = given
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes", "on"):
+        return True
+    if text in ("false", "0", "no", "off"):
+        return False
+    raise ConfigError(source, f"true or false; got {value!r}")
 
 
 def _port(given: tuple[str, Any]) -> int:

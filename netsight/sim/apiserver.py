@@ -89,6 +89,8 @@ class SimApiServer:
         self.watch_log: list[tuple[str, str | None]] = []
         # (method, path, query) of recent requests, for tests and the /sim/state page.
         self.request_log: deque[tuple[str, str, dict[str, str]]] = deque(maxlen=10_000)
+        # Paths of list/watch requests that asked for metadata only (PartialObjectMetadata).
+        self.metadata_requests: deque[str] = deque(maxlen=10_000)
         self.app = Starlette(routes=[
             Route("/version", self._version),
             Route("/healthz", self._ok), Route("/readyz", self._ok), Route("/livez", self._ok),
@@ -218,9 +220,13 @@ class SimApiServer:
         params = request.query_params
         selection = self._selection(params.get("labelSelector"), params.get("fieldSelector"),
                                     namespace)
+        metadata_only = wants_metadata_only(request.headers.get("accept"))
+        if metadata_only:
+            self.metadata_requests.append(request.url.path)
         if params.get("watch") in ("1", "true"):
-            return self._watch(request, rtype, selection)
-        return self._list(rtype, selection, params.get("limit"), params.get("continue"))
+            return self._watch(request, rtype, selection, metadata_only)
+        return self._list(rtype, selection, params.get("limit"), params.get("continue"),
+                          metadata_only)
 
     def _selection(self, labels: str | None, fields: str | None,
                    namespace: str | None) -> Selection:
@@ -234,7 +240,7 @@ class SimApiServer:
             raise ApiError(400, "BadRequest", str(exc)) from None
 
     def _list(self, rtype: ResourceType, selection: Selection, limit: str | None,
-              cont: str | None) -> Response:
+              cont: str | None, metadata_only: bool = False) -> Response:
         if cont:
             snapshot_id, offset = self._decode_continue(cont)
             snapshot = self._snapshots.get(snapshot_id)
@@ -263,6 +269,10 @@ class SimApiServer:
             metadata["remainingItemCount"] = len(snapshot.items) - end
         elif snapshot_id:
             self._snapshots.pop(snapshot_id, None)
+        if metadata_only:
+            return json_response({
+                "kind": "PartialObjectMetadataList", "apiVersion": META_V1,
+                "metadata": metadata, "items": [partial_metadata(o) for o in page]})
         body = {
             "kind": rtype.list_kind, "apiVersion": rtype.api_version, "metadata": metadata,
             # The real server sends list items without kind and apiVersion.
@@ -279,7 +289,8 @@ class SimApiServer:
         except (ValueError, TypeError, orjson.JSONDecodeError):
             raise ApiError(400, "BadRequest", "invalid continue token") from None
 
-    def _watch(self, request: Request, rtype: ResourceType, selection: Selection) -> Response:
+    def _watch(self, request: Request, rtype: ResourceType, selection: Selection,
+               metadata_only: bool = False) -> Response:
         params = request.query_params
         bookmarks = params.get("allowWatchBookmarks") in ("1", "true")
         try:
@@ -296,7 +307,8 @@ class SimApiServer:
                 raise
             line = orjson.dumps({"type": "ERROR", "object": exc.status()}) + b"\n"
             return StreamingResponse(_once(line), media_type=JSON)
-        return StreamingResponse(self._stream(rtype, selection, version, bookmarks, timeout),
+        stream = self._stream(rtype, selection, version, bookmarks, timeout)
+        return StreamingResponse(_metadata_events(stream) if metadata_only else stream,
                                  media_type=JSON)
 
     async def _stream(self, rtype: ResourceType, selection: Selection, version: str | None,
@@ -396,6 +408,35 @@ class SimApiServer:
                   self.state.objects.items()}
         return json_response({"resourceVersion": self.state.rv, "objects": counts,
                               "watches": len(self.state.watchers), "requests": self.requests})
+
+
+META_V1 = "meta.k8s.io/v1"
+
+
+def wants_metadata_only(accept: str | None) -> bool:
+    """Whether an Accept header asks for PartialObjectMetadata(List), as client-go's
+    metadata informers do (``application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1``)."""
+    for media_range in (accept or "").split(","):
+        params = dict(p.strip().partition("=")[::2] for p in media_range.split(";")[1:])
+        if params.get("as", "").startswith("PartialObjectMetadata") \
+                and params.get("g") == "meta.k8s.io":
+            return True
+    return False
+
+
+def partial_metadata(obj: Obj) -> dict[str, Any]:
+    return {"kind": "PartialObjectMetadata", "apiVersion": META_V1,
+            "metadata": obj.get("metadata") or {}}
+
+
+async def _metadata_events(stream: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """Watch events with each object cut down to its metadata (bookmarks and errors kept)."""
+    async for line in stream:
+        event = orjson.loads(line)
+        obj = event.get("object") or {}
+        if event.get("type") in ("ADDED", "MODIFIED", "DELETED"):
+            event["object"] = partial_metadata(obj)
+        yield orjson.dumps(event) + b"\n"
 
 
 async def _once(line: bytes) -> AsyncIterator[bytes]:

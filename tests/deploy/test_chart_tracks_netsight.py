@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from netsight.cli import _parser
-from netsight.graph.watching import CORE_KINDS, CRD_KIND, PROVIDER_GROUPS
+from netsight.graph.watching import CORE_KINDS, CRD_KIND, METADATA_ONLY_KINDS, PROVIDER_GROUPS
 from netsight.server.config import load_settings
 from tests.deploy.conftest import CHART, VALUES_SETS, RecordingEnviron, Render, only, values
 
@@ -66,6 +66,7 @@ def test_every_variable_the_chart_sets_is_one_netsight_reads(
 # authentication.
 RENDERINGS = [
     ("default-values.yaml",),
+    ("default-values.yaml", "config.secretMetadata=true"),
     ("full-values.yaml",),
     ("default-values.yaml", "auth.mode=none", "auth.insecureNoAuth=true"),
 ]
@@ -88,6 +89,8 @@ def test_netsight_starts_with_the_flags_and_environment_the_chart_gives_it(
     assert settings.host == "0.0.0.0"
     assert settings.port == main["ports"][0]["containerPort"]
     assert settings.transport == "http"
+    assert settings.secret_metadata is (sets.get("config.secretMetadata", str(
+        given["config"].get("secretMetadata", False)).lower()) == "true")
 
 
 def test_the_cluster_role_reads_exactly_the_kinds_netsight_watches(render: Render) -> None:
@@ -104,6 +107,13 @@ def test_the_cluster_role_reads_exactly_the_kinds_netsight_watches(render: Rende
         else:  # every kind of the group: listed one by one, never "*"
             assert granted[group], group
             assert all(re.fullmatch(r"[a-z]+", r) for r in granted[group])
+
+
+def test_secret_and_configmap_names_are_read_only_when_asked_for(render: Render) -> None:
+    core = read_grants(render("default-values.yaml"))[""]
+    assert not core & {"secrets", "configmaps"}, "off by default: list/watch reads data too"
+    opted_in = read_grants(render("default-values.yaml", "config.secretMetadata=true"))[""]
+    assert opted_in - core == {plural(kind) for _, kind in METADATA_ONLY_KINDS}
 
 
 def test_a_feature_flag_per_provider_withholds_exactly_its_groups(render: Render) -> None:

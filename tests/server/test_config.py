@@ -34,6 +34,12 @@ def test_the_environment_configures_and_flags_win() -> None:
                                                                              "staging")
 
 
+def test_secret_names_are_watched_unless_turned_off() -> None:
+    assert load_settings({}, {}).secret_metadata is True
+    assert load_settings({}, {"SECRET_METADATA": "false"}).secret_metadata is False
+    assert load_settings({}, {"SECRET_METADATA": "True"}).secret_metadata is True
+
+
 def test_the_demo_names_its_cluster() -> None:
     assert load_settings({"demo": True}, {}).cluster_name == "demo"
     assert load_settings({"context": "kind-dev"}, {}).cluster_name == "kind-dev"
@@ -45,6 +51,7 @@ def test_the_demo_names_its_cluster() -> None:
     ({}, {"TOOL_TIMEOUT": "soon"}, "TOOL_TIMEOUT"),
     ({}, {"TOOL_TIMEOUT": "0s"}, "TOOL_TIMEOUT"),
     ({}, {"LOG_LEVEL": "loud"}, "LOG_LEVEL"),
+    ({}, {"SECRET_METADATA": "sometimes"}, "SECRET_METADATA"),
     ({}, {"CLUSTER_NAME": "two words"}, "CLUSTER_NAME"),
     ({}, {"KUBERNETES_SERVICE_HOST": "10.0.0.1"}, "CLUSTER_NAME"),
     ({"demo": True, "context": "prod"}, {}, "--demo"),

@@ -123,9 +123,10 @@ def _tls(view: GraphView, report: IngressReport) -> None:
     for i, (hosts, secret) in enumerate(ingress.tls):
         if secret is None:
             continue
-        if view.source is not Source.MANIFESTS and not view.count(SECRET):
+        unknown = view.untracked(SECRET)
+        if unknown is not None:
             report.not_evaluated.append(f"Ingress {ingress.ref} spec.tls[{i}]: Secret "
-                                        "existence not evaluated (Secrets are not watched)")
+                                        f"existence not evaluated ({unknown})")
             continue
         if view.exists(make_key(SECRET, ingress.namespace, secret)):
             continue

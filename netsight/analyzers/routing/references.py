@@ -149,10 +149,11 @@ def resolve_certificate(view: GraphView, grants: Grants, gateway: Record,
         return c.REF_NOT_PERMITTED, (f"{where}: no ReferenceGrant in namespace "
                                      f"{ref.namespace} allows Gateways from "
                                      f"{gateway.namespace}"), True
-    # The graph keeps a Secret's identity only, never its data. A live graph holds Secrets
-    # only if they are watched; with none at all, existence is not known.
-    if view.source is not Source.MANIFESTS and view.count(SECRET) == 0:
-        return None, f"{where}: Secret existence not evaluated (Secrets are not watched)", False
+    # The graph keeps a Secret's identity only, never its data (watched as metadata). If
+    # Secrets are not watched, or may not be listed, a missing one may still exist.
+    unknown = view.untracked(SECRET)
+    if unknown is not None:
+        return None, f"{where}: Secret existence not evaluated ({unknown})", False
     if not view.exists(make_key(SECRET, ref.namespace, ref.name)):
         missing = "not in the input (created elsewhere, e.g. by cert-manager?)" \
             if view.source is Source.MANIFESTS else "not found"
