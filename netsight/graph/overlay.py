@@ -211,6 +211,9 @@ class OverlayView(GraphView):
     def unreadable(self, kind: str) -> str | None:
         return self._inner.unreadable(kind)
 
+    def untracked(self, kind: str) -> str | None:
+        return self._inner.untracked(kind)
+
     def staleness(self) -> dict[str, float]:
         return self._inner.staleness()
 

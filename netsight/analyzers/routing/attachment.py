@@ -116,7 +116,7 @@ class Resolver:
         if shared:
             # Sync states are not changes of a kind: a tier built while Namespaces were
             # not listed yet is not the tier once they are.
-            syncing = tuple(view.unreadable(kind) for kind in RESOLUTION_READS)
+            syncing = tuple(view.untracked(kind) for kind in RESOLUTION_READS)
             # Under an overlay (a what-if), the live graph's tiers serve what the delta
             # leaves alone: parsed routes always (each is checked against its record),
             # Gateway states unless the delta holds a kind they read.
@@ -171,9 +171,9 @@ class Resolver:
             labels.setdefault(NAMESPACE_NAME_LABEL, namespace)
             missing = None
             if record is None:
-                unreadable = self.full.unreadable(Kind.NAMESPACE)
-                missing = f"Namespace {namespace} is not in the input" if unreadable is None \
-                    else unreadable
+                untracked = self.full.untracked(Kind.NAMESPACE)
+                missing = f"Namespace {namespace} is not in the input" if untracked is None \
+                    else untracked
             found = self._labels[namespace] = (labels, missing)
         return found
 
