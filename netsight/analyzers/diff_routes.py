@@ -1,6 +1,21 @@
-"""diff_routes: where one HTTP request goes through the Gateway API, and why not elsewhere."""
+"""diff_routes: where one HTTP request goes through the Gateway API, and why not elsewhere.
+
+Entering at every Gateway that serves the host, the routes that can take it come from an
+index of routes by hostname (routing/hostindex.py), not from every Gateway's routes. Route
+precedence is decided on the whole graph, even for a caller restricted to some namespaces:
+a route in a namespace they may not see can still take their request on a shared Gateway,
+and the answer says so without naming it. With ``proposed``, the request is resolved again
+on an overlay of the graph with the proposed objects applied (graph/overlay.py), and the
+two answers are compared; with ``against``, the change ring says what changed since.
+"""
 
 from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from pydantic import Field
 
@@ -13,13 +28,15 @@ from netsight.analyzers.contracts import (
     Finding,
     Model,
     OmitNone,
+    ResourceRef,
     ToolFailure,
     ToolResult,
 )
 from netsight.analyzers.routing import conditions as c
-from netsight.analyzers.routing import hostnames, ingresses, rules
-from netsight.analyzers.routing.attachment import Resolver
+from netsight.analyzers.routing import hostnames, ingresses, proposals
+from netsight.analyzers.routing.attachment import ParentResult, Resolver, RouteResult
 from netsight.analyzers.routing.gateways import GatewayState, ListenerState
+from netsight.analyzers.routing.hostindex import routes_for_host
 from netsight.analyzers.routing.objects import (
     GATEWAY,
     GRPC_ROUTE,
@@ -28,7 +45,7 @@ from netsight.analyzers.routing.objects import (
     as_list,
     as_map,
     is_gateway_api,
-    raw_hostnames,
+    parent_gateways,
 )
 from netsight.analyzers.routing.references import ready_endpoints
 from netsight.analyzers.routing.report import BackendTLSOut, backend_tls_out
@@ -42,7 +59,9 @@ from netsight.analyzers.routing.requests import (
     why_shadowed,
 )
 from netsight.graph.model import Kind, make_key
-from netsight.graph.store import GraphView
+from netsight.graph.records import Record
+from netsight.graph.scoping import unrestricted
+from netsight.graph.store import Change, GraphView
 
 NAME = "diff_routes"
 
@@ -52,13 +71,20 @@ METADATA = AnalyzerMetadata(
     "Gateway API as the spec orders it (the listener it lands on, the HTTPRoute rule chosen "
     "by match precedence, the filters that apply, the weighted backends with ready "
     "endpoint counts) and through Ingress (class, host, pathType, default backend); the "
-    "rules it shadows; whether it reaches an expected backend.",
+    "rules it shadows; whether it reaches an expected backend; what changed since a "
+    "generation or a time; and what proposed objects (YAML) would change, resolved on an "
+    "overlay of the live graph.",
+    # HTTP requests meet HTTPRoutes and GRPCRoutes only (hostindex.KINDS); the shared
+    # resolver still asks whether TLS/TCP/UDP routes are listed (its cache key).
     reads=ROUTES_METADATA.reads | {Kind.INGRESS, Kind.INGRESS_CLASS},
     codes=(codes.REQUEST_NOT_ROUTED, codes.REQUEST_GETS_ERROR,
            codes.REQUEST_MISSES_EXPECTED_BACKEND),
 )
 
 _HTTP_PROTOCOLS = ("HTTP", "HTTPS")
+_Shows = Callable[[str], bool]  # whether the caller may see an object, by key
+HIDDEN_ROUTE = "a route in a namespace you may not read"
+_DURATION = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
 
 class Args(ToolArgs):
@@ -74,10 +100,18 @@ class Args(ToolArgs):
     port: PortNumber | None = Field(default=None, description="Only listeners on this port")
     expected_backend: NamespacedName | None = Field(
         default=None, description="The Service ('namespace/name') the request should reach")
-    against: int | None = Field(
-        default=None, ge=0, description="A graph generation (metadata.graphGeneration of an "
-        "earlier answer): also list what changed since then in the objects the request "
-        "goes through")
+    against: int | str | None = Field(
+        default=None, description="Also list what changed since then in the objects the "
+        "request goes through: a graph generation (metadata.graphGeneration of an earlier "
+        "answer), an RFC 3339 time ('2025-06-01T10:00:00Z') or a duration back from now "
+        "('90s', '10m', '2h', '1d', '1h30m')")
+    proposed: str | None = Field(
+        default=None, description="What-if: YAML or JSON of one or more objects (multi-"
+        "document YAML, a List, or a JSON array; at most 100 objects and 1 MiB). Each "
+        "replaces the live object of the same kind, namespace and name, or is added; a "
+        "document with metadata.annotations 'netsight.io/delete: \"true\"' deletes the "
+        "object it names. The request is resolved on an overlay of the live graph with "
+        "them applied (nothing is written) and compared with the live answer.")
 
 
 class BackendShare(OmitNone):
@@ -103,6 +137,9 @@ class Layer(OmitNone):
     filters: list[str] | None = None
     backends: list[BackendShare]
     outcome: str = Field(description='"forwarded", "redirect", "404", "500" or "503"')
+    hidden: bool | None = Field(
+        default=None, description="The rule that takes the request belongs to a route in "
+        "a namespace the caller may not read: its name, match and backends are left out")
 
 
 class Shadowed(Model):
@@ -120,6 +157,43 @@ class ChangeOut(Model):
     fields: list[str] = Field(description="Record fields that changed (MODIFIED)")
     around: str | None = Field(default=None, description="The object of the request's path "
                                "it relates to, when it is not one itself (a pod of a backend)")
+    at: str = Field(description="When netsight took the change in (RFC 3339, UTC)")
+
+
+class ProposedObject(Model):
+    object: str = Field(description='The object\'s key, e.g. "HTTPRoute/shop/web"')
+    action: str = Field(description='"add", "replace", "delete" or "unchanged"')
+
+
+class EntryChange(Model):
+    entry: str = Field(description='"namespace/gateway/listener" or "ingress/<class>"')
+    before: str | None = Field(description="What took the request live (None: not routed "
+                               "through this entry)")
+    after: str | None = Field(description="What would take it with the proposal applied")
+
+
+class ShareChange(Model):
+    entry: str
+    backend: str
+    port: int | None
+    share_before: float | None = Field(description="Percent live (None: not a backend)")
+    share_after: float | None = Field(description="Percent with the proposal (None: not "
+                                      "a backend)")
+
+
+class ProposedOut(Model):
+    objects: list[ProposedObject]
+    changed: bool = Field(description="Whether the answer differs from the live one")
+    layers: list[Layer]
+    backends: list[BackendShare]
+    matches_expected: bool | None = None
+    conflicts: list[Shadowed]
+    entries_changed: list[EntryChange] = Field(
+        description="Entries whose taking rule or outcome differs")
+    shares_changed: list[ShareChange] = Field(description="Backend shares that differ")
+    findings_appeared: list[Finding]
+    findings_disappeared: list[Finding]
+    not_evaluated: list[str]
 
 
 class Result(ToolResult):
@@ -132,24 +206,75 @@ class Result(ToolResult):
     findings: list[Finding]
     not_evaluated: list[str]
     changes: list[ChangeOut] | None = Field(
-        default=None, description="With against: changes since that generation to the "
-        "objects the request goes through, newest first")
+        default=None, description="With against: changes since then to the objects the "
+        "request goes through, newest first")
+    proposed: ProposedOut | None = Field(
+        default=None, description="With proposed: the answer with those objects applied, "
+        "and how it differs from the live one")
 
 
 _CHANGES_LIMIT = 20
 
 
-def _changes(view: GraphView, against: int, involved: set[str],
+# --- against ---------------------------------------------------------------------------------
+
+
+def _iso(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _since_time(value: str, now: float) -> float:
+    """A time from an RFC 3339 timestamp or a duration back from ``now``."""
+    duration = _DURATION.match(value)
+    if duration is not None and any(duration.groups()):
+        days, hours, minutes, seconds = (int(g or 0) for g in duration.groups())
+        return now - (((days * 24 + hours) * 60 + minutes) * 60 + seconds)
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        raise ToolFailure(ErrorCode.INVALID_INPUT, f"against: {value!r} is neither a graph "
+                          "generation, an RFC 3339 time ('2025-06-01T10:00:00Z') nor a "
+                          "duration ('10m', '2h', '1d')", tool=NAME) from None
+    if when.tzinfo is None:
+        raise ToolFailure(ErrorCode.INVALID_INPUT, f"against: {value!r} has no time zone; "
+                          "add 'Z' (UTC) or an offset such as '+02:00'", tool=NAME)
+    since = when.timestamp()
+    if since > now:
+        raise ToolFailure(ErrorCode.INVALID_INPUT, f"against: {value} is in the future (now "
+                          f"is {_iso(now)})", tool=NAME)
+    return since
+
+
+def _held_changes(view: GraphView, against: int | str, notes: list[str]) -> list[Change]:
+    horizon = view.change_horizon()
+    if isinstance(against, int) or against.isdigit():
+        generation = int(against)
+        if generation < 0:
+            raise ToolFailure(ErrorCode.INVALID_INPUT, f"against: generation {generation} is "
+                              "negative; give 0 or more", tool=NAME)
+        if generation > view.generation:
+            raise ToolFailure(ErrorCode.INVALID_INPUT, f"against: generation {generation} is "
+                              f"ahead of the graph (now at {view.generation})", tool=NAME)
+        if generation < horizon.generation:
+            notes.append(f"against: changes up to generation {horizon.generation} are no "
+                         "longer held (the change ring keeps the newest); what changed "
+                         f"between generation {generation} and then is unknown")
+        return list(view.changes_since(generation))
+    since = _since_time(against, time.time())
+    if since < horizon.at:
+        notes.append(f"against: changes before {_iso(horizon.at)} (generation "
+                     f"{horizon.generation}) are no longer held (the change ring keeps the "
+                     f"newest); what changed between {_iso(since)} and then is unknown")
+    if since < horizon.started_at:
+        notes.append(f"against: netsight's graph starts at {_iso(horizon.started_at)}; what "
+                     "changed before is unknown, and what it loaded then is listed as ADDED")
+    return list(view.changes_since(0, at=since))
+
+
+def _changes(view: GraphView, against: int | str, involved: set[str],
              notes: list[str]) -> list[ChangeOut]:
-    if against > view.generation:
-        raise ToolFailure(ErrorCode.INVALID_INPUT, f"against: generation {against} is ahead "
-                          f"of the graph (now at {view.generation})", tool=NAME)
-    held = list(view.changes_since(against))
-    if held and held[0].generation > against + 1:
-        notes.append(f"against: the change ring starts at generation {held[0].generation}; "
-                     "earlier changes are no longer held")
     found = []
-    for change in reversed(held):
+    for change in reversed(_held_changes(view, against, notes)):
         # A route matters only if it is on the path itself (taken or shadowed): every route
         # of the entry Gateway is related to it, most without bearing on this request.
         is_route = change.key.partition("/")[0] in ROUTE_KINDS
@@ -158,63 +283,127 @@ def _changes(view: GraphView, against: int, involved: set[str],
         if change.key in involved or around is not None:
             found.append(ChangeOut(generation=change.generation, type=change.type.value,
                                    object=change.key, fields=list(change.fields),
-                                   around=around))
-    return found[:_CHANGES_LIMIT]
+                                   around=around, at=_iso(change.at)))
+            if len(found) == _CHANGES_LIMIT:
+                break
+    return found
 
 
-def _entries(view: GraphView, resolver: Resolver, args: Args,
-             host: str) -> list[tuple[GatewayState, ListenerState]]:
-    if args.gateway is not None:
-        namespace, _, name = args.gateway.partition("/")
-        state = resolver.gateway(namespace, name)
-        if state is None:
-            known = {r.name for r in view.for_each(GATEWAY, namespace) if is_gateway_api(r)}
-            raise ToolFailure(ErrorCode.NOT_FOUND, f"gateway: Gateway {args.gateway!r} not "
-                              f"found{did_you_mean(name, known)}", tool=NAME)
-        states = [state]
-    else:
-        states = sorted((s for s in (resolver.gateway(r.namespace, r.name)
-                                     for r in view.for_each(GATEWAY) if is_gateway_api(r))
-                         if s is not None), key=lambda s: s.ref)
-    entries = []
-    for state in states:
-        by_port: dict[int, list[ListenerState]] = {}
-        for ls in state.listeners:
-            listener = ls.listener
-            if listener.protocol not in _HTTP_PROTOCOLS or listener.port is None \
-                    or (args.port is not None and listener.port != args.port) \
-                    or not ls.conditions[c.PROGRAMMED].ok or not state.managed:
-                continue
-            if listener.hostname is None or hostnames.matches(listener.hostname, host):
-                by_port.setdefault(listener.port, []).append(ls)
-        for port in sorted(by_port):
-            # On one port the most specific listener hostname takes the request.
-            best = max(by_port[port], key=lambda ls: host_rank(ls.listener.hostname))
-            entries.append((state, best))
-    return entries
+# --- one resolution --------------------------------------------------------------------------
 
 
-def _candidates(resolver: Resolver, state: GatewayState, listener: ListenerState,
-                request: Request) -> list[Candidate]:
-    found: list[Candidate] = []
+@dataclass
+class _Answer:
+    layers: list[Layer] = field(default_factory=list)
+    conflicts: list[Shadowed] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    # (winner, loser, deciding criterion, backends the loser would have reached)
+    losers: list[tuple[str, str, str, set[str]]] = field(default_factory=list)
+    reached: dict[tuple[str, int | None], BackendShare] = field(default_factory=dict)
+    matches_expected: bool | None = None
+    expected_detail: str | None = None
+
+
+def _entry_listeners(state: GatewayState, args: Args, host: str) -> list[ListenerState]:
+    """The listener a request for ``host`` lands on, per port of the Gateway."""
+    by_port: dict[int, list[ListenerState]] = {}
+    for port, listeners in _http_listeners(state):
+        if args.port is not None and port != args.port:
+            continue
+        for ls in listeners:
+            hostname = ls.listener.hostname
+            if hostname is None or hostnames.matches(hostname, host):
+                by_port.setdefault(port, []).append(ls)
+    # On one port the most specific listener hostname takes the request.
+    return [found[0] if len(found) == 1 else
+            max(found, key=lambda ls: host_rank(ls.listener.hostname))
+            for _, found in sorted(by_port.items())]
+
+
+_HTTP_LISTENERS: dict[int, tuple[GatewayState, list[tuple[int, list[ListenerState]]]]] = {}
+
+
+def _http_listeners(state: GatewayState) -> list[tuple[int, list[ListenerState]]]:
+    """Programmed HTTP/HTTPS listeners of a managed Gateway, by port (kept while the state
+    is: a shared resolver keeps states across answers)."""
+    held = _HTTP_LISTENERS.get(id(state))
+    if held is not None and held[0] is state:
+        return held[1]
+    by_port: dict[int, list[ListenerState]] = {}
+    for ls in state.listeners if state.managed else ():
+        listener = ls.listener
+        if listener.protocol in _HTTP_PROTOCOLS and listener.port is not None \
+                and ls.conditions[c.PROGRAMMED].ok:
+            by_port.setdefault(listener.port, []).append(ls)
+    found = sorted(by_port.items())
+    if len(_HTTP_LISTENERS) > 4096:
+        _HTTP_LISTENERS.clear()
+    _HTTP_LISTENERS[id(state)] = (state, found)
+    return found
+
+
+_Attached = tuple[RouteResult, ParentResult]
+
+
+def _attached_for_host(full: GraphView, resolver: Resolver, request: Request,
+                       gateway: str | None) -> dict[str, list[_Attached]]:
+    """Gateway key -> (route, parent) for every route whose hostnames cover the host (and
+    that names ``gateway``, 'namespace/name', when given)."""
     # GRPCRoutes take gRPC requests only; an HTTPRoute can take either (gRPC is HTTP/2).
     kinds = (HTTP_ROUTE, GRPC_ROUTE) if is_grpc(request) else (HTTP_ROUTE,)
-    for record in resolver.route_records_of(state):
-        if record.kind not in kinds:
+    entry = tuple(gateway.split("/", 1)) if gateway is not None else None
+    found: dict[str, list[_Attached]] = {}
+    for record in routes_for_host(full, request.host):
+        if record.kind not in kinds or (entry is not None
+                                        and entry not in parent_gateways(record)):
             continue
-        named = raw_hostnames(record)
-        if named and not any(hostnames.matches(h, request.host) for h in named):
-            continue  # cheap pre-filter: a route none of whose hostnames covers the host
-        route = resolver.route(record)
-        result = resolver.resolve(route)
-        if not any(p.gateway is state and p.accepted and listener in p.listeners
-                   for p in result.parents):
+        result = resolver.resolve(resolver.route(record))
+        for parent in result.parents:
+            if parent.gateway is not None and (parent.listeners or parent.undecided):
+                found.setdefault(parent.gateway.record.key, []).append((result, parent))
+    return found
+
+
+def _gateway_targets(full: GraphView, resolver: Resolver, args: Args,
+                     attached: dict[str, list[_Attached]],
+                     shows: _Shows, *, must_exist: bool) -> list[GatewayState]:
+    if args.gateway is None:
+        states = {p.gateway.record.key: p.gateway for pairs in attached.values()
+                  for _, p in pairs if p.gateway is not None}
+        return sorted((s for key, s in states.items() if shows(key)), key=lambda s: s.ref)
+    namespace, _, name = args.gateway.partition("/")
+    state = resolver.gateway(namespace, name)
+    if state is None or not shows(state.record.key):
+        if not must_exist:
+            return []
+        known = {r.name for r in full.for_each(GATEWAY, namespace)
+                 if is_gateway_api(r) and shows(r.key)}
+        raise ToolFailure(ErrorCode.NOT_FOUND, f"gateway: Gateway {args.gateway!r} not "
+                          f"found{did_you_mean(name, known)}", tool=NAME)
+    return [state]
+
+
+def _candidates(state: GatewayState, listener: ListenerState, request: Request,
+                pairs: list[_Attached], shows: _Shows, notes: list[str]) -> list[Candidate]:
+    found: list[Candidate] = []
+    seen: set[str] = set()
+    for result, parent in pairs:
+        route = result.route
+        if route.record.key in seen:
+            continue  # two parentRefs to one Gateway: one route, considered once
+        if listener not in parent.listeners:
+            if listener in parent.undecided and shows(route.record.key):
+                notes.append(f"{route.ref}: whether listener {state.ref}/"
+                             f"{listener.listener.name} admits it is undecided (its "
+                             "allowedRoutes selector reads labels of a namespace not in "
+                             "the input)")
             continue
+        seen.add(route.record.key)
         effective = hostnames.effective(listener.listener.hostname, route.hostnames)
         fits, hostname = best_hostname(effective, request.host)
         if fits:
-            found.extend(candidates(route, hostname, request,
-                                    set(rules.invalid_rules(route))))
+            found.extend(candidates(route, hostname, request, set(result.dropped)))
     found.sort(key=lambda cand: cand.rank)
     return found
 
@@ -231,16 +420,42 @@ def _filters(rule: dict[str, object]) -> tuple[list[str], str | None]:
     return described, redirect
 
 
+_LAYERS: dict[tuple[int, int, int | None, int, bool],
+              tuple[RouteResult, ListenerState, Layer]] = {}
+
+
 def _layer(resolver: Resolver, state: GatewayState, listener: ListenerState,
-           winner: Candidate | None) -> Layer:
+           winner: Candidate | None, shows: _Shows) -> Layer:
+    if winner is None:
+        return Layer(entry=f"{state.ref}/{listener.listener.name}",
+                     port=listener.listener.port, backends=[], outcome="404")
+    # A layer follows from the rule and the listener alone, not from the request: kept
+    # while the route's result is (a shared resolver keeps results until what they read
+    # changes), it is built once for every request that rule takes.
+    result = resolver.resolve(winner.route)
+    named = shows(winner.route.record.key)
+    key = (id(result), winner.rule, winner.match, id(listener), named)
+    held = _LAYERS.get(key)
+    if held is not None and held[0] is result and held[1] is listener:
+        return held[2]
+    layer = _new_layer(result, state, listener, winner, named)
+    if len(_LAYERS) >= _LAYERS_KEPT:
+        _LAYERS.clear()
+    _LAYERS[key] = (result, listener, layer)
+    return layer
+
+
+_LAYERS_KEPT = 4096
+
+
+def _new_layer(result: RouteResult, state: GatewayState, listener: ListenerState,
+               winner: Candidate, named: bool) -> Layer:
     entry = f"{state.ref}/{listener.listener.name}"
     port = listener.listener.port
-    if winner is None:
-        return Layer(entry=entry, port=port, backends=[], outcome="404")
     route = winner.route
     rule = dict(route.rules[winner.rule])
     filters, redirect = _filters(rule)
-    resolutions = [b for b in resolver.resolve(route).backends if b.ref.rule == winner.rule]
+    resolutions = [b for b in result.backends if b.ref.rule == winner.rule]
     forwarded = [b for b in resolutions if not b.ref.mirror]
     total = sum(b.ref.weight for b in forwarded)
     shares = [BackendShare(
@@ -259,6 +474,9 @@ def _layer(resolver: Resolver, state: GatewayState, listener: ListenerState,
         outcome = "503"
     else:
         outcome = "forwarded"
+    if not named:
+        # What the request gets is the caller's to see; which route gives it is not.
+        return Layer(entry=entry, port=port, backends=[], outcome=outcome, hidden=True)
     return Layer(entry=entry, port=port, route=route.ref, kind=route.kind, rule=winner.rule,
                  match=dict(winner.match_spec) if winner.match is not None else None,
                  filters=filters or None, backends=shares, outcome=outcome)
@@ -274,66 +492,69 @@ def request_host(value: str) -> str:
     return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
 
 
-def analyze(view: GraphView, args: Args) -> Result:
-    host = request_host(args.host)
-    request = Request(host, args.path.split("?")[0], args.method, args.headers, args.query)
+def _resolve(full: GraphView, args: Args, request: Request, shows: _Shows, *,
+             must_exist: bool = True) -> _Answer:
+    """The request through ``full`` (precedence decided there), shown as ``shows`` (what
+    the caller may see) allows."""
+    host = request.host
     described = f"{args.method} {host}{args.path}"
-    resolver = Resolver(view)
-    notes = ["mesh routing layers (GAMMA, VirtualService) are not evaluated yet"]
-    layers: list[Layer] = []
-    conflicts: list[Shadowed] = []
-    findings: list[Finding] = []
-    # (winner, loser, deciding criterion, backends the loser would have reached)
-    losers: list[tuple[str, str, str, set[str]]] = []
-    unmatched: list[str] = []
-    for state, listener in _entries(view, resolver, args, host):
-        found = _candidates(resolver, state, listener, request)
-        winner = found[0] if found else None
-        layer = _layer(resolver, state, listener, winner)
-        if winner is None and args.gateway is None:
-            # Without an entry Gateway, only the Gateways that route the request are layers;
-            # listeners that take the host but route nothing matter only if none routes it.
-            unmatched.append(layer.entry)
-            continue
-        layers.append(layer)
-        if winner is None:
+    resolver = Resolver(full, shared=True)
+    answer = _Answer(notes=["mesh routing layers (GAMMA, VirtualService) are not evaluated "
+                            "yet"])
+    findings, notes = answer.findings, answer.notes
+    attached = _attached_for_host(full, resolver, request, args.gateway)
+    targets = _gateway_targets(full, resolver, args, attached, shows, must_exist=must_exist)
+    for state in targets:
+        pairs = attached.get(state.record.key, [])
+        for listener in _entry_listeners(state, args, host):
+            found = _candidates(state, listener, request, pairs, shows, notes)
+            winner = found[0] if found else None
+            if winner is None and args.gateway is None:
+                # Without an entry Gateway, only the Gateways that route the request are
+                # layers; listeners that take the host matter only if none routes it.
+                continue
+            layer = _layer(resolver, state, listener, winner, shows)
+            answer.layers.append(layer)
+            if winner is None:
+                findings.append(codes.REQUEST_NOT_ROUTED.finding(
+                    _ref(state.record), f"{described}: no route rule on {layer.entry} "
+                    "matches (404)",
+                    detail=f"Listener {layer.entry} takes the request, but no accepted "
+                    "HTTPRoute attached to it has a hostname and rule matching it.",
+                    suggestion="Check the route hostnames and matches against the request; "
+                    "run check_route_resolution for the routes you expected."))
+                continue
+            _shadowed(answer, winner, found[1:], shows)
+            if layer.outcome in ("500", "503"):
+                named = shows(winner.route.record.key)
+                findings.append(codes.REQUEST_GETS_ERROR.finding(
+                    _ref(winner.route.record) if named else None,
+                    f"{described}: {winner.label if named else HIDDEN_ROUTE} answers "
+                    f"{layer.outcome}",
+                    detail="The rule that takes the request has no usable backend: "
+                    + "; ".join(f"{b.backend} {b.reason or f'{b.ready_endpoints} ready'}"
+                                for b in layer.backends) if layer.backends else
+                    "The rule that takes the request has no backendRefs." if named else
+                    "The rule that takes the request has no usable backend.",
+                    suggestion="Fix the backendRefs (run check_route_resolution) or the "
+                    "backend Service's endpoints (run diagnose_service)."))
+    if args.gateway is None and args.port in (None, 80, 443):
+        _ingress_layer(full, request, answer, shows)
+    if not answer.layers and args.gateway is None:
+        unmatched = [f"{gw.ref}/{ls.listener.name}"
+                     for record in full.for_each(GATEWAY) if shows(record.key)
+                     and is_gateway_api(record)
+                     and (gw := resolver.gateway(record.namespace, record.name)) is not None
+                     for ls in _entry_listeners(gw, args, host)]
+        if unmatched:
             findings.append(codes.REQUEST_NOT_ROUTED.finding(
-                ref(state.record), f"{described}: no route rule on {layer.entry} matches (404)",
-                detail=f"Listener {layer.entry} takes the request, but no accepted HTTPRoute "
-                "attached to it has a hostname and rule matching it.",
+                None, f"{described}: no route rule matches on any listener for the host (404)",
+                detail=f"Listeners that take the host: {', '.join(sorted(unmatched))}; no "
+                "accepted HTTPRoute attached to them has a hostname and rule matching the "
+                "request.",
                 suggestion="Check the route hostnames and matches against the request; "
                 "run check_route_resolution for the routes you expected."))
-            continue
-        for other in found[1:]:
-            if (other.route.ref, other.rule) == (winner.route.ref, winner.rule):
-                continue
-            because = why_shadowed(winner, other)
-            conflicts.append(Shadowed(route=other.route.ref, kind=other.route.kind,
-                                      rule=other.rule,
-                                      shadowed_by=f"{winner.route.ref} rule {winner.rule}",
-                                      because=because))
-            losers.append((winner.label, other.label, because,
-                           {b.ref for b in other.route.backend_refs
-                            if b.rule == other.rule and not b.mirror}))
-        if layer.outcome in ("500", "503"):
-            findings.append(codes.REQUEST_GETS_ERROR.finding(
-                ref(winner.route.record), f"{described}: {winner.label} answers {layer.outcome}",
-                detail="The rule that takes the request has no usable backend: "
-                + "; ".join(f"{b.backend} {b.reason or f'{b.ready_endpoints} ready'}"
-                            for b in layer.backends) if layer.backends else
-                "The rule that takes the request has no backendRefs.",
-                suggestion="Fix the backendRefs (run check_route_resolution) or the "
-                "backend Service's endpoints (run diagnose_service)."))
-    if args.gateway is None and args.port in (None, 80, 443):
-        _ingress_layer(view, request, layers, conflicts, losers, notes)
-    if not layers and unmatched:
-        findings.append(codes.REQUEST_NOT_ROUTED.finding(
-            None, f"{described}: no route rule matches on any listener for the host (404)",
-            detail=f"Listeners that take the host: {', '.join(unmatched)}; no accepted "
-            "HTTPRoute attached to them has a hostname and rule matching the request.",
-            suggestion="Check the route hostnames and matches against the request; "
-            "run check_route_resolution for the routes you expected."))
-    elif not layers:
+    if not answer.layers and not findings:
         where = f" on Gateway {args.gateway}" if args.gateway else ""
         port = f" port {args.port}" if args.port else ""
         findings.append(codes.REQUEST_NOT_ROUTED.finding(
@@ -342,37 +563,150 @@ def analyze(view: GraphView, args: Args) -> Result:
             detail="No Gateway listener with protocol HTTP or HTTPS, a matching port and a "
             "hostname covering the request's host is programmed.",
             suggestion="Check the Gateways' listeners with check_gateway_status."))
-    reached: dict[tuple[str, int | None], BackendShare] = {}
-    for layer in layers:
+    for layer in answer.layers:
         if layer.outcome in ("forwarded", "503"):
             for b in layer.backends:
                 if b.resolved and not b.mirror and b.weight:
-                    reached.setdefault((b.backend, b.port), b)
-    matches_expected, expected_detail = None, None
+                    answer.reached.setdefault((b.backend, b.port), b)
     if args.expected_backend is not None:
-        matches_expected = any(b.backend == args.expected_backend for b in reached.values())
-        if not matches_expected:
-            expected_detail = _explain_miss(args.expected_backend, layers, losers)
+        answer.matches_expected = any(b.backend == args.expected_backend
+                                      for b in answer.reached.values())
+        if not answer.matches_expected and any(layer.hidden for layer in answer.layers):
+            answer.matches_expected = None  # a hidden route's backends are not shown
+            answer.expected_detail = f"{HIDDEN_ROUTE} takes the request on some entry; " \
+                "whether it reaches the expected backend is not shown"
+        elif not answer.matches_expected:
+            answer.expected_detail = _explain_miss(args.expected_backend, answer.layers,
+                                                   answer.losers)
             findings.append(codes.REQUEST_MISSES_EXPECTED_BACKEND.finding(
                 None, f"{described} does not reach {args.expected_backend}",
-                detail=expected_detail,
+                detail=answer.expected_detail,
                 suggestion="Make the intended rule more specific (exact path, longer prefix, "
                 "method, headers) or remove the rule that takes precedence."))
     findings.sort(key=lambda f: (f.severity.rank, str(f.resource or ""), f.code, f.summary))
+    return answer
+
+
+_REFS: dict[int, tuple[Record, ResourceRef]] = {}
+
+
+def _ref(record: Record) -> ResourceRef:
+    """``base.ref``, kept per record (frozen either way): a finding per layer otherwise
+    builds the same reference on every answer."""
+    held = _REFS.get(id(record))
+    if held is not None and held[0] is record:
+        return held[1]
+    if len(_REFS) >= _LAYERS_KEPT:
+        _REFS.clear()
+    found = ref(record)
+    _REFS[id(record)] = (record, found)
+    return found
+
+
+def _shadowed(answer: _Answer, winner: Candidate, others: list[Candidate],
+              shows: _Shows) -> None:
+    named = shows(winner.route.record.key)
+    by = f"{winner.route.ref} rule {winner.rule}" if named else HIDDEN_ROUTE
+    for other in others:
+        if (other.route.ref, other.rule) == (winner.route.ref, winner.rule) \
+                or not shows(other.route.record.key):
+            continue
+        because = why_shadowed(winner, other)
+        answer.conflicts.append(Shadowed(route=other.route.ref, kind=other.route.kind,
+                                         rule=other.rule, shadowed_by=by, because=because))
+        answer.losers.append((winner.label if named else HIDDEN_ROUTE, other.label, because,
+                              {b.ref for b in other.route.backend_refs
+                               if b.rule == other.rule and not b.mirror}))
+
+
+def analyze(view: GraphView, args: Args) -> Result:
+    host = request_host(args.host)
+    request = Request(host, args.path.split("?")[0], args.method, args.headers, args.query)
+    full, shows = unrestricted(view)
+    proposal = None
+    if args.proposed is not None:
+        # Read before resolving: a bad proposal fails the call before any work.
+        proposal = proposals.read(full, args.proposed, tool=NAME, shows=shows)
+    live = _resolve(full, args, request, shows,
+                    must_exist=proposal is None or args.gateway is None)
+    if proposal is not None and args.gateway is not None and not live.layers:
+        entry = make_key(GATEWAY, *args.gateway.split("/", 1))
+        if not (shows(entry) and proposal.overlay(full).exists(entry)):
+            _resolve(full, args, request, shows)  # raises NOT_FOUND, naming it
     changes = None
     if args.against is not None:
-        changes = _changes(view, args.against, _involved(layers, conflicts), notes)
+        changes = _changes(view, args.against, _involved(live.layers, live.conflicts),
+                           live.notes)
+    proposed = None
+    if proposal is not None:
+        after = _resolve(proposal.overlay(full), args, request, shows, must_exist=False)
+        proposed = _compare(live, after, proposal)
     return Result(
         metadata=metadata(view),
-        request=described,
-        layers=layers,
-        backends=list(reached.values()),
-        matches_expected=matches_expected,
-        expected_detail=expected_detail,
-        conflicts=conflicts,
-        findings=findings,
-        not_evaluated=list(dict.fromkeys(notes)),
+        request=f"{args.method} {host}{args.path}",
+        layers=live.layers,
+        backends=list(live.reached.values()),
+        matches_expected=live.matches_expected,
+        expected_detail=live.expected_detail,
+        conflicts=live.conflicts,
+        findings=live.findings,
+        not_evaluated=list(dict.fromkeys(live.notes)),
         changes=changes,
+        proposed=proposed,
+    )
+
+
+# --- proposed --------------------------------------------------------------------------------
+
+
+def _taken(layer: Layer) -> str:
+    if layer.hidden:
+        return f"{HIDDEN_ROUTE} ({layer.outcome})"
+    if layer.route is None:
+        return f"no rule ({layer.outcome})"
+    return f"{layer.kind} {layer.route} rule {layer.rule} ({layer.outcome})"
+
+
+def _shares(answer: _Answer) -> dict[tuple[str, str, int | None], float]:
+    return {(layer.entry, b.backend, b.port): b.share for layer in answer.layers
+            for b in layer.backends if not b.mirror}
+
+
+def _finding_key(finding: Finding) -> tuple[str, str, str]:
+    return finding.code, str(finding.resource or ""), finding.summary
+
+
+def _compare(live: _Answer, after: _Answer, proposal: proposals.Proposal) -> ProposedOut:
+    before_taken = {layer.entry: _taken(layer) for layer in live.layers}
+    after_taken = {layer.entry: _taken(layer) for layer in after.layers}
+    entries = [EntryChange(entry=entry, before=before_taken.get(entry),
+                           after=after_taken.get(entry))
+               for entry in dict.fromkeys([*before_taken, *after_taken])
+               if before_taken.get(entry) != after_taken.get(entry)]
+    old, new = _shares(live), _shares(after)
+    shares = [ShareChange(entry=entry, backend=backend, port=port,
+                          share_before=old.get(key), share_after=new.get(key))
+              for key in dict.fromkeys([*old, *new]) if old.get(key) != new.get(key)
+              for entry, backend, port in (key,)]
+    was = {_finding_key(f) for f in live.findings}
+    now = {_finding_key(f) for f in after.findings}
+    appeared = [f for f in after.findings if _finding_key(f) not in was]
+    disappeared = [f for f in live.findings if _finding_key(f) not in now]
+    changed = bool(entries or shares or appeared or disappeared) \
+        or live.layers != after.layers or live.conflicts != after.conflicts
+    return ProposedOut(
+        objects=[ProposedObject(object=key, action=action)
+                 for key, action in proposal.actions.items()],
+        changed=changed,
+        layers=after.layers,
+        backends=list(after.reached.values()),
+        matches_expected=after.matches_expected,
+        conflicts=after.conflicts,
+        entries_changed=entries,
+        shares_changed=shares,
+        findings_appeared=appeared,
+        findings_disappeared=disappeared,
+        not_evaluated=list(dict.fromkeys([*after.notes, *proposal.notes])),
     )
 
 
@@ -393,38 +727,48 @@ def _involved(layers: list[Layer], conflicts: list[Shadowed]) -> set[str]:
     return keys
 
 
-def _ingress_layer(view: GraphView, request: Request, layers: list[Layer],
-                   conflicts: list[Shadowed], losers: list[tuple[str, str, str, set[str]]],
-                   notes: list[str]) -> None:
-    found, more = ingresses.matches(view, request, None)
-    notes.extend(more)
+def _ingress_layer(full: GraphView, request: Request, answer: _Answer,
+                   shows: _Shows) -> None:
+    """The Ingress that takes the request, decided on the whole graph (an older Ingress in
+    a namespace the caller may not read takes it all the same), shown as ``shows`` allows."""
+    layers, conflicts, losers = answer.layers, answer.conflicts, answer.losers
+    found, _ = ingresses.matches(full, request, None)
+    answer.notes.extend(m.note for m in found if m.note and shows(m.ingress.key))
     if not found:
         return
     winner = found[0]
     ingress = winner.ingress
-    service, port, problem = ingresses.backend_target(view, ingress, winner.backend)
-    ready = ready_endpoints(view, service) if service is not None and problem is None \
+    named = shows(ingress.key)
+    service, port, problem = ingresses.backend_target(full, ingress, winner.backend)
+    ready = ready_endpoints(full, service) if service is not None and problem is None \
         else None
     name = f"{ingress.namespace}/{winner.backend.service or ''}"
-    entry = f"ingress/{ingresses.ingress_class(view, ingress)}"
+    entry = f"ingress/{ingresses.ingress_class(full, ingress)}"
     match: dict[str, object] | None = None
     if winner.rule is not None and winner.path is not None:
         rule = ingress.rules[winner.rule]
         path = rule.paths[winner.path]
         match = {"host": rule.host, "path": path.path, "pathType": path.path_type}
     outcome = "503" if problem is not None or ready == 0 else "forwarded"
-    layers.append(Layer(
-        layer="ingress", entry=entry, route=ingress.ref, kind="Ingress", rule=winner.rule,
-        match=match, outcome=outcome,
-        backends=[BackendShare(backend=name, port=port, weight=1, share=100.0,
-                               resolved=problem is None, reason=problem,
-                               ready_endpoints=ready)]))
+    if named:
+        layers.append(Layer(
+            layer="ingress", entry=entry, route=ingress.ref, kind="Ingress", rule=winner.rule,
+            match=match, outcome=outcome,
+            backends=[BackendShare(backend=name, port=port, weight=1, share=100.0,
+                                   resolved=problem is None, reason=problem,
+                                   ready_endpoints=ready)]))
+    else:
+        layers.append(Layer(layer="ingress", entry=entry, backends=[], outcome=outcome,
+                            hidden=True))
+    taken_by = winner.label if named else HIDDEN_ROUTE
     for other in found[1:]:
+        if not shows(other.ingress.key):
+            continue
         because = _ingress_because(winner.rank, other.rank)
         if other.rule is not None:
             conflicts.append(Shadowed(route=other.ingress.ref, kind="Ingress", rule=other.rule,
-                                      shadowed_by=winner.label, because=because))
-        losers.append((winner.label, other.label, because,
+                                      shadowed_by=taken_by, because=because))
+        losers.append((taken_by, other.label, because,
                        {f"{other.ingress.namespace}/{other.backend.service}"}))
 
 

@@ -17,14 +17,16 @@ raises :class:`UnscopedRead` instead of quietly answering from the whole graph, 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import replace
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from netsight.graph.model import Kind, Rel, parse_key
 from netsight.graph.records import Record
 from netsight.graph.selectors import LabelSelector
-from netsight.graph.store import Change, GraphView, IngestProblem, Source
+from netsight.graph.store import Change, ChangeHorizon, GraphView, IngestProblem, Source
+
+T = TypeVar("T")
 
 
 class UnscopedRead(NotImplementedError):
@@ -134,6 +136,19 @@ class ScopedView(GraphView):
         # unrestricted view.
         return self._inner.kind_generation(kind)
 
+    def derived(self, name: Hashable, kinds: Iterable[str],
+                build: Callable[[GraphView], T]) -> T:
+        # Built from what this scope shows, so kept per scope, never shared with the whole
+        # graph's (the store keeps a bounded number of them).
+        return self._inner.derived((name, self._allowed), kinds, lambda _: build(self))
+
+    def pending_references(self, key: str) -> Iterator[tuple[str, Rel]]:
+        if not self.shows(key):
+            return
+        for source, rel in self._inner.pending_references(key):
+            if self.shows(source):
+                yield source, rel
+
     def matching(self, namespace: str, selector: LabelSelector) -> Iterator[Record]:
         if namespace not in self._allowed:
             return iter(())
@@ -164,8 +179,11 @@ class ScopedView(GraphView):
     def staleness(self) -> dict[str, float]:
         return self._inner.staleness()
 
-    def changes_since(self, generation: int) -> Iterator[Change]:
-        for change in self._inner.changes_since(generation):
+    def change_horizon(self) -> ChangeHorizon:
+        return self._inner.change_horizon()  # about the ring, not about any object
+
+    def changes_since(self, generation: int, *, at: float | None = None) -> Iterator[Change]:
+        for change in self._inner.changes_since(generation, at=at):
             if self.shows(change.key):
                 related = tuple(k for k in change.related if self.shows(k))
                 yield change if related == change.related else replace(change, related=related)
@@ -179,6 +197,23 @@ class ScopedView(GraphView):
         # Distinct (source, target) pairs, as GraphView counts them; O(visible edges).
         return len({(record.key, target) for kind in self._inner.kinds()
                     for record in self.for_each(kind) for target, _ in self.out_edges(record.key)})
+
+
+def unrestricted(view: GraphView) -> tuple[GraphView, Callable[[str], bool]]:
+    """The whole graph behind ``view``, and whether the caller may see an object by key.
+
+    For answers whose *outcome* depends on objects the caller may not see (route precedence
+    on a Gateway shared with other namespaces): compute on the whole graph, then show only
+    what the predicate allows, never a hidden object's name.
+    """
+    if isinstance(view, ScopedView):
+        inner, shows = unrestricted(view._inner)
+        return inner, lambda key: view.shows(key) and shows(key)
+    return view, _everything
+
+
+def _everything(key: str) -> bool:
+    return True
 
 
 def _refuse(name: str) -> Any:

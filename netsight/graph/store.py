@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections import OrderedDict, deque
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from itertools import islice
-from typing import Any
+from typing import Any, TypeVar
 
 from netsight.graph.building import SELECTOR_RELS, GraphState, remove, upsert
 from netsight.graph.errors import MalformedObject
@@ -25,6 +25,7 @@ from netsight.graph.records import Record, invalid_values, object_id, to_record
 from netsight.graph.selectors import LabelSelector
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class EventType(StrEnum):
@@ -88,6 +89,15 @@ class Change:
     related: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class ChangeHorizon:
+    """How far back the change ring reaches."""
+
+    generation: int  # every change after this generation is held (0: none was dropped)
+    at: float  # time.time() of the newest dropped change (0.0: none was dropped)
+    started_at: float  # when the graph was created: nothing before is known
+
+
 class SyncState(StrEnum):
     SYNCING = "syncing"  # listing for the first time
     SYNCED = "synced"  # listed, and the watch is up
@@ -116,6 +126,8 @@ class KindStatus:
 
 CHANGE_RING_SIZE = 10_000
 RELATED_LIMIT = 64
+# Derived structures kept per store (GraphView.derived); a scope of callers keeps its own.
+DERIVED_LIMIT = 32
 
 
 @dataclass
@@ -132,6 +144,13 @@ class GraphStore:
     kind_generations: dict[str, int] = field(default_factory=dict)
     # Keys of records with an invalid-value problem: most applies can skip the lookup.
     _invalid: set[str] = field(default_factory=set, repr=False)
+    created_at: float = field(default_factory=time.time)
+    # The newest change the ring dropped: (generation, time).
+    dropped: tuple[int, float] = (0, 0.0)
+    # GraphView.derived: name -> (the kind generations it was built at, the value), most
+    # recently used last.
+    derived: OrderedDict[Hashable, tuple[tuple[int, ...], object]] = field(
+        default_factory=OrderedDict, repr=False)
 
     def apply(
         self,
@@ -234,6 +253,9 @@ class GraphStore:
 
     def _record_change(self, change: Change) -> None:
         self.kind_generations[change.key.partition("/")[0]] = change.generation
+        if len(self.changes) == self.changes.maxlen:
+            oldest = self.changes[0]
+            self.dropped = (oldest.generation, oldest.at)
         self.changes.append(change)
         for listener in self.listeners:
             listener(change)
@@ -252,6 +274,21 @@ class GraphStore:
 
     def view(self) -> GraphView:
         return GraphView(self)
+
+
+def _derived(store: GraphStore, name: Hashable, kinds: tuple[str, ...], view: GraphView,
+             build: Callable[[GraphView], T]) -> T:
+    generations = tuple(store.kind_generations.get(kind, 0) for kind in kinds)
+    held = store.derived.get(name)
+    if held is not None and held[0] == generations:
+        store.derived.move_to_end(name)
+        return held[1]  # type: ignore[return-value]  # stored by this function for name
+    value = build(view)
+    store.derived[name] = (generations, value)
+    store.derived.move_to_end(name)
+    while len(store.derived) > DERIVED_LIMIT:
+        store.derived.popitem(last=False)
+    return value
 
 
 def _changed_fields(before: Record | None, after: Record | None) -> tuple[str, ...]:
@@ -360,6 +397,24 @@ class GraphView:
         Lets an analyzer keep something derived from one kind until that kind changes."""
         return self._store.kind_generations.get(kind, 0)
 
+    def derived(self, name: Hashable, kinds: Iterable[str],
+                build: Callable[[GraphView], T]) -> T:
+        """``build(self)``, kept with the store until an object of one of ``kinds`` changes.
+
+        For indexes an analyzer would otherwise rebuild on every call (routes by hostname):
+        ``build`` must read only objects of ``kinds``, and callers must not mutate the
+        value, unless it keeps itself current: with no ``kinds`` it is kept until evicted
+        (the store keeps the most recently used few), e.g. an index moved forward from
+        :meth:`changes_since`, or a cache whose entries are checked against their records.
+        """
+        return _derived(self._store, name, tuple(kinds), self, build)
+
+    def pending_references(self, key: str) -> Iterator[tuple[str, Rel]]:
+        """References objects make to ``key`` while it is absent, as (source key, rel):
+        the edges that will appear when it arrives (a route naming a missing Service)."""
+        for source, _, rel in self._state.pending.get(key, ()):
+            yield source, rel
+
     def matching(self, namespace: str, selector: LabelSelector) -> Iterator[Record]:
         """Pods and workload templates in ``namespace`` the selector matches, via the index."""
         nodes = self._state.graph._node
@@ -413,11 +468,21 @@ class GraphView:
                 for kind, status in self._store.sync.items()
                 if status.down_since is not None}
 
-    def changes_since(self, generation: int) -> Iterator[Change]:
-        """Changes after ``generation`` that the ring still holds, oldest first."""
-        for change in self._store.changes:
-            if change.generation > generation:
-                yield change
+    def change_horizon(self) -> ChangeHorizon:
+        """How far back :meth:`changes_since` reaches: before it, changes are not known."""
+        generation, at = self._store.dropped
+        return ChangeHorizon(generation, at, self._store.created_at)
+
+    def changes_since(self, generation: int, *, at: float | None = None) -> Iterator[Change]:
+        """Changes after ``generation`` (and, given ``at``, taken in after that time) that
+        the ring still holds, oldest first."""
+        # From the newest back: a few recent changes cost a few steps, not the whole ring.
+        newer = []
+        for change in reversed(self._store.changes):
+            if change.generation <= generation or (at is not None and change.at <= at):
+                break
+            newer.append(change)
+        yield from reversed(newer)
 
     @property
     def node_count(self) -> int:

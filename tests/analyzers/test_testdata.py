@@ -5,8 +5,9 @@
 - ``expected.json``: ``{"codes": [...]}`` — exactly the finding codes the answer holds
   (a sorted multiset; omit the key to leave findings unchecked) — and optionally
   ``"result": {...}``, a subset of the JSON answer that must match (dicts by key, lists
-  element by element and of equal length); ``"cites"``, the documentation sentences the
-  expectation comes from, is for the reader.
+  element by element and of equal length); or ``"error": {...}``, a subset of the
+  ToolError the call must fail with (``code``, ``message``); ``"cites"``, the documentation
+  sentences the expectation comes from, is for the reader.
 
 The test runs in detail mode and with a page large enough to hold every finding.
 """
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 
 from netsight.analyzers.catalog import TOOLS, call_tool, to_json
+from netsight.analyzers.contracts import ToolFailure
 from netsight.graph.store import Source
 from tests.analyzers.recording import RecordingView
 from tests.conftest import store_from_yaml
@@ -41,7 +43,10 @@ def run_case(case: Path) -> tuple[dict[str, Any], RecordingView]:
     args = {"detail": True, **query.get("args", {})}
     if "limit" in TOOLS[query["tool"]].args.model_fields:
         args.setdefault("limit", 500)
-    return to_json(call_tool(view, query["tool"], args), detail=True), view
+    try:
+        return to_json(call_tool(view, query["tool"], args), detail=True), view
+    except ToolFailure as failure:
+        return {"error": failure.to_error(query["tool"]).model_dump(mode="json")}, view
 
 
 def assert_subset(expected: Any, actual: Any, path: str = "result") -> None:
@@ -65,6 +70,9 @@ def assert_subset(expected: Any, actual: Any, path: str = "result") -> None:
 def test_case(case: Path) -> None:
     _, expected, _ = load_case(case)
     result, _ = run_case(case)
+    if "error" in expected or "error" in result:
+        assert_subset({"error": expected.get("error")}, result)
+        return
     if "codes" in expected:
         actual = sorted(f["code"] for f in result.get("findings", []))
         assert actual == sorted(expected["codes"]), json.dumps(result.get("findings"), indent=1)

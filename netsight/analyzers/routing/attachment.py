@@ -5,31 +5,52 @@ For each parentRef (ParentReference, v1): the listeners named by ``sectionName``
 those whose ``allowedRoutes`` admit the route's kind and namespace (NotAllowedByListeners),
 then those whose hostname intersects the route's (NoMatchingListenerHostname). A parent
 accepts the route when at least one listener is left. ResolvedRefs is the route's own:
-every backendRef must resolve. A listener's ``attachedRoutes`` counts the routes it
-accepted whose Accepted condition is True.
+every backendRef must resolve. A listener's ``attachedRoutes`` counts the routes attached
+to it by parentRefs and allowedRoutes (with the hostname intersection, as the conformance
+test GatewayWithAttachedRoutes counts), whatever their other conditions: ListenerStatus
+"MUST count successfully attached Routes that may themselves have Accepted: false".
+
+``allowedRoutes.namespaces.from: Selector`` is matched against the labels of the route's
+Namespace object. When that object is not in the input (or Namespaces cannot be listed),
+only ``kubernetes.io/metadata.name``, which the API server sets on every namespace, is
+known: a selector reading any other label leaves the listener's answer undecided.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import gateways, hostnames, mesh, rules
-from netsight.analyzers.routing.backend_tls import BackendTLSPolicies
+from netsight.analyzers.routing.backend_tls import (
+    BACKEND_TLS_POLICY,
+    CONFIG_MAP,
+    BackendTLSPolicies,
+)
 from netsight.analyzers.routing.objects import (
     GATEWAY,
+    GATEWAY_CLASS,
     GRPC_ROUTE,
     HOSTNAME_KINDS,
     HTTP_ROUTE,
+    REFERENCE_GRANT,
     ROUTE_KINDS,
+    SECRET,
+    TCP_ROUTE,
+    TLS_ROUTE,
+    UDP_ROUTE,
     ParentRef,
     Route,
     is_gateway_api,
     read_route,
 )
 from netsight.analyzers.routing.references import BackendResolution, Grants, resolve_backend
-from netsight.graph.model import Kind, Rel, make_key
+from netsight.graph.model import Kind, Rel, make_key, parse_key
+from netsight.graph.overlay import OverlayView
 from netsight.graph.records import Record
+from netsight.graph.scoping import unrestricted
+from netsight.graph.selectors import LabelSelector
 from netsight.graph.store import GraphView
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
@@ -41,6 +62,11 @@ class ParentResult:
     gateway: gateways.GatewayState | None
     conditions: dict[str, c.Cond]
     listeners: list[gateways.ListenerState] = field(default_factory=list)
+    # Listeners the route is attached to by parentRefs and allowedRoutes alone (what
+    # attachedRoutes counts), Accepted or not.
+    attached: list[gateways.ListenerState] = field(default_factory=list)
+    # Listeners whose allowedRoutes selector cannot be decided (namespace labels unknown).
+    undecided: list[gateways.ListenerState] = field(default_factory=list)
 
     @property
     def accepted(self) -> bool:
@@ -53,20 +79,83 @@ class RouteResult:
     parents: list[ParentResult]
     backends: list[BackendResolution]
     notes: list[str]
+    dropped: dict[int, tuple[str, str]] = field(default_factory=dict)  # invalid rules
+
+
+# What each tier of a shared resolution reads (GraphView.derived drops a tier when one of
+# its kinds changes): Gateway states (gateways.evaluate), parsed routes, route results.
+GATEWAY_READS = (GATEWAY, GATEWAY_CLASS, SECRET, REFERENCE_GRANT, GRPC_ROUTE)
+READY_READS = (Kind.SERVICE, Kind.ENDPOINT_SLICE)
+RESOLUTION_READS = (*ROUTE_KINDS, GATEWAY, GATEWAY_CLASS, REFERENCE_GRANT, SECRET,
+                    Kind.SERVICE, Kind.ENDPOINT_SLICE, Kind.NAMESPACE,
+                    # backend TLS shown on route backends (routing/backend_tls.py)
+                    BACKEND_TLS_POLICY, CONFIG_MAP)
+
+
+def _fresh(view: GraphView) -> dict[str, Any]:
+    return {}
 
 
 class Resolver:
-    """Resolution over one view for one answer: gateways, grants and labels read once."""
+    """Resolution over one view for one answer: gateways, grants and labels read once.
 
-    def __init__(self, view: GraphView) -> None:
+    ``shared``: keep Gateway states, parsed routes and route results with the graph across
+    answers until what they read changes (for diff_routes, which answers one request at a
+    time). Shared results must not be mutated: ``count_attached`` needs its own resolver.
+    """
+
+    def __init__(self, view: GraphView, *, shared: bool = False) -> None:
         self.view = view
+        # Which route holds a listener, and a route's namespace labels, are decided on the
+        # whole graph even for a restricted caller (see diff_routes); hidden objects are
+        # never named.
+        self.full, self.shows = unrestricted(view)
         self.grants = Grants(view)
         self.backend_tls = BackendTLSPolicies(view)
+        self.shared = shared
+        self._labels: dict[str, tuple[dict[str, str], str | None]] = {}
         self._gateways: dict[str, gateways.GatewayState | None] = {}
-        self._labels: dict[str, dict[str, str]] = {}
         self._routes: dict[str, Route] = {}
+        self._proposed: dict[str, Route] = {}  # routes of an overlay's delta: kept apart
+        self._proposed_keys: frozenset[str] = frozenset()
         self._ready: dict[str, int | None] = {}
         self._results: dict[str, RouteResult] = {}
+        self._proposed_results: dict[str, RouteResult] = {}
+        if shared:
+            # Sync states are not changes of a kind: a tier built while Namespaces were
+            # not listed yet is not the tier once they are.
+            syncing = tuple(view.untracked(kind) for kind in RESOLUTION_READS)
+            # Under an overlay (a what-if), the live graph's tiers serve what the delta
+            # leaves alone: parsed routes always (each is checked against its record),
+            # Gateway states unless the delta holds a kind they read.
+            base = view.base if isinstance(view, OverlayView) else view
+            touched = {parse_key(key).kind for key in view.delta} \
+                if isinstance(view, OverlayView) else set()
+            self._proposed_keys = frozenset(view.delta) if isinstance(view, OverlayView) \
+                else frozenset()
+            self._gateways = (view if touched & set(GATEWAY_READS) else base).derived(
+                ("routing.gateways", syncing), GATEWAY_READS, _fresh)
+            # Parsed routes are checked against their record on each use: kept across route
+            # changes (dropped when deleted routes make up half of them).
+            self._routes = base.derived("routing.routes", (), _fresh)
+            # (A shared resolver answers HTTP requests: it parses HTTPRoutes and GRPCRoutes.)
+            held = base.count(HTTP_ROUTE) + base.count(GRPC_ROUTE)
+            if len(self._routes) > 2 * max(1000, held):
+                self._routes.clear()
+            # Route results too when the delta holds only routes (and no GRPCRoute exists to
+            # contest a listener): a route's result does not depend on other routes then.
+            contested = bool(self.full.count(GRPC_ROUTE))
+            routes_only = bool(touched) and touched <= set(ROUTE_KINDS) - {GRPC_ROUTE} \
+                and not contested
+            results = base if routes_only else view
+            # Results are checked against their parsed route on each use; without GRPCRoutes
+            # another route's change leaves them valid.
+            reads = RESOLUTION_READS if contested else tuple(
+                k for k in RESOLUTION_READS if k not in (HTTP_ROUTE, TLS_ROUTE, TCP_ROUTE,
+                                                         UDP_ROUTE))
+            self._ready = results.derived(("routing.ready", syncing), READY_READS, _fresh)
+            self._results = results.derived(("routing.results", syncing, contested), reads,
+                                            _fresh)
 
     # --- lookups ---------------------------------------------------------------------------
 
@@ -78,20 +167,29 @@ class Resolver:
                 if record is not None and is_gateway_api(record) else None
         return self._gateways[key]
 
-    def namespace_labels(self, namespace: str) -> dict[str, str]:
-        labels = self._labels.get(namespace)
-        if labels is None:
-            record = self.view.get(make_key(Kind.NAMESPACE, "", namespace))
+    def namespace_labels(self, namespace: str) -> tuple[dict[str, str], str | None]:
+        """The namespace's labels, and why they are incomplete (None: they are complete).
+
+        Without the Namespace object only the name label is known, never "no labels"."""
+        found = self._labels.get(namespace)
+        if found is None:
+            record = self.full.get(make_key(Kind.NAMESPACE, "", namespace))
             labels = dict(record.labels) if record is not None else {}
             # The API server labels every namespace with its own name (since 1.21).
             labels.setdefault(NAMESPACE_NAME_LABEL, namespace)
-            self._labels[namespace] = labels
-        return labels
+            missing = None
+            if record is None:
+                untracked = self.full.untracked(Kind.NAMESPACE)
+                missing = f"Namespace {namespace} is not in the input" if untracked is None \
+                    else untracked
+            found = self._labels[namespace] = (labels, missing)
+        return found
 
     def route(self, record: Record) -> Route:
-        route = self._routes.get(record.key)
+        held = self._proposed if record.key in self._proposed_keys else self._routes
+        route = held.get(record.key)
         if route is None or route.record is not record:
-            route = self._routes[record.key] = read_route(record)
+            route = held[record.key] = read_route(record)
         return route
 
     def routes(self, namespace: str | None = None) -> list[Route]:
@@ -114,7 +212,9 @@ class Resolver:
     # --- resolution ------------------------------------------------------------------------
 
     def resolve(self, route: Route) -> RouteResult:
-        done = self._results.get(route.record.key)
+        held = self._proposed_results if route.record.key in self._proposed_keys \
+            else self._results
+        done = held.get(route.record.key)
         if done is not None and done.route is route:
             return done
         backends = [resolve_backend(self.view, self.grants, route, ref, self._ready,
@@ -140,21 +240,34 @@ class Resolver:
                 notes.append(f"{route.ref} {b.path}: Service {b.ref} is of type ExternalName, "
                              "which implementations SHOULD NOT support; whether this one "
                              "forwards to it is implementation-specific")
-        result = self._results[route.record.key] = RouteResult(route, parents, backends, notes)
+        result = held[route.record.key] = RouteResult(route, parents, backends, notes,
+                                                                   dropped)
         return result
 
     def count_attached(self, gateway: gateways.GatewayState) -> None:
         """Set attachedRoutes on each listener of ``gateway``."""
+        assert not self.shared, "count_attached writes the states a shared resolver keeps"
         for listener in gateway.listeners:
             listener.attached_routes = 0
+        undecided: dict[str, int] = {}
         for route in self.routes_of(gateway):
             attached: set[str] = set()
+            unsure: set[str] = set()
             for parent in self.resolve(route).parents:
-                if parent.gateway is gateway and parent.accepted:
-                    attached.update(ls.listener.name for ls in parent.listeners)
+                if parent.gateway is gateway:
+                    attached.update(ls.listener.name for ls in parent.attached)
+                    unsure.update(ls.listener.name for ls in parent.undecided)
             for listener in gateway.listeners:
-                if listener.listener.name in attached:
+                name = listener.listener.name
+                if name in attached:
                     listener.attached_routes += 1
+                elif name in unsure:
+                    undecided[name] = undecided.get(name, 0) + 1
+        for name, count in sorted(undecided.items()):
+            note = (f"gateway {gateway.ref} listener {name}: attachedRoutes leaves out "
+                    f"{count} route(s) from namespaces whose labels are unknown")
+            if note not in gateway.notes:
+                gateway.notes.append(note)
 
     def _parent(self, route: Route, ref: ParentRef, resolved: c.Cond,
                 dropped: dict[int, tuple[str, str]], notes: list[str]) -> ParentResult:
@@ -178,11 +291,23 @@ class Resolver:
         if not gateway.managed:
             return ParentResult(ref, gateway, {c.ACCEPTED: gateway.conditions[c.ACCEPTED],
                                                c.RESOLVED_REFS: resolved})
-        accepted, listeners = self._accept(route, ref, gateway)
+        accepted, listeners, undecided = self._accept(route, ref, gateway)
+        attached = listeners
+        if undecided:
+            unknown = ", ".join(ls.listener.name for ls in undecided)
+            why = self.namespace_labels(route.record.namespace)[1]
+            if accepted.ok:
+                notes.append(f"{route.ref} parentRefs[{ref.index}]: whether listener(s) "
+                             f"{unknown} of {ref.parent} also admit it is undecided: {why}")
+            elif accepted.reason == c.NOT_ALLOWED_BY_LISTENERS:
+                accepted = c.unknown(f"whether listener(s) {unknown} of {ref.parent} admit "
+                                     f"routes from namespace {route.record.namespace} is "
+                                     f"undecided: {why}, and their allowedRoutes selector "
+                                     "reads its labels")
         if accepted.ok and route.kind in (HTTP_ROUTE, GRPC_ROUTE):
             accepted, listeners = self._cross_kind(route, gateway, accepted, listeners)
         result = ParentResult(ref, gateway, {c.ACCEPTED: accepted, c.RESOLVED_REFS: resolved},
-                              listeners)
+                              listeners, attached, undecided)
         if accepted.ok and dropped:
             if len(dropped) == len(route.rules):
                 reason, message = next(iter(dropped.values()))
@@ -200,12 +325,18 @@ class Resolver:
         """GRPCRoute.spec.hostnames: an HTTPRoute and a GRPCRoute on one listener with
         intersecting hostnames cannot both be accepted; the older route (then the first by
         namespace/name) keeps the listener, the other is not accepted there."""
-        if not self.view.count(GRPC_ROUTE):
+        if not self.full.count(GRPC_ROUTE):
             return accepted, listeners  # the common case: no GRPCRoute anywhere
         other = GRPC_ROUTE if route.kind == HTTP_ROUTE else HTTP_ROUTE
         mine = _seniority(route)
-        rivals = [r for r in self.routes_of(gateway)
-                  if r.kind == other and _seniority(r) < mine]
+        # Rivals in namespaces the caller may not read hold listeners all the same.
+        rivals = []
+        for record in self.full.neighbors(gateway.record.key, Rel.ATTACHES_TO, incoming=True,
+                                          kind=other):
+            if is_gateway_api(record):
+                rival = self.route(record)
+                if _seniority(rival) < mine:
+                    rivals.append(rival)
         kept, lost = [], []
         for listener in listeners:
             winner = next((rival for rival in rivals
@@ -214,7 +345,10 @@ class Resolver:
             if winner is None:
                 kept.append(listener)
             else:
-                lost.append(f"{listener.listener.name} (taken by {winner.kind} {winner.ref})")
+                lost.append(f"{listener.listener.name} (taken by {winner.kind} {winner.ref})"
+                            if self.shows(winner.record.key) else
+                            f"{listener.listener.name} (taken by a {winner.kind} in a "
+                            "namespace you may not read)")
         if not lost:
             return accepted, listeners
         if not kept:
@@ -230,13 +364,15 @@ class Resolver:
         for ref in route.parent_refs:
             if ref.is_gateway and (ref.namespace, ref.name) == (gateway.record.namespace,
                                                                 gateway.record.name):
-                accepted, listeners = self._accept(route, ref, gateway)
+                accepted, listeners, _ = self._accept(route, ref, gateway)
                 if accepted.ok and listener in listeners:
                     return True
         return False
 
-    def _accept(self, route: Route, ref: ParentRef,
-                gateway: gateways.GatewayState) -> tuple[c.Cond, list[gateways.ListenerState]]:
+    def _accept(self, route: Route, ref: ParentRef, gateway: gateways.GatewayState,
+                ) -> tuple[c.Cond, list[gateways.ListenerState], list[gateways.ListenerState]]:
+        """(Accepted, the listeners that accept the route, the listeners whose answer is
+        undecided because the route's namespace labels are unknown)."""
         candidates = [ls for ls in gateway.listeners
                       if (ref.section_name is None or ls.listener.name == ref.section_name)
                       and (ref.port is None or ls.listener.port == ref.port)]
@@ -245,24 +381,30 @@ class Resolver:
                 f"name {ref.section_name}" if ref.section_name else "",
                 f"port {ref.port}" if ref.port is not None else "") if x)
             return c.false(c.NO_MATCHING_PARENT,
-                           f"Gateway {ref.parent} has no listener with {wanted}"), []
-        allowed = [ls for ls in candidates if self._allows(ls, gateway, route)]
+                           f"Gateway {ref.parent} has no listener with {wanted}"), [], []
+        verdicts = [(ls, self._allows(ls, gateway, route)) for ls in candidates]
+        allowed = [ls for ls, ok in verdicts if ok]
+        undecided = [ls for ls, ok in verdicts if ok is None]
+        if route.kind in HOSTNAME_KINDS and route.hostnames:
+            undecided = [ls for ls in undecided
+                         if hostnames.effective(ls.hostname, route.hostnames) != []]
         if not allowed:
             return c.false(c.NOT_ALLOWED_BY_LISTENERS,
                            f"no listener of {ref.parent} allows {route.kind} from namespace "
-                           f"{route.record.namespace}"), []
+                           f"{route.record.namespace}"), [], undecided
         if route.kind in HOSTNAME_KINDS and route.hostnames:
             allowed = [ls for ls in allowed
                        if hostnames.effective(ls.hostname, route.hostnames) != []]
             if not allowed:
                 return c.false(c.NO_MATCHING_LISTENER_HOSTNAME,
                                f"no listener hostname of {ref.parent} intersects "
-                               f"{', '.join(route.hostnames)}"), []
+                               f"{', '.join(route.hostnames)}"), [], undecided
         names = ", ".join(ls.listener.name for ls in allowed)
-        return c.true(c.ACCEPTED, f"accepted by listener(s) {names}"), allowed
+        return c.true(c.ACCEPTED, f"accepted by listener(s) {names}"), allowed, undecided
 
     def _allows(self, listener: gateways.ListenerState, gateway: gateways.GatewayState,
-                route: Route) -> bool:
+                route: Route) -> bool | None:
+        """Whether the listener's allowedRoutes admit the route; None: undecided."""
         if route.kind not in listener.supported_kinds:
             return False
         source = listener.listener.from_namespaces
@@ -271,8 +413,17 @@ class Resolver:
         if source == "Same":
             return route.record.namespace == gateway.record.namespace
         if source == "Selector" and listener.selector is not None:
-            return listener.selector.matches(self.namespace_labels(route.record.namespace))
+            labels, missing = self.namespace_labels(route.record.namespace)
+            if missing is None or _reads_only_name(listener.selector):
+                return listener.selector.matches(labels)
+            return None
         return False
+
+
+def _reads_only_name(selector: LabelSelector) -> bool:
+    """Whether the selector reads no label but the one every namespace carries."""
+    keys = {key for key, _ in selector.match_labels} | {r.key for r in selector.requirements}
+    return keys <= {NAMESPACE_NAME_LABEL}
 
 
 def _seniority(route: Route) -> tuple[str, str]:

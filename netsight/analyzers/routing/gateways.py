@@ -36,6 +36,7 @@ from netsight.analyzers.routing.references import Grants, resolve_certificate
 from netsight.graph.errors import MalformedObject
 from netsight.graph.model import make_key
 from netsight.graph.records import Record
+from netsight.graph.scoping import unrestricted
 from netsight.graph.selectors import LabelSelector, parse_label_selector
 from netsight.graph.store import GraphView
 
@@ -130,7 +131,10 @@ def _unsupported_kinds(view: GraphView, gateway_class: Record | None,
         declared = frozenset(k for k in (GRPC_ROUTE, TLS_ROUTE, TCP_ROUTE, UDP_ROUTE)
                              if k not in features)
         return declared, declared
-    return frozenset(), frozenset() if view.count(GRPC_ROUTE) else frozenset({GRPC_ROUTE})
+    # GRPCRoutes anywhere, those of namespaces the caller may not read too: whether the
+    # implementation serves them is the cluster's, and decides which route holds a listener.
+    grpc = unrestricted(view)[0].count(GRPC_ROUTE)
+    return frozenset(), frozenset() if grpc else frozenset({GRPC_ROUTE})
 
 
 def _listener(view: GraphView, grants: Grants, gateway: Record, listener: Listener,

@@ -155,19 +155,38 @@ def candidates(route: Route, hostname: str | None, request: Request,
     found = []
     created = route.record.created or "9999"  # unknown creation time: treated as newest
     grpc = route.kind == GRPC_ROUTE
-    for i, rule in enumerate(route.rules):
-        if i in dropped:
+    host = tuple(-x for x in host_rank(hostname))
+    for i, j, spec, specificity in _matches_of(route):
+        if i in dropped or not (grpc_matches(spec, request) if grpc else
+                                matches(spec, request)):
             continue
+        rank = (host, specificity, created, route.ref, i, j if j is not None else 0)
+        found.append(Candidate(route, i, j, spec, hostname, rank))
+    return found
+
+
+_Match = tuple[int, int | None, Mapping[str, Any], tuple[int, ...]]
+# Route -> its (rule, match, spec, negated specificity): what does not depend on the request,
+# read once per parsed route (diff_routes keeps parsed routes between answers).
+_MATCHES: dict[int, tuple[Route, list[_Match]]] = {}
+_MATCHES_KEPT = 20_000
+
+
+def _matches_of(route: Route) -> list[_Match]:
+    held = _MATCHES.get(id(route))
+    if held is not None and held[0] is route:
+        return held[1]
+    grpc = route.kind == GRPC_ROUTE
+    found: list[_Match] = []
+    for i, rule in enumerate(route.rules):
         specs: list[tuple[int | None, Mapping[str, Any]]] = [
             (j, as_map(m)) for j, m in enumerate(as_list(rule.get("matches")))]
         for j, spec in specs or [(None, {})]:
-            if not (grpc_matches(spec, request) if grpc else matches(spec, request)):
-                continue
             specificity = grpc_rank(spec) if grpc else match_rank(spec)
-            rank = (tuple(-x for x in host_rank(hostname)),
-                    tuple(-x for x in specificity),
-                    created, route.ref, i, j if j is not None else 0)
-            found.append(Candidate(route, i, j, spec, hostname, rank))
+            found.append((i, j, spec, tuple(-x for x in specificity)))
+    if len(_MATCHES) >= _MATCHES_KEPT:
+        _MATCHES.clear()
+    _MATCHES[id(route)] = (route, found)
     return found
 
 

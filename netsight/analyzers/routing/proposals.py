@@ -1,0 +1,115 @@
+"""The objects of a what-if question (diff_routes ``proposed``), read into an overlay delta.
+
+The text is read as manifests are (``graph/loading.py``: multi-document YAML, JSON, ``List``
+kinds) and each object into a record by the code the graph uses (``records.to_record``),
+but a proposal is a tool argument, not cluster input: anything that cannot be read is the
+caller's to fix, so it fails the call (INVALID_INPUT naming ``proposed``, the document and
+its line) instead of becoming a finding.
+
+An object replaces the live object with the same kind, namespace and name, or is added.
+A document whose ``metadata.annotations`` holds ``netsight.io/delete: "true"`` deletes the
+object it names (only apiVersion, kind and metadata are read). A replacement without
+``metadata.creationTimestamp`` keeps the live object's, as an update by ``kubectl apply``
+would; an added object has none, so it is the newest wherever age breaks a tie.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from netsight.analyzers.contracts import ErrorCode, ToolFailure
+from netsight.graph.errors import MalformedObject
+from netsight.graph.loading import expand_lists, read_documents
+from netsight.graph.overlay import OverlayView
+from netsight.graph.records import Record, invalid_values, object_id, to_record
+from netsight.graph.store import GraphView
+
+MAX_BYTES = 1 << 20
+MAX_OBJECTS = 100
+DELETE_ANNOTATION = "netsight.io/delete"
+
+ADD, REPLACE, DELETE, UNCHANGED = "add", "replace", "delete", "unchanged"
+
+
+@dataclass
+class Proposal:
+    delta: dict[str, Record | None] = field(default_factory=dict)
+    actions: dict[str, str] = field(default_factory=dict)  # key -> ADD, REPLACE, ...
+    notes: list[str] = field(default_factory=list)
+
+    def overlay(self, view: GraphView) -> OverlayView:
+        return OverlayView(view, self.delta)
+
+
+def read(view: GraphView, text: str, *, tool: str,
+         shows: Callable[[str], bool]) -> Proposal:
+    """Parse ``text`` against ``view`` (the live graph); ``shows`` tells whether the caller
+    may see an object (a proposal may not reach into namespaces it may not read)."""
+    size = len(text.encode())
+    if size > MAX_BYTES:
+        raise ToolFailure(ErrorCode.INVALID_INPUT, f"proposed: {size} bytes; at most "
+                          f"{MAX_BYTES} (1 MiB) are read: propose fewer objects at a time",
+                          tool=tool)
+    proposal = Proposal()
+    where: dict[str, str] = {}
+    for number, document in enumerate(read_documents("proposed", text), start=1):
+        line = document.location.rpartition(":")[2]
+        at = f"proposed: document {number} (line {line})"
+        if isinstance(document.body, Exception):
+            raise ToolFailure(ErrorCode.INVALID_INPUT, f"{at}: {document.body}", tool=tool)
+        for index, item in enumerate(expand_lists(document.body)):
+            here = at if index == 0 else f"{at} item {index}"
+            if len(where) == MAX_OBJECTS:
+                raise ToolFailure(ErrorCode.INVALID_INPUT, f"{here}: more than {MAX_OBJECTS} "
+                                  "objects; propose fewer at a time", tool=tool)
+            key = _read_one(view, proposal, item, here, tool=tool, shows=shows, seen=where)
+            where[key] = here
+    if not where:
+        raise ToolFailure(ErrorCode.INVALID_INPUT, "proposed: no object found; give one or "
+                          "more Kubernetes objects as YAML or JSON", tool=tool)
+    return proposal
+
+
+def _read_one(view: GraphView, proposal: Proposal, item: object, at: str, *, tool: str,
+              shows: Callable[[str], bool], seen: Mapping[str, str]) -> str:
+    def fail(message: str) -> ToolFailure:
+        return ToolFailure(ErrorCode.INVALID_INPUT, f"{at}: {message}", tool=tool)
+
+    if not isinstance(item, dict):
+        raise fail(f"expected a Kubernetes object (a map with apiVersion, kind, metadata), "
+                   f"got {type(item).__name__}")
+    raw: dict[str, Any] = item
+    try:
+        key = object_id(raw).key
+    except MalformedObject as exc:
+        raise fail(f"{exc.field_path}: {exc.message}") from None
+    if key in seen:
+        raise fail(f"{key} is already proposed by {seen[key].removeprefix('proposed: ')}")
+    if not shows(key):
+        raise fail(f"{key} is in a namespace you may not read")
+    live = view.get(key)
+    metadata = raw.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    if isinstance(annotations, dict) and annotations.get(DELETE_ANNOTATION) == "true":
+        if live is None:
+            raise fail(f"deletes {key}, which does not exist")
+        proposal.delta[key] = None
+        proposal.actions[key] = DELETE
+        return key
+    if live is not None and isinstance(metadata, dict) and live.created \
+            and not metadata.get("creationTimestamp"):
+        raw = {**raw, "metadata": {**metadata, "creationTimestamp": live.created}}
+    try:
+        record = to_record(raw)
+    except MalformedObject as exc:
+        raise fail(f"{exc.field_path}: {exc.message}") from None
+    except Exception as exc:  # a reader bug: the caller's object is refused, not the call
+        raise fail(f"netsight could not read this object ({type(exc).__name__})") from None
+    for note in invalid_values(record):
+        proposal.notes.append(f"proposed {key} {note.field_path}: {note.message} (kept as "
+                              "written)")
+    proposal.delta[key] = record
+    proposal.actions[key] = ADD if live is None else UNCHANGED if live == record else REPLACE
+    return key

@@ -1,0 +1,163 @@
+"""A caller restricted to some namespaces gets the precedence the whole graph gives on a
+Gateway shared with namespaces they may not read (a hidden route can take their request, or
+hold their listener), and never the hidden route's name."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from netsight.analyzers.catalog import call_tool, to_json
+from netsight.graph.scoping import ScopedView
+from netsight.graph.store import GraphView
+from tests.conftest import store_from_yaml
+
+CLUSTER = """
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: example}
+spec: {controllerName: example.com/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: infra}
+spec:
+  gatewayClassName: example
+  listeners:
+  - {name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {selector: {app: web}, ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: panel, namespace: admin}
+spec: {selector: {app: panel}, ports: [{port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: shop, creationTimestamp: "2025-01-01T00:00:00Z"}
+spec:
+  parentRefs: [{name: edge, namespace: infra}]
+  hostnames: [shop.example.com]
+  rules: [{backendRefs: [{name: web, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: panel, namespace: admin, creationTimestamp: "2025-01-01T00:00:00Z"}
+spec:
+  parentRefs: [{name: edge, namespace: infra}]
+  hostnames: [shop.example.com]
+  rules:
+  - matches: [{path: {type: Exact, value: /admin}}]
+    backendRefs: [{name: panel, port: 80}]
+"""
+
+OLDER_GRPC = """
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: rpc, namespace: admin, creationTimestamp: "2020-01-01T00:00:00Z"}
+spec:
+  parentRefs: [{name: edge, namespace: infra}]
+  hostnames: [shop.example.com]
+  rules: [{backendRefs: [{name: panel, port: 80}]}]
+"""
+
+SHOP = {"shop", "infra"}
+
+
+def ask(view: GraphView, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    return to_json(call_tool(view, tool, args), detail=True)
+
+
+def test_a_hidden_route_that_takes_the_request_is_shown_as_hidden() -> None:
+    view = store_from_yaml(CLUSTER).view()
+    request = {"host": "shop.example.com", "path": "/admin", "expected_backend": "shop/web"}
+
+    whole = ask(view, "diff_routes", request)
+    scoped = ask(ScopedView(view, SHOP), "diff_routes", request)
+
+    assert whole["layers"][0]["route"] == "admin/panel"
+    layer = scoped["layers"][0]
+    assert layer["hidden"] is True
+    assert layer["outcome"] == whole["layers"][0]["outcome"]
+    assert "route" not in layer
+    assert layer["backends"] == []
+    assert scoped["conflicts"] == [{
+        "route": "shop/web", "kind": "HTTPRoute", "rule": 0,
+        "shadowedBy": "a route in a namespace you may not read", "because": "exact path"}]
+    assert scoped["matchesExpected"] is None  # where the hidden route sends it is not shown
+    assert "admin/" not in json.dumps(scoped)
+
+
+def test_a_request_the_hidden_route_does_not_match_is_answered_in_full() -> None:
+    view = store_from_yaml(CLUSTER).view()
+    scoped = ask(ScopedView(view, SHOP), "diff_routes",
+                 {"host": "shop.example.com", "path": "/cart"})
+    assert scoped["layers"][0]["route"] == "shop/web"
+    assert scoped["conflicts"] == []
+
+
+def test_an_older_hidden_grpc_route_holds_the_listener_without_being_named() -> None:
+    view = store_from_yaml(CLUSTER + OLDER_GRPC).view()
+    args = {"route": "shop/web"}
+
+    whole = ask(view, "check_route_resolution", args)
+    scoped = ask(ScopedView(view, SHOP), "check_route_resolution", args)
+
+    accepted = whole["routes"][0]["parents"][0]["conditions"]["Accepted"]
+    assert accepted["status"] == "False"
+    assert "GRPCRoute admin/rpc" in accepted["message"]
+    hidden = scoped["routes"][0]["parents"][0]["conditions"]["Accepted"]
+    assert (hidden["status"], hidden["reason"]) == (accepted["status"], accepted["reason"])
+    assert "taken by a GRPCRoute in a namespace you may not read" in hidden["message"]
+    assert "admin/" not in json.dumps(scoped)
+
+
+INGRESSES = """
+apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: nginx}
+spec: {controller: k8s.io/ingress-nginx}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: old, namespace: admin, creationTimestamp: "2020-01-01T00:00:00Z"}
+spec:
+  ingressClassName: nginx
+  rules:
+  - host: legacy.example.com
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: panel, port: {number: 80}}}}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: new, namespace: shop, creationTimestamp: "2025-01-01T00:00:00Z"}
+spec:
+  ingressClassName: nginx
+  rules:
+  - host: legacy.example.com
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+"""
+
+
+def test_an_older_hidden_ingress_takes_the_request_without_being_named() -> None:
+    view = store_from_yaml(CLUSTER + "---" + INGRESSES).view()
+    request = {"host": "legacy.example.com", "path": "/"}
+
+    whole = ask(view, "diff_routes", request)
+    scoped = ask(ScopedView(view, SHOP), "diff_routes", request)
+
+    assert [(layer["layer"], layer.get("route")) for layer in whole["layers"]] == [
+        ("ingress", "admin/old")]
+    assert [(layer["layer"], layer.get("hidden")) for layer in scoped["layers"]] == [
+        ("ingress", True)]
+    assert scoped["conflicts"][0]["route"] == "shop/new"
+    assert scoped["conflicts"][0]["shadowedBy"] == "a route in a namespace you may not read"
+    assert "admin/" not in json.dumps(scoped)
