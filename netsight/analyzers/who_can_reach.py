@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from functools import partial
+
 from pydantic import Field
 
 from netsight.analyzers.arguments import PagedArgs, PortNumber
@@ -9,12 +12,16 @@ from netsight.analyzers.base import AnalyzerMetadata, metadata
 from netsight.analyzers.contracts import ErrorCode, Page, ToolFailure, ToolResult
 from netsight.analyzers.find_blocking_policies import ENDPOINT_HELP, Protocol, _targets
 from netsight.analyzers.paging import paginate, query_fingerprint
+from netsight.analyzers.policy import classes
+from netsight.analyzers.policy.classes import add_rows, row_out
 from netsight.analyzers.policy.endpoints import Endpoint, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
 from netsight.analyzers.policy.reach import (
     Group,
+    Labels,
     PeerOut,
     Summary,
+    _peer_endpoint,
     cluster_endpoints,
     external_regions,
     fixed_groups,
@@ -89,13 +96,32 @@ def analyze(view: GraphView, args: Args) -> Result:
         assert port is not None
         return flow(engine, peer, target.rep, port, protocol, Direction.INGRESS)
 
-    narrowed = narrowed_sources(engine, fixed, protocol)
-    sources = cluster_endpoints(view, resolved.endpoints) if narrowed is None else narrowed[0]
+    several = sum(len(g.members) for g, _ in fixed) > 1
+    fast = classes.who_can_reach(engine, fixed, protocol)
+    narrowed = None if fast is not None else narrowed_sources(engine, fixed, protocol)
+    if fast is not None:
+        # Identities the set evaluation decided are rows; the rest (host network, the
+        # destination's own identity, anything undecided) are asked about pod by pod.
+        alone = resolved.endpoints[0].key if len(resolved.endpoints) == 1 else None
+        sources: Iterable[Endpoint] = [
+            e for r in fast.exact if (e := _peer_endpoint(view, r, alone)) is not None]
+    else:
+        sources = cluster_endpoints(view, resolved.endpoints) if narrowed is None \
+            else narrowed[0]
     peers = group(sources, blocks, False)
     found = tally(peers, fixed, evaluate)
-    several = sum(len(g.members) for g, _ in fixed) > 1
-    entries = [peer_out(p, t, several=several, detail=args.detail) for p, t in found
-               if t.allowed or t.unknown]
+    listed: list[tuple[tuple[str, Labels, str], Callable[[], PeerOut]]] = [
+        ((p.namespace, p.labels, p.rep.name),
+         partial(peer_out, p, t, several=several, detail=args.detail))
+        for p, t in found if t.allowed or t.unknown]
+    summary = summarize(found)
+    if fast is not None:
+        listed += [((row.namespace, row.labels, ""),
+                    partial(row_out, row, several=several, detail=args.detail))
+                   for row in fast.rows]
+        listed.sort(key=lambda item: item[0])
+        summary = add_rows(summary, fast)
+    entries: list[Callable[[], PeerOut]] = [make for _, make in listed]
     reasons = dict.fromkeys(notes)
     for _, t in found:
         reasons.update(t.reasons)
@@ -105,23 +131,22 @@ def analyze(view: GraphView, args: Args) -> Result:
             for g, port in fixed if port is not None and not g.rep.external])
         for region in regions:
             if region.tally.allowed or region.tally.unknown:
-                entries.append(region_out(region, blocks, several=several))
+                entries.append(partial(region_out, region, blocks, several=several))
                 reasons.update(region.tally.reasons)
-    summary = summarize(found)
     if narrowed is not None:  # the sources never tried are denied by the destination
         tried = sum(len(p.members) for p in peers)
         summary = summary.model_copy(update={
             "denied_pods": summary.denied_pods + narrowed[1] - tried})
     fingerprint = query_fingerprint(NAME, args.destination, args.port, args.protocol,
                                     args.detail)
-    page_items, page = paginate(entries, limit=args.limit, cursor=args.cursor,
+    page_makers, page = paginate(entries, limit=args.limit, cursor=args.cursor,
                                 fingerprint=fingerprint, tool=NAME)
     return Result(
         metadata=metadata(view, None if resolved.endpoints[0].external
                           else resolved.endpoints[0].namespace),
         destination=args.destination, port=args.port, protocol=args.protocol,
         destination_pods=sum(len(g.members) for g, _ in fixed),
-        peers=page_items,
+        peers=[make() for make in page_makers],
         summary=summary,
         page=page,
         not_evaluated=list(reasons)[:20],

@@ -13,6 +13,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from itertools import islice
@@ -132,6 +133,8 @@ class GraphStore:
     kind_generations: dict[str, int] = field(default_factory=dict)
     # Keys of records with an invalid-value problem: most applies can skip the lookup.
     _invalid: set[str] = field(default_factory=set, repr=False)
+    # What readers derive from this graph and keep across calls (GraphView.derived).
+    derived: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def apply(
         self,
@@ -365,6 +368,29 @@ class GraphView:
         nodes = self._state.graph._node
         for key in self._state.matching(namespace, selector):
             yield nodes[key].record
+
+    def derived(self) -> dict[str, Any]:
+        """Where an analyzer keeps what it derives from this graph across calls (indexes
+        kept current by generation): it lives and dies with the store, so nothing derived
+        from one graph is ever taken for another's. Entries check their own validity."""
+        return self._store.derived
+
+    def identities(self) -> Iterator[tuple[str, Mapping[str, str], AbstractSet[str],
+                                           Mapping[str, Rel]]]:
+        """Every identity (pod-likes of a namespace sharing one label map): (namespace,
+        labels, member keys, selector owner -> edge type). The sets are the graph's own,
+        read-only, valid until the next change."""
+        for per_ns in self._state.identities.values():
+            for identity in per_ns.values():
+                yield identity.namespace, identity.labels, identity.members, \
+                    identity.selected_by
+
+    def matching_label_maps(self, namespace: str, selector: LabelSelector
+                            ) -> Iterator[Mapping[str, str]]:
+        """The label map of each identity in ``namespace`` the selector matches (one test
+        per identity, through the label index)."""
+        for identity in self._state.matching_identities(namespace, selector):
+            yield identity.labels
 
     def namespaces(self) -> set[str]:
         """Namespaces that exist as objects or hold at least one object."""

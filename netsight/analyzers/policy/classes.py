@@ -1,0 +1,436 @@
+"""Flows decided for sets of identities at once, instead of one flow per identity.
+
+The direction at a *fixed* end (ingress at a destination) is evaluated over every peer
+identity together: each rule's peers are a set of identities (``universe.Universe``), and
+the tiers are walked with set operations exactly as ``anp.evaluate`` and
+``netpol.evaluate`` walk them for one peer. The direction at the *peers'* end (egress at
+each source) depends on the source only through the policies that select it, so sources
+are grouped by that *egress signature* (admin policies with egress rules that may apply,
+with whether they do; NetworkPolicies isolating it for egress; baseline policies) and one
+representative per signature is evaluated with ``PolicyEngine.direction``.
+
+Exactness: the fast path decides only True and False. Anything it does not model goes to
+the per-pod path (``reach.tally`` over ``PolicyEngine``), whose answer is the reference:
+
+- an unknown answer anywhere (namespace labels not given, a rule netsight cannot read, two
+  admin policies at one priority disagreeing): those identities go to the per-pod path,
+  which also words the reasons;
+- identities with host-network pods or standing-in workloads (``Universe.exact``), the
+  fixed end's own identities, pods whose IPs or ports a CIDR or named port tells apart;
+- namespaces where ``PolicyEngine.unevaluated`` has anything to say, and every policy kind
+  the engine reads besides NetworkPolicy, AdminNetworkPolicy, BaselineAdminNetworkPolicy and
+  ClusterNetworkPolicy (whatever kinds engine.py evaluates or lists as unevaluated now or
+  later): flows with an end in a namespace holding one go to the per-pod path, and one that
+  is cluster-scoped (or in a mesh's root namespace) turns the fast path off;
+- unreadable kinds, or both admin API versions in use: the fast path is off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from netsight.analyzers.policy import anp, netpol
+from netsight.analyzers.policy.endpoints import Endpoint, from_pod
+from netsight.analyzers.policy.engine import (
+    READS,
+    ROOT_NAMESPACE,
+    UNEVALUATED,
+    PolicyEngine,
+    _model,
+)
+from netsight.analyzers.policy.peers import PortMatch, ports_match
+from netsight.analyzers.policy.reach import MEMBERS_SHOWN, Group, PeerOut, PodCounts, Summary, Tally
+from netsight.analyzers.policy.universe import Bits, Labels, Sets, Universe, members, universe
+from netsight.analyzers.policy.verdict import Action, Direction, Tri
+from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel, make_key
+from netsight.graph.records import NetworkPolicyRecord, Record
+from netsight.graph.store import GraphView
+
+# Kinds whose meaning the set evaluation models; any other kind the engine reads is a
+# policy kind it does not, found generically (see the module docstring).
+MODELED: frozenset[str] = frozenset({
+    Kind.POD, Kind.NAMESPACE, Kind.NETWORK_POLICY, anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND,
+    "Node", *POD_LIKE_KINDS})
+
+
+def unmodeled_scopes(view: GraphView) -> set[str] | None:
+    """Namespaces holding objects of policy kinds the set evaluation does not model (their
+    flows go to the per-pod path); None when such an object is cluster-scoped or in the
+    mesh root namespace, where it may bear on any flow (the fast path is off)."""
+    found: set[str] = set()
+    listed = {u.kind for u in UNEVALUATED}
+    for kind in sorted(READS - MODELED - listed):
+        for record in view.for_each(kind):
+            if not record.namespace or record.namespace == ROOT_NAMESPACE:
+                return None
+            found.add(record.namespace)
+    return found
+
+
+# --- one direction at a fixed end, over every peer identity -----------------------------
+
+
+@dataclass
+class Outcome:
+    """A direction's answer over peer identities: allowed, denied, or for the per-pod path."""
+
+    allow: Bits = 0
+    deny: Bits = 0
+    exact: Bits = 0
+
+
+def _any(parts: Iterable[Sets]) -> Sets:
+    """Kleene OR over sets: true if any is true, else unknown if any is unknown."""
+    true = unknown = 0
+    for t, u in parts:
+        true |= t
+        unknown |= u
+    return true, unknown & ~true
+
+
+class FixedEnd:
+    """Evaluates the direction taken at ``subject`` against every identity of the universe
+    as the other end (ingress at a destination over sources, egress at a source over
+    destinations), mirroring ``PolicyEngine.direction``."""
+
+    def __init__(self, engine: PolicyEngine, uni: Universe, direction: Direction,
+                 subject: Endpoint, port: int, protocol: str) -> None:
+        self.engine, self.uni, self.direction = engine, uni, direction
+        self.subject, self.port, self.protocol = subject, port, protocol
+
+    def ports(self, rule_ports: tuple[PortMatch, ...] | None) -> Sets:
+        if self.direction is Direction.INGRESS:  # the subject is the destination
+            answer = ports_match(rule_ports, self.port, self.protocol, self.subject)
+            everyone = self.uni.all
+            return (everyone, 0) if answer else (0, everyone) if answer is None else (0, 0)
+        return self.uni.port_match(rule_ports, self.port, self.protocol)
+
+    def admin_peer(self, peer: anp.Peer) -> Sets:
+        uni = self.uni
+        if peer.networks:
+            return _any(uni.block(n) for n in peer.networks)
+        if peer.nodes is not None:
+            return 0, 0  # a pod-network pod is no node (host-network pods are exact)
+        return uni.selection(self.engine.view, self.engine.namespaces, peer.namespaces,
+                             peer.pods, None)
+
+    def np_peer(self, peer: netpol.Peer, home: str) -> Sets:
+        uni = self.uni
+        if peer.ip_block is not None:
+            return uni.block(peer.ip_block)
+        return uni.selection(self.engine.view, self.engine.namespaces, peer.namespaces,
+                             peer.pods, home if peer.namespaces is None else None)
+
+    def admin_rule(self, rule: anp.Rule) -> Sets:
+        ports_true, ports_unknown = self.ports(rule.ports)
+        if not ports_true | ports_unknown:
+            return 0, 0
+        peers_true, peers_unknown = _any(self.admin_peer(p) for p in rule.peers)
+        true = peers_true & ports_true
+        return true, (peers_true | peers_unknown) & (ports_true | ports_unknown) & ~true
+
+    def admin_tier(self, policies: Sequence[anp.AdminPolicy], applies: dict[int, Tri],
+                   live: Bits) -> tuple[dict[Action, Bits], Bits, Bits]:
+        """anp.evaluate over sets: (chosen per action, unknown, no rule matched)."""
+        direction = self.direction
+        chosen_all: dict[Action, Bits] = {Action.ALLOW: 0, Action.DENY: 0, Action.PASS: 0}
+        unknown = 0
+        rest = live
+        i = 0
+        while i < len(policies) and rest:
+            priority = policies[i].priority
+            j = i
+            while j < len(policies) and policies[j].priority == priority:
+                j += 1
+            active = rest  # the peers entering this priority, minus those found unknown
+            chosen: dict[Action, Bits] = {Action.ALLOW: 0, Action.DENY: 0, Action.PASS: 0}
+            for policy in policies[i:j]:
+                if not active:
+                    break
+                if not (policy.record.spec or {}).get(direction.value):
+                    continue
+                applying = applies[id(policy)]
+                if applying is False:
+                    continue
+                if policy.subject_problem is not None or applying is None:
+                    unknown |= active
+                    active = 0
+                    break
+                pending = active
+                for rule in policy.rules(direction):
+                    if not pending:
+                        break
+                    if rule.problem is not None or rule.action is Action.UNKNOWN:
+                        lost = pending
+                    else:
+                        true, maybe = self.admin_rule(rule)
+                        lost = pending & maybe
+                        hit = pending & true & ~lost
+                        for action in chosen:
+                            if action is not rule.action:
+                                lost |= hit & chosen[action]
+                        chosen[rule.action] |= hit & ~lost
+                        pending &= ~hit
+                    if lost:
+                        unknown |= lost
+                        active &= ~lost
+                        pending &= ~lost
+                        for action in chosen:
+                            chosen[action] &= ~lost
+            decided = 0
+            for action, bits in chosen.items():
+                chosen_all[action] |= bits
+                decided |= bits
+            rest = active & ~decided
+            i = j
+        return chosen_all, unknown, rest
+
+    def np_tier(self, policies: list[netpol.NetPol]) -> Outcome | None:
+        isolating = [p for p in policies if self.direction in p.types]
+        if not isolating:
+            return None
+        allow = unknown = 0
+        problem = False
+        for policy in isolating:
+            home = policy.record.namespace
+            for rule in policy.rules(self.direction):
+                if rule.problem is not None:
+                    problem = True
+                    continue
+                ports_true, ports_unknown = self.ports(rule.ports)
+                if not ports_true | ports_unknown:
+                    continue
+                if rule.peers is None:
+                    peers_true, peers_unknown = self.uni.all, 0
+                else:
+                    peers_true, peers_unknown = _any(self.np_peer(p, home) for p in rule.peers)
+                true = peers_true & ports_true
+                allow |= true
+                unknown |= (peers_true | peers_unknown) & (ports_true | ports_unknown) & ~true
+        everyone = self.uni.all
+        unknown = (everyone if problem else unknown) & ~allow
+        return Outcome(allow, everyone & ~allow & ~unknown, unknown)
+
+    def evaluate(self) -> Outcome | None:
+        """None when the subject is one the per-pod path must take (host network)."""
+        subject, engine = self.subject, self.engine
+        if subject.external or subject.host_network:
+            return None
+        admins, baselines, applies = engine.applicable(subject)
+        everyone = self.uni.all
+        chosen, unknown, rest = self.admin_tier(admins, applies, everyone)
+        out = Outcome(chosen[Action.ALLOW], chosen[Action.DENY], unknown)
+        onward = chosen[Action.PASS] | rest
+        np = self.np_tier(engine.network_policies(subject))
+        if np is not None:
+            out.allow |= np.allow & onward
+            out.deny |= np.deny & onward
+            out.exact |= np.exact & onward
+            return out
+        chosen, unknown, rest = self.admin_tier(baselines, applies, onward)
+        out.allow |= chosen[Action.ALLOW] | chosen[Action.PASS] | rest  # the default: allow
+        out.deny |= chosen[Action.DENY]
+        out.exact |= unknown
+        return out
+
+
+# --- the direction at the peers' end, per signature ----------------------------------------
+
+
+@dataclass(eq=False)
+class _Signatures:
+    anchors: tuple[object, ...]  # the objects the signatures were derived from
+    by_labels: dict[Labels, tuple[object, ...]] = field(default_factory=dict)
+
+
+
+
+def _anchors(engine: PolicyEngine, namespace: str) -> tuple[object, ...]:
+    view = engine.view
+    return (engine.tiers, view.get(make_key(Kind.NAMESPACE, "", namespace)),
+            *view.for_each(Kind.NETWORK_POLICY, namespace))
+
+
+def _same(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
+def egress_signature(engine: PolicyEngine, uni: Universe, position: int,
+                     cache: dict[str, _Signatures]) -> tuple[object, ...]:
+    """What the egress verdict at the identity's pods depends on, besides the destination."""
+    namespace = uni.namespaces[position]
+    entry = cache.get(namespace)
+    if entry is None:
+        anchors = _anchors(engine, namespace)
+        # namespace -> its identities' egress signatures, kept with the graph while its
+        # NetworkPolicies, its Namespace and the admin policies are the same objects.
+        kept: dict[str, _Signatures] = engine.view.derived().setdefault(
+            "policy.egress_signatures", {})
+        entry = kept.get(namespace)
+        if entry is None or not _same(entry.anchors, anchors):
+            entry = kept[namespace] = _Signatures(anchors)
+        cache[namespace] = entry
+    labels = uni.label_keys[position]
+    found = entry.by_labels.get(labels)
+    if found is not None:
+        return found
+    probe = Endpoint("", namespace, uni.labels[position])
+    admins, baselines, applies = engine.applicable(probe)
+    egress = Direction.EGRESS.value
+    nps = []
+    for owner, rel in uni.selected[position].items():
+        if rel is Rel.APPLIES_TO:
+            record = engine.view.get(owner)
+            if isinstance(record, NetworkPolicyRecord):
+                model = netpol_model(record)
+                if Direction.EGRESS in model.types:
+                    nps.append(owner)
+    found = (tuple((p.record.key, applies[id(p)]) for p in admins
+                   if (p.record.spec or {}).get(egress)),
+             tuple(sorted(nps)),
+             tuple((p.record.key, applies[id(p)]) for p in baselines
+                   if (p.record.spec or {}).get(egress)))
+    entry.by_labels[labels] = found
+    return found
+
+
+def netpol_model(record: NetworkPolicyRecord) -> netpol.NetPol:
+    model = _model(record, netpol.build)
+    assert isinstance(model, netpol.NetPol)
+    return model
+
+
+# --- who_can_reach's core ---------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    """One identity decided by the fast path, for every pod of the fixed end."""
+
+    namespace: str
+    labels: Labels
+    keys: list[str]
+    tally: Tally
+
+
+@dataclass
+class Sources:
+    rows: list[Row]  # identities allowed with at least one fixed pod
+    denied_pods: int  # pods of fast identities denied with every fixed pod
+    exact: list[Record]  # pod-likes left to the per-pod path
+
+
+def who_can_reach(engine: PolicyEngine, fixed: list[tuple[Group, int | None]],
+                  protocol: str) -> Sources | None:
+    """Every in-cluster source against the fixed end; None when the fast path cannot run
+    (then the caller asks the per-pod path about every source)."""
+    view = engine.view
+    if engine.unreadable() or engine.mixed_versions():
+        return None
+    scopes = unmodeled_scopes(view)
+    if scopes is None:
+        return None
+    targets: list[tuple[Group, int]] = []
+    for target, port in fixed:
+        rep = target.rep
+        if port is None or rep.external or rep.host_network or rep.namespace in scopes:
+            return None
+        targets.append((target, port))
+    uni = universe(view)
+    exact = 0
+    # The fixed end's own identities: a pod and itself is no question (tally counts it).
+    for g, _ in targets:
+        for m in g.members:
+            position = uni.index.get((m.namespace or "", id(m.labels)))
+            if position is not None:
+                exact |= 1 << position
+    for namespace, bits in uni.ns_bits.items():
+        probe = Endpoint("", namespace)
+        if namespace in scopes or any(engine.unevaluated(probe, g.rep) != ((), ())
+                                      for g, _ in targets):
+            exact |= bits
+    ingress: list[Outcome] = []
+    for g, port in targets:
+        outcome = FixedEnd(engine, uni, Direction.INGRESS, g.rep, port, protocol).evaluate()
+        assert outcome is not None
+        exact |= outcome.exact
+        ingress.append(outcome)
+    candidates = 0
+    for outcome in ingress:
+        candidates |= outcome.allow
+    candidates &= ~exact
+    # Egress at the sources: once per signature, with a real pod of it standing for all.
+    by_signature: dict[tuple[object, ...], list[int]] = {}
+    cache: dict[str, _Signatures] = {}
+    for position in members(candidates):
+        signature = egress_signature(engine, uni, position, cache)
+        by_signature.setdefault(signature, []).append(position)
+    allowed = [0] * len(targets)
+    for positions in by_signature.values():
+        bits = 0
+        for position in positions:
+            bits |= 1 << position
+        record = view.get(uni.keys[positions[0]][0])
+        assert record is not None
+        rep = from_pod(record)  # type: ignore[arg-type]
+        for i, (g, port) in enumerate(targets):
+            if not bits & ingress[i].allow:
+                continue
+            verdict = engine.direction(Direction.EGRESS, rep, g.rep, g.rep, port,
+                                       protocol).allowed
+            if verdict is None:
+                exact |= bits & ingress[i].allow
+            elif verdict:
+                allowed[i] |= bits & ingress[i].allow
+    rows: list[Row] = []
+    any_allowed = 0
+    for bits in allowed:
+        any_allowed |= bits
+    any_allowed &= ~exact
+    row_pods = 0
+    for position in members(any_allowed):
+        tally = Tally()
+        for (g, _), bits in zip(targets, allowed, strict=True):
+            if bits >> position & 1:
+                tally.allowed += len(g.members)
+            else:
+                tally.denied += len(g.members)
+        keys = uni.keys[position]
+        row_pods += len(keys)
+        rows.append(Row(uni.namespaces[position], uni.label_keys[position], keys, tally))
+    exact_pods = 0
+    left: list[Record] = []
+    get: Callable[[str], Record | None] = view.get
+    for position in members(exact & uni.all):
+        keys = uni.keys[position]
+        exact_pods += len(keys)
+        left.extend(r for k in keys if (r := get(k)) is not None)
+    left.extend(r for k in uni.exact if (r := get(k)) is not None)
+    return Sources(rows, uni.pods - exact_pods - row_pods, left)
+
+
+def row_out(row: Row, *, several: bool, detail: bool) -> PeerOut:
+    """As ``reach.peer_out`` for a group of the identity's pods, never split."""
+    tally = row.tally
+    return PeerOut(namespace=row.namespace, labels=dict(row.labels), pods=len(row.keys),
+                   allowed=tally.verdict,
+                   counts=PodCounts(allowed=tally.allowed, denied=tally.denied,
+                                    unknown=tally.unknown) if several else None,
+                   members=[k.partition("/")[2] for k in row.keys[:MEMBERS_SHOWN]]
+                   if detail else None)
+
+
+def add_rows(summary: Summary, sources: Sources) -> Summary:
+    """``summary`` with the fast path's identities added (as ``reach.summarize`` counts)."""
+    allowed = partial = 0
+    for row in sources.rows:
+        if row.tally.verdict is True:
+            allowed += len(row.keys)
+        else:
+            partial += len(row.keys)
+    return Summary(identities=summary.identities + len(sources.rows),
+                   allowed_pods=summary.allowed_pods + allowed,
+                   partial_pods=summary.partial_pods + partial,
+                   unknown_pods=summary.unknown_pods,
+                   denied_pods=summary.denied_pods + sources.denied_pods)
