@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from netsight.analyzers.policy import anp, netpol
-from netsight.analyzers.policy.endpoints import Endpoint, from_pod
+from netsight.analyzers.policy.endpoints import Endpoint
 from netsight.analyzers.policy.engine import (
     READS,
     ROOT_NAMESPACE,
@@ -43,7 +43,7 @@ from netsight.analyzers.policy.peers import PortMatch, ports_match
 from netsight.analyzers.policy.reach import MEMBERS_SHOWN, Group, PeerOut, PodCounts, Summary, Tally
 from netsight.analyzers.policy.universe import Bits, Labels, Sets, Universe, members, universe
 from netsight.analyzers.policy.verdict import Action, Direction, Tri
-from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel, make_key
+from netsight.graph.model import POD_LIKE_KINDS, Kind
 from netsight.graph.records import NetworkPolicyRecord, Record
 from netsight.graph.store import GraphView
 
@@ -69,6 +69,64 @@ def unmodeled_scopes(view: GraphView) -> set[str] | None:
 
 
 # --- one direction at a fixed end, over every peer identity -----------------------------
+
+
+def admin_tier(policies: Sequence[anp.AdminPolicy], direction: Direction, live: Bits,
+               applying: Callable[[anp.AdminPolicy], Sets],
+               rule_sets: Callable[[anp.Rule], Sets]
+               ) -> tuple[dict[Action, Bits], Bits, Bits]:
+    """``anp.evaluate`` over sets: (chosen per action, unknown, matched no rule).
+
+    ``applying(policy)``: the identities it applies to (true, unknown), those where the
+    subject is the varying end, else all or none; ``rule_sets(rule)``: where the rule
+    matches (true, unknown). Per identity, exactly anp.evaluate's walk: by priority, the
+    first matching rule of each policy; at one priority, policies that disagree (or a
+    policy or rule netsight cannot read) leave it unknown."""
+    chosen_all: dict[Action, Bits] = {Action.ALLOW: 0, Action.DENY: 0, Action.PASS: 0}
+    unknown = 0
+    rest = live
+    i = 0
+    while i < len(policies) and rest:
+        priority = policies[i].priority
+        j = i
+        while j < len(policies) and policies[j].priority == priority:
+            j += 1
+        active = rest  # the identities entering this priority, minus those found unknown
+        chosen: dict[Action, Bits] = {Action.ALLOW: 0, Action.DENY: 0, Action.PASS: 0}
+        for policy in policies[i:j]:
+            if not active:
+                break
+            if not (policy.record.spec or {}).get(direction.value):
+                continue  # no rules in this direction: it does not take part
+            applies_true, applies_unknown = applying(policy)
+            lost = active & applies_unknown
+            pending = active & applies_true & ~lost
+            for rule in policy.rules(direction):
+                if not pending:
+                    break
+                if rule.problem is not None or rule.action is Action.UNKNOWN:
+                    lost |= pending
+                    break
+                true, maybe = rule_sets(rule)
+                lost |= pending & maybe
+                hit = pending & true & ~maybe
+                for action in chosen:
+                    if action is not rule.action:
+                        lost |= hit & chosen[action]
+                chosen[rule.action] |= hit & ~lost
+                pending &= ~(hit | maybe)
+            if lost:
+                unknown |= lost
+                active &= ~lost
+                for action in chosen:
+                    chosen[action] &= ~lost
+        decided = 0
+        for action, bits in chosen.items():
+            chosen_all[action] |= bits
+            decided |= bits
+        rest = active & ~decided
+        i = j
+    return chosen_all, unknown, rest
 
 
 @dataclass
@@ -132,59 +190,13 @@ class FixedEnd:
 
     def admin_tier(self, policies: Sequence[anp.AdminPolicy], applies: dict[int, Tri],
                    live: Bits) -> tuple[dict[Action, Bits], Bits, Bits]:
-        """anp.evaluate over sets: (chosen per action, unknown, no rule matched)."""
-        direction = self.direction
-        chosen_all: dict[Action, Bits] = {Action.ALLOW: 0, Action.DENY: 0, Action.PASS: 0}
-        unknown = 0
-        rest = live
-        i = 0
-        while i < len(policies) and rest:
-            priority = policies[i].priority
-            j = i
-            while j < len(policies) and policies[j].priority == priority:
-                j += 1
-            active = rest  # the peers entering this priority, minus those found unknown
-            chosen: dict[Action, Bits] = {Action.ALLOW: 0, Action.DENY: 0, Action.PASS: 0}
-            for policy in policies[i:j]:
-                if not active:
-                    break
-                if not (policy.record.spec or {}).get(direction.value):
-                    continue
-                applying = applies[id(policy)]
-                if applying is False:
-                    continue
-                if policy.subject_problem is not None or applying is None:
-                    unknown |= active
-                    active = 0
-                    break
-                pending = active
-                for rule in policy.rules(direction):
-                    if not pending:
-                        break
-                    if rule.problem is not None or rule.action is Action.UNKNOWN:
-                        lost = pending
-                    else:
-                        true, maybe = self.admin_rule(rule)
-                        lost = pending & maybe
-                        hit = pending & true & ~lost
-                        for action in chosen:
-                            if action is not rule.action:
-                                lost |= hit & chosen[action]
-                        chosen[rule.action] |= hit & ~lost
-                        pending &= ~hit
-                    if lost:
-                        unknown |= lost
-                        active &= ~lost
-                        pending &= ~lost
-                        for action in chosen:
-                            chosen[action] &= ~lost
-            decided = 0
-            for action, bits in chosen.items():
-                chosen_all[action] |= bits
-                decided |= bits
-            rest = active & ~decided
-            i = j
-        return chosen_all, unknown, rest
+        everyone = self.uni.all
+
+        def applying(policy: anp.AdminPolicy) -> Sets:
+            answer = None if policy.subject_problem is not None else applies[id(policy)]
+            return (everyone, 0) if answer else (0, everyone) if answer is None else (0, 0)
+
+        return admin_tier(policies, self.direction, live, applying, self.admin_rule)
 
     def np_tier(self, policies: list[netpol.NetPol]) -> Outcome | None:
         isolating = [p for p in policies if self.direction in p.types]
@@ -235,70 +247,155 @@ class FixedEnd:
         return out
 
 
-# --- the direction at the peers' end, per signature ----------------------------------------
+# --- the direction at every peer identity, toward one fixed end -------------------------
 
 
 @dataclass(eq=False)
-class _Signatures:
-    anchors: tuple[object, ...]  # the objects the signatures were derived from
-    by_labels: dict[Labels, tuple[object, ...]] = field(default_factory=dict)
+class _NamespacePolicies:
+    """One namespace's NetworkPolicies isolating for a direction, with the identities each
+    applies to; those whose peers can only be pods of this namespace apart (``local``), so
+    that a query about one fixed end reads only those of its own namespace."""
+
+    anchors: tuple[object, ...]
+    isolated: Bits = 0
+    local: list[tuple[netpol.NetPol, Bits]] = field(default_factory=list)
+    wide: list[tuple[netpol.NetPol, Bits]] = field(default_factory=list)
 
 
+def _is_local(policy: netpol.NetPol, direction: Direction) -> bool:
+    return all(rule.problem is None and rule.peers is not None and all(
+        peer.ip_block is None and peer.namespaces is None for peer in rule.peers)
+        for rule in policy.rules(direction))
 
 
-def _anchors(engine: PolicyEngine, namespace: str) -> tuple[object, ...]:
-    view = engine.view
-    return (engine.tiers, view.get(make_key(Kind.NAMESPACE, "", namespace)),
-            *view.for_each(Kind.NETWORK_POLICY, namespace))
+class TowardFixed:
+    """Evaluates egress at every identity of the universe toward one fixed destination,
+    mirroring ``PolicyEngine.direction`` per identity: each rule's match against the
+    destination is one answer, and the identities a policy applies to are the set. (Only
+    egress: at a varying destination, named ports would vary with it.)"""
 
+    def __init__(self, engine: PolicyEngine, uni: Universe, destination: Endpoint,
+                 port: int, protocol: str) -> None:
+        self.engine, self.uni, self.direction = engine, uni, Direction.EGRESS
+        self.other = self.destination = destination
+        self.port, self.protocol = port, protocol
+        self._subjects: dict[int, tuple[anp.AdminPolicy, Sets]] = uni.derived.setdefault(
+            "admin_subjects", {})
 
-def _same(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+    def _const(self, answer: Tri) -> Sets:
+        everyone = self.uni.all
+        return (everyone, 0) if answer else (0, everyone) if answer is None else (0, 0)
 
+    def applying(self, policy: anp.AdminPolicy) -> Sets:
+        found = self._subjects.get(id(policy))
+        if found is not None and found[0] is policy:
+            return found[1]
+        if policy.subject_problem is not None:
+            sets: Sets = (0, self.uni.all)
+        else:
+            engine = self.engine
+            sets = self.uni.selection(engine.view, engine.namespaces,
+                                      policy.subject_namespaces, policy.subject_pods, None)
+        self._subjects[id(policy)] = (policy, sets)
+        return sets
 
-def egress_signature(engine: PolicyEngine, uni: Universe, position: int,
-                     cache: dict[str, _Signatures]) -> tuple[object, ...]:
-    """What the egress verdict at the identity's pods depends on, besides the destination."""
-    namespace = uni.namespaces[position]
-    entry = cache.get(namespace)
-    if entry is None:
-        anchors = _anchors(engine, namespace)
-        # namespace -> its identities' egress signatures, kept with the graph while its
-        # NetworkPolicies, its Namespace and the admin policies are the same objects.
-        kept: dict[str, _Signatures] = engine.view.derived().setdefault(
-            "policy.egress_signatures", {})
-        entry = kept.get(namespace)
-        if entry is None or not _same(entry.anchors, anchors):
-            entry = kept[namespace] = _Signatures(anchors)
-        cache[namespace] = entry
-    labels = uni.label_keys[position]
-    found = entry.by_labels.get(labels)
-    if found is not None:
+    def rule(self, rule: anp.Rule) -> Sets:
+        return self._const(rule.matches(self.other, self.destination, self.port,
+                                        self.protocol, self.engine.namespaces))
+
+    def policies(self, namespace: str, checked: bool) -> _NamespacePolicies:
+        """The namespace's isolating NetworkPolicies, kept with the universe while they are
+        the same records (``checked``: no NetworkPolicy changed since they were)."""
+        view, uni = self.engine.view, self.uni
+        kept: dict[tuple[str, Direction], _NamespacePolicies] = uni.derived.setdefault(
+            "isolating", {})
+        found = kept.get((namespace, self.direction))
+        if found is not None and checked:
+            return found
+        records = tuple(r for r in view.for_each(Kind.NETWORK_POLICY, namespace)
+                        if isinstance(r, NetworkPolicyRecord))
+        if found is not None and _same(found.anchors, records):
+            return found
+        found = kept[(namespace, self.direction)] = _NamespacePolicies(records)
+        for record in records:
+            model = netpol_model(record)
+            if self.direction not in model.types:
+                continue
+            subjects, _ = uni.selection(view, self.engine.namespaces, None,
+                                        record.pod_selector, namespace)
+            found.isolated |= subjects
+            (found.local if _is_local(model, self.direction) else found.wide).append(
+                (model, subjects))
         return found
-    probe = Endpoint("", namespace, uni.labels[position])
-    admins, baselines, applies = engine.applicable(probe)
-    egress = Direction.EGRESS.value
-    nps = []
-    for owner, rel in uni.selected[position].items():
-        if rel is Rel.APPLIES_TO:
-            record = engine.view.get(owner)
-            if isinstance(record, NetworkPolicyRecord):
-                model = netpol_model(record)
-                if Direction.EGRESS in model.types:
-                    nps.append(owner)
-    found = (tuple((p.record.key, applies[id(p)]) for p in admins
-                   if (p.record.spec or {}).get(egress)),
-             tuple(sorted(nps)),
-             tuple((p.record.key, applies[id(p)]) for p in baselines
-                   if (p.record.spec or {}).get(egress)))
-    entry.by_labels[labels] = found
-    return found
+
+    def np_tier(self) -> Outcome:
+        """Per identity, as ``netpol.evaluate`` over the policies isolating it."""
+        isolated = allow = unknown = 0
+        other = self.other
+        ns = self.engine.namespaces
+        # Records are immutable and a change bumps the kind's generation: while it is the
+        # one last checked, the kept policies stand without looking at each record again.
+        generation = self.engine.view.kind_generation(Kind.NETWORK_POLICY)
+        checked_key = f"isolating checked {self.direction.value}"
+        checked = self.uni.derived.get(checked_key) == generation
+        for namespace in self.uni.ns_bits:
+            found = self.policies(namespace, checked)
+            isolated |= found.isolated
+            # A NetworkPolicy peer never matches a host-network pod for certain (None).
+            chosen = found.wide if namespace != other.namespace and not other.host_network \
+                else found.wide + found.local
+            for model, subjects in chosen:
+                if not subjects & ~allow:
+                    continue
+                answer: Tri = False
+                for rule in model.rules(self.direction):
+                    if rule.problem is not None:
+                        answer = None
+                        continue
+                    peers, ports = rule.matches(self.other, self.destination, self.port,
+                                                self.protocol, namespace, ns)
+                    if peers and ports:
+                        answer = True
+                        break
+                    if answer is False and None in (peers, ports) and \
+                            False not in (peers, ports):
+                        answer = None
+                if answer:
+                    allow |= subjects
+                elif answer is None:
+                    unknown |= subjects
+        self.uni.derived[checked_key] = generation
+        unknown &= ~allow
+        return Outcome(allow, isolated & ~allow & ~unknown, unknown)
+
+    def evaluate(self) -> Outcome:
+        tiers = self.engine.tiers
+        everyone = self.uni.all
+        chosen, unknown, rest = admin_tier(tiers.admins, self.direction, everyone,
+                                           self.applying, self.rule)
+        out = Outcome(chosen[Action.ALLOW], chosen[Action.DENY], unknown)
+        onward = chosen[Action.PASS] | rest
+        np = self.np_tier()
+        out.allow |= np.allow & onward
+        out.deny |= np.deny & onward
+        out.exact |= np.exact & onward
+        onward &= ~(np.allow | np.deny | np.exact)
+        chosen, unknown, rest = admin_tier(tiers.baselines, self.direction, onward,
+                                           self.applying, self.rule)
+        out.allow |= chosen[Action.ALLOW] | chosen[Action.PASS] | rest
+        out.deny |= chosen[Action.DENY]
+        out.exact |= unknown
+        return out
 
 
 def netpol_model(record: NetworkPolicyRecord) -> netpol.NetPol:
     model = _model(record, netpol.build)
     assert isinstance(model, netpol.NetPol)
     return model
+
+
+def _same(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
 # --- who_can_reach's core ---------------------------------------------------------------
@@ -356,33 +453,12 @@ def who_can_reach(engine: PolicyEngine, fixed: list[tuple[Group, int | None]],
         assert outcome is not None
         exact |= outcome.exact
         ingress.append(outcome)
-    candidates = 0
-    for outcome in ingress:
-        candidates |= outcome.allow
-    candidates &= ~exact
-    # Egress at the sources: once per signature, with a real pod of it standing for all.
-    by_signature: dict[tuple[object, ...], list[int]] = {}
-    cache: dict[str, _Signatures] = {}
-    for position in members(candidates):
-        signature = egress_signature(engine, uni, position, cache)
-        by_signature.setdefault(signature, []).append(position)
-    allowed = [0] * len(targets)
-    for positions in by_signature.values():
-        bits = 0
-        for position in positions:
-            bits |= 1 << position
-        record = view.get(uni.keys[positions[0]][0])
-        assert record is not None
-        rep = from_pod(record)  # type: ignore[arg-type]
-        for i, (g, port) in enumerate(targets):
-            if not bits & ingress[i].allow:
-                continue
-            verdict = engine.direction(Direction.EGRESS, rep, g.rep, g.rep, port,
-                                       protocol).allowed
-            if verdict is None:
-                exact |= bits & ingress[i].allow
-            elif verdict:
-                allowed[i] |= bits & ingress[i].allow
+    allowed = []
+    for outcome, (g, port) in zip(ingress, targets, strict=True):
+        egress = TowardFixed(engine, uni, g.rep, port, protocol).evaluate()
+        # The egress verdict matters only where the ingress allows (False either way).
+        exact |= outcome.allow & egress.exact
+        allowed.append(outcome.allow & egress.allow)
     rows: list[Row] = []
     any_allowed = 0
     for bits in allowed:

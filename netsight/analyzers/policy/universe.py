@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from netsight.analyzers.policy.endpoints import Endpoint, live
 from netsight.analyzers.policy.peers import IPBlock, Namespaces, PortMatch, ports_match
@@ -65,6 +66,7 @@ class Universe:
     selections: dict[tuple[object, ...], Sets] = field(default_factory=dict)
     blocks: dict[IPBlock, Sets] = field(default_factory=dict)
     named: dict[tuple[object, ...], Sets] = field(default_factory=dict)
+    derived: dict[str, Any] = field(default_factory=dict)  # more of the same, by name
 
     def __len__(self) -> int:
         return len(self.namespaces)

@@ -1,0 +1,108 @@
+"""Property test: the set evaluation (analyzers/policy/classes.py), which decides a direction
+for every identity at once, says for each pod exactly what PolicyEngine.direction says for
+that pod, or leaves the identity to the per-pod path; never a different answer.
+
+Clusters come from the per-pod reach test's generators (host-network pods, pods without an
+IP, unknown namespace labels, ipBlocks, several pods per identity), made harder here with
+admin policies sharing a priority (undefined when they disagree) and rules netsight cannot
+read.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from netsight.analyzers.policy.classes import FixedEnd, Outcome, TowardFixed
+from netsight.analyzers.policy.endpoints import Endpoint, from_pod
+from netsight.analyzers.policy.engine import PolicyEngine
+from netsight.analyzers.policy.universe import Universe, universe
+from netsight.analyzers.policy.verdict import Direction, Tri
+from netsight.graph.model import Kind
+from netsight.graph.records import PodRecord
+from netsight.graph.store import GraphView
+from tests.analyzers.test_policy_engine_matches_reference import PROTOCOLS, QUERY_PORTS
+from tests.analyzers.test_reach_matches_per_pod_evaluation import build, harder
+
+
+@st.composite
+def hardest(draw: Any) -> list[dict[str, Any]]:
+    objects: list[dict[str, Any]] = draw(harder())
+    admins = [o for o in objects if o["kind"] == "AdminNetworkPolicy"]
+    if admins and draw(st.booleans()):  # a second policy at one priority
+        twin = copy.deepcopy(admins[0])
+        twin["metadata"] = {"name": "twin"}
+        twin["spec"]["subject"] = {"namespaces": {}}
+        for direction in ("ingress", "egress"):
+            for rule in twin["spec"].get(direction, []):
+                rule["action"] = draw(st.sampled_from(("Allow", "Deny", "Pass")))
+        objects.append(twin)
+    if draw(st.booleans()):  # egress allowed to pods of its own namespace only
+        objects.append({
+            "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "metadata": {"name": "to-a", "namespace": draw(st.sampled_from(("n1", "n2")))},
+            "spec": {"podSelector": {}, "policyTypes": ["Egress"],
+                     "egress": [{"to": [{"podSelector": {"matchLabels": {"app": "a"}}}]}]}})
+    if draw(st.integers(0, 4)) == 0:  # a rule netsight cannot read
+        direction, key = draw(st.sampled_from((("ingress", "from"), ("egress", "to"))))
+        objects.append({
+            "apiVersion": "policy.networking.k8s.io/v1alpha1", "kind": "AdminNetworkPolicy",
+            "metadata": {"name": "odd"},
+            "spec": {"priority": 999, "subject": {"namespaces": {}},
+                     direction: [{"action": "Allow", key: [{"namespaces": {}}],
+                                  "surprise": True}]}})
+    return objects
+
+
+def pods(view: GraphView) -> dict[str, Endpoint]:
+    return {r.key: from_pod(r) for r in view.for_each(Kind.POD) if isinstance(r, PodRecord)}
+
+
+def check(uni: Universe, outcome: Outcome, everyone: dict[str, Endpoint],
+          expected_of: Any) -> None:
+    assert not outcome.allow & outcome.deny
+    assert not (outcome.allow | outcome.deny) & outcome.exact
+    assert outcome.allow | outcome.deny | outcome.exact == uni.all
+    for position in range(len(uni)):
+        bit = 1 << position
+        for key in uni.keys[position]:
+            expected: Tri = expected_of(everyone[key])
+            if outcome.allow & bit:
+                assert expected is True, (key, expected)
+            elif outcome.deny & bit:
+                assert expected is False, (key, expected)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hardest(), st.data())
+def test_sets_answer_as_the_engine_does_per_pod(objects: list[dict[str, Any]],
+                                                data: st.DataObject) -> None:
+    view = build(objects)
+    engine = PolicyEngine(view, explain=False)
+    uni = universe(view)
+    everyone = pods(view)
+    fixed = everyone[data.draw(st.sampled_from(sorted(everyone)))]
+    port = data.draw(st.sampled_from(QUERY_PORTS))
+    protocol = data.draw(st.sampled_from(PROTOCOLS))
+
+    # The direction at the fixed end, over every identity as the other end.
+    ingress = FixedEnd(engine, uni, Direction.INGRESS, fixed, port, protocol).evaluate()
+    egress = FixedEnd(engine, uni, Direction.EGRESS, fixed, port, protocol).evaluate()
+    if fixed.host_network:
+        assert ingress is None
+        assert egress is None
+    else:
+        assert ingress is not None
+        assert egress is not None
+        check(uni, ingress, everyone, lambda peer: engine.direction(
+            Direction.INGRESS, fixed, peer, fixed, port, protocol).allowed)
+        check(uni, egress, everyone, lambda peer: engine.direction(
+            Direction.EGRESS, fixed, peer, peer, port, protocol).allowed)
+
+    # Egress at every identity toward the fixed end.
+    toward = TowardFixed(engine, uni, fixed, port, protocol).evaluate()
+    check(uni, toward, everyone, lambda peer: engine.direction(
+        Direction.EGRESS, peer, fixed, fixed, port, protocol).allowed)
