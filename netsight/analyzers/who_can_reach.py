@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable
 from functools import partial
 
@@ -110,16 +111,17 @@ def analyze(view: GraphView, args: Args) -> Result:
             else narrowed[0]
     peers = group(sources, blocks, False)
     found = tally(peers, fixed, evaluate)
-    listed: list[tuple[tuple[str, Labels, str], Callable[[], PeerOut]]] = [
+    listed: Iterable[tuple[tuple[str, Labels, str], Callable[[], PeerOut]]] = [
         ((p.namespace, p.labels, p.rep.name),
          partial(peer_out, p, t, several=several, detail=args.detail))
         for p, t in found if t.allowed or t.unknown]
     summary = summarize(found)
     if fast is not None:
-        listed += [((row.namespace, row.labels, ""),
-                    partial(row_out, row, several=several, detail=args.detail))
-                   for row in fast.rows]
-        listed.sort(key=lambda item: item[0])
+        # Both lists come sorted by (namespace, labels); an identity is in one of them.
+        listed = heapq.merge(listed, (
+            ((row.namespace, row.labels, ""),
+             partial(row_out, row, several=several, detail=args.detail))
+            for row in fast.rows), key=lambda item: item[0])
         summary = add_rows(summary, fast)
     entries: list[Callable[[], PeerOut]] = [make for _, make in listed]
     reasons = dict.fromkeys(notes)

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from netsight.analyzers.policy import anp, netpol
+from netsight.analyzers.policy import anp, cnp, netpol
 from netsight.analyzers.policy.endpoints import Endpoint
 from netsight.analyzers.policy.engine import (
     READS,
@@ -45,7 +45,7 @@ from netsight.analyzers.policy.universe import Bits, Labels, Sets, Universe, mem
 from netsight.analyzers.policy.verdict import Action, Direction, Tri
 from netsight.graph.model import POD_LIKE_KINDS, Kind
 from netsight.graph.records import NetworkPolicyRecord, Record
-from netsight.graph.store import GraphView
+from netsight.graph.store import GraphView, ProblemKind
 
 # Kinds whose meaning the set evaluation models; any other kind the engine reads is a
 # policy kind it does not, found generically (see the module docstring).
@@ -66,6 +66,21 @@ def unmodeled_scopes(view: GraphView) -> set[str] | None:
                 return None
             found.add(record.namespace)
     return found
+
+
+def _unevaluated_anywhere(engine: PolicyEngine) -> bool:
+    """Whether ``PolicyEngine.unevaluated`` could have anything to say about any flow: an
+    object of a kind it lists, or any object that could not be read. When not, asking it
+    per namespace is skipped."""
+    view = engine.view
+    for kind in UNEVALUATED:
+        if kind.kind == anp.CNP_KIND:
+            if any(r.api_version != cnp.VERSION for r in view.for_each(kind.kind)):
+                return True
+        elif view.count(kind.kind):
+            return True
+    return engine.mixed_versions() is not None or any(
+        p.kind is ProblemKind.MALFORMED for p in view.problems())
 
 
 # --- one direction at a fixed end, over every peer identity -----------------------------
@@ -408,7 +423,12 @@ class Row:
     namespace: str
     labels: Labels
     keys: list[str]
-    tally: Tally
+    allowed: int  # pods of the fixed end it reaches
+    denied: int
+
+    @property
+    def tally(self) -> Tally:
+        return Tally(allowed=self.allowed, denied=self.denied)
 
 
 @dataclass
@@ -442,7 +462,10 @@ def who_can_reach(engine: PolicyEngine, fixed: list[tuple[Group, int | None]],
             position = uni.index.get((m.namespace or "", id(m.labels)))
             if position is not None:
                 exact |= 1 << position
+    quiet = not scopes and not _unevaluated_anywhere(engine)
     for namespace, bits in uni.ns_bits.items():
+        if quiet:
+            break
         probe = Endpoint("", namespace)
         if namespace in scopes or any(engine.unevaluated(probe, g.rep) != ((), ())
                                       for g, _ in targets):
@@ -465,16 +488,17 @@ def who_can_reach(engine: PolicyEngine, fixed: list[tuple[Group, int | None]],
         any_allowed |= bits
     any_allowed &= ~exact
     row_pods = 0
+    fixed_pods = [len(g.members) for g, _ in targets]
+    every = sum(fixed_pods)
     for position in members(any_allowed):
-        tally = Tally()
-        for (g, _), bits in zip(targets, allowed, strict=True):
-            if bits >> position & 1:
-                tally.allowed += len(g.members)
-            else:
-                tally.denied += len(g.members)
+        reached = every
+        if len(targets) > 1:
+            reached = sum(count for count, bits in zip(fixed_pods, allowed, strict=True)
+                          if bits >> position & 1)
         keys = uni.keys[position]
         row_pods += len(keys)
-        rows.append(Row(uni.namespaces[position], uni.label_keys[position], keys, tally))
+        rows.append(Row(uni.namespaces[position], uni.label_keys[position], keys, reached,
+                        every - reached))
     exact_pods = 0
     left: list[Record] = []
     get: Callable[[str], Record | None] = view.get
@@ -501,7 +525,7 @@ def add_rows(summary: Summary, sources: Sources) -> Summary:
     """``summary`` with the fast path's identities added (as ``reach.summarize`` counts)."""
     allowed = partial = 0
     for row in sources.rows:
-        if row.tally.verdict is True:
+        if not row.denied:
             allowed += len(row.keys)
         else:
             partial += len(row.keys)

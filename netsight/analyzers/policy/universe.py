@@ -19,6 +19,7 @@ pod-like or Namespace changes (``key``); what is derived from policies is cached
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,7 +55,12 @@ class Universe:
     label_keys: list[Labels] = field(default_factory=list)
     keys: list[list[str]] = field(default_factory=list)  # member keys, sorted
     # distinct per-pod facts of the members: IP tuples (parsed) and container-port tuples
-    addresses: list[set[tuple[Address | None, ...]]] = field(default_factory=list)
+    # Pods with exactly one IP, by family: (value, identity) sorted, so that a CIDR finds
+    # its pods by bisection; the pods of each identity counted. Other pods (no IP, several,
+    # unparsable) are kept per identity and checked one by one.
+    single: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    single_count: list[int] = field(default_factory=list)
+    irregular: dict[int, list[tuple[Address | None, ...]]] = field(default_factory=dict)
     ports: list[dict[int, tuple[ContainerPort, ...]]] = field(default_factory=list)
     selected: list[Mapping[str, Rel]] = field(default_factory=list)  # graph's selected_by
     index: dict[tuple[str, int], int] = field(default_factory=dict)  # (ns, id(labels))
@@ -117,29 +123,56 @@ class Universe:
             return found
         version = block.cidr.version
         first, last = int(block.cidr.network_address), int(block.cidr.broadcast_address)
-        excepts = [(e.version, int(e.network_address), int(e.broadcast_address))
-                   for e in block.excepts]
+        excepts = sorted((int(e.network_address), int(e.broadcast_address))
+                         for e in block.excepts if e.version == version)
 
         def inside(address: Address) -> bool:
             v, value = address
             return v == version and first <= value <= last and not any(
-                v == ev and ef <= value <= el for ev, ef, el in excepts)
+                ef <= value <= el for ef, el in excepts)
 
+        # The address ranges of the block minus its excepts, and the pods in them.
+        ranges, start = [], first
+        for ef, el in excepts:
+            if ef > start:
+                ranges.append((start, min(ef - 1, last)))
+            start = max(start, el + 1)
+        if start <= last:
+            ranges.append((start, last))
+        counted: dict[int, int] = {}
+        pods = self.single.get(version, [])
+        for low, high in ranges:
+            at = bisect.bisect_left(pods, (low, -1))
+            while at < len(pods) and pods[at][0] <= high:
+                owner = pods[at][1]
+                counted[owner] = counted.get(owner, 0) + 1
+                at += 1
         true = unknown = 0
-        for position, addresses in enumerate(self.addresses):
+        single_count = self.single_count
+        for owner, count in counted.items():
+            if count == single_count[owner]:
+                true |= 1 << owner
+            else:
+                unknown |= 1 << owner
+        for owner, pod_ips in self.irregular.items():
             answers: set[Tri] = set()
-            for ips in addresses:
+            if single_count[owner]:  # its pods of one IP: all inside, none, or some
+                inside_count = counted.get(owner, 0)
+                answers.add(True if inside_count == single_count[owner] else
+                            False if inside_count == 0 else None)
+            for ips in pod_ips:
                 if not ips or None in ips:
                     answers.add(None)
                     break
                 per_pod = {inside(a) for a in ips if a is not None}
                 answers.add(per_pod.pop() if len(per_pod) == 1 else None)
-                if len(answers) > 1:
-                    break
+            bit = 1 << owner
+            true &= ~bit
+            unknown &= ~bit
             if answers == {True}:
-                true |= 1 << position
+                true |= bit
             elif answers != {False}:
-                unknown |= 1 << position
+                unknown |= bit
         found = self.blocks[block] = (true, unknown)
         return found
 
@@ -222,7 +255,15 @@ def build(view: GraphView, key: tuple[object, ...]) -> Universe:
         found.labels.append(parts[0][0])
         found.label_keys.append(label_key)
         found.keys.append(sorted(p.key for p in pods))
-        found.addresses.append({tuple(_address(ip) for ip in p.ips) for p in pods})
+        count = 0
+        for pod in pods:
+            parsed = tuple(_address(ip) for ip in pod.ips)
+            if len(parsed) == 1 and parsed[0] is not None:
+                found.single.setdefault(parsed[0][0], []).append((parsed[0][1], position))
+                count += 1
+            else:
+                found.irregular.setdefault(position, []).append(parsed)
+        found.single_count.append(count)
         found.ports.append({id(p.ports): p.ports for p in pods})
         found.selected.append(parts[0][2])
         found.pods += len(pods)
@@ -230,4 +271,6 @@ def build(view: GraphView, key: tuple[object, ...]) -> Universe:
             found.index[(namespace, id(labels))] = position
         found.ns_bits[namespace] = found.ns_bits.get(namespace, 0) | 1 << position
         found.all |= 1 << position
+    for addresses in found.single.values():
+        addresses.sort()
     return found
