@@ -16,7 +16,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from netsight.analyzers.policy.classes import FixedEnd, Outcome, TowardFixed
+from netsight.analyzers.policy.classes import FixedEnd, Outcome, TowardFixed, reachability
 from netsight.analyzers.policy.endpoints import Endpoint, from_pod
 from netsight.analyzers.policy.engine import PolicyEngine
 from netsight.analyzers.policy.universe import Universe, universe
@@ -46,6 +46,12 @@ def hardest(draw: Any) -> list[dict[str, Any]]:
             "metadata": {"name": "to-a", "namespace": draw(st.sampled_from(("n1", "n2")))},
             "spec": {"podSelector": {}, "policyTypes": ["Egress"],
                      "egress": [{"to": [{"podSelector": {"matchLabels": {"app": "a"}}}]}]}})
+    if draw(st.booleans()):  # a named port: resolved on each destination's own ports
+        objects.append({
+            "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "metadata": {"name": "http-only", "namespace": "n1"},
+            "spec": {"podSelector": {}, "policyTypes": ["Ingress"],
+                     "ingress": [{"ports": [{"port": "http"}]}]}})
     if draw(st.integers(0, 4)) == 0:  # a rule netsight cannot read
         direction, key = draw(st.sampled_from((("ingress", "from"), ("egress", "to"))))
         objects.append({
@@ -106,3 +112,62 @@ def test_sets_answer_as_the_engine_does_per_pod(objects: list[dict[str, Any]],
     toward = TowardFixed(engine, uni, fixed, port, protocol).evaluate()
     check(uni, toward, everyone, lambda peer: engine.direction(
         Direction.EGRESS, peer, fixed, fixed, port, protocol).allowed)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hardest(), st.sampled_from(QUERY_PORTS), st.sampled_from(PROTOCOLS))
+def test_identity_matrix_answers_as_the_engine_does_per_pod_pair(
+        objects: list[dict[str, Any]], port: int, protocol: str) -> None:
+    view = build(objects)
+    engine = PolicyEngine(view, explain=False)
+    matrix = reachability(engine, port, protocol)
+    if matrix is None:  # something the sets do not model is there: nothing to compare
+        return
+    uni = matrix.uni
+    everyone = pods(view)
+    for destination, allowed in matrix.allowed.items():
+        exact = matrix.exact[destination]
+        assert not matrix.per_pod >> destination & 1
+        for source in range(len(uni)):
+            bit = 1 << source
+            if exact & bit:
+                continue
+            for source_key in uni.keys[source]:
+                for destination_key in uni.keys[destination]:
+                    if source_key == destination_key:
+                        continue
+                    expected = engine.evaluate(everyone[source_key],
+                                               everyone[destination_key], port,
+                                               protocol).allowed
+                    assert expected is bool(allowed & bit), (
+                        source_key, destination_key, expected)
+    assert set(matrix.allowed) == {p for p in range(len(uni))
+                                   if not matrix.per_pod >> p & 1}
+
+
+def pod(name: str, namespace: str, app: str, port_name: str, ip: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace, "labels": {"app": app}},
+            "spec": {"containers": [{"name": "c", "ports": [
+                {"containerPort": 80, "name": port_name}]}]},
+            "status": {"phase": "Running", "podIP": ip}}
+
+
+def test_destinations_alike_but_for_their_named_ports_get_their_own_answers() -> None:
+    view = build([
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}
+        for n in ("n1", "n2")] + [
+        pod("a", "n1", "a", "http", "10.0.0.1"), pod("b", "n1", "b", "web", "10.0.0.2"),
+        pod("client", "n2", "client", "x", "10.0.0.3"),
+        {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+         "metadata": {"name": "http-only", "namespace": "n1"},
+         "spec": {"podSelector": {}, "policyTypes": ["Ingress"],
+                  "ingress": [{"ports": [{"port": "http"}]}]}}])
+    matrix = reachability(PolicyEngine(view, explain=False), 80, "TCP")
+    assert matrix is not None
+    uni = matrix.uni
+    position = {keys[0]: i for i, keys in enumerate(uni.keys)}
+    client = 1 << position["Pod/n2/client"]
+    assert matrix.allowed[position["Pod/n1/a"]] & client
+    assert not matrix.allowed[position["Pod/n1/b"]] & client
+    assert not matrix.exact[position["Pod/n1/b"]] & client

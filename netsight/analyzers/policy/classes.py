@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from netsight.analyzers.policy import anp, cnp, netpol
-from netsight.analyzers.policy.endpoints import Endpoint
+from netsight.analyzers.policy.endpoints import Endpoint, from_pod
 from netsight.analyzers.policy.engine import (
     READS,
     ROOT_NAMESPACE,
@@ -39,11 +39,19 @@ from netsight.analyzers.policy.engine import (
     PolicyEngine,
     _model,
 )
-from netsight.analyzers.policy.peers import PortMatch, ports_match
-from netsight.analyzers.policy.reach import MEMBERS_SHOWN, Group, PeerOut, PodCounts, Summary, Tally
+from netsight.analyzers.policy.peers import IPBlock, Namespaces, PortMatch, ports_match
+from netsight.analyzers.policy.reach import (
+    MEMBERS_SHOWN,
+    Group,
+    PeerOut,
+    PodCounts,
+    Summary,
+    Tally,
+    policy_blocks,
+)
 from netsight.analyzers.policy.universe import Bits, Labels, Sets, Universe, members, universe
 from netsight.analyzers.policy.verdict import Action, Direction, Tri
-from netsight.graph.model import POD_LIKE_KINDS, Kind
+from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel
 from netsight.graph.records import NetworkPolicyRecord, Record
 from netsight.graph.store import GraphView, ProblemKind
 
@@ -296,6 +304,7 @@ class TowardFixed:
         self.port, self.protocol = port, protocol
         self._subjects: dict[int, tuple[anp.AdminPolicy, Sets]] = uni.derived.setdefault(
             "admin_subjects", {})
+        self._answers: dict[object, object] = {}
 
     def _const(self, answer: Tri) -> Sets:
         everyone = self.uni.all
@@ -315,8 +324,14 @@ class TowardFixed:
         return sets
 
     def rule(self, rule: anp.Rule) -> Sets:
-        return self._const(rule.matches(self.other, self.destination, self.port,
-                                        self.protocol, self.engine.namespaces))
+        # Many policies repeat one rule (a metadata-server CIDR, DNS): equal rules answer
+        # alike against the one destination.
+        answer = self._answers.get(rule, self)
+        if answer is self:
+            answer = self._answers[rule] = rule.matches(
+                self.other, self.destination, self.port, self.protocol,
+                self.engine.namespaces)
+        return self._const(answer)  # type: ignore[arg-type]
 
     def policies(self, namespace: str, checked: bool) -> _NamespacePolicies:
         """The namespace's isolating NetworkPolicies, kept with the universe while they are
@@ -362,19 +377,7 @@ class TowardFixed:
             for model, subjects in chosen:
                 if not subjects & ~allow:
                     continue
-                answer: Tri = False
-                for rule in model.rules(self.direction):
-                    if rule.problem is not None:
-                        answer = None
-                        continue
-                    peers, ports = rule.matches(self.other, self.destination, self.port,
-                                                self.protocol, namespace, ns)
-                    if peers and ports:
-                        answer = True
-                        break
-                    if answer is False and None in (peers, ports) and \
-                            False not in (peers, ports):
-                        answer = None
+                answer = self._np_answer(model, namespace, ns)
                 if answer:
                     allow |= subjects
                 elif answer is None:
@@ -382,6 +385,33 @@ class TowardFixed:
         self.uni.derived[checked_key] = generation
         unknown &= ~allow
         return Outcome(allow, isolated & ~allow & ~unknown, unknown)
+
+    def _np_answer(self, model: netpol.NetPol, namespace: str, ns: Namespaces) -> Tri:
+        """Whether the policy admits the destination: True if a rule does, None if one
+        might, else False (netpol.evaluate's answer for one policy)."""
+        rules = model.rules(self.direction)
+        # A peer without namespaceSelector means the policy's namespace; otherwise equal
+        # rules answer alike, wherever they are (allow-DNS policies in every namespace).
+        home = namespace if any(p.namespaces is None and p.ip_block is None
+                                for r in rules for p in r.peers or ()) else None
+        key = (rules, home)
+        found = self._answers.get(key, self)
+        if found is not self:
+            return found  # type: ignore[return-value]
+        answer: Tri = False
+        for rule in rules:
+            if rule.problem is not None:
+                answer = None
+                continue
+            peers, ports = rule.matches(self.other, self.destination, self.port,
+                                        self.protocol, namespace, ns)
+            if peers and ports:
+                answer = True
+                break
+            if answer is False and None in (peers, ports) and False not in (peers, ports):
+                answer = None
+        self._answers[key] = answer
+        return answer
 
     def evaluate(self) -> Outcome:
         tiers = self.engine.tiers
@@ -534,3 +564,63 @@ def add_rows(summary: Summary, sources: Sources) -> Summary:
                    partial_pods=summary.partial_pods + partial,
                    unknown_pods=summary.unknown_pods,
                    denied_pods=summary.denied_pods + sources.denied_pods)
+
+
+# --- full identity reachability -----------------------------------------------------------
+
+
+@dataclass
+class Matrix:
+    """Every (source identity, destination identity) on one port: per destination, the
+    sources allowed, and those left to the per-pod path (``exact``). Destinations whose
+    pods differ in what a policy can see of them (IPs against a CIDR, container ports) or
+    that the universe leaves out (host network) are not in the matrix: ``per_pod``."""
+
+    uni: Universe
+    allowed: dict[int, Bits] = field(default_factory=dict)
+    exact: dict[int, Bits] = field(default_factory=dict)
+    per_pod: Bits = 0  # destination identities for the per-pod path
+    ingress_classes: int = 0
+
+
+def reachability(engine: PolicyEngine, port: int, protocol: str) -> Matrix | None:
+    """Full identity reachability for one port; None when the fast path cannot run."""
+    view = engine.view
+    if engine.unreadable() or engine.mixed_versions() or unmodeled_scopes(view) != set() \
+            or _unevaluated_anywhere(engine):
+        return None
+    uni = universe(view)
+    found = Matrix(uni)
+    # A destination's IPs meet egress CIDRs, its ports named ports: pods of one identity
+    # that could differ there are asked about one by one.
+    for block in _every_block(engine):
+        found.per_pod |= uni.block(block)[1]
+    for position, variants in enumerate(uni.ports):
+        if len(variants) > 1:
+            found.per_pod |= 1 << position
+    ingress_by_class: dict[tuple[object, ...], Outcome] = {}
+    for position in members(uni.all & ~found.per_pod):
+        record = view.get(uni.keys[position][0])
+        assert record is not None
+        destination = from_pod(record)  # type: ignore[arg-type]
+        admins, baselines, applies = engine.applicable(destination)
+        key = (tuple((id(p), applies[id(p)]) for p in admins if p.ingress),
+               tuple(sorted(owner for owner, rel in uni.selected[position].items()
+                            if rel is Rel.APPLIES_TO)),
+               tuple((id(p), applies[id(p)]) for p in baselines if p.ingress),
+               destination.ports)
+        ingress = ingress_by_class.get(key)
+        if ingress is None:
+            outcome = FixedEnd(engine, uni, Direction.INGRESS, destination, port,
+                               protocol).evaluate()
+            assert outcome is not None
+            ingress = ingress_by_class[key] = outcome
+        egress = TowardFixed(engine, uni, destination, port, protocol).evaluate()
+        found.allowed[position] = ingress.allow & egress.allow
+        found.exact[position] = ingress.exact | (ingress.allow & egress.exact)
+    found.ingress_classes = len(ingress_by_class)
+    return found
+
+
+def _every_block(engine: PolicyEngine) -> tuple[IPBlock, ...]:
+    return policy_blocks(engine)
