@@ -39,7 +39,7 @@ from netsight.analyzers.policy.engine import (
     PolicyEngine,
     _model,
 )
-from netsight.analyzers.policy.peers import IPBlock, Namespaces, PortMatch, ports_match
+from netsight.analyzers.policy.peers import IPBlock, PortMatch, ports_match
 from netsight.analyzers.policy.reach import (
     MEMBERS_SHOWN,
     Group,
@@ -203,11 +203,26 @@ class FixedEnd:
         return uni.selection(self.engine.view, self.engine.namespaces, peer.namespaces,
                              peer.pods, home if peer.namespaces is None else None)
 
+    def _peers(self, rule: anp.Rule | netpol.Rule, home: str) -> Sets:
+        """A rule's peers as sets, kept with the universe for as long as the rule lives."""
+        kept: dict[int, tuple[object, Sets]] = self.uni.derived.setdefault("rule peers", {})
+        found = kept.get(id(rule))
+        if found is not None and found[0] is rule:
+            return found[1]
+        if isinstance(rule, anp.Rule):
+            sets = _any(self.admin_peer(p) for p in rule.peers)
+        elif rule.peers is None:
+            sets = (self.uni.all, 0)
+        else:
+            sets = _any(self.np_peer(p, home) for p in rule.peers)
+        kept[id(rule)] = (rule, sets)
+        return sets
+
     def admin_rule(self, rule: anp.Rule) -> Sets:
         ports_true, ports_unknown = self.ports(rule.ports)
         if not ports_true | ports_unknown:
             return 0, 0
-        peers_true, peers_unknown = _any(self.admin_peer(p) for p in rule.peers)
+        peers_true, peers_unknown = self._peers(rule, "")
         true = peers_true & ports_true
         return true, (peers_true | peers_unknown) & (ports_true | ports_unknown) & ~true
 
@@ -236,10 +251,7 @@ class FixedEnd:
                 ports_true, ports_unknown = self.ports(rule.ports)
                 if not ports_true | ports_unknown:
                     continue
-                if rule.peers is None:
-                    peers_true, peers_unknown = self.uni.all, 0
-                else:
-                    peers_true, peers_unknown = _any(self.np_peer(p, home) for p in rule.peers)
+                peers_true, peers_unknown = self._peers(rule, home)
                 true = peers_true & ports_true
                 allow |= true
                 unknown |= (peers_true | peers_unknown) & (ports_true | ports_unknown) & ~true
@@ -247,14 +259,15 @@ class FixedEnd:
         unknown = (everyone if problem else unknown) & ~allow
         return Outcome(allow, everyone & ~allow & ~unknown, unknown)
 
-    def evaluate(self) -> Outcome | None:
-        """None when the subject is one the per-pod path must take (host network)."""
+    def evaluate(self, applicable: tuple[list[anp.AdminPolicy], list[anp.AdminPolicy],
+                                         dict[int, Tri]] | None = None) -> Outcome | None:
+        """None when the subject is one the per-pod path must take (host network).
+        ``applicable``: ``engine.applicable(subject)``, when already known."""
         subject, engine = self.subject, self.engine
         if subject.external or subject.host_network:
             return None
-        admins, baselines, applies = engine.applicable(subject)
-        everyone = self.uni.all
-        chosen, unknown, rest = self.admin_tier(admins, applies, everyone)
+        admins, baselines, applies = applicable or engine.applicable(subject)
+        chosen, unknown, rest = self.kept_tier(admins, applies)
         out = Outcome(chosen[Action.ALLOW], chosen[Action.DENY], unknown)
         onward = chosen[Action.PASS] | rest
         np = self.np_tier(engine.network_policies(subject))
@@ -263,11 +276,36 @@ class FixedEnd:
             out.deny |= np.deny & onward
             out.exact |= np.exact & onward
             return out
-        chosen, unknown, rest = self.admin_tier(baselines, applies, onward)
-        out.allow |= chosen[Action.ALLOW] | chosen[Action.PASS] | rest  # the default: allow
-        out.deny |= chosen[Action.DENY]
-        out.exact |= unknown
+        chosen, unknown, rest = self.kept_tier(baselines, applies)
+        # The default: allow. (A tier over every identity, read for those it is reached by.)
+        out.allow |= (chosen[Action.ALLOW] | chosen[Action.PASS] | rest) & onward
+        out.deny |= chosen[Action.DENY] & onward
+        out.exact |= unknown & onward
         return out
+
+    def kept_tier(self, policies: list[anp.AdminPolicy], applies: dict[int, Tri]
+                  ) -> tuple[dict[Action, Bits], Bits, Bits]:
+        """``admin_tier`` over every identity, kept with the universe per input: which of
+        the tier's policies apply to the subject, and (only where a rule names a port) the
+        subject's container ports, which are all it reads of the subject."""
+        tiers = self.engine.tiers
+        kept: tuple[object, dict[tuple[object, ...], tuple[dict[Action, Bits], Bits, Bits]]]
+        kept = self.uni.derived.get("fixed tiers") or (None, {})
+        if kept[0] is not tiers:  # the policies stay alive with it, so ids stay theirs
+            kept = (tiers, {})
+            self.uni.derived["fixed tiers"] = kept
+        direction = self.direction.value
+        taking = [p for p in policies if (p.record.spec or {}).get(direction)]
+        named = any(m.name is not None for p in taking for r in p.rules(self.direction)
+                    for m in r.ports or ())
+        key = (self.direction, self.port, self.protocol,
+               tuple((id(p), applies[id(p)]) for p in taking),
+               self.subject.ports if named and self.direction is Direction.INGRESS else ())
+        found = kept[1].get(key)
+        if found is None:
+            found = self.admin_tier(taking, applies, self.uni.all)
+            kept[1][key] = found
+        return found
 
 
 # --- the direction at every peer identity, toward one fixed end -------------------------
@@ -275,20 +313,55 @@ class FixedEnd:
 
 @dataclass(eq=False)
 class _NamespacePolicies:
-    """One namespace's NetworkPolicies isolating for a direction, with the identities each
-    applies to; those whose peers can only be pods of this namespace apart (``local``), so
-    that a query about one fixed end reads only those of its own namespace."""
+    """One namespace's NetworkPolicies isolating for egress, with the identities each
+    applies to, kept while they are the same records."""
 
     anchors: tuple[object, ...]
     isolated: Bits = 0
-    local: list[tuple[netpol.NetPol, Bits]] = field(default_factory=list)
-    wide: list[tuple[netpol.NetPol, Bits]] = field(default_factory=list)
+    # (the policy's egress rules, the namespace they mean when a peer names none, or None
+    # when no peer does) -> the identities those policies apply to
+    wide: dict[tuple[tuple[netpol.Rule, ...], str | None], Bits] = field(default_factory=dict)
+    # peers that can only be pods of this namespace: (rules, subjects) per policy
+    local: list[tuple[tuple[netpol.Rule, ...], Bits]] = field(default_factory=list)
 
 
-def _is_local(policy: netpol.NetPol, direction: Direction) -> bool:
+@dataclass(eq=False)
+class _EgressIndex:
+    """Every namespace's egress isolation summed up; rebuilt from the per-namespace entries
+    when a NetworkPolicy changed. Equal rule lists (an allow-DNS policy in every namespace)
+    are one entry whose subjects are the union, so a destination is matched against each
+    distinct rule list once."""
+
+    generation: int
+    isolated: Bits = 0
+    wide: dict[tuple[tuple[netpol.Rule, ...], str | None], Bits] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class _AdminIndex:
+    """The admin policies with egress rules, their distinct rules numbered once (equal
+    rules in many policies answer alike against one destination), and tier answers kept per
+    vector of rule answers."""
+
+    tiers: object
+    admins: list[anp.AdminPolicy]
+    baselines: list[anp.AdminPolicy]
+    rules: list[anp.Rule]  # one of each distinct rule
+    number: dict[int, int]  # id(rule) -> its distinct rule's number
+    answers: dict[tuple[object, ...], tuple[dict[Action, Bits], Bits, Bits]] = field(
+        default_factory=dict)
+
+
+def _is_local(rules: tuple[netpol.Rule, ...]) -> bool:
     return all(rule.problem is None and rule.peers is not None and all(
         peer.ip_block is None and peer.namespaces is None for peer in rule.peers)
-        for rule in policy.rules(direction))
+        for rule in rules)
+
+
+def _home(rules: tuple[netpol.Rule, ...], namespace: str) -> str | None:
+    """The namespace a policy's peers mean, if any peer leaves it to the policy."""
+    return namespace if any(p.namespaces is None and p.ip_block is None
+                            for r in rules for p in r.peers or ()) else None
 
 
 class TowardFixed:
@@ -303,14 +376,14 @@ class TowardFixed:
         self.other = self.destination = destination
         self.port, self.protocol = port, protocol
         self._subjects: dict[int, tuple[anp.AdminPolicy, Sets]] = uni.derived.setdefault(
-            "admin_subjects", {})
-        self._answers: dict[object, object] = {}
+            "admin subjects", {})
 
     def _const(self, answer: Tri) -> Sets:
         everyone = self.uni.all
         return (everyone, 0) if answer else (0, everyone) if answer is None else (0, 0)
 
     def applying(self, policy: anp.AdminPolicy) -> Sets:
+        """The identities ``policy`` applies to (unknown: where namespace labels are)."""
         found = self._subjects.get(id(policy))
         if found is not None and found[0] is policy:
             return found[1]
@@ -323,30 +396,36 @@ class TowardFixed:
         self._subjects[id(policy)] = (policy, sets)
         return sets
 
-    def rule(self, rule: anp.Rule) -> Sets:
-        # Many policies repeat one rule (a metadata-server CIDR, DNS): equal rules answer
-        # alike against the one destination.
-        answer = self._answers.get(rule, self)
-        if answer is self:
-            answer = self._answers[rule] = rule.matches(
-                self.other, self.destination, self.port, self.protocol,
-                self.engine.namespaces)
-        return self._const(answer)  # type: ignore[arg-type]
+    def admin_index(self) -> _AdminIndex:
+        tiers = self.engine.tiers
+        found = self.uni.derived.get("admin index")
+        if isinstance(found, _AdminIndex) and found.tiers is tiers:
+            return found
+        egress = self.direction.value
+        admins = [p for p in tiers.admins if (p.record.spec or {}).get(egress)]
+        baselines = [p for p in tiers.baselines if (p.record.spec or {}).get(egress)]
+        distinct: dict[anp.Rule, int] = {}
+        number: dict[int, int] = {}
+        for policy in (*admins, *baselines):
+            for rule in policy.egress:
+                number[id(rule)] = distinct.setdefault(rule, len(distinct))
+        found = self.uni.derived["admin index"] = _AdminIndex(
+            tiers, admins, baselines, list(distinct), number)
+        return found
 
     def policies(self, namespace: str, checked: bool) -> _NamespacePolicies:
         """The namespace's isolating NetworkPolicies, kept with the universe while they are
         the same records (``checked``: no NetworkPolicy changed since they were)."""
         view, uni = self.engine.view, self.uni
-        kept: dict[tuple[str, Direction], _NamespacePolicies] = uni.derived.setdefault(
-            "isolating", {})
-        found = kept.get((namespace, self.direction))
+        kept: dict[str, _NamespacePolicies] = uni.derived.setdefault("isolating", {})
+        found = kept.get(namespace)
         if found is not None and checked:
             return found
         records = tuple(r for r in view.for_each(Kind.NETWORK_POLICY, namespace)
                         if isinstance(r, NetworkPolicyRecord))
         if found is not None and _same(found.anchors, records):
             return found
-        found = kept[(namespace, self.direction)] = _NamespacePolicies(records)
+        found = kept[namespace] = _NamespacePolicies(records)
         for record in records:
             model = netpol_model(record)
             if self.direction not in model.types:
@@ -354,70 +433,92 @@ class TowardFixed:
             subjects, _ = uni.selection(view, self.engine.namespaces, None,
                                         record.pod_selector, namespace)
             found.isolated |= subjects
-            (found.local if _is_local(model, self.direction) else found.wide).append(
-                (model, subjects))
+            rules = model.rules(self.direction)
+            if _is_local(rules):
+                found.local.append((rules, subjects))
+            else:
+                key = (rules, _home(rules, namespace))
+                found.wide[key] = found.wide.get(key, 0) | subjects
         return found
 
-    def np_tier(self) -> Outcome:
-        """Per identity, as ``netpol.evaluate`` over the policies isolating it."""
-        isolated = allow = unknown = 0
-        other = self.other
-        ns = self.engine.namespaces
+    def egress_index(self) -> _EgressIndex:
         # Records are immutable and a change bumps the kind's generation: while it is the
-        # one last checked, the kept policies stand without looking at each record again.
+        # one last summed up, the index stands without looking at each record again.
         generation = self.engine.view.kind_generation(Kind.NETWORK_POLICY)
-        checked_key = f"isolating checked {self.direction.value}"
-        checked = self.uni.derived.get(checked_key) == generation
+        found = self.uni.derived.get("egress index")
+        if isinstance(found, _EgressIndex) and found.generation == generation:
+            return found
+        found = _EgressIndex(generation)
         for namespace in self.uni.ns_bits:
-            found = self.policies(namespace, checked)
-            isolated |= found.isolated
-            # A NetworkPolicy peer never matches a host-network pod for certain (None).
-            chosen = found.wide if namespace != other.namespace and not other.host_network \
-                else found.wide + found.local
-            for model, subjects in chosen:
-                if not subjects & ~allow:
-                    continue
-                answer = self._np_answer(model, namespace, ns)
-                if answer:
-                    allow |= subjects
-                elif answer is None:
-                    unknown |= subjects
-        self.uni.derived[checked_key] = generation
-        unknown &= ~allow
-        return Outcome(allow, isolated & ~allow & ~unknown, unknown)
+            entry = self.policies(namespace, False)
+            found.isolated |= entry.isolated
+            for key, subjects in entry.wide.items():
+                found.wide[key] = found.wide.get(key, 0) | subjects
+        self.uni.derived["egress index"] = found
+        return found
 
-    def _np_answer(self, model: netpol.NetPol, namespace: str, ns: Namespaces) -> Tri:
-        """Whether the policy admits the destination: True if a rule does, None if one
-        might, else False (netpol.evaluate's answer for one policy)."""
-        rules = model.rules(self.direction)
-        # A peer without namespaceSelector means the policy's namespace; otherwise equal
-        # rules answer alike, wherever they are (allow-DNS policies in every namespace).
-        home = namespace if any(p.namespaces is None and p.ip_block is None
-                                for r in rules for p in r.peers or ()) else None
-        key = (rules, home)
-        found = self._answers.get(key, self)
-        if found is not self:
-            return found  # type: ignore[return-value]
+    def _np_answer(self, rules: tuple[netpol.Rule, ...], namespace: str) -> Tri:
+        """Whether a policy with these rules admits the destination: True if a rule does,
+        None if one might, else False (netpol.evaluate's answer for one policy)."""
         answer: Tri = False
         for rule in rules:
             if rule.problem is not None:
                 answer = None
                 continue
             peers, ports = rule.matches(self.other, self.destination, self.port,
-                                        self.protocol, namespace, ns)
+                                        self.protocol, namespace, self.engine.namespaces)
             if peers and ports:
-                answer = True
-                break
+                return True
             if answer is False and None in (peers, ports) and False not in (peers, ports):
                 answer = None
-        self._answers[key] = answer
         return answer
 
+    def np_tier(self) -> Outcome:
+        """Per identity, as ``netpol.evaluate`` over the policies isolating it."""
+        index = self.egress_index()
+        allow = unknown = 0
+        for (rules, home), subjects in index.wide.items():
+            answer = self._np_answer(rules, home or "")
+            if answer:
+                allow |= subjects
+            elif answer is None:
+                unknown |= subjects
+        other = self.other
+        # A NetworkPolicy peer never matches a host-network pod for certain (None).
+        spaces = self.uni.ns_bits if other.host_network else \
+            [other.namespace] if other.namespace in self.uni.ns_bits else []
+        for namespace in spaces:
+            for rules, subjects in self.policies(namespace, True).local:
+                if not subjects & ~allow:
+                    continue
+                answer = self._np_answer(rules, namespace)
+                if answer:
+                    allow |= subjects
+                elif answer is None:
+                    unknown |= subjects
+        unknown &= ~allow
+        return Outcome(allow, index.isolated & ~allow & ~unknown, unknown)
+
+    def admin_tiers(self) -> tuple[tuple[dict[Action, Bits], Bits, Bits],
+                                   tuple[dict[Action, Bits], Bits, Bits] | None]:
+        """(Admin tier over every identity, Baseline tier over every identity), each kept
+        per vector of rule answers: most destinations answer every rule alike."""
+        index = self.admin_index()
+        ns = self.engine.namespaces
+        vector = tuple(rule.matches(self.other, self.destination, self.port, self.protocol,
+                                    ns) for rule in index.rules)
+        found = index.answers.get(vector)
+        if found is None:
+            def rule_sets(rule: anp.Rule) -> Sets:
+                return self._const(vector[index.number[id(rule)]])
+            found = index.answers[vector] = admin_tier(
+                index.admins, self.direction, self.uni.all, self.applying, rule_sets)
+            index.answers[(vector, "baseline")] = admin_tier(
+                index.baselines, self.direction, self.uni.all, self.applying, rule_sets)
+        return found, index.answers[(vector, "baseline")]
+
     def evaluate(self) -> Outcome:
-        tiers = self.engine.tiers
-        everyone = self.uni.all
-        chosen, unknown, rest = admin_tier(tiers.admins, self.direction, everyone,
-                                           self.applying, self.rule)
+        (chosen, unknown, rest), baseline = self.admin_tiers()
         out = Outcome(chosen[Action.ALLOW], chosen[Action.DENY], unknown)
         onward = chosen[Action.PASS] | rest
         np = self.np_tier()
@@ -425,11 +526,12 @@ class TowardFixed:
         out.deny |= np.deny & onward
         out.exact |= np.exact & onward
         onward &= ~(np.allow | np.deny | np.exact)
-        chosen, unknown, rest = admin_tier(tiers.baselines, self.direction, onward,
-                                           self.applying, self.rule)
-        out.allow |= chosen[Action.ALLOW] | chosen[Action.PASS] | rest
-        out.deny |= chosen[Action.DENY]
-        out.exact |= unknown
+        # The Baseline tier, kept over every identity, read for those it is reached by.
+        assert baseline is not None
+        chosen, unknown, rest = baseline
+        out.allow |= (chosen[Action.ALLOW] | chosen[Action.PASS] | rest) & onward
+        out.deny |= chosen[Action.DENY] & onward
+        out.exact |= unknown & onward
         return out
 
 
@@ -599,11 +701,20 @@ def reachability(engine: PolicyEngine, port: int, protocol: str) -> Matrix | Non
         if len(variants) > 1:
             found.per_pod |= 1 << position
     ingress_by_class: dict[tuple[object, ...], Outcome] = {}
+    subjects = TowardFixed(engine, uni, Endpoint(""), port, protocol)
     for position in members(uni.all & ~found.per_pod):
         record = view.get(uni.keys[position][0])
         assert record is not None
         destination = from_pod(record)  # type: ignore[arg-type]
-        admins, baselines, applies = engine.applicable(destination)
+        # engine.applicable(destination), read from the policies' subjects as sets.
+        bit = 1 << position
+        admins, baselines = engine.admin_policies_for(uni.namespaces[position])
+        applies: dict[int, Tri] = {}
+        for policy in (*admins, *baselines):
+            true, unknown = subjects.applying(policy)
+            applies[id(policy)] = True if true & bit else None if unknown & bit else False
+        admins = [p for p in admins if applies[id(p)] is not False]
+        baselines = [p for p in baselines if applies[id(p)] is not False]
         key = (tuple((id(p), applies[id(p)]) for p in admins if p.ingress),
                tuple(sorted(owner for owner, rel in uni.selected[position].items()
                             if rel is Rel.APPLIES_TO)),
@@ -612,7 +723,7 @@ def reachability(engine: PolicyEngine, port: int, protocol: str) -> Matrix | Non
         ingress = ingress_by_class.get(key)
         if ingress is None:
             outcome = FixedEnd(engine, uni, Direction.INGRESS, destination, port,
-                               protocol).evaluate()
+                               protocol).evaluate((admins, baselines, applies))
             assert outcome is not None
             ingress = ingress_by_class[key] = outcome
         egress = TowardFixed(engine, uni, destination, port, protocol).evaluate()
