@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Callable, Iterable
-from functools import partial
+import bisect
+from collections.abc import Iterable
 
 from pydantic import Field
 
@@ -14,14 +13,17 @@ from netsight.analyzers.contracts import ErrorCode, Page, ToolFailure, ToolResul
 from netsight.analyzers.find_blocking_policies import ENDPOINT_HELP, Protocol, _targets
 from netsight.analyzers.paging import paginate, query_fingerprint
 from netsight.analyzers.policy import classes
-from netsight.analyzers.policy.classes import add_rows, row_out
+from netsight.analyzers.policy.classes import Row, add_rows, row_out
 from netsight.analyzers.policy.endpoints import Endpoint, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
+from netsight.analyzers.policy.peers import IPBlock
 from netsight.analyzers.policy.reach import (
     Group,
     Labels,
     PeerOut,
+    Region,
     Summary,
+    Tally,
     _peer_endpoint,
     cluster_endpoints,
     external_regions,
@@ -111,19 +113,18 @@ def analyze(view: GraphView, args: Args) -> Result:
             else narrowed[0]
     peers = group(sources, blocks, False)
     found = tally(peers, fixed, evaluate)
-    listed: Iterable[tuple[tuple[str, Labels, str], Callable[[], PeerOut]]] = [
-        ((p.namespace, p.labels, p.rep.name),
-         partial(peer_out, p, t, several=several, detail=args.detail))
-        for p, t in found if t.allowed or t.unknown]
+    # Entries in order: identities (per-pod groups and the set evaluation's rows, both by
+    # namespace and labels; an identity is in one of them), then outside CIDRs. Only the
+    # page asked for is turned into PeerOut.
+    listed: list[Row | tuple[Group, Tally] | Region] = \
+        list(fast.rows) if fast is not None else []
+    for p, t in found:
+        if t.allowed or t.unknown:
+            bisect.insort(listed, (p, t), key=_order)
     summary = summarize(found)
     if fast is not None:
-        # Both lists come sorted by (namespace, labels); an identity is in one of them.
-        listed = heapq.merge(listed, (
-            ((row.namespace, row.labels, ""),
-             partial(row_out, row, several=several, detail=args.detail))
-            for row in fast.rows), key=lambda item: item[0])
         summary = add_rows(summary, fast)
-    entries: list[Callable[[], PeerOut]] = [make for _, make in listed]
+    entries = listed
     reasons = dict.fromkeys(notes)
     for _, t in found:
         reasons.update(t.reasons)
@@ -133,7 +134,7 @@ def analyze(view: GraphView, args: Args) -> Result:
             for g, port in fixed if port is not None and not g.rep.external])
         for region in regions:
             if region.tally.allowed or region.tally.unknown:
-                entries.append(partial(region_out, region, blocks, several=several))
+                entries.append(region)
                 reasons.update(region.tally.reasons)
     if narrowed is not None:  # the sources never tried are denied by the destination
         tried = sum(len(p.members) for p in peers)
@@ -141,15 +142,32 @@ def analyze(view: GraphView, args: Args) -> Result:
             "denied_pods": summary.denied_pods + narrowed[1] - tried})
     fingerprint = query_fingerprint(NAME, args.destination, args.port, args.protocol,
                                     args.detail)
-    page_makers, page = paginate(entries, limit=args.limit, cursor=args.cursor,
+    page_items, page = paginate(entries, limit=args.limit, cursor=args.cursor,
                                 fingerprint=fingerprint, tool=NAME)
     return Result(
         metadata=metadata(view, None if resolved.endpoints[0].external
                           else resolved.endpoints[0].namespace),
         destination=args.destination, port=args.port, protocol=args.protocol,
         destination_pods=sum(len(g.members) for g, _ in fixed),
-        peers=[make() for make in page_makers],
+        peers=[_out(item, blocks, several=several, detail=args.detail)
+               for item in page_items],
         summary=summary,
         page=page,
         not_evaluated=list(reasons)[:20],
     )
+
+
+def _order(item: Row | tuple[Group, Tally] | Region) -> tuple[str, Labels, str]:
+    if isinstance(item, Row):
+        return item.namespace, item.labels, ""
+    assert isinstance(item, tuple)
+    return item[0].namespace, item[0].labels, item[0].rep.name
+
+
+def _out(item: Row | tuple[Group, Tally] | Region, blocks: tuple[IPBlock, ...], *,
+         several: bool, detail: bool) -> PeerOut:
+    if isinstance(item, Row):
+        return row_out(item, several=several, detail=detail)
+    if isinstance(item, Region):
+        return region_out(item, blocks, several=several)
+    return peer_out(item[0], item[1], several=several, detail=detail)

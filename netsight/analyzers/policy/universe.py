@@ -41,10 +41,13 @@ Address = tuple[int, int]  # (IP version, value)
 
 def members(bits: Bits) -> Iterator[int]:
     """The positions set in ``bits``, lowest first."""
-    while bits:
-        low = bits & -bits
-        yield low.bit_length() - 1
-        bits ^= low
+    # One pass over the binary digits: stepping bit by bit (bits & -bits) would copy the
+    # whole integer at every step.
+    digits = bin(bits)[:1:-1]
+    at = digits.find("1")
+    while at >= 0:
+        yield at
+        at = digits.find("1", at + 1)
 
 
 @dataclass(eq=False)
