@@ -1,13 +1,21 @@
 """Flows decided for sets of identities at once, instead of one flow per identity.
 
-The direction at a *fixed* end (ingress at a destination) is evaluated over every peer
-identity together: each rule's peers are a set of identities (``universe.Universe``), and
-the tiers are walked with set operations exactly as ``anp.evaluate`` and
-``netpol.evaluate`` walk them for one peer. The direction at the *peers'* end (egress at
-each source) depends on the source only through the policies that select it, so sources
-are grouped by that *egress signature* (admin policies with egress rules that may apply,
-with whether they do; NetworkPolicies isolating it for egress; baseline policies) and one
-representative per signature is evaluated with ``PolicyEngine.direction``.
+Every identity of the cluster is a bit (``universe.Universe``); a rule's peers, and the
+subjects of a policy, are sets of them, found once through the selector indexes and kept
+with the universe. Two evaluations mirror ``PolicyEngine.direction`` over such sets:
+
+- ``FixedEnd``: the direction taken at one end (ingress at a destination) against every
+  identity as the other end; the tiers are walked with set operations exactly as
+  ``anp.evaluate`` and ``netpol.evaluate`` walk them for one peer;
+- ``TowardFixed``: egress at every identity toward one destination. Each rule then has one
+  answer (it matches the destination or not) and each policy applies to a set, so the
+  identities that share the policies selecting them (their egress signature) share the
+  answer without being grouped one by one. Equal rule lists in many namespaces (an
+  allow-DNS policy) are answered once; admin-tier answers are kept per vector of rule
+  answers, which most destinations share.
+
+``who_can_reach`` combines the two for one destination; ``reachability`` for every
+destination identity (grouped by what its ingress depends on: ingress classes).
 
 Exactness: the fast path decides only True and False. Anything it does not model goes to
 the per-pod path (``reach.tally`` over ``PolicyEngine``), whose answer is the reference:
