@@ -302,10 +302,19 @@ class FixedEnd:
         if kept[0] is not tiers:  # the policies stay alive with it, so ids stay theirs
             kept = (tiers, {})
             self.uni.derived["fixed tiers"] = kept
-        direction = self.direction.value
-        taking = [p for p in policies if (p.record.spec or {}).get(direction)]
-        named = any(m.name is not None for p in taking for r in p.rules(self.direction)
-                    for m in r.ports or ())
+        # Per tier set and direction: the policies with rules in it, and whether any of
+        # their rules names a port.
+        flags: tuple[set[int], bool] | None = kept[1].get((self.direction,))  # type: ignore[assignment]
+        if flags is None:
+            direction = self.direction.value
+            with_rules = [p for p in (*tiers.admins, *tiers.baselines)
+                          if (p.record.spec or {}).get(direction)]
+            flags = ({id(p) for p in with_rules},
+                     any(m.name is not None for p in with_rules
+                         for r in p.rules(self.direction) for m in r.ports or ()))
+            kept[1][(self.direction,)] = flags  # type: ignore[assignment]
+        ids, named = flags
+        taking = [p for p in policies if id(p) in ids]
         key = (self.direction, self.port, self.protocol,
                tuple((id(p), applies[id(p)]) for p in taking),
                self.subject.ports if named and self.direction is Direction.INGRESS else ())
@@ -710,19 +719,35 @@ def reachability(engine: PolicyEngine, port: int, protocol: str) -> Matrix | Non
             found.per_pod |= 1 << position
     ingress_by_class: dict[tuple[object, ...], Outcome] = {}
     subjects = TowardFixed(engine, uni, Endpoint(""), port, protocol)
+    # A namespace's identities are consecutive positions: its slice of each policy's
+    # subjects is a small integer, read per destination without copying the large one.
+    local: dict[int, Sets] = {}
+    start = -1
+    namespace = ""
     for position in members(uni.all & ~found.per_pod):
+        if uni.namespaces[position] != namespace:
+            namespace = uni.namespaces[position]
+            start = position
+            while start and uni.namespaces[start - 1] == namespace:
+                start -= 1
+            mask = uni.ns_bits[namespace] >> start
+            namespace_admins, namespace_baselines = engine.admin_policies_for(namespace)
+            local = {}
+            for policy in (*namespace_admins, *namespace_baselines):
+                true, unknown = subjects.applying(policy)
+                local[id(policy)] = ((true >> start) & mask, (unknown >> start) & mask)
         record = view.get(uni.keys[position][0])
         assert record is not None
         destination = from_pod(record)  # type: ignore[arg-type]
         # engine.applicable(destination), read from the policies' subjects as sets.
-        bit = 1 << position
-        admins, baselines = engine.admin_policies_for(uni.namespaces[position])
+        offset = position - start
         applies: dict[int, Tri] = {}
-        for policy in (*admins, *baselines):
-            true, unknown = subjects.applying(policy)
-            applies[id(policy)] = True if true & bit else None if unknown & bit else False
-        admins = [p for p in admins if applies[id(p)] is not False]
-        baselines = [p for p in baselines if applies[id(p)] is not False]
+        for policy in (*namespace_admins, *namespace_baselines):
+            true, unknown = local[id(policy)]
+            applies[id(policy)] = True if true >> offset & 1 else \
+                None if unknown >> offset & 1 else False
+        admins = [p for p in namespace_admins if applies[id(p)] is not False]
+        baselines = [p for p in namespace_baselines if applies[id(p)] is not False]
         key = (tuple((id(p), applies[id(p)]) for p in admins if p.ingress),
                tuple(sorted(owner for owner, rel in uni.selected[position].items()
                             if rel is Rel.APPLIES_TO)),
