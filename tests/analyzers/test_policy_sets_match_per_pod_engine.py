@@ -23,7 +23,7 @@ from netsight.analyzers.policy.universe import Universe, universe
 from netsight.analyzers.policy.verdict import Direction, Tri
 from netsight.graph.model import Kind
 from netsight.graph.records import PodRecord
-from netsight.graph.store import GraphView
+from netsight.graph.store import EventType, GraphStore, GraphView, Source
 from tests.analyzers.test_policy_engine_matches_reference import PROTOCOLS, QUERY_PORTS
 from tests.analyzers.test_reach_matches_per_pod_evaluation import build, harder
 
@@ -171,3 +171,44 @@ def test_destinations_alike_but_for_their_named_ports_get_their_own_answers() ->
     assert matrix.allowed[position["Pod/n1/a"]] & client
     assert not matrix.allowed[position["Pod/n1/b"]] & client
     assert not matrix.exact[position["Pod/n1/b"]] & client
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hardest(), hardest(), st.data())
+def test_sets_kept_with_the_graph_follow_its_changes(first: list[dict[str, Any]],
+                                                     second: list[dict[str, Any]],
+                                                     data: st.DataObject) -> None:
+    """What the sets keep (universe, peer sets, egress index, tiers) is asked again after
+    objects of another cluster were applied over the first and some of the first deleted:
+    the answers must be those of the graph as it is now."""
+    store = GraphStore(source=Source.MANIFESTS, cluster_name="changes")
+    for obj in first:
+        store.apply(EventType.ADDED, obj)
+    view = store.view()
+    everyone = pods(view)
+    fixed = everyone[data.draw(st.sampled_from(sorted(everyone)))]
+    for _ in range(2):
+        engine = PolicyEngine(view, explain=False)
+        if not fixed.host_network:
+            outcome = FixedEnd(engine, universe(view), Direction.INGRESS, fixed, 80,
+                               "TCP").evaluate()
+            assert outcome is not None
+        TowardFixed(engine, universe(view), fixed, 80, "TCP").evaluate()
+        changes = data.draw(st.lists(st.sampled_from(second + first), max_size=6))
+        for obj in changes:
+            deleting = obj in first and data.draw(st.booleans())
+            store.apply(EventType.DELETED if deleting else EventType.MODIFIED, obj)
+        everyone = pods(view)
+        if fixed.key not in everyone:
+            return
+        fixed = everyone[fixed.key]  # type: ignore[index]
+        engine = PolicyEngine(view, explain=False)
+        uni = universe(view)
+        toward = TowardFixed(engine, uni, fixed, 80, "TCP").evaluate()
+        check(uni, toward, everyone, lambda peer, now=engine, at=fixed: now.direction(
+            Direction.EGRESS, peer, at, at, 80, "TCP").allowed)
+        if not fixed.host_network:
+            ingress = FixedEnd(engine, uni, Direction.INGRESS, fixed, 80, "TCP").evaluate()
+            assert ingress is not None
+            check(uni, ingress, everyone, lambda peer, now=engine, at=fixed: now.direction(
+                Direction.INGRESS, at, peer, at, 80, "TCP").allowed)
