@@ -59,7 +59,7 @@ from netsight.analyzers.policy.reach import (
 )
 from netsight.analyzers.policy.universe import Bits, Labels, Sets, Universe, members, universe
 from netsight.analyzers.policy.verdict import Action, Direction, Tri
-from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel
+from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel, parse_key
 from netsight.graph.records import NetworkPolicyRecord, Record
 from netsight.graph.store import GraphView, ProblemKind
 
@@ -369,6 +369,18 @@ class _AdminIndex:
         default_factory=dict)
 
 
+def _changed_namespaces(view: GraphView, since: int) -> set[str] | None:
+    """Namespaces of NetworkPolicies changed after graph generation ``since``, from the
+    change ring; None when the ring may have dropped some of them (its oldest change is
+    newer than ``since``: check every namespace)."""
+    oldest = next(iter(view.changes_since(0)), None)
+    if oldest is None or oldest.generation > since + 1:
+        return None
+    prefix = f"{Kind.NETWORK_POLICY}/"
+    return {parse_key(c.key).namespace for c in view.changes_since(since)
+            if c.key.startswith(prefix)}
+
+
 def _is_local(rules: tuple[netpol.Rule, ...]) -> bool:
     return all(rule.problem is None and rule.peers is not None and all(
         peer.ip_block is None and peer.namespaces is None for peer in rule.peers)
@@ -465,9 +477,12 @@ class TowardFixed:
         found = self.uni.derived.get("egress index")
         if isinstance(found, _EgressIndex) and found.generation == generation:
             return found
+        changed = _changed_namespaces(self.engine.view, found.generation) \
+            if isinstance(found, _EgressIndex) else None
         found = _EgressIndex(generation)
         for namespace in self.uni.ns_bits:
-            entry = self.policies(namespace, False)
+            # Namespaces the change ring names are checked again; None: check them all.
+            entry = self.policies(namespace, changed is not None and namespace not in changed)
             found.isolated |= entry.isolated
             for key, subjects in entry.wide.items():
                 found.wide[key] = found.wide.get(key, 0) | subjects
