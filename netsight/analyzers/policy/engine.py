@@ -494,7 +494,7 @@ class PolicyEngine:
             steps.append(Step(Layer.NETWORK_POLICY, Action.UNKNOWN, why))
             return _finish(direction, subject, steps, (), (why,))
         k8s_decision = netpol.evaluate(policies, *args, explain=self.explain)
-        np_decision: netpol.Decision | cilium.Decision | None = k8s_decision
+        np_decision: netpol.Decision | None = k8s_decision
         # --- CNI layers: where Cilium policies exist they and the NetworkPolicies make one
         # policy per endpoint (cilium.evaluate).
         cilium_policies = self.cilium_policies(subject)
