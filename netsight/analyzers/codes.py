@@ -503,9 +503,15 @@ ISTIO_GATEWAY_PORT_NOT_ON_SERVICE = Code(
 )
 CONFLICTING_ISTIO_GATEWAYS = Code(
     "NS0622", "ConflictingIstioGateways", W, MESH,
-    "Istio Gateways with the same selector declare servers on the same port with "
-    "overlapping hosts: the gateway uses only one of them.",
+    "Istio Gateways for the same gateway pods declare servers on the same port for the "
+    "same host (and bind address): the gateway keeps only one of them.",
     ("IST0145",),
+)
+ISTIO_GATEWAY_SERVES_NOTHING = Code(
+    "NS0623", "IstioGatewayServesNothing", W, MESH,
+    "An Istio Gateway has no servers and no other Gateway with its selector has any: it "
+    "configures no listener on the gateway pods.",
+    ("IST0101",),
 )
 SERVICE_PORT_NAME_NOT_PROTOCOL = Code(
     "NS0630", "ServicePortNameNotProtocol", I, MESH,

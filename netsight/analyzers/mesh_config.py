@@ -45,7 +45,8 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
         codes.MESH_CONFIG_NOT_EVALUATED),
     "gateway.IngressGatewayPortAnalyzer": (
         codes.ISTIO_GATEWAY_SELECTS_NO_PODS, codes.ISTIO_GATEWAY_PORT_NOT_ON_SERVICE),
-    "gateway.ConflictingGatewayAnalyzer": (codes.CONFLICTING_ISTIO_GATEWAYS,),
+    "gateway.ConflictingGatewayAnalyzer": (codes.CONFLICTING_ISTIO_GATEWAYS,
+                                           codes.ISTIO_GATEWAY_SERVES_NOTHING),
     "service.PortNameAnalyzer": (
         codes.SERVICE_PORT_NAME_NOT_PROTOCOL, codes.EXTERNAL_NAME_PORT_NAME_INVALID),
     "destinationrule.PodNotSelectedAnalyzer": (

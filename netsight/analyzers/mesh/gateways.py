@@ -5,12 +5,12 @@ gateway.ConflictingGatewayAnalyzer)."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 
 from netsight.analyzers import codes
 from netsight.analyzers.base import evidence, ref
-from netsight.analyzers.mesh.context import MeshContext
-from netsight.analyzers.mesh.hosts import matches as hosts_match
-from netsight.analyzers.mesh.objects import IstioGateway, labels_match
+from netsight.analyzers.mesh.context import MeshContext, PodLabels
+from netsight.analyzers.mesh.objects import IstioGateway, Server, labels_match
 from netsight.graph.model import POD_LIKE_KINDS, Kind
 from netsight.graph.records import ServiceRecord
 
@@ -41,6 +41,8 @@ def ingress_ports(ctx: MeshContext) -> None:
                 # namespace: apimachinery's empty selector, as istioctl reads it.
                 if service.namespace == pod.record.namespace and \
                         labels_match(service.selector or {}, pod.labels):
+                    # A server port names the Service port; istiod makes the proxy
+                    # listen on that port's targetPort (gateway port translation).
                     for port in service.ports:
                         if port.protocol == "TCP":
                             ports.setdefault(port.port, service.ref)
@@ -56,10 +58,11 @@ def ingress_ports(ctx: MeshContext) -> None:
                 ref(record), f"Gateway {record.ref} serves port {server.port}, which no "
                 f"Service of its gateway pods ({gateway.selector_text}) exposes",
                 detail=f"The Services selecting the pods that {gateway.selector_text} "
-                f"selects expose TCP ports {sorted(ports) or 'none'}{note}; clients cannot "
-                f"reach {server.path} on port {server.port}.",
-                suggestion="Add the port to the gateway's Service, or serve on a port it "
-                "exposes.",
+                f"selects expose TCP ports {sorted(ports) or 'none'}{note}. A server port "
+                "names a port of the gateway's Service (istiod listens on its targetPort); "
+                f"no Service offers {server.port}, so clients cannot reach {server.path}.",
+                suggestion="Serve on a port the gateway's Service exposes, or add this port "
+                "to the Service.",
                 evidence=[evidence(record, f"{server.path}.port.number", server.port)],
             ))
 
@@ -78,35 +81,71 @@ def _no_pods(ctx: MeshContext, gateway: IstioGateway) -> None:
 
 
 def conflicting(ctx: MeshContext) -> None:
-    """Gateways with the same selector and a server on the same port whose hosts overlap."""
-    claims: dict[tuple[str, int], dict[str, tuple[IstioGateway, tuple[str, ...]]]] = \
-        defaultdict(dict)
+    """Gateways whose selectors are equal, or nest and select a common pod, with servers on
+    one port naming the same host with the same bind address: the gateway keeps only one
+    (pilot's MergeGateways, model.CheckDuplicates; hosts compare as strings, so a wildcard
+    and a name under it do not conflict). A Gateway without servers whose selector no
+    other Gateway with servers shares serves nothing."""
+    claims: dict[tuple[str, int], dict[str, dict[str, str]]] = defaultdict(dict)
+    selectors: dict[str, Mapping[str, str]] = {}
     for gateway in ctx.gateways:
+        selectors[gateway.selector_text] = gateway.selector
         for server in gateway.servers:
-            if server.port is not None:
-                claims[(gateway.selector_text, server.port)][gateway.record.ref] = \
-                    (gateway, server.hosts)
+            claims[(gateway.selector_text, server.port or 0)][gateway.record.ref] = \
+                dict.fromkeys(server.hosts, server.bind)
+    pods: list[PodLabels] | None = None
     for gateway in ctx.gateways:
         if not ctx.in_scope(gateway.record):
             continue
+        mine = gateway.selector_text
+        hits = []
+        for text, port in claims:
+            if text == mine:
+                hits.append((text, port))
+            elif text in mine or mine in text:
+                if pods is None:
+                    pods = list(ctx.pods())
+                if any(labels_match(gateway.selector, p.labels) and
+                       labels_match(selectors[text], p.labels) for p in pods):
+                    hits.append((text, port))
+        if mine and not hits:
+            _serves_nothing(ctx, gateway)
+            continue
         for server in gateway.servers:
-            if server.port is None:
-                continue
-            others = [ref_ for ref_, (_, hosts) in
-                      claims[(gateway.selector_text, server.port)].items()
-                      for host in server.hosts
-                      if ref_ != gateway.record.ref and any(hosts_match(host, h)
-                                                            for h in hosts)]
-            if not others:
-                continue
-            record = gateway.record
-            ctx.report(codes.CONFLICTING_ISTIO_GATEWAYS.finding(
-                ref(record), f"Gateway {record.ref} {server.path} conflicts with "
-                f"{', '.join(dict.fromkeys(others))} on port {server.port}",
-                detail=f"Gateways with selector {gateway.selector_text or '(none)'} share "
-                f"port {server.port} with overlapping hosts {list(server.hosts)}; the "
-                "gateway can serve only one of them.",
-                suggestion="Merge the servers into one Gateway, or give them distinct "
-                "hosts or ports.",
-                evidence=[evidence(record, f"{server.path}.hosts", list(server.hosts))],
-            ))
+            port = server.port or 0
+            others = sorted(name for text, p in hits if p == port
+                            for name, known in claims[(text, p)].items()
+                            if name != gateway.record.ref and
+                            any(known.get(h) == server.bind for h in server.hosts
+                                if h in known))
+            if others:
+                _conflict(ctx, gateway, server, port, others)
+
+
+def _conflict(ctx: MeshContext, gateway: IstioGateway, server: Server, port: int,
+              others: list[str]) -> None:
+    record = gateway.record
+    ctx.report(codes.CONFLICTING_ISTIO_GATEWAYS.finding(
+        ref(record), f"Gateway {record.ref} {server.path} conflicts with "
+        f"{', '.join(dict.fromkeys(others))} on port {port}",
+        detail=f"Gateways selecting the same gateway pods ({gateway.selector_text or 'all'}) "
+        f"declare port {port} for the same hosts {list(server.hosts)}"
+        f"{f' bound to {server.bind}' if server.bind else ''}; the gateway merges them and "
+        "keeps only one server for each host.",
+        suggestion="Merge the servers into one Gateway, or give them distinct hosts or "
+        "ports.",
+        evidence=[evidence(record, f"{server.path}.hosts", list(server.hosts))],
+    ))
+
+
+def _serves_nothing(ctx: MeshContext, gateway: IstioGateway) -> None:
+    record = gateway.record
+    ctx.report(codes.ISTIO_GATEWAY_SERVES_NOTHING.finding(
+        ref(record), f"Gateway {record.ref} has no servers, and no Gateway with its "
+        f"selector ({gateway.selector_text}) has any",
+        detail="A Gateway configures the ports and hosts of the gateway pods it selects "
+        "through spec.servers; with none, here or on another Gateway for these pods, they "
+        "get no listener from it.",
+        suggestion="Add spec.servers (port, hosts) or delete the Gateway.",
+        evidence=[evidence(record, "spec.servers", [])],
+    ))

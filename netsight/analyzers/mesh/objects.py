@@ -252,6 +252,7 @@ class Server:
     index: int
     port: int | None
     hosts: tuple[str, ...]
+    bind: str = ""
 
     @property
     def path(self) -> str:
@@ -279,7 +280,8 @@ def read_gateway(record: GenericRecord) -> IstioGateway:
         port = _map(server.get("port"), f"{path}.port")
         servers.append(Server(i, _port(port.get("number"), f"{path}.port.number")
                               if "number" in port else None,
-                              _strings(server.get("hosts"), f"{path}.hosts")))
+                              _strings(server.get("hosts"), f"{path}.hosts"),
+                              _string(server.get("bind"), f"{path}.bind")))
     return IstioGateway(record, _labels(spec.get("selector"), "spec.selector"),
                         tuple(servers))
 

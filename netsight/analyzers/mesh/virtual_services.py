@@ -164,7 +164,6 @@ def destination_subsets(ctx: MeshContext) -> None:
 def gateways(ctx: MeshContext) -> None:
     """virtualservice.GatewayAnalyzer: every gateways entry names an existing Gateway that
     serves at least one of the VirtualService's hosts for its namespace."""
-    unknown = ctx.unknown(ISTIO_GATEWAY, K8S_GATEWAY)
     for vs in ctx.virtual_services:
         if not ctx.in_scope(vs.record):
             continue
@@ -184,9 +183,6 @@ def gateways(ctx: MeshContext) -> None:
                     evidence=[evidence(vs.record, path, name)],
                 ))
                 continue
-            if unknown is not None:
-                ctx.skip(f"VirtualService {vs.record.ref} {path}", unknown)
-                continue
             _check_gateway(ctx, vs, name, path)
 
 
@@ -198,6 +194,11 @@ def _check_gateway(ctx: MeshContext, vs: VirtualService, name: str, path: str) -
     istio = ctx.view.get(make_key(ISTIO_GATEWAY, namespace, gw_name))
     k8s = None if istio is not None else ctx.view.get(make_key(K8S_GATEWAY, namespace, gw_name))
     if istio is None and k8s is None:
+        # Missing from the graph is missing from the cluster only if both kinds are known.
+        unknown = ctx.unknown(ISTIO_GATEWAY, K8S_GATEWAY)
+        if unknown is not None:
+            ctx.skip(f"VirtualService {record.ref} {path}", unknown)
+            return
         ctx.report(codes.VIRTUAL_SERVICE_GATEWAY_NOT_FOUND.finding(
             ref(record), f"VirtualService {record.ref} binds to gateway {name!r}, which "
             "does not exist",
