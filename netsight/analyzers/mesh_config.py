@@ -62,7 +62,7 @@ METADATA = AnalyzerMetadata(
     "pods, without a Service port or in conflict, DestinationRules whose host or subsets "
     "match nothing, and Service ports whose protocol Istio cannot tell.",
     reads=frozenset({VIRTUAL_SERVICE, DESTINATION_RULE, SERVICE_ENTRY, ISTIO_GATEWAY,
-                     K8S_GATEWAY, NODE, Kind.SERVICE, *POD_LIKE_KINDS}),
+                     K8S_GATEWAY, NODE, Kind.SERVICE, Kind.NAMESPACE, *POD_LIKE_KINDS}),
     codes=tuple(dict.fromkeys(c for group in UPSTREAM.values() for c in group)),
 )
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TypeVar
@@ -15,6 +15,7 @@ from netsight.analyzers.mesh.hosts import HostRegistry
 from netsight.analyzers.mesh.objects import (
     DESTINATION_RULE,
     ISTIO_GATEWAY,
+    SERVICE_ENTRY,
     VIRTUAL_SERVICE,
     DestinationRule,
     IstioGateway,
@@ -29,6 +30,7 @@ from netsight.analyzers.mesh.objects import (
 from netsight.analyzers.mesh.visibility import build_hosts
 from netsight.graph.model import POD_LIKE_KINDS, Kind
 from netsight.graph.records import GenericRecord, PodRecord, Record, WorkloadRecord
+from netsight.graph.selectors import LabelSelector
 from netsight.graph.store import GraphView
 
 T = TypeVar("T")
@@ -70,22 +72,30 @@ class MeshContext:
         self.findings.append(finding)
 
     def _read(self, kind: str, reader: Callable[[GenericRecord], T]) -> list[T]:
-        read = []
-        for record in istio_records(self.view, kind):
-            try:
-                read.append(reader(record))
-            except Unreadable as exc:
-                if self.in_scope(record):
-                    self.report(codes.MESH_CONFIG_NOT_EVALUATED.finding(
-                        ref(record), f"{describe(record)} cannot be read: {exc}",
-                        detail="Istio's schema rejects this field's shape (or netsight "
-                        "cannot read it); the mesh checks that need the object leave it "
-                        "out, and references to it are not decided from it.",
-                        suggestion="Fix the field to the shape the Istio API reference "
-                        "gives.",
-                        evidence=[evidence(record, exc.path, str(exc))],
-                    ))
-        return read
+        """The kind's objects read once per version of the kind (kept with the store until
+        one of them changes); those that cannot be read are reported."""
+        def build(view: GraphView) -> tuple[tuple[T, ...],
+                                             tuple[tuple[GenericRecord, Unreadable], ...]]:
+            read, unreadable = [], []
+            for record in istio_records(view, kind):
+                try:
+                    read.append(reader(record))
+                except Unreadable as exc:
+                    unreadable.append((record, exc))
+            return tuple(read), tuple(unreadable)
+
+        read, unreadable = self.view.derived(("mesh_config", kind), (kind,), build)
+        for record, exc in unreadable:
+            if self.in_scope(record):
+                self.report(codes.MESH_CONFIG_NOT_EVALUATED.finding(
+                    ref(record), f"{describe(record)} cannot be read: {exc}",
+                    detail="Istio's schema rejects this field's shape (or netsight cannot "
+                    "read it); the mesh checks that need the object leave it out, and "
+                    "references to it are not decided from it.",
+                    suggestion="Fix the field to the shape the Istio API reference gives.",
+                    evidence=[evidence(record, exc.path, str(exc))],
+                ))
+        return list(read)
 
     @cached_property
     def virtual_services(self) -> list[VirtualService]:
@@ -101,7 +111,9 @@ class MeshContext:
 
     @cached_property
     def hosts(self) -> HostRegistry:
-        return build_hosts(self.view)
+        # Kept until a Service or ServiceEntry changes; never mutated by the checks.
+        return self.view.derived(("mesh_config", "hosts"), (Kind.SERVICE, SERVICE_ENTRY),
+                                 build_hosts)
 
     @cached_property
     def stand_in(self) -> tuple[PodRecord, Record] | None:
@@ -112,12 +124,25 @@ class MeshContext:
         plus istioctl's stand-in ingress pod when netsight assumes it."""
         for kind in sorted(POD_LIKE_KINDS):
             for record in self.view.for_each(kind):
-                if isinstance(record, PodRecord):
-                    yield PodLabels(record, dict(record.labels))
-                elif isinstance(record, WorkloadRecord):
-                    yield PodLabels(record, dict(record.pod_labels))
+                yield PodLabels(record, _labels_of(record))
         if self.stand_in is not None:
+            yield PodLabels(self.stand_in[0], dict(self.stand_in[0].labels), assumed=True)
+
+    def pods_matching(self, labels: Mapping[str, str]) -> Iterator[PodLabels]:
+        """Pods and workload templates of any namespace carrying ``labels`` (all of them;
+        an empty map matches every pod), found through the graph's label index."""
+        selector = LabelSelector(match_labels=tuple(sorted(labels.items())))
+        for namespace in sorted(self.view.namespaces()):
+            for record in self.view.matching(namespace, selector):
+                yield PodLabels(record, _labels_of(record))
+        if self.stand_in is not None and selector.matches(self.stand_in[0].labels):
             yield PodLabels(self.stand_in[0], dict(self.stand_in[0].labels), assumed=True)
 
     def services_unknown(self) -> str | None:
         return self.unknown(Kind.SERVICE, "ServiceEntry")
+
+
+def _labels_of(record: Record) -> dict[str, str]:
+    if isinstance(record, WorkloadRecord):
+        return dict(record.pod_labels)
+    return dict(record.labels)

@@ -28,7 +28,7 @@ def subsets_select_pods(ctx: MeshContext) -> None:
     nodes_unknown = ctx.unknown(NODE)
     node_labels = {} if nodes_unknown else \
         {n.name: dict(n.labels) for n in ctx.view.for_each(NODE)}
-    pods = [_with_topology(p, node_labels) for p in ctx.pods()]
+    topology_pods: list[PodLabels] | None = None
     for rule in rules:
         record = rule.record
         entry = ctx.hosts.lookup(record.namespace, rule.export_to, rule.host)
@@ -50,7 +50,13 @@ def subsets_select_pods(ctx: MeshContext) -> None:
                 continue
             seen.add(subset.name)
             selector = {**(entry.workload_selector or {}), **subset.labels}
-            if any(labels_match(selector, p.labels) for p in pods):
+            if any(k in selector for k in (*TOPOLOGY_LABELS, HOSTNAME_LABEL)):
+                # Labels Istio takes from the pod's node: a scan with them added.
+                if topology_pods is None:
+                    topology_pods = [_with_topology(p, node_labels) for p in ctx.pods()]
+                if any(labels_match(selector, p.labels) for p in topology_pods):
+                    continue
+            elif next(ctx.pods_matching(selector), None) is not None:
                 continue
             if nodes_unknown and any(k in selector for k in (*TOPOLOGY_LABELS,
                                                              HOSTNAME_LABEL)):

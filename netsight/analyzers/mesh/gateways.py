@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 from netsight.analyzers import codes
 from netsight.analyzers.base import evidence, ref
-from netsight.analyzers.mesh.context import MeshContext, PodLabels
+from netsight.analyzers.mesh.context import MeshContext
 from netsight.analyzers.mesh.objects import IstioGateway, Server, labels_match
 from netsight.graph.model import POD_LIKE_KINDS, Kind
 from netsight.graph.records import ServiceRecord
@@ -25,18 +25,14 @@ def ingress_ports(ctx: MeshContext) -> None:
     if unknown is not None:
         ctx.skip("Istio Gateway pods and ports", unknown)
         return
-    pods = list(ctx.pods())
-    services = [s for s in ctx.view.for_each(Kind.SERVICE) if isinstance(s, ServiceRecord)]
-    if ctx.stand_in is not None:
-        services.append(ctx.stand_in[1])  # type: ignore[arg-type]
     for gateway in gateways:
-        selected = [p for p in pods if labels_match(gateway.selector, p.labels)]
+        selected = list(ctx.pods_matching(gateway.selector))
         if not selected:
             _no_pods(ctx, gateway)
             continue
         ports: dict[int, str] = {}
         for pod in selected:
-            for service in services:
+            for service in _services(ctx, pod.record.namespace):
                 # A Service without a selector counts as selecting every pod of its
                 # namespace: apimachinery's empty selector, as istioctl reads it.
                 if service.namespace == pod.record.namespace and \
@@ -67,6 +63,14 @@ def ingress_ports(ctx: MeshContext) -> None:
             ))
 
 
+def _services(ctx: MeshContext, namespace: str) -> list[ServiceRecord]:
+    found = [s for s in ctx.view.for_each(Kind.SERVICE, namespace)
+             if isinstance(s, ServiceRecord)]
+    if ctx.stand_in is not None and ctx.stand_in[1].namespace == namespace:
+        found.append(ctx.stand_in[1])  # type: ignore[arg-type]
+    return found
+
+
 def _no_pods(ctx: MeshContext, gateway: IstioGateway) -> None:
     record = gateway.record
     ctx.report(codes.ISTIO_GATEWAY_SELECTS_NO_PODS.finding(
@@ -93,21 +97,15 @@ def conflicting(ctx: MeshContext) -> None:
         for server in gateway.servers:
             claims[(gateway.selector_text, server.port or 0)][gateway.record.ref] = \
                 dict.fromkeys(server.hosts, server.bind)
-    pods: list[PodLabels] | None = None
     for gateway in ctx.gateways:
         if not ctx.in_scope(gateway.record):
             continue
         mine = gateway.selector_text
         hits = []
         for text, port in claims:
-            if text == mine:
+            if text == mine or ((text in mine or mine in text) and _share_a_pod(
+                    ctx, gateway.selector, selectors[text])):
                 hits.append((text, port))
-            elif text in mine or mine in text:
-                if pods is None:
-                    pods = list(ctx.pods())
-                if any(labels_match(gateway.selector, p.labels) and
-                       labels_match(selectors[text], p.labels) for p in pods):
-                    hits.append((text, port))
         if mine and not hits:
             _serves_nothing(ctx, gateway)
             continue
@@ -120,6 +118,13 @@ def conflicting(ctx: MeshContext) -> None:
                                 if h in known))
             if others:
                 _conflict(ctx, gateway, server, port, others)
+
+
+def _share_a_pod(ctx: MeshContext, a: Mapping[str, str], b: Mapping[str, str]) -> bool:
+    """Whether some pod carries the labels of both selectors."""
+    if any(b.get(k, v) != v for k, v in a.items()):
+        return False  # they require different values of one label
+    return next(ctx.pods_matching({**a, **b}), None) is not None
 
 
 def _conflict(ctx: MeshContext, gateway: IstioGateway, server: Server, port: int,
