@@ -29,7 +29,13 @@ from netsight.analyzers.mesh.objects import (
 )
 from netsight.analyzers.mesh.visibility import build_hosts
 from netsight.graph.model import POD_LIKE_KINDS, Kind
-from netsight.graph.records import GenericRecord, PodRecord, Record, WorkloadRecord
+from netsight.graph.records import (
+    GenericRecord,
+    PodRecord,
+    Record,
+    ServiceRecord,
+    WorkloadRecord,
+)
 from netsight.graph.selectors import LabelSelector
 from netsight.graph.store import GraphView
 
@@ -116,7 +122,11 @@ class MeshContext:
                                  build_hosts)
 
     @cached_property
-    def stand_in(self) -> tuple[PodRecord, Record] | None:
+    def namespaces(self) -> list[str]:
+        return sorted(self.view.namespaces())
+
+    @cached_property
+    def stand_in(self) -> tuple[PodRecord, ServiceRecord] | None:
         return defaults.assumed(self.view)
 
     def pods(self) -> Iterator[PodLabels]:
@@ -132,7 +142,7 @@ class MeshContext:
         """Pods and workload templates of any namespace carrying ``labels`` (all of them;
         an empty map matches every pod), found through the graph's label index."""
         selector = LabelSelector(match_labels=tuple(sorted(labels.items())))
-        for namespace in sorted(self.view.namespaces()):
+        for namespace in self.namespaces:
             for record in self.view.matching(namespace, selector):
                 yield PodLabels(record, _labels_of(record))
         if self.stand_in is not None and selector.matches(self.stand_in[0].labels):

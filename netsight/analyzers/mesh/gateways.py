@@ -31,8 +31,15 @@ def ingress_ports(ctx: MeshContext) -> None:
             _no_pods(ctx, gateway)
             continue
         ports: dict[int, str] = {}
-        for pod in selected:
-            for service in _services(ctx, pod.record.namespace):
+        services: dict[str, list[ServiceRecord]] = {}
+        # Pods of one workload share their labels: each label set is tested once.
+        distinct = {(p.record.namespace, tuple(sorted(p.labels.items()))): p
+                    for p in selected}
+        for pod in distinct.values():
+            namespace = pod.record.namespace
+            if namespace not in services:
+                services[namespace] = _services(ctx, namespace)
+            for service in services[namespace]:
                 # A Service without a selector counts as selecting every pod of its
                 # namespace: apimachinery's empty selector, as istioctl reads it.
                 if service.namespace == pod.record.namespace and \
@@ -67,7 +74,7 @@ def _services(ctx: MeshContext, namespace: str) -> list[ServiceRecord]:
     found = [s for s in ctx.view.for_each(Kind.SERVICE, namespace)
              if isinstance(s, ServiceRecord)]
     if ctx.stand_in is not None and ctx.stand_in[1].namespace == namespace:
-        found.append(ctx.stand_in[1])  # type: ignore[arg-type]
+        found.append(ctx.stand_in[1])
     return found
 
 
