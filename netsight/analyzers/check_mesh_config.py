@@ -20,8 +20,7 @@ PROVIDER = "istio"
 METADATA = AnalyzerMetadata(
     name=NAME,
     description="Istio networking configuration checked as istioctl analyze does "
-    "(findings NS06xx, with their IST codes): " + mesh_config.METADATA.description
-    .split(": ", 1)[1],
+    f"(findings NS06xx, with their IST codes): {mesh_config.CHECKED}",
     reads=mesh_config.METADATA.reads,
     codes=mesh_config.METADATA.codes,
 )

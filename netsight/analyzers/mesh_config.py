@@ -53,14 +53,15 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
         codes.DESTINATION_RULE_HOST_NOT_FOUND, codes.DESTINATION_RULE_SUBSET_SELECTS_NO_PODS),
 }
 
-METADATA = AnalyzerMetadata(
-    name="mesh_config",
-    description="Istio networking configuration as istioctl analyze checks it: "
-    "VirtualService destinations (host, port, subset) that resolve to nothing, gateways "
+CHECKED = ("VirtualService destinations (host, port, subset) that resolve to nothing, gateways "
     "that do not exist or do not serve the VirtualService's hosts, VirtualServices that "
     "claim the same mesh host, rules and matches that never take traffic, Gateways without "
     "pods, without a Service port or in conflict, DestinationRules whose host or subsets "
-    "match nothing, and Service ports whose protocol Istio cannot tell.",
+    "match nothing, and Service ports whose protocol Istio cannot tell.")
+
+METADATA = AnalyzerMetadata(
+    name="mesh_config",
+    description=f"Istio networking configuration as istioctl analyze checks it: {CHECKED}",
     reads=frozenset({VIRTUAL_SERVICE, DESTINATION_RULE, SERVICE_ENTRY, ISTIO_GATEWAY,
                      K8S_GATEWAY, NODE, Kind.SERVICE, Kind.NAMESPACE, *POD_LIKE_KINDS}),
     codes=tuple(dict.fromkeys(c for group in UPSTREAM.values() for c in group)),
