@@ -157,7 +157,8 @@ def test_tools_lists_every_tool_with_its_schema() -> None:
                      "check_route_resolution", "check_gateway_status", "diff_routes",
                      "list_ingresses", "gateway_list", "gateway_get",
                      "find_blocking_policies", "reachability_matrix",
-                     "k8s_networkpolicies", "who_can_reach", "what_can_reach"}
+                     "k8s_networkpolicies", "who_can_reach", "what_can_reach",
+                     "check_mesh_config"}
     for tool in tools:
         assert tool["readOnly"] is True
         assert tool["description"]

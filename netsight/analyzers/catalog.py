@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from netsight.analyzers import (
     analyze_config,
     check_gateway_status,
+    check_mesh_config,
     check_route_resolution,
     diagnose_service,
     diff_routes,
@@ -76,7 +77,8 @@ TOOLS: dict[str, ToolSpec] = {
                             check_route_resolution, check_gateway_status, diff_routes,
                             find_blocking_policies, reachability_matrix,
                             k8s_networkpolicies, list_ingresses, who_can_reach,
-                            what_can_reach, gateway_list, gateway_get))
+                            what_can_reach, gateway_list, gateway_get,
+                            check_mesh_config))
 }
 
 

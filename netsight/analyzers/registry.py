@@ -11,6 +11,7 @@ from netsight.analyzers import (
     ingest,
     ingresses,
     istio_policies,
+    mesh_config,
     network_policies,
     services,
     workloads,
@@ -22,7 +23,8 @@ from netsight.graph.store import GraphView
 Check = Callable[[GraphView, str | None], Iterator[Finding]]
 
 ANALYZERS: tuple[ModuleType, ...] = (ingest, services, endpoints, workloads, gateway_api,
-                                      network_policies, istio_policies, ingresses)
+                                      network_policies, istio_policies, mesh_config,
+                                      ingresses)
 
 
 def metadata_of(module: ModuleType) -> AnalyzerMetadata:

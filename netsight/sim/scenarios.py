@@ -45,6 +45,13 @@ GATEWAY_API_CRDS = [
     _crd("gateway.networking.k8s.io", "ReferenceGrant", "referencegrants", "v1beta1"),
 ]
 
+ISTIO_NETWORKING_CRDS = [
+    _crd("networking.istio.io", "VirtualService", "virtualservices"),
+    _crd("networking.istio.io", "DestinationRule", "destinationrules"),
+    _crd("networking.istio.io", "Gateway", "gateways"),
+    _crd("networking.istio.io", "ServiceEntry", "serviceentries"),
+]
+
 
 def demo(seed: int = 7) -> list[Obj]:
     """A small synthetic cluster plus deliberate faults, each one a question to ask.
@@ -53,10 +60,13 @@ def demo(seed: int = 7) -> list[Obj]:
     - ``shop/checkout``: targetPort names a port the container does not declare;
     - ``data/deny-all``: a default-deny ingress policy isolates the database namespace;
     - ``shop/storefront``: an HTTPRoute whose cross-namespace backendRef has no
-      ReferenceGrant (Gateway API installed through its CRDs).
+      ReferenceGrant (Gateway API installed through its CRDs);
+    - ``shop/cart`` again, through the mesh: a VirtualService sends it to subset v1, whose
+      DestinationRule labels (version v1) no pod carries (Istio networking CRDs installed).
     """
     objects = synthetic(240, seed)
     objects.extend(GATEWAY_API_CRDS)
+    objects.extend(ISTIO_NETWORKING_CRDS)
     pod_ip = iter(f"10.250.0.{i}" for i in range(10, 250))
 
     def pod(name: str, ns: str, labels: dict[str, str], port: tuple[str, int]) -> Obj:
@@ -104,5 +114,13 @@ def demo(seed: int = 7) -> list[Obj]:
          "spec": {"parentRefs": [{"name": "public"}], "hostnames": ["shop.example.com"],
                   "rules": [{"backendRefs": [{"name": "frontend", "namespace": "shop",
                                               "port": 80}]}]}},
+        {"apiVersion": "networking.istio.io/v1", "kind": "DestinationRule",
+         "metadata": {"name": "cart", "namespace": "shop"},
+         "spec": {"host": "cart", "subsets": [{"name": "v1",
+                                               "labels": {"app": "cart", "version": "v1"}}]}},
+        {"apiVersion": "networking.istio.io/v1", "kind": "VirtualService",
+         "metadata": {"name": "cart", "namespace": "shop"},
+         "spec": {"hosts": ["cart"],
+                  "http": [{"route": [{"destination": {"host": "cart", "subset": "v1"}}]}]}},
     ]
     return objects

@@ -12,5 +12,6 @@ def test_provider_tools_name_known_providers() -> None:
     declared = {name: spec.provider for name, spec in TOOLS.items() if spec.provider}
     assert declared == {"check_route_resolution": "gateway-api",
                         "check_gateway_status": "gateway-api",
-                        "gateway_list": "gateway-api", "gateway_get": "gateway-api"}
+                        "gateway_list": "gateway-api", "gateway_get": "gateway-api",
+                        "check_mesh_config": "istio"}
     assert set(declared.values()) <= known

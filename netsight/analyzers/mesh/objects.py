@@ -1,0 +1,295 @@
+"""Istio networking objects (networking.istio.io) read from their generic records.
+
+The graph keeps each object's spec as written (GenericRecord); this module reads the
+fields mesh analysis needs into small frozen values, once per object version. Reading
+never fails: a field of the wrong shape becomes a ``problem`` naming the field, and the
+object is left out of the checks that would need it (reported as not evaluated), rather
+than guessed at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from netsight.graph.model import api_group
+from netsight.graph.records import GenericRecord, Record
+from netsight.graph.store import GraphView
+
+GROUP = "networking.istio.io"
+VIRTUAL_SERVICE = "VirtualService"
+DESTINATION_RULE = "DestinationRule"
+SERVICE_ENTRY = "ServiceEntry"
+ISTIO_GATEWAY = f"Gateway.{GROUP}"  # the kind id: Gateway API's Gateway keeps the bare name
+K8S_GATEWAY = "Gateway"
+NODE = "Node"
+MESH_GATEWAY = "mesh"  # the reserved gateway name: the sidecars of the mesh
+
+
+class Unreadable(Exception):
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+
+
+def _map(raw: Any, path: str) -> Mapping[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise Unreadable(path, f"must be an object, got {type(raw).__name__}")
+    return raw
+
+
+def _list(raw: Any, path: str) -> tuple[Any, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list | tuple):
+        raise Unreadable(path, f"must be a list, got {type(raw).__name__}")
+    return tuple(raw)
+
+
+def _strings(raw: Any, path: str) -> tuple[str, ...]:
+    values = _list(raw, path)
+    for i, value in enumerate(values):
+        if not isinstance(value, str):
+            raise Unreadable(f"{path}[{i}]", f"must be a string, got {type(value).__name__}")
+    return values
+
+
+def _string(raw: Any, path: str) -> str:
+    if raw is None:
+        return ""
+    if not isinstance(raw, str):
+        raise Unreadable(path, f"must be a string, got {type(raw).__name__}")
+    return raw
+
+
+def _labels(raw: Any, path: str) -> Mapping[str, str]:
+    labels = _map(raw, path)
+    for key, value in labels.items():
+        if not isinstance(value, str):
+            raise Unreadable(f"{path}.{key}", "must be a string")
+    return labels
+
+
+def _port(raw: Any, path: str) -> int | None:
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw <= 65535:
+        raise Unreadable(path, f"must be a port number, got {raw!r}")
+    return raw
+
+
+def istio_records(view: GraphView, kind: str, namespace: str | None = None
+                  ) -> Iterator[GenericRecord]:
+    """The kind's networking.istio.io objects, in key order (answers are stable)."""
+    found = [r for r in view.for_each(kind, namespace)
+             if isinstance(r, GenericRecord) and api_group(r.api_version) == GROUP]
+    yield from sorted(found, key=lambda r: r.key)
+
+
+# --- VirtualService -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Destination:
+    """One destination of a route or mirror, with where it is written."""
+
+    host: str
+    subset: str
+    port: int | None
+    path: str  # e.g. spec.http[0].route[1].destination
+    mirror: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RouteRule:
+    """One http/tcp/tls rule: its name and its match entries as written."""
+
+    protocol: str  # "http", "tcp" or "tls"
+    index: int
+    name: str
+    matches: tuple[Mapping[str, Any], ...]
+
+    @property
+    def path(self) -> str:
+        return f"spec.{self.protocol}[{self.index}]"
+
+    @property
+    def label(self) -> str:
+        """How istioctl names the rule: its quoted name, else ``#index``."""
+        return f'"{self.name}"' if self.name else f"#{self.index}"
+
+
+@dataclass(frozen=True, slots=True)
+class VirtualService:
+    record: GenericRecord
+    hosts: tuple[str, ...]
+    gateways: tuple[str, ...]
+    export_to: tuple[str, ...]
+    rules: tuple[RouteRule, ...]
+    destinations: tuple[Destination, ...]  # tcp, tls, then http routes (istioctl's order)
+    mirrors: tuple[Destination, ...]
+
+    @property
+    def on_mesh(self) -> bool:
+        """Applies to the sidecars: no gateways at all means "mesh"."""
+        return not self.gateways or MESH_GATEWAY in self.gateways
+
+
+def _destination(raw: Any, path: str, *, mirror: bool = False) -> Destination:
+    spec = _map(raw, path)
+    port = _map(spec.get("port"), f"{path}.port")
+    return Destination(
+        host=_string(spec.get("host"), f"{path}.host"),
+        subset=_string(spec.get("subset"), f"{path}.subset"),
+        port=_port(port.get("number"), f"{path}.port.number") if port else None,
+        path=path,
+        mirror=mirror,
+    )
+
+
+def read_virtual_service(record: GenericRecord) -> VirtualService:
+    spec = _map(record.spec, "spec")
+    rules: list[RouteRule] = []
+    destinations: list[Destination] = []
+    mirrors: list[Destination] = []
+    for protocol in ("tcp", "tls", "http"):
+        for i, raw in enumerate(_list(spec.get(protocol), f"spec.{protocol}")):
+            path = f"spec.{protocol}[{i}]"
+            rule = _map(raw, path)
+            matches = tuple(_map(m, f"{path}.match[{j}]")
+                            for j, m in enumerate(_list(rule.get("match"), f"{path}.match")))
+            name = _string(rule.get("name"), f"{path}.name") if protocol == "http" else ""
+            rules.append(RouteRule(protocol, i, name, matches))
+            for j, route in enumerate(_list(rule.get("route"), f"{path}.route")):
+                where = f"{path}.route[{j}]"
+                destinations.append(_destination(
+                    _map(route, where).get("destination"), f"{where}.destination"))
+            if protocol != "http":
+                continue
+            if rule.get("mirror") is not None:
+                mirrors.append(_destination(rule["mirror"], f"{path}.mirror", mirror=True))
+            for j, entry in enumerate(_list(rule.get("mirrors"), f"{path}.mirrors")):
+                where = f"{path}.mirrors[{j}]"
+                mirrors.append(_destination(_map(entry, where).get("destination"),
+                                            f"{where}.destination", mirror=True))
+    # istioctl lists tcp, then tls, then http destinations; rules keep spec order per kind.
+    return VirtualService(
+        record=record,
+        hosts=_strings(spec.get("hosts"), "spec.hosts"),
+        gateways=_strings(spec.get("gateways"), "spec.gateways"),
+        export_to=_strings(spec.get("exportTo"), "spec.exportTo"),
+        rules=tuple(rules),
+        destinations=tuple(destinations),
+        mirrors=tuple(mirrors),
+    )
+
+
+# --- DestinationRule ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Subset:
+    name: str
+    labels: Mapping[str, str]
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class DestinationRule:
+    record: GenericRecord
+    host: str
+    export_to: tuple[str, ...]
+    subsets: tuple[Subset, ...]
+
+
+def read_destination_rule(record: GenericRecord) -> DestinationRule:
+    spec = _map(record.spec, "spec")
+    subsets = []
+    for i, raw in enumerate(_list(spec.get("subsets"), "spec.subsets")):
+        path = f"spec.subsets[{i}]"
+        subset = _map(raw, path)
+        subsets.append(Subset(_string(subset.get("name"), f"{path}.name"),
+                              _labels(subset.get("labels"), f"{path}.labels"), path))
+    return DestinationRule(record, _string(spec.get("host"), "spec.host"),
+                           _strings(spec.get("exportTo"), "spec.exportTo"), tuple(subsets))
+
+
+# --- ServiceEntry ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceEntry:
+    record: GenericRecord
+    hosts: tuple[str, ...]
+    export_to: tuple[str, ...]
+    ports: tuple[int, ...]
+    workload_selector: Mapping[str, str] | None
+
+
+def read_service_entry(record: GenericRecord) -> ServiceEntry:
+    spec = _map(record.spec, "spec")
+    ports = []
+    for i, raw in enumerate(_list(spec.get("ports"), "spec.ports")):
+        number = _port(_map(raw, f"spec.ports[{i}]").get("number"), f"spec.ports[{i}].number")
+        ports.append(number or 0)
+    selector = spec.get("workloadSelector")
+    return ServiceEntry(
+        record, _strings(spec.get("hosts"), "spec.hosts"),
+        _strings(spec.get("exportTo"), "spec.exportTo"), tuple(ports),
+        _labels(_map(selector, "spec.workloadSelector").get("labels"),
+                "spec.workloadSelector.labels") if selector is not None else None,
+    )
+
+
+# --- Gateway (networking.istio.io) ----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    index: int
+    port: int | None
+    hosts: tuple[str, ...]
+    bind: str = ""
+
+    @property
+    def path(self) -> str:
+        return f"spec.servers[{self.index}]"
+
+
+@dataclass(frozen=True, slots=True)
+class IstioGateway:
+    record: GenericRecord
+    selector: Mapping[str, str]
+    servers: tuple[Server, ...]
+
+    @property
+    def selector_text(self) -> str:
+        """The selector as apimachinery prints it: ``k=v`` pairs sorted by key."""
+        return ",".join(f"{k}={v}" for k, v in sorted(self.selector.items()))
+
+
+def read_gateway(record: GenericRecord) -> IstioGateway:
+    spec = _map(record.spec, "spec")
+    servers = []
+    for i, raw in enumerate(_list(spec.get("servers"), "spec.servers")):
+        path = f"spec.servers[{i}]"
+        server = _map(raw, path)
+        port = _map(server.get("port"), f"{path}.port")
+        servers.append(Server(i, _port(port.get("number"), f"{path}.port.number")
+                              if "number" in port else None,
+                              _strings(server.get("hosts"), f"{path}.hosts"),
+                              _string(server.get("bind"), f"{path}.bind")))
+    return IstioGateway(record, _labels(spec.get("selector"), "spec.selector"),
+                        tuple(servers))
+
+
+def labels_match(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
+    """Equality-based selection; an empty selector matches everything (apimachinery)."""
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+def describe(record: Record) -> str:
+    return f"{record.kind.partition('.')[0]} {record.ref}"

@@ -1,0 +1,90 @@
+"""Istio networking configuration lint, for analyze_config and check_mesh_config.
+
+The rules are istioctl analyze's (istio/istio pkg/config/analysis/analyzers), each in a
+module of ``analyzers/mesh``; ``UPSTREAM`` says which netsight codes stand for which
+upstream analyzer, so the shared istioctl corpus can be checked analyzer by analyzer.
+Where an input netsight needs is not known (a kind not watched, not listed yet, or
+forbidden), the check is skipped and says so instead of reporting a guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from netsight.analyzers import codes
+from netsight.analyzers.base import AnalyzerMetadata
+from netsight.analyzers.codes import Code
+from netsight.analyzers.contracts import Finding
+from netsight.analyzers.mesh import destination_rules, gateways, port_names, virtual_services
+from netsight.analyzers.mesh.context import MeshContext
+from netsight.analyzers.mesh.objects import (
+    DESTINATION_RULE,
+    ISTIO_GATEWAY,
+    K8S_GATEWAY,
+    NODE,
+    SERVICE_ENTRY,
+    VIRTUAL_SERVICE,
+)
+from netsight.graph.model import POD_LIKE_KINDS, Kind
+from netsight.graph.store import GraphView
+
+# istioctl analyzer name -> the netsight codes that report what it reports.
+UPSTREAM: dict[str, tuple[Code, ...]] = {
+    "virtualservice.DestinationHostAnalyzer": (
+        codes.MESH_DESTINATION_HOST_NOT_FOUND, codes.MESH_DESTINATION_PORT_NOT_FOUND,
+        codes.MESH_DESTINATION_PORT_REQUIRED, codes.INGRESS_SUBSET_IGNORED),
+    "virtualservice.DestinationRuleAnalyzer": (codes.MESH_DESTINATION_SUBSET_NOT_FOUND,),
+    "virtualservice.GatewayAnalyzer": (
+        codes.VIRTUAL_SERVICE_GATEWAY_NOT_FOUND, codes.VIRTUAL_SERVICE_HOST_NOT_IN_GATEWAY,
+        codes.VIRTUAL_SERVICE_INTERNAL_GATEWAY_REF),
+    "virtualservice.ConflictingMeshGatewayHostsAnalyzer": (
+        codes.CONFLICTING_MESH_VIRTUAL_SERVICE_HOSTS,),
+    "schemaValidation.CollectionValidationAnalyzer(collections.VirtualService)": (
+        codes.VIRTUAL_SERVICE_UNREACHABLE_RULE, codes.VIRTUAL_SERVICE_INEFFECTIVE_MATCH,
+        codes.MESH_CONFIG_NOT_EVALUATED),
+    "gateway.IngressGatewayPortAnalyzer": (
+        codes.ISTIO_GATEWAY_SELECTS_NO_PODS, codes.ISTIO_GATEWAY_PORT_NOT_ON_SERVICE),
+    "gateway.ConflictingGatewayAnalyzer": (codes.CONFLICTING_ISTIO_GATEWAYS,
+                                           codes.ISTIO_GATEWAY_SERVES_NOTHING),
+    "service.PortNameAnalyzer": (
+        codes.SERVICE_PORT_NAME_NOT_PROTOCOL, codes.EXTERNAL_NAME_PORT_NAME_INVALID),
+    "destinationrule.PodNotSelectedAnalyzer": (
+        codes.DESTINATION_RULE_HOST_NOT_FOUND, codes.DESTINATION_RULE_SUBSET_SELECTS_NO_PODS),
+}
+
+CHECKED = ("VirtualService destinations (host, port, subset) that resolve to nothing, gateways "
+    "that do not exist or do not serve the VirtualService's hosts, VirtualServices that "
+    "claim the same mesh host, rules and matches that never take traffic, Gateways without "
+    "pods, without a Service port or in conflict, DestinationRules whose host or subsets "
+    "match nothing, and Service ports whose protocol Istio cannot tell.")
+
+METADATA = AnalyzerMetadata(
+    name="mesh_config",
+    description=f"Istio networking configuration as istioctl analyze checks it: {CHECKED}",
+    reads=frozenset({VIRTUAL_SERVICE, DESTINATION_RULE, SERVICE_ENTRY, ISTIO_GATEWAY,
+                     K8S_GATEWAY, NODE, Kind.SERVICE, Kind.NAMESPACE, *POD_LIKE_KINDS}),
+    codes=tuple(dict.fromkeys(c for group in UPSTREAM.values() for c in group)),
+)
+
+CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subsets,
+          virtual_services.gateways, virtual_services.conflicting_mesh_hosts,
+          virtual_services.unreachable_rules, gateways.ingress_ports, gateways.conflicting,
+          destination_rules.subsets_select_pods, port_names.port_names)
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    findings: list[Finding]
+    not_evaluated: list[str]
+
+
+def evaluate(view: GraphView, namespace: str | None) -> Evaluation:
+    ctx = MeshContext(view, namespace)
+    for run in CHECKS:
+        run(ctx)
+    return Evaluation(ctx.findings, ctx.not_evaluated)
+
+
+def check(view: GraphView, namespace: str | None) -> Iterator[Finding]:
+    yield from evaluate(view, namespace).findings
