@@ -15,6 +15,12 @@ as a share of one core during the concurrent run, and so is the tool handler's m
 cannot inflate much, where wall-clock latencies include every wait for a core.
 ``--responses sse`` measures netsight's SSE answer mode instead of the default JSON one.
 
+Beside the SDK figures, not instead of them: the same single-session calls from
+``RawSession``, a minimal JSON-RPC-over-HTTP client (one aiohttp connection, the same
+handshake-era session: initialize, initialized, Mcp-Session-Id), with both processes' CPU per
+call. The SDK client spends several times netsight's CPU per call on the same 2 cores, so
+this tells netsight's share of the latency from the client's.
+
 Measured (issue 6's targets): per-call latency of ``find_blocking_policies`` and
 ``diagnose_service`` over one session (p50 <= 5 ms, p99 <= 15 ms for find_blocking_policies);
 10 concurrent sessions at 200 calls/s in all, with the error count (target: none); the whole
