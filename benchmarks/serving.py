@@ -15,6 +15,12 @@ as a share of one core during the concurrent run, and so is the tool handler's m
 cannot inflate much, where wall-clock latencies include every wait for a core.
 ``--responses sse`` measures netsight's SSE answer mode instead of the default JSON one.
 
+Beside the SDK figures, not instead of them: the same single-session calls from
+``RawSession``, a minimal JSON-RPC-over-HTTP client (one aiohttp connection, the same
+handshake-era session: initialize, initialized, Mcp-Session-Id), with both processes' CPU per
+call. The SDK client spends several times netsight's CPU per call on the same 2 cores, so
+this tells netsight's share of the latency from the client's.
+
 Measured (issue 6's targets): per-call latency of ``find_blocking_policies`` and
 ``diagnose_service`` over one session (p50 <= 5 ms, p99 <= 15 ms for find_blocking_policies);
 10 concurrent sessions at 200 calls/s in all, with the error count (target: none); the whole
@@ -128,7 +134,9 @@ async def one_session(mcp_url: str, pods: list[str], service: str, calls: int,
                 raise RuntimeError(result.content)
 
         cpu, handler = cpu_seconds(server), await tool_seconds(base_url, "find_blocking_policies")
+        client_cpu = time.process_time()
         blocking_ms = await timed(calls, blocking)
+        client_cpu = time.process_time() - client_cpu
         cpu = cpu_seconds(server) - cpu  # warm-up calls included: per call, roughly
         handler_s, handled = map(operator.sub, await tool_seconds(
             base_url, "find_blocking_policies"), handler)
@@ -139,7 +147,104 @@ async def one_session(mcp_url: str, pods: list[str], service: str, calls: int,
                 "find_blocking_policies_server_cpu_ms_per_call":
                     round(1000 * cpu / (calls + min(20, calls)), 2),
                 "find_blocking_policies_handler_ms_mean": round(1000 * handler_s / handled, 2),
+                # this process (the SDK client, the test's own loop) per call, for comparison
+                "find_blocking_policies_client_cpu_ms_per_call":
+                    round(1000 * client_cpu / (calls + min(20, calls)), 2),
                 "diagnose_service_ms": percentiles(await timed(calls, diagnose))}
+
+
+class RawSession:
+    """A minimal MCP client: JSON-RPC over one keep-alive HTTP connection (aiohttp), with the
+    same session semantics as the SDK's handshake-era ``Client``: ``initialize``, then
+    ``notifications/initialized``, then requests carrying ``Mcp-Session-Id`` and
+    ``Mcp-Protocol-Version``; answers read as JSON or as an SSE stream, whichever netsight
+    sends. No models, no validation: it shows how much of a call's latency is the SDK
+    client's own work rather than netsight's. Not a replacement for the SDK figures."""
+
+    VERSION = "2025-11-25"
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1))
+        self.headers = {"Content-Type": "application/json",
+                        "Accept": "application/json, text/event-stream"}
+        self.next_id = 0
+
+    async def __aenter__(self) -> RawSession:
+        async with self.http.post(self.url, headers=self.headers, data=json.dumps({
+                "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                    "protocolVersion": self.VERSION, "capabilities": {},
+                    "clientInfo": {"name": "netsight-benchmark-raw", "version": "0"}}})
+                ) as response:
+            answer = await self._answer(response)
+            session = response.headers["Mcp-Session-Id"]
+        if answer.get("result", {}).get("protocolVersion") != self.VERSION:
+            raise RuntimeError(f"initialize: {answer}")
+        self.headers = {**self.headers, "Mcp-Session-Id": session,
+                        "Mcp-Protocol-Version": self.VERSION}
+        async with self.http.post(self.url, headers=self.headers, data=json.dumps(
+                {"jsonrpc": "2.0", "method": "notifications/initialized"})) as response:
+            if response.status != 202:
+                raise RuntimeError(f"notifications/initialized: HTTP {response.status}")
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        async with self.http.delete(self.url, headers=self.headers):
+            pass
+        await self.http.close()
+
+    async def request(self, method: str, params: dict[str, Any] | None = None
+                      ) -> dict[str, Any]:
+        self.next_id += 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        async with self.http.post(self.url, headers=self.headers,
+                                  data=json.dumps(message)) as response:
+            answer = await self._answer(response)
+        if answer.get("id") != self.next_id or "result" not in answer:
+            raise RuntimeError(f"{method}: {str(answer)[:200]}")
+        result: dict[str, Any] = answer["result"]
+        return result
+
+    @staticmethod
+    async def _answer(response: aiohttp.ClientResponse) -> dict[str, Any]:
+        if response.status != 200:
+            raise RuntimeError(f"HTTP {response.status}: {(await response.text())[:200]}")
+        body = await response.read()
+        if response.content_type == "text/event-stream":  # the last message is the answer
+            data = [line[5:] for line in body.splitlines() if line.startswith(b"data:")]
+            body = data[-1]
+        answer: dict[str, Any] = json.loads(body)
+        return answer
+
+
+async def raw_session(mcp_url: str, pods: list[str], calls: int, rng: random.Random,
+                      server: int) -> dict[str, Any]:
+    """The single-session figures again from ``RawSession``, the same calls over the same
+    protocol generation: what is left of the latency is netsight and the HTTP round trip."""
+    async with RawSession(mcp_url) as session:
+        async def ping() -> None:
+            await session.request("ping")
+
+        async def blocking() -> None:
+            source, destination = rng.sample(pods, 2)
+            result = await session.request("tools/call", {
+                "name": "find_blocking_policies",
+                "arguments": {"source": source, "destination": destination, "port": 80}})
+            if result.get("isError") or "structuredContent" not in result:
+                raise RuntimeError(str(result)[:200])
+
+        ping_ms = await timed(calls, ping)
+        cpu, client_cpu = cpu_seconds(server), time.process_time()
+        blocking_ms = await timed(calls, blocking)
+        per_call = 1000 / (calls + min(20, calls))
+        return {"ping_ms": percentiles(ping_ms),
+                "find_blocking_policies_ms": percentiles(blocking_ms),
+                "find_blocking_policies_server_cpu_ms_per_call":
+                    round(per_call * (cpu_seconds(server) - cpu), 2),
+                "find_blocking_policies_client_cpu_ms_per_call":
+                    round(per_call * (time.process_time() - client_cpu), 2)}
 
 
 def _agent_process(mcp_url: str, pods: list[str], indexes: list[int], sessions: int,
@@ -263,12 +368,15 @@ async def measure(args: argparse.Namespace, url: str, server: int) -> dict[str, 
     pods, service = await pick_pods(url)
     rng = random.Random(1)
     single = await one_session(f"{url}/mcp", pods, service, args.calls, rng, server)
+    # Beside it, not instead of it: the same calls from a minimal client (RawSession).
+    raw = await raw_session(f"{url}/mcp", pods, args.calls, random.Random(1), server)
     busy = await concurrent_sessions(f"{url}/mcp", pods, args.sessions, args.rate,
                                      args.duration, args.client_processes, server)
     graph = await exports(url, f"Service/{service}", args.export_runs)
     # ready_after_start_s: from netsight's start to /readyz answering 200
     return {"ready_after_start_s": round(ready_s, 1), "pods": len(pods),
-            "single_session": single, "concurrent": busy, "export": graph}
+            "single_session": single, "single_session_raw_client": raw,
+            "concurrent": busy, "export": graph}
 
 
 def main() -> None:

@@ -24,7 +24,14 @@ from netsight.graph.building import (
 from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel, make_key, parse_key
 from netsight.graph.records import Record
 from netsight.graph.selectors import LabelSelector
-from netsight.graph.store import Change, ChangeHorizon, GraphView, IngestProblem, Source
+from netsight.graph.store import (
+    Change,
+    ChangeHorizon,
+    GraphView,
+    IngestProblem,
+    Source,
+    edge_runs,
+)
 
 T = TypeVar("T")
 
@@ -142,6 +149,9 @@ class OverlayView(GraphView):
         for rel in Rel:
             for other in self._related(record, rel, False):
                 yield other.key, rel
+
+    def out_edge_runs(self, key: str) -> Iterator[tuple[Rel, Iterable[str]]]:
+        return edge_runs(self.out_edges(key))
 
     def kind_generation(self, kind: str) -> int:
         # A timing of the graph beneath; whatever is kept by it (derived) is not shared

@@ -24,7 +24,14 @@ from typing import Any, NoReturn, TypeVar
 from netsight.graph.model import Kind, Rel, parse_key
 from netsight.graph.records import Record
 from netsight.graph.selectors import LabelSelector
-from netsight.graph.store import Change, ChangeHorizon, GraphView, IngestProblem, Source
+from netsight.graph.store import (
+    Change,
+    ChangeHorizon,
+    GraphView,
+    IngestProblem,
+    Source,
+    edge_runs,
+)
 
 T = TypeVar("T")
 
@@ -129,6 +136,9 @@ class ScopedView(GraphView):
         for target, rel in self._inner.out_edges(key):
             if self.shows(target):
                 yield target, rel
+
+    def out_edge_runs(self, key: str) -> Iterator[tuple[Rel, Iterable[str]]]:
+        return edge_runs(self.out_edges(key))
 
     def kind_generation(self, kind: str) -> int:
         # When the kind changed anywhere: a timing, not an object. Whatever is kept until the

@@ -392,6 +392,29 @@ class GraphView:
             for target in state.selected_keys(key):
                 yield target, owned
 
+    def out_edge_runs(self, key: str) -> Iterator[tuple[Rel, Iterable[str]]]:
+        """``out_edges`` in runs of one relationship, in the same order: (relationship,
+        target keys). A selector's matches are one run, so an export can encode them in
+        bulk rather than one edge at a time."""
+        state = self._state
+        graph = state.graph
+        if key not in graph:
+            return
+        run: list[str] = []
+        run_rel: Rel | None = None
+        for target, data in graph._succ[key].items():
+            for rel in data:
+                if rel is not run_rel:
+                    if run_rel is not None:
+                        yield run_rel, run
+                    run, run_rel = [], rel
+                run.append(target)
+        if run_rel is not None:
+            yield run_rel, run
+        owned = state.selector_rel(graph._node[key].record)
+        if owned is not None:
+            yield owned, state.selected_keys(key)
+
     def kind_generation(self, kind: str) -> int:
         """The graph generation at which an object of ``kind`` last changed (0: never).
         Lets an analyzer keep something derived from one kind until that kind changes."""
@@ -491,3 +514,18 @@ class GraphView:
     @property
     def edge_count(self) -> int:
         return self._state.edge_count()
+
+
+def edge_runs(edges: Iterable[tuple[str, Rel]]) -> Iterator[tuple[Rel, list[str]]]:
+    """(target, relationship) pairs as runs of one relationship, in order: ``out_edge_runs``
+    for views that filter or compute their edges one at a time."""
+    run: list[str] = []
+    run_rel: Rel | None = None
+    for target, rel in edges:
+        if rel is not run_rel:
+            if run_rel is not None:
+                yield run_rel, run
+            run, run_rel = [], rel
+        run.append(target)
+    if run_rel is not None:
+        yield run_rel, run

@@ -68,6 +68,28 @@ class Exchanges:
                 self.idle.set()
 
 
+class McpFirst:
+    """Sends ``POST/GET/DELETE /mcp`` straight to the MCP endpoint, behind the same caller
+    checks (``middleware``), and everything else to the Starlette app.
+
+    Every tool call is a request to ``/mcp``; Starlette's error and exception middleware and
+    its router added a few layers of Python per call for nothing the SDK does not already
+    handle. The ``/mcp`` route stays in the app too, for what only the router does (a
+    redirect from ``/mcp/``)."""
+
+    def __init__(self, app: ASGIApp, mcp: ASGIApp, middleware: Sequence[Middleware]) -> None:
+        self.app = app
+        for cls, args, kwargs in reversed(middleware):
+            mcp = cls(mcp, *args, **kwargs)
+        self.mcp = mcp
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == "/mcp":
+            await self.mcp(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+
 @dataclass
 class Service:
     """The serving parts around one live graph."""
@@ -79,7 +101,7 @@ class Service:
     feed: ChangeFeed
     sessions: StreamableHTTPSessionManager
     exchanges: Exchanges
-    app: Starlette
+    app: ASGIApp  # McpFirst in front of the Starlette app
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -148,6 +170,8 @@ def build_service(graph: LiveGraph, settings: Settings, *,
     async def api_changes(request: Request) -> Response:
         return await changes.changes_endpoint(request, feed)
 
+    # On loopback, refuse requests addressed to other names first (rebinding.py).
+    checks = [*([Middleware(LoopbackOnly)] if settings.host in LOOPBACK else []), *middleware]
     app = Starlette(
         routes=[
             Route("/healthz", healthz, methods=["GET"]),
@@ -158,11 +182,10 @@ def build_service(graph: LiveGraph, settings: Settings, *,
             Route("/mcp", exchanges),
             *dashboard.routes(host),  # /dashboard and the JSON endpoints it calls
         ],
-        # On loopback, refuse requests addressed to other names first (rebinding.py).
-        middleware=[*([Middleware(LoopbackOnly)] if settings.host in LOOPBACK else []),
-                    *middleware],
+        middleware=checks,
     )
-    return Service(graph, host, notifier, mcp, feed, sessions, exchanges, app)
+    return Service(graph, host, notifier, mcp, feed, sessions, exchanges,
+                   McpFirst(app, exchanges, checks))
 
 
 def readiness(graph: LiveGraph, *, detail: bool = True) -> Response:

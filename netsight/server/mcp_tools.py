@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp_types import (
@@ -131,6 +132,11 @@ def build_mcp_server(host: ToolHost, notifier: ToolListNotifier) -> NetsightServ
         on_subscriptions_listen=notifier.listen,
         get_tool_input_schema=lambda name: _input_schema(host, name),
     )
+    # The SDK's own span per message goes to OpenTelemetry's global provider, which netsight
+    # never sets (telemetry.py): a no-op that still cost a span's bookkeeping per request.
+    # netsight's execute_tool span is the one a tool call reports.
+    server.middleware[:] = [m for m in server.middleware
+                            if not isinstance(m, OpenTelemetryMiddleware)]
     server.middleware.append(notifier)
     for spec in host.tools.values():
         mcp_tool(spec)  # the schemas, generated now rather than in the first session's list

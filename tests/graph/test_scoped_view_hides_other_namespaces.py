@@ -141,6 +141,8 @@ def test_relationships_stop_at_the_other_namespace(full: GraphStore, scoped: Sco
                     (key, rel, incoming)
         assert sorted(scoped.adjacent_keys(key)) == sorted(alone.adjacent_keys(key)), key
         assert sorted(scoped.out_edges(key)) == sorted(alone.out_edges(key)), key
+        assert [(t, rel) for rel, targets in scoped.out_edge_runs(key) for t in targets] == \
+            list(scoped.out_edges(key)), key
     users = {r.key for r in scoped.neighbors("IngressClass/nginx", Rel.USES_CLASS,
                                              incoming=True)}
     assert users == {f"Ingress/{VISIBLE}/front"}

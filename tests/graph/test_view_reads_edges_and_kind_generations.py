@@ -3,6 +3,8 @@ selector edges alike), and kind_generation tells when a kind last changed."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from netsight.graph.model import Rel
 from netsight.graph.store import GraphStore
 from tests.graph.factories import apply_all, endpoint_slice, namespace, pod, service
@@ -42,3 +44,15 @@ def test_kind_generation_moves_only_with_its_kind() -> None:
     store.apply("DELETED", service("web", ns="shop"))
     assert view.kind_generation("Service") == store.generation
     assert view.kind_generation("Gateway") == 0
+
+
+def test_out_edge_runs_are_out_edges_grouped_in_order() -> None:
+    store = cluster()
+    view = store.view()
+    for key in [*(k for k, _, _ in store.state.edges()), "Pod/shop/missing"]:
+        runs = [(rel, list(targets)) for rel, targets in view.out_edge_runs(key)]
+        assert [(t, rel) for rel, targets in runs for t in targets] == list(view.out_edges(key))
+        assert all(targets for _, targets in runs)
+        assert all(a != b for (a, _), (b, _) in pairwise(runs))  # runs, not single edges
+    assert [(rel, sorted(t)) for rel, t in view.out_edge_runs("Service/shop/web")] == [
+        (Rel.SELECTS, ["Pod/shop/web-1", "Pod/shop/web-2"])]

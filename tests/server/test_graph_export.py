@@ -57,3 +57,25 @@ async def test_changes_between_chunks_leave_the_document_consistent() -> None:
                                                                    "selects", "selects")}
     assert selected == {k for k in ids if k.startswith("Pod/")}
     assert len(selected) == 5
+
+
+async def test_export_is_the_node_link_document_of_the_graph() -> None:
+    # The encoder writes JSON fragments; the document must be what encoding the node and
+    # link dicts gives, for namespaced and cluster-scoped nodes, stored and selector edges.
+    store = store_from_yaml(CLUSTER)
+    view = store.view()
+    keys = select_keys(view, Selection())
+    body = b"".join([chunk async for chunk in export(view, keys, {"generation": 7},
+                                                       chunk=3, link_chunk=2)])
+    nodes = []
+    for key in keys:
+        record = view.get(key)
+        assert record is not None
+        nodes.append({"id": key, "kind": record.kind, "namespace": record.namespace or None,
+                      "name": record.name})
+    links = [{"source": key, "target": target, "type": rel, "key": rel}
+             for key in keys for target, rel in view.out_edges(key)]
+    assert json.loads(body) == {"directed": True, "multigraph": True,
+                                "graph": {"generation": 7}, "nodes": nodes, "links": links}
+    assert {n["namespace"] for n in nodes} == {None, "shop"}
+    assert {link["type"] for link in links} >= {"contains", "selects"}
