@@ -42,6 +42,7 @@ from netsight.analyzers.routing.objects import (
     GRPC_ROUTE,
     HTTP_ROUTE,
     ROUTE_KINDS,
+    Route,
     as_list,
     as_map,
     is_gateway_api,
@@ -307,18 +308,22 @@ class _Answer:
 
 def _entry_listeners(state: GatewayState, args: Args, host: str) -> list[ListenerState]:
     """The listener a request for ``host`` lands on, per port of the Gateway."""
-    by_port: dict[int, list[ListenerState]] = {}
+    found = []
     for port, listeners in _http_listeners(state):
         if args.port is not None and port != args.port:
             continue
+        # On one port the most specific listener hostname takes the request (the first
+        # of equally specific ones).
+        best: ListenerState | None = None
         for ls in listeners:
             hostname = ls.listener.hostname
-            if hostname is None or hostnames.matches(hostname, host):
-                by_port.setdefault(port, []).append(ls)
-    # On one port the most specific listener hostname takes the request.
-    return [found[0] if len(found) == 1 else
-            max(found, key=lambda ls: host_rank(ls.listener.hostname))
-            for _, found in sorted(by_port.items())]
+            if (hostname is None or hostnames.matches(hostname, host)) and (
+                    best is None
+                    or host_rank(hostname) > host_rank(best.listener.hostname)):
+                best = ls
+        if best is not None:
+            found.append(best)
+    return found
 
 
 _HTTP_LISTENERS: dict[int, tuple[GatewayState, list[tuple[int, list[ListenerState]]]]] = {}
@@ -371,7 +376,8 @@ def _gateway_targets(full: GraphView, resolver: Resolver, args: Args,
     if args.gateway is None:
         states = {p.gateway.record.key: p.gateway for pairs in attached.values()
                   for _, p in pairs if p.gateway is not None}
-        return sorted((s for key, s in states.items() if shows(key)), key=lambda s: s.ref)
+        # By key: "Gateway/namespace/name" sorts as "namespace/name" does.
+        return [states[key] for key in sorted(states) if shows(key)]
     namespace, _, name = args.gateway.partition("/")
     state = resolver.gateway(namespace, name)
     if state is None or not shows(state.record.key):
@@ -400,11 +406,28 @@ def _candidates(state: GatewayState, listener: ListenerState, request: Request,
                              "the input)")
             continue
         seen.add(route.record.key)
-        effective = hostnames.effective(listener.listener.hostname, route.hostnames)
-        fits, hostname = best_hostname(effective, request.host)
+        fits, hostname = best_hostname(_effective(route, listener), request.host)
         if fits:
-            found.extend(candidates(route, hostname, request, set(result.dropped)))
-    found.sort(key=lambda cand: cand.rank)
+            found.extend(candidates(route, hostname, request, result.dropped))
+    if len(found) > 1:
+        found.sort(key=lambda cand: cand.rank)
+    return found
+
+
+_EFFECTIVE: dict[tuple[int, int], tuple[Route, ListenerState, list[str] | None]] = {}
+
+
+def _effective(route: Route, listener: ListenerState) -> list[str] | None:
+    """The route's hostnames on the listener (``hostnames.effective``), kept per parsed route
+    and listener state: both are kept with the graph, and neither depends on the request."""
+    key = (id(route), id(listener))
+    held = _EFFECTIVE.get(key)
+    if held is not None and held[0] is route and held[1] is listener:
+        return held[2]
+    found = hostnames.effective(listener.listener.hostname, route.hostnames)
+    if len(_EFFECTIVE) >= _LAYERS_KEPT:
+        _EFFECTIVE.clear()
+    _EFFECTIVE[key] = (route, listener, found)
     return found
 
 
@@ -524,20 +547,10 @@ def _resolve(full: GraphView, args: Args, request: Request, shows: _Shows, *,
                     suggestion="Check the route hostnames and matches against the request; "
                     "run check_route_resolution for the routes you expected."))
                 continue
-            _shadowed(answer, winner, found[1:], shows)
+            if len(found) > 1:
+                _shadowed(answer, winner, found[1:], shows)
             if layer.outcome in ("500", "503"):
-                named = shows(winner.route.record.key)
-                findings.append(codes.REQUEST_GETS_ERROR.finding(
-                    _ref(winner.route.record) if named else None,
-                    f"{described}: {winner.label if named else HIDDEN_ROUTE} answers "
-                    f"{layer.outcome}",
-                    detail="The rule that takes the request has no usable backend: "
-                    + "; ".join(f"{b.backend} {b.reason or f'{b.ready_endpoints} ready'}"
-                                for b in layer.backends) if layer.backends else
-                    "The rule that takes the request has no backendRefs." if named else
-                    "The rule that takes the request has no usable backend.",
-                    suggestion="Fix the backendRefs (run check_route_resolution) or the "
-                    "backend Service's endpoints (run diagnose_service)."))
+                findings.append(_error_finding(layer, winner, described))
     if args.gateway is None and args.port in (None, 80, 443):
         _ingress_layer(full, request, answer, shows)
     if not answer.layers and args.gateway is None:
@@ -585,6 +598,33 @@ def _resolve(full: GraphView, args: Args, request: Request, shows: _Shows, *,
                 "method, headers) or remove the rule that takes precedence."))
     findings.sort(key=lambda f: (f.severity.rank, str(f.resource or ""), f.code, f.summary))
     return answer
+
+
+_ERRORS: dict[int, tuple[Layer, Finding]] = {}
+
+
+def _error_finding(layer: Layer, winner: Candidate, described: str) -> Finding:
+    """REQUEST_GETS_ERROR for a layer that answers 500 or 503. All but the summary follows
+    from the layer (kept per rule and listener, see ``_layer``): built once per layer, and
+    per request only copied with the request in its summary."""
+    held = _ERRORS.get(id(layer))
+    if held is None or held[0] is not layer:
+        named = not layer.hidden
+        template = codes.REQUEST_GETS_ERROR.finding(
+            _ref(winner.route.record) if named else None, "",
+            detail="The rule that takes the request has no usable backend: "
+            + "; ".join(f"{b.backend} {b.reason or f'{b.ready_endpoints} ready'}"
+                        for b in layer.backends) if layer.backends else
+            "The rule that takes the request has no backendRefs." if named else
+            "The rule that takes the request has no usable backend.",
+            suggestion="Fix the backendRefs (run check_route_resolution) or the "
+            "backend Service's endpoints (run diagnose_service).")
+        if len(_ERRORS) >= _LAYERS_KEPT:
+            _ERRORS.clear()
+        held = _ERRORS[id(layer)] = (layer, template)
+    taken_by = HIDDEN_ROUTE if layer.hidden else winner.label
+    return held[1].model_copy(
+        update={"summary": f"{described}: {taken_by} answers {layer.outcome}"})
 
 
 _REFS: dict[int, tuple[Record, ResourceRef]] = {}
