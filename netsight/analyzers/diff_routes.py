@@ -310,19 +310,14 @@ def _entry_listeners(state: GatewayState, args: Args, host: str) -> list[Listene
     """The listener a request for ``host`` lands on, per port of the Gateway."""
     found = []
     for port, listeners in _http_listeners(state):
-        if args.port is not None and port != args.port:
-            continue
-        # On one port the most specific listener hostname takes the request (the first
-        # of equally specific ones).
-        best: ListenerState | None = None
-        for ls in listeners:
-            hostname = ls.listener.hostname
-            if (hostname is None or hostnames.matches(hostname, host)) and (
-                    best is None
-                    or host_rank(hostname) > host_rank(best.listener.hostname)):
-                best = ls
-        if best is not None:
-            found.append(best)
+        if args.port is None or port == args.port:
+            # On one port the most specific listener hostname takes the request (listeners
+            # come most specific first).
+            for ls in listeners:
+                hostname = ls.listener.hostname
+                if hostname is None or hostnames.matches(hostname, host):
+                    found.append(ls)
+                    break
     return found
 
 
@@ -330,8 +325,9 @@ _HTTP_LISTENERS: dict[int, tuple[GatewayState, list[tuple[int, list[ListenerStat
 
 
 def _http_listeners(state: GatewayState) -> list[tuple[int, list[ListenerState]]]:
-    """Programmed HTTP/HTTPS listeners of a managed Gateway, by port (kept while the state
-    is: a shared resolver keeps states across answers)."""
+    """Programmed HTTP/HTTPS listeners of a managed Gateway, by port, the most specific
+    hostname first on each port (then in spec order); kept while the state is (a shared
+    resolver keeps states across answers)."""
     held = _HTTP_LISTENERS.get(id(state))
     if held is not None and held[0] is state:
         return held[1]
@@ -341,7 +337,9 @@ def _http_listeners(state: GatewayState) -> list[tuple[int, list[ListenerState]]
         if listener.protocol in _HTTP_PROTOCOLS and listener.port is not None \
                 and ls.conditions[c.PROGRAMMED].ok:
             by_port.setdefault(listener.port, []).append(ls)
-    found = sorted(by_port.items())
+    found = [(port, sorted(listeners, key=lambda ls: host_rank(ls.listener.hostname),
+                           reverse=True))
+             for port, listeners in sorted(by_port.items())]
     if len(_HTTP_LISTENERS) > 4096:
         _HTTP_LISTENERS.clear()
     _HTTP_LISTENERS[id(state)] = (state, found)
