@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -246,7 +246,10 @@ def _since_time(value: str, now: float) -> float:
     return since
 
 
-def _held_changes(view: GraphView, against: int | str, notes: list[str]) -> list[Change]:
+def _held_changes(view: GraphView, against: int | str,
+                  notes: list[str]) -> Iterator[Change]:
+    """The changes since ``against``, newest first (read lazily: the caller stops after
+    a few); a bad ``against`` fails here, before any is read."""
     horizon = view.change_horizon()
     if isinstance(against, int) or against.isdigit():
         generation = int(against)
@@ -260,7 +263,7 @@ def _held_changes(view: GraphView, against: int | str, notes: list[str]) -> list
             notes.append(f"against: changes up to generation {horizon.generation} are no "
                          "longer held (the change ring keeps the newest); what changed "
                          f"between generation {generation} and then is unknown")
-        return list(view.changes_since(generation))
+        return view.changes_since(generation, newest_first=True)
     since = _since_time(against, time.time())
     if since < horizon.at:
         notes.append(f"against: changes before {_iso(horizon.at)} (generation "
@@ -269,13 +272,13 @@ def _held_changes(view: GraphView, against: int | str, notes: list[str]) -> list
     if since < horizon.started_at:
         notes.append(f"against: netsight's graph starts at {_iso(horizon.started_at)}; what "
                      "changed before is unknown, and what it loaded then is listed as ADDED")
-    return list(view.changes_since(0, at=since))
+    return view.changes_since(0, at=since, newest_first=True)
 
 
 def _changes(view: GraphView, against: int | str, involved: set[str],
              notes: list[str]) -> list[ChangeOut]:
     found = []
-    for change in reversed(_held_changes(view, against, notes)):
+    for change in _held_changes(view, against, notes):
         # A route matters only if it is on the path itself (taken or shadowed): every route
         # of the entry Gateway is related to it, most without bearing on this request.
         is_route = change.key.partition("/")[0] in ROUTE_KINDS
