@@ -5,7 +5,10 @@ graph that never held the others.
 
 diff_routes is the exception by design: a route in a namespace the caller may not read can
 still take their request on a shared Gateway, so precedence is decided on the whole graph
-and the answer shows the outcome without naming what is hidden."""
+and the answer shows the outcome without naming what is hidden. So is a listener's
+attachedRoutes: routes of every namespace attach to a shared Gateway (the number its
+controller writes in the Gateway's status), so the count is the whole graph's, and the rest
+of the answer is as if only the scope existed."""
 
 from __future__ import annotations
 
@@ -69,6 +72,38 @@ def visible(key: str, namespaces: frozenset[str]) -> bool:
     return kind != Kind.NAMESPACE or name in namespaces
 
 
+# Tools whose listeners' attachedRoutes count routes of every namespace (a number only).
+COUNTS_EVERY_NAMESPACE = {"check_gateway_status", "gateway_get", "gateway_list"}
+_ATTACHMENT = ("attachedRoutes", "attachedRoutesUndecided")
+
+
+def attachment_left_out(data: Any) -> Any:
+    """An answer without attachedRoutes and what follows from it (a controller status that
+    disagrees on it, notes on routes left out of it)."""
+    if isinstance(data, dict):
+        kept = {}
+        for key, value in data.items():
+            if key == "disagrees":
+                value = [x for x in value if x != "attachedRoutes"] or None
+            if key not in _ATTACHMENT and value is not None:
+                kept[key] = attachment_left_out(value)
+        return kept
+    if isinstance(data, list):
+        return [attachment_left_out(x) for x in data
+                if "attachedRoutes" not in (x if isinstance(x, str) else
+                                            str(x.get("summary", "")) if isinstance(x, dict)
+                                            else "")]
+    return data
+
+
+def attachment_counts(data: Any) -> list[tuple[str, str, Any, Any]]:
+    """(gateway, listener, attachedRoutes, attachedRoutesUndecided) of every listener."""
+    gateways = data.get("gateways") or ([data["gateway"]] if "gateway" in data else [])
+    return sorted((g.get("gateway", g.get("name", "")), ls["name"], ls.get("attachedRoutes"),
+                   ls.get("attachedRoutesUndecided"))
+                  for g in gateways for ls in g.get("listeners", []))
+
+
 SCOPES = [(case, scope) for case in CASES
           for scope in ("", *sorted(store_from_yaml(load_case(case)[2]).view().namespaces()))]
 WHOLE_GRAPH_TOOLS = {"diff_routes"}  # decide on the whole graph, show only the scope
@@ -91,6 +126,12 @@ def test_a_scoped_view_answers_as_if_only_its_namespaces_existed(case: Path,
     alone = answer(only(cluster, source, namespaces), query["tool"], args)
     for data in (scoped, alone):
         data.get("metadata", {}).pop("graphGeneration", None)
+    if query["tool"] in COUNTS_EVERY_NAMESPACE and "error" not in scoped:
+        whole = answer(store.view(), query["tool"], args)
+        shown = {(g, ls) for g, ls, _, _ in attachment_counts(scoped)}
+        assert attachment_counts(scoped) == [
+            count for count in attachment_counts(whole) if count[:2] in shown]
+        scoped, alone = attachment_left_out(scoped), attachment_left_out(alone)
     assert scoped == alone, json.dumps(scoped, indent=1)[:2000]
 
 

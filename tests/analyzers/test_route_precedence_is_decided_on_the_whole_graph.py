@@ -1,11 +1,14 @@
 """A caller restricted to some namespaces gets the precedence the whole graph gives on a
 Gateway shared with namespaces they may not read (a hidden route can take their request, or
-hold their listener), and never the hidden route's name."""
+hold their listener), and the attachedRoutes its controller would write (hidden routes
+attach all the same), and never the hidden route's name."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+import pytest
 
 from netsight.analyzers.catalog import call_tool, to_json
 from netsight.graph.scoping import ScopedView
@@ -160,4 +163,30 @@ def test_an_older_hidden_ingress_takes_the_request_without_being_named() -> None
         ("ingress", True)]
     assert scoped["conflicts"][0]["route"] == "shop/new"
     assert scoped["conflicts"][0]["shadowedBy"] == "a route in a namespace you may not read"
+    assert "admin/" not in json.dumps(scoped)
+
+
+WITH_STATUS = CLUSTER.replace(
+    "  - {name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}\n",
+    "  - {name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}\n"
+    "status:\n  listeners:\n  - {name: http, attachedRoutes: 2}\n")
+
+
+@pytest.mark.parametrize("tool", ["check_gateway_status", "gateway_get", "gateway_list"])
+def test_attached_routes_count_routes_the_caller_may_not_read(tool: str) -> None:
+    view = store_from_yaml(WITH_STATUS).view()
+    args = {} if tool == "gateway_list" else {"gateway": "infra/edge"}
+
+    whole = ask(view, tool, args)
+    scoped = ask(ScopedView(view, SHOP), tool, args)
+
+    def listener(answer: dict[str, Any]) -> dict[str, Any]:
+        gateway = answer["gateways"][0] if "gateways" in answer else answer["gateway"]
+        found: dict[str, Any] = gateway["listeners"][0]
+        return found
+
+    assert listener(whole)["attachedRoutes"] == 2
+    assert listener(scoped)["attachedRoutes"] == 2  # admin/panel attaches, unseen
+    assert "disagrees" not in listener(scoped)  # the controller's 2 is right
+    assert not [f for f in scoped.get("findings", []) if f["code"] == "NS0513"]
     assert "admin/" not in json.dumps(scoped)

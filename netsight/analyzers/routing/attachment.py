@@ -245,29 +245,44 @@ class Resolver:
         return result
 
     def count_attached(self, gateway: gateways.GatewayState) -> None:
-        """Set attachedRoutes on each listener of ``gateway``."""
+        """Set attachedRoutes (and how many routes may attach undecided) on each listener of
+        ``gateway``.
+
+        Attachment is the routes' parentRefs and the listeners' allowedRoutes alone
+        (ListenerStatus.attachedRoutes), so backends are not resolved. It is counted on the
+        whole graph: routes in namespaces the caller may not read attach all the same (the
+        count is the one the controller writes in the Gateway's status), and only their
+        number is shown."""
         assert not self.shared, "count_attached writes the states a shared resolver keeps"
         for listener in gateway.listeners:
-            listener.attached_routes = 0
-        undecided: dict[str, int] = {}
-        for route in self.routes_of(gateway):
+            listener.attached_routes = listener.attached_undecided = 0
+        if not gateway.managed:
+            return  # no controller attaches routes to it
+        parent = (gateway.record.namespace, gateway.record.name)
+        for record in self.full.neighbors(gateway.record.key, Rel.ATTACHES_TO, incoming=True):
+            if record.kind not in ROUTE_KINDS or not is_gateway_api(record):
+                continue
+            route = self.route(record)
             attached: set[str] = set()
             unsure: set[str] = set()
-            for parent in self.resolve(route).parents:
-                if parent.gateway is gateway:
-                    attached.update(ls.listener.name for ls in parent.attached)
-                    unsure.update(ls.listener.name for ls in parent.undecided)
+            for ref in route.parent_refs:
+                if ref.is_gateway and (ref.namespace, ref.name) == parent:
+                    _, listeners, undecided = self._accept(route, ref, gateway)
+                    attached.update(ls.listener.name for ls in listeners)
+                    unsure.update(ls.listener.name for ls in undecided)
             for listener in gateway.listeners:
                 name = listener.listener.name
                 if name in attached:
                     listener.attached_routes += 1
                 elif name in unsure:
-                    undecided[name] = undecided.get(name, 0) + 1
-        for name, count in sorted(undecided.items()):
-            note = (f"gateway {gateway.ref} listener {name}: attachedRoutes leaves out "
-                    f"{count} route(s) from namespaces whose labels are unknown")
-            if note not in gateway.notes:
-                gateway.notes.append(note)
+                    listener.attached_undecided += 1
+        for listener in sorted(gateway.listeners, key=lambda ls: ls.listener.name):
+            if listener.attached_undecided:
+                note = (f"gateway {gateway.ref} listener {listener.listener.name}: "
+                        f"attachedRoutes leaves out {listener.attached_undecided} route(s) "
+                        "from namespaces whose labels are unknown")
+                if note not in gateway.notes:
+                    gateway.notes.append(note)
 
     def _parent(self, route: Route, ref: ParentRef, resolved: c.Cond,
                 dropped: dict[int, tuple[str, str]], notes: list[str]) -> ParentResult:
