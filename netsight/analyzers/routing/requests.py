@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from netsight.analyzers.routing import hostnames
 from netsight.analyzers.routing.objects import GRPC_ROUTE, Route, as_list, as_map
@@ -37,9 +37,9 @@ class Request:
         object.__setattr__(self, "lowered", {k.lower(): v for k, v in self.headers.items()})
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """One rule match that fits the request, with the key that orders candidates."""
+class Candidate(NamedTuple):
+    """One rule match that fits the request, with the key that orders candidates (a named
+    tuple: one is made for every matching rule of every entry listener)."""
 
     route: Route
     rule: int
