@@ -377,8 +377,9 @@ def _gateway_targets(full: GraphView, resolver: Resolver, args: Args,
     if args.gateway is None:
         states = {p.gateway.record.key: p.gateway for pairs in attached.values()
                   for _, p in pairs if p.gateway is not None}
-        # By key: "Gateway/namespace/name" sorts as "namespace/name" does.
-        return [states[key] for key in sorted(states) if shows(key)]
+        # By key: "Gateway/namespace/name" sorts as "namespace/name" does. Gateways the
+        # caller may not read too: they route the request all the same (never named).
+        return [states[key] for key in sorted(states)]
     namespace, _, name = args.gateway.partition("/")
     state = resolver.gateway(namespace, name)
     if state is None or not shows(state.record.key):
@@ -528,11 +529,17 @@ def _resolve(full: GraphView, args: Args, request: Request, shows: _Shows, *,
     findings, notes = answer.findings, answer.notes
     attached = _attached_for_host(full, resolver, request, args.gateway)
     targets = _gateway_targets(full, resolver, args, attached, shows, must_exist=must_exist)
+    hidden_entries = 0  # listeners of Gateways the caller may not read that route it
     for state in targets:
         pairs = attached.get(state.record.key, [])
+        visible = shows(state.record.key)
         for listener in _entry_listeners(state, args, host):
-            found = _candidates(state, listener, request, pairs, shows, notes)
+            found = _candidates(state, listener, request, pairs, shows,
+                                notes if visible else [])
             winner = found[0] if found else None
+            if not visible:
+                hidden_entries += winner is not None
+                continue
             if winner is None and args.gateway is None:
                 # Without an entry Gateway, only the Gateways that route the request are
                 # layers; listeners that take the host matter only if none routes it.
@@ -552,9 +559,12 @@ def _resolve(full: GraphView, args: Args, request: Request, shows: _Shows, *,
                 _shadowed(answer, winner, found[1:], shows)
             if layer.outcome in ("500", "503"):
                 findings.append(_error_finding(layer, winner, described))
+    if hidden_entries:
+        notes.append(f"the request is routed on {hidden_entries} listener(s) of "
+                     "Gateways in namespaces you may not read; they are not shown")
     if args.gateway is None and args.port in (None, 80, 443):
         _ingress_layer(full, request, answer, shows)
-    if not answer.layers and args.gateway is None:
+    if not answer.layers and args.gateway is None and not hidden_entries:
         unmatched = [f"{gw.ref}/{ls.listener.name}"
                      for record in full.for_each(GATEWAY) if shows(record.key)
                      and is_gateway_api(record)
@@ -568,7 +578,7 @@ def _resolve(full: GraphView, args: Args, request: Request, shows: _Shows, *,
                 "request.",
                 suggestion="Check the route hostnames and matches against the request; "
                 "run check_route_resolution for the routes you expected."))
-    if not answer.layers and not findings:
+    if not answer.layers and not findings and not hidden_entries:
         where = f" on Gateway {args.gateway}" if args.gateway else ""
         port = f" port {args.port}" if args.port else ""
         findings.append(codes.REQUEST_NOT_ROUTED.finding(
@@ -589,6 +599,10 @@ def _resolve(full: GraphView, args: Args, request: Request, shows: _Shows, *,
             answer.matches_expected = None  # a hidden route's backends are not shown
             answer.expected_detail = f"{HIDDEN_ROUTE} takes the request on some entry; " \
                 "whether it reaches the expected backend is not shown"
+        elif not answer.matches_expected and hidden_entries:
+            answer.matches_expected = None  # nor what Gateways they may not read reach
+            answer.expected_detail = "the request is also routed on Gateways in namespaces " \
+                "you may not read; whether it reaches the expected backend there is not shown"
         elif not answer.matches_expected:
             answer.expected_detail = _explain_miss(args.expected_backend, answer.layers,
                                                    answer.losers)

@@ -5,7 +5,9 @@ graph that never held the others.
 
 diff_routes is the exception by design: a route in a namespace the caller may not read can
 still take their request on a shared Gateway, so precedence is decided on the whole graph
-and the answer shows the outcome without naming what is hidden. So is a listener's
+and the answer shows the outcome without naming what is hidden. So are a route's parents: a
+Gateway in a namespace the caller may not read accepts or refuses their route all the same,
+and only the outcome is shown. So is a listener's
 attachedRoutes: routes of every namespace attach to a shared Gateway (the number its
 controller writes in the Gateway's status), so the count is the whole graph's, and the rest
 of the answer is as if only the scope existed."""
@@ -52,10 +54,14 @@ def test_a_scope_of_every_namespace_changes_no_answer(case: Path) -> None:
     assert scoped == whole, json.dumps(scoped, indent=1)[:2000]
 
 
-def only(cluster: str, source: Source, namespaces: frozenset[str]) -> GraphView:
-    """The same input with the objects (and Namespaces) of every other namespace taken out."""
+def only(cluster: str, source: Source, namespaces: frozenset[str],
+         everywhere: frozenset[str] = frozenset()) -> GraphView:
+    """The same input with the objects (and Namespaces) of every other namespace taken out,
+    but for those of the kinds ``everywhere``."""
     store = store_from_yaml(cluster, source)
     for kind in list(store.state.by_kind):
+        if kind in everywhere:
+            continue
         keep = {key for key in store.state.keys_of(kind) if visible(key, namespaces)}
         store.remove_kind(kind, keep)
     store.problems = {key: p for key, p in store.problems.items()
@@ -70,6 +76,40 @@ def visible(key: str, namespaces: frozenset[str]) -> bool:
     if namespace:
         return namespace in namespaces
     return kind != Kind.NAMESPACE or name in namespaces
+
+
+# Tools that decide a route's parents on the whole graph: a Gateway in a namespace the caller
+# may not read accepts or refuses their route all the same (what its controller writes in the
+# route's status). They answer as if only the scope and the Gateways (with the Secrets their
+# listeners read) existed, the hidden Gateways' listeners and messages left out.
+DECIDES_ON_HIDDEN_GATEWAYS = {"check_route_resolution", "gateway_api", "analyze_config"}
+GATEWAY_KINDS = frozenset({"Gateway", "Secret"})
+
+
+def hidden_gateways_masked(data: Any, hidden: set[str]) -> Any:
+    """The answer with what it says of Gateways in ``hidden`` namespaces reduced to what a
+    caller who may not read them is shown: each route parent's Accepted status and reason."""
+    if not hidden:
+        return data
+    names = re.compile(rf"(?<![\w.-])(?:{'|'.join(map(re.escape, hidden))})/")
+    data = json.loads(json.dumps(data))
+    for route in data.get("routes", []):
+        for parent in route["parents"]:
+            if names.match(parent["parent"]):
+                parent.pop("listeners", None)
+                parent["conditions"]["Accepted"].pop("message", None)
+    findings = []
+    for finding in data.get("findings", []):
+        if (finding.get("resource") or {}).get("namespace") in hidden:
+            continue  # a hidden Gateway's own finding
+        if names.search(finding["summary"]):
+            finding.pop("detail", None)
+        findings.append(finding)
+    if "findings" in data:
+        data["findings"] = findings
+    if "notEvaluated" in data:
+        data["notEvaluated"] = [n for n in data["notEvaluated"] if not names.search(n)]
+    return data
 
 
 # Tools whose listeners' attachedRoutes count routes of every namespace (a number only).
@@ -123,9 +163,15 @@ def test_a_scoped_view_answers_as_if_only_its_namespaces_existed(case: Path,
         args.setdefault("limit", 500)
     namespaces = frozenset({scope} - {""})
     scoped = answer(ScopedView(store.view(), namespaces), query["tool"], args)
-    alone = answer(only(cluster, source, namespaces), query["tool"], args)
+    gateways = query["tool"] in DECIDES_ON_HIDDEN_GATEWAYS
+    alone = answer(only(cluster, source, namespaces, GATEWAY_KINDS if gateways else
+                        frozenset()), query["tool"], args)
     for data in (scoped, alone):
         data.get("metadata", {}).pop("graphGeneration", None)
+    if gateways:
+        hidden = store.view().namespaces() - namespaces
+        scoped, alone = (hidden_gateways_masked(scoped, hidden),
+                         hidden_gateways_masked(alone, hidden))
     if query["tool"] in COUNTS_EVERY_NAMESPACE and "error" not in scoped:
         whole = answer(store.view(), query["tool"], args)
         shown = {(g, ls) for g, ls, _, _ in attachment_counts(scoped)}

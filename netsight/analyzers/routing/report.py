@@ -146,7 +146,8 @@ def _parent(*, route_result: RouteResult, parent: ParentResult) -> Parent:
         section_name=parent.ref.section_name,
         port=parent.ref.port,
         conditions=computed(parent.conditions),
-        listeners=[ls.listener.name for ls in parent.listeners] or None,
+        listeners=None if parent.hidden else
+        [ls.listener.name for ls in parent.listeners] or None,
         observed=as_observed(seen),
         disagrees=diff or None,
     )
