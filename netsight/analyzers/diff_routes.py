@@ -638,8 +638,7 @@ def _error_finding(layer: Layer, winner: Candidate, described: str) -> Finding:
             _ERRORS.clear()
         held = _ERRORS[id(layer)] = (layer, template)
     taken_by = HIDDEN_ROUTE if layer.hidden else winner.label
-    return held[1].model_copy(
-        update={"summary": f"{described}: {taken_by} answers {layer.outcome}"})
+    return held[1].with_summary(f"{described}: {taken_by} answers {layer.outcome}")
 
 
 _REFS: dict[int, tuple[Record, ResourceRef]] = {}
