@@ -393,7 +393,8 @@ def _gateway_targets(full: GraphView, resolver: Resolver, args: Args,
 
 
 def _candidates(state: GatewayState, listener: ListenerState, request: Request,
-                pairs: list[_Attached], shows: _Shows, notes: list[str]) -> list[Candidate]:
+                pairs: list[_Attached], shows: _Shows, notes: list[str],
+                resolver: Resolver) -> list[Candidate]:
     found: list[Candidate] = []
     seen: set[str] = set()
     for result, parent in pairs:
@@ -402,10 +403,11 @@ def _candidates(state: GatewayState, listener: ListenerState, request: Request,
             continue  # two parentRefs to one Gateway: one route, considered once
         if listener not in parent.listeners:
             if listener in parent.undecided and shows(route.record.key):
+                why = resolver.namespace_labels(route.record.namespace)[1]
                 notes.append(f"{route.ref}: whether listener {state.ref}/"
                              f"{listener.listener.name} admits it is undecided (its "
-                             "allowedRoutes selector reads labels of a namespace not in "
-                             "the input)")
+                             "allowedRoutes selector reads labels of namespace "
+                             f"{route.record.namespace}: {why})")
             continue
         seen.add(route.record.key)
         fits, hostname = best_hostname(_effective(route, listener), request.host)
@@ -535,7 +537,7 @@ def _resolve(full: GraphView, args: Args, request: Request, shows: _Shows, *,
         visible = shows(state.record.key)
         for listener in _entry_listeners(state, args, host):
             found = _candidates(state, listener, request, pairs, shows,
-                                notes if visible else [])
+                                notes if visible else [], resolver)
             winner = found[0] if found else None
             if not visible:
                 hidden_entries += winner is not None
