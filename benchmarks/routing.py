@@ -154,7 +154,11 @@ def main() -> None:
     store = cluster(args.gateways, args.routes_per_gateway)
     view = store.view()
     built = time.perf_counter() - started
-    host, path = "h42.example.com", "/p42/x"
+    # Route r42 of ns7 (and its host) at the default scale; the nearest that exists in a
+    # smaller cluster (--gateways 5 --routes-per-gateway 20 for a quick check).
+    r, n = min(42, args.routes_per_gateway - 1), min(7, args.gateways - 1)
+    other = (min(3, args.gateways - 1), min(7, args.routes_per_gateway - 1))
+    host, path = f"h{r}.example.com", f"/p{r}/x"
     every = {"host": host, "path": path}
     naive = naive_every_gateway(view, host, path)
     answer = call_tool(view, "diff_routes", every)
@@ -162,17 +166,19 @@ def main() -> None:
     churn = iter(range(2, 10**9))
 
     def change_another_route() -> None:
-        # A route the request does not meet changes: every cached resolution is dropped.
-        store.apply(EventType.MODIFIED, route("ns3", "r7", weight=next(churn)))
+        # A route the request does not meet changes (the host index moves forward by one
+        # change; what other routes' resolutions read is unchanged).
+        store.apply(EventType.MODIFIED, route(f"ns{other[0]}", f"r{other[1]}",
+                                              weight=next(churn)))
 
-    proposed = json.dumps(route("ns7", "r42", weight=5))
+    proposed = json.dumps(route(f"ns{n}", f"r{r}", weight=5))
     queries = {
-        "check_route_resolution one route": ("check_route_resolution", {"route": "ns7/r42"},
+        "check_route_resolution one route": ("check_route_resolution", {"route": f"ns{n}/r{r}"},
                                              args.runs),
         "check_route_resolution whole cluster": ("check_route_resolution", {"limit": 500}, 3),
         "check_gateway_status whole cluster": ("check_gateway_status", {"limit": 500}, 3),
         "diff_routes through one gateway": (
-            "diff_routes", {"host": "h42.example.com", "path": "/p42/x", "gateway": "ns7/gw"},
+            "diff_routes", {"host": host, "path": path, "gateway": f"ns{n}/gw"},
             args.runs),
         "diff_routes every gateway": ("diff_routes", every, args.runs),
         "diff_routes every gateway, against=10m": (

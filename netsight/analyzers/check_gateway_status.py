@@ -12,11 +12,12 @@ from netsight.analyzers.contracts import ErrorCode, Finding, Page, ToolFailure, 
 from netsight.analyzers.paging import paginate, query_fingerprint
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.attachment import Resolver
-from netsight.analyzers.routing.backend_tls import CONFIG_MAP
+from netsight.analyzers.routing.backend_tls import BACKEND_TLS_POLICY, CONFIG_MAP
 from netsight.analyzers.routing.findings import gateway_findings
 from netsight.analyzers.routing.gateways import GatewayState
 from netsight.analyzers.routing.objects import GATEWAY, is_gateway_api
 from netsight.analyzers.routing.report import GatewayOut, gateway_out
+from netsight.graph.model import Kind
 from netsight.graph.store import GraphView
 
 NAME = "check_gateway_status"
@@ -30,9 +31,10 @@ METADATA = AnalyzerMetadata(
     "Accepted/ResolvedRefs/Programmed/Conflicted conditions with the spec's reasons "
     "(InvalidRouteKinds, InvalidCertificateRef, ...); GatewayClass problems; side by side "
     "with the status the cluster's controller wrote.",
-    # attachedRoutes needs every route's resolution, so this reads what routes read; but
-    # not ConfigMaps: the conditions of a backend's BackendTLSPolicy are not part of it.
-    reads=ROUTES_METADATA.reads - {CONFIG_MAP},
+    # attachedRoutes reads every route's parentRefs and namespace labels, so this reads what
+    # routes read, but not their backends: attachment is parentRefs and allowedRoutes alone.
+    reads=ROUTES_METADATA.reads - {CONFIG_MAP, BACKEND_TLS_POLICY, Kind.SERVICE,
+                                   Kind.ENDPOINT_SLICE},
     codes=(codes.GATEWAY_CLASS_UNAVAILABLE, codes.LISTENER_INVALID_ROUTE_KINDS,
            codes.LISTENER_CERTIFICATE_REF_INVALID, codes.LISTENER_CONFLICTED,
            codes.LISTENER_NOT_ACCEPTED, codes.CONTROLLER_STATUS_DISAGREES),

@@ -128,7 +128,7 @@ def analyze(view: GraphView, args: Args) -> Result:
     if unlisted is not None:
         notes.append(f"{unlisted}: a backend shown without tls may have a BackendTLSPolicy")
     for result in chunk:
-        notes.extend(note for p in result.parents if p.gateway is not None
+        notes.extend(note for p in result.parents if p.gateway is not None and not p.hidden
                      for note in p.gateway.notes)
         if not result.route.parent_refs:
             notes.append(f"{result.route.ref}: no parentRefs; the route attaches nowhere")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -42,6 +42,7 @@ from netsight.analyzers.routing.objects import (
     GRPC_ROUTE,
     HTTP_ROUTE,
     ROUTE_KINDS,
+    Route,
     as_list,
     as_map,
     is_gateway_api,
@@ -245,7 +246,10 @@ def _since_time(value: str, now: float) -> float:
     return since
 
 
-def _held_changes(view: GraphView, against: int | str, notes: list[str]) -> list[Change]:
+def _held_changes(view: GraphView, against: int | str,
+                  notes: list[str]) -> Iterator[Change]:
+    """The changes since ``against``, newest first (read lazily: the caller stops after
+    a few); a bad ``against`` fails here, before any is read."""
     horizon = view.change_horizon()
     if isinstance(against, int) or against.isdigit():
         generation = int(against)
@@ -259,7 +263,7 @@ def _held_changes(view: GraphView, against: int | str, notes: list[str]) -> list
             notes.append(f"against: changes up to generation {horizon.generation} are no "
                          "longer held (the change ring keeps the newest); what changed "
                          f"between generation {generation} and then is unknown")
-        return list(view.changes_since(generation))
+        return view.changes_since(generation, newest_first=True)
     since = _since_time(against, time.time())
     if since < horizon.at:
         notes.append(f"against: changes before {_iso(horizon.at)} (generation "
@@ -268,13 +272,13 @@ def _held_changes(view: GraphView, against: int | str, notes: list[str]) -> list
     if since < horizon.started_at:
         notes.append(f"against: netsight's graph starts at {_iso(horizon.started_at)}; what "
                      "changed before is unknown, and what it loaded then is listed as ADDED")
-    return list(view.changes_since(0, at=since))
+    return view.changes_since(0, at=since, newest_first=True)
 
 
 def _changes(view: GraphView, against: int | str, involved: set[str],
              notes: list[str]) -> list[ChangeOut]:
     found = []
-    for change in reversed(_held_changes(view, against, notes)):
+    for change in _held_changes(view, against, notes):
         # A route matters only if it is on the path itself (taken or shadowed): every route
         # of the entry Gateway is related to it, most without bearing on this request.
         is_route = change.key.partition("/")[0] in ROUTE_KINDS
@@ -307,26 +311,26 @@ class _Answer:
 
 def _entry_listeners(state: GatewayState, args: Args, host: str) -> list[ListenerState]:
     """The listener a request for ``host`` lands on, per port of the Gateway."""
-    by_port: dict[int, list[ListenerState]] = {}
+    found = []
     for port, listeners in _http_listeners(state):
-        if args.port is not None and port != args.port:
-            continue
-        for ls in listeners:
-            hostname = ls.listener.hostname
-            if hostname is None or hostnames.matches(hostname, host):
-                by_port.setdefault(port, []).append(ls)
-    # On one port the most specific listener hostname takes the request.
-    return [found[0] if len(found) == 1 else
-            max(found, key=lambda ls: host_rank(ls.listener.hostname))
-            for _, found in sorted(by_port.items())]
+        if args.port is None or port == args.port:
+            # On one port the most specific listener hostname takes the request (listeners
+            # come most specific first).
+            for ls in listeners:
+                hostname = ls.listener.hostname
+                if hostname is None or hostnames.matches(hostname, host):
+                    found.append(ls)
+                    break
+    return found
 
 
 _HTTP_LISTENERS: dict[int, tuple[GatewayState, list[tuple[int, list[ListenerState]]]]] = {}
 
 
 def _http_listeners(state: GatewayState) -> list[tuple[int, list[ListenerState]]]:
-    """Programmed HTTP/HTTPS listeners of a managed Gateway, by port (kept while the state
-    is: a shared resolver keeps states across answers)."""
+    """Programmed HTTP/HTTPS listeners of a managed Gateway, by port, the most specific
+    hostname first on each port (then in spec order); kept while the state is (a shared
+    resolver keeps states across answers)."""
     held = _HTTP_LISTENERS.get(id(state))
     if held is not None and held[0] is state:
         return held[1]
@@ -336,7 +340,9 @@ def _http_listeners(state: GatewayState) -> list[tuple[int, list[ListenerState]]
         if listener.protocol in _HTTP_PROTOCOLS and listener.port is not None \
                 and ls.conditions[c.PROGRAMMED].ok:
             by_port.setdefault(listener.port, []).append(ls)
-    found = sorted(by_port.items())
+    found = [(port, sorted(listeners, key=lambda ls: host_rank(ls.listener.hostname),
+                           reverse=True))
+             for port, listeners in sorted(by_port.items())]
     if len(_HTTP_LISTENERS) > 4096:
         _HTTP_LISTENERS.clear()
     _HTTP_LISTENERS[id(state)] = (state, found)
@@ -371,7 +377,9 @@ def _gateway_targets(full: GraphView, resolver: Resolver, args: Args,
     if args.gateway is None:
         states = {p.gateway.record.key: p.gateway for pairs in attached.values()
                   for _, p in pairs if p.gateway is not None}
-        return sorted((s for key, s in states.items() if shows(key)), key=lambda s: s.ref)
+        # By key: "Gateway/namespace/name" sorts as "namespace/name" does. Gateways the
+        # caller may not read too: they route the request all the same (never named).
+        return [states[key] for key in sorted(states)]
     namespace, _, name = args.gateway.partition("/")
     state = resolver.gateway(namespace, name)
     if state is None or not shows(state.record.key):
@@ -385,7 +393,8 @@ def _gateway_targets(full: GraphView, resolver: Resolver, args: Args,
 
 
 def _candidates(state: GatewayState, listener: ListenerState, request: Request,
-                pairs: list[_Attached], shows: _Shows, notes: list[str]) -> list[Candidate]:
+                pairs: list[_Attached], shows: _Shows, notes: list[str],
+                resolver: Resolver) -> list[Candidate]:
     found: list[Candidate] = []
     seen: set[str] = set()
     for result, parent in pairs:
@@ -394,17 +403,35 @@ def _candidates(state: GatewayState, listener: ListenerState, request: Request,
             continue  # two parentRefs to one Gateway: one route, considered once
         if listener not in parent.listeners:
             if listener in parent.undecided and shows(route.record.key):
+                why = resolver.namespace_labels(route.record.namespace)[1]
                 notes.append(f"{route.ref}: whether listener {state.ref}/"
                              f"{listener.listener.name} admits it is undecided (its "
-                             "allowedRoutes selector reads labels of a namespace not in "
-                             "the input)")
+                             "allowedRoutes selector reads labels of namespace "
+                             f"{route.record.namespace}: {why})")
             continue
         seen.add(route.record.key)
-        effective = hostnames.effective(listener.listener.hostname, route.hostnames)
-        fits, hostname = best_hostname(effective, request.host)
+        fits, hostname = best_hostname(_effective(route, listener), request.host)
         if fits:
-            found.extend(candidates(route, hostname, request, set(result.dropped)))
-    found.sort(key=lambda cand: cand.rank)
+            found.extend(candidates(route, hostname, request, result.dropped))
+    if len(found) > 1:
+        found.sort(key=lambda cand: cand.rank)
+    return found
+
+
+_EFFECTIVE: dict[tuple[int, int], tuple[Route, ListenerState, list[str] | None]] = {}
+
+
+def _effective(route: Route, listener: ListenerState) -> list[str] | None:
+    """The route's hostnames on the listener (``hostnames.effective``), kept per parsed route
+    and listener state: both are kept with the graph, and neither depends on the request."""
+    key = (id(route), id(listener))
+    held = _EFFECTIVE.get(key)
+    if held is not None and held[0] is route and held[1] is listener:
+        return held[2]
+    found = hostnames.effective(listener.listener.hostname, route.hostnames)
+    if len(_EFFECTIVE) >= _LAYERS_KEPT:
+        _EFFECTIVE.clear()
+    _EFFECTIVE[key] = (route, listener, found)
     return found
 
 
@@ -504,11 +531,17 @@ def _resolve(full: GraphView, args: Args, request: Request, shows: _Shows, *,
     findings, notes = answer.findings, answer.notes
     attached = _attached_for_host(full, resolver, request, args.gateway)
     targets = _gateway_targets(full, resolver, args, attached, shows, must_exist=must_exist)
+    hidden_entries = 0  # listeners of Gateways the caller may not read that route it
     for state in targets:
         pairs = attached.get(state.record.key, [])
+        visible = shows(state.record.key)
         for listener in _entry_listeners(state, args, host):
-            found = _candidates(state, listener, request, pairs, shows, notes)
+            found = _candidates(state, listener, request, pairs, shows,
+                                notes if visible else [], resolver)
             winner = found[0] if found else None
+            if not visible:
+                hidden_entries += winner is not None
+                continue
             if winner is None and args.gateway is None:
                 # Without an entry Gateway, only the Gateways that route the request are
                 # layers; listeners that take the host matter only if none routes it.
@@ -524,23 +557,16 @@ def _resolve(full: GraphView, args: Args, request: Request, shows: _Shows, *,
                     suggestion="Check the route hostnames and matches against the request; "
                     "run check_route_resolution for the routes you expected."))
                 continue
-            _shadowed(answer, winner, found[1:], shows)
+            if len(found) > 1:
+                _shadowed(answer, winner, found[1:], shows)
             if layer.outcome in ("500", "503"):
-                named = shows(winner.route.record.key)
-                findings.append(codes.REQUEST_GETS_ERROR.finding(
-                    _ref(winner.route.record) if named else None,
-                    f"{described}: {winner.label if named else HIDDEN_ROUTE} answers "
-                    f"{layer.outcome}",
-                    detail="The rule that takes the request has no usable backend: "
-                    + "; ".join(f"{b.backend} {b.reason or f'{b.ready_endpoints} ready'}"
-                                for b in layer.backends) if layer.backends else
-                    "The rule that takes the request has no backendRefs." if named else
-                    "The rule that takes the request has no usable backend.",
-                    suggestion="Fix the backendRefs (run check_route_resolution) or the "
-                    "backend Service's endpoints (run diagnose_service)."))
+                findings.append(_error_finding(layer, winner, described))
+    if hidden_entries:
+        notes.append(f"the request is routed on {hidden_entries} listener(s) of "
+                     "Gateways in namespaces you may not read; they are not shown")
     if args.gateway is None and args.port in (None, 80, 443):
         _ingress_layer(full, request, answer, shows)
-    if not answer.layers and args.gateway is None:
+    if not answer.layers and args.gateway is None and not hidden_entries:
         unmatched = [f"{gw.ref}/{ls.listener.name}"
                      for record in full.for_each(GATEWAY) if shows(record.key)
                      and is_gateway_api(record)
@@ -554,7 +580,7 @@ def _resolve(full: GraphView, args: Args, request: Request, shows: _Shows, *,
                 "request.",
                 suggestion="Check the route hostnames and matches against the request; "
                 "run check_route_resolution for the routes you expected."))
-    if not answer.layers and not findings:
+    if not answer.layers and not findings and not hidden_entries:
         where = f" on Gateway {args.gateway}" if args.gateway else ""
         port = f" port {args.port}" if args.port else ""
         findings.append(codes.REQUEST_NOT_ROUTED.finding(
@@ -575,6 +601,10 @@ def _resolve(full: GraphView, args: Args, request: Request, shows: _Shows, *,
             answer.matches_expected = None  # a hidden route's backends are not shown
             answer.expected_detail = f"{HIDDEN_ROUTE} takes the request on some entry; " \
                 "whether it reaches the expected backend is not shown"
+        elif not answer.matches_expected and hidden_entries:
+            answer.matches_expected = None  # nor what Gateways they may not read reach
+            answer.expected_detail = "the request is also routed on Gateways in namespaces " \
+                "you may not read; whether it reaches the expected backend there is not shown"
         elif not answer.matches_expected:
             answer.expected_detail = _explain_miss(args.expected_backend, answer.layers,
                                                    answer.losers)
@@ -585,6 +615,32 @@ def _resolve(full: GraphView, args: Args, request: Request, shows: _Shows, *,
                 "method, headers) or remove the rule that takes precedence."))
     findings.sort(key=lambda f: (f.severity.rank, str(f.resource or ""), f.code, f.summary))
     return answer
+
+
+_ERRORS: dict[int, tuple[Layer, Finding]] = {}
+
+
+def _error_finding(layer: Layer, winner: Candidate, described: str) -> Finding:
+    """REQUEST_GETS_ERROR for a layer that answers 500 or 503. All but the summary follows
+    from the layer (kept per rule and listener, see ``_layer``): built once per layer, and
+    per request only copied with the request in its summary."""
+    held = _ERRORS.get(id(layer))
+    if held is None or held[0] is not layer:
+        named = not layer.hidden
+        template = codes.REQUEST_GETS_ERROR.finding(
+            _ref(winner.route.record) if named else None, "",
+            detail="The rule that takes the request has no usable backend: "
+            + "; ".join(f"{b.backend} {b.reason or f'{b.ready_endpoints} ready'}"
+                        for b in layer.backends) if layer.backends else
+            "The rule that takes the request has no backendRefs." if named else
+            "The rule that takes the request has no usable backend.",
+            suggestion="Fix the backendRefs (run check_route_resolution) or the "
+            "backend Service's endpoints (run diagnose_service).")
+        if len(_ERRORS) >= _LAYERS_KEPT:
+            _ERRORS.clear()
+        held = _ERRORS[id(layer)] = (layer, template)
+    taken_by = HIDDEN_ROUTE if layer.hidden else winner.label
+    return held[1].with_summary(f"{described}: {taken_by} answers {layer.outcome}")
 
 
 _REFS: dict[int, tuple[Record, ResourceRef]] = {}

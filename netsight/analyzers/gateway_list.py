@@ -13,7 +13,7 @@ from netsight.analyzers.contracts import OmitNone, Page, ToolResult
 from netsight.analyzers.paging import paginate, query_fingerprint
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.attachment import Resolver
-from netsight.analyzers.routing.backend_tls import CONFIG_MAP
+from netsight.analyzers.routing.backend_tls import BACKEND_TLS_POLICY, CONFIG_MAP
 from netsight.analyzers.routing.gateways import GatewayState
 from netsight.analyzers.routing.objects import (
     GATEWAY,
@@ -24,6 +24,7 @@ from netsight.analyzers.routing.objects import (
     status_of,
 )
 from netsight.analyzers.routing.report import Condition, computed
+from netsight.graph.model import Kind
 from netsight.graph.records import Record
 from netsight.graph.store import GraphView
 
@@ -37,9 +38,10 @@ METADATA = AnalyzerMetadata(
     "protocol, hostname, attachedRoutes) and a health verdict from the Accepted/Programmed "
     "conditions a conformant controller would set (down, degraded, unknown, ok), unhealthy "
     "first. gateway_get shows one Gateway's routes and attached policies.",
-    # attachedRoutes needs every route's resolution, so this reads what routes read; but
-    # not ConfigMaps: the conditions of a backend's BackendTLSPolicy are not part of it.
-    reads=ROUTES_METADATA.reads - {CONFIG_MAP},
+    # attachedRoutes reads every route's parentRefs and namespace labels, so this reads what
+    # routes read, but not their backends: attachment is parentRefs and allowedRoutes alone.
+    reads=ROUTES_METADATA.reads - {CONFIG_MAP, BACKEND_TLS_POLICY, Kind.SERVICE,
+                                   Kind.ENDPOINT_SLICE},
     codes=(),
 )
 

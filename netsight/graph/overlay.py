@@ -230,8 +230,10 @@ class OverlayView(GraphView):
     def change_horizon(self) -> ChangeHorizon:
         return self._inner.change_horizon()
 
-    def changes_since(self, generation: int, *, at: float | None = None) -> Iterator[Change]:
-        return self._inner.changes_since(generation, at=at)  # what the live graph took in
+    def changes_since(self, generation: int, *, at: float | None = None,
+                      newest_first: bool = False) -> Iterator[Change]:
+        # What the live graph took in.
+        return self._inner.changes_since(generation, at=at, newest_first=newest_first)
 
     @property
     def node_count(self) -> int:

@@ -192,8 +192,9 @@ class ScopedView(GraphView):
     def change_horizon(self) -> ChangeHorizon:
         return self._inner.change_horizon()  # about the ring, not about any object
 
-    def changes_since(self, generation: int, *, at: float | None = None) -> Iterator[Change]:
-        for change in self._inner.changes_since(generation, at=at):
+    def changes_since(self, generation: int, *, at: float | None = None,
+                      newest_first: bool = False) -> Iterator[Change]:
+        for change in self._inner.changes_since(generation, at=at, newest_first=newest_first):
             if self.shows(change.key):
                 related = tuple(k for k in change.related if self.shows(k))
                 yield change if related == change.related else replace(change, related=related)

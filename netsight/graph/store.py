@@ -496,15 +496,20 @@ class GraphView:
         generation, at = self._store.dropped
         return ChangeHorizon(generation, at, self._store.created_at)
 
-    def changes_since(self, generation: int, *, at: float | None = None) -> Iterator[Change]:
+    def changes_since(self, generation: int, *, at: float | None = None,
+                      newest_first: bool = False) -> Iterator[Change]:
         """Changes after ``generation`` (and, given ``at``, taken in after that time) that
-        the ring still holds, oldest first."""
+        the ring still holds, oldest first (``newest_first``: from the newest back, lazily,
+        for a reader that stops after a few)."""
         # From the newest back: a few recent changes cost a few steps, not the whole ring.
         newer = []
         for change in reversed(self._store.changes):
             if change.generation <= generation or (at is not None and change.at <= at):
                 break
-            newer.append(change)
+            if newest_first:
+                yield change
+            else:
+                newer.append(change)
         yield from reversed(newer)
 
     @property

@@ -5,7 +5,12 @@ graph that never held the others.
 
 diff_routes is the exception by design: a route in a namespace the caller may not read can
 still take their request on a shared Gateway, so precedence is decided on the whole graph
-and the answer shows the outcome without naming what is hidden."""
+and the answer shows the outcome without naming what is hidden. So are a route's parents: a
+Gateway in a namespace the caller may not read accepts or refuses their route all the same,
+and only the outcome is shown. So is a listener's
+attachedRoutes: routes of every namespace attach to a shared Gateway (the number its
+controller writes in the Gateway's status), so the count is the whole graph's, and the rest
+of the answer is as if only the scope existed."""
 
 from __future__ import annotations
 
@@ -49,10 +54,14 @@ def test_a_scope_of_every_namespace_changes_no_answer(case: Path) -> None:
     assert scoped == whole, json.dumps(scoped, indent=1)[:2000]
 
 
-def only(cluster: str, source: Source, namespaces: frozenset[str]) -> GraphView:
-    """The same input with the objects (and Namespaces) of every other namespace taken out."""
+def only(cluster: str, source: Source, namespaces: frozenset[str],
+         everywhere: frozenset[str] = frozenset()) -> GraphView:
+    """The same input with the objects (and Namespaces) of every other namespace taken out,
+    but for those of the kinds ``everywhere``."""
     store = store_from_yaml(cluster, source)
     for kind in list(store.state.by_kind):
+        if kind in everywhere:
+            continue
         keep = {key for key in store.state.keys_of(kind) if visible(key, namespaces)}
         store.remove_kind(kind, keep)
     store.problems = {key: p for key, p in store.problems.items()
@@ -67,6 +76,72 @@ def visible(key: str, namespaces: frozenset[str]) -> bool:
     if namespace:
         return namespace in namespaces
     return kind != Kind.NAMESPACE or name in namespaces
+
+
+# Tools that decide a route's parents on the whole graph: a Gateway in a namespace the caller
+# may not read accepts or refuses their route all the same (what its controller writes in the
+# route's status). They answer as if only the scope and the Gateways (with the Secrets their
+# listeners read) existed, the hidden Gateways' listeners and messages left out.
+DECIDES_ON_HIDDEN_GATEWAYS = {"check_route_resolution", "gateway_api", "analyze_config"}
+GATEWAY_KINDS = frozenset({"Gateway", "Secret"})
+
+
+def hidden_gateways_masked(data: Any, hidden: set[str]) -> Any:
+    """The answer with what it says of Gateways in ``hidden`` namespaces reduced to what a
+    caller who may not read them is shown: each route parent's Accepted status and reason."""
+    if not hidden:
+        return data
+    names = re.compile(rf"(?<![\w.-])(?:{'|'.join(map(re.escape, hidden))})/")
+    data = json.loads(json.dumps(data))
+    for route in data.get("routes", []):
+        for parent in route["parents"]:
+            if names.match(parent["parent"]):
+                parent.pop("listeners", None)
+                parent["conditions"]["Accepted"].pop("message", None)
+    findings = []
+    for finding in data.get("findings", []):
+        if (finding.get("resource") or {}).get("namespace") in hidden:
+            continue  # a hidden Gateway's own finding
+        if names.search(finding["summary"]):
+            finding.pop("detail", None)
+        findings.append(finding)
+    if "findings" in data:
+        data["findings"] = findings
+    if "notEvaluated" in data:
+        data["notEvaluated"] = [n for n in data["notEvaluated"] if not names.search(n)]
+    return data
+
+
+# Tools whose listeners' attachedRoutes count routes of every namespace (a number only).
+COUNTS_EVERY_NAMESPACE = {"check_gateway_status", "gateway_get", "gateway_list"}
+_ATTACHMENT = ("attachedRoutes", "attachedRoutesUndecided")
+
+
+def attachment_left_out(data: Any) -> Any:
+    """An answer without attachedRoutes and what follows from it (a controller status that
+    disagrees on it, notes on routes left out of it)."""
+    if isinstance(data, dict):
+        kept = {}
+        for key, value in data.items():
+            if key == "disagrees":
+                value = [x for x in value if x != "attachedRoutes"] or None
+            if key not in _ATTACHMENT and value is not None:
+                kept[key] = attachment_left_out(value)
+        return kept
+    if isinstance(data, list):
+        return [attachment_left_out(x) for x in data
+                if "attachedRoutes" not in (x if isinstance(x, str) else
+                                            str(x.get("summary", "")) if isinstance(x, dict)
+                                            else "")]
+    return data
+
+
+def attachment_counts(data: Any) -> list[tuple[str, str, Any, Any]]:
+    """(gateway, listener, attachedRoutes, attachedRoutesUndecided) of every listener."""
+    gateways = data.get("gateways") or ([data["gateway"]] if "gateway" in data else [])
+    return sorted((g.get("gateway", g.get("name", "")), ls["name"], ls.get("attachedRoutes"),
+                   ls.get("attachedRoutesUndecided"))
+                  for g in gateways for ls in g.get("listeners", []))
 
 
 SCOPES = [(case, scope) for case in CASES
@@ -88,9 +163,21 @@ def test_a_scoped_view_answers_as_if_only_its_namespaces_existed(case: Path,
         args.setdefault("limit", 500)
     namespaces = frozenset({scope} - {""})
     scoped = answer(ScopedView(store.view(), namespaces), query["tool"], args)
-    alone = answer(only(cluster, source, namespaces), query["tool"], args)
+    gateways = query["tool"] in DECIDES_ON_HIDDEN_GATEWAYS
+    alone = answer(only(cluster, source, namespaces, GATEWAY_KINDS if gateways else
+                        frozenset()), query["tool"], args)
     for data in (scoped, alone):
         data.get("metadata", {}).pop("graphGeneration", None)
+    if gateways:
+        hidden = store.view().namespaces() - namespaces
+        scoped, alone = (hidden_gateways_masked(scoped, hidden),
+                         hidden_gateways_masked(alone, hidden))
+    if query["tool"] in COUNTS_EVERY_NAMESPACE and "error" not in scoped:
+        whole = answer(store.view(), query["tool"], args)
+        shown = {(g, ls) for g, ls, _, _ in attachment_counts(scoped)}
+        assert attachment_counts(scoped) == [
+            count for count in attachment_counts(whole) if count[:2] in shown]
+        scoped, alone = attachment_left_out(scoped), attachment_left_out(alone)
     assert scoped == alone, json.dumps(scoped, indent=1)[:2000]
 
 

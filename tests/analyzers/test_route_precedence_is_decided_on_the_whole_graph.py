@@ -1,11 +1,15 @@
 """A caller restricted to some namespaces gets the precedence the whole graph gives on a
 Gateway shared with namespaces they may not read (a hidden route can take their request, or
-hold their listener), and never the hidden route's name."""
+hold their listener), the attachedRoutes its controller would write (hidden routes attach
+all the same), and a hidden Gateway's verdict on their route (it accepts or refuses it all
+the same); never a hidden route's name, nor a hidden Gateway's listeners."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+import pytest
 
 from netsight.analyzers.catalog import call_tool, to_json
 from netsight.graph.scoping import ScopedView
@@ -161,3 +165,82 @@ def test_an_older_hidden_ingress_takes_the_request_without_being_named() -> None
     assert scoped["conflicts"][0]["route"] == "shop/new"
     assert scoped["conflicts"][0]["shadowedBy"] == "a route in a namespace you may not read"
     assert "admin/" not in json.dumps(scoped)
+
+
+WITH_STATUS = CLUSTER.replace(
+    "  - {name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}\n",
+    "  - {name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}\n"
+    "status:\n  listeners:\n  - {name: http, attachedRoutes: 2}\n")
+
+
+@pytest.mark.parametrize("tool", ["check_gateway_status", "gateway_get", "gateway_list"])
+def test_attached_routes_count_routes_the_caller_may_not_read(tool: str) -> None:
+    view = store_from_yaml(WITH_STATUS).view()
+    args = {} if tool == "gateway_list" else {"gateway": "infra/edge"}
+
+    whole = ask(view, tool, args)
+    scoped = ask(ScopedView(view, SHOP), tool, args)
+
+    def listener(answer: dict[str, Any]) -> dict[str, Any]:
+        gateway = answer["gateways"][0] if "gateways" in answer else answer["gateway"]
+        found: dict[str, Any] = gateway["listeners"][0]
+        return found
+
+    assert listener(whole)["attachedRoutes"] == 2
+    assert listener(scoped)["attachedRoutes"] == 2  # admin/panel attaches, unseen
+    assert "disagrees" not in listener(scoped)  # the controller's 2 is right
+    assert not [f for f in scoped.get("findings", []) if f["code"] == "NS0513"]
+    assert "admin/" not in json.dumps(scoped)
+
+
+SHOP_ONLY = {"shop"}  # the Gateway's namespace (infra) is hidden too
+
+
+def test_a_route_on_a_hidden_gateway_gets_its_verdict_without_its_listeners() -> None:
+    view = store_from_yaml(CLUSTER.replace("{name: http,", "{name: private-listener,")).view()
+    args = {"route": "shop/web"}
+
+    whole = ask(view, "check_route_resolution", args)
+    scoped = ask(ScopedView(view, SHOP_ONLY), "check_route_resolution", args)
+
+    parent = scoped["routes"][0]["parents"][0]
+    accepted = whole["routes"][0]["parents"][0]["conditions"]["Accepted"]
+    assert parent["parent"] == "infra/edge"
+    assert (parent["conditions"]["Accepted"]["status"],
+            parent["conditions"]["Accepted"]["reason"]) == ("True", "Accepted")
+    assert (accepted["status"], accepted["reason"]) == ("True", "Accepted")
+    assert "namespace you may not read" in parent["conditions"]["Accepted"]["message"]
+    assert "listeners" not in parent
+    assert whole["routes"][0]["parents"][0]["listeners"] == ["private-listener"]
+    assert scoped["findings"] == []  # not "parent Gateway infra/edge not found"
+    assert "private-listener" in json.dumps(whole)
+    assert "private-listener" not in json.dumps(scoped)
+
+
+def test_a_hidden_gateway_that_refuses_the_route_says_so_without_its_listeners() -> None:
+    same_only = CLUSTER.replace("allowedRoutes: {namespaces: {from: All}}",
+                                "allowedRoutes: {namespaces: {from: Same}}")
+    view = store_from_yaml(same_only).view()
+
+    scoped = ask(ScopedView(view, SHOP_ONLY), "check_route_resolution", {"route": "shop/web"})
+
+    accepted = scoped["routes"][0]["parents"][0]["conditions"]["Accepted"]
+    assert (accepted["status"], accepted["reason"]) == ("False", "NotAllowedByListeners")
+    assert [f["code"] for f in scoped["findings"]] == ["NS0501"]
+    assert "http" not in json.dumps(scoped["routes"][0]["parents"])
+
+
+def test_a_request_routed_only_on_hidden_gateways_is_not_said_unserved() -> None:
+    view = store_from_yaml(CLUSTER).view()
+    request = {"host": "shop.example.com", "path": "/cart", "expected_backend": "shop/web"}
+
+    whole = ask(view, "diff_routes", request)
+    scoped = ask(ScopedView(view, SHOP_ONLY), "diff_routes", request)
+
+    assert [layer["entry"] for layer in whole["layers"]] == ["infra/edge/http"]
+    assert scoped["layers"] == []
+    assert scoped["findings"] == []  # no "no programmed HTTP/HTTPS listener serves host"
+    assert scoped["matchesExpected"] is None
+    assert any("1 listener(s) of Gateways in namespaces you may not read" in note
+               for note in scoped["notEvaluated"])
+    assert "infra/" not in json.dumps(scoped)

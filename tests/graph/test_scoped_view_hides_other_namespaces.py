@@ -167,6 +167,8 @@ def test_problems_and_changes_of_the_other_namespace_are_hidden(full: GraphStore
     assert all(not k.startswith(("Ingress/pay", "Pod/pay", "Namespace/pay"))
                for c in changes for k in c.related)
     assert all(scoped.shows(c.key) for c in scoped.changes_since(0))
+    newest_first = list(scoped.changes_since(start, newest_first=True))
+    assert newest_first == changes[::-1]
 
 
 def test_what_is_not_about_objects_passes_through(full: GraphStore,

@@ -1,5 +1,6 @@
 """GraphView.out_edges lists every relationship out of a node in one pass (stored and
-selector edges alike), and kind_generation tells when a kind last changed."""
+selector edges alike), kind_generation tells when a kind last changed, and changes_since
+reads the change ring oldest first, or newest first."""
 
 from __future__ import annotations
 
@@ -56,3 +57,16 @@ def test_out_edge_runs_are_out_edges_grouped_in_order() -> None:
         assert all(a != b for (a, _), (b, _) in pairwise(runs))  # runs, not single edges
     assert [(rel, sorted(t)) for rel, t in view.out_edge_runs("Service/shop/web")] == [
         (Rel.SELECTS, ["Pod/shop/web-1", "Pod/shop/web-2"])]
+
+
+def test_changes_since_reads_newest_first_when_asked() -> None:
+    store = cluster()
+    view = store.view()
+    start = store.generation
+    apply_all(store, pod("web-3", ns="shop", labels={"app": "web"}),
+              pod("web-4", ns="shop", labels={"app": "web"}))
+    oldest_first = [c.key for c in view.changes_since(start)]
+    assert oldest_first == ["Pod/shop/web-3", "Pod/shop/web-4"]
+    assert [c.key for c in view.changes_since(start, newest_first=True)] == oldest_first[::-1]
+    assert [c.key for c in view.changes_since(0, newest_first=True)][:2] == \
+        oldest_first[::-1]

@@ -67,6 +67,9 @@ class ParentResult:
     attached: list[gateways.ListenerState] = field(default_factory=list)
     # Listeners whose allowedRoutes selector cannot be decided (namespace labels unknown).
     undecided: list[gateways.ListenerState] = field(default_factory=list)
+    # The Gateway is in a namespace the caller may not read: decided all the same, and its
+    # listeners are not shown.
+    hidden: bool = False
 
     @property
     def accepted(self) -> bool:
@@ -115,6 +118,8 @@ class Resolver:
         self.shared = shared
         self._labels: dict[str, tuple[dict[str, str], str | None]] = {}
         self._gateways: dict[str, gateways.GatewayState | None] = {}
+        self._hidden_gateways: dict[str, gateways.GatewayState | None] = {}
+        self._full_grants: Grants | None = None
         self._routes: dict[str, Route] = {}
         self._proposed: dict[str, Route] = {}  # routes of an overlay's delta: kept apart
         self._proposed_keys: frozenset[str] = frozenset()
@@ -166,6 +171,27 @@ class Resolver:
             self._gateways[key] = gateways.evaluate(self.view, self.grants, record) \
                 if record is not None and is_gateway_api(record) else None
         return self._gateways[key]
+
+    def _parent_gateway(self, namespace: str,
+                        name: str) -> tuple[gateways.GatewayState | None, bool]:
+        """The Gateway a parentRef names, and whether the caller may see it. One in a
+        namespace they may not read accepts or refuses their route all the same (what its
+        controller writes in the route's status, which they can read): it is evaluated on
+        the whole graph."""
+        state = self.gateway(namespace, name)
+        if state is not None or self.full is self.view:
+            return state, True
+        key = make_key(GATEWAY, namespace, name)
+        if key not in self._hidden_gateways:
+            record = self.full.get(key)
+            if record is not None and is_gateway_api(record):
+                if self._full_grants is None:
+                    self._full_grants = Grants(self.full)
+                self._hidden_gateways[key] = gateways.evaluate(self.full, self._full_grants,
+                                                               record)
+            else:
+                self._hidden_gateways[key] = None
+        return self._hidden_gateways[key], False
 
     def namespace_labels(self, namespace: str) -> tuple[dict[str, str], str | None]:
         """The namespace's labels, and why they are incomplete (None: they are complete).
@@ -245,29 +271,44 @@ class Resolver:
         return result
 
     def count_attached(self, gateway: gateways.GatewayState) -> None:
-        """Set attachedRoutes on each listener of ``gateway``."""
+        """Set attachedRoutes (and how many routes may attach undecided) on each listener of
+        ``gateway``.
+
+        Attachment is the routes' parentRefs and the listeners' allowedRoutes alone
+        (ListenerStatus.attachedRoutes), so backends are not resolved. It is counted on the
+        whole graph: routes in namespaces the caller may not read attach all the same (the
+        count is the one the controller writes in the Gateway's status), and only their
+        number is shown."""
         assert not self.shared, "count_attached writes the states a shared resolver keeps"
         for listener in gateway.listeners:
-            listener.attached_routes = 0
-        undecided: dict[str, int] = {}
-        for route in self.routes_of(gateway):
+            listener.attached_routes = listener.attached_undecided = 0
+        if not gateway.managed:
+            return  # no controller attaches routes to it
+        parent = (gateway.record.namespace, gateway.record.name)
+        for record in self.full.neighbors(gateway.record.key, Rel.ATTACHES_TO, incoming=True):
+            if record.kind not in ROUTE_KINDS or not is_gateway_api(record):
+                continue
+            route = self.route(record)
             attached: set[str] = set()
             unsure: set[str] = set()
-            for parent in self.resolve(route).parents:
-                if parent.gateway is gateway:
-                    attached.update(ls.listener.name for ls in parent.attached)
-                    unsure.update(ls.listener.name for ls in parent.undecided)
+            for ref in route.parent_refs:
+                if ref.is_gateway and (ref.namespace, ref.name) == parent:
+                    _, listeners, undecided = self._accept(route, ref, gateway)
+                    attached.update(ls.listener.name for ls in listeners)
+                    unsure.update(ls.listener.name for ls in undecided)
             for listener in gateway.listeners:
                 name = listener.listener.name
                 if name in attached:
                     listener.attached_routes += 1
                 elif name in unsure:
-                    undecided[name] = undecided.get(name, 0) + 1
-        for name, count in sorted(undecided.items()):
-            note = (f"gateway {gateway.ref} listener {name}: attachedRoutes leaves out "
-                    f"{count} route(s) from namespaces whose labels are unknown")
-            if note not in gateway.notes:
-                gateway.notes.append(note)
+                    listener.attached_undecided += 1
+        for listener in sorted(gateway.listeners, key=lambda ls: ls.listener.name):
+            if listener.attached_undecided:
+                note = (f"gateway {gateway.ref} listener {listener.listener.name}: "
+                        f"attachedRoutes leaves out {listener.attached_undecided} route(s) "
+                        "from namespaces whose labels are unknown")
+                if note not in gateway.notes:
+                    gateway.notes.append(note)
 
     def _parent(self, route: Route, ref: ParentRef, resolved: c.Cond,
                 dropped: dict[int, tuple[str, str]], notes: list[str]) -> ParentResult:
@@ -283,11 +324,26 @@ class Resolver:
                          "implementation-specific and not evaluated")
             pending = c.unknown(f"{what}: not evaluated by netsight")
             return ParentResult(ref, None, {c.ACCEPTED: pending, c.RESOLVED_REFS: resolved})
-        gateway = self.gateway(ref.namespace, ref.name)
+        gateway, visible = self._parent_gateway(ref.namespace, ref.name)
         if gateway is None:
             missing = c.unknown(f"Gateway {ref.parent} not found: no controller sets status "
                                 "for this parent")
             return ParentResult(ref, None, {c.ACCEPTED: missing, c.RESOLVED_REFS: resolved})
+        if visible:
+            return self._gateway_parent(route, ref, gateway, resolved, dropped, notes)
+        # Notes and messages would name the hidden Gateway's listeners: the outcome only.
+        result = self._gateway_parent(route, ref, gateway, resolved, dropped, [])
+        accepted = result.conditions[c.ACCEPTED]
+        result.conditions[c.ACCEPTED] = c.Cond(
+            accepted.status, accepted.reason,
+            f"{accepted.reason}, as decided on Gateway {ref.parent}, which is in a namespace "
+            "you may not read (its listeners are not shown)")
+        result.hidden = True
+        return result
+
+    def _gateway_parent(self, route: Route, ref: ParentRef, gateway: gateways.GatewayState,
+                        resolved: c.Cond, dropped: dict[int, tuple[str, str]],
+                        notes: list[str]) -> ParentResult:
         if not gateway.managed:
             return ParentResult(ref, gateway, {c.ACCEPTED: gateway.conditions[c.ACCEPTED],
                                                c.RESOLVED_REFS: resolved})

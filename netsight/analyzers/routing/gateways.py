@@ -60,6 +60,9 @@ class ListenerState:
     selector: LabelSelector | None
     conditions: dict[str, c.Cond]
     attached_routes: int = 0
+    # Routes whose attachment is undecided (allowedRoutes reads labels of a namespace not
+    # in the input): not in attached_routes, which may be short by as many.
+    attached_undecided: int = 0
 
     @property
     def hostname(self) -> str | None:

@@ -18,10 +18,10 @@ def matches(pattern: str, host: str) -> bool:
     """Whether ``host`` (precise, or itself a wildcard) is covered by ``pattern``."""
     if pattern == host:
         return True
-    if not is_wildcard(pattern):
+    if not pattern.startswith("*."):  # is_wildcard, inline: read for every listener
         return False
     suffix = pattern[1:]  # ".example.com"
-    if is_wildcard(host):
+    if host.startswith("*."):
         # *.a.example.com is inside *.example.com; *.example.com is not inside itself's parent.
         return host[1:].endswith(suffix) and len(host) > len(pattern)
     return host.endswith(suffix)

@@ -7,7 +7,7 @@ callers report it as an unsupported value instead of failing the whole answer.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from netsight.graph.model import api_group
@@ -132,10 +132,10 @@ class Route:
     parent_refs: tuple[ParentRef, ...]
     backend_refs: tuple[BackendRef, ...]
     rules: tuple[Mapping[str, Any], ...]
+    ref: str = field(init=False)  # "namespace/name", read on every precedence comparison
 
-    @property
-    def ref(self) -> str:
-        return f"{self.record.namespace}/{self.record.name}"
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ref", f"{self.record.namespace}/{self.record.name}")
 
 
 def read_route(record: Record) -> Route:

@@ -146,7 +146,8 @@ def _parent(*, route_result: RouteResult, parent: ParentResult) -> Parent:
         section_name=parent.ref.section_name,
         port=parent.ref.port,
         conditions=computed(parent.conditions),
-        listeners=[ls.listener.name for ls in parent.listeners] or None,
+        listeners=None if parent.hidden else
+        [ls.listener.name for ls in parent.listeners] or None,
         observed=as_observed(seen),
         disagrees=diff or None,
     )
@@ -189,6 +190,10 @@ class ListenerOut(OmitNone):
     protocol: str
     hostname: str | None = None
     attached_routes: int
+    attached_routes_undecided: int | None = Field(
+        default=None, description="Routes that may also attach, undecided: the listener's "
+        "allowedRoutes selector reads labels of their namespace, which is not in the "
+        "input. attachedRoutes leaves them out")
     supported_kinds: list[RouteGroupKind]
     conditions: dict[str, Condition]
     observed: ListenerObservedOut | None = None
@@ -209,7 +214,10 @@ def listener_diff(state: ListenerState, seen: observed.ListenerObserved | None) 
     if seen is None:
         return []
     diff = observed.disagreements(state.conditions, seen.conditions)
-    if seen.attached_routes is not None and seen.attached_routes != state.attached_routes:
+    # With routes undecided, any count from attachedRoutes up to all of them may be right.
+    if seen.attached_routes is not None and not (
+            state.attached_routes <= seen.attached_routes
+            <= state.attached_routes + state.attached_undecided):
         diff.append("attachedRoutes")
     return diff
 
@@ -226,6 +234,7 @@ def gateway_out(state: GatewayState) -> GatewayOut:
             protocol=ls.listener.protocol,
             hostname=ls.listener.hostname,
             attached_routes=ls.attached_routes,
+            attached_routes_undecided=ls.attached_undecided or None,
             supported_kinds=[RouteGroupKind(group="gateway.networking.k8s.io", kind=k)
                              for k in ls.supported_kinds],
             conditions=computed(ls.conditions),

@@ -14,9 +14,10 @@ Python's re (full match) and ranks them after prefix matches.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from functools import lru_cache
+from typing import Any, NamedTuple
 
 from netsight.analyzers.routing import hostnames
 from netsight.analyzers.routing.objects import GRPC_ROUTE, Route, as_list, as_map
@@ -29,11 +30,16 @@ class Request:
     method: str = "GET"
     headers: Mapping[str, str] = field(default_factory=dict)
     query: Mapping[str, str] = field(default_factory=dict)
+    # Header names compare case-insensitively: lowered once per request, not per match.
+    lowered: Mapping[str, str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "lowered", {k.lower(): v for k, v in self.headers.items()})
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """One rule match that fits the request, with the key that orders candidates."""
+class Candidate(NamedTuple):
+    """One rule match that fits the request, with the key that orders candidates (a named
+    tuple: one is made for every matching rule of every entry listener)."""
 
     route: Route
     rule: int
@@ -48,6 +54,7 @@ class Candidate:
         return f"{self.route.kind} {self.route.ref} {where}"
 
 
+@lru_cache(maxsize=4096)  # read for every candidate rule: a few hostnames, many times
 def host_rank(hostname: str | None) -> tuple[int, int]:
     """More specific first: non-wildcard characters, then characters."""
     if hostname is None:
@@ -58,54 +65,91 @@ def host_rank(hostname: str | None) -> tuple[int, int]:
 
 
 def best_hostname(effective: list[str] | None, host: str) -> tuple[bool, str | None]:
-    """(matches, the most specific hostname covering ``host``)."""
+    """(matches, the most specific hostname covering ``host``; the first of equals)."""
     if effective is None:
         return True, None
-    covering = [h for h in effective if hostnames.matches(h, host)]
-    if not covering:
-        return False, None
-    return True, max(covering, key=host_rank)
+    best = None
+    for hostname in effective:
+        if hostnames.matches(hostname, host) and (
+                best is None or host_rank(hostname) > host_rank(best)):
+            best = hostname
+    return best is not None, best
 
 
-def _path_matches(kind: str, value: str, path: str) -> bool:
+_Test = Callable[[Request], bool]
+
+
+def _value_test(kind: str, pattern: str) -> Callable[[str | None], bool]:
     if kind == "Exact":
-        return path == value
+        return lambda value: value == pattern
+    try:
+        compiled = re.compile(pattern)
+    except re.error:
+        return lambda value: False
+    return lambda value: value is not None and compiled.fullmatch(value) is not None
+
+
+def _path_test(kind: str, value: str) -> Callable[[str], bool]:
+    if kind == "Exact":
+        return lambda path: path == value
     if kind == "PathPrefix":
         prefix = value.rstrip("/")
-        return not prefix or path == prefix or path.startswith(prefix + "/")
+        if not prefix:
+            return lambda path: True
+        below = prefix + "/"
+        return lambda path: path == prefix or path.startswith(below)
     try:
-        return re.fullmatch(value, path) is not None
+        compiled = re.compile(value)
     except re.error:
-        return False
+        return lambda path: False
+    return lambda path: compiled.fullmatch(path) is not None
 
 
-def _value_matches(kind: str, pattern: str, value: str | None) -> bool:
-    if value is None:
-        return False
-    if kind == "Exact":
-        return value == pattern
-    try:
-        return re.fullmatch(pattern, value) is not None
-    except re.error:
-        return False
+def _values_test(matches: list[tuple[str, Callable[[str | None], bool]]],
+                 values: Callable[[Request], Mapping[str, str]]) -> _Test | None:
+    if not matches:
+        return None
+    return lambda request: all(fits(values(request).get(name)) for name, fits in matches)
+
+
+def _header_tests(spec: Mapping[str, Any]) -> list[tuple[str, Callable[[str | None], bool]]]:
+    found = []
+    for raw in as_list(spec.get("headers")):
+        header = as_map(raw)
+        found.append((str(header.get("name")).lower(),
+                      _value_test(str(header.get("type") or "Exact"), str(header.get("value")))))
+    return found
+
+
+def _all(tests: list[_Test]) -> _Test:
+    if len(tests) == 1:
+        return tests[0]
+    return lambda request: all(test(request) for test in tests)
+
+
+def http_test(spec: Mapping[str, Any]) -> _Test:
+    """An HTTPRouteMatch as a predicate over requests, read once (diff_routes keeps it
+    with the parsed route)."""
+    path = as_map(spec.get("path")) or {"type": "PathPrefix", "value": "/"}
+    path_fits = _path_test(str(path.get("type") or "PathPrefix"), str(path.get("value") or "/"))
+    tests: list[_Test] = [lambda request: path_fits(request.path)]
+    method = spec.get("method")
+    if method is not None:
+        tests.append(lambda request: method == request.method)
+    headers = _values_test(_header_tests(spec), lambda request: request.lowered)
+    if headers is not None:
+        tests.append(headers)
+    query = _values_test(
+        [(str(as_map(p).get("name")), _value_test(str(as_map(p).get("type") or "Exact"),
+                                                  str(as_map(p).get("value"))))
+         for p in as_list(spec.get("queryParams"))], lambda request: request.query)
+    if query is not None:
+        tests.append(query)
+    return _all(tests)
 
 
 def matches(spec: Mapping[str, Any], request: Request) -> bool:
-    path = as_map(spec.get("path")) or {"type": "PathPrefix", "value": "/"}
-    if not _path_matches(str(path.get("type") or "PathPrefix"), str(path.get("value") or "/"),
-                         request.path):
-        return False
-    method = spec.get("method")
-    if method is not None and method != request.method:
-        return False
-    if not _headers_match(spec, request):
-        return False
-    for param in as_list(spec.get("queryParams")):
-        param = as_map(param)
-        if not _value_matches(str(param.get("type") or "Exact"), str(param.get("value")),
-                              request.query.get(str(param.get("name")))):
-            return False
-    return True
+    return http_test(spec)(request)
 
 
 def match_rank(spec: Mapping[str, Any]) -> tuple[int, int, int, int, int]:
@@ -124,23 +168,25 @@ def is_grpc(request: Request) -> bool:
     return content_type.startswith("application/grpc")
 
 
-def _headers_match(spec: Mapping[str, Any], request: Request) -> bool:
-    headers = {k.lower(): v for k, v in request.headers.items()}
-    return all(_value_matches(str(as_map(h).get("type") or "Exact"),
-                              str(as_map(h).get("value")),
-                              headers.get(str(as_map(h).get("name")).lower()))
-               for h in as_list(spec.get("headers")))
+def grpc_test(spec: Mapping[str, Any]) -> _Test:
+    """GRPCRouteMatch: the request path is /<service>/<method>; unset parts match all."""
+    want = as_map(spec.get("method"))
+    kind = str(want.get("type") or "Exact")
+    parts = [(i, _value_test(kind, str(pattern)))
+             for i, pattern in ((1, want.get("service")), (2, want.get("method")))
+             if pattern is not None]
+    tests: list[_Test] = []
+    if parts:
+        tests.append(lambda request: all(
+            fits([*request.path.split("/", 2), "", ""][i]) for i, fits in parts))
+    headers = _values_test(_header_tests(spec), lambda request: request.lowered)
+    if headers is not None:
+        tests.append(headers)
+    return _all(tests) if tests else (lambda request: True)
 
 
 def grpc_matches(spec: Mapping[str, Any], request: Request) -> bool:
-    """GRPCRouteMatch: the request path is /<service>/<method>; unset parts match all."""
-    _, service, method = [*request.path.split("/", 2), "", ""][:3]
-    want = as_map(spec.get("method"))
-    kind = str(want.get("type") or "Exact")
-    for pattern, value in ((want.get("service"), service), (want.get("method"), method)):
-        if pattern is not None and not _value_matches(kind, str(pattern), value):
-            return False
-    return _headers_match(spec, request)
+    return grpc_test(spec)(request)
 
 
 def grpc_rank(spec: Mapping[str, Any]) -> tuple[int, int, int]:
@@ -151,23 +197,20 @@ def grpc_rank(spec: Mapping[str, Any]) -> tuple[int, int, int]:
 
 
 def candidates(route: Route, hostname: str | None, request: Request,
-               dropped: set[int]) -> list[Candidate]:
+               dropped: Container[int]) -> list[Candidate]:
     found = []
-    created = route.record.created or "9999"  # unknown creation time: treated as newest
-    grpc = route.kind == GRPC_ROUTE
-    host = tuple(-x for x in host_rank(hostname))
-    for i, j, spec, specificity in _matches_of(route):
-        if i in dropped or not (grpc_matches(spec, request) if grpc else
-                                matches(spec, request)):
-            continue
-        rank = (host, specificity, created, route.ref, i, j if j is not None else 0)
-        found.append(Candidate(route, i, j, spec, hostname, rank))
+    characters, length = host_rank(hostname)
+    host = ((-characters, -length),)  # the rank's first item; the rest is the match's
+    for i, j, spec, fits, order in _matches_of(route):
+        if i not in dropped and fits(request):
+            found.append(Candidate(route, i, j, spec, hostname, host + order))
     return found
 
 
-_Match = tuple[int, int | None, Mapping[str, Any], tuple[int, ...]]
-# Route -> its (rule, match, spec, negated specificity): what does not depend on the request,
-# read once per parsed route (diff_routes keeps parsed routes between answers).
+# (rule, match, spec, the match as a predicate, the rest of its rank after the hostname)
+_Match = tuple[int, int | None, Mapping[str, Any], _Test, tuple[Any, ...]]
+# Route -> its matches: what does not depend on the request, read once per parsed route
+# (diff_routes keeps parsed routes between answers).
 _MATCHES: dict[int, tuple[Route, list[_Match]]] = {}
 _MATCHES_KEPT = 20_000
 
@@ -177,13 +220,16 @@ def _matches_of(route: Route) -> list[_Match]:
     if held is not None and held[0] is route:
         return held[1]
     grpc = route.kind == GRPC_ROUTE
+    created = route.record.created or "9999"  # unknown creation time: treated as newest
     found: list[_Match] = []
     for i, rule in enumerate(route.rules):
         specs: list[tuple[int | None, Mapping[str, Any]]] = [
             (j, as_map(m)) for j, m in enumerate(as_list(rule.get("matches")))]
         for j, spec in specs or [(None, {})]:
             specificity = grpc_rank(spec) if grpc else match_rank(spec)
-            found.append((i, j, spec, tuple(-x for x in specificity)))
+            order = (tuple(-x for x in specificity), created, route.ref, i,
+                     j if j is not None else 0)
+            found.append((i, j, spec, grpc_test(spec) if grpc else http_test(spec), order))
     if len(_MATCHES) >= _MATCHES_KEPT:
         _MATCHES.clear()
     _MATCHES[id(route)] = (route, found)
