@@ -33,7 +33,7 @@ from netsight.analyzers.routing import hostnames
 from netsight.analyzers.routing.attachment import Resolver
 from netsight.analyzers.routing.objects import GATEWAY, HTTP_ROUTE, is_gateway_api, parent_gateways
 from netsight.analyzers.routing.requests import Request, best_hostname, candidates
-from netsight.graph.store import EventType, GraphStore, GraphView, Source
+from netsight.graph.store import EventType, GraphStore, GraphView, KindStatus, Source, SyncState
 
 
 def cluster(gateways: int, routes_per_gateway: int, services: int = 20) -> GraphStore:
@@ -64,6 +64,11 @@ def cluster(gateways: int, routes_per_gateway: int, services: int = 20) -> Graph
                                                           "value": f"/p{r}"}}],
                                     "backendRefs": [{"name": f"svc{r % services}",
                                                      "port": 80}]}]}})
+    # As after the informers' initial lists: every kind loaded here is watched and synced
+    # (the Services have no EndpointSlices: their backends have no ready endpoints).
+    for kind in ("Namespace", "Service", "EndpointSlice", "Pod", "GatewayClass", "Gateway",
+                 "HTTPRoute", "GRPCRoute", "ReferenceGrant", "BackendTLSPolicy"):
+        store.sync[kind] = KindStatus(kind, state=SyncState.SYNCED, synced_at=time.time())
     gc.freeze()
     return store
 

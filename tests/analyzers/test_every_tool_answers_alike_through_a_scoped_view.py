@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -81,9 +82,10 @@ def visible(key: str, namespaces: frozenset[str]) -> bool:
 # Tools that decide a route's parents on the whole graph: a Gateway in a namespace the caller
 # may not read accepts or refuses their route all the same (what its controller writes in the
 # route's status). They answer as if only the scope and the Gateways (with the Secrets their
-# listeners read) existed, the hidden Gateways' listeners and messages left out.
+# listeners read) existed, the hidden Gateways' listeners and messages left out. The same
+# holds for an Istio Gateway a VirtualService binds to (analyze_config's mesh checks).
 DECIDES_ON_HIDDEN_GATEWAYS = {"check_route_resolution", "gateway_api", "analyze_config"}
-GATEWAY_KINDS = frozenset({"Gateway", "Secret"})
+GATEWAY_KINDS = frozenset({"Gateway", "Gateway.networking.istio.io", "Secret"})
 
 
 def hidden_gateways_masked(data: Any, hidden: set[str]) -> Any:
@@ -106,6 +108,11 @@ def hidden_gateways_masked(data: Any, hidden: set[str]) -> Any:
             finding.pop("detail", None)
         findings.append(finding)
     if "findings" in data:
+        if len(findings) != len(data["findings"]) and "byCode" in data:
+            # analyze_config's tallies, of the findings left (all of them on one page)
+            data["counts"] = dict(Counter(f["severity"] for f in findings))
+            data["byCode"] = dict(Counter(f["code"] for f in findings))
+            data["page"].update(total=len(findings), returned=len(findings))
         data["findings"] = findings
     if "notEvaluated" in data:
         data["notEvaluated"] = [n for n in data["notEvaluated"] if not names.search(n)]

@@ -1,7 +1,9 @@
 """Data-driven analyzer tests: one folder per case under testdata/<analyzer>/<case>/.
 
 - ``cluster.yaml``: the objects (manifests; multi-document YAML);
-- ``query.json``: ``{"tool": ..., "args": {...}, "source": "manifests" | "cluster"}``;
+- ``query.json``: ``{"tool": ..., "args": {...}, "source": "manifests" | "cluster"}``, and
+  for a cluster optionally ``"synced": [kinds]``, the kinds whose informers have listed
+  (every other kind reads as not watched);
 - ``expected.json``: ``{"codes": [...]}`` — exactly the finding codes the answer holds
   (a sorted multiset; omit the key to leave findings unchecked) — and optionally
   ``"result": {...}``, a subset of the JSON answer that must match (dicts by key, lists
@@ -22,7 +24,7 @@ import pytest
 
 from netsight.analyzers.catalog import TOOLS, call_tool, to_json
 from netsight.analyzers.contracts import ToolFailure
-from netsight.graph.store import Source
+from netsight.graph.store import KindStatus, Source, SyncState
 from tests.analyzers.recording import RecordingView
 from tests.conftest import store_from_yaml
 
@@ -39,6 +41,8 @@ def load_case(case: Path) -> tuple[dict[str, Any], dict[str, Any], str]:
 def run_case(case: Path) -> tuple[dict[str, Any], RecordingView]:
     query, _, cluster = load_case(case)
     store = store_from_yaml(cluster, Source(query.get("source", "manifests")))
+    for kind in query.get("synced", []):
+        store.sync[kind] = KindStatus(kind, state=SyncState.SYNCED, synced_at=1.0)
     view = RecordingView(store)
     args = {"detail": True, **query.get("args", {})}
     if "limit" in TOOLS[query["tool"]].args.model_fields:

@@ -138,8 +138,11 @@ def ready_endpoints(view: GraphView, service: ServiceRecord) -> int | None:
             # EndpointConditions: an unset ready counts as ready.
             if endpoint.is_ready and not endpoint.terminating:
                 ready.add(endpoint.target_pod or ",".join(endpoint.addresses))
-    if not slices and view.source is Source.MANIFESTS:
-        return None  # manifests rarely carry EndpointSlices: unknown, not zero
+    if not slices and (view.source is Source.MANIFESTS
+                       or view.untracked(Kind.ENDPOINT_SLICE) is not None):
+        # Manifests rarely carry EndpointSlices, and a cluster whose slices are not watched
+        # (forbidden, not listed yet) says nothing of them either: unknown, not zero.
+        return None
     return len(ready)
 
 
