@@ -445,8 +445,11 @@ def _controller_owner(raw: object) -> tuple[str, str] | None:
     # The kind as keys spell it: apps/v1 ReplicaSet -> ReplicaSet, an Istio Gateway owner
     # -> Gateway.networking.istio.io.
     kid = kind_id(str(chosen.get("apiVersion") or "v1"), str(chosen["kind"]))
-    owner = (_intern(kid), _intern(str(chosen["name"])))
-    # The pods of one ReplicaSet share one tuple.
+    return share_owner((_intern(kid), _intern(str(chosen["name"]))))
+
+
+def share_owner(owner: tuple[str, str]) -> tuple[str, str]:
+    """One tuple for every record naming the same owner: the pods of one ReplicaSet."""
     shared = _OWNERS.get(owner)
     if shared is None:
         if len(_OWNERS) >= _OWNERS_LIMIT:

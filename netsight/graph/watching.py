@@ -36,9 +36,10 @@ import aiohttp
 import orjson
 
 from netsight.graph.collecting import keep_collections_young
-from netsight.graph.model import WORKLOAD_KINDS, kind_id, make_key
+from netsight.graph.model import WORKLOAD_KINDS, Kind, kind_id, make_key
 from netsight.graph.shapes import decode_event, decode_page
 from netsight.graph.store import EventType, GraphStore, KindStatus, SyncState
+from netsight.graph.typed import decode_pod_page, pod_record
 
 log = logging.getLogger(__name__)
 
@@ -306,13 +307,22 @@ class Informer:
         following: asyncio.Task[bytes] | None = None
         try:
             while True:
-                page = decode_page(kind.kind_id, body)
+                # Pods come typed (typed.py) unless something in the page is unusual.
+                typed = decode_pod_page(body) if kind.kind_id == Kind.POD else None
+                page = decode_page(kind.kind_id, body) if typed is None else {
+                    "metadata": typed.metadata}
                 metadata = page.get("metadata") or {}
                 resource_version = str(metadata.get("resourceVersion") or resource_version)
                 cont = metadata.get("continue") or None
                 if cont:
                     following = asyncio.create_task(self._page(cont))
                     await asyncio.sleep(0)  # let the request go out, and other informers run
+                if typed is not None:
+                    for pod in typed.items or ():
+                        record = pod_record(pod)
+                        store.apply_record(record)
+                        if reconcile:
+                            seen.add(record.key)
                 for item in page.get("items") or ():
                     # List items come without kind/apiVersion; the list knows them.
                     item["kind"], item["apiVersion"] = kind.kind, kind.api_version

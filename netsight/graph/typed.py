@@ -1,0 +1,216 @@
+"""Typed list pages: Pods validated by msgspec while decoding, built into records directly.
+
+A 100k-pod list is most of an initial sync. shapes.py decodes it into dicts with ``Any``
+leaves, and :func:`netsight.graph.records.to_record` then checks every field in Python,
+which cost about half of the CPU spent per pod. Here the page is decoded into Structs whose
+types are exactly those the checked path accepts without complaint (strings, ports from 1 to
+65535, booleans), so msgspec's C parser does the checking, and :func:`pod_record` reads
+attributes without checking anything.
+
+Whatever does not fit these types — one malformed Pod, a value of an unusual type anywhere in
+the page — makes :func:`decode_pod_page` return None, and the informer decodes the page the
+checked way (shapes.py), which reports the bad field. The typed path never has to reject
+anything itself, and a record built here equals the one ``to_record`` builds from the same
+body (``tests/graph/test_typed_pages_build_the_same_records.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+
+from netsight.graph.model import Kind, ObjectId, kind_id
+from netsight.graph.records import (
+    EMPTY_MAP,
+    MESH_PROXY_CONTAINERS,
+    ContainerPort,
+    PodRecord,
+    _intern,
+    _kept_annotations,
+    _timestamp,
+    share_owner,
+)
+from netsight.graph.selectors import shared_labels
+
+Port = Annotated[int, msgspec.Meta(ge=1, le=65535)]
+NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
+
+
+class OwnerReference(msgspec.Struct, frozen=True, gc=False):
+    apiVersion: str | None = None
+    kind: str | None = None
+    name: str | None = None
+    controller: bool | None = None
+
+
+class ObjectMeta(msgspec.Struct, gc=False):
+    name: NonEmpty
+    namespace: str | None = None
+    labels: dict[str, str] | None = None
+    annotations: Any = None  # to_record keeps the networking ones and ignores any other
+    ownerReferences: tuple[OwnerReference, ...] | None = None
+    creationTimestamp: Any = None
+    deletionTimestamp: Any = None
+
+
+class PodContainerPort(msgspec.Struct, frozen=True, gc=False):
+    containerPort: Port
+    protocol: NonEmpty | None = None
+    name: str | None = None
+
+
+class PodContainer(msgspec.Struct, frozen=True, gc=False):
+    name: str | None = None
+    restartPolicy: str | None = None
+    ports: tuple[PodContainerPort, ...] | None = None
+
+
+class PodSpec(msgspec.Struct, gc=False):
+    containers: tuple[PodContainer, ...] | None = None
+    initContainers: tuple[PodContainer, ...] | None = None
+    nodeName: str | None = None
+    hostNetwork: bool | None = None
+    serviceAccountName: str | None = None
+    hostname: str | None = None
+    subdomain: str | None = None
+
+
+class PodIP(msgspec.Struct, gc=False):
+    ip: Any = None  # entries without a string ip are skipped, as to_record skips them
+
+
+class PodCondition(msgspec.Struct, gc=False):
+    type: Any = None
+    status: Any = None
+
+
+class PodStatus(msgspec.Struct, gc=False):
+    podIP: Any = None
+    podIPs: list[PodIP] | None = None
+    phase: Any = None
+    conditions: list[PodCondition] | None = None
+
+
+class Pod(msgspec.Struct, gc=False):
+    metadata: ObjectMeta
+    spec: PodSpec | None = None
+    status: PodStatus | None = None
+
+
+class PodPage(msgspec.Struct, gc=False):
+    metadata: Any = None
+    items: list[Pod] | None = None
+
+
+_POD_PAGE = msgspec.json.Decoder(PodPage)
+
+
+def decode_pod_page(body: bytes) -> PodPage | None:
+    """A Pod list page as Structs, or None if anything in it is unusual (or not JSON)."""
+    try:
+        return _POD_PAGE.decode(body)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+
+
+def pod_record(pod: Pod, default_namespace: str = "") -> PodRecord:
+    """The record ``to_record`` builds from the same Pod (listed: v1, kind Pod)."""
+    meta = pod.metadata
+    spec = pod.spec or _NO_SPEC
+    status = pod.status or _NO_STATUS
+    ips: list[str] = []
+    if status.podIPs is not None:
+        ips = [_intern(entry.ip) for entry in status.podIPs if type(entry.ip) is str]
+    if not ips and type(status.podIP) is str and status.podIP:
+        ips = [_intern(status.podIP)]
+    phase = _intern(status.phase) if type(status.phase) is str else None
+    ready: bool | None = None
+    if status.conditions is not None:
+        for condition in status.conditions:
+            if condition.type == "Ready":
+                ready = condition.status == "True"
+    if phase in ("Pending", "Succeeded", "Failed"):
+        ready = False
+    ports, mesh_proxy = _containers(spec.containers, spec.initContainers)
+    labels = meta.labels
+    return PodRecord(
+        kind=Kind.POD,
+        api_version="v1",
+        namespace=_intern(meta.namespace or default_namespace),
+        name=_intern(meta.name),
+        labels=EMPTY_MAP if labels is None else (shared_labels(labels, "") or EMPTY_MAP),
+        annotations=_kept_annotations(meta.annotations),
+        owner=None if meta.ownerReferences is None else _owner(meta.ownerReferences),
+        created=_timestamp(meta.creationTimestamp),
+        ips=tuple(ips),
+        phase=phase,
+        ready=ready,
+        terminating=bool(meta.deletionTimestamp),
+        ports=ports,
+        node_name=_intern(spec.nodeName) if spec.nodeName else None,
+        host_network=spec.hostNetwork is True,
+        service_account=_intern(spec.serviceAccountName) if spec.serviceAccountName
+        else "default",
+        hostname=_intern(spec.hostname) if spec.hostname else None,
+        subdomain=_intern(spec.subdomain) if spec.subdomain else None,
+        mesh_proxy=mesh_proxy,
+    )
+
+
+def object_id(pod: Pod, default_namespace: str = "") -> ObjectId:
+    meta = pod.metadata
+    return ObjectId(Kind.POD, _intern(meta.namespace or default_namespace), _intern(meta.name))
+
+
+_NO_SPEC = PodSpec()
+_NO_STATUS = PodStatus()
+
+Containers = tuple[PodContainer, ...] | None
+# Pods of one template have equal (hashable) containers: one entry serves all of them.
+_CONTAINERS: dict[tuple[Containers, Containers], tuple[tuple[ContainerPort, ...], str | None]] = {}
+_CONTAINERS_LIMIT = 8192
+
+
+def _containers(containers: Containers, init: Containers
+                ) -> tuple[tuple[ContainerPort, ...], str | None]:
+    """The pod's ports and mesh proxy container, as ``records._pod`` finds them."""
+    key = (containers, init)
+    found = _CONTAINERS.get(key)
+    if found is not None:
+        return found
+    ports: list[ContainerPort] = []
+    mesh_proxy: str | None = None
+    for section, sidecars_only in ((containers, False), (init, True)):
+        for container in section or ():
+            if mesh_proxy is None and container.name in MESH_PROXY_CONTAINERS:
+                mesh_proxy = container.name
+            # Only restartable init containers (sidecars) keep serving after start-up.
+            if sidecars_only and container.restartPolicy != "Always":
+                continue
+            cname = _intern(container.name or "")
+            for port in container.ports or ():
+                ports.append(ContainerPort(
+                    port=port.containerPort,
+                    protocol="TCP" if port.protocol is None else _intern(port.protocol),
+                    name=_intern(port.name) if port.name else None,
+                    container=cname))
+    found = (tuple(ports), mesh_proxy)
+    if len(_CONTAINERS) >= _CONTAINERS_LIMIT:
+        _CONTAINERS.clear()
+    _CONTAINERS[key] = found
+    return found
+
+
+def _owner(refs: tuple[OwnerReference, ...]) -> tuple[str, str] | None:
+    """As ``records._controller_owner``: the controlling owner, else the first named one."""
+    chosen: OwnerReference | None
+    if len(refs) == 1:
+        chosen = refs[0] if refs[0].kind and refs[0].name else None
+    else:
+        owners = [o for o in refs if o.kind and o.name]
+        chosen = next((o for o in owners if o.controller), owners[0] if owners else None)
+    if chosen is None:
+        return None
+    kid = kind_id(chosen.apiVersion or "v1", chosen.kind or "")
+    return share_owner((_intern(kid), _intern(chosen.name or "")))
