@@ -338,7 +338,10 @@ def upsert(state: GraphState, record: Record) -> None:
     if old == record:
         return
     state.graph._node[key].record = record
-    old_refs, new_refs = record_references(old), record_references(record)
+    old_refs: tuple[Edge, ...] = ()
+    new_refs: tuple[Edge, ...] = ()
+    if not _same_references(old, record):
+        old_refs, new_refs = record_references(old), record_references(record)
     if old_refs != new_refs:
         # Most updates (pod status) keep their references and skip this; a slice that
         # swaps one endpoint of a hundred moves one edge, not all of them.
@@ -356,6 +359,20 @@ def upsert(state: GraphState, record: Record) -> None:
         if old_labels is not new_labels:
             _unindex_labels(state, old)
             _index_labels(state, record)
+
+
+def _same_references(old: Record, new: Record) -> bool:
+    """True when two versions of an object certainly name the same objects: cheaper than
+    building and comparing their references (a slice's ~100 keys, on every update)."""
+    if type(old) is not type(new) or old.owner != new.owner:
+        return False
+    if type(new) is PodRecord:  # a pod names its owner only
+        return True
+    if isinstance(old, EndpointSliceRecord) and isinstance(new, EndpointSliceRecord):
+        before, after = old.group.endpoints, new.group.endpoints
+        return old.service_name == new.service_name and len(before) == len(after) and all(
+            a is b or a.target_pod == b.target_pod for a, b in zip(before, after, strict=True))
+    return False
 
 
 def remove(state: GraphState, key: str) -> Record | None:

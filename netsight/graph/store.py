@@ -186,7 +186,7 @@ class GraphStore:
                                        (), related))
             return True
         try:
-            record = to_record(raw, default_namespace, oid=oid)
+            record = to_record(raw, default_namespace, oid=oid, previous=self.state.record(key))
         except MalformedObject as exc:
             self._note(
                 IngestProblem(
