@@ -16,6 +16,8 @@ body (``tests/graph/test_typed_pages_build_the_same_records.py``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from sys import intern
 from typing import Annotated, Any
 
 import msgspec
@@ -121,10 +123,10 @@ def pod_record(pod: Pod, default_namespace: str = "") -> PodRecord:
     status = pod.status or _NO_STATUS
     ips: list[str] = []
     if status.podIPs is not None:
-        ips = [_intern(entry.ip) for entry in status.podIPs if type(entry.ip) is str]
+        ips = [intern(entry.ip) for entry in status.podIPs if type(entry.ip) is str]
     if not ips and type(status.podIP) is str and status.podIP:
-        ips = [_intern(status.podIP)]
-    phase = _intern(status.phase) if type(status.phase) is str else None
+        ips = [intern(status.podIP)]
+    phase = intern(status.phase) if type(status.phase) is str else None
     ready: bool | None = None
     if status.conditions is not None:
         for condition in status.conditions:
@@ -133,13 +135,18 @@ def pod_record(pod: Pod, default_namespace: str = "") -> PodRecord:
     if phase in ("Pending", "Succeeded", "Failed"):
         ready = False
     ports, mesh_proxy = _containers(spec.containers, spec.initContainers)
-    labels = meta.labels
+    labels: Mapping[str, str] = EMPTY_MAP
+    if meta.labels:
+        # The pods of a template list their labels in the same order: found without
+        # sorting them, as shared_labels would to look them up.
+        items = tuple(meta.labels.items())
+        labels = _LABELS.get(items) or _share_labels(items, meta.labels)
     return PodRecord(
         kind=Kind.POD,
         api_version="v1",
-        namespace=_intern(meta.namespace or default_namespace),
-        name=_intern(meta.name),
-        labels=EMPTY_MAP if labels is None else (shared_labels(labels, "") or EMPTY_MAP),
+        namespace=intern(meta.namespace or default_namespace),
+        name=intern(meta.name),
+        labels=labels,
         annotations=_kept_annotations(meta.annotations),
         owner=None if meta.ownerReferences is None else _owner(meta.ownerReferences),
         created=_timestamp(meta.creationTimestamp),
@@ -148,19 +155,34 @@ def pod_record(pod: Pod, default_namespace: str = "") -> PodRecord:
         ready=ready,
         terminating=bool(meta.deletionTimestamp),
         ports=ports,
-        node_name=_intern(spec.nodeName) if spec.nodeName else None,
+        node_name=intern(spec.nodeName) if spec.nodeName else None,
         host_network=spec.hostNetwork is True,
-        service_account=_intern(spec.serviceAccountName) if spec.serviceAccountName
+        service_account=intern(spec.serviceAccountName) if spec.serviceAccountName
         else "default",
-        hostname=_intern(spec.hostname) if spec.hostname else None,
-        subdomain=_intern(spec.subdomain) if spec.subdomain else None,
+        hostname=intern(spec.hostname) if spec.hostname else None,
+        subdomain=intern(spec.subdomain) if spec.subdomain else None,
         mesh_proxy=mesh_proxy,
     )
 
 
 def object_id(pod: Pod, default_namespace: str = "") -> ObjectId:
     meta = pod.metadata
-    return ObjectId(Kind.POD, _intern(meta.namespace or default_namespace), _intern(meta.name))
+    return ObjectId(Kind.POD, intern(meta.namespace or default_namespace), intern(meta.name))
+
+
+# Label items as listed -> the shared map (selectors.shared_labels); bounded, like the
+# other caches here, by starting over when full.
+_LABELS: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
+_LABELS_LIMIT = 8192
+
+
+def _share_labels(items: tuple[tuple[str, str], ...], labels: dict[str, str]
+                  ) -> Mapping[str, str]:
+    shared = shared_labels(labels, "metadata.labels")
+    if len(_LABELS) >= _LABELS_LIMIT:
+        _LABELS.clear()
+    _LABELS[items] = shared
+    return shared
 
 
 _NO_SPEC = PodSpec()
@@ -188,12 +210,12 @@ def _containers(containers: Containers, init: Containers
             # Only restartable init containers (sidecars) keep serving after start-up.
             if sidecars_only and container.restartPolicy != "Always":
                 continue
-            cname = _intern(container.name or "")
+            cname = intern(container.name or "")
             for port in container.ports or ():
                 ports.append(ContainerPort(
                     port=port.containerPort,
-                    protocol="TCP" if port.protocol is None else _intern(port.protocol),
-                    name=_intern(port.name) if port.name else None,
+                    protocol="TCP" if port.protocol is None else intern(port.protocol),
+                    name=intern(port.name) if port.name else None,
                     container=cname))
     found = (tuple(ports), mesh_proxy)
     if len(_CONTAINERS) >= _CONTAINERS_LIMIT:
@@ -213,4 +235,4 @@ def _owner(refs: tuple[OwnerReference, ...]) -> tuple[str, str] | None:
     if chosen is None:
         return None
     kid = kind_id(chosen.apiVersion or "v1", chosen.kind or "")
-    return share_owner((_intern(kid), _intern(chosen.name or "")))
+    return share_owner((_intern(kid), intern(chosen.name or "")))
