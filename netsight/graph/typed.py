@@ -1,22 +1,26 @@
-"""Typed list pages: Pods validated by msgspec while decoding, built into records directly.
+"""Typed list pages: Pods and EndpointSlices validated by msgspec while decoding, built
+into records directly.
 
-A 100k-pod list is most of an initial sync. shapes.py decodes it into dicts with ``Any``
-leaves, and :func:`netsight.graph.records.to_record` then checks every field in Python,
-which cost about half of the CPU spent per pod. Here the page is decoded into Structs whose
-types are exactly those the checked path accepts without complaint (strings, ports from 1 to
-65535, booleans), so msgspec's C parser does the checking, and :func:`pod_record` reads
-attributes without checking anything.
+A 100k-pod list (and its ~15k slices of up to 100 endpoints) is most of an initial sync.
+shapes.py decodes it into dicts with ``Any`` leaves, and
+:func:`netsight.graph.records.to_record` then checks every field in Python, which cost about
+half of the CPU spent per pod. Here the page is decoded into Structs whose types are exactly
+those the checked path accepts without complaint (strings, ports from 1 to 65535, booleans),
+so msgspec's C parser does the checking, and :func:`pod_record` and :func:`slice_record`
+read attributes without checking anything.
 
-Whatever does not fit these types — one malformed Pod, a value of an unusual type anywhere in
-the page — makes :func:`decode_pod_page` return None, and the informer decodes the page the
-checked way (shapes.py), which reports the bad field. The typed path never has to reject
-anything itself, and a record built here equals the one ``to_record`` builds from the same
-body (``tests/graph/test_typed_pages_build_the_same_records.py``).
+Whatever does not fit these types — one malformed object, a value of an unusual type
+anywhere in the page — makes :func:`decode_typed_page` return None, and the informer decodes
+the page the checked way (shapes.py), which reports the bad field. The typed path never has
+to reject anything itself, and a record built here equals the one ``to_record`` builds from
+the same body (``tests/graph/test_typed_pages_build_the_same_records.py``). Watch events
+keep the checked path: one object at a time, their cost is the graph update's rather than
+the parsing's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from sys import intern
 from typing import Annotated, Any
 
@@ -27,7 +31,12 @@ from netsight.graph.records import (
     EMPTY_MAP,
     MESH_PROXY_CONTAINERS,
     ContainerPort,
+    Endpoint,
+    EndpointGroup,
+    EndpointPort,
+    EndpointSliceRecord,
     PodRecord,
+    Record,
     _intern,
     _kept_annotations,
     _timestamp,
@@ -104,16 +113,129 @@ class PodPage(msgspec.Struct, gc=False):
     metadata: Any = None
     items: list[Pod] | None = None
 
+    def records(self, api_version: str) -> Iterator[Record]:
+        for pod in self.items or ():
+            yield pod_record(pod)
 
-_POD_PAGE = msgspec.json.Decoder(PodPage)
+
+class EndpointConditions(msgspec.Struct, gc=False):
+    ready: bool | None = None
+    serving: bool | None = None
+    terminating: bool | None = None
+
+
+class TargetRef(msgspec.Struct, gc=False):
+    kind: str | None = None
+    name: str | None = None
+
+
+class SliceEndpoint(msgspec.Struct, gc=False):
+    addresses: tuple[str, ...] = ()
+    conditions: EndpointConditions | None = None
+    targetRef: TargetRef | None = None
+    nodeName: str | None = None
+
+
+class SlicePort(msgspec.Struct, gc=False):
+    port: Port | None = None
+    protocol: NonEmpty | None = None
+    name: str | None = None
+    appProtocol: str | None = None
+
+
+class EndpointSlice(msgspec.Struct, gc=False):
+    metadata: ObjectMeta
+    spec: dict[str, Any] | None = None  # none in practice; to_record refuses a non-object
+    addressType: Any = None
+    endpoints: list[SliceEndpoint] | None = None
+    ports: list[SlicePort] | None = None
+
+
+class EndpointSlicePage(msgspec.Struct, gc=False):
+    metadata: Any = None
+    items: list[EndpointSlice] | None = None
+
+    def records(self, api_version: str) -> Iterator[Record]:
+        for item in self.items or ():
+            yield slice_record(item, api_version)
+
+
+TypedPage = PodPage | EndpointSlicePage
+_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
+    Kind.POD: msgspec.json.Decoder(PodPage),
+    Kind.ENDPOINT_SLICE: msgspec.json.Decoder(EndpointSlicePage),
+}
+
+
+def decode_typed_page(kind_id: str, body: bytes) -> TypedPage | None:
+    """A list page as Structs, or None if the kind has no typed shape or anything in the
+    page is unusual (or not JSON)."""
+    decoder = _DECODERS.get(kind_id)
+    if decoder is None:
+        return None
+    try:
+        page: TypedPage = decoder.decode(body)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    return page
 
 
 def decode_pod_page(body: bytes) -> PodPage | None:
     """A Pod list page as Structs, or None if anything in it is unusual (or not JSON)."""
-    try:
-        return _POD_PAGE.decode(body)
-    except (msgspec.ValidationError, msgspec.DecodeError):
-        return None
+    page = decode_typed_page(Kind.POD, body)
+    assert page is None or isinstance(page, PodPage)
+    return page
+
+
+def _labels(meta: ObjectMeta) -> Mapping[str, str]:
+    if not meta.labels:
+        return EMPTY_MAP
+    # The objects of a template list their labels in the same order: found without sorting
+    # them, as shared_labels would to look them up.
+    items = tuple(meta.labels.items())
+    return _LABELS.get(items) or _share_labels(items, meta.labels)
+
+
+def slice_record(item: EndpointSlice, api_version: str = "discovery.k8s.io/v1",
+                 default_namespace: str = "") -> EndpointSliceRecord:
+    """The record ``to_record`` builds from the same EndpointSlice."""
+    meta = item.metadata
+    labels = _labels(meta)
+    endpoints = []
+    for ep in item.endpoints or ():
+        conditions, ref = ep.conditions or _NO_CONDITIONS, ep.targetRef
+        endpoints.append(Endpoint(
+            addresses=tuple(map(intern, ep.addresses)),
+            ready=conditions.ready,
+            serving=conditions.serving,
+            terminating=conditions.terminating,
+            target_pod=intern(ref.name) if ref is not None and ref.kind == "Pod"
+            and ref.name is not None else None,
+            node_name=intern(ep.nodeName) if ep.nodeName else None,
+        ))
+    ports = tuple(EndpointPort(
+        port=port.port,
+        protocol="TCP" if port.protocol is None else intern(port.protocol),
+        name=intern(port.name) if port.name else None,
+        app_protocol=intern(port.appProtocol) if port.appProtocol else None,
+    ) for port in item.ports or ())
+    return EndpointSliceRecord(
+        kind=Kind.ENDPOINT_SLICE,
+        api_version=api_version,
+        namespace=intern(meta.namespace or default_namespace),
+        name=intern(meta.name),
+        labels=labels,
+        annotations=_kept_annotations(meta.annotations),
+        owner=None if meta.ownerReferences is None else _owner(meta.ownerReferences),
+        created=_timestamp(meta.creationTimestamp),
+        service_name=labels.get("kubernetes.io/service-name"),
+        managed_by=labels.get("endpointslice.kubernetes.io/managed-by"),
+        address_type=str(item.addressType or "IPv4"),
+        group=EndpointGroup(endpoints=tuple(endpoints), ports=ports),
+    )
+
+
+_NO_CONDITIONS = EndpointConditions()
 
 
 def pod_record(pod: Pod, default_namespace: str = "") -> PodRecord:
@@ -135,18 +257,12 @@ def pod_record(pod: Pod, default_namespace: str = "") -> PodRecord:
     if phase in ("Pending", "Succeeded", "Failed"):
         ready = False
     ports, mesh_proxy = _containers(spec.containers, spec.initContainers)
-    labels: Mapping[str, str] = EMPTY_MAP
-    if meta.labels:
-        # The pods of a template list their labels in the same order: found without
-        # sorting them, as shared_labels would to look them up.
-        items = tuple(meta.labels.items())
-        labels = _LABELS.get(items) or _share_labels(items, meta.labels)
     return PodRecord(
         kind=Kind.POD,
         api_version="v1",
         namespace=intern(meta.namespace or default_namespace),
         name=intern(meta.name),
-        labels=labels,
+        labels=_labels(meta),
         annotations=_kept_annotations(meta.annotations),
         owner=None if meta.ownerReferences is None else _owner(meta.ownerReferences),
         created=_timestamp(meta.creationTimestamp),

@@ -36,10 +36,10 @@ import aiohttp
 import orjson
 
 from netsight.graph.collecting import keep_collections_young
-from netsight.graph.model import WORKLOAD_KINDS, Kind, kind_id, make_key
+from netsight.graph.model import WORKLOAD_KINDS, kind_id, make_key
 from netsight.graph.shapes import decode_event, decode_page
 from netsight.graph.store import EventType, GraphStore, KindStatus, SyncState
-from netsight.graph.typed import decode_pod_page, pod_record
+from netsight.graph.typed import decode_typed_page
 
 log = logging.getLogger(__name__)
 
@@ -307,8 +307,8 @@ class Informer:
         following: asyncio.Task[bytes] | None = None
         try:
             while True:
-                # Pods come typed (typed.py) unless something in the page is unusual.
-                typed = decode_pod_page(body) if kind.kind_id == Kind.POD else None
+                # Pods and slices come typed (typed.py) unless the page holds anything unusual.
+                typed = decode_typed_page(kind.kind_id, body)
                 page = decode_page(kind.kind_id, body) if typed is None else {
                     "metadata": typed.metadata}
                 metadata = page.get("metadata") or {}
@@ -318,8 +318,7 @@ class Informer:
                     following = asyncio.create_task(self._page(cont))
                     await asyncio.sleep(0)  # let the request go out, and other informers run
                 if typed is not None:
-                    for pod in typed.items or ():
-                        record = pod_record(pod)
+                    for record in typed.records(kind.api_version):
                         store.apply_record(record)
                         if reconcile:
                             seen.add(record.key)

@@ -1,6 +1,7 @@
-"""Pod list pages decoded into typed Structs (graph/typed.py) build the same records as the
-checked path (shapes.py + to_record), and whatever the typed path refuses, the checked path
-still reads: a page is typed only when every object in it is usual."""
+"""Pod and EndpointSlice list pages decoded into typed Structs (graph/typed.py) build the
+same records as the checked path (shapes.py + to_record), and whatever the typed path
+refuses, the checked path still reads: a page is typed only when every object in it is
+usual."""
 
 from __future__ import annotations
 
@@ -11,9 +12,15 @@ from hypothesis import strategies as st
 
 from netsight.graph.model import Kind
 from netsight.graph.records import Record
-from netsight.graph.typed import decode_pod_page, object_id, pod_record
+from netsight.graph.typed import (
+    EndpointSlicePage,
+    decode_pod_page,
+    decode_typed_page,
+    object_id,
+    pod_record,
+)
 from netsight.sim.synthetic import generate
-from tests.graph.test_shapes_keep_what_records_read import outcome, page, pods
+from tests.graph.test_shapes_keep_what_records_read import outcome, page, pods, slices
 
 
 def test_generated_pods_are_read_typed_into_the_same_records() -> None:
@@ -58,3 +65,37 @@ def test_any_pod_typed_gives_the_checked_record(objects: list[Any]) -> None:
         # The typed path accepts only what the checked path reads without complaint.
         assert isinstance(checked, Record), checked
         assert pod_record(pod) == checked
+
+
+def test_generated_slices_are_read_typed_into_the_same_records() -> None:
+    cluster = generate(pods=400, seed=5, policies_per_namespace=4)
+    objects = [o for o in cluster.objects() if o["kind"] == "EndpointSlice"]
+    typed = decode_typed_page(Kind.ENDPOINT_SLICE, page(objects))
+    assert isinstance(typed, EndpointSlicePage)
+    records = list(typed.records("discovery.k8s.io/v1"))
+    assert len(records) == len(objects)
+    for obj, record in zip(objects, records, strict=True):
+        assert record == outcome(obj)
+
+
+def test_a_slice_with_a_spec_that_is_not_an_object_is_not_read_typed() -> None:
+    body = page([{"kind": "EndpointSlice", "apiVersion": "discovery.k8s.io/v1",
+                  "metadata": {"name": "s", "namespace": "x"}, "spec": "x"}])
+    assert decode_typed_page(Kind.ENDPOINT_SLICE, body) is None
+
+
+def test_kinds_without_a_typed_shape_are_not_read_typed() -> None:
+    body = page([{"kind": "Service", "apiVersion": "v1", "metadata": {"name": "s"}}])
+    assert decode_typed_page(Kind.SERVICE, body) is None
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(slices, min_size=1, max_size=3))
+def test_any_slice_typed_gives_the_checked_record(objects: list[Any]) -> None:
+    typed = decode_typed_page(Kind.ENDPOINT_SLICE, page(objects))
+    if typed is None:
+        return  # read the checked way, which the shapes test covers
+    for obj, record in zip(objects, typed.records("discovery.k8s.io/v1"), strict=True):
+        checked = outcome(obj)
+        assert isinstance(checked, Record), checked
+        assert record == checked
