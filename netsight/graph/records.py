@@ -67,7 +67,7 @@ NETWORKING_GROUPS = frozenset(
 )
 
 # Annotations that change networking behaviour; every other annotation is dropped.
-_KEPT_ANNOTATION_PREFIXES = (
+KEPT_ANNOTATION_PREFIXES = (
     "kubernetes.io/ingress.class",
     "ingressclass.kubernetes.io/",
     "service.kubernetes.io/",
@@ -428,7 +428,7 @@ def _kept_annotations(raw: object) -> Mapping[str, str]:
     kept = {
         k: v
         for k, v in raw.items()
-        if isinstance(k, str) and isinstance(v, str) and k.startswith(_KEPT_ANNOTATION_PREFIXES)
+        if isinstance(k, str) and isinstance(v, str) and k.startswith(KEPT_ANNOTATION_PREFIXES)
     }
     return kept or EMPTY_MAP
 

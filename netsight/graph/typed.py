@@ -29,6 +29,7 @@ import msgspec
 from netsight.graph.model import Kind, ObjectId, kind_id
 from netsight.graph.records import (
     EMPTY_MAP,
+    KEPT_ANNOTATION_PREFIXES,
     MESH_PROXY_CONTAINERS,
     ContainerPort,
     Endpoint,
@@ -225,7 +226,7 @@ def slice_record(item: EndpointSlice, api_version: str = "discovery.k8s.io/v1",
         namespace=intern(meta.namespace or default_namespace),
         name=intern(meta.name),
         labels=labels,
-        annotations=_kept_annotations(meta.annotations),
+        annotations=_annotations(meta.annotations),
         owner=None if meta.ownerReferences is None else _owner(meta.ownerReferences),
         created=_timestamp(meta.creationTimestamp),
         service_name=labels.get("kubernetes.io/service-name"),
@@ -263,7 +264,7 @@ def pod_record(pod: Pod, default_namespace: str = "") -> PodRecord:
         namespace=intern(meta.namespace or default_namespace),
         name=intern(meta.name),
         labels=_labels(meta),
-        annotations=_kept_annotations(meta.annotations),
+        annotations=_annotations(meta.annotations),
         owner=None if meta.ownerReferences is None else _owner(meta.ownerReferences),
         created=_timestamp(meta.creationTimestamp),
         ips=tuple(ips),
@@ -340,8 +341,41 @@ def _containers(containers: Containers, init: Containers
     return found
 
 
+# Annotation key sets none of which netsight keeps (prometheus.io/scrape, ...): most pods'.
+_PLAIN_KEYS: set[tuple[str, ...]] = set()
+# Owner references -> the owner they name: the pods of one ReplicaSet have equal ones.
+_OWNERS: dict[tuple[OwnerReference, ...], tuple[str, str] | None] = {}
+_CACHE_LIMIT = 8192
+
+
+def _annotations(raw: Any) -> Mapping[str, str]:
+    """As ``records._kept_annotations``, without looking at each annotation again when
+    its keys are a set seen before that holds none worth keeping."""
+    if type(raw) is not dict or not raw:
+        return _kept_annotations(raw)
+    keys = tuple(raw)
+    if keys in _PLAIN_KEYS:
+        return EMPTY_MAP
+    kept = _kept_annotations(raw)
+    if not any(type(k) is str and k.startswith(KEPT_ANNOTATION_PREFIXES) for k in keys):
+        if len(_PLAIN_KEYS) >= _CACHE_LIMIT:
+            _PLAIN_KEYS.clear()
+        _PLAIN_KEYS.add(keys)
+    return kept
+
+
 def _owner(refs: tuple[OwnerReference, ...]) -> tuple[str, str] | None:
     """As ``records._controller_owner``: the controlling owner, else the first named one."""
+    if refs in _OWNERS:
+        return _OWNERS[refs]
+    owner = _find_owner(refs)
+    if len(_OWNERS) >= _CACHE_LIMIT:
+        _OWNERS.clear()
+    _OWNERS[refs] = owner
+    return owner
+
+
+def _find_owner(refs: tuple[OwnerReference, ...]) -> tuple[str, str] | None:
     chosen: OwnerReference | None
     if len(refs) == 1:
         chosen = refs[0] if refs[0].kind and refs[0].name else None

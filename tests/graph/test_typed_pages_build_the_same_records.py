@@ -99,3 +99,26 @@ def test_any_slice_typed_gives_the_checked_record(objects: list[Any]) -> None:
         checked = outcome(obj)
         assert isinstance(checked, Record), checked
         assert record == checked
+
+
+def test_kept_annotations_and_owners_are_read_alike_the_second_time() -> None:
+    def pod(name: str, annotations: dict[str, Any], owners: list[dict[str, Any]]
+            ) -> dict[str, Any]:
+        return {"kind": "Pod", "apiVersion": "v1",
+                "metadata": {"name": name, "namespace": "x", "annotations": annotations,
+                             "ownerReferences": owners}}
+
+    rs = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "a", "controller": True}]
+    two = [{"apiVersion": "v1", "kind": "Node", "name": "n"},
+           {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "d", "controller": True}]
+    objects = [pod(f"p{i}", annotations, owners)
+               for i, (annotations, owners) in enumerate([
+                   ({"x": "1"}, rs), ({"x": "2"}, rs),
+                   ({"sidecar.istio.io/inject": "true", "x": "3"}, two),
+                   ({"sidecar.istio.io/inject": "false", "x": "4"}, two),
+                   ({"x": "5", "sidecar.istio.io/inject": "true"}, [])])]
+    for _ in range(2):  # the second page finds everything in the caches
+        typed = decode_pod_page(page(objects))
+        assert typed is not None
+        assert typed.items is not None
+        assert [pod_record(p) for p in typed.items] == [outcome(o) for o in objects]
