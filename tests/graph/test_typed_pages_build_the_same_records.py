@@ -109,14 +109,16 @@ def test_kept_annotations_and_owners_are_read_alike_the_second_time() -> None:
                              "ownerReferences": owners}}
 
     rs = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "a", "controller": True}]
-    two = [{"apiVersion": "v1", "kind": "Node", "name": "n"},
-           {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "d", "controller": True}]
+    two: list[dict[str, Any]] = [{"apiVersion": "v1", "kind": "Node", "name": "n"},
+                                 {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "d",
+                                  "controller": True}]
+    cases: list[tuple[dict[str, Any], list[dict[str, Any]]]] = [
+        ({"x": "1"}, rs), ({"x": "2"}, rs),
+        ({"sidecar.istio.io/inject": "true", "x": "3"}, two),
+        ({"sidecar.istio.io/inject": "false", "x": "4"}, two),
+        ({"x": "5", "sidecar.istio.io/inject": "true"}, [])]
     objects = [pod(f"p{i}", annotations, owners)
-               for i, (annotations, owners) in enumerate([
-                   ({"x": "1"}, rs), ({"x": "2"}, rs),
-                   ({"sidecar.istio.io/inject": "true", "x": "3"}, two),
-                   ({"sidecar.istio.io/inject": "false", "x": "4"}, two),
-                   ({"x": "5", "sidecar.istio.io/inject": "true"}, [])])]
+               for i, (annotations, owners) in enumerate(cases)]
     for _ in range(2):  # the second page finds everything in the caches
         typed = decode_pod_page(page(objects))
         assert typed is not None
