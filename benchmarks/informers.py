@@ -10,6 +10,7 @@ measurement of netsight runs in a fresh process (``_worker``) against the one si
     .venv/bin/python benchmarks/informers.py churn     # (b) event -> graph latency under churn
     .venv/bin/python benchmarks/informers.py soak      # (c) RSS over 1M events
     .venv/bin/python benchmarks/informers.py list      # (d) the simulator's list throughput
+    .venv/bin/python benchmarks/informers.py apply     # (a) list+apply CPU, no HTTP, in-process
 
 Each takes 1.5-5 minutes. Figures go to ``benchmarks/out/informers-<command>.json`` (and
 profiles next to them), and a summary to stdout. Never part of the test suite.
@@ -921,6 +922,87 @@ def command_list(args: argparse.Namespace) -> None:
     print(json.dumps(summary, indent=1))
 
 
+class PagesTransport:
+    """List pages served from memory, as the simulator would send them: the informers'
+    list-and-apply work alone, without HTTP (``apply``)."""
+
+    class Page:
+        status, headers = 200, {}  # type: ignore[var-annotated]
+
+        def __init__(self, body: bytes) -> None:
+            self.body = body
+
+        async def read(self) -> bytes:
+            return self.body
+
+        def release(self) -> None:
+            pass
+
+    def __init__(self, pages: dict[str, list[bytes]]) -> None:
+        self.pages = pages
+
+    async def get(self, path: str, params: list[tuple[str, str]], *,
+                  accept: str | None = None) -> Any:
+        cont = dict(params).get("continue")
+        await asyncio.sleep(0)
+        return self.Page(self.pages[path][int(cont) if cont else 0])
+
+
+def command_apply(args: argparse.Namespace) -> None:
+    """(a) CPU of listing and applying every watched kind in this process, pages from
+    memory: A/B of the record and graph code while the machine is shared."""
+    from netsight.graph.store import GraphStore, Source
+    from netsight.graph.watching import CORE_KINDS, NEVER_WATCHED, Informer, WatchedKind
+    from netsight.sim.synthetic import generate
+
+    gc.disable()
+    cluster = generate(pods=args.pods, seed=args.seed,
+                       policies_per_namespace=args.policies_per_namespace or None)
+    kinds: dict[tuple[str, str], WatchedKind] = {}
+    by_kind: dict[str, list[Any]] = defaultdict(list)
+    for obj in cluster.objects():
+        group, _, version = obj["apiVersion"].rpartition("/")
+        if (group, obj["kind"]) not in CORE_KINDS:
+            continue
+        # The plural only keys the pages here: no server reads it.
+        kind = kinds.setdefault((group, obj["kind"]), WatchedKind(
+            group, version, obj["kind"], obj["kind"].lower() + "s",
+            obj["kind"] not in ("Namespace", "IngressClass")))
+        by_kind[kind.path].append({k: v for k, v in obj.items()
+                                   if k not in ("kind", "apiVersion")})
+    pages: dict[str, list[bytes]] = {}
+    for path, items in by_kind.items():
+        chunks = [items[i:i + 500] for i in range(0, len(items), 500)]
+        pages[path] = [orjson.dumps({"metadata": {"resourceVersion": "1", **(
+            {"continue": str(n + 1)} if n + 1 < len(chunks) else {})}, "items": chunk})
+            for n, chunk in enumerate(chunks)]
+    del cluster, by_kind
+    runs = []
+    for _ in range(args.runs):
+        store = GraphStore(source=Source.CLUSTER)
+        store.state.never_arrive(NEVER_WATCHED)
+        informers = [Informer(PagesTransport(pages), store, kind) for kind in kinds.values()]
+        gc.collect()
+        cpu0 = time.process_time()
+        asyncio.run(_list_all(informers))
+        cpu = time.process_time() - cpu0
+        objects = sum(store.view().count(kind.kind_id) for kind in kinds.values())
+        runs.append({"cpu_s": cpu, "objects": objects, "us_per_object": cpu / objects * 1e6})
+        print(f"run {len(runs)}: {cpu:.2f} s CPU, {objects} objects, "
+              f"{cpu / objects * 1e6:.1f} us each", file=sys.stderr)
+        del store, informers
+    summary = {"runs": len(runs), "objects": runs[0]["objects"],
+               "cpu_s_min": round(min(r["cpu_s"] for r in runs), 2),
+               "cpu_s_median": round(median(runs, "cpu_s"), 2),
+               "load_average": os.getloadavg()}
+    save("apply", {"summary": summary, "runs": runs})
+    print(json.dumps(summary, indent=1))
+
+
+async def _list_all(informers: list[Any]) -> None:
+    await asyncio.gather(*(informer.list_and_reconcile() for informer in informers))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -939,6 +1021,11 @@ def main() -> None:
     p.add_argument("--baseline-pods", type=int, default=None,
                    help="stop the baseline after this many pods (it takes ~2 min at 100k)")
     p.set_defaults(func=command_sync)
+    p = sub.add_parser("apply", help="(a) list-and-apply CPU in-process, pages from memory "
+                       "(no simulator, no HTTP): for A/B on a shared machine")
+    cluster_options(p)
+    p.add_argument("--runs", type=int, default=3)
+    p.set_defaults(func=command_apply)
     p = sub.add_parser("profile", help="(a) pyinstrument and tracemalloc of one sync")
     cluster_options(p)
     p.set_defaults(func=command_profile)

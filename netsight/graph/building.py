@@ -44,6 +44,7 @@ from netsight.graph.records import (
     GenericRecord,
     IngressRecord,
     NetworkPolicyRecord,
+    PodRecord,
     Record,
     ServiceRecord,
     WorkloadRecord,
@@ -85,6 +86,10 @@ def record_selector(record: Record) -> tuple[Rel, LabelSelector] | None:
 def record_references(record: Record) -> tuple[Edge, ...]:
     """Edges to other objects named by this record (targets may not exist yet)."""
     ns = record.namespace
+    if type(record) is PodRecord:  # most records: a pod names its owner at most
+        if record.owner is None:
+            return ()
+        return (_owner_reference(record, record.owner),)
     refs: list[Edge] = []
     if isinstance(record, EndpointSliceRecord | EndpointsRecord):
         service = record.service_name if isinstance(record, EndpointSliceRecord) else record.name
@@ -110,12 +115,16 @@ def record_references(record: Record) -> tuple[Edge, ...]:
         refs.extend(gateway_api.references(record))
         refs.extend(policy_attachment.references(record))
     if record.owner is not None:
-        owner_kind, owner_name = record.owner
-        # A cluster-scoped owner (the Node of a mirror pod) has no namespace.
-        owner_ns = "" if is_cluster_scoped(owner_kind) else ns
-        refs.append((record.key, make_key(owner_kind, owner_ns, owner_name), Rel.OWNED_BY))
+        refs.append(_owner_reference(record, record.owner))
     # dict.fromkeys: de-duplicate, keep order (two paths to one Service are one edge).
     return tuple(dict.fromkeys(refs))
+
+
+def _owner_reference(record: Record, owner: tuple[str, str]) -> Edge:
+    owner_kind, owner_name = owner
+    # A cluster-scoped owner (the Node of a mirror pod) has no namespace.
+    owner_ns = "" if is_cluster_scoped(owner_kind) else record.namespace
+    return record.key, make_key(owner_kind, owner_ns, owner_name), Rel.OWNED_BY
 
 
 class NodeData(MutableMapping[str, Any]):
@@ -331,7 +340,10 @@ def upsert(state: GraphState, record: Record) -> None:
     if old == record:
         return
     state.graph._node[key].record = record
-    old_refs, new_refs = record_references(old), record_references(record)
+    old_refs: tuple[Edge, ...] = ()
+    new_refs: tuple[Edge, ...] = ()
+    if not _same_references(old, record):
+        old_refs, new_refs = record_references(old), record_references(record)
     if old_refs != new_refs:
         # Most updates (pod status) keep their references and skip this; a slice that
         # swaps one endpoint of a hundred moves one edge, not all of them.
@@ -349,6 +361,20 @@ def upsert(state: GraphState, record: Record) -> None:
         if old_labels is not new_labels:
             _unindex_labels(state, old)
             _index_labels(state, record)
+
+
+def _same_references(old: Record, new: Record) -> bool:
+    """True when two versions of an object certainly name the same objects: cheaper than
+    building and comparing their references (a slice's ~100 keys, on every update)."""
+    if type(old) is not type(new) or old.owner != new.owner:
+        return False
+    if type(new) is PodRecord:  # a pod names its owner only
+        return True
+    if isinstance(old, EndpointSliceRecord) and isinstance(new, EndpointSliceRecord):
+        before, after = old.group.endpoints, new.group.endpoints
+        return old.service_name == new.service_name and len(before) == len(after) and all(
+            a is b or a.target_pod == b.target_pod for a, b in zip(before, after, strict=True))
+    return False
 
 
 def remove(state: GraphState, key: str) -> Record | None:
@@ -383,7 +409,7 @@ def _add(state: GraphState, record: Record) -> None:
     # Namespace containment is derived from by_kind rather than stored as references:
     # one edge per object, no per-object bookkeeping.
     if ns:
-        ns_key = make_key(Kind.NAMESPACE, "", ns)
+        ns_key = _NAMESPACE_KEYS.get(ns) or _namespace_key(ns)
         if ns_key in graph:
             link(graph, ns_key, key, Rel.CONTAINS)
     elif record.kind == Kind.NAMESPACE:
@@ -391,11 +417,23 @@ def _add(state: GraphState, record: Record) -> None:
             for member in per_ns.get(record.name, ()):
                 link(graph, key, member, Rel.CONTAINS)
     _link_references(state, record_references(record))
-    for source, target, rel in state.pending.pop(key, ()):
-        link(graph, source, target, rel)
-    _add_selector(state, record)
+    if state.pending:
+        for source, target, rel in state.pending.pop(key, ()):
+            link(graph, source, target, rel)
     if record.kind in POD_LIKE_KINDS:
-        _index_labels(state, record)
+        _index_labels(state, record)  # pod-likes own no selector
+    else:
+        _add_selector(state, record)
+
+
+_NAMESPACE_KEYS: dict[str, str] = {}
+
+
+def _namespace_key(namespace: str) -> str:
+    if len(_NAMESPACE_KEYS) >= 65536:
+        _NAMESPACE_KEYS.clear()
+    key = _NAMESPACE_KEYS[namespace] = make_key(Kind.NAMESPACE, "", namespace)
+    return key
 
 
 def _link_references(state: GraphState, refs: tuple[Edge, ...]) -> None:
@@ -509,13 +547,24 @@ def _edge_data(rels: frozenset[Rel]) -> dict[Rel, bool]:
     return data
 
 
+_SINGLE: dict[Rel, dict[Rel, bool]] = {}
+
+
+def _single(rel: Rel) -> dict[Rel, bool]:
+    data = _SINGLE[rel] = _edge_data(frozenset((rel,)))
+    return data
+
+
 def link(graph: nx.DiGraph, source: str, target: str, rel: Rel) -> None:
     """Add ``rel`` to the edge source -> target; both nodes must exist."""
     succ = graph._succ[source]
     data = succ.get(target)
-    if data is not None and rel in data:
+    if data is None:  # the usual case: a new edge with one relationship
+        shared = _SINGLE.get(rel) or _single(rel)
+    elif rel in data:
         return
-    shared = _edge_data(frozenset(data or ()) | {rel})
+    else:
+        shared = _edge_data(frozenset(data) | {rel})
     succ[target] = shared
     graph._pred[target][source] = shared
 

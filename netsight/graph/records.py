@@ -67,7 +67,7 @@ NETWORKING_GROUPS = frozenset(
 )
 
 # Annotations that change networking behaviour; every other annotation is dropped.
-_KEPT_ANNOTATION_PREFIXES = (
+KEPT_ANNOTATION_PREFIXES = (
     "kubernetes.io/ingress.class",
     "ingressclass.kubernetes.io/",
     "service.kubernetes.io/",
@@ -341,10 +341,12 @@ def _intern(value: str) -> str:
 
 
 def to_record(raw: Mapping[str, Any], default_namespace: str = "default", *,
-              oid: ObjectId | None = None) -> Record:
+              oid: ObjectId | None = None, previous: Record | None = None) -> Record:
     """Build the slim record of a raw API object; raises MalformedObject with a field path.
 
-    ``oid`` is the object's :func:`object_id` when the caller has computed it already.
+    ``oid`` is the object's :func:`object_id` when the caller has computed it already;
+    ``previous`` the record of the object's version before this one, whose unchanged parts
+    may be reused (the result is equal either way).
     """
     if oid is None:
         oid = object_id(raw, default_namespace)
@@ -372,6 +374,8 @@ def to_record(raw: Mapping[str, Any], default_namespace: str = "default", *,
     status = raw.get("status")
     if not isinstance(status, dict):
         status = {}
+    if builder is _endpoint_slice:
+        return _endpoint_slice(raw, base, spec, status, previous)
     return builder(raw, base, spec, status)
 
 
@@ -424,7 +428,7 @@ def _kept_annotations(raw: object) -> Mapping[str, str]:
     kept = {
         k: v
         for k, v in raw.items()
-        if isinstance(k, str) and isinstance(v, str) and k.startswith(_KEPT_ANNOTATION_PREFIXES)
+        if isinstance(k, str) and isinstance(v, str) and k.startswith(KEPT_ANNOTATION_PREFIXES)
     }
     return kept or EMPTY_MAP
 
@@ -445,8 +449,11 @@ def _controller_owner(raw: object) -> tuple[str, str] | None:
     # The kind as keys spell it: apps/v1 ReplicaSet -> ReplicaSet, an Istio Gateway owner
     # -> Gateway.networking.istio.io.
     kid = kind_id(str(chosen.get("apiVersion") or "v1"), str(chosen["kind"]))
-    owner = (_intern(kid), _intern(str(chosen["name"])))
-    # The pods of one ReplicaSet share one tuple.
+    return share_owner((_intern(kid), _intern(str(chosen["name"]))))
+
+
+def share_owner(owner: tuple[str, str]) -> tuple[str, str]:
+    """One tuple for every record naming the same owner: the pods of one ReplicaSet."""
     shared = _OWNERS.get(owner)
     if shared is None:
         if len(_OWNERS) >= _OWNERS_LIMIT:
@@ -773,10 +780,14 @@ def _optional_bool(raw: object) -> bool | None:
     return raw if isinstance(raw, bool) else None
 
 
-def _endpoint(ep: object, i: int) -> Endpoint:
+def _endpoint(ep: object, i: int, previous: Endpoint | None = None) -> Endpoint:
     """One EndpointSlice endpoint. A slice carries up to 100 and is rewritten whenever one
     changes, so the usual shapes take a path without per-field checks; anything unusual
-    goes through the checked path, which names the bad field."""
+    goes through the checked path, which names the bad field.
+
+    ``previous`` is the endpoint at the same position in the slice's previous version: if
+    nothing about it changed, that very object is returned, so comparing the two versions
+    (upsert, the change ring's changed fields) is an identity check per endpoint."""
     if type(ep) is dict:
         addresses, conditions = ep.get("addresses"), ep.get("conditions")
         ref, node = ep.get("targetRef"), ep.get("nodeName")
@@ -784,13 +795,26 @@ def _endpoint(ep: object, i: int) -> Endpoint:
                 and type(conditions) is dict and (ref is None or type(ref) is dict) \
                 and (node is None or type(node) is str):
             target = ref.get("name") if ref is not None and ref.get("kind") == "Pod" else None
+            if type(target) is not str:
+                target = None
+            ready, serving, terminating = (conditions.get("ready"), conditions.get("serving"),
+                                           conditions.get("terminating"))
+            ready = ready if type(ready) is bool else None
+            serving = serving if type(serving) is bool else None
+            terminating = terminating if type(terminating) is bool else None
+            node = node or None
+            if previous is not None and previous.ready is ready \
+                    and previous.serving is serving and previous.terminating is terminating \
+                    and previous.target_pod == target and previous.node_name == node \
+                    and previous.addresses == tuple(addresses):
+                return previous
             return Endpoint(
                 addresses=tuple(map(_intern, addresses)),
-                ready=_optional_bool(conditions.get("ready")),
-                serving=_optional_bool(conditions.get("serving")),
-                terminating=_optional_bool(conditions.get("terminating")),
-                target_pod=_intern(target) if type(target) is str else None,
-                node_name=_intern(node) if node else None,
+                ready=ready,
+                serving=serving,
+                terminating=terminating,
+                target_pod=None if target is None else _intern(target),
+                node_name=None if node is None else _intern(node),
             )
     return _checked_endpoint(ep, f"endpoints[{i}]")
 
@@ -813,11 +837,17 @@ def _checked_endpoint(ep: object, path: str) -> Endpoint:
 
 
 def _endpoint_slice(
-    raw: Mapping[str, Any], base: dict[str, Any], spec: dict[str, Any], status: dict[str, Any]
+    raw: Mapping[str, Any], base: dict[str, Any], spec: dict[str, Any], status: dict[str, Any],
+    previous: Record | None = None,
 ) -> EndpointSliceRecord:
     # EndpointSlice keeps its fields at the top level, not under spec.
-    endpoints = [_endpoint(ep, i) for i, ep in
-                 enumerate(_as_list(raw.get("endpoints"), "endpoints"))]
+    listed = _as_list(raw.get("endpoints"), "endpoints")
+    if isinstance(previous, EndpointSliceRecord) and previous.group.endpoints:
+        before = previous.group.endpoints
+        endpoints = [_endpoint(ep, i, before[i] if i < len(before) else None)
+                     for i, ep in enumerate(listed)]
+    else:
+        endpoints = [_endpoint(ep, i) for i, ep in enumerate(listed)]
     labels = base["labels"]
     return EndpointSliceRecord(
         **base,

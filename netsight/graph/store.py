@@ -172,48 +172,58 @@ class GraphStore:
                                      location))
             return False
         key = oid.key
-        before = self.state.record(key)
-        record: Record | None = None
-        related = self._neighbours(key) if before is not None else ()
         if event == EventType.DELETED:
+            before = self.state.record(key)
+            related = self._neighbours(key) if before is not None else ()
             # The object's problem goes with it: readers see that as a change too.
             self.problems.pop(f"{key}#invalid", None)
             self._invalid.discard(key)
             dropped = self.problems.pop(key, None) is not None
-            changed = remove(self.state, key) is not None or dropped
-        else:
-            try:
-                record = to_record(raw, default_namespace, oid=oid)
-            except MalformedObject as exc:
-                self._note(
-                    IngestProblem(
-                        ProblemKind.MALFORMED, exc.message, exc.field_path, location,
-                        oid.kind, oid.namespace, oid.name, str(raw.get("apiVersion")),
-                    )
-                )
+            if remove(self.state, key) is None and not dropped:
                 return False
-            except Exception as exc:  # a reader bug: one object must not stop a whole kind
-                log.exception("reading %s failed", key)
-                self._note(
-                    IngestProblem(
-                        ProblemKind.MALFORMED,
-                        f"netsight could not read this object ({type(exc).__name__}); it is "
-                        "left out of the graph", "", location,
-                        oid.kind, oid.namespace, oid.name, str(raw.get("apiVersion")),
-                    )
-                )
-                return False
-            fixed = self.problems.pop(key, None) is not None
-            fixed |= self._note_invalid_values(record, location)
-            upsert(self.state, record)
-            changed = before != record or fixed
-        if changed:
             self.generation += 1
-            kind = EventType.DELETED if record is None else (
-                EventType.ADDED if before is None else EventType.MODIFIED)
-            self._record_change(Change(self.generation, time.time(), kind, key,
-                                       _changed_fields(before, record), related))
-        return changed
+            self._record_change(Change(self.generation, time.time(), EventType.DELETED, key,
+                                       (), related))
+            return True
+        try:
+            record = to_record(raw, default_namespace, oid=oid, previous=self.state.record(key))
+        except MalformedObject as exc:
+            self._note(
+                IngestProblem(
+                    ProblemKind.MALFORMED, exc.message, exc.field_path, location,
+                    oid.kind, oid.namespace, oid.name, str(raw.get("apiVersion")),
+                )
+            )
+            return False
+        except Exception as exc:  # a reader bug: one object must not stop a whole kind
+            log.exception("reading %s failed", key)
+            self._note(
+                IngestProblem(
+                    ProblemKind.MALFORMED,
+                    f"netsight could not read this object ({type(exc).__name__}); it is "
+                    "left out of the graph", "", location,
+                    oid.kind, oid.namespace, oid.name, str(raw.get("apiVersion")),
+                )
+            )
+            return False
+        return self.apply_record(record, location=location)
+
+    def apply_record(self, record: Record, *, location: str | None = None) -> bool:
+        """Add or replace an object whose record is already built (an ADDED or MODIFIED
+        event read by typed.py); returns whether the graph changed."""
+        key = record.key
+        before = self.state.record(key)
+        related = self._neighbours(key) if before is not None else ()
+        fixed = self.problems.pop(key, None) is not None if self.problems else False
+        fixed |= self._note_invalid_values(record, location)
+        upsert(self.state, record)
+        if before == record and not fixed:
+            return False
+        self.generation += 1
+        kind = EventType.ADDED if before is None else EventType.MODIFIED
+        self._record_change(Change(self.generation, time.time(), kind, key,
+                                   _changed_fields(before, record), related))
+        return True
 
     def _neighbours(self, key: str) -> tuple[str, ...]:
         return tuple(islice(self.state.adjacent_keys(key), RELATED_LIMIT))

@@ -1,0 +1,388 @@
+"""Typed list pages: Pods and EndpointSlices validated by msgspec while decoding, built
+into records directly.
+
+A 100k-pod list (and its ~15k slices of up to 100 endpoints) is most of an initial sync.
+shapes.py decodes it into dicts with ``Any`` leaves, and
+:func:`netsight.graph.records.to_record` then checks every field in Python, which cost about
+half of the CPU spent per pod. Here the page is decoded into Structs whose types are exactly
+those the checked path accepts without complaint (strings, ports from 1 to 65535, booleans),
+so msgspec's C parser does the checking, and :func:`pod_record` and :func:`slice_record`
+read attributes without checking anything.
+
+Whatever does not fit these types — one malformed object, a value of an unusual type
+anywhere in the page — makes :func:`decode_typed_page` return None, and the informer decodes
+the page the checked way (shapes.py), which reports the bad field. The typed path never has
+to reject anything itself, and a record built here equals the one ``to_record`` builds from
+the same body (``tests/graph/test_typed_pages_build_the_same_records.py``). Watch events
+keep the checked path: one object at a time, their cost is the graph update's rather than
+the parsing's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from sys import intern
+from typing import Annotated, Any
+
+import msgspec
+
+from netsight.graph.model import Kind, ObjectId, kind_id
+from netsight.graph.records import (
+    EMPTY_MAP,
+    KEPT_ANNOTATION_PREFIXES,
+    MESH_PROXY_CONTAINERS,
+    ContainerPort,
+    Endpoint,
+    EndpointGroup,
+    EndpointPort,
+    EndpointSliceRecord,
+    PodRecord,
+    Record,
+    _intern,
+    _kept_annotations,
+    _timestamp,
+    share_owner,
+)
+from netsight.graph.selectors import shared_labels
+
+Port = Annotated[int, msgspec.Meta(ge=1, le=65535)]
+NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
+
+
+class OwnerReference(msgspec.Struct, frozen=True, gc=False):
+    apiVersion: str | None = None
+    kind: str | None = None
+    name: str | None = None
+    controller: bool | None = None
+
+
+class ObjectMeta(msgspec.Struct, gc=False):
+    name: NonEmpty
+    namespace: str | None = None
+    labels: dict[str, str] | None = None
+    annotations: Any = None  # to_record keeps the networking ones and ignores any other
+    ownerReferences: tuple[OwnerReference, ...] | None = None
+    creationTimestamp: Any = None
+    deletionTimestamp: Any = None
+
+
+class PodContainerPort(msgspec.Struct, frozen=True, gc=False):
+    containerPort: Port
+    protocol: NonEmpty | None = None
+    name: str | None = None
+
+
+class PodContainer(msgspec.Struct, frozen=True, gc=False):
+    name: str | None = None
+    restartPolicy: str | None = None
+    ports: tuple[PodContainerPort, ...] | None = None
+
+
+class PodSpec(msgspec.Struct, gc=False):
+    containers: tuple[PodContainer, ...] | None = None
+    initContainers: tuple[PodContainer, ...] | None = None
+    nodeName: str | None = None
+    hostNetwork: bool | None = None
+    serviceAccountName: str | None = None
+    hostname: str | None = None
+    subdomain: str | None = None
+
+
+class PodIP(msgspec.Struct, gc=False):
+    ip: Any = None  # entries without a string ip are skipped, as to_record skips them
+
+
+class PodCondition(msgspec.Struct, gc=False):
+    type: Any = None
+    status: Any = None
+
+
+class PodStatus(msgspec.Struct, gc=False):
+    podIP: Any = None
+    podIPs: list[PodIP] | None = None
+    phase: Any = None
+    conditions: list[PodCondition] | None = None
+
+
+class Pod(msgspec.Struct, gc=False):
+    metadata: ObjectMeta
+    spec: PodSpec | None = None
+    status: PodStatus | None = None
+
+
+class PodPage(msgspec.Struct, gc=False):
+    metadata: Any = None
+    items: list[Pod] | None = None
+
+    def records(self, api_version: str) -> Iterator[Record]:
+        for pod in self.items or ():
+            yield pod_record(pod)
+
+
+class EndpointConditions(msgspec.Struct, gc=False):
+    ready: bool | None = None
+    serving: bool | None = None
+    terminating: bool | None = None
+
+
+class TargetRef(msgspec.Struct, gc=False):
+    kind: str | None = None
+    name: str | None = None
+
+
+class SliceEndpoint(msgspec.Struct, gc=False):
+    addresses: tuple[str, ...] = ()
+    conditions: EndpointConditions | None = None
+    targetRef: TargetRef | None = None
+    nodeName: str | None = None
+
+
+class SlicePort(msgspec.Struct, gc=False):
+    port: Port | None = None
+    protocol: NonEmpty | None = None
+    name: str | None = None
+    appProtocol: str | None = None
+
+
+class EndpointSlice(msgspec.Struct, gc=False):
+    metadata: ObjectMeta
+    spec: dict[str, Any] | None = None  # none in practice; to_record refuses a non-object
+    addressType: Any = None
+    endpoints: list[SliceEndpoint] | None = None
+    ports: list[SlicePort] | None = None
+
+
+class EndpointSlicePage(msgspec.Struct, gc=False):
+    metadata: Any = None
+    items: list[EndpointSlice] | None = None
+
+    def records(self, api_version: str) -> Iterator[Record]:
+        for item in self.items or ():
+            yield slice_record(item, api_version)
+
+
+TypedPage = PodPage | EndpointSlicePage
+_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
+    Kind.POD: msgspec.json.Decoder(PodPage),
+    Kind.ENDPOINT_SLICE: msgspec.json.Decoder(EndpointSlicePage),
+}
+
+
+def decode_typed_page(kind_id: str, body: bytes) -> TypedPage | None:
+    """A list page as Structs, or None if the kind has no typed shape or anything in the
+    page is unusual (or not JSON)."""
+    decoder = _DECODERS.get(kind_id)
+    if decoder is None:
+        return None
+    try:
+        page: TypedPage = decoder.decode(body)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    return page
+
+
+def decode_pod_page(body: bytes) -> PodPage | None:
+    """A Pod list page as Structs, or None if anything in it is unusual (or not JSON)."""
+    page = decode_typed_page(Kind.POD, body)
+    assert page is None or isinstance(page, PodPage)
+    return page
+
+
+def _labels(meta: ObjectMeta) -> Mapping[str, str]:
+    if not meta.labels:
+        return EMPTY_MAP
+    # The objects of a template list their labels in the same order: found without sorting
+    # them, as shared_labels would to look them up.
+    items = tuple(meta.labels.items())
+    return _LABELS.get(items) or _share_labels(items, meta.labels)
+
+
+def slice_record(item: EndpointSlice, api_version: str = "discovery.k8s.io/v1",
+                 default_namespace: str = "") -> EndpointSliceRecord:
+    """The record ``to_record`` builds from the same EndpointSlice."""
+    meta = item.metadata
+    labels = _labels(meta)
+    endpoints = []
+    for ep in item.endpoints or ():
+        conditions, ref = ep.conditions or _NO_CONDITIONS, ep.targetRef
+        endpoints.append(Endpoint(
+            addresses=tuple(map(intern, ep.addresses)),
+            ready=conditions.ready,
+            serving=conditions.serving,
+            terminating=conditions.terminating,
+            target_pod=intern(ref.name) if ref is not None and ref.kind == "Pod"
+            and ref.name is not None else None,
+            node_name=intern(ep.nodeName) if ep.nodeName else None,
+        ))
+    ports = tuple(EndpointPort(
+        port=port.port,
+        protocol="TCP" if port.protocol is None else intern(port.protocol),
+        name=intern(port.name) if port.name else None,
+        app_protocol=intern(port.appProtocol) if port.appProtocol else None,
+    ) for port in item.ports or ())
+    return EndpointSliceRecord(
+        kind=Kind.ENDPOINT_SLICE,
+        api_version=api_version,
+        namespace=intern(meta.namespace or default_namespace),
+        name=intern(meta.name),
+        labels=labels,
+        annotations=_annotations(meta.annotations),
+        owner=None if meta.ownerReferences is None else _owner(meta.ownerReferences),
+        created=_timestamp(meta.creationTimestamp),
+        service_name=labels.get("kubernetes.io/service-name"),
+        managed_by=labels.get("endpointslice.kubernetes.io/managed-by"),
+        address_type=str(item.addressType or "IPv4"),
+        group=EndpointGroup(endpoints=tuple(endpoints), ports=ports),
+    )
+
+
+_NO_CONDITIONS = EndpointConditions()
+
+
+def pod_record(pod: Pod, default_namespace: str = "") -> PodRecord:
+    """The record ``to_record`` builds from the same Pod (listed: v1, kind Pod)."""
+    meta = pod.metadata
+    spec = pod.spec or _NO_SPEC
+    status = pod.status or _NO_STATUS
+    ips: list[str] = []
+    if status.podIPs is not None:
+        ips = [intern(entry.ip) for entry in status.podIPs if type(entry.ip) is str]
+    if not ips and type(status.podIP) is str and status.podIP:
+        ips = [intern(status.podIP)]
+    phase = intern(status.phase) if type(status.phase) is str else None
+    ready: bool | None = None
+    if status.conditions is not None:
+        for condition in status.conditions:
+            if condition.type == "Ready":
+                ready = condition.status == "True"
+    if phase in ("Pending", "Succeeded", "Failed"):
+        ready = False
+    ports, mesh_proxy = _containers(spec.containers, spec.initContainers)
+    return PodRecord(
+        kind=Kind.POD,
+        api_version="v1",
+        namespace=intern(meta.namespace or default_namespace),
+        name=intern(meta.name),
+        labels=_labels(meta),
+        annotations=_annotations(meta.annotations),
+        owner=None if meta.ownerReferences is None else _owner(meta.ownerReferences),
+        created=_timestamp(meta.creationTimestamp),
+        ips=tuple(ips),
+        phase=phase,
+        ready=ready,
+        terminating=bool(meta.deletionTimestamp),
+        ports=ports,
+        node_name=intern(spec.nodeName) if spec.nodeName else None,
+        host_network=spec.hostNetwork is True,
+        service_account=intern(spec.serviceAccountName) if spec.serviceAccountName
+        else "default",
+        hostname=intern(spec.hostname) if spec.hostname else None,
+        subdomain=intern(spec.subdomain) if spec.subdomain else None,
+        mesh_proxy=mesh_proxy,
+    )
+
+
+def object_id(pod: Pod, default_namespace: str = "") -> ObjectId:
+    meta = pod.metadata
+    return ObjectId(Kind.POD, intern(meta.namespace or default_namespace), intern(meta.name))
+
+
+# Label items as listed -> the shared map (selectors.shared_labels); bounded, like the
+# other caches here, by starting over when full.
+_LABELS: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
+_LABELS_LIMIT = 8192
+
+
+def _share_labels(items: tuple[tuple[str, str], ...], labels: dict[str, str]
+                  ) -> Mapping[str, str]:
+    shared = shared_labels(labels, "metadata.labels")
+    if len(_LABELS) >= _LABELS_LIMIT:
+        _LABELS.clear()
+    _LABELS[items] = shared
+    return shared
+
+
+_NO_SPEC = PodSpec()
+_NO_STATUS = PodStatus()
+
+Containers = tuple[PodContainer, ...] | None
+# Pods of one template have equal (hashable) containers: one entry serves all of them.
+_CONTAINERS: dict[tuple[Containers, Containers], tuple[tuple[ContainerPort, ...], str | None]] = {}
+_CONTAINERS_LIMIT = 8192
+
+
+def _containers(containers: Containers, init: Containers
+                ) -> tuple[tuple[ContainerPort, ...], str | None]:
+    """The pod's ports and mesh proxy container, as ``records._pod`` finds them."""
+    key = (containers, init)
+    found = _CONTAINERS.get(key)
+    if found is not None:
+        return found
+    ports: list[ContainerPort] = []
+    mesh_proxy: str | None = None
+    for section, sidecars_only in ((containers, False), (init, True)):
+        for container in section or ():
+            if mesh_proxy is None and container.name in MESH_PROXY_CONTAINERS:
+                mesh_proxy = container.name
+            # Only restartable init containers (sidecars) keep serving after start-up.
+            if sidecars_only and container.restartPolicy != "Always":
+                continue
+            cname = intern(container.name or "")
+            for port in container.ports or ():
+                ports.append(ContainerPort(
+                    port=port.containerPort,
+                    protocol="TCP" if port.protocol is None else intern(port.protocol),
+                    name=intern(port.name) if port.name else None,
+                    container=cname))
+    found = (tuple(ports), mesh_proxy)
+    if len(_CONTAINERS) >= _CONTAINERS_LIMIT:
+        _CONTAINERS.clear()
+    _CONTAINERS[key] = found
+    return found
+
+
+# Annotation key sets none of which netsight keeps (prometheus.io/scrape, ...): most pods'.
+_PLAIN_KEYS: set[tuple[str, ...]] = set()
+# Owner references -> the owner they name: the pods of one ReplicaSet have equal ones.
+_OWNERS: dict[tuple[OwnerReference, ...], tuple[str, str] | None] = {}
+_CACHE_LIMIT = 8192
+
+
+def _annotations(raw: Any) -> Mapping[str, str]:
+    """As ``records._kept_annotations``, without looking at each annotation again when
+    its keys are a set seen before that holds none worth keeping."""
+    if type(raw) is not dict or not raw:
+        return _kept_annotations(raw)
+    keys = tuple(raw)
+    if keys in _PLAIN_KEYS:
+        return EMPTY_MAP
+    kept = _kept_annotations(raw)
+    if not any(type(k) is str and k.startswith(KEPT_ANNOTATION_PREFIXES) for k in keys):
+        if len(_PLAIN_KEYS) >= _CACHE_LIMIT:
+            _PLAIN_KEYS.clear()
+        _PLAIN_KEYS.add(keys)
+    return kept
+
+
+def _owner(refs: tuple[OwnerReference, ...]) -> tuple[str, str] | None:
+    """As ``records._controller_owner``: the controlling owner, else the first named one."""
+    if refs in _OWNERS:
+        return _OWNERS[refs]
+    owner = _find_owner(refs)
+    if len(_OWNERS) >= _CACHE_LIMIT:
+        _OWNERS.clear()
+    _OWNERS[refs] = owner
+    return owner
+
+
+def _find_owner(refs: tuple[OwnerReference, ...]) -> tuple[str, str] | None:
+    chosen: OwnerReference | None
+    if len(refs) == 1:
+        chosen = refs[0] if refs[0].kind and refs[0].name else None
+    else:
+        owners = [o for o in refs if o.kind and o.name]
+        chosen = next((o for o in owners if o.controller), owners[0] if owners else None)
+    if chosen is None:
+        return None
+    kid = kind_id(chosen.apiVersion or "v1", chosen.kind or "")
+    return share_owner((_intern(kid), intern(chosen.name or "")))
