@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/policy.py                  # 100k pods: a few minutes
     .venv/bin/python benchmarks/policy.py --pods 10000     # a quick look
     .venv/bin/python benchmarks/policy.py --runs 500 --seed 2
+    .venv/bin/python benchmarks/policy.py --only who matrix   # some of the measurements
 
 Generates a seeded synthetic cluster (``netsight.sim.synthetic.generate``: 100k pods, ~14k
 Services, 40 NetworkPolicies a namespace = 10k), adds 500 AdminNetworkPolicies and a
@@ -15,11 +16,13 @@ analyzer, result model), p50/p99 in ms of:
   and once more warm (every model built, as in a server that has been answering);
 - ``who_can_reach`` for random destination pods;
 - full identity reachability for one port: every (source identity, destination identity)
-  verdict, computed as who_can_reach's core does for each destination identity (sources
-  through the selector indexes where the destination's ingress allows it, else every
-  identity); timed for a sample of destination identities and scaled to all of them;
+  verdict, by the set evaluation (``classes.reachability``, in full, with the identity
+  universe built first); beside it the previous method, who_can_reach's per-identity core
+  for each destination identity, timed for a sample and scaled, and compared with the sets
+  on that sample;
 - one policy change: apply a modified NetworkPolicy (``GraphStore.apply``) plus the next
-  ``find_blocking_policies`` about a pod it selects.
+  ``find_blocking_policies`` about a pod it selects; and apply plus the next
+  ``who_can_reach`` about that pod (its identity indexes kept current).
 
 Side by side, in the same run, a naive evaluator written here (raw dicts; for each query
 every NetworkPolicy and every ANP is scanned per direction, every pod per peer query; no
@@ -44,6 +47,7 @@ from collections.abc import Callable
 from typing import Any
 
 from netsight.analyzers.catalog import call_tool
+from netsight.analyzers.policy import classes
 from netsight.analyzers.policy.engine import PolicyEngine
 from netsight.analyzers.policy.reach import (
     cluster_endpoints,
@@ -53,6 +57,7 @@ from netsight.analyzers.policy.reach import (
     policy_blocks,
     tally,
 )
+from netsight.analyzers.policy.universe import Universe, universe
 from netsight.analyzers.policy.verdict import Direction
 from netsight.graph.store import GraphStore, GraphView, Source
 from netsight.sim.synthetic import generate
@@ -316,7 +321,10 @@ def main() -> None:
     parser.add_argument("--naive-sources", type=int, default=300,
                         help="sources the naive who_can_reach is timed on, then scaled")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--only", choices=("find", "who", "matrix", "change"), nargs="*",
+                        help="measure only these (default: all)")
     args = parser.parse_args()
+    only = set(args.only or ("find", "who", "matrix", "change"))
     rng = random.Random(args.seed)
 
     store, objects, loaded = build(args.pods, args.anps, args.seed)
@@ -330,12 +338,38 @@ def main() -> None:
         "load_s": round(loaded, 2), "ms": {}, "naive_ms": {}, "ratio_p50": {}}
     ms, naive_ms = out["ms"], out["naive_ms"]
 
-    def name(pod: Raw) -> str:
-        return f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
-
     # find_blocking_policies, random pairs; the two evaluators must agree.
     pairs = [(rng.choice(pods), rng.choice(pods)) for _ in range(args.runs)]
     pairs = [(s, d) for s, d in pairs if s is not d]
+    if "find" in only:
+        measure_find(view, naive, pairs, args, ms, naive_ms)
+    if "who" in only:
+        measure_who(view, naive, pods, rng, args, ms, naive_ms)
+    if "matrix" in only:
+        measure_matrix(view, naive, pods, pairs, rng, args, ms, naive_ms)
+    if "change" in only:
+        measure_change(store, view, naive, objects, pods, rng, args, ms, naive_ms)
+
+    for key, naive_key in (("find_blocking_policies", "find_blocking_policies"),
+                           ("who_can_reach", "who_can_reach"),
+                           ("policy_change_apply_and_query", "policy_change_apply_and_query")):
+        if key in ms:
+            out["ratio_p50"][key] = round(naive_ms[naive_key]["p50"] / ms[key]["p50"], 1)
+    if "full_identity_reachability_8080" in ms:
+        out["ratio_p50"]["full_identity_reachability_8080"] = round(
+            naive_ms["full_reachability_8080"]["scaled_total"] /
+            ms["full_identity_reachability_8080"]["total"], 1)
+    out["machine"]["loadavg_end"] = os.getloadavg()
+    print(json.dumps(out, indent=1))
+
+
+def name(pod: Raw) -> str:
+    return f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
+
+
+def measure_find(view: GraphView, naive: Naive, pairs: list[tuple[Raw, Raw]],
+                 args: argparse.Namespace, ms: dict[str, Any],
+                 naive_ms: dict[str, Any]) -> None:
     args_of: list[dict[str, Any]] = [
         {"source": name(s), "destination": name(d), "port": first_port(d)} for s, d in pairs]
     # First pass: the first query about a namespace builds its policy models (cold); the
@@ -355,14 +389,19 @@ def main() -> None:
                    for s, d in pairs[:args.naive_runs]]
     naive_ms["find_blocking_policies"] = stats(naive_times)
 
-    # who_can_reach, random destinations.
+
+def measure_who(view: GraphView, naive: Naive, pods: list[Raw], rng: random.Random,
+                args: argparse.Namespace, ms: dict[str, Any],
+                naive_ms: dict[str, Any]) -> None:
+    """who_can_reach, random destinations (the first call builds the identity universe)."""
     destinations = [rng.choice(pods) for _ in range(args.who_runs)]
     times = []
     for dst in destinations:
         query = {"destination": name(dst), "port": first_port(dst)}
         took, result = timed(call_tool, view, "who_can_reach", query)
         times.append(took)
-    ms["who_can_reach"] = stats(times, allowed_pods_last=result.summary.allowed_pods)
+    ms["who_can_reach_first"] = round(times[0] * 1000, 1)
+    ms["who_can_reach"] = stats(times[1:], allowed_pods_last=result.summary.allowed_pods)
     naive_times = []
     for dst in destinations[:3]:
         sample = rng.sample(pods, min(args.naive_sources, len(pods)))
@@ -370,13 +409,31 @@ def main() -> None:
         naive_times.append(took * len(pods) / len(sample))
     naive_ms["who_can_reach"] = stats(naive_times, scaled_from_sources=args.naive_sources)
 
-    # Full identity reachability for one port: who_can_reach's core per destination identity.
+
+def measure_matrix(view: GraphView, naive: Naive, pods: list[Raw],
+                   pairs: list[tuple[Raw, Raw]], rng: random.Random,
+                   args: argparse.Namespace, ms: dict[str, Any],
+                   naive_ms: dict[str, Any]) -> None:
+    """Full identity reachability for one port: the set evaluation over every destination
+    identity (classes.reachability), beside who_can_reach's per-identity core (the
+    previous method, sampled and scaled) and the naive evaluator (scaled); the two
+    netsight answers are compared on the sampled destinations."""
     engine = PolicyEngine(view, explain=False)
+    took_universe, uni = timed(universe, view)
+    took_matrix, matrix = timed(classes.reachability, engine, 8080, "TCP")
+    assert matrix is not None
+    ms["full_identity_reachability_8080"] = {
+        "total": round((took_universe + took_matrix) * 1000, 1),
+        "universe": round(took_universe * 1000, 1), "identities": len(uni),
+        "ingress_classes": matrix.ingress_classes,
+        "destinations_per_pod": bin(matrix.per_pod).count("1"),
+        "allowed_identity_pairs": sum(bin(b).count("1") for b in matrix.allowed.values()),
+        "identity_pairs_per_pod": sum(bin(b).count("1") for b in matrix.exact.values())}
     took_setup, peers = timed(lambda: group(cluster_endpoints(view), policy_blocks(engine),
                                             False))
     sample = rng.sample(peers, min(args.identity_sample, len(peers)))
     per_destination = []
-    verdicts = 0
+    verdicts = disagree = 0
     for target in sample:
         def core(t: Any = target) -> int:
             # As who_can_reach: the sources through the indexes when the ingress allows.
@@ -384,15 +441,18 @@ def main() -> None:
             candidates = peers if narrowed is None else group(narrowed[0], (), False)
             found = tally(candidates, [(t, 8080)], lambda f, p, peer: flow(
                 engine, peer, f.rep, 8080, "TCP", Direction.INGRESS))
+            nonlocal disagree
+            disagree += _disagreements(uni, matrix, t, found)
             return len(found)
         took, count = timed(core)
         per_destination.append(took)
         verdicts += count
     full = took_setup + statistics.mean(per_destination) * len(peers)
-    ms["full_identity_reachability_8080"] = {
+    ms["full_identity_reachability_8080_per_identity_engine"] = {
         "scaled_total": round(full * 1000, 1), "identities": len(peers),
         "per_destination_identity_p50": round(statistics.median(per_destination) * 1000, 3),
-        "grouping": round(took_setup * 1000, 1), "sampled_destinations": len(sample)}
+        "grouping": round(took_setup * 1000, 1), "sampled_destinations": len(sample),
+        "disagreements_with_sets": disagree}
     naive_pair = statistics.mean(naive_ms_pair := [
         timed(naive.allowed, s, d, 8080)[0] for s, d in pairs[:20]])
     del naive_ms_pair
@@ -400,10 +460,33 @@ def main() -> None:
         "scaled_total": round(naive_pair * len(pods) * (len(pods) - 1) * 1000, 1),
         "note": "mean naive pair time x pod pairs"}
 
-    # One policy change: modify a NetworkPolicy, apply it, ask about a pod it selects.
+
+def _disagreements(uni: Universe, matrix: classes.Matrix, target: Any,
+                   found: list[tuple[Any, Any]]) -> int:
+    """Source identities the per-identity engine and the sets answer differently for one
+    destination identity (sources the sets left to the per-pod path are not compared)."""
+    position = uni.index.get((target.namespace, id(target.rep.labels)))
+    if position is None or position not in matrix.allowed:
+        return 0
+    by_content = {(uni.namespaces[i], uni.label_keys[i]): i for i in range(len(uni))}
+    engine_allowed = {by_content[(g.namespace, g.labels)] for g, t in found
+                      if t.verdict is True and (g.namespace, g.labels) in by_content}
+    exact = matrix.exact[position]
+    sets_allowed = {i for i in range(len(uni)) if matrix.allowed[position] >> i & 1}
+    # The destination's own identity: the engine leaves its pod out; pods of it reach it.
+    differ = (engine_allowed ^ sets_allowed) - {position}
+    return sum(1 for i in differ if not exact >> i & 1)
+
+
+def measure_change(store: GraphStore, view: GraphView, naive: Naive, objects: list[Raw],
+                   pods: list[Raw], rng: random.Random, args: argparse.Namespace,
+                   ms: dict[str, Any], naive_ms: dict[str, Any]) -> None:
+    """One policy change: modify a NetworkPolicy, apply it, ask about a pod it selects
+    (find_blocking_policies; and, with the identity index built, who_can_reach)."""
     policies = [o for o in objects if o["kind"] == "NetworkPolicy" and
                 (o["spec"].get("podSelector") or {}).get("matchLabels", {}).get("app")]
-    apply_times, change_times, naive_change = [], [], []
+    call_tool(view, "who_can_reach", {"destination": name(pods[0]), "port": 80})  # warm
+    apply_times, change_times, naive_change, who_times = [], [], [], []
     for i in range(args.changes):
         policy = rng.choice(policies)
         changed = json.loads(json.dumps(policy))
@@ -420,21 +503,21 @@ def main() -> None:
         took_query, _ = timed(call_tool, view, "find_blocking_policies", query)
         apply_times.append(took_apply)
         change_times.append(took_apply + took_query)
+        # The same change once more (another port), then who_can_reach about the pod.
+        again = json.loads(json.dumps(changed))
+        again["metadata"]["resourceVersion"] = str(20_000_000 + i)
+        for rule in again["spec"].get("ingress", []) + again["spec"].get("egress", []):
+            rule["ports"].append({"port": 30_000 + i, "protocol": "TCP"})
+        took_apply, _ = timed(store.apply, "MODIFIED", again)
+        took_who, _ = timed(call_tool, view, "who_can_reach",
+                            {"destination": name(dst), "port": 30_000 + i})
+        who_times.append(took_apply + took_who)
         took_naive, _ = timed(naive.change_and_ask, changed, src, dst, 20_000 + i)
         naive_change.append(took_naive)
     ms["policy_change_apply"] = stats(apply_times)
     ms["policy_change_apply_and_query"] = stats(change_times)
+    ms["policy_change_apply_and_who_can_reach"] = stats(who_times)
     naive_ms["policy_change_apply_and_query"] = stats(naive_change)
-
-    for key, naive_key in (("find_blocking_policies", "find_blocking_policies"),
-                           ("who_can_reach", "who_can_reach"),
-                           ("policy_change_apply_and_query", "policy_change_apply_and_query")):
-        out["ratio_p50"][key] = round(naive_ms[naive_key]["p50"] / ms[key]["p50"], 1)
-    out["ratio_p50"]["full_identity_reachability_8080"] = round(
-        naive_ms["full_reachability_8080"]["scaled_total"] /
-        ms["full_identity_reachability_8080"]["scaled_total"], 1)
-    out["machine"]["loadavg_end"] = os.getloadavg()
-    print(json.dumps(out, indent=1))
 
 
 if __name__ == "__main__":

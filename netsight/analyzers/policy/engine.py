@@ -128,6 +128,19 @@ _ADMIN_KINDS = (anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND)
 
 
 def _tiers(view: GraphView) -> Tiers:
+    # policy-scale: while no admin policy changed in this graph, the tiers last built from
+    # it stand; collecting their records again cost a sixth of a find_blocking_policies.
+    generations = tuple(view.kind_generation(kind) for kind in _ADMIN_KINDS)
+    kept = view.kept().get("policy.tiers")
+    if kept is not None and kept[0] == generations and isinstance(kept[1], Tiers) \
+            and kept[1] is _TIERS:
+        return kept[1]
+    tiers = _collect_tiers(view)
+    view.kept()["policy.tiers"] = (generations, tiers)
+    return tiers
+
+
+def _collect_tiers(view: GraphView) -> Tiers:
     global _TIERS
     records = tuple(r for kind in _ADMIN_KINDS for r in view.for_each(kind))
     if _TIERS is not None and _TIERS.records == records:

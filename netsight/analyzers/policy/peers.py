@@ -7,6 +7,7 @@ building raises :class:`Unsupported` for any shape netsight does not evaluate.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -108,7 +109,7 @@ class IPBlock:
         return cls(network, rest)
 
     def contains(self, address: str) -> bool:
-        ip = ipaddress.ip_address(address)
+        ip = _ip(address)
         if ip.version != self.cidr.version or ip not in self.cidr:
             return False
         return not any(ip.version == e.version and ip in e for e in self.excepts)
@@ -125,6 +126,11 @@ class IPBlock:
         if self.excepts:
             shown += f" except {', '.join(map(str, self.excepts))}"
         return shown
+
+
+# Pod IPs are compared with one CIDR after another (every admin policy naming a metadata
+# server, say): parse each address once, not per comparison.
+_ip = functools.lru_cache(maxsize=8192)(ipaddress.ip_address)
 
 
 def _network(raw: Any, path: str) -> Network:
