@@ -229,9 +229,13 @@ class FixedEnd:
     destinations), mirroring ``PolicyEngine.direction``."""
 
     def __init__(self, engine: PolicyEngine, uni: Universe, direction: Direction,
-                 subject: Endpoint, port: int, protocol: str) -> None:
+                 subject: Endpoint, port: int, protocol: str, *,
+                 memo: dict[object, object] | None = None) -> None:
         self.engine, self.uni, self.direction = engine, uni, direction
         self.subject, self.port, self.protocol = subject, port, protocol
+        # Shared by the FixedEnds of one call on one port: admin-tier answers per list of
+        # policies (callers pass the same list objects for subjects alike).
+        self.memo = memo
 
     def ports(self, rule_ports: tuple[PortMatch, ...] | None) -> Sets:
         if self.direction is Direction.INGRESS:  # the subject is the destination
@@ -361,6 +365,12 @@ class FixedEnd:
                          for r in p.rules(self.direction) for m in r.ports or ()))
             kept[1][(self.direction,)] = flags  # type: ignore[assignment]
         ids, named = flags
+        ported = self.subject.ports if named and self.direction is Direction.INGRESS else ()
+        memo = self.memo
+        if memo is not None:
+            held = memo.get((id(policies), self.direction, ported))
+            if held is not None and held[0] is policies:  # type: ignore[index]
+                return held[1]  # type: ignore[index,no-any-return]
         taking = [p for p in policies if id(p) in ids]
         key = (self.direction, self.port, self.protocol,
                tuple((id(p), applies[id(p)]) for p in taking),
@@ -369,6 +379,8 @@ class FixedEnd:
         if found is None:
             found = self.admin_tier(taking, applies, self.uni.all)
             kept[1][key] = found
+        if memo is not None:
+            memo[(id(policies), self.direction, ported)] = (policies, found)
         return found
 
 
@@ -447,10 +459,13 @@ class TowardFixed:
     egress: at a varying destination, named ports would vary with it.)"""
 
     def __init__(self, engine: PolicyEngine, uni: Universe, destination: Endpoint,
-                 port: int, protocol: str) -> None:
+                 port: int, protocol: str, *, known: _Transposed | None = None) -> None:
         self.engine, self.uni, self.direction = engine, uni, Direction.EGRESS
         self.other = self.destination = destination
         self.port, self.protocol = port, protocol
+        # The destination's answers to every rule, when already found for every
+        # destination at once (full reachability), positioned at this destination.
+        self.known = known
         self._subjects: dict[int, tuple[anp.AdminPolicy, Sets]] = uni.derived.setdefault(
             "admin subjects", {})
 
@@ -556,8 +571,10 @@ class TowardFixed:
         """Per identity, as ``netpol.evaluate`` over the policies isolating it."""
         index = self.egress_index()
         allow = unknown = 0
-        for (rules, home), subjects in index.wide.items():
-            answer = self._np_answer(rules, home or "")
+        known = self.known
+        for key, subjects in index.wide.items():
+            answer = self._np_answer(key[0], key[1] or "") if known is None else \
+                known.wide(key)
             if answer:
                 allow |= subjects
             elif answer is None:
@@ -585,7 +602,8 @@ class TowardFixed:
         index = self.admin_index()
         ns = self.engine.namespaces
         vector = tuple(rule.matches(self.other, self.destination, self.port, self.protocol,
-                                    ns) for rule in index.rules)
+                                    ns) for rule in index.rules) if self.known is None \
+            else self.known.vector(index)
         found = index.answers.get(vector)
         if found is None:
             def rule_sets(rule: anp.Rule) -> Sets:
@@ -616,6 +634,79 @@ class TowardFixed:
         out.deny |= chosen[Action.DENY] & onward
         out.exact |= unknown & onward
         return _exact_where(out, _scoped_out(self.uni, scope))
+
+
+class _Transposed:
+    """What ``TowardFixed`` asks of one destination (does each distinct NetworkPolicy rule
+    list, each distinct admin egress rule admit it?), answered for every destination at
+    once as sets, through the same peer and port sets as ``FixedEnd`` at a source (so
+    exactly as ``Rule.matches`` per destination), then read per destination from its
+    namespace's slice. Only for destinations whose pods agree on every CIDR and named port
+    (``Matrix.per_pod`` leaves the others out)."""
+
+    def __init__(self, engine: PolicyEngine, uni: Universe, port: int, protocol: str) -> None:
+        self.uni = uni
+        self.probe = FixedEnd(engine, uni, Direction.EGRESS, Endpoint(""), port, protocol)
+        self._wide: dict[int, tuple[object, Sets]] = {}
+        self._rules: dict[int, tuple[anp.Rule, Sets]] = {}
+        self._slices: dict[int, tuple[int, int]] = {}
+        self._namespace = ""
+        self._start = 0
+        self._offset = 0
+
+    def at(self, position: int, namespace: str, start: int) -> None:
+        """Read the answers of the destination at ``position`` (its namespace's identities
+        start at ``start``) from now on."""
+        if namespace != self._namespace:
+            self._namespace, self._start = namespace, start
+            self._slices = {}
+        self._offset = position - start
+
+    def _read(self, key: int, sets: Sets) -> Tri:
+        sliced = self._slices.get(key)
+        if sliced is None:
+            mask = self.uni.ns_bits[self._namespace] >> self._start
+            sliced = self._slices[key] = ((sets[0] >> self._start) & mask,
+                                          (sets[1] >> self._start) & mask)
+        if sliced[0] >> self._offset & 1:
+            return True
+        return None if sliced[1] >> self._offset & 1 else False
+
+    def wide(self, key: tuple[tuple[netpol.Rule, ...], str | None]) -> Tri:
+        """As ``TowardFixed._np_answer(rules, home)`` for the current destination."""
+        # By the key's identity: the index's keys live as long as it does, and hashing
+        # rule lists by value at every destination cost more than the answers.
+        kept = self._wide.get(id(key))
+        if kept is not None and kept[0] is key:
+            return self._read(id(key), kept[1])
+        rules, home = key
+        probe = self.probe
+        true = unknown = 0
+        problem = False
+        for rule in rules:
+            if rule.problem is not None:
+                problem = True
+                continue
+            ports_true, ports_unknown = probe.ports(rule.ports)
+            if not ports_true | ports_unknown:
+                continue
+            peers_true, peers_unknown = probe._peers(rule, home or "")
+            hit = peers_true & ports_true
+            true |= hit
+            unknown |= (peers_true | peers_unknown) & (ports_true | ports_unknown) & ~hit
+        sets = (true, (self.uni.all if problem else unknown) & ~true)
+        self._wide[id(key)] = (key, sets)
+        return self._read(id(key), sets)
+
+    def vector(self, index: _AdminIndex) -> tuple[Tri, ...]:
+        """As ``rule.matches`` of each of ``index.rules`` for the current destination."""
+        found = []
+        for rule in index.rules:
+            kept = self._rules.get(id(rule))
+            if kept is None or kept[0] is not rule:
+                kept = self._rules[id(rule)] = (rule, self.probe.admin_rule(rule))
+            found.append(self._read(id(rule), kept[1]))
+        return tuple(found)
 
 
 def netpol_model(record: NetworkPolicyRecord) -> netpol.NetPol:
@@ -795,9 +886,15 @@ def reachability(engine: PolicyEngine, port: int, protocol: str) -> Matrix | Non
             found.per_pod |= 1 << position
     ingress_by_class: dict[tuple[object, ...], Outcome] = {}
     subjects = TowardFixed(engine, uni, Endpoint(""), port, protocol)
+    known = _Transposed(engine, uni, port, protocol)
     # A namespace's identities are consecutive positions: its slice of each policy's
-    # subjects is a small integer, read per destination without copying the large one.
-    local: dict[int, Sets] = {}
+    # subjects is a small integer. Most admin policies apply to a namespace's identities
+    # alike (namespace subjects); the few that tell them apart (pod subjects) make each
+    # identity's signature, and what engine.applicable would say is found once per
+    # signature, not per destination.
+    memo: dict[object, object] = {}
+    by_signature: dict[tuple[tuple[int, ...], tuple[int, ...]], _Applicable] = {}
+    signatures: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
     start = -1
     namespace = ""
     for position in members(uni.all & ~found.per_pod):
@@ -806,41 +903,85 @@ def reachability(engine: PolicyEngine, port: int, protocol: str) -> Matrix | Non
             start = position
             while start and uni.namespaces[start - 1] == namespace:
                 start -= 1
-            mask = uni.ns_bits[namespace] >> start
-            namespace_admins, namespace_baselines = engine.admin_policies_for(namespace)
-            local = {}
-            for policy in (*namespace_admins, *namespace_baselines):
-                true, unknown = subjects.applying(policy)
-                local[id(policy)] = ((true >> start) & mask, (unknown >> start) & mask)
+            by_signature, signatures = _signatures(engine, subjects, uni, namespace, start)
         record = view.get(uni.keys[position][0])
         assert record is not None
         destination = from_pod(record)  # type: ignore[arg-type]
-        # engine.applicable(destination), read from the policies' subjects as sets.
-        offset = position - start
-        applies: dict[int, Tri] = {}
-        for policy in (*namespace_admins, *namespace_baselines):
-            true, unknown = local[id(policy)]
-            applies[id(policy)] = True if true >> offset & 1 else \
-                None if unknown >> offset & 1 else False
-        admins = [p for p in namespace_admins if applies[id(p)] is not False]
-        baselines = [p for p in namespace_baselines if applies[id(p)] is not False]
-        key = (tuple((id(p), applies[id(p)]) for p in admins if p.ingress),
+        signature = signatures[position - start]
+        applicable = by_signature[signature]
+        key = (applicable.key,
                tuple(sorted(owner for owner, rel in uni.selected[position].items()
                             if rel is Rel.APPLIES_TO)),
-               tuple((id(p), applies[id(p)]) for p in baselines if p.ingress),
                destination.ports)
         ingress = ingress_by_class.get(key)
         if ingress is None:
             outcome = FixedEnd(engine, uni, Direction.INGRESS, destination, port,
-                               protocol).evaluate((admins, baselines, applies))
+                               protocol, memo=memo).evaluate(
+                (applicable.admins, applicable.baselines, applicable.applies))
             assert outcome is not None
             ingress = ingress_by_class[key] = outcome
-        egress = TowardFixed(engine, uni, destination, port, protocol).evaluate()
+        known.at(position, namespace, start)
+        egress = TowardFixed(engine, uni, destination, port, protocol, known=known).evaluate()
         assert egress is not None  # (every namespace is in scope: checked above)
         found.allowed[position] = ingress.allow & egress.allow
         found.exact[position] = ingress.exact | (ingress.allow & egress.exact)
     found.ingress_classes = len(ingress_by_class)
     return found
+
+
+@dataclass(eq=False)
+class _Applicable:
+    """``PolicyEngine.applicable`` for the identities of one signature (the lists are
+    the same objects for all of them, which keeps per-tier answers per list)."""
+
+    admins: list[anp.AdminPolicy]
+    baselines: list[anp.AdminPolicy]
+    applies: dict[int, Tri]
+    key: tuple[object, ...] = ()  # what the ingress admin tiers read of it
+
+    def __post_init__(self) -> None:
+        applies = self.applies
+        self.key = (tuple((id(p), applies[id(p)]) for p in self.admins if p.ingress),
+                    tuple((id(p), applies[id(p)]) for p in self.baselines if p.ingress))
+
+
+def _signatures(engine: PolicyEngine, subjects: TowardFixed, uni: Universe, namespace: str,
+                start: int) -> tuple[dict[tuple[tuple[int, ...], tuple[int, ...]],
+                                          _Applicable],
+                                     list[tuple[tuple[int, ...], tuple[int, ...]]]]:
+    """For the namespace whose identities start at position ``start``: each identity's
+    signature (the admin policies that may apply to some of its identities only: those
+    that do, those that might), in position order, and per signature what
+    ``engine.applicable`` says of its identities, read from the policies' subject sets."""
+    admins, baselines = engine.admin_policies_for(namespace)
+    policies = (*admins, *baselines)
+    mask = uni.ns_bits[namespace] >> start
+    size = mask.bit_length()
+    common: dict[int, Tri] = {}
+    true_of: list[list[int]] = [[] for _ in range(size)]
+    maybe_of: list[list[int]] = [[] for _ in range(size)]
+    for index, policy in enumerate(policies):
+        true, unknown = subjects.applying(policy)
+        true, unknown = (true >> start) & mask, (unknown >> start) & mask
+        if not unknown and true in (0, mask):
+            common[id(policy)] = bool(true)
+            continue
+        for offset in members(true):
+            true_of[offset].append(index)
+        for offset in members(unknown):
+            maybe_of[offset].append(index)
+    signatures = [(tuple(true_of[i]), tuple(maybe_of[i])) for i in range(size)]
+    by_signature: dict[tuple[tuple[int, ...], tuple[int, ...]], _Applicable] = {}
+    for signature in dict.fromkeys(signatures):
+        applies = dict(common)
+        for index, policy in enumerate(policies):
+            if id(policy) not in applies:
+                applies[id(policy)] = True if index in signature[0] else \
+                    None if index in signature[1] else False
+        by_signature[signature] = _Applicable(
+            [p for p in admins if applies[id(p)] is not False],
+            [p for p in baselines if applies[id(p)] is not False], applies)
+    return by_signature, signatures
 
 
 def _every_block(engine: PolicyEngine) -> tuple[IPBlock, ...]:
