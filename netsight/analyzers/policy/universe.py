@@ -30,7 +30,7 @@ from netsight.analyzers.policy.reach import _address, _peer_endpoint
 from netsight.analyzers.policy.verdict import Tri
 from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel
 from netsight.graph.records import ContainerPort, PodRecord
-from netsight.graph.selectors import LabelSelector
+from netsight.graph.selectors import LabelSelector, Operator
 from netsight.graph.store import GraphView, Source
 
 Labels = tuple[tuple[str, str], ...]
@@ -73,6 +73,11 @@ class Universe:
     exact: list[str] = field(default_factory=list)  # pod-likes for the per-pod path
     # Derived, kept with the universe: peer selections, CIDR and named-port answers.
     selections: dict[tuple[object, ...], Sets] = field(default_factory=dict)
+    # Label index over the identities (built on first use): (key, value) -> identities,
+    # key -> identities having it; and pod selectors answered from it.
+    by_label: dict[tuple[str, str], Bits] = field(default_factory=dict)
+    by_key: dict[str, Bits] = field(default_factory=dict)
+    pod_selections: dict[LabelSelector, Bits] = field(default_factory=dict)
     blocks: dict[IPBlock, Sets] = field(default_factory=dict)
     named: dict[tuple[object, ...], Sets] = field(default_factory=dict)
     derived: dict[str, Any] = field(default_factory=dict)  # more of the same, by name
@@ -95,27 +100,51 @@ class Universe:
         if found is not None:
             return found
         true = unknown = 0
-        for namespace in self.ns_bits:
-            if namespaces is None:
-                inside: Tri = namespace == home
-            else:
+        if namespaces is None:
+            true = self.ns_bits.get(home or "", 0) if home is not None else 0
+        else:
+            for namespace, bits in self.ns_bits.items():
                 inside = ns.matches(namespaces, namespace)
-            if inside is False:
-                continue
-            if pods is None:
-                chosen = self.ns_bits[namespace]
-            else:
-                chosen = 0
-                index = self.index
-                for labels in view.matching_label_maps(namespace, pods):
-                    position = index.get((namespace, id(labels)))
-                    if position is not None:
-                        chosen |= 1 << position
-            if inside:
-                true |= chosen
-            else:
-                unknown |= chosen
+                if inside:
+                    true |= bits
+                elif inside is None:
+                    unknown |= bits
+        if pods is not None:
+            chosen = self.pod_bits(pods)
+            true &= chosen
+            unknown &= chosen
         found = self.selections[cache_key] = (true, unknown)
+        return found
+
+    def pod_bits(self, selector: LabelSelector) -> Bits:
+        """The identities whose labels ``selector`` matches, from a label index over them
+        (a selector test per identity across every namespace cost tens of milliseconds
+        for a peer that names any namespace)."""
+        found = self.pod_selections.get(selector)
+        if found is not None:
+            return found
+        if not self.by_label:
+            for position, labels in enumerate(self.labels):
+                bit = 1 << position
+                for pair in labels.items():
+                    self.by_label[pair] = self.by_label.get(pair, 0) | bit
+                    self.by_key[pair[0]] = self.by_key.get(pair[0], 0) | bit
+        bits = self.all
+        for pair in selector.match_labels:
+            bits &= self.by_label.get(pair, 0)
+        for requirement in selector.requirements:
+            key = requirement.key
+            if requirement.operator in (Operator.IN, Operator.NOT_IN):
+                having = 0
+                for value in requirement.values:
+                    having |= self.by_label.get((key, value), 0)
+                # NotIn matches identities without the key too (apimachinery semantics).
+                bits &= having if requirement.operator is Operator.IN else ~having
+            elif requirement.operator is Operator.EXISTS:
+                bits &= self.by_key.get(key, 0)
+            else:
+                bits &= ~self.by_key.get(key, 0)
+        found = self.pod_selections[selector] = bits
         return found
 
     def block(self, block: IPBlock) -> Sets:
