@@ -51,8 +51,14 @@ class Peer:
 
     def matches(self, other: Endpoint, ns: Namespaces) -> Tri:
         if self.networks:
-            answers = [n.matches(other) for n in self.networks]
-            return True if True in answers else (None if None in answers else False)
+            found: Tri = False
+            for network in self.networks:
+                answer = network.matches(other)
+                if answer:
+                    return True
+                if answer is None:
+                    found = None
+            return found
         if self.nodes is not None:
             if not other.external and not other.host_network:
                 return False  # a pod-network pod is no node
@@ -94,8 +100,14 @@ class Rule:
         ports = ports_match(self.ports, port, proto, destination)
         if ports is False:
             return False
-        answers = [peer.matches(other, ns) for peer in self.peers]
-        peers = True if True in answers else (None if None in answers else False)
+        peers: Tri = False  # True if any peer says True, else None if any says None
+        for peer in self.peers:
+            answer = peer.matches(other, ns)
+            if answer:
+                peers = True
+                break
+            if answer is None:
+                peers = None
         return tri_all((peers, ports))
 
 
@@ -111,6 +123,14 @@ class AdminPolicy:
     subject_problem: Unsupported | None = None
     ingress_problem: Unsupported | None = None
     egress_problem: Unsupported | None = None
+    # The directions its spec gives rules for ("ingress", "egress"): a policy without rules
+    # in a direction takes no part in it (read once: evaluate asks per policy and flow).
+    takes: frozenset[str] = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        spec = self.record.spec or {}
+        object.__setattr__(self, "takes", frozenset(
+            d.value for d in Direction if spec.get(d.value)))
 
     @property
     def layer(self) -> Layer:
@@ -287,10 +307,11 @@ def evaluate(policies: Iterable[AdminPolicy], direction: Direction, subject: End
     ``policy.applies_to(subject, ns)`` by ``id(policy)`` for every policy, already known.
     """
     chosen: tuple[AdminPolicy, Rule] | None = None
+    taking = direction.value
     for policy in policies:
         if chosen is not None and policy.priority > chosen[0].priority:
             break
-        if not (policy.record.spec or {}).get(direction.value):
+        if taking not in policy.takes:
             continue  # no rules in this direction: the policy does not affect it
         problem = policy.subject_problem
         applying = policy.applies_to(subject, ns) if applies is None \

@@ -317,9 +317,11 @@ class FixedEnd:
         return Outcome(allow, everyone & ~allow & ~unknown, unknown)
 
     def evaluate(self, applicable: tuple[list[anp.AdminPolicy], list[anp.AdminPolicy],
-                                         dict[int, Tri]] | None = None) -> Outcome | None:
+                                         dict[int, Tri]] | None = None,
+                 policies: list[netpol.NetPol] | None = None) -> Outcome | None:
         """None when the subject is one the per-pod path must take (host network).
-        ``applicable``: ``engine.applicable(subject)``, when already known."""
+        ``applicable``: ``engine.applicable(subject)``, ``policies``:
+        ``engine.network_policies(subject)``, when already known."""
         subject, engine = self.subject, self.engine
         scope = set_scope(engine)
         if subject.external or subject.host_network or scope is None or \
@@ -329,7 +331,7 @@ class FixedEnd:
         chosen, unknown, rest = self.kept_tier(admins, applies)
         out = Outcome(chosen[Action.ALLOW], chosen[Action.DENY], unknown)
         onward = chosen[Action.PASS] | rest
-        np = self.np_tier(engine.network_policies(subject))
+        np = self.np_tier(engine.network_policies(subject) if policies is None else policies)
         if np is not None:
             out.allow |= np.allow & onward
             out.deny |= np.deny & onward
@@ -674,12 +676,21 @@ class _Transposed:
 
     def wide(self, key: tuple[tuple[netpol.Rule, ...], str | None]) -> Tri:
         """As ``TowardFixed._np_answer(rules, home)`` for the current destination."""
-        # By the key's identity: the index's keys live as long as it does, and hashing
-        # rule lists by value at every destination cost more than the answers.
+        return self._read(id(key), self.rule_list(key, key[0], key[1] or ""))
+
+    def sliced(self, key: object, sets: Sets) -> tuple[int, int]:
+        """``sets`` read for the current namespace's identities (bit 0: its first)."""
+        self._read(id(key), sets)
+        return self._slices[id(key)]
+
+    def rule_list(self, key: object, rules: tuple[netpol.Rule, ...], home: str) -> Sets:
+        """Every destination a policy with these rules admits (true), or may (unknown):
+        ``TowardFixed._np_answer`` over every destination; kept by ``key``'s identity (the
+        index's keys live as long as it does, and hashing rule lists by value at every
+        destination cost more than the answers)."""
         kept = self._wide.get(id(key))
         if kept is not None and kept[0] is key:
-            return self._read(id(key), kept[1])
-        rules, home = key
+            return kept[1]
         probe = self.probe
         true = unknown = 0
         problem = False
@@ -690,23 +701,50 @@ class _Transposed:
             ports_true, ports_unknown = probe.ports(rule.ports)
             if not ports_true | ports_unknown:
                 continue
-            peers_true, peers_unknown = probe._peers(rule, home or "")
+            peers_true, peers_unknown = probe._peers(rule, home)
             hit = peers_true & ports_true
             true |= hit
             unknown |= (peers_true | peers_unknown) & (ports_true | ports_unknown) & ~hit
         sets = (true, (self.uni.all if problem else unknown) & ~true)
         self._wide[id(key)] = (key, sets)
-        return self._read(id(key), sets)
+        return sets
+
+    def admin_rule(self, rule: anp.Rule) -> Sets:
+        """Every destination ``rule`` matches (true) or may (unknown)."""
+        kept = self._rules.get(id(rule))
+        if kept is None or kept[0] is not rule:
+            kept = self._rules[id(rule)] = (rule, self.probe.admin_rule(rule))
+        return kept[1]
+
+    def signatures(self, toward: TowardFixed, namespace: str) -> list[tuple[int, ...]]:
+        """Per identity of the current namespace (by offset): everything ``TowardFixed``
+        reads of it as a destination — which distinct admin egress rules, NetworkPolicy
+        rule lists and the namespace's pod-only rule lists admit it, or may — as the
+        positions of those that do not answer alike for the whole namespace. Identities of
+        one signature get one egress answer."""
+        mask = self.uni.ns_bits[namespace] >> self._start
+        size = mask.bit_length()
+        true_of: list[list[int]] = [[] for _ in range(size)]
+        maybe_of: list[list[int]] = [[] for _ in range(size)]
+        parts: list[tuple[object, Sets]] = [
+            (rule, self.admin_rule(rule)) for rule in toward.admin_index().rules]
+        parts.extend((key, self.rule_list(key, key[0], key[1] or ""))
+                     for key in toward.egress_index().wide)
+        parts.extend((entry, self.rule_list(entry, entry[0], namespace))
+                     for entry in toward.policies(namespace, True).local)
+        for number, (key, sets) in enumerate(parts):
+            true, unknown = self.sliced(key, sets)
+            if not unknown and true in (0, mask):
+                continue  # alike for the whole namespace
+            for offset in members(true):
+                true_of[offset].append(number)
+            for offset in members(unknown):
+                maybe_of[offset].append(~number)
+        return [(*true_of[i], *maybe_of[i]) for i in range(size)]
 
     def vector(self, index: _AdminIndex) -> tuple[Tri, ...]:
         """As ``rule.matches`` of each of ``index.rules`` for the current destination."""
-        found = []
-        for rule in index.rules:
-            kept = self._rules.get(id(rule))
-            if kept is None or kept[0] is not rule:
-                kept = self._rules[id(rule)] = (rule, self.probe.admin_rule(rule))
-            found.append(self._read(id(rule), kept[1]))
-        return tuple(found)
+        return tuple(self._read(id(rule), self.admin_rule(rule)) for rule in index.rules)
 
 
 def netpol_model(record: NetworkPolicyRecord) -> netpol.NetPol:
@@ -904,25 +942,36 @@ def reachability(engine: PolicyEngine, port: int, protocol: str) -> Matrix | Non
             while start and uni.namespaces[start - 1] == namespace:
                 start -= 1
             by_signature, signatures = _signatures(engine, subjects, uni, namespace, start)
+            known.at(position, namespace, start)
+            egress_signatures = known.signatures(subjects, namespace)
+            egress_by_signature: dict[tuple[int, ...], Outcome] = {}
         record = view.get(uni.keys[position][0])
         assert record is not None
         destination = from_pod(record)  # type: ignore[arg-type]
         signature = signatures[position - start]
         applicable = by_signature[signature]
-        key = (applicable.key,
-               tuple(sorted(owner for owner, rel in uni.selected[position].items()
-                            if rel is Rel.APPLIES_TO)),
-               destination.ports)
+        owners = tuple(sorted(owner for owner, rel in uni.selected[position].items()
+                              if rel is Rel.APPLIES_TO))
+        key = (applicable.key, owners, destination.ports)
         ingress = ingress_by_class.get(key)
         if ingress is None:
+            # engine.network_policies(destination), from the identity's selector owners
+            # (applies_to edges come from NetworkPolicies only).
+            policies = [netpol_model(r) for owner in owners
+                        if isinstance(r := view.get(owner), NetworkPolicyRecord)]
             outcome = FixedEnd(engine, uni, Direction.INGRESS, destination, port,
                                protocol, memo=memo).evaluate(
-                (applicable.admins, applicable.baselines, applicable.applies))
+                (applicable.admins, applicable.baselines, applicable.applies), policies)
             assert outcome is not None
             ingress = ingress_by_class[key] = outcome
-        known.at(position, namespace, start)
-        egress = TowardFixed(engine, uni, destination, port, protocol, known=known).evaluate()
-        assert egress is not None  # (every namespace is in scope: checked above)
+        egress_signature = egress_signatures[position - start]
+        egress = egress_by_signature.get(egress_signature)
+        if egress is None:
+            known.at(position, namespace, start)
+            egress = TowardFixed(engine, uni, destination, port, protocol,
+                                 known=known).evaluate()
+            assert egress is not None  # (every namespace is in scope: checked above)
+            egress_by_signature[egress_signature] = egress
         found.allowed[position] = ingress.allow & egress.allow
         found.exact[position] = ingress.exact | (ingress.allow & egress.exact)
     found.ingress_classes = len(ingress_by_class)

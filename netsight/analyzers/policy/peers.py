@@ -7,6 +7,7 @@ building raises :class:`Unsupported` for any shape netsight does not evaluate.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import socket
 from collections.abc import Iterable, Mapping
@@ -133,9 +134,12 @@ class IPBlock:
 
     def matches(self, endpoint: Endpoint) -> Tri:
         """Against the endpoint's IPs; None when they are unknown or the families disagree."""
-        if not endpoint.ips:
+        ips = endpoint.ips
+        if not ips:
             return None
-        answers = {self.contains(ip) for ip in endpoint.ips}
+        if len(ips) == 1:
+            return self.contains(ips[0])
+        answers = {self.contains(ip) for ip in ips}
         return answers.pop() if len(answers) == 1 else None
 
     def __str__(self) -> str:
@@ -145,6 +149,7 @@ class IPBlock:
         return shown
 
 
+@functools.lru_cache(maxsize=4096)  # one flow compares an address with many CIDRs
 def _parse(address: str) -> tuple[int, int] | None:
     """(IP version, value) of an address in its plain textual form, else None. Pod IPs are
     compared with one CIDR after another (every admin policy naming a metadata server):
