@@ -139,6 +139,13 @@ def test_sets_answer_as_the_engine_does_per_pod(objects: list[dict[str, Any]],
     check(uni, toward, everyone, lambda peer: engine.direction(
         Direction.EGRESS, peer, fixed, fixed, port, protocol).allowed)
 
+    # Ingress at every identity from the fixed end (what_can_reach).
+    inward = TowardFixed(engine, uni, fixed, port, protocol,
+                         direction=Direction.INGRESS).evaluate()
+    assert inward is not None
+    check(uni, inward, everyone, lambda peer: engine.direction(
+        Direction.INGRESS, peer, fixed, peer, port, protocol).allowed)
+
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(hardest(), st.sampled_from(QUERY_PORTS), st.sampled_from(PROTOCOLS))
@@ -217,6 +224,8 @@ def test_sets_kept_with_the_graph_follow_its_changes(first: list[dict[str, Any]]
         engine = PolicyEngine(view, explain=False)
         FixedEnd(engine, universe(view), Direction.INGRESS, fixed, 80, "TCP").evaluate()
         TowardFixed(engine, universe(view), fixed, 80, "TCP").evaluate()
+        TowardFixed(engine, universe(view), fixed, 80, "TCP",
+                    direction=Direction.INGRESS).evaluate()
         changes = data.draw(st.lists(st.sampled_from(second + first), max_size=6))
         for obj in changes:
             deleting = obj in first and data.draw(st.booleans())
@@ -234,6 +243,11 @@ def test_sets_kept_with_the_graph_follow_its_changes(first: list[dict[str, Any]]
         assert toward is not None
         check(uni, toward, everyone, lambda peer, now=engine, at=fixed: now.direction(
             Direction.EGRESS, peer, at, at, 80, "TCP").allowed)
+        inward = TowardFixed(engine, uni, fixed, 80, "TCP",
+                             direction=Direction.INGRESS).evaluate()
+        assert inward is not None
+        check(uni, inward, everyone, lambda peer, now=engine, at=fixed: now.direction(
+            Direction.INGRESS, peer, at, peer, 80, "TCP").allowed)
         if not fixed.host_network:
             ingress = FixedEnd(engine, uni, Direction.INGRESS, fixed, 80, "TCP").evaluate()
             assert ingress is not None

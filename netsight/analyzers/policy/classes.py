@@ -51,7 +51,7 @@ from netsight.analyzers.policy.engine import (
     PolicyEngine,
     _model,
 )
-from netsight.analyzers.policy.peers import IPBlock, PortMatch, ports_match
+from netsight.analyzers.policy.peers import IPBlock, Namespaces, PortMatch, ports_match
 from netsight.analyzers.policy.reach import (
     MEMBERS_SHOWN,
     Group,
@@ -457,14 +457,22 @@ def _home(rules: tuple[netpol.Rule, ...], namespace: str) -> str | None:
 class TowardFixed:
     """Evaluates egress at every identity of the universe toward one fixed destination,
     mirroring ``PolicyEngine.direction`` per identity: each rule's match against the
-    destination is one answer, and the identities a policy applies to are the set. (Only
-    egress: at a varying destination, named ports would vary with it.)"""
+    destination is one answer, and the identities a policy applies to are the set.
+
+    With ``direction`` INGRESS: ingress at every identity from one fixed source
+    (what_can_reach). A rule's peers then have one answer against the source, and its
+    ports one per identity as the destination (named ports resolve on its pods:
+    ``Universe.port_match``)."""
 
     def __init__(self, engine: PolicyEngine, uni: Universe, destination: Endpoint,
-                 port: int, protocol: str, *, known: _Transposed | None = None) -> None:
-        self.engine, self.uni, self.direction = engine, uni, Direction.EGRESS
-        self.other = self.destination = destination
+                 port: int, protocol: str, *, known: _Transposed | None = None,
+                 direction: Direction = Direction.EGRESS) -> None:
+        self.engine, self.uni, self.direction = engine, uni, direction
+        # The fixed end: the destination (egress), or the source (ingress).
+        self.other = destination
         self.port, self.protocol = port, protocol
+        # Where what is kept per direction lives in the universe.
+        self._name = "" if direction is Direction.EGRESS else " (ingress)"
         # The destination's answers to every rule, when already found for every
         # destination at once (full reachability), positioned at this destination.
         self.known = known
@@ -491,18 +499,18 @@ class TowardFixed:
 
     def admin_index(self) -> _AdminIndex:
         tiers = self.engine.tiers
-        found = self.uni.derived.get("admin index")
+        found = self.uni.derived.get("admin index" + self._name)
         if isinstance(found, _AdminIndex) and found.tiers is tiers:
             return found
-        egress = self.direction.value
-        admins = [p for p in tiers.admins if (p.record.spec or {}).get(egress)]
-        baselines = [p for p in tiers.baselines if (p.record.spec or {}).get(egress)]
+        taking = self.direction.value
+        admins = [p for p in tiers.admins if (p.record.spec or {}).get(taking)]
+        baselines = [p for p in tiers.baselines if (p.record.spec or {}).get(taking)]
         distinct: dict[anp.Rule, int] = {}
         number: dict[int, int] = {}
         for policy in (*admins, *baselines):
-            for rule in policy.egress:
+            for rule in policy.rules(self.direction):
                 number[id(rule)] = distinct.setdefault(rule, len(distinct))
-        found = self.uni.derived["admin index"] = _AdminIndex(
+        found = self.uni.derived["admin index" + self._name] = _AdminIndex(
             tiers, admins, baselines, list(distinct), number)
         return found
 
@@ -510,7 +518,8 @@ class TowardFixed:
         """The namespace's isolating NetworkPolicies, kept with the universe while they are
         the same records (``checked``: no NetworkPolicy changed since they were)."""
         view, uni = self.engine.view, self.uni
-        kept: dict[str, _NamespacePolicies] = uni.derived.setdefault("isolating", {})
+        kept: dict[str, _NamespacePolicies] = uni.derived.setdefault(
+            "isolating" + self._name, {})
         found = kept.get(namespace)
         if found is not None and checked:
             return found
@@ -538,7 +547,7 @@ class TowardFixed:
         # Records are immutable and a change bumps the kind's generation: while it is the
         # one last summed up, the index stands without looking at each record again.
         generation = self.engine.view.kind_generation(Kind.NETWORK_POLICY)
-        found = self.uni.derived.get("egress index")
+        found = self.uni.derived.get("egress index" + self._name)
         if isinstance(found, _EgressIndex) and found.generation == generation:
             return found
         changed = _changed_namespaces(self.engine.view, found.generation) \
@@ -550,7 +559,7 @@ class TowardFixed:
             found.isolated |= entry.isolated
             for key, subjects in entry.wide.items():
                 found.wide[key] = found.wide.get(key, 0) | subjects
-        self.uni.derived["egress index"] = found
+        self.uni.derived["egress index" + self._name] = found
         return found
 
     def _np_answer(self, rules: tuple[netpol.Rule, ...], namespace: str) -> Tri:
@@ -561,7 +570,7 @@ class TowardFixed:
             if rule.problem is not None:
                 answer = None
                 continue
-            peers, ports = rule.matches(self.other, self.destination, self.port,
+            peers, ports = rule.matches(self.other, self.other, self.port,
                                         self.protocol, namespace, self.engine.namespaces)
             if peers and ports:
                 return True
@@ -569,12 +578,39 @@ class TowardFixed:
                 answer = None
         return answer
 
+    def _np_sets(self, rules: tuple[netpol.Rule, ...], namespace: str) -> Sets:
+        """Ingress: where a policy with these rules admits the fixed source, over every
+        identity as the destination (``_np_answer`` per identity)."""
+        true = unknown = 0
+        problem = False
+        for rule in rules:
+            if rule.problem is not None:
+                problem = True
+                continue
+            ports_true, ports_unknown = self.uni.port_match(rule.ports, self.port,
+                                                            self.protocol)
+            if not ports_true | ports_unknown:
+                continue
+            peers = _peers_answer(rule, self.other, namespace, self.engine.namespaces)
+            if peers:
+                true |= ports_true
+                unknown |= ports_unknown
+            elif peers is None:
+                unknown |= ports_true | ports_unknown
+        return true, (self.uni.all if problem else unknown) & ~true
+
     def np_tier(self) -> Outcome:
         """Per identity, as ``netpol.evaluate`` over the policies isolating it."""
         index = self.egress_index()
         allow = unknown = 0
         known = self.known
+        ingress = self.direction is Direction.INGRESS
         for key, subjects in index.wide.items():
+            if ingress:
+                true, maybe = self._np_sets(key[0], key[1] or "")
+                allow |= subjects & true
+                unknown |= subjects & maybe
+                continue
             answer = self._np_answer(key[0], key[1] or "") if known is None else \
                 known.wide(key)
             if answer:
@@ -588,6 +624,11 @@ class TowardFixed:
         for namespace in spaces:
             for rules, subjects in self.policies(namespace, True).local:
                 if not subjects & ~allow:
+                    continue
+                if ingress:
+                    true, maybe = self._np_sets(rules, namespace)
+                    allow |= subjects & true
+                    unknown |= subjects & maybe
                     continue
                 answer = self._np_answer(rules, namespace)
                 if answer:
@@ -603,13 +644,30 @@ class TowardFixed:
         per vector of rule answers: most destinations answer every rule alike."""
         index = self.admin_index()
         ns = self.engine.namespaces
-        vector = tuple(rule.matches(self.other, self.destination, self.port, self.protocol,
-                                    ns) for rule in index.rules) if self.known is None \
-            else self.known.vector(index)
+        if self.direction is Direction.INGRESS:
+            # Peers against the source; ports per identity, fixed by port and protocol.
+            peers = tuple(_admin_peers(rule, self.other, ns) for rule in index.rules)
+            vector: tuple[object, ...] = (self.port, self.protocol, peers)
+        else:
+            vector = tuple(rule.matches(self.other, self.other, self.port, self.protocol,
+                                        ns) for rule in index.rules) if self.known is None \
+                else self.known.vector(index)
         found = index.answers.get(vector)
         if found is None:
             def rule_sets(rule: anp.Rule) -> Sets:
-                return self._const(vector[index.number[id(rule)]])
+                number = index.number[id(rule)]
+                if self.direction is Direction.EGRESS:
+                    return self._const(vector[number])  # type: ignore[arg-type]
+                if rule.problem is not None:
+                    return 0, self.uni.all
+                answer = peers[number]
+                if answer is False:
+                    return 0, 0
+                ports_true, ports_unknown = self.uni.port_match(rule.ports, self.port,
+                                                                self.protocol)
+                if answer:
+                    return ports_true, ports_unknown
+                return 0, ports_true | ports_unknown
             found = index.answers[vector] = admin_tier(
                 index.admins, self.direction, self.uni.all, self.applying, rule_sets)
             index.answers[(vector, "baseline")] = admin_tier(
@@ -617,9 +675,9 @@ class TowardFixed:
         return found, index.answers[(vector, "baseline")]
 
     def evaluate(self) -> Outcome | None:
-        """None when the destination is one the sets do not model (see ``set_scope``)."""
+        """None when the fixed end is one the sets do not model (see ``set_scope``)."""
         scope = set_scope(self.engine)
-        if scope is None or self.destination.namespace in scope:
+        if scope is None or self.other.namespace in scope:
             return None
         (chosen, unknown, rest), baseline = self.admin_tiers()
         out = Outcome(chosen[Action.ALLOW], chosen[Action.DENY], unknown)
@@ -745,6 +803,33 @@ class _Transposed:
     def vector(self, index: _AdminIndex) -> tuple[Tri, ...]:
         """As ``rule.matches`` of each of ``index.rules`` for the current destination."""
         return tuple(self._read(id(rule), self.admin_rule(rule)) for rule in index.rules)
+
+
+def _peers_answer(rule: netpol.Rule, other: Endpoint, namespace: str,
+                  ns: Namespaces) -> Tri:
+    """Whether a NetworkPolicy rule's peers match ``other`` (as ``Rule.matches``)."""
+    if rule.peers is None:
+        return True
+    found: Tri = False
+    for peer in rule.peers:
+        answer = peer.matches(other, namespace, ns)
+        if answer:
+            return True
+        if answer is None:
+            found = None
+    return found
+
+
+def _admin_peers(rule: anp.Rule, other: Endpoint, ns: Namespaces) -> Tri:
+    """Whether an admin rule's peers match ``other`` (as ``anp.Rule.matches``)."""
+    found: Tri = False
+    for peer in rule.peers:
+        answer = peer.matches(other, ns)
+        if answer:
+            return True
+        if answer is None:
+            found = None
+    return found
 
 
 def netpol_model(record: NetworkPolicyRecord) -> netpol.NetPol:
