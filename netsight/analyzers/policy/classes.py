@@ -920,17 +920,72 @@ def who_can_reach(engine: PolicyEngine, fixed: list[tuple[Group, int | None]],
         # The egress verdict matters only where the ingress allows (False either way).
         exact |= outcome.allow & egress.exact
         allowed.append(outcome.allow & egress.allow)
+    return _sources(view, uni, [len(g.members) for g, _ in targets], allowed, exact)
+
+
+def what_can_reach(engine: PolicyEngine, fixed: list[Group], port: int, protocol: str,
+                   blocks: tuple[IPBlock, ...]) -> Sources | None:
+    """Every in-cluster destination from the fixed sources on one port: egress at each
+    source over every identity (``FixedEnd``), ingress at every identity from it
+    (``TowardFixed`` INGRESS). None when the fast path cannot run. Identities the per-pod
+    path would split (pods apart under one of ``blocks`` — what it groups by — or in
+    their container ports) are left to it, so rows are the identities it would list."""
+    view = engine.view
+    scopes = set_scope(engine)
+    if scopes is None:
+        return None
+    for g in fixed:
+        rep = g.rep
+        if rep.external or rep.host_network or rep.namespace in scopes:
+            return None
+    uni = _universe(view)
+    if uni is None:
+        return None
+    exact = 0
+    for g in fixed:  # the sources' own identities: a pod and itself is no question
+        for m in g.members:
+            position = uni.index.get((m.namespace or "", id(m.labels)))
+            if position is not None:
+                exact |= 1 << position
+    for block in blocks:
+        exact |= uni.block(block)[1]
+    for position, variants in enumerate(uni.ports):
+        if len(variants) > 1:
+            exact |= 1 << position
+    if scopes or _unevaluated_anywhere(engine):
+        for namespace, bits in uni.ns_bits.items():
+            probe = Endpoint("", namespace)
+            if namespace in scopes or any(engine.unevaluated(g.rep, probe) != ((), ())
+                                          for g in fixed):
+                exact |= bits
+    allowed = []
+    for g in fixed:
+        egress = FixedEnd(engine, uni, Direction.EGRESS, g.rep, port, protocol).evaluate()
+        ingress = TowardFixed(engine, uni, g.rep, port, protocol,
+                              direction=Direction.INGRESS).evaluate()
+        if egress is None or ingress is None:
+            return None
+        # The ingress verdict matters only where the egress allows (False either way).
+        exact |= egress.exact | (egress.allow & ingress.exact)
+        allowed.append(egress.allow & ingress.allow)
+    return _sources(view, uni, [len(g.members) for g in fixed], allowed, exact)
+
+
+def _sources(view: GraphView, uni: Universe, fixed_pods: list[int], allowed: list[Bits],
+             exact: Bits) -> Sources:
+    """Rows for the identities allowed with at least one fixed pod (``allowed``: per
+    fixed group), the pods of the rest counted as denied, ``exact`` left to the per-pod
+    path."""
     rows: list[Row] = []
     any_allowed = 0
     for bits in allowed:
         any_allowed |= bits
     any_allowed &= ~exact
     row_pods = 0
-    fixed_pods = [len(g.members) for g, _ in targets]
     every = sum(fixed_pods)
     for position in members(any_allowed):
         reached = every
-        if len(targets) > 1:
+        if len(fixed_pods) > 1:
             reached = sum(count for count, bits in zip(fixed_pods, allowed, strict=True)
                           if bits >> position & 1)
         keys = uni.keys[position]
