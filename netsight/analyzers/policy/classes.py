@@ -1063,8 +1063,16 @@ def reachability(engine: PolicyEngine, port: int, protocol: str) -> Matrix | Non
         if len(variants) > 1:
             found.per_pod |= 1 << position
     ingress_by_class: dict[tuple[object, ...], Outcome] = {}
+    if len(uni.derived.get("ingress content", ())) > _CONTENT_LIMIT:
+        # Models of changed policies pile up there; renumbered only between calls.
+        del uni.derived["ingress content"], uni.derived["ingress rule lists"], \
+            uni.derived["ingress rule lists naming a port"]
     subjects = TowardFixed(engine, uni, Endpoint(""), port, protocol)
     known = _Transposed(engine, uni, port, protocol)
+    admin_named = any(m.name is not None
+                      for p in (*engine.tiers.admins, *engine.tiers.baselines)
+                      for r in p.ingress for m in r.ports or ())
+    named: set[int] = uni.derived.setdefault("ingress rule lists naming a port", set())
     # A namespace's identities are consecutive positions: its slice of each policy's
     # subjects is a small integer. Most admin policies apply to a namespace's identities
     # alike (namespace subjects); the few that tell them apart (pod subjects) make each
@@ -1090,15 +1098,18 @@ def reachability(engine: PolicyEngine, port: int, protocol: str) -> Matrix | Non
         destination = from_pod(record)  # type: ignore[arg-type]
         signature = signatures[position - start]
         applicable = by_signature[signature]
-        owners = tuple(sorted(owner for owner, rel in uni.selected[position].items()
-                              if rel is Rel.APPLIES_TO))
-        key = (applicable.key, owners, destination.ports)
+        # engine.network_policies(destination), from the identity's selector owners
+        # (applies_to edges come from NetworkPolicies only); the ingress class reads
+        # their ingress rules by content, so apps with policies alike share one.
+        policies = [netpol_model(r) for owner, rel in uni.selected[position].items()
+                    if rel is Rel.APPLIES_TO and
+                    isinstance(r := view.get(owner), NetworkPolicyRecord)]
+        content = _ingress_content(uni, policies)
+        # The destination's container ports matter only where a rule names a port.
+        key = (applicable.key, content,
+               destination.ports if admin_named or any(n in named for n in content) else ())
         ingress = ingress_by_class.get(key)
         if ingress is None:
-            # engine.network_policies(destination), from the identity's selector owners
-            # (applies_to edges come from NetworkPolicies only).
-            policies = [netpol_model(r) for owner in owners
-                        if isinstance(r := view.get(owner), NetworkPolicyRecord)]
             outcome = FixedEnd(engine, uni, Direction.INGRESS, destination, port,
                                protocol, memo=memo).evaluate(
                 (applicable.admins, applicable.baselines, applicable.applies), policies)
@@ -1116,6 +1127,37 @@ def reachability(engine: PolicyEngine, port: int, protocol: str) -> Matrix | Non
         found.exact[position] = ingress.exact | (ingress.allow & egress.exact)
     found.ingress_classes = len(ingress_by_class)
     return found
+
+
+_CONTENT_LIMIT = 100_000  # policy models numbered by _ingress_content, kept at most
+
+
+def _ingress_content(uni: Universe, policies: list[netpol.NetPol]) -> frozenset[int]:
+    """What ``FixedEnd.np_tier`` reads of a destination's NetworkPolicies for ingress: the
+    rule lists of those isolating it for ingress, each with the namespace its peers mean
+    when one names none (``_home``), as numbers of distinct ones (a union: order and
+    repeats do not matter). Numbered once per policy model, kept with the universe; those
+    whose rules name a port are noted (the destination's container ports then matter)."""
+    kept: dict[int, tuple[netpol.NetPol, int]] = uni.derived.setdefault(
+        "ingress content", {})
+    distinct: dict[tuple[tuple[netpol.Rule, ...], str | None], int] = uni.derived.setdefault(
+        "ingress rule lists", {})
+    named: set[int] = uni.derived.setdefault("ingress rule lists naming a port", set())
+    found = []
+    for policy in policies:
+        held = kept.get(id(policy))
+        if held is None or held[0] is not policy:
+            number = -1
+            if Direction.INGRESS in policy.types:
+                rules = policy.ingress
+                number = distinct.setdefault((rules, _home(rules, policy.record.namespace)),
+                                             len(distinct))
+                if any(m.name is not None for r in rules for m in r.ports or ()):
+                    named.add(number)
+            held = kept[id(policy)] = (policy, number)
+        if held[1] >= 0:
+            found.append(held[1])
+    return frozenset(found)
 
 
 @dataclass(eq=False)
