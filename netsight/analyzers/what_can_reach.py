@@ -3,6 +3,7 @@ ports each destination declares."""
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 
 from pydantic import Field
@@ -12,13 +13,19 @@ from netsight.analyzers.base import AnalyzerMetadata, metadata
 from netsight.analyzers.contracts import Page, ToolResult
 from netsight.analyzers.find_blocking_policies import ENDPOINT_HELP, Protocol
 from netsight.analyzers.paging import paginate, query_fingerprint
+from netsight.analyzers.policy import classes
+from netsight.analyzers.policy.classes import Row, add_rows, row_out
 from netsight.analyzers.policy.endpoints import Endpoint, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
+from netsight.analyzers.policy.peers import IPBlock
 from netsight.analyzers.policy.reach import (
     Group,
+    Labels,
     PeerOut,
+    Region,
     Summary,
     Tally,
+    _peer_endpoint,
     cluster_endpoints,
     external_regions,
     fixed_groups,
@@ -90,7 +97,6 @@ def analyze(view: GraphView, args: Args) -> Result:
     fixed = fixed_groups(((e, None) for e in resolved.endpoints),
                          policy_blocks(engine) if len(resolved.endpoints) > 1 else (), mesh)
     source_external = resolved.endpoints[0].external
-    peers = group(cluster_endpoints(view, resolved.endpoints), blocks, True, mesh)
     several = len(resolved.endpoints) > 1
     reasons: dict[str, None] = {}
     entries: list[PeerOut] = []
@@ -102,11 +108,31 @@ def analyze(view: GraphView, args: Args) -> Result:
             return flow(engine, source.rep, peer, port, protocol, Direction.EGRESS)
         return evaluate
 
+    fast: classes.Sources | None = None
     if args.port is not None:
         protocol = args.protocol or "TCP"
+        # Identities the set evaluation decides are rows; the rest (host network, the
+        # source's own identity, identities the grouping would split, anything undecided)
+        # are asked about pod by pod. With Istio anywhere, the per-pod path groups by
+        # service account and mesh membership too: it answers alone.
+        fast = None if mesh or source_external else classes.what_can_reach(
+            engine, [g for g, _ in fixed], args.port, protocol, blocks)
+        if fast is not None:
+            alone = resolved.endpoints[0].key if len(resolved.endpoints) == 1 else None
+            peers = group([e for r in fast.exact
+                           if (e := _peer_endpoint(view, r, alone)) is not None],
+                          blocks, True, mesh)
+        else:
+            peers = group(cluster_endpoints(view, resolved.endpoints), blocks, True, mesh)
         found = tally(peers, fixed, evaluating(args.port, protocol))
-        entries = [peer_out(p, t, several=several, detail=args.detail) for p, t in found
-                   if t.allowed or t.unknown]
+        # Entries in order: identities (per-pod groups and the set evaluation's rows,
+        # both by namespace and labels), then outside CIDRs; only the page asked for
+        # becomes PeerOut.
+        listed: list[Row | tuple[Group, Tally] | Region] = \
+            list(fast.rows) if fast is not None else []
+        for p, t in found:
+            if t.allowed or t.unknown:
+                bisect.insort(listed, (p, t), key=_order)
         for _, t in found:
             reasons.update(t.reasons)
         if not source_external:
@@ -115,53 +141,86 @@ def analyze(view: GraphView, args: Args) -> Result:
                 (engine.evaluate(g.rep, ext, port, protocol), len(g.members)) for g, _ in fixed])
             for region in regions:
                 if region.tally.allowed or region.tally.unknown:
-                    entries.append(region_out(region, blocks, several=several))
+                    listed.append(region)
                     reasons.update(region.tally.reasons)
-    else:
-        found = []
-        for peer in peers:
-            declared = sorted({(p.port, p.protocol) for p in peer.rep.ports
-                               if args.protocol is None or p.protocol == args.protocol})
-            if not declared:
-                unchecked += len(peer.members)
-                continue
-            ports: dict[str, Tally] = {}
-            for number, protocol in declared:
-                for _, t in tally([peer], fixed, evaluating(number, protocol)):
-                    ports[f"{number}/{protocol}"] = t
-                    reasons.update(t.reasons)
-            if not ports:
-                continue  # the source itself, alone in its group
-            overall = Tally(reasons={r: None for t in ports.values() for r in t.reasons},
-                            ports={p: t.verdict for p, t in ports.items()})
-            if any(v is True for v in overall.ports.values()):
-                overall.allowed = len(peer.members)
-            elif any(v is None for v in overall.ports.values()):
-                overall.unknown = len(peer.members)
-            else:
-                overall.denied = len(peer.members)
-            found.append((peer, overall))
-        found = merge(found)
-        for peer, overall in found:
-            allowed = [p for p, v in overall.ports.items() if v is True]
-            unknown = [p for p, v in overall.ports.items() if v is None]
-            if allowed or unknown:
-                entry = peer_out(peer, overall, several=False, detail=args.detail)
-                entries.append(entry.model_copy(update={
-                    "ports": allowed or None, "unknown_ports": unknown or None}))
-        if not source_external:
-            reasons["outside addresses are listed only when a port is given"] = None
+        fingerprint = query_fingerprint(NAME, args.source, args.port, args.protocol,
+                                        args.detail)
+        page_listed, page = paginate(listed, limit=args.limit, cursor=args.cursor,
+                                     fingerprint=fingerprint, tool=NAME)
+        summary = summarize(found)
+        if fast is not None:
+            summary = add_rows(summary, fast)
+        return _result(view, args, resolved.endpoints, source_external,
+                       [_out(item, blocks, several=several, detail=args.detail)
+                        for item in page_listed], summary, 0, page, reasons)
+    peers = group(cluster_endpoints(view, resolved.endpoints), blocks, True, mesh)
+    found = []
+    for peer in peers:
+        declared = sorted({(p.port, p.protocol) for p in peer.rep.ports
+                           if args.protocol is None or p.protocol == args.protocol})
+        if not declared:
+            unchecked += len(peer.members)
+            continue
+        ports: dict[str, Tally] = {}
+        for number, protocol in declared:
+            for _, t in tally([peer], fixed, evaluating(number, protocol)):
+                ports[f"{number}/{protocol}"] = t
+                reasons.update(t.reasons)
+        if not ports:
+            continue  # the source itself, alone in its group
+        overall = Tally(reasons={r: None for t in ports.values() for r in t.reasons},
+                        ports={p: t.verdict for p, t in ports.items()})
+        if any(v is True for v in overall.ports.values()):
+            overall.allowed = len(peer.members)
+        elif any(v is None for v in overall.ports.values()):
+            overall.unknown = len(peer.members)
+        else:
+            overall.denied = len(peer.members)
+        found.append((peer, overall))
+    found = merge(found)
+    for peer, overall in found:
+        allowed = [p for p, v in overall.ports.items() if v is True]
+        unknown = [p for p, v in overall.ports.items() if v is None]
+        if allowed or unknown:
+            entry = peer_out(peer, overall, several=False, detail=args.detail)
+            entries.append(entry.model_copy(update={
+                "ports": allowed or None, "unknown_ports": unknown or None}))
+    if not source_external:
+        reasons["outside addresses are listed only when a port is given"] = None
     fingerprint = query_fingerprint(NAME, args.source, args.port, args.protocol, args.detail)
     page_items, page = paginate(entries, limit=args.limit, cursor=args.cursor,
                                 fingerprint=fingerprint, tool=NAME)
+    return _result(view, args, resolved.endpoints, source_external, page_items,
+                   summarize(found), unchecked, page, reasons)
+
+
+def _result(view: GraphView, args: Args, sources: tuple[Endpoint, ...], source_external: bool,
+            peers: list[PeerOut], summary: Summary, unchecked: int, page: Page,
+            reasons: dict[str, None]) -> Result:
     return Result(
-        metadata=metadata(view, None if source_external else resolved.endpoints[0].namespace),
+        metadata=metadata(view, None if source_external else sources[0].namespace),
         source=args.source, port=args.port,
         protocol=args.protocol or ("TCP" if args.port is not None else None),
-        source_pods=len(resolved.endpoints),
-        peers=page_items,
-        summary=summarize(found),
+        source_pods=len(sources),
+        peers=peers,
+        summary=summary,
         unchecked_pods=unchecked,
         page=page,
         not_evaluated=list(reasons)[:20],
     )
+
+
+def _order(item: Row | tuple[Group, Tally] | Region) -> tuple[str, Labels, str]:
+    if isinstance(item, Row):
+        return item.namespace, item.labels, ""
+    assert isinstance(item, tuple)
+    return item[0].namespace, item[0].labels, item[0].rep.name
+
+
+def _out(item: Row | tuple[Group, Tally] | Region, blocks: tuple[IPBlock, ...], *,
+         several: bool, detail: bool) -> PeerOut:
+    if isinstance(item, Row):
+        return row_out(item, several=several, detail=detail)
+    if isinstance(item, Region):
+        return region_out(item, blocks, several=several)
+    return peer_out(item[0], item[1], several=several, detail=detail)

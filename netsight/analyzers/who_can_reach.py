@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Iterable
+
 from pydantic import Field
 
 from netsight.analyzers.arguments import PagedArgs, PortNumber
@@ -9,12 +12,19 @@ from netsight.analyzers.base import AnalyzerMetadata, metadata
 from netsight.analyzers.contracts import ErrorCode, Page, ToolFailure, ToolResult
 from netsight.analyzers.find_blocking_policies import ENDPOINT_HELP, Protocol, _targets
 from netsight.analyzers.paging import paginate, query_fingerprint
+from netsight.analyzers.policy import classes
+from netsight.analyzers.policy.classes import Row, add_rows, row_out
 from netsight.analyzers.policy.endpoints import Endpoint, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
+from netsight.analyzers.policy.peers import IPBlock
 from netsight.analyzers.policy.reach import (
     Group,
+    Labels,
     PeerOut,
+    Region,
     Summary,
+    Tally,
+    _peer_endpoint,
     cluster_endpoints,
     external_regions,
     fixed_groups,
@@ -92,13 +102,32 @@ def analyze(view: GraphView, args: Args) -> Result:
         assert port is not None
         return flow(engine, peer, target.rep, port, protocol, Direction.INGRESS)
 
-    narrowed = narrowed_sources(engine, fixed, protocol)
-    sources = cluster_endpoints(view, resolved.endpoints) if narrowed is None else narrowed[0]
+    several = sum(len(g.members) for g, _ in fixed) > 1
+    fast = classes.who_can_reach(engine, fixed, protocol)
+    narrowed = None if fast is not None else narrowed_sources(engine, fixed, protocol)
+    if fast is not None:
+        # Identities the set evaluation decided are rows; the rest (host network, the
+        # destination's own identity, anything undecided) are asked about pod by pod.
+        alone = resolved.endpoints[0].key if len(resolved.endpoints) == 1 else None
+        sources: Iterable[Endpoint] = [
+            e for r in fast.exact if (e := _peer_endpoint(view, r, alone)) is not None]
+    else:
+        sources = cluster_endpoints(view, resolved.endpoints) if narrowed is None \
+            else narrowed[0]
     peers = group(sources, blocks, False, mesh)
     found = tally(peers, fixed, evaluate)
-    several = sum(len(g.members) for g, _ in fixed) > 1
-    entries = [peer_out(p, t, several=several, detail=args.detail) for p, t in found
-               if t.allowed or t.unknown]
+    # Entries in order: identities (per-pod groups and the set evaluation's rows, both by
+    # namespace and labels; an identity is in one of them), then outside CIDRs. Only the
+    # page asked for is turned into PeerOut.
+    listed: list[Row | tuple[Group, Tally] | Region] = \
+        list(fast.rows) if fast is not None else []
+    for p, t in found:
+        if t.allowed or t.unknown:
+            bisect.insort(listed, (p, t), key=_order)
+    summary = summarize(found)
+    if fast is not None:
+        summary = add_rows(summary, fast)
+    entries = listed
     reasons = dict.fromkeys(notes)
     for _, t in found:
         reasons.update(t.reasons)
@@ -108,9 +137,8 @@ def analyze(view: GraphView, args: Args) -> Result:
             for g, port in fixed if port is not None and not g.rep.external])
         for region in regions:
             if region.tally.allowed or region.tally.unknown:
-                entries.append(region_out(region, blocks, several=several))
+                entries.append(region)
                 reasons.update(region.tally.reasons)
-    summary = summarize(found)
     if narrowed is not None:  # the sources never tried are denied by the destination
         tried = sum(len(p.members) for p in peers)
         summary = summary.model_copy(update={
@@ -124,8 +152,25 @@ def analyze(view: GraphView, args: Args) -> Result:
                           else resolved.endpoints[0].namespace),
         destination=args.destination, port=args.port, protocol=args.protocol,
         destination_pods=sum(len(g.members) for g, _ in fixed),
-        peers=page_items,
+        peers=[_out(item, blocks, several=several, detail=args.detail)
+               for item in page_items],
         summary=summary,
         page=page,
         not_evaluated=list(reasons)[:20],
     )
+
+
+def _order(item: Row | tuple[Group, Tally] | Region) -> tuple[str, Labels, str]:
+    if isinstance(item, Row):
+        return item.namespace, item.labels, ""
+    assert isinstance(item, tuple)
+    return item[0].namespace, item[0].labels, item[0].rep.name
+
+
+def _out(item: Row | tuple[Group, Tally] | Region, blocks: tuple[IPBlock, ...], *,
+         several: bool, detail: bool) -> PeerOut:
+    if isinstance(item, Row):
+        return row_out(item, several=several, detail=detail)
+    if isinstance(item, Region):
+        return region_out(item, blocks, several=several)
+    return peer_out(item[0], item[1], several=several, detail=detail)

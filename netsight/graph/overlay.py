@@ -13,7 +13,8 @@ the same read beneath plus work proportional to the delta.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
-from typing import TypeVar
+from collections.abc import Set as AbstractSet
+from typing import Any, TypeVar
 
 from netsight.graph.building import (
     SELECTOR_RELS,
@@ -163,6 +164,21 @@ class OverlayView(GraphView):
         # An overlay lives for one answer: nothing to keep it for. Callers that need speed
         # take the base's derived structure and adjust it by ``delta`` themselves.
         return build(self)
+
+    def kept(self) -> dict[str, Any]:
+        # Nothing kept across calls: an overlay lives for one answer, and what is kept for
+        # the graph beneath describes it without the delta.
+        return {}
+
+    def identities(self) -> Iterator[tuple[str, Mapping[str, str], AbstractSet[str],
+                                           Mapping[str, Rel]]]:
+        raise NotImplementedError(
+            "an overlay keeps no identity index: evaluate its flows pod by pod")
+
+    def matching_label_maps(self, namespace: str, selector: LabelSelector
+                            ) -> Iterator[Mapping[str, str]]:
+        raise NotImplementedError(
+            "an overlay keeps no identity index: evaluate its flows pod by pod")
 
     def pending_references(self, key: str) -> Iterator[tuple[str, Rel]]:
         if self.exists(key):

@@ -17,7 +17,8 @@ raises :class:`UnscopedRead` instead of quietly answering from the whole graph, 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import Any, NoReturn, TypeVar
 
@@ -34,6 +35,8 @@ from netsight.graph.store import (
 )
 
 T = TypeVar("T")
+
+SCOPES_KEPT = 8  # callers' scopes whose kept indexes (GraphView.kept) are held at once
 
 
 class UnscopedRead(NotImplementedError):
@@ -163,6 +166,33 @@ class ScopedView(GraphView):
         if namespace not in self._allowed:
             return iter(())
         return self._inner.matching(namespace, selector)
+
+    def identities(self) -> Iterator[tuple[str, Mapping[str, str], AbstractSet[str],
+                                           Mapping[str, Rel]]]:
+        for namespace, labels, members, selected in self._inner.identities():
+            if namespace in self._allowed:
+                # Selector owners are of the identity's namespace: visible with it.
+                yield namespace, labels, members, selected
+
+    def matching_label_maps(self, namespace: str, selector: LabelSelector
+                            ) -> Iterator[Mapping[str, str]]:
+        if namespace not in self._allowed:
+            return iter(())
+        return self._inner.matching_label_maps(namespace, selector)
+
+    def kept(self) -> dict[str, Any]:
+        # What an analyzer derives from this view holds only what the scope shows: kept
+        # per scope, never shared with the unrestricted view or another scope. The last
+        # few scopes are kept (each may hold indexes of its namespaces).
+        scopes: dict[str, dict[str, Any]] = self._inner.kept().setdefault(
+            "scopes", {})
+        kept = scopes.pop(self.scope_digest, None)
+        if kept is None:
+            kept = {}
+            while len(scopes) >= SCOPES_KEPT:
+                del scopes[next(iter(scopes))]
+        scopes[self.scope_digest] = kept  # the most recently used last
+        return kept
 
     def namespaces(self) -> set[str]:
         return self._inner.namespaces() & self._allowed

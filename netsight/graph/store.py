@@ -13,6 +13,7 @@ import logging
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from itertools import islice
@@ -151,6 +152,8 @@ class GraphStore:
     # recently used last.
     derived: OrderedDict[Hashable, tuple[tuple[int, ...], object]] = field(
         default_factory=OrderedDict, repr=False)
+    # GraphView.kept: what readers keep across calls and check themselves (policy sets).
+    kept: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def apply(
         self,
@@ -453,6 +456,30 @@ class GraphView:
         nodes = self._state.graph._node
         for key in self._state.matching(namespace, selector):
             yield nodes[key].record
+
+    def kept(self) -> dict[str, Any]:
+        """Where an analyzer keeps what it derives from this graph across calls (indexes
+        kept current by generation): it lives and dies with the store, so nothing derived
+        from one graph is ever taken for another's. Entries check their own validity
+        (unlike :meth:`derived`, nothing here is dropped when a kind changes)."""
+        return self._store.kept
+
+    def identities(self) -> Iterator[tuple[str, Mapping[str, str], AbstractSet[str],
+                                           Mapping[str, Rel]]]:
+        """Every identity (pod-likes of a namespace sharing one label map): (namespace,
+        labels, member keys, selector owner -> edge type). The sets are the graph's own,
+        read-only, valid until the next change."""
+        for per_ns in self._state.identities.values():
+            for identity in per_ns.values():
+                yield identity.namespace, identity.labels, identity.members, \
+                    identity.selected_by
+
+    def matching_label_maps(self, namespace: str, selector: LabelSelector
+                            ) -> Iterator[Mapping[str, str]]:
+        """The label map of each identity in ``namespace`` the selector matches (one test
+        per identity, through the label index)."""
+        for identity in self._state.matching_identities(namespace, selector):
+            yield identity.labels
 
     def namespaces(self) -> set[str]:
         """Namespaces that exist as objects or hold at least one object."""

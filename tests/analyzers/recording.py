@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from collections.abc import Set as AbstractSet
 
 from netsight.graph.model import Rel, parse_key
 from netsight.graph.records import Record
@@ -47,3 +48,15 @@ class RecordingView(GraphView):
         for record in super().matching(namespace, selector):
             self.read.add(record.kind)
             yield record
+
+    def identities(self) -> Iterator[tuple[str, Mapping[str, str], AbstractSet[str],
+                                           Mapping[str, Rel]]]:
+        for identity in super().identities():
+            self.read.update(parse_key(key).kind for key in identity[2])
+            yield identity
+
+    def matching_label_maps(self, namespace: str, selector: LabelSelector
+                            ) -> Iterator[Mapping[str, str]]:
+        for labels in super().matching_label_maps(namespace, selector):
+            self.read.add("Pod")  # identities of pod-likes; which kinds, the maps do not say
+            yield labels

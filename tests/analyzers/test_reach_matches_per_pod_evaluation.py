@@ -226,12 +226,18 @@ def test_identity_answers_equal_per_pod_answers(objects: list[dict[str, Any]],
         "source": chosen.name, "port": port, "protocol": protocol, "limit": 500,
         "detail": True}), detail=True)
     found, outside = listed(what)
+    counted: dict[Any, int] = {True: 0, None: 0, False: 0}
     for other in pods.values():
         if other.key == chosen.key:
             continue
         expected = engine.evaluate(chosen, other, port, protocol).allowed
+        counted[expected] += 1
         got = found[other.name]["allowed"] if other.name in found else False
         assert got is expected, (chosen.name, other.name, what)
+    # The counts agree too (the set evaluation's rows are counted beside the per-pod groups).
+    assert what["summary"]["allowedPods"] == counted[True], what["summary"]
+    assert what["summary"]["unknownPods"] == counted[None], what["summary"]
+    assert what["summary"]["deniedPods"] == counted[False], what["summary"]
     for address in ADDRESSES:
         expected = engine.evaluate(chosen, external(address), port, protocol).allowed
         assert outside_verdict(outside, address) is expected, (address, outside)

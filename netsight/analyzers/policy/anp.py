@@ -13,7 +13,7 @@ and for egress ``networks`` (CIDRs, in-cluster pod IPs included) and ``nodes``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from netsight.analyzers.base import evidence, ref
@@ -51,8 +51,14 @@ class Peer:
 
     def matches(self, other: Endpoint, ns: Namespaces) -> Tri:
         if self.networks:
-            answers = [n.matches(other) for n in self.networks]
-            return True if True in answers else (None if None in answers else False)
+            found: Tri = False
+            for network in self.networks:
+                answer = network.matches(other)
+                if answer:
+                    return True
+                if answer is None:
+                    found = None
+            return found
         if self.nodes is not None:
             if not other.external and not other.host_network:
                 return False  # a pod-network pod is no node
@@ -79,14 +85,29 @@ class Rule:
     peers: tuple[Peer, ...]
     ports: tuple[PortMatch, ...] | None
     problem: Unsupported | None = None  # a shape not evaluated: the rule decides nothing
+    # Whether a peer can match an address outside the cluster (networks or nodes): a rule
+    # of namespace and pod peers only never matches one (Peer.matches), and most do not.
+    outside: bool = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "outside", any(
+            p.networks or p.nodes is not None for p in self.peers))
 
     def matches(self, other: Endpoint, destination: Endpoint, port: int, proto: str,
                 ns: Namespaces) -> Tri:
+        if other.namespace is None and not self.outside:
+            return False  # (an outside address: every peer says False)
         ports = ports_match(self.ports, port, proto, destination)
         if ports is False:
             return False
-        answers = [peer.matches(other, ns) for peer in self.peers]
-        peers = True if True in answers else (None if None in answers else False)
+        peers: Tri = False  # True if any peer says True, else None if any says None
+        for peer in self.peers:
+            answer = peer.matches(other, ns)
+            if answer:
+                peers = True
+                break
+            if answer is None:
+                peers = None
         return tri_all((peers, ports))
 
 
@@ -102,6 +123,14 @@ class AdminPolicy:
     subject_problem: Unsupported | None = None
     ingress_problem: Unsupported | None = None
     egress_problem: Unsupported | None = None
+    # The directions its spec gives rules for ("ingress", "egress"): a policy without rules
+    # in a direction takes no part in it (read once: evaluate asks per policy and flow).
+    takes: frozenset[str] = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        spec = self.record.spec or {}
+        object.__setattr__(self, "takes", frozenset(
+            d.value for d in Direction if spec.get(d.value)))
 
     @property
     def layer(self) -> Layer:
@@ -278,18 +307,20 @@ def evaluate(policies: Iterable[AdminPolicy], direction: Direction, subject: End
     ``policy.applies_to(subject, ns)`` by ``id(policy)`` for every policy, already known.
     """
     chosen: tuple[AdminPolicy, Rule] | None = None
+    taking = direction.value
     for policy in policies:
         if chosen is not None and policy.priority > chosen[0].priority:
             break
-        if not (policy.record.spec or {}).get(direction.value):
+        if taking not in policy.takes:
             continue  # no rules in this direction: the policy does not affect it
         problem = policy.subject_problem
         applying = policy.applies_to(subject, ns) if applies is None \
             else applies[id(policy)]
         if applying is False:
             continue
-        layer, record = policy.layer, policy.record
+        record = policy.record
         if problem is not None or applying is None:
+            layer = policy.layer
             why = f"{record.kind} {record.name}: " + (
                 f"{problem} (not evaluated)" if problem is not None else
                 f"whether it applies to {subject.name} depends on namespace labels the "
@@ -299,21 +330,21 @@ def evaluate(policies: Iterable[AdminPolicy], direction: Direction, subject: End
         for rule in policy.rules(direction):
             if rule.problem is not None:
                 why = f"{record.kind} {record.name}: {rule.problem} (not evaluated)"
-                return Decision(Step(layer, Action.UNKNOWN, why, ref(record), rule.index),
+                return Decision(Step(policy.layer, Action.UNKNOWN, why, ref(record), rule.index),
                                 not_evaluated=(why,))
             found = rule.matches(other, destination, port, proto, ns)
             if found is None:
                 why = (f"{record.kind} {record.name} spec.{direction.value}[{rule.index}]: "
                        f"whether it matches {other.name} depends on what the input does not "
                        "give (an IP, node addresses or namespace labels)")
-                return Decision(Step(layer, Action.UNKNOWN, why, ref(record), rule.index),
+                return Decision(Step(policy.layer, Action.UNKNOWN, why, ref(record), rule.index),
                                 not_evaluated=(why,))
             if found:
                 if chosen is not None and chosen[1].action is not rule.action:
                     why = (f"{chosen[0].record.name} and {record.name} share priority "
                            f"{policy.priority} and disagree ({chosen[1].action.value} vs "
                            f"{rule.action.value}); the spec leaves this undefined")
-                    return Decision(Step(layer, Action.UNKNOWN, why, ref(record)),
+                    return Decision(Step(policy.layer, Action.UNKNOWN, why, ref(record)),
                                     not_evaluated=(why,))
                 if chosen is None:
                     chosen = (policy, rule)

@@ -213,17 +213,30 @@ def policy_blocks(engine: PolicyEngine, subjects: Iterable[Endpoint] | None = No
             for peer in rule.peers or ():
                 if peer.ip_block is not None:
                     found[peer.ip_block] = None
-    admins, baselines = engine.admin_policies()
-    for policy in (*admins, *baselines):
-        for admin_rule in (*policy.ingress, *policy.egress):
-            for admin_peer in admin_rule.peers:
-                found.update(dict.fromkeys(admin_peer.networks))
+    found.update(dict.fromkeys(_admin_blocks(engine)))
     if subjects is None or direction is Direction.INGRESS:
         # Istio compares the source's address at the destination.
         found.update(dict.fromkeys(istio_authz.cidrs(engine.view)))
     found.update(dict.fromkeys(engine.cilium_blocks()))
     found.update(dict.fromkeys(engine.calico_blocks()))
     return tuple(found)
+
+
+_ADMIN_BLOCKS: list[tuple[object, tuple[IPBlock, ...]]] = []  # (tiers, their CIDRs)
+
+
+def _admin_blocks(engine: PolicyEngine) -> tuple[IPBlock, ...]:
+    """Every ``networks`` CIDR of the admin policies, kept while they are the same."""
+    tiers = engine.tiers
+    if _ADMIN_BLOCKS and _ADMIN_BLOCKS[0][0] is tiers:
+        return _ADMIN_BLOCKS[0][1]
+    found: dict[IPBlock, None] = {}
+    for policy in (*tiers.admins, *tiers.baselines):
+        for admin_rule in (*policy.ingress, *policy.egress):
+            for admin_peer in admin_rule.peers:
+                found.update(dict.fromkeys(admin_peer.networks))
+    _ADMIN_BLOCKS[:] = [(tiers, tuple(found))]
+    return _ADMIN_BLOCKS[0][1]
 
 
 # A block as integers: (version, first, last, excepts as (version, first, last)).
