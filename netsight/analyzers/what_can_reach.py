@@ -14,13 +14,11 @@ from netsight.analyzers.contracts import Page, ToolResult
 from netsight.analyzers.find_blocking_policies import ENDPOINT_HELP, Protocol
 from netsight.analyzers.paging import paginate, query_fingerprint
 from netsight.analyzers.policy import classes
-from netsight.analyzers.policy.classes import Row, add_rows, row_out
+from netsight.analyzers.policy.classes import Row, add_rows
 from netsight.analyzers.policy.endpoints import Endpoint, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
-from netsight.analyzers.policy.peers import IPBlock
 from netsight.analyzers.policy.reach import (
     Group,
-    Labels,
     PeerOut,
     Region,
     Summary,
@@ -34,7 +32,6 @@ from netsight.analyzers.policy.reach import (
     merge,
     peer_out,
     policy_blocks,
-    region_out,
     summarize,
     tally,
 )
@@ -132,7 +129,7 @@ def analyze(view: GraphView, args: Args) -> Result:
             list(fast.rows) if fast is not None else []
         for p, t in found:
             if t.allowed or t.unknown:
-                bisect.insort(listed, (p, t), key=_order)
+                bisect.insort(listed, (p, t), key=classes.listing_order)
         for _, t in found:
             reasons.update(t.reasons)
         if not source_external:
@@ -151,7 +148,7 @@ def analyze(view: GraphView, args: Args) -> Result:
         if fast is not None:
             summary = add_rows(summary, fast)
         return _result(view, args, resolved.endpoints, source_external,
-                       [_out(item, blocks, several=several, detail=args.detail)
+                       [classes.listed_out(item, blocks, several=several, detail=args.detail)
                         for item in page_listed], summary, 0, page, reasons)
     peers = group(cluster_endpoints(view, resolved.endpoints), blocks, True, mesh)
     found = []
@@ -209,18 +206,3 @@ def _result(view: GraphView, args: Args, sources: tuple[Endpoint, ...], source_e
         not_evaluated=list(reasons)[:20],
     )
 
-
-def _order(item: Row | tuple[Group, Tally] | Region) -> tuple[str, Labels, str]:
-    if isinstance(item, Row):
-        return item.namespace, item.labels, ""
-    assert isinstance(item, tuple)
-    return item[0].namespace, item[0].labels, item[0].rep.name
-
-
-def _out(item: Row | tuple[Group, Tally] | Region, blocks: tuple[IPBlock, ...], *,
-         several: bool, detail: bool) -> PeerOut:
-    if isinstance(item, Row):
-        return row_out(item, several=several, detail=detail)
-    if isinstance(item, Region):
-        return region_out(item, blocks, several=several)
-    return peer_out(item[0], item[1], several=several, detail=detail)

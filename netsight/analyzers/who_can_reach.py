@@ -13,13 +13,11 @@ from netsight.analyzers.contracts import ErrorCode, Page, ToolFailure, ToolResul
 from netsight.analyzers.find_blocking_policies import ENDPOINT_HELP, Protocol, _targets
 from netsight.analyzers.paging import paginate, query_fingerprint
 from netsight.analyzers.policy import classes
-from netsight.analyzers.policy.classes import Row, add_rows, row_out
+from netsight.analyzers.policy.classes import Row, add_rows
 from netsight.analyzers.policy.endpoints import Endpoint, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
-from netsight.analyzers.policy.peers import IPBlock
 from netsight.analyzers.policy.reach import (
     Group,
-    Labels,
     PeerOut,
     Region,
     Summary,
@@ -31,9 +29,7 @@ from netsight.analyzers.policy.reach import (
     flow,
     group,
     narrowed_sources,
-    peer_out,
     policy_blocks,
-    region_out,
     summarize,
     tally,
 )
@@ -123,7 +119,7 @@ def analyze(view: GraphView, args: Args) -> Result:
         list(fast.rows) if fast is not None else []
     for p, t in found:
         if t.allowed or t.unknown:
-            bisect.insort(listed, (p, t), key=_order)
+            bisect.insort(listed, (p, t), key=classes.listing_order)
     summary = summarize(found)
     if fast is not None:
         summary = add_rows(summary, fast)
@@ -152,25 +148,10 @@ def analyze(view: GraphView, args: Args) -> Result:
                           else resolved.endpoints[0].namespace),
         destination=args.destination, port=args.port, protocol=args.protocol,
         destination_pods=sum(len(g.members) for g, _ in fixed),
-        peers=[_out(item, blocks, several=several, detail=args.detail)
+        peers=[classes.listed_out(item, blocks, several=several, detail=args.detail)
                for item in page_items],
         summary=summary,
         page=page,
         not_evaluated=list(reasons)[:20],
     )
 
-
-def _order(item: Row | tuple[Group, Tally] | Region) -> tuple[str, Labels, str]:
-    if isinstance(item, Row):
-        return item.namespace, item.labels, ""
-    assert isinstance(item, tuple)
-    return item[0].namespace, item[0].labels, item[0].rep.name
-
-
-def _out(item: Row | tuple[Group, Tally] | Region, blocks: tuple[IPBlock, ...], *,
-         several: bool, detail: bool) -> PeerOut:
-    if isinstance(item, Row):
-        return row_out(item, several=several, detail=detail)
-    if isinstance(item, Region):
-        return region_out(item, blocks, several=several)
-    return peer_out(item[0], item[1], several=several, detail=detail)

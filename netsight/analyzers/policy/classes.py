@@ -57,9 +57,12 @@ from netsight.analyzers.policy.reach import (
     Group,
     PeerOut,
     PodCounts,
+    Region,
     Summary,
     Tally,
+    peer_out,
     policy_blocks,
+    region_out,
 )
 from netsight.analyzers.policy.universe import Bits, Labels, Sets, Universe, members, universe
 from netsight.analyzers.policy.verdict import Action, Direction, Tri
@@ -1012,6 +1015,27 @@ def row_out(row: Row, *, several: bool, detail: bool) -> PeerOut:
                                     unknown=tally.unknown) if several else None,
                    members=[k.partition("/")[2] for k in row.keys[:MEMBERS_SHOWN]]
                    if detail else None)
+
+
+Listed = Row | tuple[Group, Tally] | Region  # one peer line of who/what_can_reach
+
+
+def listing_order(item: Listed) -> tuple[str, Labels, str]:
+    """Where a peer line sorts: namespace, labels, then the group's first pod."""
+    if isinstance(item, Row):
+        return item.namespace, item.labels, ""
+    assert isinstance(item, tuple)
+    return item[0].namespace, item[0].labels, item[0].rep.name
+
+
+def listed_out(item: Listed, blocks: tuple[IPBlock, ...], *, several: bool,
+               detail: bool) -> PeerOut:
+    """A peer line as shown: an identity of the set path, a region outside, or a group."""
+    if isinstance(item, Row):
+        return row_out(item, several=several, detail=detail)
+    if isinstance(item, Region):
+        return region_out(item, blocks, several=several)
+    return peer_out(item[0], item[1], several=several, detail=detail)
 
 
 def add_rows(summary: Summary, sources: Sources) -> Summary:
