@@ -303,21 +303,32 @@ class FixedEnd:
         allow = unknown = 0
         problem = False
         for policy in isolating:
-            home = policy.record.namespace
-            for rule in policy.rules(self.direction):
-                if rule.problem is not None:
-                    problem = True
-                    continue
-                ports_true, ports_unknown = self.ports(rule.ports)
-                if not ports_true | ports_unknown:
-                    continue
-                peers_true, peers_unknown = self._peers(rule, home)
-                true = peers_true & ports_true
-                allow |= true
-                unknown |= (peers_true | peers_unknown) & (ports_true | ports_unknown) & ~true
+            true, maybe, unreadable = self.rule_sets(policy.rules(self.direction),
+                                                     policy.record.namespace)
+            allow |= true
+            unknown |= maybe
+            problem |= unreadable
         everyone = self.uni.all
         unknown = (everyone if problem else unknown) & ~allow
         return Outcome(allow, everyone & ~allow & ~unknown, unknown)
+
+    def rule_sets(self, rules: Iterable[netpol.Rule], home: str) -> tuple[Bits, Bits, bool]:
+        """What NetworkPolicy ``rules`` of a policy in ``home`` admit: (true, unknown and
+        not true, whether a rule could not be read)."""
+        true = unknown = 0
+        problem = False
+        for rule in rules:
+            if rule.problem is not None:
+                problem = True
+                continue
+            ports_true, ports_unknown = self.ports(rule.ports)
+            if not ports_true | ports_unknown:
+                continue
+            peers_true, peers_unknown = self._peers(rule, home)
+            hit = peers_true & ports_true
+            true |= hit
+            unknown |= (peers_true | peers_unknown) & (ports_true | ports_unknown) & ~hit
+        return true, unknown, problem
 
     def evaluate(self, applicable: tuple[list[anp.AdminPolicy], list[anp.AdminPolicy],
                                          dict[int, Tri]] | None = None,
@@ -752,20 +763,7 @@ class _Transposed:
         kept = self._wide.get(id(key))
         if kept is not None and kept[0] is key:
             return kept[1]
-        probe = self.probe
-        true = unknown = 0
-        problem = False
-        for rule in rules:
-            if rule.problem is not None:
-                problem = True
-                continue
-            ports_true, ports_unknown = probe.ports(rule.ports)
-            if not ports_true | ports_unknown:
-                continue
-            peers_true, peers_unknown = probe._peers(rule, home)
-            hit = peers_true & ports_true
-            true |= hit
-            unknown |= (peers_true | peers_unknown) & (ports_true | ports_unknown) & ~hit
+        true, unknown, problem = self.probe.rule_sets(rules, home)
         sets = (true, (self.uni.all if problem else unknown) & ~true)
         self._wide[id(key)] = (key, sets)
         return sets
