@@ -316,12 +316,12 @@ def spawn(sim: Sim, variant: str, **options: Any) -> Result:
 
 
 async def sync_netsight(kubeconfig: str, sim_pid: int, *, profile: str | None = None,
-                        trace: bool = False) -> Result:
+                        trace: bool = False, page_size: int | None = None) -> Result:
     """From connecting to ``wait_synced()`` returning, as ``netsight serve`` starts."""
     from netsight.graph.client import KubeTransport
     from netsight.graph.model import Kind
     from netsight.graph.store import GraphStore, Source
-    from netsight.graph.watching import ClusterWatcher
+    from netsight.graph.watching import ClusterWatcher, InformerSettings
 
     profiler = None
     if profile:
@@ -337,7 +337,8 @@ async def sync_netsight(kubeconfig: str, sim_pid: int, *, profile: str | None = 
     started = time.perf_counter()
     transport = await KubeTransport.connect(kubeconfig)
     store = GraphStore(source=Source.CLUSTER, cluster_name="sim")
-    watcher = ClusterWatcher(transport, store)
+    settings = InformerSettings() if page_size is None else InformerSettings(page_size=page_size)
+    watcher = ClusterWatcher(transport, store, settings)
     await watcher.start()
     synced = await watcher.wait_synced(600)
     wall = time.perf_counter() - started
@@ -721,7 +722,8 @@ def worker_main(args: argparse.Namespace) -> None:
     variant = args.variant
     result: Result
     if variant == "netsight":
-        result = asyncio.run(sync_netsight(kubeconfig, sim_pid))
+        result = asyncio.run(sync_netsight(kubeconfig, sim_pid,
+                                           page_size=options.get("page_size")))
     elif variant == "profile":
         result = asyncio.run(sync_netsight(kubeconfig, sim_pid, profile=options["stem"]))
     elif variant == "tracemalloc":
@@ -760,22 +762,37 @@ def save(name: str, data: Result) -> None:
     print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)
 
 
+def _page_sizes(text: str) -> list[int | None]:
+    sizes = [int(part) for part in text.split(",") if part.strip()]
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError("page sizes: positive integers separated by commas")
+    return list(sizes)
+
+
 def command_sync(args: argparse.Namespace) -> None:
     info = machine()
     with simulator(args) as sim:
         runs: dict[str, list[Result]] = defaultdict(list)
         for i in range(args.runs):
-            for variant in ("netsight", "pods-netsight"):
-                result = spawn(sim, variant)
-                runs[variant].append(result)
-                print(f"run {i + 1} {variant}: {result['wall_s']:.2f} s, RSS +"
+            for size in args.page_sizes:  # alternated: an A/B of the list page size
+                name = "netsight" if size is None else f"netsight-page-{size}"
+                result = spawn(sim, "netsight", page_size=size)
+                runs[name].append(result)
+                print(f"run {i + 1} {name}: {result['wall_s']:.2f} s, CPU "
+                      f"{result['cpu_s']:.2f} s, RSS +"
+                      f"{result['rss_growth_bytes'] / MiB:.0f} MiB", file=sys.stderr)
+            if args.pods_runs:
+                result = spawn(sim, "pods-netsight")
+                runs["pods-netsight"].append(result)
+                print(f"run {i + 1} pods-netsight: {result['wall_s']:.2f} s, RSS +"
                       f"{result['rss_growth_bytes'] / MiB:.0f} MiB", file=sys.stderr)
         for i in range(args.baseline_runs):
             result = spawn(sim, "pods-baseline", limit_pods=args.baseline_pods)
             runs["pods-baseline"].append(result)
             print(f"run {i + 1} pods-baseline: {result['wall_s']:.2f} s for {result['pods']} "
                   f"pods, RSS +{result['rss_growth_bytes'] / MiB:.0f} MiB", file=sys.stderr)
-    pods = runs["netsight"][0]["pods"]
+    first = "netsight" if "netsight" in runs else next(iter(runs))
+    pods = runs[first][0]["pods"]
     summary: Result = {}
     for variant, results in runs.items():
         n = statistics.median(r["pods"] for r in results)
@@ -787,12 +804,14 @@ def command_sync(args: argparse.Namespace) -> None:
             "rss_growth_mib": round(median(results, "rss_growth_bytes") / MiB, 1),
             "rss_growth_bytes_per_pod": round(median(results, "rss_growth_bytes") / n),
         }
-    full = summary["netsight"]
-    full["sim_cpu_s"] = round(median(runs["netsight"], "sim_cpu_s"), 2)
-    full["rss_mib"] = round(median(runs["netsight"], "rss_bytes") / MiB, 1)
-    full["rss_peak_growth_mib"] = round(
-        median(runs["netsight"], "rss_peak_growth_bytes") / MiB, 1)
-    if "pods-baseline" in summary:  # --baseline-runs 0 leaves it out
+    for variant, results in runs.items():
+        if not variant.startswith("netsight"):
+            continue
+        full = summary[variant]
+        full["sim_cpu_s"] = round(median(results, "sim_cpu_s"), 2)
+        full["rss_mib"] = round(median(results, "rss_bytes") / MiB, 1)
+        full["rss_peak_growth_mib"] = round(median(results, "rss_peak_growth_bytes") / MiB, 1)
+    if "pods-baseline" in summary and "pods-netsight" in summary:  # --baseline-runs 0 leaves it out
         ours, theirs = summary["pods-netsight"], summary["pods-baseline"]
         summary["ratio_baseline_over_netsight"] = {
             "time_per_pod": round(theirs["us_per_pod"] / ours["us_per_pod"], 1),
@@ -952,7 +971,13 @@ def command_apply(args: argparse.Namespace) -> None:
     """(a) CPU of listing and applying every watched kind in this process, pages from
     memory: A/B of the record and graph code while the machine is shared."""
     from netsight.graph.store import GraphStore, Source
-    from netsight.graph.watching import CORE_KINDS, NEVER_WATCHED, Informer, WatchedKind
+    from netsight.graph.watching import (
+        CORE_KINDS,
+        NEVER_WATCHED,
+        Informer,
+        InformerSettings,
+        WatchedKind,
+    )
     from netsight.sim.synthetic import generate
 
     gc.disable()
@@ -971,8 +996,9 @@ def command_apply(args: argparse.Namespace) -> None:
         by_kind[kind.path].append({k: v for k, v in obj.items()
                                    if k not in ("kind", "apiVersion")})
     pages: dict[str, list[bytes]] = {}
+    size = InformerSettings().page_size  # the pages the informers would ask for
     for path, items in by_kind.items():
-        chunks = [items[i:i + 500] for i in range(0, len(items), 500)]
+        chunks = [items[i:i + size] for i in range(0, len(items), size)]
         pages[path] = [orjson.dumps({"metadata": {"resourceVersion": "1", **(
             {"continue": str(n + 1)} if n + 1 < len(chunks) else {})}, "items": chunk})
             for n, chunk in enumerate(chunks)]
@@ -1020,6 +1046,11 @@ def main() -> None:
     p.add_argument("--baseline-runs", type=int, default=1)
     p.add_argument("--baseline-pods", type=int, default=None,
                    help="stop the baseline after this many pods (it takes ~2 min at 100k)")
+    p.add_argument("--page-sizes", type=_page_sizes, default=[None], metavar="N,M",
+                   help="full syncs with these list page sizes, alternated in each run "
+                        "(default: InformerSettings.page_size)")
+    p.add_argument("--no-pods-runs", dest="pods_runs", action="store_false",
+                   help="leave out the pods-only sync")
     p.set_defaults(func=command_sync)
     p = sub.add_parser("apply", help="(a) list-and-apply CPU in-process, pages from memory "
                        "(no simulator, no HTTP): for A/B on a shared machine")

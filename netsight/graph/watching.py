@@ -141,7 +141,11 @@ class Backoff:
 
 @dataclass
 class InformerSettings:
-    page_size: int = 500
+    # The initial list's ``limit``. 1000 rather than client-go's 500: fewer pages (each an
+    # HTTP round trip, a call_api and a decoder call) cost ~5-8% less sync CPU at 30k-100k
+    # pods for ~6 MiB more RSS; 5000 saved no more CPU and held 50 MiB more at 30k pods
+    # (benchmarks/informers.py sync --page-sizes).
+    page_size: int = 1000
     watch_timeout: tuple[int, int] = (240, 360)  # timeoutSeconds, drawn per watch
     inactivity_timeout: float = 420.0  # no byte for this long: the stream is dead
     forbidden_retry: float = 60.0
