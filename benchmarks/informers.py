@@ -553,7 +553,15 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
                 gc_pauses.append((info["generation"], time.perf_counter() - gc_start[0]))
 
         gc.callbacks.append(on_gc)
-        samples: list[tuple[float, int, int, int]] = []
+        samples: list[tuple[float, int, int, int, int]] = []
+
+        def sample(received: int) -> None:
+            # Identities (pod-likes of a namespace sharing a label map) are the part of the
+            # graph that grows with the cluster's variety of label sets, not with its size.
+            identities = sum(map(len, store.state.identities.values()))
+            samples.append((round(time.time() - churn_started, 2), proc_status("VmRSS"),
+                            received, proc_status("VmRSS", sim_pid), identities))
+
         rss_start = proc_status("VmRSS")
         cpu0, sim_cpu0 = time.process_time(), cpu_seconds(sim_pid)
         profiler = None
@@ -569,9 +577,7 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
         status: Result = {}
         while True:
             await asyncio.sleep(sample_every)
-            received = sum(s.events for s in store.sync.values())
-            samples.append((round(time.time() - churn_started, 2), proc_status("VmRSS"),
-                            received, proc_status("VmRSS", sim_pid)))
+            sample(sum(s.events for s in store.sync.values()))
             status = await (await http.get("/sim/churn")).json()
             if not status["running"]:
                 break
@@ -592,9 +598,7 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
             await asyncio.sleep(0.05)
             if time.time() >= next_sample:
                 next_sample += sample_every
-                samples.append((round(time.time() - churn_started, 2), proc_status("VmRSS"),
-                                sum(s.events for s in store.sync.values()),
-                                proc_status("VmRSS", sim_pid)))
+                sample(sum(s.events for s in store.sync.values()))
         gc.callbacks.remove(on_gc)
         rss_end = proc_status("VmRSS")
         gc.collect()
@@ -646,7 +650,7 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
                for g in (0, 1, 2) if (ps := [d for gen, d in gc_pauses if gen == g])},
         "rss_start_bytes": rss_start, "rss_end_bytes": rss_end,
         "rss_after_collect_bytes": rss_after_collect,
-        "rss_samples": samples,  # (seconds into churn, RSS, events received, sim RSS)
+        "rss_samples": samples,  # (seconds into churn, RSS, events received, sim RSS, identities)
         "graph": {"nodes": store.view().node_count, "edges": store.view().edge_count},
         "relists": {k: s.relists for k, s in store.sync.items() if s.relists},
         "errors": {k: s.last_error for k, s in store.sync.items() if s.last_error},
@@ -906,6 +910,12 @@ def command_soak(args: argparse.Namespace) -> None:
         "mib_at_events": {n: round(next(s[1] for s in samples if s[2] >= n) / MiB, 1)
                           for n in (0, 100_000, 250_000, 500_000, 750_000, 900_000,
                                     1_000_000) if samples[-1][2] >= n},
+        # The graph's identities at the same points: RSS that follows them is cluster
+        # state (more distinct label sets among the live pods), not a leak.
+        "identities_at_events": {
+            n: next(s[4] for s in samples if s[2] >= n)
+            for n in (0, 100_000, 250_000, 500_000, 750_000, 900_000, 1_000_000)
+            if samples[-1][2] >= n},
     }
     save("soak", data)
     print(json.dumps(data["summary"][key]["rss"], indent=1))
