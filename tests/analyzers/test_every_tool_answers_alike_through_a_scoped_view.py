@@ -151,11 +151,12 @@ def attachment_counts(data: Any) -> list[tuple[str, str, Any, Any]]:
                   for g in gateways for ls in g.get("listeners", []))
 
 
-SCOPES = [(case, scope) for case in CASES
-          for scope in ("", *sorted(store_from_yaml(load_case(case)[2]).view().namespaces()))]
+LOADED = {case: load_case(case) for case in CASES}  # read once while collecting
+SCOPES = [(case, scope) for case, (_, _, cluster) in LOADED.items()
+          for scope in ("", *sorted(store_from_yaml(cluster).view().namespaces()))]
 WHOLE_GRAPH_TOOLS = {"diff_routes"}  # decide on the whole graph, show only the scope
-ALONE_SCOPES = [(c, s) for c, s in SCOPES if load_case(c)[0]["tool"] not in WHOLE_GRAPH_TOOLS]
-WHOLE_SCOPES = [(c, s) for c, s in SCOPES if load_case(c)[0]["tool"] in WHOLE_GRAPH_TOOLS]
+ALONE_SCOPES = [(c, s) for c, s in SCOPES if LOADED[c][0]["tool"] not in WHOLE_GRAPH_TOOLS]
+WHOLE_SCOPES = [(c, s) for c, s in SCOPES if LOADED[c][0]["tool"] in WHOLE_GRAPH_TOOLS]
 
 
 @pytest.mark.parametrize(("case", "scope"), ALONE_SCOPES,

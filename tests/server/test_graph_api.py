@@ -11,6 +11,7 @@ import aiohttp
 import networkx as nx
 import pytest
 
+from netsight.graph.store import SyncState
 from netsight.sim.apiserver import SimServer
 from tests.server.conftest import Served, eventually, serving
 
@@ -106,7 +107,16 @@ async def test_readyz_is_503_with_per_kind_detail_until_every_informer_synced(
         assert (status, health) == (200, {"status": "ok"})
 
         await eventually(lambda: running.graph.started)
-        await eventually(lambda: running.graph.store.sync["Pod"].last_error is not None)
+        sync = running.graph.store.sync
+
+        def pods_failing_and_services_synced() -> bool:
+            # The informers list concurrently: on a loaded machine Pods may fail before
+            # Services have finished listing, so wait for both states the answer shows.
+            pods, services = sync.get("Pod"), sync.get("Service")
+            return (pods is not None and pods.last_error is not None
+                    and services is not None and services.state is SyncState.SYNCED)
+
+        await eventually(pods_failing_and_services_synced)
         status, _, body = await get(f"{running.url}/readyz")
         assert status == 503
         assert body["ready"] is False
