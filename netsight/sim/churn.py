@@ -595,21 +595,26 @@ class ChurnDriver:
 async def churn(state: SimState, *, rate: float, duration: float | None = None,
                 count: int | None = None, seed: int = 0, mix: ChurnMix | None = None,
                 log: ChurnLog | None = None, stop: asyncio.Event | None = None,
-                tick: float = 0.005, scale_workloads: bool = True) -> ChurnStats:
+                tick: float = 0.005, gap: float = 0.002,
+                scale_workloads: bool = True) -> ChurnStats:
     """Mutate ``state`` at ``rate`` writes per second until ``duration`` seconds have passed,
     ``count`` writes are made (the last mutation may overshoot by a few), or ``stop`` is set.
 
     Writes go out in small bursts, at most ``tick`` seconds long, and the loop yields between
-    bursts so watch streams can send. If the event loop cannot keep up, the driver catches
-    up as fast as it can; ``max_behind`` says by how much it fell behind its schedule.
+    bursts so watch streams can send. On schedule, the driver sleeps at least ``gap``
+    seconds between bursts: the writes that fall due meanwhile go out together, and each
+    watch stream sends them in one write (every write still logs its own time, just before
+    it happens). If the event loop cannot keep up, the driver catches up as fast as it can;
+    ``max_behind`` says by how much it fell behind its schedule.
     """
     driver = ChurnDriver(state, seed=seed, mix=mix, log=log, scale_workloads=scale_workloads)
-    return await pace(driver, rate=rate, duration=duration, count=count, stop=stop, tick=tick)
+    return await pace(driver, rate=rate, duration=duration, count=count, stop=stop, tick=tick,
+                      gap=gap)
 
 
 async def pace(driver: ChurnDriver, *, rate: float, duration: float | None = None,
                count: int | None = None, stop: asyncio.Event | None = None,
-               tick: float = 0.005) -> ChurnStats:
+               tick: float = 0.005, gap: float = 0.002) -> ChurnStats:
     """Run ``driver`` at ``rate`` writes per second; see :func:`churn`."""
     if rate <= 0:
         raise ValueError("rate must be positive")
@@ -636,7 +641,7 @@ async def pace(driver: ChurnDriver, *, rate: float, duration: float | None = Non
             if stats.writes < due:
                 await asyncio.sleep(0)  # behind schedule: only let the streams send
             else:
-                await asyncio.sleep(max(0.0, min(tick, (stats.writes + 1) / rate
+                await asyncio.sleep(max(gap, min(tick, (stats.writes + 1) / rate
                                                  - (loop.time() - start))))
     finally:
         stats.elapsed = loop.time() - start
