@@ -11,6 +11,7 @@ measurement of netsight runs in a fresh process (``_worker``) against the one si
     .venv/bin/python benchmarks/informers.py soak      # (c) RSS over 1M events
     .venv/bin/python benchmarks/informers.py list      # (d) the simulator's list throughput
     .venv/bin/python benchmarks/informers.py apply     # (a) list+apply CPU, no HTTP, in-process
+    .venv/bin/python benchmarks/informers.py sim-churn --baseline main  # the simulator's CPU/write
 
 Each takes 1.5-5 minutes. Figures go to ``benchmarks/out/informers-<command>.json`` (and
 profiles next to them), and a summary to stdout. Never part of the test suite.
@@ -136,12 +137,17 @@ def fast_load(state: Any, objects: Any) -> int:
 def bench_state() -> Any:
     """A SimState whose deletes are cheap enough for thousands of writes a second.
 
-    ``SimState.delete`` deep-copies the object with ``copy.deepcopy`` (about 1 ms for a
-    generated pod); the DELETED event needs only its own top level and metadata, which is
-    all ``_commit`` writes to.
+    Before netsight/sim copied a deleted object's top level and metadata only,
+    ``SimState.delete`` deep-copied it with ``copy.deepcopy`` (about 1 ms for a generated
+    pod); for such a version (a ``sim-churn --baseline``), the delete is overridden.
     """
+    import inspect
+
     from netsight.sim.resources import CRD_TYPE
     from netsight.sim.state import SimState, object_key, storage_key
+
+    if "deepcopy" not in inspect.getsource(SimState.delete):
+        return SimState()
 
     class BenchState(SimState):
         def delete(self, rtype: Any, namespace: str | None, name: str) -> Any:
@@ -156,71 +162,8 @@ def bench_state() -> Any:
     return BenchState()
 
 
-def batch_watch_streams(api: Any) -> bool:
-    """Make each watch stream send every queued event in one write.
-
-    ``SimApiServer._stream`` sends one event per write, through one ``asyncio.wait_for``
-    (a task on Python 3.11) per event: about 100 us an event, which holds the simulator
-    below 5,000 events/s on this machine. This does what the API server does: whatever is
-    queued goes out together. Returns False (and changes nothing) if ``_stream`` is not the
-    version this was written against.
-    """
-    import inspect
-
-    from netsight.sim.state import ApiError
-
-    expected = ["rtype", "selection", "version", "bookmarks", "timeout"]
-    if list(inspect.signature(api._stream).parameters) != expected:
-        return False
-    state = api.state
-
-    async def stream(rtype: Any, selection: Any, version: str | None, bookmarks: bool,
-                     timeout: float) -> Any:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        try:
-            watcher = state.open_watch(rtype, selection, version)
-        except ApiError as exc:
-            yield orjson.dumps({"type": "ERROR", "object": exc.status()}) + b"\n"
-            return
-        queue = watcher.queue
-        try:
-            while (remaining := deadline - loop.time()) > 0:
-                if state.faults.stalled:
-                    await asyncio.sleep(min(remaining, 0.02))
-                    continue
-                wait = min(remaining, api.config.bookmark_interval) if bookmarks else remaining
-                if queue.empty():
-                    try:
-                        async with asyncio.timeout(wait):
-                            first = await queue.get()
-                    except TimeoutError:
-                        if bookmarks:
-                            yield orjson.dumps({"type": "BOOKMARK", "object": {
-                                "kind": rtype.kind, "apiVersion": rtype.api_version,
-                                "metadata": {"resourceVersion": str(state.rv)}}}) + b"\n"
-                        continue
-                else:
-                    first = queue.get_nowait()
-                lines = [first]
-                while lines[-1] is not None and not queue.empty() and len(lines) < 512:
-                    lines.append(queue.get_nowait())
-                ended = lines[-1] is None
-                if ended:
-                    lines.pop()
-                if lines:
-                    yield b"".join(lines)
-                if ended:
-                    return
-        finally:
-            state.close_watch(watcher)
-
-    api._stream = stream
-    return True
-
-
 def sim_main(args: argparse.Namespace) -> None:
-    from netsight.sim.apiserver import SimConfig, SimServer
+    from netsight.sim.apiserver import SimConfig, SimServer, loop_factory
     from netsight.sim.churn import ChurnController
     from netsight.sim.synthetic import generate
 
@@ -238,35 +181,63 @@ def sim_main(args: argparse.Namespace) -> None:
         # The collector stays off in the simulator: its objects are acyclic JSON, and with
         # the 50,000-event watch log alive every full collection rescans millions of them,
         # which cost 40% of its time under churn. Its memory is not what is measured.
-        batched = batch_watch_streams(server.api) if args.batch_watch else False
         controller = ChurnController(server.state)
+        if args.profile:
+            profile_first_churn(controller, args.profile)
         server.api.app.router.routes.extend(controller.routes())
         await server.start()
         server.write_kubeconfig(Path(args.kubeconfig))
         print(json.dumps({"url": server.url, "pid": os.getpid(), "objects": count,
                           "counts": counts, "generate_s": round(generated, 2),
                           "load_s": round(time.perf_counter() - started, 2),
-                          "batched_watch_streams": batched,
+                          "loop": type(asyncio.get_running_loop()).__module__,
                           "rss_bytes": proc_status("VmRSS")}), flush=True)
         await asyncio.Event().wait()
 
-    asyncio.run(serve())
+    with asyncio.Runner(loop_factory=loop_factory()) as runner:  # as `netsight sim` runs
+        runner.run(serve())
+
+
+def profile_first_churn(controller: Any, stem: str) -> None:
+    """pyinstrument over the simulator's first churn (the whole thread: HTTP included)."""
+    from pyinstrument import Profiler
+
+    start = controller.start
+
+    def profiled(body: Any) -> Any:
+        stats = start(body)
+        if controller.start is not profiled:
+            return stats
+        controller.start = start  # once
+        profiler = Profiler(interval=0.0005, async_mode="disabled")
+        profiler.start()
+
+        def done(task: Any) -> None:
+            profiler.stop()
+            Path(stem + ".txt").write_text(profiler.output_text(unicode=False))
+
+        controller._task.add_done_callback(done)
+        return stats
+
+    controller.start = profiled
 
 
 class Sim:
     """The simulator subprocess, loaded and listening."""
 
-    def __init__(self, args: argparse.Namespace) -> None:
+    def __init__(self, args: argparse.Namespace, *, code: Path = SNAPSHOT, name: str = "",
+                 extra: tuple[str, ...] = ()) -> None:
         OUT.mkdir(exist_ok=True)
-        self.kubeconfig = OUT / "informers-kubeconfig"
-        command = [sys.executable, str(SNAPSHOT / "informers.py"), "_sim", "--pods", str(args.pods),
+        self.kubeconfig = OUT / f"informers-kubeconfig{'-' + name if name else ''}"
+        command = [sys.executable, str(code / "informers.py"), "_sim", "--pods", str(args.pods),
                    "--seed", str(args.seed), "--policies-per-namespace",
-                   str(args.policies_per_namespace), "--kubeconfig", str(self.kubeconfig)]
-        if not getattr(args, "batch_watch", True):
-            command.append("--no-batch-watch")
-        print(f"starting the simulator: {args.pods} pods ...", file=sys.stderr, flush=True)
+                   str(args.policies_per_namespace), "--kubeconfig", str(self.kubeconfig),
+                   *extra]
+        print(f"starting the simulator{' ' + name if name else ''}: {args.pods} pods ...",
+              file=sys.stderr, flush=True)
+        env = {**CHILD_ENV, "PYTHONPATH": str(code)}
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT,
-                                        env=CHILD_ENV)
+                                        env=env)
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
         if not line:
@@ -717,6 +688,244 @@ async def list_throughput(kubeconfig: str, sim_pid: int, *, limit: int, parse: b
             "parse_s": parse_s, "sim_cpu_s": cpu_seconds(sim_pid) - sim_cpu0}
 
 
+# --- (e) the simulator's CPU per write under churn --------------------------------------------
+
+
+def code_at(ref: str) -> Path:
+    """netsight/ and this script as committed at git ``ref``, in out/informers-code-<ref>: the
+    baseline simulator of ``sim-churn`` (its ``_sim`` subcommand, with its own patches)."""
+    import io
+    import tarfile
+
+    dest = OUT / f"informers-code-{ref.replace('/', '_')}"
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    archive = subprocess.run(["git", "archive", ref, "netsight", "benchmarks/informers.py"],
+                             cwd=ROOT, capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(dest, filter="data")
+    (dest / "benchmarks" / "informers.py").rename(dest / "informers.py")
+    return dest
+
+
+async def watched_paths(url: str) -> list[tuple[str, str | None]]:
+    """(path, Accept header) of every watch netsight's informers open on this server."""
+    from netsight.graph.watching import CRD_KIND, Transport, discover
+
+    class Plain:  # discovery through plain aiohttp: the simulator takes any token
+        def __init__(self, http: aiohttp.ClientSession) -> None:
+            self.http = http
+
+        async def get(self, path: str, params: list[tuple[str, str]], *,
+                      accept: str | None = None) -> Any:
+            response = await self.http.get(path, params=params)
+            await response.read()
+            return response
+
+    async with aiohttp.ClientSession(base_url=url) as http:
+        transport: Transport = Plain(http)  # type: ignore[assignment]
+        kinds = [*await discover(transport), CRD_KIND]
+    return [(k.path, k.accept[1] if k.accept else None) for k in kinds]
+
+
+async def sim_churn_run(sim: Sim, paths: list[tuple[str, str | None]], *, rate: float,
+                        duration: float, seed: int, drain_timeout: float = 60.0) -> Result:
+    """Churn ``sim`` at ``rate`` with a watch open on every path netsight watches, each read
+    as raw bytes (no parsing: this process must stay cheap and keep up); the simulator's
+    CPU from the start of churn until every event has arrived, per write."""
+    events = [0]
+    sizes = [0]
+
+    async def consume(http: aiohttp.ClientSession, path: str, accept: str | None,
+                      rv: str) -> None:
+        params = {"watch": "1", "resourceVersion": rv, "allowWatchBookmarks": "true",
+                  "timeoutSeconds": "3600"}
+        headers = {"Accept": accept} if accept else {}
+        async with http.get(path, params=params, headers=headers) as response:
+            assert response.status == 200, await response.text()
+            while chunk := await response.content.readany():
+                sizes[0] += len(chunk)
+                events[0] += chunk.count(b"\n") - chunk.count(b'"BOOKMARK"')
+
+    timeout = aiohttp.ClientTimeout(total=None)
+    async with aiohttp.ClientSession(base_url=sim.url, timeout=timeout) as http:
+        rv = str((await (await http.get("/sim/state")).json())["resourceVersion"])
+        tasks = [asyncio.create_task(consume(http, path, accept, rv)) for path, accept in paths]
+        await asyncio.sleep(1.0)  # the streams are open
+        load0, cpu0, mine0 = os.getloadavg()[0], cpu_seconds(sim.pid), time.process_time()
+        response = await http.post("/sim/churn", json={
+            "rate": rate, "duration": duration, "seed": seed, "record": True,
+            "scaleWorkloads": False})
+        assert response.status == 202, await response.text()
+        started = time.perf_counter()
+        while True:
+            await asyncio.sleep(0.5)
+            status = await (await http.get("/sim/churn")).json()
+            if not status["running"]:
+                break
+        writes = int(status["writes"])
+        deadline = time.perf_counter() + drain_timeout
+        while events[0] < writes and time.perf_counter() < deadline:
+            await asyncio.sleep(0.01)
+        wall = time.perf_counter() - started
+        sim_cpu, mine = cpu_seconds(sim.pid) - cpu0, time.process_time() - mine0
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    if status.get("error"):
+        sys.exit(f"churn failed in the simulator: {status['error']}")
+    return {"rate_target": rate, "writes": writes, "received": events[0],
+            "bytes_per_write": round(sizes[0] / max(writes, 1)),
+            "sim_rate": status["rate"], "sim_max_behind_s": status["maxBehind"],
+            "wall_s": round(wall, 3), "sim_cpu_s": round(sim_cpu, 3),
+            "sim_us_per_write": round(sim_cpu / max(writes, 1) * 1e6, 1),
+            "sim_cpu_share": round(sim_cpu / wall, 3), "client_cpu_s": round(mine, 3),
+            "writes_by_kind": status["writesByKind"], "load_average": [load0,
+                                                                     os.getloadavg()[0]]}
+
+
+def command_sim_churn(args: argparse.Namespace) -> None:
+    """(e) The simulator's CPU per write under churn, this tree against ``--baseline`` (a git
+    ref) side by side: both simulators loaded at once, runs alternated (ABBA)."""
+    info = machine()
+    variants: list[tuple[str, Path]] = [("this", SNAPSHOT)]
+    if args.baseline:
+        variants.append((f"baseline {args.baseline}", code_at(args.baseline)))
+    if args.in_process:
+        sim_churn_in_process(args, variants, info)
+        return
+    sims: list[Sim] = []
+    runs: dict[str, list[Result]] = defaultdict(list)
+    try:
+        for name, code in variants:
+            extra = ("--profile", str(OUT / "informers-profile-sim-churn")) if (
+                args.profile and code == SNAPSHOT) else ()
+            sims.append(Sim(args, code=code, name=name.replace(" ", "-").replace("/", "_"),
+                            extra=extra))
+        paths = asyncio.run(watched_paths(sims[0].url))
+        for i in range(args.runs):
+            order = list(zip(variants, sims, strict=True))
+            if i % 2:
+                order.reverse()
+            for (name, _), sim in order:
+                result = sim_churn_run(sim, paths, rate=args.rate, duration=args.duration,
+                                       seed=args.churn_seed + i)
+                result = asyncio.run(result)
+                runs[name].append(result)
+                print(f"run {i + 1} {name}: {result['writes']} writes at {result['sim_rate']}/s"
+                      f" (behind {result['sim_max_behind_s']} s), simulator "
+                      f"{result['sim_cpu_s']:.2f} s CPU = {result['sim_us_per_write']} us/write"
+                      f", received {result['received']}, load {result['load_average']}",
+                      file=sys.stderr)
+    finally:
+        for sim in sims:
+            sim.stop()
+    summary = {name: {"runs": len(rs), "rate_target": args.rate,
+                      "sim_us_per_write_median": statistics.median(
+                          r["sim_us_per_write"] for r in rs),
+                      "sim_us_per_write": [r["sim_us_per_write"] for r in rs],
+                      "sim_cpu_share": [r["sim_cpu_share"] for r in rs],
+                      "sim_max_behind_s": [r["sim_max_behind_s"] for r in rs],
+                      "missing": [r["writes"] - r["received"] for r in rs]}
+               for name, rs in runs.items()}
+    save(args.name, {"machine": info, "sims": {n: s.info for (n, _), s in
+                                               zip(variants, sims, strict=True)},
+                     "watched": paths, "summary": summary, "runs": runs})
+    print(json.dumps(summary, indent=1))
+
+
+def sim_churn_in_process(args: argparse.Namespace, variants: list[tuple[str, Path]],
+                         info: Result) -> None:
+    """The state path alone (driver, store, fan-out, encoding; no HTTP), each variant in a
+    child process of its own, alternated."""
+    runs: dict[str, list[Result]] = defaultdict(list)
+    for i in range(args.runs):
+        order = variants if i % 2 == 0 else variants[::-1]
+        for name, code in order:
+            # This script next to the variant's netsight/ (a script's own directory comes
+            # first on sys.path).
+            script = code / "informers_sim_in_process.py"
+            shutil.copy(SNAPSHOT / "informers.py", script)
+            command = [sys.executable, str(script), "_sim_in_process",
+                       "--pods", str(args.pods), "--seed", str(args.seed),
+                       "--policies-per-namespace", str(args.policies_per_namespace),
+                       "--writes", str(args.writes), "--churn-seed", str(args.churn_seed + i)]
+            if args.profile and code == SNAPSHOT and i == 0:
+                command += ["--profile", str(OUT / "informers-profile-sim-in-process")]
+            done = subprocess.run(command, capture_output=True, text=True, check=False,
+                                  cwd=ROOT, env={**CHILD_ENV, "PYTHONPATH": str(code)})
+            if done.returncode != 0:
+                sys.exit(f"{name} failed:\n{done.stderr[-5000:]}")
+            result: Result = json.loads(done.stdout.strip().splitlines()[-1])
+            runs[name].append(result)
+            print(f"run {i + 1} {name}: {result['writes']} writes, {result['cpu_s']:.2f} s CPU"
+                  f" = {result['us_per_write']} us/write (load {os.getloadavg()[0]:.2f})",
+                  file=sys.stderr)
+    summary = {name: {"runs": len(rs), "us_per_write_median": statistics.median(
+        r["us_per_write"] for r in rs), "us_per_write": [r["us_per_write"] for r in rs]}
+        for name, rs in runs.items()}
+    save(args.name + "-in-process", {"machine": info, "summary": summary, "runs": runs})
+    print(json.dumps(summary, indent=1))
+
+
+def sim_in_process_main(args: argparse.Namespace) -> None:
+    """One in-process run: load, open a watcher per watched kind, churn at full speed."""
+    from netsight.sim.churn import ChurnDriver
+    from netsight.sim.state import Selection
+    from netsight.sim.synthetic import generate
+
+    gc.disable()  # as the simulator process runs
+    state = bench_state()
+    cluster = generate(pods=args.pods, seed=args.seed,
+                       policies_per_namespace=args.policies_per_namespace or None)
+    fast_load(state, cluster.objects())
+    del cluster
+    watched = ("namespaces", "pods", "services", "endpointslices", "networkpolicies",
+               "ingresses", "ingressclasses", "secrets", "configmaps",
+               "customresourcedefinitions")
+
+    async def main() -> Result:
+        watchers = []
+        for rtype in state.registry:
+            if rtype.plural in watched:
+                watchers.append(state.open_watch(rtype, Selection(), str(state.rv)))
+        driver = ChurnDriver(state, seed=args.churn_seed, scale_workloads=False)
+        size = 0
+
+        def drain() -> None:  # what each watch stream would send
+            nonlocal size
+            for watcher in watchers:
+                if hasattr(watcher, "take"):  # lines pending in a list, sent together
+                    while watcher.pending:
+                        size += sum(len(line) for line in watcher.take() if line)
+                    continue
+                queue = watcher.queue  # a version with an asyncio.Queue a watcher
+                while not queue.empty():
+                    item = queue.get_nowait()
+                    size += len(item) if item else 0
+
+        profiler = None
+        if args.profile:
+            from pyinstrument import Profiler
+            profiler = Profiler(interval=0.0005)
+            profiler.start()
+        cpu0 = time.process_time()
+        while driver.stats.writes < args.writes:
+            for _ in range(10):
+                driver.step()
+            drain()
+        cpu = time.process_time() - cpu0
+        if profiler is not None:
+            profiler.stop()
+            Path(args.profile + ".txt").write_text(profiler.output_text(unicode=False))
+        writes = driver.stats.writes
+        return {"writes": writes, "cpu_s": cpu, "us_per_write": round(cpu / writes * 1e6, 1),
+                "bytes_per_write": round(size / writes),
+                "writes_by_kind": dict(driver.stats.writes_by_kind)}
+
+    print(json.dumps(asyncio.run(main())))
+
+
 # --- the worker -------------------------------------------------------------------------------
 
 
@@ -1086,8 +1295,6 @@ def main() -> None:
                        help="how long to wait after churn for events still on their way")
         p.add_argument("--freeze-every", type=float, default=0.0, metavar="S",
                        help="experiment: gc.freeze() every S seconds in netsight's process")
-        p.add_argument("--no-batch-watch", dest="batch_watch", action="store_false",
-                       help="the simulator's watch streams as they are: one write an event")
         p.add_argument("--profile", action="store_true",
                        help="pyinstrument in netsight's process during the first run's churn "
                             "(it slows the event path: latencies are not comparable)")
@@ -1097,13 +1304,36 @@ def main() -> None:
         else:
             p.add_argument("--events", type=int, default=events)
         p.set_defaults(func=func)
+    p = sub.add_parser("sim-churn", help="(e) the simulator's CPU per write under churn, "
+                       "against a baseline git ref side by side")
+    cluster_options(p)
+    p.add_argument("--rate", type=float, default=2_500.0, help="writes per second")
+    p.add_argument("--duration", type=float, default=20.0)
+    p.add_argument("--runs", type=int, default=4, help="per variant, alternated")
+    p.add_argument("--churn-seed", type=int, default=1)
+    p.add_argument("--baseline", default=None, metavar="REF",
+                   help="also run the simulator as committed at this git ref (e.g. main)")
+    p.add_argument("--in-process", action="store_true",
+                   help="the state path alone: driver, store, fan-out and encoding, no HTTP")
+    p.add_argument("--writes", type=int, default=50_000, help="writes per --in-process run")
+    p.add_argument("--profile", action="store_true",
+                   help="pyinstrument in this tree's simulator (first run with --in-process)")
+    p.add_argument("--name", default="sim-churn")
+    p.set_defaults(func=command_sim_churn)
+    p = sub.add_parser("_sim_in_process")
+    cluster_options(p)
+    p.add_argument("--writes", type=int, required=True)
+    p.add_argument("--churn-seed", type=int, default=1)
+    p.add_argument("--profile", default=None)
+    p.set_defaults(func=sim_in_process_main)
     p = sub.add_parser("list", help="(d) the simulator's list throughput")
     cluster_options(p)
     p.add_argument("--runs", type=int, default=3)
     p.set_defaults(func=command_list)
     p = sub.add_parser("_sim")
     cluster_options(p)
-    p.add_argument("--no-batch-watch", dest="batch_watch", action="store_false")
+    p.add_argument("--profile", default=None, metavar="STEM",
+                   help="pyinstrument over the first churn, to STEM.txt")
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--kubeconfig", required=True)
     p.set_defaults(func=sim_main)

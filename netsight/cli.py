@@ -169,7 +169,7 @@ def _sim(args: argparse.Namespace, out: IO[str]) -> int:
     import time
     from pathlib import Path
 
-    from netsight.sim.apiserver import SimConfig, SimServer
+    from netsight.sim.apiserver import SimConfig, SimServer, loop_factory
     from netsight.sim.scenarios import demo, parse_scale, synthetic
 
     try:
@@ -197,8 +197,9 @@ def _sim(args: argparse.Namespace, out: IO[str]) -> int:
         finally:
             await server.stop()
 
-    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a user stops the server
-        asyncio.run(serve())
+    with contextlib.suppress(KeyboardInterrupt), \
+            asyncio.Runner(loop_factory=loop_factory()) as runner:  # Ctrl-C stops the server
+        runner.run(serve())
     return 0
 
 

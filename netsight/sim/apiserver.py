@@ -38,11 +38,13 @@ from netsight.graph.selectors import parse_selector_string
 from netsight.sim.access import AccessPolicy
 from netsight.sim.resources import ResourceType
 from netsight.sim.state import (
+    META_V1,
     ApiError,
     Obj,
     Selection,
     SimState,
     parse_field_selector,
+    partial_metadata,
 )
 
 JSON = "application/json"
@@ -307,18 +309,20 @@ class SimApiServer:
                 raise
             line = orjson.dumps({"type": "ERROR", "object": exc.status()}) + b"\n"
             return StreamingResponse(_once(line), media_type=JSON)
-        stream = self._stream(rtype, selection, version, bookmarks, timeout)
-        return StreamingResponse(_metadata_events(stream) if metadata_only else stream,
-                                 media_type=JSON)
+        stream = self._stream(rtype, selection, version, bookmarks, timeout, metadata_only)
+        return StreamingResponse(stream, media_type=JSON)
 
     async def _stream(self, rtype: ResourceType, selection: Selection, version: str | None,
-                      bookmarks: bool, timeout: float) -> AsyncIterator[bytes]:
+                      bookmarks: bool, timeout: float, metadata_only: bool = False
+                      ) -> AsyncIterator[bytes]:
+        """The watch's events as they come; whatever is queued goes out in one write (as
+        the API server sends it), so a burst of writes costs one send, not one each."""
         state, loop = self.state, asyncio.get_running_loop()
         deadline = loop.time() + timeout
         # Registered here, inside the stream, so the finally below always unregisters it:
         # a client gone before the body starts must not leave a queue that grows forever.
         try:
-            watcher = state.open_watch(rtype, selection, version)
+            watcher = state.open_watch(rtype, selection, version, metadata_only=metadata_only)
         except ApiError as exc:  # compacted between the check and now
             yield orjson.dumps({"type": "ERROR", "object": exc.status()}) + b"\n"
             return
@@ -330,19 +334,27 @@ class SimApiServer:
                     # the silence, reconnect, and resume from its last resourceVersion.
                     await asyncio.sleep(min(remaining, 0.02))
                     continue
-                wait = min(remaining, self.config.bookmark_interval) if bookmarks else remaining
-                try:
-                    line = await asyncio.wait_for(watcher.queue.get(), wait)
-                except TimeoutError:
-                    if bookmarks:
-                        # The queue is empty: every event up to state.rv has been sent.
-                        yield orjson.dumps({"type": "BOOKMARK", "object": {
-                            "kind": rtype.kind, "apiVersion": rtype.api_version,
-                            "metadata": {"resourceVersion": str(state.rv)}}}) + b"\n"
-                    continue
-                if line is None:
+                if not watcher.pending:
+                    wait = min(remaining, self.config.bookmark_interval) if bookmarks \
+                        else remaining
+                    try:
+                        async with asyncio.timeout(wait):
+                            await watcher.ready.wait()
+                    except TimeoutError:
+                        if bookmarks:
+                            # Nothing is pending: every event up to state.rv has been sent.
+                            yield orjson.dumps({"type": "BOOKMARK", "object": {
+                                "kind": rtype.kind, "apiVersion": rtype.api_version,
+                                "metadata": {"resourceVersion": str(state.rv)}}}) + b"\n"
+                        continue
+                lines = watcher.take()
+                if None in lines:  # the stream ends after what came before
+                    lines = lines[:lines.index(None)]
+                    if lines:
+                        yield b"".join(lines)  # type: ignore[arg-type]
                     return
-                yield line
+                if lines:
+                    yield b"".join(lines)  # type: ignore[arg-type]
         finally:
             state.close_watch(watcher)
 
@@ -410,9 +422,6 @@ class SimApiServer:
                               "watches": len(self.state.watchers), "requests": self.requests})
 
 
-META_V1 = "meta.k8s.io/v1"
-
-
 def wants_metadata_only(accept: str | None) -> bool:
     """Whether an Accept header asks for PartialObjectMetadata(List), as client-go's
     metadata informers do (``application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1``)."""
@@ -424,23 +433,21 @@ def wants_metadata_only(accept: str | None) -> bool:
     return False
 
 
-def partial_metadata(obj: Obj) -> dict[str, Any]:
-    return {"kind": "PartialObjectMetadata", "apiVersion": META_V1,
-            "metadata": obj.get("metadata") or {}}
-
-
-async def _metadata_events(stream: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    """Watch events with each object cut down to its metadata (bookmarks and errors kept)."""
-    async for line in stream:
-        event = orjson.loads(line)
-        obj = event.get("object") or {}
-        if event.get("type") in ("ADDED", "MODIFIED", "DELETED"):
-            event["object"] = partial_metadata(obj)
-        yield orjson.dumps(event) + b"\n"
 
 
 async def _once(line: bytes) -> AsyncIterator[bytes]:
     yield line
+
+
+def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's event loop where it is installed (for ``asyncio.Runner``), else asyncio's:
+    a simulator process under churn spends much of its time in the loop and its sockets."""
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - platforms without uvloop (Windows)
+        return None
+    factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
+    return factory
 
 
 class SimServer:

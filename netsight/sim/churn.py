@@ -132,8 +132,14 @@ class _Node:
     pods: int = 0
 
     def allocate(self, rng: Random) -> str:
-        octet = rng.choice([i for i in range(2, 255) if i not in self.used])
-        self.used.add(octet)
+        used = self.used
+        if len(used) < 200:  # at most 110 pods a node: a free octet is found in ~2 tries
+            octet = rng.randrange(2, 255)
+            while octet in used:
+                octet = rng.randrange(2, 255)
+        else:
+            octet = rng.choice([i for i in range(2, 255) if i not in used])
+        used.add(octet)
         self.pods += 1
         return f"{self.prefix}{octet}"
 
@@ -164,6 +170,19 @@ def _timestamp(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+class _Timestamps:
+    """RFC 3339 timestamps to the second; writes come in bursts within one second."""
+
+    def __init__(self) -> None:
+        self.second, self.text = -1, ""
+
+    def __call__(self, at: float) -> str:
+        second = int(at)
+        if second != self.second:
+            self.second, self.text = second, _timestamp(second)
+        return self.text
+
+
 class ChurnDriver:
     """Picks and applies mutations, one at a time; :func:`churn` paces them."""
 
@@ -175,6 +194,7 @@ class ChurnDriver:
         self.slice_size = max_endpoints_per_slice
         self.scale_workloads = scale_workloads
         self.stats = ChurnStats()
+        self._timestamp = _Timestamps()
         self.pod_type = self._type("v1", "Pod")
         self.slice_type = self._type("discovery.k8s.io/v1", "EndpointSlice")
         self.policy_type = self._type("networking.k8s.io/v1", "NetworkPolicy")
@@ -285,24 +305,34 @@ class ChurnDriver:
 
     # --- writes ----------------------------------------------------------------------------
 
-    def _write(self, action: Callable[[], Obj], kind: str) -> Obj:
-        at = self.clock()
-        obj = action()
+    # Every object written is built here, its top level and metadata fresh dicts and its
+    # other parts shared with stored objects (never changed in place): handed over to the
+    # state (``owned``) without a copy.
+
+    def _wrote(self, kind: str, at: float) -> None:
         stats = self.stats
         stats.writes += 1
         stats.writes_by_kind[kind] += 1
         if self.log is not None:
-            self.log.add(int(obj["metadata"]["resourceVersion"]), at)
-        return obj
+            self.log.add(self.state.rv, at)  # the write's resourceVersion
 
     def _create(self, rtype: ResourceType, obj: Obj, ns: str) -> Obj:
-        return self._write(lambda: self.state.create(rtype, obj, ns), rtype.kind)
+        at = self.clock()
+        created = self.state.create(rtype, obj, ns, owned=True)
+        self._wrote(rtype.kind, at)
+        return created
 
     def _replace(self, rtype: ResourceType, obj: Obj, ns: str, name: str) -> Obj:
-        return self._write(lambda: self.state.replace(rtype, obj, ns, name), rtype.kind)
+        at = self.clock()
+        replaced = self.state.replace(rtype, obj, ns, name, owned=True)
+        self._wrote(rtype.kind, at)
+        return replaced
 
     def _delete(self, rtype: ResourceType, ns: str, name: str) -> Obj:
-        return self._write(lambda: self.state.delete(rtype, ns, name), rtype.kind)
+        at = self.clock()
+        gone = self.state.delete(rtype, ns, name)
+        self._wrote(rtype.kind, at)
+        return gone
 
     def step(self) -> str:
         """Apply one mutation, chosen by the mix; returns its name."""
@@ -345,7 +375,7 @@ class ChurnDriver:
         node = self._pick_node()
         ip = node.allocate(rng)
         ready = rng.random() >= 0.03
-        uid, now = self._uid(), _timestamp(self.clock())
+        uid, now = self._uid(), self._timestamp(self.clock())
         state = "True" if ready else "False"
         status = like.get("status") or {}
         pod: Obj = {
@@ -392,7 +422,7 @@ class ChurnDriver:
         current = self.state.get(self.slice_type, ns, name)
         meta = current["metadata"]
         annotations = {**(meta.get("annotations") or {}),
-                       _TRIGGER_TIME: _timestamp(self.clock())}
+                       _TRIGGER_TIME: self._timestamp(self.clock())}
         updated = {**current, "metadata": {**meta, "annotations": annotations},
                    "endpoints": endpoints}
         self._replace(self.slice_type, updated, ns, name)
@@ -478,7 +508,7 @@ class ChurnDriver:
         """A new slice for the app's Service, like its first one."""
         like = self.state.get(self.slice_type, app.namespace, app.slices[0])
         meta = {k: v for k, v in like["metadata"].items() if k != "resourceVersion"}
-        now = _timestamp(self.clock())
+        now = self._timestamp(self.clock())
         meta.update(name=name, uid=self._uid(), creationTimestamp=now,
                     annotations={**(meta.get("annotations") or {}), _TRIGGER_TIME: now})
         self._create(self.slice_type, {**like, "metadata": meta, "endpoints": endpoints},
@@ -565,21 +595,26 @@ class ChurnDriver:
 async def churn(state: SimState, *, rate: float, duration: float | None = None,
                 count: int | None = None, seed: int = 0, mix: ChurnMix | None = None,
                 log: ChurnLog | None = None, stop: asyncio.Event | None = None,
-                tick: float = 0.005, scale_workloads: bool = True) -> ChurnStats:
+                tick: float = 0.005, gap: float = 0.002,
+                scale_workloads: bool = True) -> ChurnStats:
     """Mutate ``state`` at ``rate`` writes per second until ``duration`` seconds have passed,
     ``count`` writes are made (the last mutation may overshoot by a few), or ``stop`` is set.
 
     Writes go out in small bursts, at most ``tick`` seconds long, and the loop yields between
-    bursts so watch streams can send. If the event loop cannot keep up, the driver catches
-    up as fast as it can; ``max_behind`` says by how much it fell behind its schedule.
+    bursts so watch streams can send. On schedule, the driver sleeps at least ``gap``
+    seconds between bursts: the writes that fall due meanwhile go out together, and each
+    watch stream sends them in one write (every write still logs its own time, just before
+    it happens). If the event loop cannot keep up, the driver catches up as fast as it can;
+    ``max_behind`` says by how much it fell behind its schedule.
     """
     driver = ChurnDriver(state, seed=seed, mix=mix, log=log, scale_workloads=scale_workloads)
-    return await pace(driver, rate=rate, duration=duration, count=count, stop=stop, tick=tick)
+    return await pace(driver, rate=rate, duration=duration, count=count, stop=stop, tick=tick,
+                      gap=gap)
 
 
 async def pace(driver: ChurnDriver, *, rate: float, duration: float | None = None,
                count: int | None = None, stop: asyncio.Event | None = None,
-               tick: float = 0.005) -> ChurnStats:
+               tick: float = 0.005, gap: float = 0.002) -> ChurnStats:
     """Run ``driver`` at ``rate`` writes per second; see :func:`churn`."""
     if rate <= 0:
         raise ValueError("rate must be positive")
@@ -606,7 +641,7 @@ async def pace(driver: ChurnDriver, *, rate: float, duration: float | None = Non
             if stats.writes < due:
                 await asyncio.sleep(0)  # behind schedule: only let the streams send
             else:
-                await asyncio.sleep(max(0.0, min(tick, (stats.writes + 1) / rate
+                await asyncio.sleep(max(gap, min(tick, (stats.writes + 1) / rate
                                                  - (loop.time() - start))))
     finally:
         stats.elapsed = loop.time() - start

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import time
 import uuid
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -56,8 +57,16 @@ def clone(obj: Obj) -> Obj:
     return copied
 
 
+_last_second: list[Any] = [None, ""]  # (second, its RFC 3339 form): writes come in bursts
+
+
 def now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    second = int(time.time())
+    if second != _last_second[0]:
+        _last_second[:] = [second, datetime.fromtimestamp(second, UTC).strftime(
+            "%Y-%m-%dT%H:%M:%SZ")]
+    text: str = _last_second[1]
+    return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +107,10 @@ class Selection:
     labels: LabelSelector | None = None
     fields: tuple[FieldRequirement, ...] = ()
 
+    @property
+    def everything(self) -> bool:
+        return not self.namespace and self.labels is None and not self.fields
+
     def matches(self, obj: Mapping[str, Any]) -> bool:
         meta = obj.get("metadata") or {}
         if self.namespace and meta.get("namespace") != self.namespace:
@@ -116,18 +129,75 @@ class Event:
     new: Obj
 
 
+# A watch line is this prefix, the object's JSON, and b"}\n": one encoding of an object
+# serves every event type and every watcher of its kind.
+_PREFIXES: Final = {t: b'{"type":"%s","object":' % t.encode()
+                    for t in ("ADDED", "MODIFIED", "DELETED")}
+Encodings = dict[tuple[str, bool], bytes]  # (apiVersion, metadata only) -> the object's JSON
+
+
 @dataclass(eq=False)
 class Watcher:
+    """One open watch: the lines it has yet to send, and a flag its stream waits on.
+
+    Lines wait in ``pending`` until the stream takes them all at once, as the API server
+    sends whatever is queued in one write; ``None`` there ends the stream.
+    """
+
     rtype: ResourceType
     selection: Selection
-    queue: asyncio.Queue[bytes | None] = field(default_factory=asyncio.Queue)
+    metadata_only: bool = False  # objects cut down to PartialObjectMetadata
+    pending: list[bytes | None] = field(default_factory=list)
+    ready: asyncio.Event = field(default_factory=asyncio.Event)  # set: pending has lines
     last_rv: int = 0
 
-    def offer(self, event: Event) -> None:
-        kind = _visible_type(event, self.selection)
+    def put(self, line: bytes | None) -> None:
+        self.pending.append(line)
+        self.ready.set()
+
+    def take(self, most: int = 1000) -> list[bytes | None]:
+        """Up to ``most`` pending lines, oldest first, and ready cleared if that was all."""
+        pending = self.pending
+        if len(pending) <= most:
+            self.pending = []
+            self.ready.clear()
+            return pending
+        lines = pending[:most]
+        del pending[:most]
+        return lines
+
+    def offer(self, event: Event, encodings: Encodings | None = None) -> None:
+        """Queue the event as this watch sees it (through its selection), if it does;
+        ``encodings`` caches the object's JSON across the watchers of one event."""
+        kind = event.type if self.selection.everything else _visible_type(event,
+                                                                          self.selection)
         if kind is not None:
-            self.queue.put_nowait(watch_line(kind, self.rtype, event.new))
+            self.put(self.line(kind, event.new, encodings))
             self.last_rv = event.rv
+
+    def line(self, event_type: str, obj: Obj, encodings: Encodings | None = None) -> bytes:
+        """The watch line of an event of ``obj``, as this watch sends it."""
+        rtype = self.rtype
+        key = (rtype.api_version, self.metadata_only)
+        body = None if encodings is None else encodings.get(key)
+        if body is None:
+            if self.metadata_only:
+                body = orjson.dumps(partial_metadata(obj))
+            elif obj.get("apiVersion") == rtype.api_version and obj.get("kind") == rtype.kind:
+                body = orjson.dumps(obj)
+            else:
+                body = orjson.dumps(with_type_meta(rtype, obj))
+            if encodings is not None:
+                encodings[key] = body
+        return _PREFIXES[event_type] + body + b"}\n"
+
+
+META_V1 = "meta.k8s.io/v1"
+
+
+def partial_metadata(obj: Obj) -> dict[str, Any]:
+    return {"kind": "PartialObjectMetadata", "apiVersion": META_V1,
+            "metadata": obj.get("metadata") or {}}
 
 
 def _visible_type(event: Event, selection: Selection) -> str | None:
@@ -144,9 +214,6 @@ def with_type_meta(rtype: ResourceType, obj: Obj) -> Obj:
     return {"apiVersion": rtype.api_version, "kind": rtype.kind,
             **{k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}}
 
-
-def watch_line(event_type: str, rtype: ResourceType, obj: Obj) -> bytes:
-    return orjson.dumps({"type": event_type, "object": with_type_meta(rtype, obj)}) + b"\n"
 
 
 @dataclass
@@ -190,6 +257,9 @@ class SimState:
     compacted_rv: int = 1  # a watch from below this gets 410 Gone
     watchers: set[Watcher] = field(default_factory=set)
     faults: Faults = field(default_factory=Faults)
+    # The open watchers by the storage they watch: a write offers its event to these only.
+    _watching: dict[StorageKey, set[Watcher]] = field(default_factory=dict, init=False,
+                                                      repr=False)
 
     # --- reads ---------------------------------------------------------------------------
 
@@ -213,8 +283,13 @@ class SimState:
 
     # --- writes --------------------------------------------------------------------------
 
-    def create(self, rtype: ResourceType, obj: Obj, namespace: str | None = None) -> Obj:
-        obj = clone(obj)
+    def create(self, rtype: ResourceType, obj: Obj, namespace: str | None = None, *,
+               owned: bool = False) -> Obj:
+        """Store a new object. The state keeps a deep copy of ``obj``, unless ``owned``:
+        then the caller hands ``obj`` over, its top level and ``metadata`` dicts its own
+        to give, and whatever else it shares (nested parts of other stored objects, say)
+        is never changed in place by anyone."""
+        obj = obj if owned else clone(obj)
         meta = obj.setdefault("metadata", {})
         name = meta.get("name")
         if not name and meta.get("generateName"):
@@ -228,14 +303,18 @@ class SimState:
             raise ApiError(409, "AlreadyExists", f'{rtype.plural} "{name}" already exists')
         if rtype == CRD_TYPE:
             obj = self._register_crd(obj)
-        meta.setdefault("uid", str(uuid.uuid4()))
-        meta.setdefault("creationTimestamp", now())
+        if "uid" not in meta:  # not setdefault: a uuid4 costs as much as a small write
+            meta["uid"] = str(uuid.uuid4())
+        if "creationTimestamp" not in meta:
+            meta["creationTimestamp"] = now()
         meta.pop("resourceVersion", None)
         return self._commit(rtype, "ADDED", key, None, obj)
 
-    def replace(self, rtype: ResourceType, obj: Obj, namespace: str | None, name: str) -> Obj:
+    def replace(self, rtype: ResourceType, obj: Obj, namespace: str | None, name: str, *,
+                owned: bool = False) -> Obj:
+        """Replace a stored object; ``owned`` as for :meth:`create`."""
         current = self.get(rtype, namespace, name)
-        obj = clone(obj)
+        obj = obj if owned else clone(obj)
         meta = obj.setdefault("metadata", {})
         given = meta.get("resourceVersion")
         if given and given != current["metadata"]["resourceVersion"]:
@@ -258,7 +337,7 @@ class SimState:
                 raise ApiError(400, "BadRequest", "a merge patch must be a JSON object")
             patched = _merge_patch(copy.deepcopy(current), patch)
         patched.setdefault("metadata", {})["resourceVersion"] = None
-        return self.replace(rtype, patched, namespace, name)
+        return self.replace(rtype, patched, namespace, name, owned=True)
 
     def delete(self, rtype: ResourceType, namespace: str | None, name: str) -> Obj:
         current = self.get(rtype, namespace, name)
@@ -268,7 +347,9 @@ class SimState:
         if rtype.kind == "Namespace" and not rtype.group:
             self._delete_namespace_contents(name)
         del self.objects[storage_key(rtype)][key]
-        gone = copy.deepcopy(current)
+        # Stored objects are never changed in place below their top level and metadata,
+        # the only parts _commit writes to.
+        gone = {**current, "metadata": dict(current["metadata"])}
         return self._commit(rtype, "DELETED", key, current, gone, store=False)
 
     def apply(self, objects: Iterable[Obj]) -> int:
@@ -303,19 +384,25 @@ class SimState:
     def _commit(self, rtype: ResourceType, event_type: str, key: str, old: Obj | None,
                 new: Obj, *, store: bool = True) -> Obj:
         self.rv += 1
-        new.setdefault("metadata", {})["resourceVersion"] = str(self.rv)
+        meta = new.setdefault("metadata", {})
+        meta["resourceVersion"] = str(self.rv)
         if rtype.namespaced:
-            new["metadata"]["namespace"] = key.partition("/")[0]
+            meta["namespace"] = key.partition("/")[0]
         new["apiVersion"], new["kind"] = rtype.api_version, rtype.kind
+        storage = (rtype.group, rtype.kind)
         if store:
-            self.objects.setdefault(storage_key(rtype), {})[key] = new
-        event = Event(self.rv, storage_key(rtype), event_type, old, new)
-        self.log.append(event)
-        while len(self.log) > self.log_window:
-            self.compacted_rv = self.log.popleft().rv
-        for watcher in list(self.watchers):
-            if storage_key(watcher.rtype) == event.storage:
-                watcher.offer(event)
+            self.objects.setdefault(storage, {})[key] = new
+        event = Event(self.rv, storage, event_type, old, new)
+        log = self.log
+        log.append(event)
+        if len(log) > self.log_window:
+            while len(log) > self.log_window:
+                self.compacted_rv = log.popleft().rv
+        watchers = self._watching.get(storage)
+        if watchers:
+            encodings: Encodings = {}
+            for watcher in watchers:
+                watcher.offer(event, encodings)
         return new
 
     # --- CRDs and namespaces -------------------------------------------------------------
@@ -372,14 +459,14 @@ class SimState:
                            f"too old resource version: {since} ({self.compacted_rv})")
 
     def open_watch(self, rtype: ResourceType, selection: Selection,
-                   resource_version: str | None) -> Watcher:
+                   resource_version: str | None, *, metadata_only: bool = False) -> Watcher:
         """Register a watcher, queueing what it must see first. Raises 410 when too old."""
-        watcher = Watcher(rtype, selection)
+        watcher = Watcher(rtype, selection, metadata_only)
         if resource_version in (None, "", "0"):
             # "Get state and start at most recent": synthetic ADDED for current objects.
             _, items = self.list(rtype, selection)
             for obj in items:
-                watcher.queue.put_nowait(watch_line("ADDED", rtype, obj))
+                watcher.put(watcher.line("ADDED", obj))
             watcher.last_rv = self.rv
         else:
             try:
@@ -395,6 +482,7 @@ class SimState:
                     watcher.offer(event)
             watcher.last_rv = max(watcher.last_rv, since)
         self.watchers.add(watcher)
+        self._watching.setdefault(storage_key(rtype), set()).add(watcher)
         return watcher
 
     def _events_after(self, rv: int) -> Iterator[Event]:
@@ -404,12 +492,15 @@ class SimState:
 
     def close_watch(self, watcher: Watcher) -> None:
         self.watchers.discard(watcher)
+        watching = self._watching.get(storage_key(watcher.rtype))
+        if watching is not None:
+            watching.discard(watcher)
 
     def close_all_watches(self) -> int:
         """Fault: the server ends every watch stream (as on an API server restart)."""
         count = len(self.watchers)
         for watcher in list(self.watchers):
-            watcher.queue.put_nowait(None)
+            watcher.put(None)
         return count
 
     def expire_all_watches(self) -> int:
@@ -420,8 +511,8 @@ class SimState:
             410, "Expired", "too old resource version (compacted)")}) + b"\n"
         count = len(self.watchers)
         for watcher in list(self.watchers):
-            watcher.queue.put_nowait(line)
-            watcher.queue.put_nowait(None)
+            watcher.put(line)
+            watcher.put(None)
         return count
 
     def compact(self) -> None:
