@@ -54,7 +54,12 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+from jsonschema.exceptions import best_match
+from jsonschema.validators import validator_for
 from mcp import Client
+from referencing import Registry
+
+from netsight.analyzers.catalog import TOOLS
 
 OUT = Path(__file__).resolve().parent / "out"
 NETSIGHT = [sys.executable, "-m", "netsight.cli"]
@@ -103,8 +108,12 @@ async def pick_pods(url: str) -> tuple[list[str], str]:
     return pods, services[len(services) // 2]
 
 
-async def timed(calls: int, call: Callable[[], Awaitable[Any]]) -> list[float]:
-    for _ in range(min(20, calls)):  # warm up: caches, connection
+WARM_UP = 20  # calls before any measurement: caches, connection, the client's imports
+
+
+async def timed(calls: int, call: Callable[[], Awaitable[Any]], *, warm_up: int = WARM_UP
+                ) -> list[float]:
+    for _ in range(min(warm_up, calls)):
         await call()
     times = []
     for _ in range(calls):
@@ -117,6 +126,7 @@ async def timed(calls: int, call: Callable[[], Awaitable[Any]]) -> list[float]:
 async def one_session(mcp_url: str, pods: list[str], service: str, calls: int,
                       rng: random.Random, server: int) -> dict[str, Any]:
     base_url = mcp_url.removesuffix("/mcp")
+    answers: list[dict[str, Any]] = []
     # The handshake-era protocol, whose sessions answer ping (2026-07-28 has no ping).
     async with Client(mcp_url, mode="legacy") as client:
         ping = await timed(calls, client.send_ping)
@@ -125,32 +135,67 @@ async def one_session(mcp_url: str, pods: list[str], service: str, calls: int,
             source, destination = rng.sample(pods, 2)
             result = await client.call_tool("find_blocking_policies", {
                 "source": source, "destination": destination, "port": 80})
-            if result.is_error:
+            if result.is_error or result.structured_content is None:
                 raise RuntimeError(result.content)
+            answers.append(result.structured_content)
 
         async def diagnose() -> None:
             result = await client.call_tool("diagnose_service", {"service": service})
             if result.is_error:
                 raise RuntimeError(result.content)
 
+        for _ in range(WARM_UP):  # first calls: the client lists the tools, imports jsonschema
+            await blocking()
         cpu, handler = cpu_seconds(server), await tool_seconds(base_url, "find_blocking_policies")
         client_cpu = time.process_time()
-        blocking_ms = await timed(calls, blocking)
+        blocking_ms = await timed(calls, blocking, warm_up=0)
         client_cpu = time.process_time() - client_cpu
-        cpu = cpu_seconds(server) - cpu  # warm-up calls included: per call, roughly
+        cpu = cpu_seconds(server) - cpu
         handler_s, handled = map(operator.sub, await tool_seconds(
             base_url, "find_blocking_policies"), handler)
-        return {"ping_ms": percentiles(ping),
-                "find_blocking_policies_ms": percentiles(blocking_ms),
-                # netsight's CPU for a whole call (HTTP, MCP SDK, tool), and the tool
-                # handler's own mean time (its span: arguments, analyzer, rendering)
-                "find_blocking_policies_server_cpu_ms_per_call":
-                    round(1000 * cpu / (calls + min(20, calls)), 2),
-                "find_blocking_policies_handler_ms_mean": round(1000 * handler_s / handled, 2),
-                # this process (the SDK client, the test's own loop) per call, for comparison
-                "find_blocking_policies_client_cpu_ms_per_call":
-                    round(1000 * client_cpu / (calls + min(20, calls)), 2),
-                "diagnose_service_ms": percentiles(await timed(calls, diagnose))}
+        advertised = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+        single = {"ping_ms": percentiles(ping),
+                  "find_blocking_policies_ms": percentiles(blocking_ms),
+                  # netsight's CPU for a whole call (HTTP, MCP SDK, tool), and the tool
+                  # handler's own mean time (its span: arguments, analyzer, rendering)
+                  "find_blocking_policies_server_cpu_ms_per_call": round(1000 * cpu / calls, 2),
+                  "find_blocking_policies_handler_ms_mean": round(1000 * handler_s / handled, 2),
+                  # this process (the SDK client, the test's own loop) per call, for comparison
+                  "find_blocking_policies_client_cpu_ms_per_call":
+                      round(1000 * client_cpu / calls, 2),
+                  "diagnose_service_ms": percentiles(await timed(calls, diagnose))}
+    # The SDK client checks every answer against the tool's outputSchema (jsonschema):
+    # its CPU per answer with the schema netsight advertises and, side by side on the same
+    # answers, with pydantic's own (``$ref``s, anyOf for optional fields; schemas.py).
+    pydantic_schema = TOOLS["find_blocking_policies"].output_schema()
+    single["client_output_check_ms_per_answer"] = {
+        "advertised": output_check_ms(advertised["find_blocking_policies"] or {}, answers),
+        "pydantic": output_check_ms(pydantic_schema, answers)}
+    # A client in the SDK's default mode, which negotiates 2026-07-28 with netsight: one
+    # self-contained POST per call, no session (what the concurrent agents below use).
+    # (``blocking`` calls through ``client``, rebound here.)
+    async with Client(mcp_url) as client:
+        for _ in range(WARM_UP):
+            await blocking()
+        cpu, client_cpu = cpu_seconds(server), time.process_time()
+        modern_ms = await timed(calls, blocking, warm_up=0)
+        single["find_blocking_policies_2026_ms"] = percentiles(modern_ms)
+        single["find_blocking_policies_2026_server_cpu_ms_per_call"] = round(
+            1000 * (cpu_seconds(server) - cpu) / calls, 2)
+        single["find_blocking_policies_2026_client_cpu_ms_per_call"] = round(
+            1000 * (time.process_time() - client_cpu) / calls, 2)
+    return single
+
+
+def output_check_ms(schema: dict[str, Any], answers: list[dict[str, Any]]) -> float:
+    """Mean CPU ms of the SDK client's check of one answer against ``schema``, done as
+    ``mcp.client.session`` does it (a validator built once, ``best_match`` over errors)."""
+    validator = validator_for(schema)(schema, registry=Registry())
+    started = time.process_time()
+    for answer in answers:
+        if best_match(validator.iter_errors(answer)) is not None:
+            raise RuntimeError("an answer does not match the output schema")
+    return round(1000 * (time.process_time() - started) / max(1, len(answers)), 3)
 
 
 class RawSession:
@@ -236,9 +281,11 @@ async def raw_session(mcp_url: str, pods: list[str], calls: int, rng: random.Ran
                 raise RuntimeError(str(result)[:200])
 
         ping_ms = await timed(calls, ping)
+        for _ in range(WARM_UP):
+            await blocking()
         cpu, client_cpu = cpu_seconds(server), time.process_time()
-        blocking_ms = await timed(calls, blocking)
-        per_call = 1000 / (calls + min(20, calls))
+        blocking_ms = await timed(calls, blocking, warm_up=0)
+        per_call = 1000 / calls
         return {"ping_ms": percentiles(ping_ms),
                 "find_blocking_policies_ms": percentiles(blocking_ms),
                 "find_blocking_policies_server_cpu_ms_per_call":
