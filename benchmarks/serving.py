@@ -28,8 +28,11 @@ graph export (``GET /api/graph``, <= 3 s at 100k pods) and a neighbourhood expor
 (``around=...&depth=1``, <= 50 ms). The baseline beside the tool calls is an MCP ``ping``
 over the same session: the SDK and HTTP round trip with no tool behind it (that session uses
 the handshake-era protocol, which has ping; the concurrent agents negotiate 2026-07-28).
-Results as JSON on stdout and in ``benchmarks/out/serving-<scale>.json``. Never part of the
-test suite.
+The single session also reports the SDK client's check of an answer against the
+advertised ``outputSchema`` beside the same check with pydantic's own schema (what netsight
+advertised before ``server/schemas.py``), and the calls again from a default-mode
+``Client`` (2026-07-28). Results as JSON on stdout and in
+``benchmarks/out/serving-<scale>.json``. Never part of the test suite.
 """
 
 from __future__ import annotations
