@@ -126,46 +126,76 @@ async def timed(calls: int, call: Callable[[], Awaitable[Any]], *, warm_up: int 
     return times
 
 
+class Calls:
+    """find_blocking_policies over one client, in batches: latencies, both processes' CPU."""
+
+    def __init__(self, client: Client, pods: list[str], rng: random.Random, server: int,
+                 answers: list[dict[str, Any]]) -> None:
+        self.client, self.pods, self.rng, self.server = client, pods, rng, server
+        self.answers = answers
+        self.ms: list[float] = []
+        self.server_cpu = self.client_cpu = 0.0
+
+    async def call(self) -> None:
+        source, destination = self.rng.sample(self.pods, 2)
+        result = await self.client.call_tool("find_blocking_policies", {
+            "source": source, "destination": destination, "port": 80})
+        if result.is_error or result.structured_content is None:
+            raise RuntimeError(result.content)
+        self.answers.append(result.structured_content)
+
+    async def batch(self, calls: int) -> None:
+        cpu, client_cpu = cpu_seconds(self.server), time.process_time()
+        self.ms += await timed(calls, self.call, warm_up=0)
+        self.server_cpu += cpu_seconds(self.server) - cpu
+        self.client_cpu += time.process_time() - client_cpu
+
+    def figures(self, prefix: str) -> dict[str, Any]:
+        calls = max(1, len(self.ms))
+        return {f"{prefix}_ms": percentiles(self.ms),
+                # netsight's CPU for a whole call (HTTP, MCP SDK, tool)
+                f"{prefix}_server_cpu_ms_per_call": round(1000 * self.server_cpu / calls, 2),
+                # this process (the SDK client, the test's own loop) per call
+                f"{prefix}_client_cpu_ms_per_call": round(1000 * self.client_cpu / calls, 2)}
+
+
 async def one_session(mcp_url: str, pods: list[str], service: str, calls: int,
-                      rng: random.Random, server: int) -> dict[str, Any]:
+                      rng: random.Random, server: int, batches: int = 6) -> dict[str, Any]:
+    """Latencies over one session: ping, find_blocking_policies and diagnose_service, on
+    the handshake-era protocol (whose sessions answer ping; 2026-07-28 has none); and
+    find_blocking_policies from a client in the SDK's default mode, which negotiates
+    2026-07-28 with netsight (one self-contained POST per call, what the concurrent agents
+    use). The two clients' calls alternate in ``batches`` batches, so a change of load on
+    the shared machine falls on both."""
     base_url = mcp_url.removesuffix("/mcp")
     answers: list[dict[str, Any]] = []
-    # The handshake-era protocol, whose sessions answer ping (2026-07-28 has no ping).
-    async with Client(mcp_url, mode="legacy") as client:
+    async with Client(mcp_url, mode="legacy") as client, Client(mcp_url) as modern:
         ping = await timed(calls, client.send_ping)
-
-        async def blocking() -> None:
-            source, destination = rng.sample(pods, 2)
-            result = await client.call_tool("find_blocking_policies", {
-                "source": source, "destination": destination, "port": 80})
-            if result.is_error or result.structured_content is None:
-                raise RuntimeError(result.content)
-            answers.append(result.structured_content)
+        legacy_calls = Calls(client, pods, rng, server, answers)
+        modern_calls = Calls(modern, pods, rng, server, answers)
+        for _ in range(WARM_UP):  # first calls: the client lists the tools, imports jsonschema
+            await legacy_calls.call()
+            await modern_calls.call()
+        handler = await tool_seconds(base_url, "find_blocking_policies")
+        for index in range(batches):
+            size = calls // batches + (index < calls % batches)
+            await legacy_calls.batch(size)
+            await modern_calls.batch(size)
+        handler_s, handled = map(operator.sub, await tool_seconds(
+            base_url, "find_blocking_policies"), handler)
+        advertised = {t.name: t.output_schema for t in (await client.list_tools()).tools}
 
         async def diagnose() -> None:
             result = await client.call_tool("diagnose_service", {"service": service})
             if result.is_error:
                 raise RuntimeError(result.content)
 
-        for _ in range(WARM_UP):  # first calls: the client lists the tools, imports jsonschema
-            await blocking()
-        cpu, handler = cpu_seconds(server), await tool_seconds(base_url, "find_blocking_policies")
-        client_cpu = time.process_time()
-        blocking_ms = await timed(calls, blocking, warm_up=0)
-        client_cpu = time.process_time() - client_cpu
-        cpu = cpu_seconds(server) - cpu
-        handler_s, handled = map(operator.sub, await tool_seconds(
-            base_url, "find_blocking_policies"), handler)
-        advertised = {t.name: t.output_schema for t in (await client.list_tools()).tools}
         single = {"ping_ms": percentiles(ping),
-                  "find_blocking_policies_ms": percentiles(blocking_ms),
-                  # netsight's CPU for a whole call (HTTP, MCP SDK, tool), and the tool
-                  # handler's own mean time (its span: arguments, analyzer, rendering)
-                  "find_blocking_policies_server_cpu_ms_per_call": round(1000 * cpu / calls, 2),
+                  **legacy_calls.figures("find_blocking_policies"),
+                  # the tool handler's own mean time (its span: arguments, analyzer,
+                  # rendering), over the calls of both clients
                   "find_blocking_policies_handler_ms_mean": round(1000 * handler_s / handled, 2),
-                  # this process (the SDK client, the test's own loop) per call, for comparison
-                  "find_blocking_policies_client_cpu_ms_per_call":
-                      round(1000 * client_cpu / calls, 2),
+                  **modern_calls.figures("find_blocking_policies_2026"),
                   "diagnose_service_ms": percentiles(await timed(calls, diagnose))}
     # The SDK client checks every answer against the tool's outputSchema (jsonschema):
     # its CPU per answer with the schema netsight advertises and, side by side on the same
@@ -174,19 +204,6 @@ async def one_session(mcp_url: str, pods: list[str], service: str, calls: int,
     single["client_output_check_ms_per_answer"] = {
         "advertised": output_check_ms(advertised["find_blocking_policies"] or {}, answers),
         "pydantic": output_check_ms(pydantic_schema, answers)}
-    # A client in the SDK's default mode, which negotiates 2026-07-28 with netsight: one
-    # self-contained POST per call, no session (what the concurrent agents below use).
-    # (``blocking`` calls through ``client``, rebound here.)
-    async with Client(mcp_url) as client:
-        for _ in range(WARM_UP):
-            await blocking()
-        cpu, client_cpu = cpu_seconds(server), time.process_time()
-        modern_ms = await timed(calls, blocking, warm_up=0)
-        single["find_blocking_policies_2026_ms"] = percentiles(modern_ms)
-        single["find_blocking_policies_2026_server_cpu_ms_per_call"] = round(
-            1000 * (cpu_seconds(server) - cpu) / calls, 2)
-        single["find_blocking_policies_2026_client_cpu_ms_per_call"] = round(
-            1000 * (time.process_time() - client_cpu) / calls, 2)
     return single
 
 
