@@ -11,8 +11,8 @@ policies from about 0.54 to 0.32 ms — a part of every tool call's latency, mea
 ``benchmarks/serving.py``. The schema accepts and rejects exactly what pydantic's does
 (tests/server/test_output_schemas_validate_as_pydantic_writes_them.py).
 
-A definition that refers to itself, directly or not, stays a ``$ref`` (inlining it would
-never end); so does everything under it.
+A definition that refers to itself, directly or not, stays a ``$ref`` where it recurs
+(inlining it would never end), its definition kept in ``$defs``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ from typing import Any
 DEFS = "$defs"
 REF = "$ref"
 _LOCAL = f"#/{DEFS}/"
+# Keywords that constrain nothing (JSON Schema's meta-data vocabulary).
+ANNOTATIONS = frozenset({"title", "description", "default", "examples", "deprecated",
+                         "readOnly", "writeOnly", "$comment"})
 
 
 def flattened(schema: dict[str, Any]) -> dict[str, Any]:
@@ -52,7 +55,10 @@ def _flatten(node: Any, defs: dict[str, Any], inside: tuple[str, ...],
         target = _flatten(defs[name], defs, (*inside, name), kept)
         siblings = {key: _flatten(value, defs, inside, kept)
                     for key, value in node.items() if key != REF}
-        # Keywords beside a $ref (a field's description, its default) apply with it.
+        # Keywords beside a $ref apply with it: annotations (a field's description, its
+        # default) replace the definition's; a constraint both set must hold twice.
+        if any(key in target and key not in ANNOTATIONS for key in siblings):
+            return {**siblings, "allOf": [target]}
         return {**target, **siblings}
     out = {key: _flatten(value, defs, inside, kept) for key, value in node.items()}
     return _type_list(out)

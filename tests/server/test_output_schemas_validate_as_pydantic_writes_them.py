@@ -131,3 +131,14 @@ def test_keywords_beside_a_reference_are_kept() -> None:
     assert flattened(schema) == {
         "properties": {"x": {"type": "object", "title": "X", "description": "the x"}}}
 
+
+def test_a_constraint_beside_a_reference_and_in_it_must_hold_both_times() -> None:
+    schema = {"properties": {"x": {"$ref": "#/$defs/X", "required": ["b"]}},
+              "$defs": {"X": {"type": "object", "required": ["a"]}}}
+    flat = flattened(schema)
+    assert flat == {"properties": {"x": {"required": ["b"], "allOf": [
+        {"type": "object", "required": ["a"]}]}}}
+    for candidate in (schema, flat):
+        assert not validator(candidate).is_valid({"x": {"a": 1}})
+        assert not validator(candidate).is_valid({"x": {"b": 1}})
+        assert validator(candidate).is_valid({"x": {"a": 1, "b": 1}})
