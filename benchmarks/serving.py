@@ -28,8 +28,11 @@ graph export (``GET /api/graph``, <= 3 s at 100k pods) and a neighbourhood expor
 (``around=...&depth=1``, <= 50 ms). The baseline beside the tool calls is an MCP ``ping``
 over the same session: the SDK and HTTP round trip with no tool behind it (that session uses
 the handshake-era protocol, which has ping; the concurrent agents negotiate 2026-07-28).
-Results as JSON on stdout and in ``benchmarks/out/serving-<scale>.json``. Never part of the
-test suite.
+The single session also reports the SDK client's check of an answer against the
+advertised ``outputSchema`` beside the same check with pydantic's own schema (what netsight
+advertised before ``server/schemas.py``), and the calls again from a default-mode
+``Client`` (2026-07-28). Results as JSON on stdout and in
+``benchmarks/out/serving-<scale>.json``. Never part of the test suite.
 """
 
 from __future__ import annotations
@@ -54,7 +57,12 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+from jsonschema.exceptions import best_match
+from jsonschema.validators import validator_for
 from mcp import Client
+from referencing import Registry
+
+from netsight.analyzers.catalog import TOOLS
 
 OUT = Path(__file__).resolve().parent / "out"
 NETSIGHT = [sys.executable, "-m", "netsight.cli"]
@@ -103,8 +111,12 @@ async def pick_pods(url: str) -> tuple[list[str], str]:
     return pods, services[len(services) // 2]
 
 
-async def timed(calls: int, call: Callable[[], Awaitable[Any]]) -> list[float]:
-    for _ in range(min(20, calls)):  # warm up: caches, connection
+WARM_UP = 20  # calls before any measurement: caches, connection, the client's imports
+
+
+async def timed(calls: int, call: Callable[[], Awaitable[Any]], *, warm_up: int = WARM_UP
+                ) -> list[float]:
+    for _ in range(min(warm_up, calls)):
         await call()
     times = []
     for _ in range(calls):
@@ -114,43 +126,96 @@ async def timed(calls: int, call: Callable[[], Awaitable[Any]]) -> list[float]:
     return times
 
 
-async def one_session(mcp_url: str, pods: list[str], service: str, calls: int,
-                      rng: random.Random, server: int) -> dict[str, Any]:
-    base_url = mcp_url.removesuffix("/mcp")
-    # The handshake-era protocol, whose sessions answer ping (2026-07-28 has no ping).
-    async with Client(mcp_url, mode="legacy") as client:
-        ping = await timed(calls, client.send_ping)
+class Calls:
+    """find_blocking_policies over one client, in batches: latencies, both processes' CPU."""
 
-        async def blocking() -> None:
-            source, destination = rng.sample(pods, 2)
-            result = await client.call_tool("find_blocking_policies", {
-                "source": source, "destination": destination, "port": 80})
-            if result.is_error:
-                raise RuntimeError(result.content)
+    def __init__(self, client: Client, pods: list[str], rng: random.Random, server: int,
+                 answers: list[dict[str, Any]]) -> None:
+        self.client, self.pods, self.rng, self.server = client, pods, rng, server
+        self.answers = answers
+        self.ms: list[float] = []
+        self.server_cpu = self.client_cpu = 0.0
+
+    async def call(self) -> None:
+        source, destination = self.rng.sample(self.pods, 2)
+        result = await self.client.call_tool("find_blocking_policies", {
+            "source": source, "destination": destination, "port": 80})
+        if result.is_error or result.structured_content is None:
+            raise RuntimeError(result.content)
+        self.answers.append(result.structured_content)
+
+    async def batch(self, calls: int) -> None:
+        cpu, client_cpu = cpu_seconds(self.server), time.process_time()
+        self.ms += await timed(calls, self.call, warm_up=0)
+        self.server_cpu += cpu_seconds(self.server) - cpu
+        self.client_cpu += time.process_time() - client_cpu
+
+    def figures(self, prefix: str) -> dict[str, Any]:
+        calls = max(1, len(self.ms))
+        return {f"{prefix}_ms": percentiles(self.ms),
+                # netsight's CPU for a whole call (HTTP, MCP SDK, tool)
+                f"{prefix}_server_cpu_ms_per_call": round(1000 * self.server_cpu / calls, 2),
+                # this process (the SDK client, the test's own loop) per call
+                f"{prefix}_client_cpu_ms_per_call": round(1000 * self.client_cpu / calls, 2)}
+
+
+async def one_session(mcp_url: str, pods: list[str], service: str, calls: int,
+                      rng: random.Random, server: int, batches: int = 6) -> dict[str, Any]:
+    """Latencies over one session: ping, find_blocking_policies and diagnose_service, on
+    the handshake-era protocol (whose sessions answer ping; 2026-07-28 has none); and
+    find_blocking_policies from a client in the SDK's default mode, which negotiates
+    2026-07-28 with netsight (one self-contained POST per call, what the concurrent agents
+    use). The two clients' calls alternate in ``batches`` batches, so a change of load on
+    the shared machine falls on both."""
+    base_url = mcp_url.removesuffix("/mcp")
+    answers: list[dict[str, Any]] = []
+    async with Client(mcp_url, mode="legacy") as client, Client(mcp_url) as modern:
+        ping = await timed(calls, client.send_ping)
+        legacy_calls = Calls(client, pods, rng, server, answers)
+        modern_calls = Calls(modern, pods, rng, server, answers)
+        for _ in range(WARM_UP):  # first calls: the client lists the tools, imports jsonschema
+            await legacy_calls.call()
+            await modern_calls.call()
+        handler = await tool_seconds(base_url, "find_blocking_policies")
+        for index in range(batches):
+            size = calls // batches + (index < calls % batches)
+            await legacy_calls.batch(size)
+            await modern_calls.batch(size)
+        handler_s, handled = map(operator.sub, await tool_seconds(
+            base_url, "find_blocking_policies"), handler)
+        advertised = {t.name: t.output_schema for t in (await client.list_tools()).tools}
 
         async def diagnose() -> None:
             result = await client.call_tool("diagnose_service", {"service": service})
             if result.is_error:
                 raise RuntimeError(result.content)
 
-        cpu, handler = cpu_seconds(server), await tool_seconds(base_url, "find_blocking_policies")
-        client_cpu = time.process_time()
-        blocking_ms = await timed(calls, blocking)
-        client_cpu = time.process_time() - client_cpu
-        cpu = cpu_seconds(server) - cpu  # warm-up calls included: per call, roughly
-        handler_s, handled = map(operator.sub, await tool_seconds(
-            base_url, "find_blocking_policies"), handler)
-        return {"ping_ms": percentiles(ping),
-                "find_blocking_policies_ms": percentiles(blocking_ms),
-                # netsight's CPU for a whole call (HTTP, MCP SDK, tool), and the tool
-                # handler's own mean time (its span: arguments, analyzer, rendering)
-                "find_blocking_policies_server_cpu_ms_per_call":
-                    round(1000 * cpu / (calls + min(20, calls)), 2),
-                "find_blocking_policies_handler_ms_mean": round(1000 * handler_s / handled, 2),
-                # this process (the SDK client, the test's own loop) per call, for comparison
-                "find_blocking_policies_client_cpu_ms_per_call":
-                    round(1000 * client_cpu / (calls + min(20, calls)), 2),
-                "diagnose_service_ms": percentiles(await timed(calls, diagnose))}
+        single = {"ping_ms": percentiles(ping),
+                  **legacy_calls.figures("find_blocking_policies"),
+                  # the tool handler's own mean time (its span: arguments, analyzer,
+                  # rendering), over the calls of both clients
+                  "find_blocking_policies_handler_ms_mean": round(1000 * handler_s / handled, 2),
+                  **modern_calls.figures("find_blocking_policies_2026"),
+                  "diagnose_service_ms": percentiles(await timed(calls, diagnose))}
+    # The SDK client checks every answer against the tool's outputSchema (jsonschema):
+    # its CPU per answer with the schema netsight advertises and, side by side on the same
+    # answers, with pydantic's own (``$ref``s, anyOf for optional fields; schemas.py).
+    pydantic_schema = TOOLS["find_blocking_policies"].output_schema()
+    single["client_output_check_ms_per_answer"] = {
+        "advertised": output_check_ms(advertised["find_blocking_policies"] or {}, answers),
+        "pydantic": output_check_ms(pydantic_schema, answers)}
+    return single
+
+
+def output_check_ms(schema: dict[str, Any], answers: list[dict[str, Any]]) -> float:
+    """Mean CPU ms of the SDK client's check of one answer against ``schema``, done as
+    ``mcp.client.session`` does it (a validator built once, ``best_match`` over errors)."""
+    validator = validator_for(schema)(schema, registry=Registry())
+    started = time.process_time()
+    for answer in answers:
+        if best_match(validator.iter_errors(answer)) is not None:
+            raise RuntimeError("an answer does not match the output schema")
+    return round(1000 * (time.process_time() - started) / max(1, len(answers)), 3)
 
 
 class RawSession:
@@ -236,9 +301,11 @@ async def raw_session(mcp_url: str, pods: list[str], calls: int, rng: random.Ran
                 raise RuntimeError(str(result)[:200])
 
         ping_ms = await timed(calls, ping)
+        for _ in range(WARM_UP):
+            await blocking()
         cpu, client_cpu = cpu_seconds(server), time.process_time()
-        blocking_ms = await timed(calls, blocking)
-        per_call = 1000 / (calls + min(20, calls))
+        blocking_ms = await timed(calls, blocking, warm_up=0)
+        per_call = 1000 / calls
         return {"ping_ms": percentiles(ping_ms),
                 "find_blocking_policies_ms": percentiles(blocking_ms),
                 "find_blocking_policies_server_cpu_ms_per_call":

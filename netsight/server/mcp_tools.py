@@ -50,6 +50,7 @@ from netsight.analyzers.rendering import render_text
 from netsight.graph.store import GraphStore, GraphView
 from netsight.server.auth import view_for
 from netsight.server.notifying import ToolListNotifier
+from netsight.server.schemas import flattened
 from netsight.server.telemetry import Telemetry
 
 log = logging.getLogger(__name__)
@@ -165,7 +166,8 @@ def mcp_tool(spec: ToolSpec) -> Tool:
         name=spec.name,
         description=spec.description,
         input_schema=spec.input_schema(),
-        output_schema=spec.output_schema(),
+        # What the SDK client validates every answer against, flattened to check faster.
+        output_schema=flattened(spec.output_schema()),
         annotations=ToolAnnotations(read_only_hint=spec.read_only, open_world_hint=False),
     )
 
