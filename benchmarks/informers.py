@@ -1009,9 +1009,18 @@ def command_apply(args: argparse.Namespace) -> None:
         store.state.never_arrive(NEVER_WATCHED)
         informers = [Informer(PagesTransport(pages), store, kind) for kind in kinds.values()]
         gc.collect()
+        profiler = None
+        if args.profile and not runs:
+            from pyinstrument import Profiler
+            profiler = Profiler(interval=0.001)
+            profiler.start()
         cpu0 = time.process_time()
         asyncio.run(_list_all(informers))
         cpu = time.process_time() - cpu0
+        if profiler is not None:
+            profiler.stop()
+            summary = profile_summary(profiler, OUT / "informers-profile-apply")
+            print(json.dumps(summary["top_self"][:20], indent=1), file=sys.stderr)
         objects = sum(store.view().count(kind.kind_id) for kind in kinds.values())
         runs.append({"cpu_s": cpu, "objects": objects, "us_per_object": cpu / objects * 1e6})
         print(f"run {len(runs)}: {cpu:.2f} s CPU, {objects} objects, "
@@ -1056,6 +1065,9 @@ def main() -> None:
                        "(no simulator, no HTTP): for A/B on a shared machine")
     cluster_options(p)
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--profile", action="store_true",
+                   help="pyinstrument during the first run (its CPU figure is inflated); "
+                        "to out/informers-profile-apply.{txt,html}")
     p.set_defaults(func=command_apply)
     p = sub.add_parser("profile", help="(a) pyinstrument and tracemalloc of one sync")
     cluster_options(p)
