@@ -363,6 +363,12 @@ def upsert(state: GraphState, record: Record) -> None:
             _index_labels(state, record)
 
 
+def add(state: GraphState, record: Record) -> None:
+    """Add a record under a key the graph does not hold (``upsert``'s first case, for a
+    caller that has checked already: a list page of new objects)."""
+    _add(state, record)
+
+
 def _same_references(old: Record, new: Record) -> bool:
     """True when two versions of an object certainly name the same objects: cheaper than
     building and comparing their references (a slice's ~100 keys, on every update)."""
@@ -416,7 +422,11 @@ def _add(state: GraphState, record: Record) -> None:
         for per_ns in state.by_kind.values():
             for member in per_ns.get(record.name, ()):
                 link(graph, key, member, Rel.CONTAINS)
-    _link_references(state, record_references(record))
+    if type(record) is PodRecord:  # most records: a pod names its owner at most
+        if record.owner is not None:
+            _link_owner(state, key, ns, record.owner)
+    else:
+        _link_references(state, record_references(record))
     if state.pending:
         for source, target, rel in state.pending.pop(key, ()):
             link(graph, source, target, rel)
@@ -434,6 +444,25 @@ def _namespace_key(namespace: str) -> str:
         _NAMESPACE_KEYS.clear()
     key = _NAMESPACE_KEYS[namespace] = make_key(Kind.NAMESPACE, "", namespace)
     return key
+
+
+# (namespace, owner) -> the owner's key: the pods of one ReplicaSet name the same owner.
+_OWNER_KEYS: dict[tuple[str, tuple[str, str]], str] = {}
+
+
+def _link_owner(state: GraphState, key: str, namespace: str, owner: tuple[str, str]) -> None:
+    """``_link_references`` of a pod's one reference, its owner, without building it."""
+    target = _OWNER_KEYS.get((namespace, owner))
+    if target is None:
+        if len(_OWNER_KEYS) >= 65536:
+            _OWNER_KEYS.clear()
+        owner_ns = "" if is_cluster_scoped(owner[0]) else namespace
+        target = _OWNER_KEYS[(namespace, owner)] = make_key(owner[0], owner_ns, owner[1])
+    graph = state.graph
+    if target in graph:
+        link(graph, key, target, Rel.OWNED_BY)
+    elif not state.never_arriving or target.partition("/")[0] not in state.never_arriving:
+        state.pending.setdefault(target, set()).add((key, target, Rel.OWNED_BY))
 
 
 def _link_references(state: GraphState, refs: tuple[Edge, ...]) -> None:
