@@ -22,7 +22,14 @@ from typing import Any, TypeVar
 from netsight.graph.building import SELECTOR_RELS, GraphState, add, remove, upsert
 from netsight.graph.errors import MalformedObject
 from netsight.graph.model import Kind, Rel, make_key
-from netsight.graph.records import Record, invalid_values, object_id, to_record
+from netsight.graph.records import (
+    ContainerPort,
+    PodRecord,
+    Record,
+    invalid_values,
+    object_id,
+    to_record,
+)
 from netsight.graph.selectors import LabelSelector
 
 log = logging.getLogger(__name__)
@@ -243,6 +250,9 @@ class GraphStore:
         problems, invalid = self.problems, self._invalid
         ring, listeners, kind_generations = self.changes, self.listeners, self.kind_generations
         added = EventType.ADDED
+        # A pod's invalid values are in its ports alone, and the pods of one template share
+        # one ports tuple (typed.py): one found valid is not looked at again in this page.
+        valid_ports: tuple[ContainerPort, ...] | None = None
         changed = 0
         for record in records:
             key = record.key
@@ -251,8 +261,12 @@ class GraphStore:
             if key in nodes or (problems and key in problems) or key in invalid:
                 changed += self.apply_record(record)
                 continue
-            if invalid_values(record):
+            if type(record) is PodRecord and record.ports is valid_ports:
+                pass
+            elif invalid_values(record):
                 self._note_invalid_values(record, None)
+            elif type(record) is PodRecord:
+                valid_ports = record.ports
             add(state, record)
             generation = self.generation = self.generation + 1
             # _record_change, inline: a page adds a thousand objects.

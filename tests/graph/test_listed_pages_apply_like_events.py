@@ -105,3 +105,23 @@ def test_a_listed_object_replaces_its_malformed_version_s_finding() -> None:
     assert listed.apply_listed([service("a")]) == 1
     assert state_of(listed) == state_of(one_by_one)
     assert listed.problems == {}
+
+
+def pod(name: str, protocol: str) -> Record:
+    return to_record({"apiVersion": "v1", "kind": "Pod",
+                      "metadata": {"name": name, "namespace": "x"},
+                      "spec": {"containers": [{"name": "c", "ports": [
+                          {"containerPort": 80, "protocol": protocol}]}]}})
+
+
+def test_pods_sharing_invalid_ports_each_get_the_finding() -> None:
+    one_by_one, listed = GraphStore(), GraphStore()
+    page = [pod("a", "TCP"), pod("b", "TCP"), pod("c", "HTTP"), pod("d", "HTTP"),
+            pod("e", "TCP")]
+    assert page[0].ports is page[1].ports  # one template, one tuple
+    assert page[2].ports is page[3].ports
+    for record in page:
+        one_by_one.apply_record(record)
+    assert listed.apply_listed(page) == 5
+    assert state_of(listed) == state_of(one_by_one)
+    assert set(listed.problems) == {"Pod/x/c#invalid", "Pod/x/d#invalid"}
