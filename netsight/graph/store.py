@@ -19,6 +19,7 @@ from enum import StrEnum
 from itertools import islice
 from typing import Any, TypeVar
 
+from netsight.graph.builders import builder
 from netsight.graph.building import SELECTOR_RELS, GraphState, add, remove, upsert
 from netsight.graph.errors import MalformedObject
 from netsight.graph.model import Kind, Rel, make_key
@@ -270,7 +271,8 @@ class GraphStore:
             add(state, record)
             generation = self.generation = self.generation + 1
             # _record_change, inline: a page adds a thousand objects.
-            change = Change(generation, time.time(), added, key)
+            change = _CHANGE(generation=generation, at=time.time(), type=added, key=key,
+                             fields=(), related=())
             kind_generations[key.partition("/")[0]] = generation
             if len(ring) == ring.maxlen:
                 self.dropped = (ring[0].generation, ring[0].at)
@@ -339,6 +341,9 @@ class GraphStore:
 
     def view(self) -> GraphView:
         return GraphView(self)
+
+
+_CHANGE = builder(Change)
 
 
 def _derived(store: GraphStore, name: Hashable, kinds: tuple[str, ...], view: GraphView,

@@ -26,6 +26,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from netsight.graph.builders import builder
 from netsight.graph.errors import MalformedObject
 from netsight.graph.model import Kind, ObjectId, kind_id
 from netsight.graph.records import (
@@ -303,7 +304,7 @@ def slice_record(item: EndpointSlice, api_version: str = "discovery.k8s.io/v1",
     endpoints = []
     for ep in item.endpoints or ():
         conditions, ref = ep.conditions or _NO_CONDITIONS, ep.targetRef
-        endpoints.append(Endpoint(
+        endpoints.append(_ENDPOINT(
             addresses=tuple(map(intern, ep.addresses)),
             ready=conditions.ready,
             serving=conditions.serving,
@@ -318,7 +319,7 @@ def slice_record(item: EndpointSlice, api_version: str = "discovery.k8s.io/v1",
         name=intern(port.name) if port.name else None,
         app_protocol=intern(port.appProtocol) if port.appProtocol else None,
     ) for port in item.ports or ())
-    return EndpointSliceRecord(
+    return _SLICE_RECORD(
         kind=Kind.ENDPOINT_SLICE,
         api_version=api_version,
         namespace=intern(meta.namespace or default_namespace),
@@ -335,6 +336,10 @@ def slice_record(item: EndpointSlice, api_version: str = "discovery.k8s.io/v1",
 
 
 _NO_CONDITIONS = EndpointConditions()
+# The records of most of a list: constructors that skip the frozen __init__'s setattr calls.
+_POD_RECORD = builder(PodRecord)
+_ENDPOINT = builder(Endpoint)
+_SLICE_RECORD = builder(EndpointSliceRecord)
 
 
 def service_record(item: Service, api_version: str = "v1",
@@ -438,7 +443,7 @@ def pod_record(pod: Pod, default_namespace: str = "") -> PodRecord:
     if phase in ("Pending", "Succeeded", "Failed"):
         ready = False
     ports, mesh_proxy = _containers(spec.containers, spec.initContainers)
-    return PodRecord(
+    return _POD_RECORD(
         kind=Kind.POD,
         api_version="v1",
         namespace=intern(meta.namespace or default_namespace),

@@ -250,4 +250,5 @@ def test_a_page_with_a_malformed_object_is_left_to_the_checked_path(
     assert list_page_records(kid, page([good]), api_version) is not None
     assert list_page_records(kid, page([good, obj]), api_version) is None
     checked = outcome(obj)
-    assert isinstance(checked, tuple) and checked[0] == field, checked
+    assert isinstance(checked, tuple), checked
+    assert checked[0] == field
