@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import gc
 import hashlib
+import itertools
 import json
 import os
 import platform
@@ -269,13 +270,25 @@ def simulator(args: argparse.Namespace) -> Iterator[Sim]:
         sim.stop()
 
 
-def spawn(sim: Sim, variant: str, **options: Any) -> Result:
-    """One measurement in a fresh netsight process; its result is its last stdout line."""
-    command = [sys.executable, str(SNAPSHOT / "informers.py"), "_worker", "--variant", variant,
+def snapshot_compare(source: Path) -> Path:
+    """Copy another netsight tree (``--compare-code``: a checkout of main) aside, with this
+    script beside it, so that its workers import that tree's netsight and nothing else."""
+    code = OUT / "informers-code-compare"
+    shutil.rmtree(code, ignore_errors=True)
+    shutil.copytree(source / "netsight", code / "netsight",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(SNAPSHOT / "informers.py", code / "informers.py")
+    return code
+
+
+def spawn(sim: Sim, variant: str, *, code: Path = SNAPSHOT, **options: Any) -> Result:
+    """One measurement in a fresh netsight process; its result is its last stdout line.
+    ``code``: the snapshot whose netsight it runs (this tree's, or --compare-code's)."""
+    command = [sys.executable, str(code / "informers.py"), "_worker", "--variant", variant,
                "--kubeconfig", str(sim.kubeconfig), "--sim-pid", str(sim.pid),
                "--options", json.dumps(options)]
     done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT,
-                          env=CHILD_ENV)
+                          env={**CHILD_ENV, "PYTHONPATH": str(code)})
     if done.returncode != 0:
         sys.exit(f"{variant} failed:\n{done.stderr[-5000:]}")
     result: Result = json.loads(done.stdout.strip().splitlines()[-1])
@@ -984,12 +997,17 @@ def _page_sizes(text: str) -> list[int | None]:
 
 def command_sync(args: argparse.Namespace) -> None:
     info = machine()
+    codes = [("", SNAPSHOT)]
+    if args.compare_code is not None:  # alternated: an A/B of two versions of the code
+        codes.append(("-compare", snapshot_compare(args.compare_code)))
+        info["compare_code"] = str(args.compare_code)
     with simulator(args) as sim:
         runs: dict[str, list[Result]] = defaultdict(list)
         for i in range(args.runs):
-            for size in args.page_sizes:  # alternated: an A/B of the list page size
-                name = "netsight" if size is None else f"netsight-page-{size}"
-                result = spawn(sim, "netsight", page_size=size)
+            for (suffix, code), size in itertools.product(codes, args.page_sizes):
+                # alternated: an A/B of the list page size
+                name = ("netsight" if size is None else f"netsight-page-{size}") + suffix
+                result = spawn(sim, "netsight", code=code, page_size=size)
                 runs[name].append(result)
                 print(f"run {i + 1} {name}: {result['wall_s']:.2f} s, CPU "
                       f"{result['cpu_s']:.2f} s, RSS +"
@@ -1228,9 +1246,18 @@ def command_apply(args: argparse.Namespace) -> None:
         store.state.never_arrive(NEVER_WATCHED)
         informers = [Informer(PagesTransport(pages), store, kind) for kind in kinds.values()]
         gc.collect()
+        profiler = None
+        if args.profile and not runs:
+            from pyinstrument import Profiler
+            profiler = Profiler(interval=0.001)
+            profiler.start()
         cpu0 = time.process_time()
         asyncio.run(_list_all(informers))
         cpu = time.process_time() - cpu0
+        if profiler is not None:
+            profiler.stop()
+            summary = profile_summary(profiler, OUT / "informers-profile-apply")
+            print(json.dumps(summary["top_self"][:20], indent=1), file=sys.stderr)
         objects = sum(store.view().count(kind.kind_id) for kind in kinds.values())
         runs.append({"cpu_s": cpu, "objects": objects, "us_per_object": cpu / objects * 1e6})
         print(f"run {len(runs)}: {cpu:.2f} s CPU, {objects} objects, "
@@ -1270,11 +1297,18 @@ def main() -> None:
                         "(default: InformerSettings.page_size)")
     p.add_argument("--no-pods-runs", dest="pods_runs", action="store_false",
                    help="leave out the pods-only sync")
+    p.add_argument("--compare-code", type=Path, default=None, metavar="DIR",
+                   help="a tree holding another netsight/ (a checkout of main): its full "
+                        "syncs alternate with this tree's against the same simulator "
+                        "(variant netsight-compare)")
     p.set_defaults(func=command_sync)
     p = sub.add_parser("apply", help="(a) list-and-apply CPU in-process, pages from memory "
                        "(no simulator, no HTTP): for A/B on a shared machine")
     cluster_options(p)
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--profile", action="store_true",
+                   help="pyinstrument during the first run (its CPU figure is inflated); "
+                        "to out/informers-profile-apply.{txt,html}")
     p.set_defaults(func=command_apply)
     p = sub.add_parser("profile", help="(a) pyinstrument and tracemalloc of one sync")
     cluster_options(p)

@@ -363,6 +363,59 @@ def upsert(state: GraphState, record: Record) -> None:
             _index_labels(state, record)
 
 
+def add(state: GraphState, record: Record) -> None:
+    """Add a record under a key the graph does not hold (``upsert``'s first case, for a
+    caller that has checked already: a list page of new objects)."""
+    if type(record) is PodRecord:
+        _add_pod(state, record)
+    else:
+        _add(state, record)
+
+
+def _add_pod(state: GraphState, record: PodRecord) -> None:
+    """``_add`` of a pod (most of an initial list) in one function: every edge it makes is
+    new, as the node is. tests/graph/test_listed_pages_apply_like_events.py compares the
+    two."""
+    key, ns = record.key, record.namespace
+    graph = state.graph
+    succ, pred = graph._succ, graph._pred
+    graph._node[key] = NodeData(record)
+    out: dict[str, dict[Rel, bool]] = {}
+    incoming: dict[str, dict[Rel, bool]] = {}
+    succ[key], pred[key] = out, incoming
+    per_ns = state.by_kind.get(record.kind)
+    if per_ns is None:
+        per_ns = state.by_kind[record.kind] = {}
+    keys = per_ns.get(ns)
+    if keys is None:
+        keys = per_ns[ns] = set()
+    keys.add(key)
+    if ns:
+        ns_key = _NAMESPACE_KEYS.get(ns) or _namespace_key(ns)
+        if ns_key in graph:
+            contains = _SINGLE.get(Rel.CONTAINS) or _single(Rel.CONTAINS)
+            succ[ns_key][key] = contains
+            incoming[ns_key] = contains
+    owner = record.owner
+    if owner is not None:
+        target = _OWNER_KEYS.get((ns, owner)) or _owner_key(ns, owner)
+        if target in graph:
+            owned_by = _SINGLE.get(Rel.OWNED_BY) or _single(Rel.OWNED_BY)
+            out[target] = owned_by
+            pred[target][key] = owned_by
+        elif not state.never_arriving or target.partition("/")[0] not in state.never_arriving:
+            state.pending.setdefault(target, set()).add((key, target, Rel.OWNED_BY))
+    if state.pending:
+        for source, target, rel in state.pending.pop(key, ()):
+            link(graph, source, target, rel)
+    identities = state.identities.get(ns)
+    identity = identities.get(id(record.labels)) if identities is not None else None
+    if identity is None:
+        _index_labels(state, record)
+    else:
+        identity.members.add(key)
+
+
 def _same_references(old: Record, new: Record) -> bool:
     """True when two versions of an object certainly name the same objects: cheaper than
     building and comparing their references (a slice's ~100 keys, on every update)."""
@@ -416,7 +469,11 @@ def _add(state: GraphState, record: Record) -> None:
         for per_ns in state.by_kind.values():
             for member in per_ns.get(record.name, ()):
                 link(graph, key, member, Rel.CONTAINS)
-    _link_references(state, record_references(record))
+    if type(record) is PodRecord:  # most records: a pod names its owner at most
+        if record.owner is not None:
+            _link_owner(state, key, ns, record.owner)
+    else:
+        _link_references(state, record_references(record))
     if state.pending:
         for source, target, rel in state.pending.pop(key, ()):
             link(graph, source, target, rel)
@@ -433,6 +490,29 @@ def _namespace_key(namespace: str) -> str:
     if len(_NAMESPACE_KEYS) >= 65536:
         _NAMESPACE_KEYS.clear()
     key = _NAMESPACE_KEYS[namespace] = make_key(Kind.NAMESPACE, "", namespace)
+    return key
+
+
+# (namespace, owner) -> the owner's key: the pods of one ReplicaSet name the same owner.
+_OWNER_KEYS: dict[tuple[str, tuple[str, str]], str] = {}
+
+
+def _link_owner(state: GraphState, key: str, namespace: str, owner: tuple[str, str]) -> None:
+    """``_link_references`` of a pod's one reference, its owner, without building it."""
+    target = _OWNER_KEYS.get((namespace, owner)) or _owner_key(namespace, owner)
+    graph = state.graph
+    if target in graph:
+        link(graph, key, target, Rel.OWNED_BY)
+    elif not state.never_arriving or target.partition("/")[0] not in state.never_arriving:
+        state.pending.setdefault(target, set()).add((key, target, Rel.OWNED_BY))
+
+
+def _owner_key(namespace: str, owner: tuple[str, str]) -> str:
+    if len(_OWNER_KEYS) >= 65536:
+        _OWNER_KEYS.clear()
+    # A cluster-scoped owner (the Node of a mirror pod) has no namespace.
+    owner_ns = "" if is_cluster_scoped(owner[0]) else namespace
+    key = _OWNER_KEYS[(namespace, owner)] = make_key(owner[0], owner_ns, owner[1])
     return key
 
 

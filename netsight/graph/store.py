@@ -19,10 +19,18 @@ from enum import StrEnum
 from itertools import islice
 from typing import Any, TypeVar
 
-from netsight.graph.building import SELECTOR_RELS, GraphState, remove, upsert
+from netsight.graph.builders import builder
+from netsight.graph.building import SELECTOR_RELS, GraphState, add, remove, upsert
 from netsight.graph.errors import MalformedObject
 from netsight.graph.model import Kind, Rel, make_key
-from netsight.graph.records import Record, invalid_values, object_id, to_record
+from netsight.graph.records import (
+    ContainerPort,
+    PodRecord,
+    Record,
+    invalid_values,
+    object_id,
+    to_record,
+)
 from netsight.graph.selectors import LabelSelector
 
 log = logging.getLogger(__name__)
@@ -228,6 +236,52 @@ class GraphStore:
                                    _changed_fields(before, record), related))
         return True
 
+    def apply_listed(self, records: Iterable[Record], seen: set[str] | None = None) -> int:
+        """:meth:`apply_record` for each record of a list page, in order (noting each key
+        in ``seen``); returns how many changed the graph.
+
+        An initial list adds objects the graph does not hold yet: for those, the parts of
+        ``apply_record`` that only matter for a replacement (the old version's neighbours,
+        its fields, a problem it left) have nothing to do, and the graph takes the record
+        directly. The graph, its problems and its change ring end up exactly as after
+        ``apply_record`` one record at a time (tests/graph/test_listed_pages_apply_like_events.py).
+        """
+        state = self.state
+        nodes = state.graph._node
+        problems, invalid = self.problems, self._invalid
+        ring, listeners, kind_generations = self.changes, self.listeners, self.kind_generations
+        added = EventType.ADDED
+        # A pod's invalid values are in its ports alone, and the pods of one template share
+        # one ports tuple (typed.py): one found valid is not looked at again in this page.
+        valid_ports: tuple[ContainerPort, ...] | None = None
+        changed = 0
+        for record in records:
+            key = record.key
+            if seen is not None:
+                seen.add(key)
+            if key in nodes or (problems and key in problems) or key in invalid:
+                changed += self.apply_record(record)
+                continue
+            if type(record) is PodRecord and record.ports is valid_ports:
+                pass
+            elif invalid_values(record):
+                self._note_invalid_values(record, None)
+            elif type(record) is PodRecord:
+                valid_ports = record.ports
+            add(state, record)
+            generation = self.generation = self.generation + 1
+            # _record_change, inline: a page adds a thousand objects.
+            change = _CHANGE(generation=generation, at=time.time(), type=added, key=key,
+                             fields=(), related=())
+            kind_generations[key.partition("/")[0]] = generation
+            if len(ring) == ring.maxlen:
+                self.dropped = (ring[0].generation, ring[0].at)
+            ring.append(change)
+            for listener in listeners:
+                listener(change)
+            changed += 1
+        return changed
+
     def _neighbours(self, key: str) -> tuple[str, ...]:
         return tuple(islice(self.state.adjacent_keys(key), RELATED_LIMIT))
 
@@ -287,6 +341,9 @@ class GraphStore:
 
     def view(self) -> GraphView:
         return GraphView(self)
+
+
+_CHANGE = builder(Change)
 
 
 def _derived(store: GraphStore, name: Hashable, kinds: tuple[str, ...], view: GraphView,

@@ -22,13 +22,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from sys import intern
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
+from netsight.graph.builders import builder
+from netsight.graph.errors import MalformedObject
 from netsight.graph.model import Kind, ObjectId, kind_id
 from netsight.graph.records import (
     EMPTY_MAP,
+    IANA_SVC_NAME,
     KEPT_ANNOTATION_PREFIXES,
     MESH_PROXY_CONTAINERS,
     ContainerPort,
@@ -36,14 +39,19 @@ from netsight.graph.records import (
     EndpointGroup,
     EndpointPort,
     EndpointSliceRecord,
+    NamespaceRecord,
+    NetworkPolicyRecord,
     PodRecord,
     Record,
+    ServicePort,
+    ServiceRecord,
     _intern,
     _kept_annotations,
+    _rules,
     _timestamp,
     share_owner,
 )
-from netsight.graph.selectors import shared_labels
+from netsight.graph.selectors import parse_label_selector, shared_labels
 
 Port = Annotated[int, msgspec.Meta(ge=1, le=65535)]
 NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
@@ -161,11 +169,102 @@ class EndpointSlicePage(msgspec.Struct, gc=False):
             yield slice_record(item, api_version)
 
 
-TypedPage = PodPage | EndpointSlicePage
+# IntOrString naming a container port, as records._int_or_port_name accepts it.
+PortName = Annotated[str, msgspec.Meta(pattern=IANA_SVC_NAME.pattern)]
+
+
+class ServicePortSpec(msgspec.Struct, gc=False):
+    port: Port
+    targetPort: Port | PortName | None = None
+    protocol: NonEmpty | None = None
+    name: str | None = None
+    nodePort: Port | None = None
+    appProtocol: str | None = None
+
+
+class ServiceSpec(msgspec.Struct, gc=False):
+    type: Literal["ClusterIP", "NodePort", "LoadBalancer", "ExternalName"] | None = None
+    ports: list[ServicePortSpec] | None = None
+    clusterIP: str | None = None
+    clusterIPs: list[str] | None = None
+    selector: dict[str, str] | None = None
+    externalName: str | None = None
+    publishNotReadyAddresses: Any = None  # only true counts
+
+
+class Service(msgspec.Struct, gc=False):
+    metadata: ObjectMeta
+    spec: ServiceSpec | None = None
+
+
+class ServicePage(msgspec.Struct, gc=False):
+    metadata: Any = None
+    items: list[Service] | None = None
+
+    def records(self, api_version: str) -> Iterator[Record]:
+        for item in self.items or ():
+            yield service_record(item, api_version)
+
+
+class NetworkPolicySpec(msgspec.Struct, gc=False):
+    # Read by the checked path's own functions (selectors.parse_label_selector,
+    # records._rules), which raise MalformedObject: the page is then read the checked way.
+    podSelector: Any = None
+    policyTypes: list[Literal["Ingress", "Egress"]] | None = None
+    ingress: Any = None
+    egress: Any = None
+
+
+class NetworkPolicy(msgspec.Struct, gc=False):
+    metadata: ObjectMeta
+    spec: NetworkPolicySpec | None = None
+
+
+class NetworkPolicyPage(msgspec.Struct, gc=False):
+    metadata: Any = None
+    items: list[NetworkPolicy] | None = None
+
+    def records(self, api_version: str) -> Iterator[Record]:
+        for item in self.items or ():
+            yield network_policy_record(item, api_version)
+
+
+class Namespace(msgspec.Struct, gc=False):
+    metadata: ObjectMeta
+    spec: dict[str, Any] | None = None  # unread, but to_record refuses a non-object
+
+
+class NamespacePage(msgspec.Struct, gc=False):
+    metadata: Any = None
+    items: list[Namespace] | None = None
+
+    def records(self, api_version: str) -> Iterator[Record]:
+        for item in self.items or ():
+            yield namespace_record(item, api_version)
+
+
+TypedPage = PodPage | EndpointSlicePage | ServicePage | NetworkPolicyPage | NamespacePage
 _DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
     Kind.POD: msgspec.json.Decoder(PodPage),
     Kind.ENDPOINT_SLICE: msgspec.json.Decoder(EndpointSlicePage),
+    Kind.SERVICE: msgspec.json.Decoder(ServicePage),
+    Kind.NETWORK_POLICY: msgspec.json.Decoder(NetworkPolicyPage),
+    Kind.NAMESPACE: msgspec.json.Decoder(NamespacePage),
 }
+
+
+def list_page_records(kind_id: str, body: bytes, api_version: str
+                      ) -> tuple[Any, list[Record]] | None:
+    """A list page's metadata and the records of its items, read typed; None if the kind
+    has no typed shape or anything in the page is unusual: then read it the checked way,
+    which reports the bad field."""
+    page = decode_typed_page(kind_id, body)
+    if page is None:
+        return None
+    try:
+        return page.metadata, list(page.records(api_version))
+    except MalformedObject:  # a value the checked path's own functions refused
+        return None
 
 
 def decode_typed_page(kind_id: str, body: bytes) -> TypedPage | None:
@@ -205,7 +304,7 @@ def slice_record(item: EndpointSlice, api_version: str = "discovery.k8s.io/v1",
     endpoints = []
     for ep in item.endpoints or ():
         conditions, ref = ep.conditions or _NO_CONDITIONS, ep.targetRef
-        endpoints.append(Endpoint(
+        endpoints.append(_ENDPOINT(
             addresses=tuple(map(intern, ep.addresses)),
             ready=conditions.ready,
             serving=conditions.serving,
@@ -220,7 +319,7 @@ def slice_record(item: EndpointSlice, api_version: str = "discovery.k8s.io/v1",
         name=intern(port.name) if port.name else None,
         app_protocol=intern(port.appProtocol) if port.appProtocol else None,
     ) for port in item.ports or ())
-    return EndpointSliceRecord(
+    return _SLICE_RECORD(
         kind=Kind.ENDPOINT_SLICE,
         api_version=api_version,
         namespace=intern(meta.namespace or default_namespace),
@@ -237,6 +336,92 @@ def slice_record(item: EndpointSlice, api_version: str = "discovery.k8s.io/v1",
 
 
 _NO_CONDITIONS = EndpointConditions()
+# The records of most of a list: constructors that skip the frozen __init__'s setattr calls.
+_POD_RECORD = builder(PodRecord)
+_ENDPOINT = builder(Endpoint)
+_SLICE_RECORD = builder(EndpointSliceRecord)
+
+
+def service_record(item: Service, api_version: str = "v1",
+                   default_namespace: str = "") -> ServiceRecord:
+    """The record ``to_record`` builds from the same Service."""
+    meta = item.metadata
+    spec = item.spec or _NO_SERVICE_SPEC
+    ports = tuple(ServicePort(
+        port=port.port,
+        target_port=port.port if port.targetPort is None else port.targetPort,
+        protocol="TCP" if port.protocol is None else intern(port.protocol),
+        name=intern(port.name) if port.name else None,
+        node_port=port.nodePort,
+        app_protocol=intern(port.appProtocol) if port.appProtocol else None,
+    ) for port in spec.ports or ())
+    cluster_ips = [ip for ip in spec.clusterIPs or () if ip]
+    if not cluster_ips and spec.clusterIP:
+        cluster_ips = [intern(spec.clusterIP)]
+    return ServiceRecord(
+        kind=Kind.SERVICE,
+        api_version=api_version,
+        namespace=intern(meta.namespace or default_namespace),
+        name=intern(meta.name),
+        labels=_labels(meta),
+        annotations=_annotations(meta.annotations),
+        owner=None if meta.ownerReferences is None else _owner(meta.ownerReferences),
+        created=_timestamp(meta.creationTimestamp),
+        type=spec.type or "ClusterIP",
+        cluster_ips=tuple(cluster_ips),
+        selector=spec.selector or None,
+        ports=ports,
+        external_name=intern(spec.externalName) if spec.externalName else None,
+        publish_not_ready=spec.publishNotReadyAddresses is True,
+    )
+
+
+_NO_SERVICE_SPEC = ServiceSpec()
+
+
+def network_policy_record(item: NetworkPolicy, api_version: str = "networking.k8s.io/v1",
+                          default_namespace: str = "") -> NetworkPolicyRecord:
+    """The record ``to_record`` builds from the same NetworkPolicy; MalformedObject where
+    that raises it."""
+    meta = item.metadata
+    spec = item.spec or _NO_POLICY_SPEC
+    ingress = _rules(spec.ingress, "spec.ingress")
+    egress = _rules(spec.egress, "spec.egress")
+    # Default per the API: Ingress always, Egress when the policy has egress rules.
+    types = spec.policyTypes or (["Ingress", "Egress"] if egress else ["Ingress"])
+    return NetworkPolicyRecord(
+        kind=Kind.NETWORK_POLICY,
+        api_version=api_version,
+        namespace=intern(meta.namespace or default_namespace),
+        name=intern(meta.name),
+        labels=_labels(meta),
+        annotations=_annotations(meta.annotations),
+        owner=None if meta.ownerReferences is None else _owner(meta.ownerReferences),
+        created=_timestamp(meta.creationTimestamp),
+        pod_selector=parse_label_selector(spec.podSelector, "spec.podSelector"),
+        policy_types=tuple(dict.fromkeys(types)),
+        ingress=ingress,
+        egress=egress,
+    )
+
+
+_NO_POLICY_SPEC = NetworkPolicySpec()
+
+
+def namespace_record(item: Namespace, api_version: str = "v1") -> NamespaceRecord:
+    """The record ``to_record`` builds from the same Namespace (cluster-scoped: a
+    namespace in its metadata is ignored)."""
+    meta = item.metadata
+    return NamespaceRecord(
+        kind=Kind.NAMESPACE,
+        api_version=api_version,
+        namespace="",
+        name=intern(meta.name),
+        labels=_labels(meta),
+        annotations=_annotations(meta.annotations),
+        owner=None if meta.ownerReferences is None else _owner(meta.ownerReferences),
+        created=_timestamp(meta.creationTimestamp),
+    )
 
 
 def pod_record(pod: Pod, default_namespace: str = "") -> PodRecord:
@@ -258,7 +443,7 @@ def pod_record(pod: Pod, default_namespace: str = "") -> PodRecord:
     if phase in ("Pending", "Succeeded", "Failed"):
         ready = False
     ports, mesh_proxy = _containers(spec.containers, spec.initContainers)
-    return PodRecord(
+    return _POD_RECORD(
         kind=Kind.POD,
         api_version="v1",
         namespace=intern(meta.namespace or default_namespace),

@@ -39,7 +39,7 @@ from netsight.graph.collecting import keep_collections_young
 from netsight.graph.model import WORKLOAD_KINDS, kind_id, make_key
 from netsight.graph.shapes import decode_event, decode_page
 from netsight.graph.store import EventType, GraphStore, KindStatus, SyncState
-from netsight.graph.typed import decode_typed_page
+from netsight.graph.typed import list_page_records
 
 log = logging.getLogger(__name__)
 
@@ -311,10 +311,10 @@ class Informer:
         following: asyncio.Task[bytes] | None = None
         try:
             while True:
-                # Pods and slices come typed (typed.py) unless the page holds anything unusual.
-                typed = decode_typed_page(kind.kind_id, body)
+                # The core kinds come typed (typed.py) unless the page holds anything unusual.
+                typed = list_page_records(kind.kind_id, body, kind.api_version)
                 page = decode_page(kind.kind_id, body) if typed is None else {
-                    "metadata": typed.metadata}
+                    "metadata": typed[0]}
                 metadata = page.get("metadata") or {}
                 resource_version = str(metadata.get("resourceVersion") or resource_version)
                 cont = metadata.get("continue") or None
@@ -322,10 +322,7 @@ class Informer:
                     following = asyncio.create_task(self._page(cont))
                     await asyncio.sleep(0)  # let the request go out, and other informers run
                 if typed is not None:
-                    for record in typed.records(kind.api_version):
-                        store.apply_record(record)
-                        if reconcile:
-                            seen.add(record.key)
+                    store.apply_listed(typed[1], seen if reconcile else None)
                 for item in page.get("items") or ():
                     # List items come without kind/apiVersion; the list knows them.
                     item["kind"], item["apiVersion"] = kind.kind, kind.api_version
