@@ -224,6 +224,11 @@ class GraphStore:
         event read by typed.py); returns whether the graph changed."""
         key = record.key
         before = self.state.record(key)
+        if before is not None and key not in self._invalid and key not in self.problems \
+                and before == record:
+            # A status-only update (a pod's conditions' timestamps, its resourceVersion):
+            # nothing netsight reads changed, and no problem is waiting to be cleared.
+            return False
         related = self._neighbours(key) if before is not None else ()
         fixed = self.problems.pop(key, None) is not None if self.problems else False
         fixed |= self._note_invalid_values(record, location)

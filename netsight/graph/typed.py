@@ -442,11 +442,34 @@ class EndpointSliceEvent(msgspec.Struct, gc=False):
     object: WatchedEndpointSlice
 
 
-TypedEvent = PodEvent | EndpointSliceEvent
+class DeletedMeta(msgspec.Struct, gc=False):
+    name: NonEmpty
+    namespace: str | None = None
+    resourceVersion: str | None = None
+
+
+class DeletedObject(msgspec.Struct, gc=False):
+    metadata: DeletedMeta
+    kind: str | None = None
+    apiVersion: str | None = None
+
+
+class DeletedEvent(msgspec.Struct, gc=False):
+    """A DELETED event: only the object's identity is read (a pod's spec and status, a
+    slice's endpoints are skipped by the parser, never built)."""
+
+    type: str
+    object: DeletedObject
+
+
+TypedEvent = PodEvent | EndpointSliceEvent | DeletedEvent
 _EVENT_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
     Kind.POD: msgspec.json.Decoder(PodEvent),
     Kind.ENDPOINT_SLICE: msgspec.json.Decoder(EndpointSliceEvent),
 }
+_DELETED_DECODER = msgspec.json.Decoder(DeletedEvent)
+# API servers write the type first; a line that starts otherwise is decoded in full.
+_DELETED_PREFIX = b'{"type":"DELETED"'
 
 
 def has_typed_events(kind_id: str) -> bool:
@@ -459,6 +482,8 @@ def decode_typed_event(kind_id: str, line: bytes) -> TypedEvent | None:
     decoder = _EVENT_DECODERS.get(kind_id)
     if decoder is None:
         return None
+    if line.startswith(_DELETED_PREFIX):
+        decoder = _DELETED_DECODER
     try:
         event: TypedEvent = decoder.decode(line)
     except (msgspec.ValidationError, msgspec.DecodeError):
@@ -472,4 +497,6 @@ def event_record(event: TypedEvent, api_version: str,
     record before this event) lends the slice endpoints that did not change."""
     if isinstance(event, PodEvent):
         return pod_record(event.object)
+    if isinstance(event, DeletedEvent):
+        raise TypeError("a DELETED event builds no record")
     return slice_record(event.object, api_version, previous=previous)

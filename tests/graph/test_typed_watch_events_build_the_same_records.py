@@ -73,3 +73,15 @@ def test_any_event_typed_gives_the_checked_record(obj: Any, before: Any) -> None
     previous = outcome(before) if before is not None else None
     previous = previous if isinstance(previous, Record) else None
     assert event_record(event, obj["apiVersion"], previous) == checked
+
+
+def test_a_deleted_event_is_read_for_its_identity_only() -> None:
+    cluster = generate(pods=50, seed=3)
+    obj = next(o for o in cluster.objects() if o["kind"] == Kind.POD)
+    event = decode_typed_event(Kind.POD, line("DELETED", obj))
+    assert event is not None
+    assert event.type == "DELETED"
+    meta = event.object.metadata
+    assert (meta.namespace, meta.name, meta.resourceVersion) == (
+        obj["metadata"]["namespace"], obj["metadata"]["name"],
+        obj["metadata"].get("resourceVersion"))
