@@ -1155,7 +1155,7 @@ def replay_main(args: argparse.Namespace) -> None:
     import netsight
     from netsight.graph.collecting import keep_collections_young
     from netsight.graph.store import RELATED_LIMIT, GraphStore, Source
-    from netsight.graph.watching import NEVER_WATCHED, Informer, WatchedKind
+    from netsight.graph.watching import NEVER_WATCHED, Informer, InformerSettings, WatchedKind
 
     data = pickle.loads(Path(args.input).read_bytes())
     gc.disable()
@@ -1197,7 +1197,11 @@ def replay_main(args: argparse.Namespace) -> None:
                                           for i in informers.values()))
         gc.freeze()
         gc.enable()
-        collector = asyncio.create_task(keep_collections_young(1.0, 3600.0))
+        # As ClusterWatcher.wait_synced starts it, with the tree's own settings.
+        settings = InformerSettings()
+        interval = args.refreeze if args.refreeze is not None else settings.refreeze_interval
+        collector = asyncio.create_task(keep_collections_young(
+            interval, settings.full_collection_interval))
         for informer in informers.values():
             informer._handle = timed(informer)
         watches = [asyncio.create_task(i.watch(v))
@@ -1394,6 +1398,8 @@ def main() -> None:
     p = sub.add_parser("_replay")
     p.add_argument("--input", required=True)
     p.add_argument("--dump", default=None, help="write the change ring to this file")
+    p.add_argument("--refreeze", type=float, default=None,
+                   help="refreeze interval (default: the tree's InformerSettings)")
     p.set_defaults(func=replay_main)
     p = sub.add_parser("_sim")
     cluster_options(p)
