@@ -1234,6 +1234,9 @@ def replay_main(args: argparse.Namespace) -> None:
             change.related)
         digest.update(repr((change.generation, str(change.type), change.key, change.fields,
                             related)).encode())
+    edges = hashlib.sha256(repr(sorted(
+        (source, target, sorted(rels)) for source, target, rels in store.state.edges()
+    )).encode()).hexdigest()[:16]
     if args.dump:
         Path(args.dump).write_text("\n".join(
             repr((c.generation, str(c.type), c.key, c.fields, sorted(c.related)[:8]))
@@ -1252,6 +1255,7 @@ def replay_main(args: argparse.Namespace) -> None:
                for g in (0, 1, 2) if (ps := [d for gen, d in pauses if gen == g])},
         "generation": store.generation, "nodes": store.view().node_count,
         "edges": store.view().edge_count, "changes_sha256": digest.hexdigest()[:16],
+        "edges_sha256": edges,
     }))
 
 
@@ -1310,10 +1314,13 @@ def command_watch(args: argparse.Namespace) -> None:
             "by_event": by_event,
             "gc": [r["gc"] for r in results],
             "changes_sha256": sorted({r["changes_sha256"] for r in results}),
+            "edges_sha256": sorted({r.get("edges_sha256", "") for r in results}),
         }
     if len(runs) == 2:
         hashes = {h for s in summary.values() for h in s["changes_sha256"]}
         summary["same_changes"] = len(hashes) == 1
+        summary["same_edges"] = len({h for s in summary.values()
+                                     for h in s["edges_sha256"]}) == 1
     summary["load_average"] = os.getloadavg()
     save(args.name, {"machine": machine(), "code": code, "input": source.name,
                      "summary": summary, "runs": runs})
