@@ -480,7 +480,7 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
     here, and this process's RSS every ``sample_every`` seconds."""
     from netsight.graph.client import KubeTransport
     from netsight.graph.store import GraphStore, Source
-    from netsight.graph.watching import ClusterWatcher
+    from netsight.graph.watching import ClusterWatcher, Informer
 
     capacity = int(rate * duration * 1.05) + 10_000
     # Allocated (and touched) before the RSS baseline: when each write was applied here, how
@@ -500,21 +500,25 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
     async with aiohttp.ClientSession(base_url=_sim_url(kubeconfig)) as http:
         state = await (await http.get("/sim/state")).json()
         base_rv = int(state["resourceVersion"]) + 1
-        original_apply = store.apply
+        original_handle = Informer._handle
 
         arrived = [0]
 
-        def timed_apply(event: Any, raw: Any, **kwargs: Any) -> bool:
-            began = time.perf_counter()
-            changed = original_apply(event, raw, **kwargs)
-            took = time.perf_counter() - began
-            index = int(raw["metadata"]["resourceVersion"]) - base_rv
-            if 0 <= index < capacity:
-                applied[index] = time.time()
-                apply_s[index] = took
-                what[index] = codes.setdefault((str(raw.get("kind")), str(event)), len(codes))
-                arrived[0] += 1
-            return changed
+        def timed_handle(informer: Any, line: bytes, resource_version: str) -> str:
+            # Each watch line: decoded and applied (Pods and slices go straight to records,
+            # past GraphStore.apply), timed in CPU time of this thread.
+            began = time.thread_time()
+            version = original_handle(informer, line, resource_version)
+            took = time.thread_time() - began
+            event = line[9:line.find(b'"', 9)].decode()
+            if event in ("ADDED", "MODIFIED", "DELETED"):
+                index = int(version) - base_rv
+                if 0 <= index < capacity:
+                    applied[index] = time.time()
+                    apply_s[index] = took
+                    what[index] = codes.setdefault((informer.kind.kind, event), len(codes))
+                    arrived[0] += 1
+            return str(version)
 
         freezer = None
         if freeze_every:
@@ -525,7 +529,7 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
 
             freezer = asyncio.create_task(freeze())
 
-        store.apply = timed_apply  # type: ignore[method-assign]
+        Informer._handle = timed_handle  # type: ignore[method-assign,assignment]
         await asyncio.sleep(2)  # let the watches settle after the sync
         gc_pauses: list[tuple[int, float]] = []  # (generation, seconds)
         gc_start = [0.0]
@@ -623,8 +627,9 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
         "backlog_at_end": len(log["rv"]) - arrived_at_end,
         "latency_ms": percentiles(sorted_latencies),
         "latency_ms_by_event": {names[c]: percentiles(sorted(v)) for c, v in by_what.items()},
-        "apply_ms_by_event": {names[c]: percentiles(sorted(v)) for c, v in service.items()},
-        "apply_s_total": sum(sum(v) for v in service.values()),
+        # CPU per watch line, decoding included (GraphStore.apply alone until Nov 2026).
+        "handle_ms_by_event": {names[c]: percentiles(sorted(v)) for c, v in service.items()},
+        "handle_s_total": sum(sum(v) for v in service.values()),
         "latency_ms_by_window": {
             f"{w * window:.0f}-{(w + 1) * window:.0f}s": percentiles(sorted(v))
             for w, v in sorted(windows.items())},
@@ -1275,6 +1280,289 @@ async def _list_all(informers: list[Any]) -> None:
     await asyncio.gather(*(informer.list_and_reconcile() for informer in informers))
 
 
+# --- (b) watch events in-process ----------------------------------------------------------------
+
+
+def build_watch_input(args: argparse.Namespace, path: Path) -> Result:
+    """Churn a simulated state in this process and keep what its watch streams would send:
+    the list pages the informers start from, then every watch line in resourceVersion
+    order, in chunks of consecutive lines of one kind (as a stream hands them over)."""
+    import pickle
+
+    from netsight.graph.watching import CORE_KINDS
+    from netsight.sim.churn import ChurnDriver
+    from netsight.sim.state import Selection
+    from netsight.sim.synthetic import generate
+
+    gc.disable()
+    state = bench_state()
+    cluster = generate(pods=args.pods, seed=args.seed,
+                       policies_per_namespace=args.policies_per_namespace or None)
+    fast_load(state, cluster.objects())
+    del cluster
+    kinds: list[tuple[str, str, str, str, bool]] = []
+    pages: dict[str, list[bytes]] = {}
+    watchers = {}
+    size = 1000
+    for rtype in state.registry:
+        if (rtype.group, rtype.kind) not in CORE_KINDS:
+            continue
+        rv, items = state.list(rtype, Selection())
+        kinds.append((rtype.group, rtype.version, rtype.kind, rtype.plural, rtype.namespaced))
+        chunks = [items[i:i + size] for i in range(0, len(items), size)] or [[]]
+        key = rtype.path()
+        pages[key] = [orjson.dumps({"metadata": {"resourceVersion": str(rv), **(
+            {"continue": str(n + 1)} if n + 1 < len(chunks) else {})}, "items": chunk})
+            for n, chunk in enumerate(chunks)]
+        watchers[key] = state.open_watch(rtype, Selection(), str(state.rv))
+    start_rv = state.rv
+    driver = ChurnDriver(state, seed=args.churn_seed, scale_workloads=False)
+    while state.rv - start_rv < args.events:
+        driver.step()
+    lines: list[tuple[int, str, bytes]] = []
+    for key, watcher in watchers.items():
+        while not watcher.queue.empty():
+            line = watcher.queue.get_nowait()
+            assert line is not None
+            lines.append((int(orjson.loads(line)["object"]["metadata"]["resourceVersion"]),
+                          key, line))
+    lines.sort()
+    stream: list[tuple[str, bytes]] = []
+    run: list[bytes] = []
+    for n, (_, key, line) in enumerate(lines):
+        run.append(line)
+        following = lines[n + 1][1] if n + 1 < len(lines) else None
+        if following != key or len(run) >= args.batch:
+            stream.append((key, b"".join(run)))
+            run = []
+    data = {"kinds": kinds, "pages": pages, "stream": stream, "rv": str(start_rv),
+            "writes": dict(Counter(f"{orjson.loads(line)['object']['kind']} "
+                                   f"{orjson.loads(line)['type']}" for _, _, line in lines))}
+    path.write_bytes(pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
+    return data
+
+
+class ReplayTransport:
+    """List pages, then watch streams fed chunk by chunk from memory (``watch``)."""
+
+    class Content:
+        def __init__(self) -> None:
+            self.queue: asyncio.Queue[bytes] = asyncio.Queue()
+
+        async def readany(self) -> bytes:
+            chunk = await self.queue.get()
+            self.queue.task_done()
+            return chunk
+
+    class Answer:
+        status, headers = 200, {}  # type: ignore[var-annotated]
+
+        def __init__(self, body: bytes, content: Any = None) -> None:
+            self.body, self.content = body, content
+
+        async def read(self) -> bytes:
+            return self.body
+
+        def release(self) -> None:
+            pass
+
+    def __init__(self, pages: dict[str, list[bytes]]) -> None:
+        self.pages = pages
+        self.contents: dict[str, ReplayTransport.Content] = {}
+        self.watching = asyncio.Event()
+
+    async def get(self, path: str, params: list[tuple[str, str]], *,
+                  accept: str | None = None) -> Any:
+        query = dict(params)
+        if query.get("watch"):
+            content = self.contents[path] = self.Content()
+            if len(self.contents) == len(self.pages):
+                self.watching.set()
+            return self.Answer(b"", content)
+        cont = query.get("continue")
+        return self.Answer(self.pages[path][int(cont) if cont else 0])
+
+
+def replay_main(args: argparse.Namespace) -> None:
+    """One replay in this process: list, freeze (as ``wait_synced``), then every recorded
+    watch chunk in order; CPU time for the whole replay and time per handled line."""
+    import pickle
+
+    import netsight
+    from netsight.graph.collecting import keep_collections_young
+    from netsight.graph.store import RELATED_LIMIT, GraphStore, Source
+    from netsight.graph.watching import NEVER_WATCHED, Informer, InformerSettings, WatchedKind
+
+    data = pickle.loads(Path(args.input).read_bytes())
+    gc.disable()
+    store = GraphStore(source=Source.CLUSTER, cluster_name="replay")
+    store.state.never_arrive(NEVER_WATCHED)
+    transport = ReplayTransport(data["pages"])
+    informers: dict[str, Any] = {}
+    for group, version, kind, plural, namespaced in data["kinds"]:
+        watched = WatchedKind(group, version, kind, plural, namespaced)
+        informers[watched.path] = Informer(transport, store, watched)
+    assert set(informers) == set(data["pages"]), (set(informers), set(data["pages"]))
+    took: dict[str, list[float]] = defaultdict(list)
+
+    def timed(informer: Any) -> Any:
+        handle, kind = informer._handle, informer.kind.kind
+
+        def _handle(line: bytes, resource_version: str) -> str:
+            # CPU time of this thread: other processes on a shared machine do not count.
+            began = time.thread_time()
+            version = handle(line, resource_version)
+            elapsed = time.thread_time() - began
+            end = line.index(b'"', 9)
+            took[f"{kind} {line[9:end].decode()}"].append(elapsed)
+            return str(version)
+
+        return _handle
+
+    pauses: list[tuple[int, float]] = []
+    gc_start = [0.0]
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            gc_start[0] = time.thread_time()
+        else:
+            pauses.append((info["generation"], time.thread_time() - gc_start[0]))
+
+    async def replay() -> float:
+        versions = await asyncio.gather(*(i.list_and_reconcile()
+                                          for i in informers.values()))
+        gc.freeze()
+        gc.enable()
+        # As ClusterWatcher.wait_synced starts it, with the tree's own settings.
+        settings = InformerSettings()
+        interval = args.refreeze if args.refreeze is not None else settings.refreeze_interval
+        collector = asyncio.create_task(keep_collections_young(
+            interval, settings.full_collection_interval))
+        for informer in informers.values():
+            informer._handle = timed(informer)
+        watches = [asyncio.create_task(i.watch(v))
+                   for i, v in zip(informers.values(), versions, strict=True)]
+        await transport.watching.wait()
+        gc.callbacks.append(on_gc)
+        cpu0 = time.process_time()
+        contents = transport.contents
+        for path, chunk in data["stream"]:
+            queue = contents[path].queue
+            queue.put_nowait(chunk)
+            await queue.join()
+        cpu = time.process_time() - cpu0
+        gc.callbacks.remove(on_gc)
+        for content in contents.values():
+            content.queue.put_nowait(b"")  # the server ends the streams
+        await asyncio.gather(*watches)
+        collector.cancel()
+        return cpu
+
+    cpu = asyncio.run(replay())
+    events = sum(len(v) for v in took.values())
+    handled = sum(sum(v) for v in took.values())
+    # The change ring, to check that two trees changed the graph alike. A change's related
+    # keys are cut at RELATED_LIMIT in an order that varies between processes: then only
+    # their number is compared.
+    digest = hashlib.sha256()
+    for change in store.changes:
+        related = sorted(change.related) if len(change.related) < RELATED_LIMIT else len(
+            change.related)
+        digest.update(repr((change.generation, str(change.type), change.key, change.fields,
+                            related)).encode())
+    edges = hashlib.sha256(repr(sorted(
+        (source, target, sorted(rels)) for source, target, rels in store.state.edges()
+    )).encode()).hexdigest()[:16]
+    if args.dump:
+        Path(args.dump).write_text("\n".join(
+            repr((c.generation, str(c.type), c.key, c.fields, sorted(c.related)[:8]))
+            for c in store.changes))
+    print(json.dumps({
+        "netsight": str(Path(netsight.__file__).parent),
+        "events": events, "cpu_s": cpu, "us_per_event": cpu / events * 1e6,
+        "handle_us_per_event": handled / events * 1e6,
+        "outside_handle_us_per_event": (cpu - handled) / events * 1e6,
+        "by_event": {name: {"n": len(v), "mean_us": round(sum(v) / len(v) * 1e6, 1),
+                            "p50_us": round(statistics.median(v) * 1e6, 1),
+                            "total_s": round(sum(v), 3)}
+                     for name, v in sorted(took.items())},
+        "gc": {f"gen{g}": {"count": len(ps), "max_ms": round(1000 * max(ps), 2),
+                           "total_s": round(sum(ps), 3)}
+               for g in (0, 1, 2) if (ps := [d for gen, d in pauses if gen == g])},
+        "generation": store.generation, "nodes": store.view().node_count,
+        "edges": store.view().edge_count, "changes_sha256": digest.hexdigest()[:16],
+        "edges_sha256": edges,
+    }))
+
+
+def command_watch(args: argparse.Namespace) -> None:
+    """(b) CPU per watch event in-process: the same recorded watch streams replayed through
+    the informers (stream splitting, decoding, GraphStore) of this tree and, with
+    ``--baseline REF``, of a git ref's, alternated, each replay in a fresh process."""
+    code = snapshot_code()
+    source = OUT / (f"informers-watch-input-{args.pods}-{args.seed}-"
+                    f"{args.policies_per_namespace}-{args.events}-{args.churn_seed}-"
+                    f"{args.batch}.pickle")
+    if not source.exists():
+        print(f"recording {args.events} watch events ...", file=sys.stderr, flush=True)
+        build_watch_input(args, source)
+    trees = {"current": SNAPSHOT}
+    if args.baseline:
+        tree = OUT / "informers-baseline"
+        shutil.rmtree(tree, ignore_errors=True)
+        tree.mkdir(parents=True)
+        archive = subprocess.run(["git", "archive", args.baseline, "netsight"], cwd=ROOT,
+                                 check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+        # The script's own directory comes first on sys.path: run a copy beside the tree.
+        shutil.copy(SNAPSHOT / "informers.py", tree / "informers.py")
+        trees = {"baseline": tree, **trees}
+    runs: dict[str, list[Result]] = defaultdict(list)
+    for n in range(args.runs):
+        order = list(trees.items())
+        for name, tree in order if n % 2 == 0 else reversed(order):
+            env = {**CHILD_ENV, "PYTHONPATH": str(tree), "PYTHONHASHSEED": "0"}
+            done = subprocess.run(
+                [sys.executable, str(tree / "informers.py"), "_replay", "--input",
+                 str(source)], capture_output=True, text=True, check=False, cwd=ROOT, env=env)
+            if done.returncode != 0:
+                sys.exit(f"replay of {name} failed:\n{done.stderr[-5000:]}")
+            result: Result = json.loads(done.stdout.strip().splitlines()[-1])
+            result["load_average_after"] = os.getloadavg()
+            runs[name].append(result)
+            print(f"run {n + 1} {name}: {result['us_per_event']:.1f} us/event CPU "
+                  f"({result['events']} events; handle {result['handle_us_per_event']:.1f}, "
+                  f"outside {result['outside_handle_us_per_event']:.1f}), load "
+                  f"{result['load_average_after'][0]:.1f}", file=sys.stderr, flush=True)
+    summary: Result = {}
+    for name, results in runs.items():
+        by_event: Result = {}
+        for event in results[0]["by_event"]:
+            by_event[event] = {
+                "n": results[0]["by_event"][event]["n"],
+                "p50_us": statistics.median(r["by_event"][event]["p50_us"] for r in results),
+                "mean_us": statistics.median(r["by_event"][event]["mean_us"] for r in results)}
+        summary[name] = {
+            "us_per_event_median": round(median(results, "us_per_event"), 1),
+            "us_per_event_min": round(min(r["us_per_event"] for r in results), 1),
+            "outside_handle_us_median": round(median(results, "outside_handle_us_per_event"),
+                                              1),
+            "by_event": by_event,
+            "gc": [r["gc"] for r in results],
+            "changes_sha256": sorted({r["changes_sha256"] for r in results}),
+            "edges_sha256": sorted({r.get("edges_sha256", "") for r in results}),
+        }
+    if len(runs) == 2:
+        hashes = {h for s in summary.values() for h in s["changes_sha256"]}
+        summary["same_changes"] = len(hashes) == 1
+        summary["same_edges"] = len({h for s in summary.values()
+                                     for h in s["edges_sha256"]}) == 1
+    summary["load_average"] = os.getloadavg()
+    save(args.name, {"machine": machine(), "code": code, "input": source.name,
+                     "summary": summary, "runs": runs})
+    print(json.dumps(summary, indent=1))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -1364,6 +1652,25 @@ def main() -> None:
     cluster_options(p)
     p.add_argument("--runs", type=int, default=3)
     p.set_defaults(func=command_list)
+    p = sub.add_parser("watch", help="(b) CPU per watch event in-process, recorded streams "
+                       "replayed without HTTP: A/B against --baseline on a shared machine")
+    cluster_options(p)
+    p.add_argument("--events", type=int, default=30_000, help="watch events to record")
+    p.add_argument("--churn-seed", type=int, default=1)
+    p.add_argument("--batch", type=int, default=8,
+                   help="at most this many lines of one kind per chunk read")
+    p.add_argument("--baseline", metavar="REF", default=None,
+                   help="also replay with netsight/ as of this git ref, alternated")
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--name", default="watch",
+                   help="results go to out/informers-NAME.json (default watch)")
+    p.set_defaults(func=command_watch)
+    p = sub.add_parser("_replay")
+    p.add_argument("--input", required=True)
+    p.add_argument("--dump", default=None, help="write the change ring to this file")
+    p.add_argument("--refreeze", type=float, default=None,
+                   help="refreeze interval (default: the tree's InformerSettings)")
+    p.set_defaults(func=replay_main)
     p = sub.add_parser("_sim")
     cluster_options(p)
     p.add_argument("--profile", default=None, metavar="STEM",

@@ -7,10 +7,11 @@ a few hundred thousand events most of the graph is unfrozen again, and each full
 collection rescans all of it (pauses of 0.3-1 s at 100k pods, measured under churn).
 
 So, while the informers run, objects that survived the automatic young collections are
-frozen again every second (``gc.freeze()`` only splices lists), after a collection of the
-youngest generation alone (at most a few hundred objects), so fresh garbage cycles are not
-frozen with them; once an hour everything is unfrozen for one full collection, which frees
-the cycles that became garbage after they were frozen. Collecting the two young generations
+frozen again every quarter of a second (``InformerSettings.refreeze_interval``;
+``gc.freeze()`` only splices lists), after a collection of the youngest generation alone
+(at most a few hundred objects), so fresh garbage cycles are not frozen with them; once
+an hour everything is unfrozen for one full collection, which frees the cycles that became
+garbage after they were frozen. Collecting the two young generations
 before each freeze was tried and dropped: at 2,500 events/s it cost 20-40 ms a second.
 """
 

@@ -184,18 +184,7 @@ class GraphStore:
             return False
         key = oid.key
         if event == EventType.DELETED:
-            before = self.state.record(key)
-            related = self._neighbours(key) if before is not None else ()
-            # The object's problem goes with it: readers see that as a change too.
-            self.problems.pop(f"{key}#invalid", None)
-            self._invalid.discard(key)
-            dropped = self.problems.pop(key, None) is not None
-            if remove(self.state, key) is None and not dropped:
-                return False
-            self.generation += 1
-            self._record_change(Change(self.generation, time.time(), EventType.DELETED, key,
-                                       (), related))
-            return True
+            return self.apply_deleted(key)
         try:
             record = to_record(raw, default_namespace, oid=oid, previous=self.state.record(key))
         except MalformedObject as exc:
@@ -219,11 +208,35 @@ class GraphStore:
             return False
         return self.apply_record(record, location=location)
 
+    def apply_deleted(self, key: str) -> bool:
+        """Remove the object under ``key`` (a DELETED event); returns whether the graph
+        changed."""
+        before = self.state.record(key)
+        related = self._neighbours(key) if before is not None else ()
+        # The object's problem goes with it: readers see that as a change too.
+        if self.problems:
+            self.problems.pop(f"{key}#invalid", None)
+            self._invalid.discard(key)
+            dropped = self.problems.pop(key, None) is not None
+        else:
+            dropped = False
+        if remove(self.state, key) is None and not dropped:
+            return False
+        self.generation += 1
+        self._record_change(Change(self.generation, time.time(), EventType.DELETED, key,
+                                   (), related))
+        return True
+
     def apply_record(self, record: Record, *, location: str | None = None) -> bool:
         """Add or replace an object whose record is already built (an ADDED or MODIFIED
         event read by typed.py); returns whether the graph changed."""
         key = record.key
         before = self.state.record(key)
+        if before is not None and key not in self._invalid and key not in self.problems \
+                and before == record:
+            # A status-only update (a pod's conditions' timestamps, its resourceVersion):
+            # nothing netsight reads changed, and no problem is waiting to be cleared.
+            return False
         related = self._neighbours(key) if before is not None else ()
         fixed = self.problems.pop(key, None) is not None if self.problems else False
         fixed |= self._note_invalid_values(record, location)
