@@ -1321,8 +1321,7 @@ def build_watch_input(args: argparse.Namespace, path: Path) -> Result:
         driver.step()
     lines: list[tuple[int, str, bytes]] = []
     for key, watcher in watchers.items():
-        while not watcher.queue.empty():
-            line = watcher.queue.get_nowait()
+        for line in watcher.take(len(watcher.pending)):
             assert line is not None
             lines.append((int(orjson.loads(line)["object"]["metadata"]["resourceVersion"]),
                           key, line))
