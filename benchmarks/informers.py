@@ -1188,10 +1188,12 @@ class PagesTransport:
     list-and-apply work alone, without HTTP (``apply``)."""
 
     class Page:
+        """An HTTP answer: a list page's body, or (``ReplayTransport``) a watch stream."""
+
         status, headers = 200, {}  # type: ignore[var-annotated]
 
-        def __init__(self, body: bytes) -> None:
-            self.body = body
+        def __init__(self, body: bytes, content: Any = None) -> None:
+            self.body, self.content = body, content
 
         async def read(self) -> bytes:
             return self.body
@@ -1353,18 +1355,6 @@ class ReplayTransport:
             self.queue.task_done()
             return chunk
 
-    class Answer:
-        status, headers = 200, {}  # type: ignore[var-annotated]
-
-        def __init__(self, body: bytes, content: Any = None) -> None:
-            self.body, self.content = body, content
-
-        async def read(self) -> bytes:
-            return self.body
-
-        def release(self) -> None:
-            pass
-
     def __init__(self, pages: dict[str, list[bytes]]) -> None:
         self.pages = pages
         self.contents: dict[str, ReplayTransport.Content] = {}
@@ -1377,9 +1367,9 @@ class ReplayTransport:
             content = self.contents[path] = self.Content()
             if len(self.contents) == len(self.pages):
                 self.watching.set()
-            return self.Answer(b"", content)
+            return PagesTransport.Page(b"", content)
         cont = query.get("continue")
-        return self.Answer(self.pages[path][int(cont) if cont else 0])
+        return PagesTransport.Page(self.pages[path][int(cont) if cont else 0])
 
 
 def replay_main(args: argparse.Namespace) -> None:
