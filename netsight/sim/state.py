@@ -260,6 +260,10 @@ class SimState:
     # The open watchers by the storage they watch: a write offers its event to these only.
     _watching: dict[StorageKey, set[Watcher]] = field(default_factory=dict, init=False,
                                                       repr=False)
+    # storage -> ((rv, size) it was sorted at, its keys in name order): list() serves the
+    # first page of every list of an unchanged store without sorting it again.
+    _sorted_keys: dict[StorageKey, tuple[tuple[int, int], list[str]]] = field(
+        default_factory=dict, init=False, repr=False)
 
     # --- reads ---------------------------------------------------------------------------
 
@@ -271,8 +275,16 @@ class SimState:
 
     def list(self, rtype: ResourceType, selection: Selection) -> tuple[int, list[Obj]]:
         """Matching objects in name order, with the resourceVersion they are current at."""
-        store = self.objects.get(storage_key(rtype), {})
-        keys = sorted(store)
+        storage = storage_key(rtype)
+        store = self.objects.get(storage, {})
+        # Sorted once per state of the store, as the API server's watch cache keeps its
+        # objects ordered: every first page of a list used to sort 100k pod keys again.
+        cached = self._sorted_keys.get(storage)
+        if cached is not None and cached[0] == (self.rv, len(store)):
+            keys = cached[1]
+        else:
+            keys = sorted(store)
+            self._sorted_keys[storage] = ((self.rv, len(store)), keys)
         if selection.namespace:
             prefix = f"{selection.namespace}/"
             keys = [k for k in keys if k.startswith(prefix)]
