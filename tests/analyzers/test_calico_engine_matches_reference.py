@@ -13,6 +13,7 @@ defaultAction is Pass; no decision at all: the profile allows.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import math
 from collections.abc import Callable
@@ -66,6 +67,7 @@ NETS = ("10.1.0.0/16", "10.1.0.2/31", "10.0.0.0/8", "10.1.0.4/32")
 TIERS = ("default", "platform", "app")
 
 
+@functools.cache
 @st.composite
 def ends(draw: Any, destination: bool, protocol: str | None) -> tuple[dict[str, Any], dict]:
     """(the YAML end, the same for the reference: indexes into the selector tables)."""
@@ -98,6 +100,7 @@ def ends(draw: Any, destination: bool, protocol: str | None) -> tuple[dict[str, 
     return end, ref
 
 
+@functools.cache
 @st.composite
 def calico_rule(draw: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     rule: dict[str, Any] = {"action": draw(st.sampled_from(("Allow", "Deny", "Pass", "Log")))}
@@ -111,6 +114,7 @@ def calico_rule(draw: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     return rule, ref
 
 
+@functools.cache
 @st.composite
 def calico_policy(draw: Any, index: int) -> tuple[dict[str, Any], dict[str, Any]]:
     glob = draw(st.booleans())

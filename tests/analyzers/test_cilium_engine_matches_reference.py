@@ -11,6 +11,7 @@ inputs are decidable (every pod has an IP and a service account, every namespace
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -53,6 +54,7 @@ peer_selectors = st.one_of(
 )
 
 
+@functools.cache
 @st.composite
 def port_rules(draw: Any) -> list[dict[str, Any]]:
     ports = []
@@ -75,6 +77,7 @@ def port_rules(draw: Any) -> list[dict[str, Any]]:
     return [{"ports": ports}]
 
 
+@functools.cache
 @st.composite
 def cilium_rule(draw: Any, direction: str, deny: bool) -> dict[str, Any]:
     ends = "from" if direction == "ingress" else "to"
@@ -93,6 +96,7 @@ def cilium_rule(draw: Any, direction: str, deny: bool) -> dict[str, Any]:
     return rule
 
 
+@functools.cache
 @st.composite
 def cilium_policy(draw: Any, index: int) -> dict[str, Any]:
     spec: dict[str, Any] = {"endpointSelector": draw(endpoint_selectors)}

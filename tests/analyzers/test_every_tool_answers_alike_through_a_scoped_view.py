@@ -14,6 +14,7 @@ of the answer is as if only the scope existed."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import Counter
@@ -26,7 +27,7 @@ from netsight.analyzers.catalog import TOOLS, call_tool, to_json
 from netsight.analyzers.contracts import ToolFailure
 from netsight.graph.model import Kind, parse_key
 from netsight.graph.scoping import ScopedView
-from netsight.graph.store import GraphView, Source
+from netsight.graph.store import GraphStore, GraphView, Source
 from tests.analyzers.test_testdata import CASES, load_case
 from tests.conftest import store_from_yaml
 
@@ -42,8 +43,8 @@ def answer(view: GraphView, tool: str, args: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.parent.name}/{c.name}" for c in CASES])
 def test_a_scope_of_every_namespace_changes_no_answer(case: Path) -> None:
-    query, _, cluster = load_case(case)
-    store = store_from_yaml(cluster, Source(query.get("source", "manifests")))
+    query, _, _ = load_case(case)
+    store = whole_graph(case)
     args = {"detail": True, **query.get("args", {})}
     if "limit" in TOOLS[query["tool"]].args.model_fields:
         args.setdefault("limit", 500)
@@ -152,8 +153,18 @@ def attachment_counts(data: Any) -> list[tuple[str, str, Any, Any]]:
 
 
 LOADED = {case: load_case(case) for case in CASES}  # read once while collecting
-SCOPES = [(case, scope) for case, (_, _, cluster) in LOADED.items()
-          for scope in ("", *sorted(store_from_yaml(cluster).view().namespaces()))]
+
+
+@functools.cache
+def whole_graph(case: Path) -> GraphStore:
+    """The case's graph, loaded once for the module: the tests only read it (the graph of a
+    scope alone is loaded afresh by ``only``, which cuts it down)."""
+    query, _, cluster = LOADED[case]
+    return store_from_yaml(cluster, Source(query.get("source", "manifests")))
+
+
+SCOPES = [(case, scope) for case in LOADED
+          for scope in ("", *sorted(whole_graph(case).view().namespaces()))]
 WHOLE_GRAPH_TOOLS = {"diff_routes"}  # decide on the whole graph, show only the scope
 ALONE_SCOPES = [(c, s) for c, s in SCOPES if LOADED[c][0]["tool"] not in WHOLE_GRAPH_TOOLS]
 WHOLE_SCOPES = [(c, s) for c, s in SCOPES if LOADED[c][0]["tool"] in WHOLE_GRAPH_TOOLS]
@@ -165,7 +176,7 @@ def test_a_scoped_view_answers_as_if_only_its_namespaces_existed(case: Path,
                                                                   scope: str) -> None:
     query, _, cluster = load_case(case)
     source = Source(query.get("source", "manifests"))
-    store = store_from_yaml(cluster, source)
+    store = whole_graph(case)
     args = {"detail": True, **query.get("args", {})}
     if "limit" in TOOLS[query["tool"]].args.model_fields:
         args.setdefault("limit", 500)
@@ -193,8 +204,8 @@ def test_a_scoped_view_answers_as_if_only_its_namespaces_existed(case: Path,
                          ids=[f"{c.parent.name}/{c.name}[{s or '-'}]" for c, s in WHOLE_SCOPES])
 def test_a_scoped_request_gets_the_whole_graphs_outcome_without_hidden_names(
         case: Path, scope: str) -> None:
-    query, _, cluster = load_case(case)
-    store = store_from_yaml(cluster, Source(query.get("source", "manifests")))
+    query, _, _ = load_case(case)
+    store = whole_graph(case)
     args = {"detail": True, **query.get("args", {})}
     view = store.view()
     namespaces = frozenset({scope} - {""})

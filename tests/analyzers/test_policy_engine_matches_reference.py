@@ -8,6 +8,7 @@ ANP priorities are distinct), so every answer must be True or False.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from typing import Any
 
@@ -44,6 +45,7 @@ cidrs = st.sampled_from(("10.0.0.0/8", "10.1.0.0/16", "10.2.0.0/16", "10.1.1.0/2
                          "10.1.0.2/32", "0.0.0.0/0"))
 
 
+@functools.cache
 @st.composite
 def np_peer(draw: Any) -> dict[str, Any]:
     shape = draw(st.sampled_from(("pod", "ns", "both", "ip")))
@@ -64,6 +66,7 @@ def np_peer(draw: Any) -> dict[str, Any]:
     return peer
 
 
+@functools.cache
 @st.composite
 def np_port(draw: Any) -> dict[str, Any]:
     shape = draw(st.sampled_from(("number", "name", "range", "protocol")))
@@ -79,6 +82,7 @@ def np_port(draw: Any) -> dict[str, Any]:
     return entry
 
 
+@functools.cache
 @st.composite
 def np_rule(draw: Any, key: str) -> dict[str, Any]:
     rule: dict[str, Any] = {}
@@ -89,6 +93,7 @@ def np_rule(draw: Any, key: str) -> dict[str, Any]:
     return rule
 
 
+@functools.cache
 @st.composite
 def netpols(draw: Any, index: int) -> dict[str, Any]:
     spec: dict[str, Any] = {"podSelector": draw(st.one_of(st.just({}), selectors))}
@@ -104,6 +109,7 @@ def netpols(draw: Any, index: int) -> dict[str, Any]:
             "spec": spec}
 
 
+@functools.cache
 @st.composite
 def anp_peer(draw: Any, egress: bool) -> dict[str, Any]:
     shape = draw(st.sampled_from(("namespaces", "pods", "networks") if egress
@@ -116,6 +122,7 @@ def anp_peer(draw: Any, egress: bool) -> dict[str, Any]:
     return {"networks": draw(st.lists(cidrs, min_size=1, max_size=2))}
 
 
+@functools.cache
 @st.composite
 def anp_port(draw: Any) -> dict[str, Any]:
     shape = draw(st.sampled_from(("portNumber", "namedPort", "portRange")))
@@ -128,6 +135,7 @@ def anp_port(draw: Any) -> dict[str, Any]:
     return {"portRange": {"start": start, "end": start + 100, "protocol": proto}}
 
 
+@functools.cache
 @st.composite
 def admin(draw: Any, index: int, baseline: bool, priority: int = 0) -> dict[str, Any]:
     actions = ("Allow", "Deny") if baseline else ("Allow", "Deny", "Pass")
@@ -154,6 +162,7 @@ def admin(draw: Any, index: int, baseline: bool, priority: int = 0) -> dict[str,
             "metadata": {"name": "default" if baseline else f"anp{index}"}, "spec": spec}
 
 
+@functools.cache
 @st.composite
 def cnp_protocol(draw: Any) -> dict[str, Any]:
     shape = draw(st.sampled_from(("tcp", "udp", "sctp", "destinationNamedPort")))
@@ -168,6 +177,7 @@ def cnp_protocol(draw: Any) -> dict[str, Any]:
     return {shape: {"destinationPort": {"range": {"start": start, "end": start + 100}}}}
 
 
+@functools.cache
 @st.composite
 def cluster_policy(draw: Any, index: int, priority: int) -> dict[str, Any]:
     """v1alpha2: the same subjects and peers as v1alpha1; tiers, Accept, protocols."""

@@ -7,6 +7,7 @@ labels under live selectors. Every object's key is computed here, independently 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -61,6 +62,7 @@ LABEL_SETS: list[dict[str, str]] = [
 labels = st.sampled_from(LABEL_SETS).map(dict)
 
 
+@functools.cache
 @st.composite
 def requirements(draw: st.DrawFn) -> Raw:
     key = draw(st.sampled_from(["app", "tier", "zone"]))
@@ -72,6 +74,7 @@ def requirements(draw: st.DrawFn) -> Raw:
     return expr
 
 
+@functools.cache
 @st.composite
 def label_selectors(draw: st.DrawFn) -> Raw | None:
     """A metav1.LabelSelector: absent, empty, matchLabels, matchExpressions or both."""
@@ -102,6 +105,7 @@ container_ports = st.lists(
 )
 
 
+@functools.cache
 @st.composite
 def metadata(draw: st.DrawFn, name: str, namespace: str | None) -> Raw:
     meta: Raw = {"name": name}
@@ -116,11 +120,13 @@ def metadata(draw: st.DrawFn, name: str, namespace: str | None) -> Raw:
 # --- one strategy per kind: the raw object, given its identity ------------------------------
 
 
+@functools.cache
 @st.composite
 def namespace_objects(draw: st.DrawFn, namespace: str, name: str) -> Raw:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": draw(metadata(name, None))}
 
 
+@functools.cache
 @st.composite
 def pods(draw: st.DrawFn, namespace: str, name: str) -> Raw:
     meta = draw(metadata(name, namespace))
@@ -147,6 +153,7 @@ def pods(draw: st.DrawFn, namespace: str, name: str) -> Raw:
 
 
 def workloads(kind: str) -> Callable[[str, str], st.SearchStrategy[Raw]]:
+    @functools.cache
     @st.composite
     def workload(draw: st.DrawFn, namespace: str, name: str) -> Raw:
         meta = draw(metadata(name, namespace))
@@ -169,6 +176,7 @@ def workloads(kind: str) -> Callable[[str, str], st.SearchStrategy[Raw]]:
     return workload
 
 
+@functools.cache
 @st.composite
 def services(draw: st.DrawFn, namespace: str, name: str) -> Raw:
     spec: Raw = {
@@ -194,6 +202,7 @@ def services(draw: st.DrawFn, namespace: str, name: str) -> Raw:
     return {"apiVersion": "v1", "kind": "Service", "metadata": meta, "spec": spec}
 
 
+@functools.cache
 @st.composite
 def endpoint_slices(draw: st.DrawFn, namespace: str, name: str) -> Raw:
     service = name.split("-")[0]
@@ -218,6 +227,7 @@ def endpoint_slices(draw: st.DrawFn, namespace: str, name: str) -> Raw:
     }
 
 
+@functools.cache
 @st.composite
 def endpoints(draw: st.DrawFn, namespace: str, name: str) -> Raw:
     ready = draw(st.lists(st.sampled_from(POD_NAMES), max_size=2))
@@ -235,6 +245,7 @@ def endpoints(draw: st.DrawFn, namespace: str, name: str) -> Raw:
             "namespace": namespace}, "subsets": subsets}
 
 
+@functools.cache
 @st.composite
 def network_policies(draw: st.DrawFn, namespace: str, name: str) -> Raw:
     spec: Raw = {"policyTypes": draw(st.sampled_from([["Ingress"], ["Ingress", "Egress"]]))}
@@ -252,6 +263,7 @@ def _backend(service: str, port: int | str) -> Raw:
     return {"service": {"name": service, "port": ref}}
 
 
+@functools.cache
 @st.composite
 def ingresses(draw: st.DrawFn, namespace: str, name: str) -> Raw:
     meta: Raw = {"name": name, "namespace": namespace}
@@ -274,6 +286,7 @@ def ingresses(draw: st.DrawFn, namespace: str, name: str) -> Raw:
             "spec": spec}
 
 
+@functools.cache
 @st.composite
 def ingress_classes(draw: st.DrawFn, namespace: str, name: str) -> Raw:
     meta: Raw = {"name": name}
@@ -291,6 +304,7 @@ def gateway_classes(namespace: str, name: str) -> st.SearchStrategy[Raw]:
                     "metadata": {"name": name}, "spec": {"controllerName": f"example.com/{name}"}})
 
 
+@functools.cache
 @st.composite
 def gateways(draw: st.DrawFn, namespace: str, name: str) -> Raw:
     return {"apiVersion": f"{GATEWAY_API}/v1", "kind": "Gateway",
@@ -299,6 +313,7 @@ def gateways(draw: st.DrawFn, namespace: str, name: str) -> Raw:
                      "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]}}
 
 
+@functools.cache
 @st.composite
 def target_refs(draw: st.DrawFn, kinds: tuple[tuple[str, str, tuple[str, ...]], ...]
                 ) -> list[Any]:
@@ -316,6 +331,7 @@ def target_refs(draw: st.DrawFn, kinds: tuple[tuple[str, str, tuple[str, ...]], 
     return refs
 
 
+@functools.cache
 @st.composite
 def backend_tls_policies(draw: st.DrawFn, namespace: str, name: str) -> Raw:
     version = draw(st.sampled_from(["v1alpha3", "v1"]))
@@ -327,6 +343,7 @@ def backend_tls_policies(draw: st.DrawFn, namespace: str, name: str) -> Raw:
                                                            "name": "ca"}]}}}
 
 
+@functools.cache
 @st.composite
 def client_traffic_policies(draw: st.DrawFn, namespace: str, name: str) -> Raw:
     """An Envoy Gateway policy: targetRefs to Gateways or GatewayClasses, or the older

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,8 +29,10 @@ from tests.watching.conftest import FAST
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def anyio_backend() -> str:
+    """Module scope: the module-scoped async fixtures below (``shared``) need it, and
+    with them alive anyio keeps one event loop for the module's tests."""
     return "asyncio"
 
 
@@ -55,11 +57,17 @@ class Served:
         return f"{self.url}/mcp"
 
 
-@pytest.fixture
-async def sim() -> AsyncIterator[SimServer]:
+@contextlib.asynccontextmanager
+async def demo_sim() -> AsyncIterator[SimServer]:
     server = SimServer(config=SimConfig(bookmark_interval=0.1))
     server.state.apply(demo())
     async with server:
+        yield server
+
+
+@pytest.fixture
+async def sim() -> AsyncIterator[SimServer]:
+    async with demo_sim() as server:
         yield server
 
 
@@ -92,6 +100,58 @@ async def serving(sim: SimServer, tmp_path: Path, *, wait_ready: bool = True,
 async def served(sim: SimServer, tmp_path: Path) -> AsyncIterator[Served]:
     async with serving(sim, tmp_path) as running:
         yield running
+
+
+# --- one demo cluster and server for a module's tests that only read -----------------------
+# Starting the simulator, syncing the informers and starting uvicorn costs about a second per
+# test; a test that changes nothing can share them. ``shared`` checks after each test
+# that the cluster is as it found it (objects, injected faults, tokens and grants), so a test
+# that writes and forgets to ask for its own ``served`` fails instead of leaking into the next.
+
+
+def cluster_fingerprint(sim: SimServer) -> tuple[int, str, str]:
+    return sim.state.rv, repr(sim.state.faults), repr(sim.access)
+
+
+@contextlib.contextmanager
+def left_unchanged(served: Served) -> Iterator[Served]:
+    before = cluster_fingerprint(served.sim)
+    yield served
+    assert cluster_fingerprint(served.sim) == before, (
+        "the test changed the cluster it shares with the module's other tests: give it its "
+        "own (the `served` or `sim` fixture)")
+
+
+@pytest.fixture(scope="module")
+async def module_served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Served]:
+    async with demo_sim() as sim, serving(sim, tmp_path_factory.mktemp("served")) as running:
+        yield running
+
+
+@pytest.fixture
+def shared(module_served: Served) -> Iterator[Served]:
+    """The demo served to tests that only read: one per module."""
+    with left_unchanged(module_served) as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+async def module_served_with_auth(tmp_path_factory: pytest.TempPathFactory
+                                  ) -> AsyncIterator[Served]:
+    from tests.server.authenticated import grant_demo_callers, serving_with_auth
+
+    async with demo_sim() as sim:
+        grant_demo_callers(sim)
+        async with serving_with_auth(sim, tmp_path_factory.mktemp("served")) as running:
+            yield running
+
+
+@pytest.fixture
+def shared_auth(module_served_with_auth: Served) -> Iterator[Served]:
+    """The demo served with callers checked (``--auth tokenreview``, the demo callers granted)
+    to tests that only read and depend on no cache being cold: one per module."""
+    with left_unchanged(module_served_with_auth) as served:
+        yield served
 
 
 def structured(result: CallToolResult) -> dict[str, Any]:

@@ -67,44 +67,45 @@ def token_reviews(sim: SimServer) -> int:
     ("/metrics", "GET", {}, None),
     ("/mcp", "POST", MCP_HEADERS, INITIALIZE),
 ])
-async def test_no_token_or_a_bad_one_is_401(served: Served, path: str, method: str,
+async def test_no_token_or_a_bad_one_is_401(shared_auth: Served, path: str, method: str,
                                             headers: dict[str, str], body: Any) -> None:
-    status, answer_headers, raw = await request(served, method, path, headers, body)
+    status, answer_headers, raw = await request(shared_auth, method, path, headers, body)
     assert status == 401
     assert answer_headers["www-authenticate"].startswith("Bearer")
     assert orjson.loads(raw)["code"] == "AUTH_FAILED"
 
     for authorization in ("Bearer not-a-token", f"Basic {ALICE}", "Bearer"):
         status, answer_headers, raw = await request(
-            served, method, path, {**headers, "Authorization": authorization}, body)
+            shared_auth, method, path, {**headers, "Authorization": authorization}, body)
         assert status == 401, authorization
         assert answer_headers["www-authenticate"].startswith("Bearer")
-    assert 'error="invalid_token"' in (await request(
-        served, method, path, {**headers, **bearer("not-a-token")}, body))[1]["www-authenticate"]
+    _, answer_headers, _ = await request(
+        shared_auth, method, path, {**headers, **bearer("not-a-token")}, body)
+    assert 'error="invalid_token"' in answer_headers["www-authenticate"]
 
 
-async def test_the_mcp_client_needs_a_token(served: Served) -> None:
+async def test_the_mcp_client_needs_a_token(shared_auth: Served) -> None:
     with pytest.raises(ExceptionGroup) as raised:  # the SDK's task groups wrap the 401
         async with httpx2.AsyncClient() as http, \
-                Client(streamable_http_client(served.mcp_url, http_client=http),
+                Client(streamable_http_client(shared_auth.mcp_url, http_client=http),
                        mode="legacy") as client:
             await client.list_tools()
     assert raised.group_contains(MCPError)
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_a_good_token_is_served(served: Served, mode: str) -> None:
-    status, _, raw = await request(served, "GET", "/api/graph", bearer(ADMIN))
+async def test_a_good_token_is_served(shared_auth: Served, mode: str) -> None:
+    status, _, raw = await request(shared_auth, "GET", "/api/graph", bearer(ADMIN))
     assert status == 200
     assert orjson.loads(raw)["nodes"]
-    async with mcp_client(served.mcp_url, ADMIN, mode) as client:
+    async with mcp_client(shared_auth.mcp_url, ADMIN, mode) as client:
         cart = structured(await client.call_tool("diagnose_service", {"service": "shop/cart"}))
         assert cart["metadata"]["clusterName"] == "sim"
 
 
-async def test_probes_stay_open(served: Served) -> None:
-    assert (await request(served, "GET", "/healthz"))[0] == 200
-    assert (await request(served, "GET", "/readyz"))[0] == 200
+async def test_probes_stay_open(shared_auth: Served) -> None:
+    assert (await request(shared_auth, "GET", "/healthz"))[0] == 200
+    assert (await request(shared_auth, "GET", "/readyz"))[0] == 200
 
 
 async def test_a_valid_token_is_reviewed_once_then_cached(served: Served) -> None:

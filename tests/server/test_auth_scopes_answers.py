@@ -53,50 +53,50 @@ async def graph(served: Served, token: str, query: str = "") -> dict[str, Any]:
     return data
 
 
-async def test_the_graph_export_holds_only_the_callers_namespaces(served: Served) -> None:
-    everything = await graph(served, ADMIN)
+async def test_the_graph_export_holds_only_the_callers_namespaces(shared_auth: Served) -> None:
+    everything = await graph(shared_auth, ADMIN)
     assert {n["namespace"] for n in everything["nodes"]} >= {"shop", HIDDEN, "data", "edge"}
 
-    mine = await graph(served, ALICE)
+    mine = await graph(shared_auth, ALICE)
     assert {n["namespace"] for n in mine["nodes"]} == {"shop", None}
     assert {n["name"] for n in mine["nodes"] if n["kind"] == "Namespace"} == {"shop"}
     assert {n["kind"] for n in mine["nodes"] if n["namespace"] is None} >= {"IngressClass",
                                                                             "GatewayClass"}
     ids = {n["id"] for n in mine["nodes"]}
     assert all(link["source"] in ids and link["target"] in ids for link in mine["links"])
-    _, _, raw = await get(served, "/api/graph", ALICE)
+    _, _, raw = await get(shared_auth, "/api/graph", ALICE)
     assert HIDDEN.encode() not in raw
 
-    nobody = await graph(served, NOBODY)
+    nobody = await graph(shared_auth, NOBODY)
     assert {n["namespace"] for n in nobody["nodes"]} == {None}
 
 
-async def test_a_hidden_namespace_exports_like_a_missing_one(served: Served) -> None:
-    assert (await graph(served, ALICE, f"?namespace={HIDDEN}"))["nodes"] == []
-    assert (await graph(served, ALICE, "?namespace=nowhere"))["nodes"] == []
-    hidden = await get(served, f"/api/graph?around=Service/{HIDDEN}/web", ALICE)
-    missing = await get(served, "/api/graph?around=Service/nowhere/web", ALICE)
+async def test_a_hidden_namespace_exports_like_a_missing_one(shared_auth: Served) -> None:
+    assert (await graph(shared_auth, ALICE, f"?namespace={HIDDEN}"))["nodes"] == []
+    assert (await graph(shared_auth, ALICE, "?namespace=nowhere"))["nodes"] == []
+    hidden = await get(shared_auth, f"/api/graph?around=Service/{HIDDEN}/web", ALICE)
+    missing = await get(shared_auth, "/api/graph?around=Service/nowhere/web", ALICE)
     assert hidden[0] == missing[0] == 404
     assert hidden[2].replace(HIDDEN.encode(), b"nowhere") == missing[2]
-    assert (await get(served, f"/api/graph?around=Service/{HIDDEN}/web", ADMIN))[0] == 200
+    assert (await get(shared_auth, f"/api/graph?around=Service/{HIDDEN}/web", ADMIN))[0] == 200
 
 
-async def test_each_scope_has_its_own_etag(served: Served) -> None:
-    admin = (await get(served, "/api/graph", ADMIN))[1]["etag"]
-    alice = (await get(served, "/api/graph", ALICE))[1]["etag"]
+async def test_each_scope_has_its_own_etag(shared_auth: Served) -> None:
+    admin = (await get(shared_auth, "/api/graph", ADMIN))[1]["etag"]
+    alice = (await get(shared_auth, "/api/graph", ALICE))[1]["etag"]
     assert admin != alice
     async with aiohttp.ClientSession() as http, http.get(
-            served.url + "/api/graph", headers={**bearer(ALICE), "If-None-Match": admin}
+            shared_auth.url + "/api/graph", headers={**bearer(ALICE), "If-None-Match": admin}
             ) as response:
         assert response.status == 200
 
 
-async def test_mcp_answers_hold_only_the_callers_namespaces(served: Served) -> None:
-    async with mcp_client(served.mcp_url, ADMIN) as client:
+async def test_mcp_answers_hold_only_the_callers_namespaces(shared_auth: Served) -> None:
+    async with mcp_client(shared_auth.mcp_url, ADMIN) as client:
         everything = structured(await client.call_tool("list_services", {"limit": 200}))
     assert HIDDEN in {s["service"].split("/")[0] for s in everything["services"]}
 
-    async with mcp_client(served.mcp_url, ALICE, mode="auto") as client:
+    async with mcp_client(shared_auth.mcp_url, ALICE, mode="auto") as client:
         mine = structured(await client.call_tool("list_services", {"limit": 200}))
         assert {s["service"].split("/")[0] for s in mine["services"]} == {"shop"}
         config = structured(await client.call_tool("analyze_config", {}))
@@ -109,13 +109,13 @@ async def test_mcp_answers_hold_only_the_callers_namespaces(served: Served) -> N
     ("analyze_config", {"namespace": HIDDEN}, {"namespace": "nowhere"}),
 ])
 async def test_a_hidden_object_is_not_found_like_a_missing_one(
-        served: Served, tool: str, hidden: dict[str, Any], missing: dict[str, Any]) -> None:
-    async with mcp_client(served.mcp_url, ALICE) as client:
+        shared_auth: Served, tool: str, hidden: dict[str, Any], missing: dict[str, Any]) -> None:
+    async with mcp_client(shared_auth.mcp_url, ALICE) as client:
         concealed = error_json(await client.call_tool(tool, hidden))
         absent = error_json(await client.call_tool(tool, missing))
     assert concealed["code"] == "NOT_FOUND"
     assert orjson.dumps(concealed).replace(HIDDEN.encode(), b"nowhere") == orjson.dumps(absent)
-    async with mcp_client(served.mcp_url, ADMIN) as client:
+    async with mcp_client(shared_auth.mcp_url, ADMIN) as client:
         assert not (await client.call_tool(tool, hidden)).is_error
 
 

@@ -51,8 +51,8 @@ async def ask(served: Served, question: Any, content_type: str = "application/js
 
 
 async def test_the_page_references_only_local_assets_served_with_their_types(
-        served: Served) -> None:
-    status, headers, body = await fetch(f"{served.url}/dashboard")
+        shared: Served) -> None:
+    status, headers, body = await fetch(f"{shared.url}/dashboard")
     assert status == 200
     assert headers["Content-Type"] == "text/html; charset=utf-8"
     policy = headers["Content-Security-Policy"]
@@ -69,21 +69,21 @@ async def test_the_page_references_only_local_assets_served_with_their_types(
             "dashboard/static/dashboard.css"} <= set(assets)
     types = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
     for ref in assets:
-        status, headers, body = await fetch(f"{served.url}/{ref}")
+        status, headers, body = await fetch(f"{shared.url}/{ref}")
         assert status == 200, ref
         assert headers["Content-Type"] == types[Path(ref).suffix], ref
         assert body == (ROOT / "netsight/server" / ref).read_bytes()
 
 
 async def test_an_asset_answers_304_while_unchanged_and_unknown_paths_404(
-        served: Served) -> None:
-    url = f"{served.url}/dashboard/static/dashboard.js"
+        shared: Served) -> None:
+    url = f"{shared.url}/dashboard/static/dashboard.js"
     _, headers, _ = await fetch(url)
     status, _, body = await fetch(url, headers={"If-None-Match": headers["ETag"]})
     assert (status, body) == (304, b"")
     for path in ("/dashboard/static/nope.js", "/dashboard/static/vendor",
                  "/dashboard/static/%2e%2e/__init__.py", "/dashboard/static/../__init__.py"):
-        status, _, _ = await fetch(f"{served.url}{path}")
+        status, _, _ = await fetch(f"{shared.url}{path}")
         assert status == 404, path
 
 
@@ -119,18 +119,18 @@ def test_every_dashboard_file_is_package_data() -> None:
 # --- summary, findings, verdict --------------------------------------------------------------
 
 
-async def test_the_summary_counts_what_the_graph_holds(served: Served) -> None:
-    status, summary = await get_json(f"{served.url}{dashboard.SUMMARY}")
+async def test_the_summary_counts_what_the_graph_holds(shared: Served) -> None:
+    status, summary = await get_json(f"{shared.url}{dashboard.SUMMARY}")
     assert status == 200
-    view = served.graph.store.view()
+    view = shared.graph.store.view()
     assert summary["nodes"] == view.node_count
     assert summary["namespaces"]["shop"] == sum(view.count(k, "shop") for k in view.kinds())
     assert summary["kinds"]["Pod"] == view.count("Pod")
     assert summary["drawLimit"] == dashboard.DRAW_LIMIT
 
 
-async def test_a_service_has_its_diagnosis_and_findings(served: Served) -> None:
-    status, body = await get_json(f"{served.url}/api/findings?object=Service/shop/cart")
+async def test_a_service_has_its_diagnosis_and_findings(shared: Served) -> None:
+    status, body = await get_json(f"{shared.url}/api/findings?object=Service/shop/cart")
     assert status == 200
     assert (body["kind"], body["namespace"], body["name"]) == ("Service", "shop", "cart")
     assert body["service"]["status"] == "critical"
@@ -142,22 +142,22 @@ async def test_a_service_has_its_diagnosis_and_findings(served: Served) -> None:
     assert body["findings"][0]["suggestion"]  # detail mode
 
 
-async def test_an_object_gets_only_its_own_findings(served: Served) -> None:
-    _, pod = await get_json(f"{served.url}/api/findings?object=Pod/shop/frontend-6f7c-a")
+async def test_an_object_gets_only_its_own_findings(shared: Served) -> None:
+    _, pod = await get_json(f"{shared.url}/api/findings?object=Pod/shop/frontend-6f7c-a")
     assert pod["findings"] == []
     assert "service" not in pod
-    _, namespace = await get_json(f"{served.url}/api/findings?object=Namespace/shop")
+    _, namespace = await get_json(f"{shared.url}/api/findings?object=Namespace/shop")
     assert {f["resource"]["namespace"] for f in namespace["findings"]} == {"shop"}
     assert len(namespace["findings"]) >= 2  # cart and checkout at least
 
 
-async def test_the_overview_marks_objects_with_their_worst_severity(served: Served) -> None:
-    _, everything = await get_json(f"{served.url}/api/findings/overview")
+async def test_the_overview_marks_objects_with_their_worst_severity(shared: Served) -> None:
+    _, everything = await get_json(f"{shared.url}/api/findings/overview")
     assert everything["objects"]["Service/shop/cart"] == "critical"
-    _, shop = await get_json(f"{served.url}/api/findings/overview?namespace=shop")
+    _, shop = await get_json(f"{shared.url}/api/findings/overview?namespace=shop")
     assert shop["objects"]
     assert all(k.split("/")[1] == "shop" for k in shop["objects"])
-    status, error = await get_json(f"{served.url}/api/findings/overview?namespace=Nope_")
+    status, error = await get_json(f"{shared.url}/api/findings/overview?namespace=Nope_")
     assert (status, error["code"]) == (400, "INVALID_INPUT")
 
 
@@ -171,15 +171,15 @@ BAD_OBJECTS = [
 ]
 
 
-async def test_a_bad_object_is_a_tool_error(served: Served) -> None:
+async def test_a_bad_object_is_a_tool_error(shared: Served) -> None:
     for query, status, code, says in BAD_OBJECTS:
-        got, error = await get_json(f"{served.url}/api/findings{query}")
+        got, error = await get_json(f"{shared.url}/api/findings{query}")
         assert (got, error["code"], error["tool"]) == (status, code, "/api/findings"), query
         assert says in error["message"], (query, error)
 
 
-async def test_a_verdict_says_denied_with_the_decision_path(served: Served) -> None:
-    status, answer = await ask(served, {"source": "shop/frontend-6f7c-a",
+async def test_a_verdict_says_denied_with_the_decision_path(shared: Served) -> None:
+    status, answer = await ask(shared, {"source": "shop/frontend-6f7c-a",
                                         "destination": "data/postgres-0", "port": 5432,
                                         "protocol": "TCP"})
     assert status == 200, answer
@@ -189,7 +189,7 @@ async def test_a_verdict_says_denied_with_the_decision_path(served: Served) -> N
     ingress = answer["decisions"][1]
     assert ingress["direction"] == "ingress"
     assert "data/deny-all" in ingress["path"]
-    status, answer = await ask(served, {"source": "shop/frontend-6f7c-a",
+    status, answer = await ask(shared, {"source": "shop/frontend-6f7c-a",
                                         "destination": "shop/cart-7d9f-a", "port": 80})
     assert (status, answer["allowed"]) == (200, True)
 
@@ -209,16 +209,16 @@ BAD_QUESTIONS: list[tuple[Any, str, int, str, str]] = [
 ]
 
 
-async def test_a_bad_question_is_a_tool_error(served: Served) -> None:
+async def test_a_bad_question_is_a_tool_error(shared: Served) -> None:
     for question, content_type, status, code, says in BAD_QUESTIONS:
-        got, error = await ask(served, question, content_type)
+        got, error = await ask(shared, question, content_type)
         assert (got, error["code"]) == (status, code), (question, error)
         assert says in error["message"], (question, error)
         assert error["tool"] in ("/api/verdict", "find_blocking_policies")
 
 
-async def test_get_is_not_a_verdict(served: Served) -> None:
-    status, _, _ = await fetch(f"{served.url}{dashboard.VERDICT}")
+async def test_get_is_not_a_verdict(shared: Served) -> None:
+    status, _, _ = await fetch(f"{shared.url}{dashboard.VERDICT}")
     assert status == 405
 
 

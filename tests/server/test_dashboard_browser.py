@@ -56,23 +56,34 @@ def test_a_missing_chromium_skips_on_a_workstation_and_fails_on_ci(
         require_browser()
 
 
-@pytest.fixture
-async def page(served: Served) -> AsyncIterator[Any]:
+@pytest.fixture(scope="module")
+async def browser() -> AsyncIterator[Any]:
+    """One Chromium for the module (a launch takes seconds); each test gets its own
+    context, so no cookies, storage or cache pass from one test to the next."""
     require_browser()
     from playwright.async_api import async_playwright
 
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        launched = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         try:
-            page = await browser.new_page(viewport={"width": 1400, "height": 900})
-            page.problems = []  # console errors, uncaught exceptions, requests elsewhere
-            page.on("console", lambda m: m.type == "error" and page.problems.append(m.text))
-            page.on("pageerror", lambda e: page.problems.append(str(e)))
-            page.on("request", lambda r: r.url.startswith(served.url) or r.url.startswith(
-                "data:") or page.problems.append(f"request to {r.url}"))
-            yield page
+            yield launched
         finally:
-            await browser.close()
+            await launched.close()
+
+
+@pytest.fixture
+async def page(browser: Any, served: Served) -> AsyncIterator[Any]:
+    context = await browser.new_context(viewport={"width": 1400, "height": 900})
+    try:
+        page = await context.new_page()
+        page.problems = []  # console errors, uncaught exceptions, requests elsewhere
+        page.on("console", lambda m: m.type == "error" and page.problems.append(m.text))
+        page.on("pageerror", lambda e: page.problems.append(str(e)))
+        page.on("request", lambda r: r.url.startswith(served.url) or r.url.startswith(
+            "data:") or page.problems.append(f"request to {r.url}"))
+        yield page
+    finally:
+        await context.close()
 
 
 async def until(page: Any, expression: str, timeout: float = 10.0) -> Any:

@@ -25,13 +25,13 @@ async def get(url: str, headers: dict[str, str] | None = None
         return response.status, response.headers, json.loads(body) if body else None
 
 
-async def test_the_whole_graph_is_node_link_json(served: Served) -> None:
-    status, headers, data = await get(f"{served.url}/api/graph")
+async def test_the_whole_graph_is_node_link_json(shared: Served) -> None:
+    status, headers, data = await get(f"{shared.url}/api/graph")
     assert status == 200
-    view = served.graph.store.view()
+    view = shared.graph.store.view()
     assert len(data["nodes"]) == view.node_count
     assert len({(link["source"], link["target"]) for link in data["links"]}) == view.edge_count
-    assert data["graph"]["generation"] == served.graph.store.generation
+    assert data["graph"]["generation"] == shared.graph.store.generation
     assert headers["ETag"].endswith(f'.{data["graph"]["generation"]}"')
     graph = nx.node_link_graph(data, edges="links")
     assert graph.nodes["Service/shop/cart"]["kind"] == "Service"
@@ -41,16 +41,16 @@ async def test_the_whole_graph_is_node_link_json(served: Served) -> None:
     assert graph.has_edge("Namespace/shop", "Service/shop/cart", key="contains")
 
 
-async def test_filters_select_a_namespace_kinds_or_a_neighbourhood(served: Served) -> None:
-    _, _, shop = await get(f"{served.url}/api/graph?namespace=shop")
+async def test_filters_select_a_namespace_kinds_or_a_neighbourhood(shared: Served) -> None:
+    _, _, shop = await get(f"{shared.url}/api/graph?namespace=shop")
     assert {n["namespace"] for n in shop["nodes"]} == {"shop"}
     assert {"Service/shop/cart", "Pod/shop/cart-7d9f-a"} <= {n["id"] for n in shop["nodes"]}
 
-    _, _, kinds = await get(f"{served.url}/api/graph?namespace=shop&kind=Service,Pod")
+    _, _, kinds = await get(f"{shared.url}/api/graph?namespace=shop&kind=Service,Pod")
     assert {n["kind"] for n in kinds["nodes"]} == {"Service", "Pod"}
     assert {link["type"] for link in kinds["links"]} == {"selects"}
 
-    _, _, around = await get(f"{served.url}/api/graph?around=Service/shop/frontend&depth=1")
+    _, _, around = await get(f"{shared.url}/api/graph?around=Service/shop/frontend&depth=1")
     ids = {n["id"] for n in around["nodes"]}
     # The demo's HTTPRoute edge/storefront sends to shop/frontend (a backendRef).
     assert ids == {"Service/shop/frontend", "Pod/shop/frontend-6f7c-a", "Namespace/shop",
@@ -58,7 +58,7 @@ async def test_filters_select_a_namespace_kinds_or_a_neighbourhood(served: Serve
         | {i for i in ids if i.startswith("EndpointSlice/")}
     assert all(link["source"] in ids and link["target"] in ids for link in around["links"])
 
-    _, _, zero = await get(f"{served.url}/api/graph?around=Service/shop/frontend&depth=0")
+    _, _, zero = await get(f"{shared.url}/api/graph?around=Service/shop/frontend&depth=0")
     assert [n["id"] for n in zero["nodes"]] == ["Service/shop/frontend"]
 
 
@@ -73,9 +73,9 @@ BAD_FILTERS = [
 ]
 
 
-async def test_a_bad_filter_is_answered_with_a_tool_error(served: Served) -> None:
+async def test_a_bad_filter_is_answered_with_a_tool_error(shared: Served) -> None:
     for query, status, code, says in BAD_FILTERS:
-        got, _, error = await get(f"{served.url}/api/graph?{query}")
+        got, _, error = await get(f"{shared.url}/api/graph?{query}")
         assert (got, error["code"], error["tool"]) == (status, code, "/api/graph"), query
         assert says in error["message"], query
 

@@ -43,8 +43,8 @@ def codes(data: dict[str, Any]) -> set[str]:
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_every_catalog_tool_is_listed_with_its_schemas(served: Served, mode: str) -> None:
-    async with Client(served.mcp_url, mode=mode) as client:
+async def test_every_catalog_tool_is_listed_with_its_schemas(shared: Served, mode: str) -> None:
+    async with Client(shared.mcp_url, mode=mode) as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert client.server_capabilities.tools is not None
         assert client.server_capabilities.tools.list_changed
@@ -62,16 +62,16 @@ async def test_every_catalog_tool_is_listed_with_its_schemas(served: Served, mod
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_diagnose_service_answers_as_netsight_call_does(served: Served, tmp_path: Path,
+async def test_diagnose_service_answers_as_netsight_call_does(shared: Served, tmp_path: Path,
                                                              mode: str) -> None:
     args = {"service": "shop/cart", "detail": True}
-    async with Client(served.mcp_url, mode=mode) as client:
+    async with Client(shared.mcp_url, mode=mode) as client:
         result = await client.call_tool("diagnose_service", args)
     data = structured(result)
     assert data["status"] == "critical"
     assert data["metadata"]["source"] == "cluster"
     assert data["metadata"]["clusterName"] == "sim"
-    kinds = served.graph.store.view().kinds()
+    kinds = shared.graph.store.view().kinds()
     assert without_metadata(data) == without_metadata(
         cli_call(tmp_path, kinds, "diagnose_service", args))
     text = result.content[0].text  # type: ignore[union-attr]
@@ -88,24 +88,24 @@ async def test_diagnose_service_answers_as_netsight_call_does(served: Served, tm
      lambda data: any(r["route"] == "edge/storefront" for r in data["routes"])),
 ])
 async def test_policy_and_route_tools_answer_over_http_as_netsight_call_does(
-        served: Served, tmp_path: Path, tool: str, args: dict[str, Any],
+        shared: Served, tmp_path: Path, tool: str, args: dict[str, Any],
         check: Any) -> None:
     """The live graph over MCP gives the same answers the offline CLI gives for the same
     objects: the demo's deny-all policy blocks the frontend from postgres, and its routes
     resolve (the demo serves the Gateway API CRDs, so the route tools are offered)."""
-    async with Client(served.mcp_url) as client:
+    async with Client(shared.mcp_url) as client:
         listed = {t.name for t in (await client.list_tools()).tools}
         assert tool in listed
         data = structured(await client.call_tool(tool, args))
     assert check(data), data
-    kinds = served.graph.store.view().kinds()
+    kinds = shared.graph.store.view().kinds()
     assert without_metadata(data) == without_metadata(cli_call(tmp_path, kinds, tool, args))
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_bad_arguments_are_a_tool_error_with_invalid_input(served: Served,
+async def test_bad_arguments_are_a_tool_error_with_invalid_input(shared: Served,
                                                                  mode: str) -> None:
-    async with Client(served.mcp_url, mode=mode) as client:
+    async with Client(shared.mcp_url, mode=mode) as client:
         bad = await client.call_tool("diagnose_service", {"service": "cart", "colour": "red"})
         unknown = await client.call_tool("diagnose_servic", {"service": "shop/cart"})
         missing = await client.call_tool("diagnose_service", {"service": "shop/nope"})

@@ -21,11 +21,11 @@ pytestmark = pytest.mark.anyio
     ({"Origin": "http://attacker.example"}, 403),
     ({"Host": "127.0.0.1.attacker.example"}, 403),
 ])
-async def test_only_loopback_names_are_answered(served: Served, headers: dict[str, str],
+async def test_only_loopback_names_are_answered(shared: Served, headers: dict[str, str],
                                                 status: int) -> None:
     async with aiohttp.ClientSession() as http:
         for path in ("/api/graph", "/dashboard", "/healthz"):
-            async with http.get(served.url + path, headers=headers) as response:
+            async with http.get(shared.url + path, headers=headers) as response:
                 assert response.status == status, (path, headers)
                 if status == 403:
                     body = await response.json()
