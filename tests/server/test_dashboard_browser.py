@@ -112,7 +112,6 @@ async def click_node(page: Any, key: str) -> None:
 
 async def test_the_dashboard_draws_the_graph_explains_and_follows_changes(
         served: Served, page: Any) -> None:
-    started = time.monotonic()
     await page.goto(f"{served.url}/dashboard")
     view = served.graph.store.view()
     drawn = await until(page, "window.netsight && window.netsight.cy.nodes().length")
@@ -179,7 +178,6 @@ async def test_the_dashboard_draws_the_graph_explains_and_follows_changes(
     served.sim.state.delete(pods, "shop", "cart-7d9f-live")
     await until(page, "!window.netsight.cy.getElementById('Pod/shop/cart-7d9f-live').length")
     assert page.problems == []
-    assert time.monotonic() - started < 20
 
 
 async def test_a_large_graph_asks_for_a_namespace_first(
