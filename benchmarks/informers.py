@@ -1433,6 +1433,11 @@ def replay_main(args: argparse.Namespace) -> None:
                    for i, v in zip(informers.values(), versions, strict=True)]
         await transport.watching.wait()
         gc.callbacks.append(on_gc)
+        profiler = None
+        if args.profile:
+            from pyinstrument import Profiler
+            profiler = Profiler(interval=0.0002, async_mode="disabled")
+            profiler.start()
         cpu0 = time.process_time()
         contents = transport.contents
         for path, chunk in data["stream"]:
@@ -1440,6 +1445,10 @@ def replay_main(args: argparse.Namespace) -> None:
             queue.put_nowait(chunk)
             await queue.join()
         cpu = time.process_time() - cpu0
+        if profiler is not None:
+            profiler.stop()
+            summary = profile_summary(profiler, Path(args.profile))
+            print(json.dumps(summary["top_self"], indent=1), file=sys.stderr)
         gc.callbacks.remove(on_gc)
         for content in contents.values():
             content.queue.put_nowait(b"")  # the server ends the streams
@@ -1659,6 +1668,8 @@ def main() -> None:
     p.add_argument("--dump", default=None, help="write the change ring to this file")
     p.add_argument("--refreeze", type=float, default=None,
                    help="refreeze interval (default: the tree's InformerSettings)")
+    p.add_argument("--profile", default=None, metavar="STEM",
+                   help="pyinstrument over the replayed stream (CPU inflated), to STEM.txt")
     p.set_defaults(func=replay_main)
     p = sub.add_parser("_sim")
     cluster_options(p)

@@ -16,11 +16,12 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from itertools import islice
+from itertools import compress
+from operator import attrgetter, ne
 from typing import Any, TypeVar
 
 from netsight.graph.builders import builder
-from netsight.graph.building import SELECTOR_RELS, GraphState, add, remove, upsert
+from netsight.graph.building import SELECTOR_RELS, GraphState, add, remove, replace_record
 from netsight.graph.errors import MalformedObject
 from netsight.graph.model import Kind, Rel, make_key
 from netsight.graph.records import (
@@ -232,16 +233,19 @@ class GraphStore:
         event read by typed.py); returns whether the graph changed."""
         key = record.key
         before = self.state.record(key)
-        if before is not None and key not in self._invalid and key not in self.problems \
-                and before == record:
+        same = before is not None and before == record
+        if same and key not in self._invalid and key not in self.problems:
             # A status-only update (a pod's conditions' timestamps, its resourceVersion):
             # nothing netsight reads changed, and no problem is waiting to be cleared.
             return False
         related = self._neighbours(key) if before is not None else ()
         fixed = self.problems.pop(key, None) is not None if self.problems else False
         fixed |= self._note_invalid_values(record, location)
-        upsert(self.state, record)
-        if before == record and not fixed:
+        if before is None:
+            add(self.state, record)
+        elif not same:
+            replace_record(self.state, before, record)
+        if same and not fixed:
             return False
         self.generation += 1
         kind = EventType.ADDED if before is None else EventType.MODIFIED
@@ -296,7 +300,7 @@ class GraphStore:
         return changed
 
     def _neighbours(self, key: str) -> tuple[str, ...]:
-        return tuple(islice(self.state.adjacent_keys(key), RELATED_LIMIT))
+        return self.state.adjacent_prefix(key, RELATED_LIMIT)
 
     def _note_invalid_values(self, record: Record, location: str | None) -> bool:
         """Track values kept as written that the API server would reject; True if changed."""
@@ -377,18 +381,19 @@ def _derived(store: GraphStore, name: Hashable, kinds: tuple[str, ...], view: Gr
 def _changed_fields(before: Record | None, after: Record | None) -> tuple[str, ...]:
     if before is None or after is None or type(before) is not type(after):
         return ()
-    return tuple(name for name in _field_names(type(before))
-                 if getattr(before, name) != getattr(after, name))
+    names, values = _FIELDS.get(type(before)) or _fields(type(before))
+    # Each pair compared with !=, in C: the field names whose values differ.
+    return tuple(compress(names, map(ne, values(before), values(after))))
 
 
-_FIELD_NAMES: dict[type[Record], tuple[str, ...]] = {}
+# record class -> its field names, and a getter of their values in that order
+_FIELDS: dict[type[Record], tuple[tuple[str, ...], Callable[[Record], tuple[Any, ...]]]] = {}
 
 
-def _field_names(cls: type[Record]) -> tuple[str, ...]:
-    names = _FIELD_NAMES.get(cls)
-    if names is None:
-        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
-    return names
+def _fields(cls: type[Record]) -> tuple[tuple[str, ...], Callable[[Record], tuple[Any, ...]]]:
+    names = tuple(f.name for f in fields(cls))
+    found = _FIELDS[cls] = (names, attrgetter(*names))
+    return found
 
 
 class GraphView:
