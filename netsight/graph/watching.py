@@ -318,6 +318,8 @@ class Informer:
         self.resource_version: str | None = None  # where a resumed watch would start
         # Pods and slices: events decoded straight into records (typed.py).
         self._typed_events = has_typed_events(kind.kind_id) and not kind.metadata_only
+        # Read for every event: computed once (WatchedKind derives them each time).
+        self._kind_id, self._api_version = kind.kind_id, kind.api_version
 
     async def run(self) -> None:
         resource_version: str | None = None
@@ -459,12 +461,12 @@ class Informer:
 
     def _handle(self, line: bytes, resource_version: str) -> str:
         if self._typed_events:
-            typed = decode_typed_event(self.kind.kind_id, line)
+            typed = decode_typed_event(self._kind_id, line)
             if typed is not None and typed.type in _OBJECT_EVENTS:
                 applied = self._apply_typed(typed)
                 if applied is not None:
                     return applied or resource_version
-        event = decode_event(self.kind.kind_id, line)
+        event = decode_event(self._kind_id, line)
         event_type, obj = event.get("type"), event.get("object") or {}
         raise_on_error(event)
         meta = obj.get("metadata") or {}
@@ -484,17 +486,17 @@ class Informer:
         """Apply an event typed.py decoded; its resourceVersion ("" if none), or None if
         the event must go the checked way after all (an object of another kind or version,
         or a record the typed path failed to build)."""
-        obj, kind, store = event.object, self.kind, self.store
-        if obj.kind not in (None, kind.kind) or obj.apiVersion not in (None, kind.api_version):
+        obj, store, api_version = event.object, self.store, self._api_version
+        if obj.kind not in (None, self.kind.kind) or obj.apiVersion not in (None, api_version):
             return None
         meta = obj.metadata
         # From a cluster, a namespaced object always names its namespace.
-        key = make_key(kind.kind_id, meta.namespace or "", meta.name)
+        key = make_key(self._kind_id, meta.namespace or "", meta.name)
         if event.type == "DELETED":
             store.apply_deleted(key)
         else:
             try:
-                record = event_record(event, kind.api_version, store.state.record(key))
+                record = event_record(event, api_version, store.state.record(key))
             except Exception:  # a reader bug: the checked path reports the object
                 log.exception("reading %s the typed way failed", key)
                 return None
