@@ -1551,10 +1551,9 @@ def command_watch(args: argparse.Namespace) -> None:
             "edges_sha256": sorted({r.get("edges_sha256", "") for r in results}),
         }
     if len(runs) == 2:
-        hashes = {h for s in summary.values() for h in s["changes_sha256"]}
-        summary["same_changes"] = len(hashes) == 1
-        summary["same_edges"] = len({h for s in summary.values()
-                                     for h in s["edges_sha256"]}) == 1
+        trees = list(summary.values())
+        summary["same_changes"] = len({h for s in trees for h in s["changes_sha256"]}) == 1
+        summary["same_edges"] = len({h for s in trees for h in s["edges_sha256"]}) == 1
     summary["load_average"] = os.getloadavg()
     save(args.name, {"machine": machine(), "code": code, "input": source.name,
                      "summary": summary, "runs": runs})

@@ -384,10 +384,11 @@ def replace_record(state: GraphState, old: Record, record: Record) -> None:
         kept = set(old_refs).intersection(new_refs)
         _unlink_references(state, tuple(r for r in old_refs if r not in kept))
         _link_references(state, tuple(r for r in new_refs if r not in kept))
-    old_selector, new_selector = record_selector(old), record_selector(record)
-    if old_selector != new_selector:
-        _drop_selector(state, old)
-        _add_selector(state, record)
+    if type(record) is not PodRecord:  # a pod owns no selector
+        old_selector, new_selector = record_selector(old), record_selector(record)
+        if old_selector != new_selector:
+            _drop_selector(state, old)
+            _add_selector(state, record)
     if record.kind in POD_LIKE_KINDS:
         old_labels, new_labels = selectable_labels(old), selectable_labels(record)
         # Identities are keyed by the label map object: a new map means a move, even when
@@ -505,12 +506,13 @@ def remove(state: GraphState, key: str) -> Record | None:
     graph = state.graph
     _unlink_references(state, record_references(record))
     # References other objects make to this one wait for it to come back.
-    for source, data in graph.pred[key].items():
+    for source, data in graph._pred[key].items():
         for rel in _REFERENCE_RELS.intersection(data):
             state.pending.setdefault(key, set()).add((source, key, rel))
-    _drop_selector(state, record)
     if record.kind in POD_LIKE_KINDS:
-        _unindex_labels(state, record)
+        _unindex_labels(state, record)  # pod-likes own no selector
+    else:
+        _drop_selector(state, record)
     _discard(state.by_kind.get(record.kind, {}), record.namespace, key)
     if not state.by_kind.get(record.kind):
         state.by_kind.pop(record.kind, None)

@@ -224,8 +224,9 @@ class GraphStore:
         if remove(self.state, key) is None and not dropped:
             return False
         self.generation += 1
-        self._record_change(Change(self.generation, time.time(), EventType.DELETED, key,
-                                   (), related))
+        self._record_change(_CHANGE(generation=self.generation, at=time.time(),
+                                    type=EventType.DELETED, key=key, fields=(),
+                                    related=related))
         return True
 
     def apply_record(self, record: Record, *, location: str | None = None) -> bool:
@@ -249,8 +250,9 @@ class GraphStore:
             return False
         self.generation += 1
         kind = EventType.ADDED if before is None else EventType.MODIFIED
-        self._record_change(Change(self.generation, time.time(), kind, key,
-                                   _changed_fields(before, record), related))
+        self._record_change(_CHANGE(generation=self.generation, at=time.time(), type=kind,
+                                    key=key, fields=_changed_fields(before, record),
+                                    related=related))
         return True
 
     def apply_listed(self, records: Iterable[Record], seen: set[str] | None = None) -> int:
