@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import fields
 from itertools import islice
 
+import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,7 +22,7 @@ from netsight.graph.building import (
     _slice_target_changes,
     record_references,
 )
-from netsight.graph.records import Record, to_record
+from netsight.graph.records import EndpointSliceRecord, Record, to_record
 from netsight.graph.store import RELATED_LIMIT, GraphStore, _changed_fields
 from netsight.graph.typed import decode_typed_event, event_record
 from tests.graph.universe import (
@@ -52,14 +53,14 @@ def test_change_neighbours_are_the_first_adjacent_keys(sequence: list[Step]) -> 
                     islice(state.adjacent_keys(key), limit)), (key, limit)
 
 
-def _slice(raw: dict[str, object], previous: Record | None = None) -> Record:
+def _slice(raw: dict[str, object], previous: Record | None = None) -> EndpointSliceRecord:
     """A slice record the watch path builds (typed, lending unchanged endpoints)."""
-    import orjson
-
-    line = orjson.dumps({"type": "MODIFIED", "object": raw})
-    event = decode_typed_event("EndpointSlice", line)
+    event = decode_typed_event("EndpointSlice", orjson.dumps({"type": "MODIFIED",
+                                                               "object": raw}))
     assert event is not None
-    return event_record(event, "discovery.k8s.io/v1", previous)
+    record = event_record(event, "discovery.k8s.io/v1", previous)
+    assert isinstance(record, EndpointSliceRecord)
+    return record
 
 
 def _only(edges: tuple[object, ...], other: tuple[object, ...]) -> tuple[object, ...]:
@@ -87,13 +88,17 @@ def test_a_restarted_pods_endpoint_moves_one_reference_each_way() -> None:
         return {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
                 "metadata": {"name": "s1-a", "namespace": "alpha",
                              "labels": {"kubernetes.io/service-name": "s1"}},
-                "addressType": "IPv4",
+                "addressType": "IPv4", "ports": [{"name": "web", "port": 80}],
                 "endpoints": [{"addresses": [f"10.0.0.{i}"], "conditions": {"ready": True},
                                "targetRef": {"kind": "Pod", "name": pod}}
                               for i, pod in enumerate(pods)]}
 
     old = _slice(version(list(POD_NAMES[:2])))
+    again = _slice(version(list(POD_NAMES[:2])), previous=old)
+    assert again == old
+    assert again.group is old.group  # nothing left to compare field by field
     new = _slice(version([POD_NAMES[0], POD_NAMES[2]]), previous=old)
+    assert new.group.ports is old.group.ports
     assert not _same_references(old, new)
     assert _slice_target_changes(old, new) == (
         (("EndpointSlice/alpha/s1-a", "Pod/alpha/p2", "targets"),),
