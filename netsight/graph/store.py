@@ -385,7 +385,18 @@ def _changed_fields(before: Record | None, after: Record | None) -> tuple[str, .
         return ()
     names, values = _FIELDS.get(type(before)) or _fields(type(before))
     # Each pair compared with !=, in C: the field names whose values differ.
-    return tuple(compress(names, map(ne, values(before), values(after))))
+    changed = tuple(compress(names, map(ne, values(before), values(after))))
+    # One tuple per combination (a few dozen): the change ring holds ten thousand, and
+    # each new object there is one more for the cyclic collector to scan.
+    shared = _CHANGED.get(changed)
+    if shared is None:
+        if len(_CHANGED) >= 4096:
+            _CHANGED.clear()
+        shared = _CHANGED[changed] = changed
+    return shared
+
+
+_CHANGED: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
 # record class -> its field names, and a getter of their values in that order
