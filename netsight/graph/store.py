@@ -154,6 +154,8 @@ class GraphStore:
     kind_generations: dict[str, int] = field(default_factory=dict)
     # Keys of records with an invalid-value problem: most applies can skip the lookup.
     _invalid: set[str] = field(default_factory=set, repr=False)
+    # The ports of the last pod found to have no invalid value (_note_invalid_values).
+    _valid_ports: tuple[ContainerPort, ...] | None = field(default=None, repr=False)
     created_at: float = field(default_factory=time.time)
     # The newest change the ring dropped: (generation, time).
     dropped: tuple[int, float] = (0, 0.0)
@@ -306,7 +308,14 @@ class GraphStore:
 
     def _note_invalid_values(self, record: Record, location: str | None) -> bool:
         """Track values kept as written that the API server would reject; True if changed."""
+        # A pod's invalid values are in its ports alone, and the pods of one template share
+        # one ports tuple (typed.py): once one is found valid, the next pod skips the check.
+        ports = record.ports if isinstance(record, PodRecord) else None
+        if ports is not None and ports is self._valid_ports and record.key not in self._invalid:
+            return False
         notes = invalid_values(record)
+        if not notes and ports is not None:
+            self._valid_ports = ports
         if not notes and record.key not in self._invalid:
             return False
         key = f"{record.key}#invalid"
