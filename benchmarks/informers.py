@@ -1520,9 +1520,12 @@ def command_watch(args: argparse.Namespace) -> None:
         order = list(trees.items())
         for name, tree in order if n % 2 == 0 else reversed(order):
             env = {**CHILD_ENV, "PYTHONPATH": str(tree), "PYTHONHASHSEED": "0"}
+            profile = ["--profile", str(OUT / "informers-profile-watch")] if (
+                args.profile and n == 0 and name == "current") else []
             done = subprocess.run(
                 [sys.executable, str(tree / "informers.py"), "_replay", "--input",
-                 str(source)], capture_output=True, text=True, check=False, cwd=ROOT, env=env)
+                 str(source), *profile], capture_output=True, text=True, check=False,
+                cwd=ROOT, env=env)
             if done.returncode != 0:
                 sys.exit(f"replay of {name} failed:\n{done.stderr[-5000:]}")
             result: Result = json.loads(done.stdout.strip().splitlines()[-1])
@@ -1661,6 +1664,9 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--name", default="watch",
                    help="results go to out/informers-NAME.json (default watch)")
+    p.add_argument("--profile", action="store_true",
+                   help="pyinstrument over this tree's first replay (its CPU figure is "
+                        "inflated); to out/informers-profile-watch.{txt,html}")
     p.set_defaults(func=command_watch)
     p = sub.add_parser("_replay")
     p.add_argument("--input", required=True)
