@@ -315,10 +315,12 @@ async def sync_netsight(kubeconfig: str, sim_pid: int, *, profile: str | None = 
         import tracemalloc
         tracemalloc.start()
     gc.collect()
+    idle = count_idle(asyncio.get_running_loop())
     rss0, sim_cpu0, cpu0 = proc_status("VmRSS"), cpu_seconds(sim_pid), time.process_time()
     if profiler is not None:
         profiler.start()
     started = time.perf_counter()
+    idle[0] = 0.0
     transport = await KubeTransport.connect(kubeconfig)
     store = GraphStore(source=Source.CLUSTER, cluster_name="sim")
     settings = InformerSettings() if page_size is None else InformerSettings(page_size=page_size)
@@ -330,6 +332,7 @@ async def sync_netsight(kubeconfig: str, sim_pid: int, *, profile: str | None = 
         profiler.stop()
     result: Result = {
         "synced": synced, "wall_s": wall, "cpu_s": time.process_time() - cpu0,
+        "idle_s": idle[0],
         "sim_cpu_s": cpu_seconds(sim_pid) - sim_cpu0,
         "rss_growth_bytes": proc_status("VmRSS") - rss0,
         "rss_peak_growth_bytes": proc_status("VmHWM") - rss0,
@@ -347,6 +350,25 @@ async def sync_netsight(kubeconfig: str, sim_pid: int, *, profile: str | None = 
     await watcher.stop()
     await transport.close()
     return result
+
+
+def count_idle(loop: asyncio.AbstractEventLoop) -> list[float]:
+    """Time the loop spends blocked waiting for I/O (in its selector), summed into the
+    returned list's one item: during a sync, netsight waiting for the API server. Wall
+    time is roughly CPU + idle + time the process waited for a core."""
+    total = [0.0]
+    selector = loop._selector  # type: ignore[attr-defined]
+    select = selector.select
+
+    def timed(timeout: float | None = None) -> Any:
+        started = time.perf_counter()
+        try:
+            return select(timeout)
+        finally:
+            total[0] += time.perf_counter() - started
+
+    selector.select = timed
+    return total
 
 
 async def sync_pods_netsight(kubeconfig: str) -> Result:
@@ -1015,7 +1037,8 @@ def command_sync(args: argparse.Namespace) -> None:
                 result = spawn(sim, "netsight", code=code, page_size=size)
                 runs[name].append(result)
                 print(f"run {i + 1} {name}: {result['wall_s']:.2f} s, CPU "
-                      f"{result['cpu_s']:.2f} s, RSS +"
+                      f"{result['cpu_s']:.2f} s, idle {result.get('idle_s', 0):.2f} s, "
+                      f"simulator CPU {result['sim_cpu_s']:.2f} s, RSS +"
                       f"{result['rss_growth_bytes'] / MiB:.0f} MiB", file=sys.stderr)
             if args.pods_runs:
                 result = spawn(sim, "pods-netsight")
@@ -1045,6 +1068,8 @@ def command_sync(args: argparse.Namespace) -> None:
             continue
         full = summary[variant]
         full["sim_cpu_s"] = round(median(results, "sim_cpu_s"), 2)
+        if all("idle_s" in r for r in results):  # a --compare-code tree's script may lack it
+            full["idle_s"] = round(median(results, "idle_s"), 2)
         full["rss_mib"] = round(median(results, "rss_bytes") / MiB, 1)
         full["rss_peak_growth_mib"] = round(median(results, "rss_peak_growth_bytes") / MiB, 1)
     if "pods-baseline" in summary and "pods-netsight" in summary:  # --baseline-runs 0 leaves it out

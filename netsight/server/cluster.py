@@ -23,6 +23,7 @@ from pathlib import Path
 from netsight.graph.client import KubeTransport
 from netsight.graph.store import GraphStore, Source
 from netsight.graph.watching import Backoff, ClusterWatcher, InformerSettings
+from netsight.server import warming
 from netsight.server.config import ConfigError, Settings
 from netsight.sim.apiserver import SimServer
 from netsight.sim.scenarios import demo
@@ -39,6 +40,8 @@ class LiveGraph:
     transport: KubeTransport | None = None  # also posts the reviews that check HTTP callers
     started: bool = False  # discovery done and every informer running
     start_error: str | None = None
+    # The graph generation the policy models were last all built from (warming.py).
+    warmed: int | None = None
     provider_listeners: list[Callable[[set[str]], None]] = field(default_factory=list)
 
     @property
@@ -83,13 +86,16 @@ async def live_graph(settings: Settings, *, informers: InformerSettings | None =
         watcher = ClusterWatcher(transport, graph.store, informer_settings,
                                  on_providers_changed=graph._providers_changed)
         graph.watcher = watcher
-        task = asyncio.create_task(_start(graph, watcher), name="informers:start")
+        tasks = [asyncio.create_task(_start(graph, watcher), name="informers:start"),
+                 asyncio.create_task(warming.keep_warm(graph), name="policy-models:warm")]
         try:
             yield graph
         finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
             await watcher.stop()
 
 

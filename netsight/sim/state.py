@@ -260,6 +260,10 @@ class SimState:
     # The open watchers by the storage they watch: a write offers its event to these only.
     _watching: dict[StorageKey, set[Watcher]] = field(default_factory=dict, init=False,
                                                       repr=False)
+    # storage -> ((rv, size) when ordered, its keys and objects in name order): list()
+    # serves every list of an unchanged store from these; never changed in place.
+    _ordered: dict[StorageKey, tuple[tuple[int, int], list[str], list[Obj]]] = field(
+        default_factory=dict, init=False, repr=False)
 
     # --- reads ---------------------------------------------------------------------------
 
@@ -270,13 +274,22 @@ class SimState:
         return obj
 
     def list(self, rtype: ResourceType, selection: Selection) -> tuple[int, list[Obj]]:
-        """Matching objects in name order, with the resourceVersion they are current at."""
-        store = self.objects.get(storage_key(rtype), {})
-        keys = sorted(store)
+        """Matching objects in name order, with the resourceVersion they are current at.
+        The list may be the one kept for the next caller: read it, never change it."""
+        storage = storage_key(rtype)
+        store = self.objects.get(storage, {})
+        # Kept in name order between writes, as the API server's watch cache keeps its
+        # objects ordered: the first page of a list of 100k pods used to sort their keys
+        # and look every object up again (~70 ms before the page could be written).
+        version = (self.rv, len(store))
+        ordered = self._ordered.get(storage)
+        if ordered is None or ordered[0] != version:
+            keys = sorted(store)
+            ordered = self._ordered[storage] = (version, keys, [store[k] for k in keys])
+        _, keys, items = ordered
         if selection.namespace:
             prefix = f"{selection.namespace}/"
-            keys = [k for k in keys if k.startswith(prefix)]
-        items = [store[k] for k in keys]
+            items = [store[k] for k in keys if k.startswith(prefix)]
         if selection.labels is not None or selection.fields:
             items = [o for o in items if selection.matches(o)]
         return self.rv, items

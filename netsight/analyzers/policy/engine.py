@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from netsight.analyzers.contracts import ResourceRef
 from netsight.analyzers.policy import anp, calico, cilium, cnp, istio_authz, netpol
@@ -93,6 +93,7 @@ M = TypeVar("M")
 # immutable, so identity says "unchanged"). Bounded: cleared when it grows past the limit.
 _MODELS: dict[str, tuple[Record, object]] = {}
 _MODEL_LIMIT = 100_000
+_BUILT = [0]  # models built so far: what warm() tells its caller
 _ISTIO_MODELS: dict[str, tuple[GenericRecord, istio_authz.M]] = {}  # the same, for Istio's
 
 
@@ -100,6 +101,7 @@ def _model(record: Record, build: Callable[[M], object]) -> object:
     cached = _MODELS.get(record.key)
     if cached is not None and cached[0] is record:
         return cached[1]
+    _BUILT[0] += 1
     if len(_MODELS) >= _MODEL_LIMIT:
         _MODELS.clear()
     model = build(record)  # type: ignore[arg-type]
@@ -562,3 +564,45 @@ def _finish(direction: Direction, subject: Endpoint, steps: list[Step],
     allowed = True if last is Action.ALLOW else False if last is Action.DENY else None
     return DirectionVerdict(direction, subject.name, allowed, tuple(steps),
                             blocking, not_evaluated)
+
+
+# --- warming ------------------------------------------------------------------------------
+
+# Kinds whose records have models kept across calls: a change to one of them (or to a
+# Namespace, whose labels narrow the admin tiers) may leave a model to build.
+MODEL_KINDS: frozenset[str] = frozenset({
+    Kind.NETWORK_POLICY, Kind.NAMESPACE, *_ADMIN_KINDS, *cilium.KINDS, *calico.POLICY_KINDS,
+    *istio_authz.KINDS})
+
+
+def warm(view: GraphView, namespace: str | None) -> int:
+    """Build now the models the first question about ``namespace`` would otherwise build
+    (None: the cluster-scoped policies, which every question reads), kept as calls keep
+    them: the NetworkPolicy, Cilium and Calico policy models, Istio's authorization and
+    peer authentication, the admin tiers and their narrowing to the namespace. Answers do
+    not change: a call finds the models it would have built. Returns how many models were
+    built (0: nothing was cold)."""
+    built = _BUILT[0]
+    engine = PolicyEngine(view)
+    if namespace is None:
+        _ = engine.tiers  # the admin policies' models, sorted and kept with the graph
+        kinds: tuple[tuple[str, Callable[[GenericRecord], bool], Callable[[Any], object]], ...] \
+            = ((cilium.CCNP_KIND, _cilium, cilium.build), (calico.GNP_KIND, calico.is_calico,
+                                                           calico.build))
+    else:
+        engine.admin_policies_for(namespace)
+        kinds = ((cilium.CNP_KIND, _cilium, cilium.build),
+                 *((kind, calico.is_calico, calico.build) for kind in calico.NP_KINDS))
+        for record in view.for_each(Kind.NETWORK_POLICY, namespace):
+            if isinstance(record, NetworkPolicyRecord):
+                _model(record, netpol.build)
+    for kind, wanted, build in kinds:
+        for record in view.for_each(kind, namespace):
+            if isinstance(record, GenericRecord) and wanted(record):
+                _model(record, build)
+    istio = engine.istio.warm(namespace) if namespace is not None else 0
+    return _BUILT[0] - built + istio
+
+
+def _cilium(record: GenericRecord) -> bool:
+    return record.api_version.startswith(cilium.GROUP + "/")
