@@ -1458,6 +1458,11 @@ def replay_main(args: argparse.Namespace) -> None:
                    for i, v in zip(informers.values(), versions, strict=True)]
         await transport.watching.wait()
         gc.callbacks.append(on_gc)
+        profiler = None
+        if args.profile:
+            from pyinstrument import Profiler
+            profiler = Profiler(interval=0.0002, async_mode="disabled")
+            profiler.start()
         cpu0 = time.process_time()
         contents = transport.contents
         for path, chunk in data["stream"]:
@@ -1465,6 +1470,10 @@ def replay_main(args: argparse.Namespace) -> None:
             queue.put_nowait(chunk)
             await queue.join()
         cpu = time.process_time() - cpu0
+        if profiler is not None:
+            profiler.stop()
+            summary = profile_summary(profiler, Path(args.profile))
+            print(json.dumps(summary["top_self"], indent=1), file=sys.stderr)
         gc.callbacks.remove(on_gc)
         for content in contents.values():
             content.queue.put_nowait(b"")  # the server ends the streams
@@ -1536,9 +1545,12 @@ def command_watch(args: argparse.Namespace) -> None:
         order = list(trees.items())
         for name, tree in order if n % 2 == 0 else reversed(order):
             env = {**CHILD_ENV, "PYTHONPATH": str(tree), "PYTHONHASHSEED": "0"}
+            profile = ["--profile", str(OUT / "informers-profile-watch")] if (
+                args.profile and n == 0 and name == "current") else []
             done = subprocess.run(
                 [sys.executable, str(tree / "informers.py"), "_replay", "--input",
-                 str(source)], capture_output=True, text=True, check=False, cwd=ROOT, env=env)
+                 str(source), *profile], capture_output=True, text=True, check=False,
+                cwd=ROOT, env=env)
             if done.returncode != 0:
                 sys.exit(f"replay of {name} failed:\n{done.stderr[-5000:]}")
             result: Result = json.loads(done.stdout.strip().splitlines()[-1])
@@ -1567,10 +1579,9 @@ def command_watch(args: argparse.Namespace) -> None:
             "edges_sha256": sorted({r.get("edges_sha256", "") for r in results}),
         }
     if len(runs) == 2:
-        hashes = {h for s in summary.values() for h in s["changes_sha256"]}
-        summary["same_changes"] = len(hashes) == 1
-        summary["same_edges"] = len({h for s in summary.values()
-                                     for h in s["edges_sha256"]}) == 1
+        trees = list(summary.values())
+        summary["same_changes"] = len({h for s in trees for h in s["changes_sha256"]}) == 1
+        summary["same_edges"] = len({h for s in trees for h in s["edges_sha256"]}) == 1
     summary["load_average"] = os.getloadavg()
     save(args.name, {"machine": machine(), "code": code, "input": source.name,
                      "summary": summary, "runs": runs})
@@ -1678,12 +1689,17 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--name", default="watch",
                    help="results go to out/informers-NAME.json (default watch)")
+    p.add_argument("--profile", action="store_true",
+                   help="pyinstrument over this tree's first replay (its CPU figure is "
+                        "inflated); to out/informers-profile-watch.{txt,html}")
     p.set_defaults(func=command_watch)
     p = sub.add_parser("_replay")
     p.add_argument("--input", required=True)
     p.add_argument("--dump", default=None, help="write the change ring to this file")
     p.add_argument("--refreeze", type=float, default=None,
                    help="refreeze interval (default: the tree's InformerSettings)")
+    p.add_argument("--profile", default=None, metavar="STEM",
+                   help="pyinstrument over the replayed stream (CPU inflated), to STEM.txt")
     p.set_defaults(func=replay_main)
     p = sub.add_parser("_sim")
     cluster_options(p)

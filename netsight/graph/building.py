@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import chain, islice
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, TypeVar
 
@@ -259,6 +260,33 @@ class GraphState:
         record = graph._node[key].record
         yield from self.selectors_of(record)
 
+    def adjacent_prefix(self, key: str, limit: int) -> tuple[str, ...]:
+        """``tuple(islice(self.adjacent_keys(key), limit))``, built from whole parts where
+        they fit (the change ring takes one of these for every event)."""
+        graph = self.graph
+        succ = graph._succ.get(key)
+        if succ is None or limit <= 0:
+            return ()
+        found = tuple(succ) if len(succ) < limit else tuple(islice(succ, limit))
+        rest = limit - len(found)
+        if not rest:
+            return found
+        pred = graph._pred[key]
+        found += tuple(pred) if len(pred) < rest else tuple(islice(pred, rest))
+        rest = limit - len(found)
+        if not rest:
+            return found
+        if key in self.selected:
+            found += tuple(islice(self.selected_keys(key), rest))
+            rest = limit - len(found)
+            if not rest:
+                return found
+        selectors = self.selectors_of(graph._node[key].record)
+        if selectors:
+            found += tuple(selectors) if len(selectors) < rest else tuple(
+                islice(selectors, rest))
+        return found
+
     def edges(self) -> Iterator[tuple[str, str, frozenset[Rel]]]:
         """Every edge, stored and selector edges alike, as (source, target, relationships)."""
         virtual: dict[tuple[str, str], set[Rel]] = {}
@@ -332,13 +360,17 @@ class GraphState:
 
 def upsert(state: GraphState, record: Record) -> None:
     """Add a record, or replace the record stored under the same key."""
-    key = record.key
-    old = state.record(key)
+    old = state.record(record.key)
     if old is None:
         _add(state, record)
-        return
-    if old == record:
-        return
+    elif old != record:
+        replace_record(state, old, record)
+
+
+def replace_record(state: GraphState, old: Record, record: Record) -> None:
+    """Replace ``old``, the record the graph holds under ``record``'s key, with a record
+    not equal to it (``upsert``'s last case, for a caller that has compared them)."""
+    key = record.key
     state.graph._node[key].record = record
     old_refs: tuple[Edge, ...] = ()
     new_refs: tuple[Edge, ...] = ()
@@ -352,10 +384,11 @@ def upsert(state: GraphState, record: Record) -> None:
         kept = set(old_refs).intersection(new_refs)
         _unlink_references(state, tuple(r for r in old_refs if r not in kept))
         _link_references(state, tuple(r for r in new_refs if r not in kept))
-    old_selector, new_selector = record_selector(old), record_selector(record)
-    if old_selector != new_selector:
-        _drop_selector(state, old)
-        _add_selector(state, record)
+    if type(record) is not PodRecord:  # a pod owns no selector
+        old_selector, new_selector = record_selector(old), record_selector(record)
+        if old_selector != new_selector:
+            _drop_selector(state, old)
+            _add_selector(state, record)
     if record.kind in POD_LIKE_KINDS:
         old_labels, new_labels = selectable_labels(old), selectable_labels(record)
         # Identities are keyed by the label map object: a new map means a move, even when
@@ -427,9 +460,14 @@ def _same_references(old: Record, new: Record) -> bool:
         return True
     if isinstance(old, EndpointSliceRecord) and isinstance(new, EndpointSliceRecord):
         before, after = old.group.endpoints, new.group.endpoints
-        return old.service_name == new.service_name and len(before) == len(after) and all(
-            a is b or a.target_pod == b.target_pod for a, b in zip(before, after, strict=True))
+        # The endpoints' pods, position by position, read in C: most of a slice's
+        # endpoints are the previous version's own (typed.slice_record).
+        return old.service_name == new.service_name and len(before) == len(after) and (
+            list(map(_TARGET_POD, before)) == list(map(_TARGET_POD, after)))
     return False
+
+
+_TARGET_POD = attrgetter("target_pod")
 
 
 def _slice_target_changes(old: Record, new: Record
@@ -442,17 +480,21 @@ def _slice_target_changes(old: Record, new: Record
     if type(old) is not EndpointSliceRecord or type(new) is not EndpointSliceRecord \
             or old.owner != new.owner or old.service_name != new.service_name:
         return None
-    before = {e.target_pod for e in old.group.endpoints if e.target_pod}
-    after = {e.target_pod for e in new.group.endpoints if e.target_pod}
+    old_pods = list(map(_TARGET_POD, old.group.endpoints))
+    new_pods = list(map(_TARGET_POD, new.group.endpoints))
+    before, after = set(old_pods), set(new_pods)
+    before.discard(None)
+    before.discard("")
+    after.discard(None)
+    after.discard("")
     if before == after:
         return (), ()
     key, ns = new.key, new.namespace
+    # In each version's order (filtered in C): the pods one has and the other has not.
     gone = tuple((key, make_key(Kind.POD, ns, pod), Rel.TARGETS)
-                 for pod in dict.fromkeys(e.target_pod for e in old.group.endpoints
-                                          if e.target_pod and e.target_pod not in after))
+                 for pod in dict.fromkeys(filter((before - after).__contains__, old_pods)))
     came = tuple((key, make_key(Kind.POD, ns, pod), Rel.TARGETS)
-                 for pod in dict.fromkeys(e.target_pod for e in new.group.endpoints
-                                          if e.target_pod and e.target_pod not in before))
+                 for pod in dict.fromkeys(filter((after - before).__contains__, new_pods)))
     return gone, came
 
 
@@ -464,12 +506,13 @@ def remove(state: GraphState, key: str) -> Record | None:
     graph = state.graph
     _unlink_references(state, record_references(record))
     # References other objects make to this one wait for it to come back.
-    for source, data in graph.pred[key].items():
+    for source, data in graph._pred[key].items():
         for rel in _REFERENCE_RELS.intersection(data):
             state.pending.setdefault(key, set()).add((source, key, rel))
-    _drop_selector(state, record)
     if record.kind in POD_LIKE_KINDS:
-        _unindex_labels(state, record)
+        _unindex_labels(state, record)  # pod-likes own no selector
+    else:
+        _drop_selector(state, record)
     _discard(state.by_kind.get(record.kind, {}), record.namespace, key)
     if not state.by_kind.get(record.kind):
         state.by_kind.pop(record.kind, None)

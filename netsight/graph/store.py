@@ -16,11 +16,12 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from itertools import islice
+from itertools import compress
+from operator import attrgetter, ne
 from typing import Any, TypeVar
 
 from netsight.graph.builders import builder
-from netsight.graph.building import SELECTOR_RELS, GraphState, add, remove, upsert
+from netsight.graph.building import SELECTOR_RELS, GraphState, add, remove, replace_record
 from netsight.graph.errors import MalformedObject
 from netsight.graph.model import Kind, Rel, make_key
 from netsight.graph.records import (
@@ -153,6 +154,8 @@ class GraphStore:
     kind_generations: dict[str, int] = field(default_factory=dict)
     # Keys of records with an invalid-value problem: most applies can skip the lookup.
     _invalid: set[str] = field(default_factory=set, repr=False)
+    # The ports of the last pod found to have no invalid value (_note_invalid_values).
+    _valid_ports: tuple[ContainerPort, ...] | None = field(default=None, repr=False)
     created_at: float = field(default_factory=time.time)
     # The newest change the ring dropped: (generation, time).
     dropped: tuple[int, float] = (0, 0.0)
@@ -223,8 +226,9 @@ class GraphStore:
         if remove(self.state, key) is None and not dropped:
             return False
         self.generation += 1
-        self._record_change(Change(self.generation, time.time(), EventType.DELETED, key,
-                                   (), related))
+        self._record_change(_CHANGE(generation=self.generation, at=time.time(),
+                                    type=EventType.DELETED, key=key, fields=(),
+                                    related=related))
         return True
 
     def apply_record(self, record: Record, *, location: str | None = None) -> bool:
@@ -232,21 +236,25 @@ class GraphStore:
         event read by typed.py); returns whether the graph changed."""
         key = record.key
         before = self.state.record(key)
-        if before is not None and key not in self._invalid and key not in self.problems \
-                and before == record:
+        same = before is not None and before == record
+        if same and key not in self._invalid and key not in self.problems:
             # A status-only update (a pod's conditions' timestamps, its resourceVersion):
             # nothing netsight reads changed, and no problem is waiting to be cleared.
             return False
         related = self._neighbours(key) if before is not None else ()
         fixed = self.problems.pop(key, None) is not None if self.problems else False
         fixed |= self._note_invalid_values(record, location)
-        upsert(self.state, record)
-        if before == record and not fixed:
+        if before is None:
+            add(self.state, record)
+        elif not same:
+            replace_record(self.state, before, record)
+        if same and not fixed:
             return False
         self.generation += 1
         kind = EventType.ADDED if before is None else EventType.MODIFIED
-        self._record_change(Change(self.generation, time.time(), kind, key,
-                                   _changed_fields(before, record), related))
+        self._record_change(_CHANGE(generation=self.generation, at=time.time(), type=kind,
+                                    key=key, fields=_changed_fields(before, record),
+                                    related=related))
         return True
 
     def apply_listed(self, records: Iterable[Record], seen: set[str] | None = None) -> int:
@@ -296,11 +304,18 @@ class GraphStore:
         return changed
 
     def _neighbours(self, key: str) -> tuple[str, ...]:
-        return tuple(islice(self.state.adjacent_keys(key), RELATED_LIMIT))
+        return self.state.adjacent_prefix(key, RELATED_LIMIT)
 
     def _note_invalid_values(self, record: Record, location: str | None) -> bool:
         """Track values kept as written that the API server would reject; True if changed."""
+        # A pod's invalid values are in its ports alone, and the pods of one template share
+        # one ports tuple (typed.py): once one is found valid, the next pod skips the check.
+        ports = record.ports if isinstance(record, PodRecord) else None
+        if ports is not None and ports is self._valid_ports and record.key not in self._invalid:
+            return False
         notes = invalid_values(record)
+        if not notes and ports is not None:
+            self._valid_ports = ports
         if not notes and record.key not in self._invalid:
             return False
         key = f"{record.key}#invalid"
@@ -377,18 +392,30 @@ def _derived(store: GraphStore, name: Hashable, kinds: tuple[str, ...], view: Gr
 def _changed_fields(before: Record | None, after: Record | None) -> tuple[str, ...]:
     if before is None or after is None or type(before) is not type(after):
         return ()
-    return tuple(name for name in _field_names(type(before))
-                 if getattr(before, name) != getattr(after, name))
+    names, values = _FIELDS.get(type(before)) or _fields(type(before))
+    # Each pair compared with !=, in C: the field names whose values differ.
+    changed = tuple(compress(names, map(ne, values(before), values(after))))
+    # One tuple per combination (a few dozen): the change ring holds ten thousand, and
+    # each new object there is one more for the cyclic collector to scan.
+    shared = _CHANGED.get(changed)
+    if shared is None:
+        if len(_CHANGED) >= 4096:
+            _CHANGED.clear()
+        shared = _CHANGED[changed] = changed
+    return shared
 
 
-_FIELD_NAMES: dict[type[Record], tuple[str, ...]] = {}
+_CHANGED: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
-def _field_names(cls: type[Record]) -> tuple[str, ...]:
-    names = _FIELD_NAMES.get(cls)
-    if names is None:
-        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
-    return names
+# record class -> its field names, and a getter of their values in that order
+_FIELDS: dict[type[Record], tuple[tuple[str, ...], Callable[[Record], tuple[Any, ...]]]] = {}
+
+
+def _fields(cls: type[Record]) -> tuple[tuple[str, ...], Callable[[Record], tuple[Any, ...]]]:
+    names = tuple(f.name for f in fields(cls))
+    found = _FIELDS[cls] = (names, attrgetter(*names))
+    return found
 
 
 class GraphView:

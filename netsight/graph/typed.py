@@ -21,6 +21,7 @@ the parsing's.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from operator import is_
 from sys import intern
 from typing import Annotated, Any, Literal
 
@@ -339,6 +340,15 @@ def slice_record(item: EndpointSlice, api_version: str = "discovery.k8s.io/v1",
         name=intern(port.name) if port.name else None,
         app_protocol=intern(port.appProtocol) if port.appProtocol else None,
     ) for port in item.ports or ())
+    group: EndpointGroup | None = None
+    if isinstance(previous, EndpointSliceRecord):
+        # Unchanged endpoints and ports (most updates change one endpoint, or none):
+        # the previous group itself, which compares by identity.
+        old_group = previous.group
+        if ports == old_group.ports:
+            ports = old_group.ports
+            if len(endpoints) == len(before) and all(map(is_, endpoints, before)):
+                group = old_group
     return _SLICE_RECORD(
         kind=Kind.ENDPOINT_SLICE,
         api_version=api_version,
@@ -351,7 +361,7 @@ def slice_record(item: EndpointSlice, api_version: str = "discovery.k8s.io/v1",
         service_name=labels.get("kubernetes.io/service-name"),
         managed_by=labels.get("endpointslice.kubernetes.io/managed-by"),
         address_type=str(item.addressType or "IPv4"),
-        group=EndpointGroup(endpoints=tuple(endpoints), ports=ports),
+        group=group or EndpointGroup(endpoints=tuple(endpoints), ports=ports),
     )
 
 

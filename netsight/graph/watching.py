@@ -203,37 +203,101 @@ def _status_message(body: bytes | None) -> str | None:
     return None
 
 
+_CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution
+
+
+class _Inactivity:
+    """Cancels the reading task once one read has waited ``seconds`` (a stalled stream).
+
+    ``asyncio.timeout`` around every read costs a timer handle, a context and a heap push
+    per chunk, on a stream that hands over thousands of chunks a second; this re-arms one
+    timer only when it fires. A firing timer looks at the read then in progress: none (the
+    lines are being applied) and the next read arms it again; one that began less than
+    ``seconds`` ago, and it waits for the rest; else the task is cancelled, as
+    ``asyncio.timeout`` would, and the reader turns that cancellation into a timeout.
+    """
+
+    __slots__ = ("_cancelling", "_handle", "_loop", "_task", "began", "expired", "seconds",
+                 "waiting")
+
+    def __init__(self, seconds: float) -> None:
+        self._loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None  # called from a coroutine
+        self._task = task
+        self._cancelling = task.cancelling()  # cancellations already requested by others
+        self._handle: asyncio.TimerHandle | None = None
+        self.seconds = seconds
+        self.began = 0.0
+        self.waiting = self.expired = False
+
+    def reading(self) -> None:
+        """A read begins."""
+        self.began = began = self._loop.time()
+        self.waiting = True
+        if self._handle is None:
+            self._handle = self._loop.call_at(began + self.seconds, self._check)
+
+    def _check(self) -> None:
+        self._handle = None
+        if not self.waiting:
+            return
+        due = self.began + self.seconds
+        # The loop runs a timer up to its clock's resolution early.
+        if self._loop.time() < due - _CLOCK_RESOLUTION:
+            self._handle = self._loop.call_at(due, self._check)
+            return
+        self.expired = True
+        self._task.cancel()
+
+    def timed_out(self) -> bool:
+        """For a CancelledError out of a read: True if this timer caused it alone (then
+        the cancellation is withdrawn), False if someone else cancelled the task too."""
+        return self.expired and self._task.uncancel() <= self._cancelling
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+
 async def stream_lines(response: Response, inactivity: float) -> AsyncIterator[bytes]:
     """The lines of a watch stream; Transient if no byte arrives for ``inactivity`` seconds."""
     # Split chunks ourselves: StreamReader.readline caps a line at 128 KiB, and one large
     # object (a CRD with a big spec) would break it.
-    # asyncio.timeout, not wait_for: on Python 3.11 wait_for runs the read in a task of its
-    # own and can swallow a cancellation that races with the read completing, leaving a
-    # stopped informer running.
     # The unfinished line is kept as pieces: a large object arriving in many chunks is
     # joined once, not copied again with every chunk.
     pending: list[bytes] = []
-    while True:
-        try:
-            async with asyncio.timeout(inactivity):
-                chunk = await response.content.readany()
-        except TimeoutError:
-            raise Transient(f"no data for {inactivity:g}s: the stream stalled") from None
-        if not chunk:
-            break
-        if b"\n" not in chunk:
-            pending.append(chunk)
-            continue
-        *lines, rest = chunk.split(b"\n")
-        if pending:
-            pending.append(lines[0])
-            lines[0] = b"".join(pending)
-            pending = []
-        if rest:
-            pending.append(rest)
-        for line in lines:
-            if line.strip():
-                yield line
+    content = response.content
+    timer = _Inactivity(inactivity)
+    try:
+        while True:
+            timer.reading()
+            try:
+                chunk = await content.readany()
+            except asyncio.CancelledError:
+                if timer.timed_out():
+                    raise Transient(f"no data for {inactivity:g}s: the stream stalled") from None
+                raise
+            finally:
+                timer.waiting = False
+            if not chunk:
+                break
+            if b"\n" not in chunk:
+                pending.append(chunk)
+                continue
+            *lines, rest = chunk.split(b"\n")
+            if pending:
+                pending.append(lines[0])
+                lines[0] = b"".join(pending)
+                pending = []
+            if rest:
+                pending.append(rest)
+            for line in lines:
+                if line.strip():
+                    yield line
+    finally:
+        timer.close()
     tail = b"".join(pending)
     if tail.strip():
         yield tail
@@ -263,6 +327,8 @@ class Informer:
         self.resource_version: str | None = None  # where a resumed watch would start
         # Pods and slices: events decoded straight into records (typed.py).
         self._typed_events = has_typed_events(kind.kind_id) and not kind.metadata_only
+        # Read for every event: computed once (WatchedKind derives them each time).
+        self._kind_id, self._api_version = kind.kind_id, kind.api_version
 
     async def run(self) -> None:
         resource_version: str | None = None
@@ -436,12 +502,12 @@ class Informer:
 
     def _handle(self, line: bytes, resource_version: str) -> str:
         if self._typed_events:
-            typed = decode_typed_event(self.kind.kind_id, line)
+            typed = decode_typed_event(self._kind_id, line)
             if typed is not None and typed.type in _OBJECT_EVENTS:
                 applied = self._apply_typed(typed)
                 if applied is not None:
                     return applied or resource_version
-        event = decode_event(self.kind.kind_id, line)
+        event = decode_event(self._kind_id, line)
         event_type, obj = event.get("type"), event.get("object") or {}
         raise_on_error(event)
         meta = obj.get("metadata") or {}
@@ -461,17 +527,17 @@ class Informer:
         """Apply an event typed.py decoded; its resourceVersion ("" if none), or None if
         the event must go the checked way after all (an object of another kind or version,
         or a record the typed path failed to build)."""
-        obj, kind, store = event.object, self.kind, self.store
-        if obj.kind not in (None, kind.kind) or obj.apiVersion not in (None, kind.api_version):
+        obj, store, api_version = event.object, self.store, self._api_version
+        if obj.kind not in (None, self.kind.kind) or obj.apiVersion not in (None, api_version):
             return None
         meta = obj.metadata
         # From a cluster, a namespaced object always names its namespace.
-        key = make_key(kind.kind_id, meta.namespace or "", meta.name)
+        key = make_key(self._kind_id, meta.namespace or "", meta.name)
         if event.type == "DELETED":
             store.apply_deleted(key)
         else:
             try:
-                record = event_record(event, kind.api_version, store.state.record(key))
+                record = event_record(event, api_version, store.state.record(key))
             except Exception:  # a reader bug: the checked path reports the object
                 log.exception("reading %s the typed way failed", key)
                 return None
