@@ -235,9 +235,12 @@ class Sim:
         command = [sys.executable, str(code / "informers.py"), "_sim", "--pods", str(args.pods),
                    "--seed", str(args.seed), "--policies-per-namespace",
                    str(args.policies_per_namespace), "--kubeconfig", str(self.kubeconfig),
-                   "--warmup-writes", str(warmup_writes(args)),
-                   "--warmup-seed", str(getattr(args, "churn_seed", 1) + 1000), *extra]
-        print(f"starting the simulator{' ' + name if name else ''}: {args.pods} pods ...",
+                   *extra]
+        if warmup_writes(args):  # (a baseline ref's script, sim-churn's, has no warm-up)
+            command += ["--warmup-writes", str(warmup_writes(args)),
+                        "--warmup-seed", str(getattr(args, "churn_seed", 1) + 1000)]
+        warmup = f", {warmup_writes(args)} warm-up writes" if warmup_writes(args) else ""
+        print(f"starting the simulator{' ' + name if name else ''}: {args.pods} pods{warmup} ...",
               file=sys.stderr, flush=True)
         env = {**CHILD_ENV, "PYTHONPATH": str(code)}
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT,
