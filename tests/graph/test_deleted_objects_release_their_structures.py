@@ -44,7 +44,7 @@ def indexes(store: GraphStore) -> dict[str, Any]:
             "pending": {k: frozenset(v) for k, v in store.state.pending.items()}}
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(base=event_sequences(max_size=25), burst=event_sequences(max_size=25),
        workloads_watched=st.booleans())
 def test_a_burst_created_and_deleted_leaves_every_structure_as_it_was(
@@ -64,7 +64,7 @@ def test_a_burst_created_and_deleted_leaves_every_structure_as_it_was(
     assert {k: sizes[k] for k in PER_OBJECT} == {k: sizes_before[k] for k in PER_OBJECT}
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(burst=event_sequences(max_size=30))
 def test_an_emptied_store_holds_no_per_object_entries(burst: list[Step]) -> None:
     store = GraphStore()
