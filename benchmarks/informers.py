@@ -1386,6 +1386,7 @@ def soak_child_main(args: argparse.Namespace) -> None:
 
     async def run() -> Result:
         versions = await asyncio.gather(*(i.list_and_reconcile() for i in informers))
+        transport.pages.clear()  # as an HTTP client keeps no page after the list
         gc.freeze()
         gc.enable()
         release_free_memory()
