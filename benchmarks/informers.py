@@ -1386,7 +1386,6 @@ def soak_child_main(args: argparse.Namespace) -> None:
 
     async def run() -> Result:
         versions = await asyncio.gather(*(i.list_and_reconcile() for i in informers))
-        transport.pages.clear()  # as an HTTP client keeps no page after the list
         gc.freeze()
         gc.enable()
         release_free_memory()
@@ -1395,6 +1394,8 @@ def soak_child_main(args: argparse.Namespace) -> None:
         watches = [asyncio.create_task(i.watch(v))
                    for i, v in zip(informers, versions, strict=True)]
         await transport.watching.wait()
+        transport.pages.clear()  # as an HTTP client keeps no page after the list
+        release_free_memory()
         contents = transport.contents
         received = 0
         rss_start = proc_status("VmRSS")
