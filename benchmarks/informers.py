@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import hashlib
 import itertools
@@ -179,6 +180,7 @@ def sim_main(args: argparse.Namespace) -> None:
         count = fast_load(server.state, cluster.objects())
         counts = cluster.counts()
         del cluster
+        warm_up(server.state, args.warmup_writes, args.warmup_seed)
         # The collector stays off in the simulator: its objects are acyclic JSON, and with
         # the 50,000-event watch log alive every full collection rescans millions of them,
         # which cost 40% of its time under churn. Its memory is not what is measured.
@@ -234,7 +236,11 @@ class Sim:
                    "--seed", str(args.seed), "--policies-per-namespace",
                    str(args.policies_per_namespace), "--kubeconfig", str(self.kubeconfig),
                    *extra]
-        print(f"starting the simulator{' ' + name if name else ''}: {args.pods} pods ...",
+        if warmup_writes(args):  # (a baseline ref's script, sim-churn's, has no warm-up)
+            command += ["--warmup-writes", str(warmup_writes(args)),
+                        "--warmup-seed", str(getattr(args, "churn_seed", 1) + 1000)]
+        warmup = f", {warmup_writes(args)} warm-up writes" if warmup_writes(args) else ""
+        print(f"starting the simulator{' ' + name if name else ''}: {args.pods} pods{warmup} ...",
               file=sys.stderr, flush=True)
         env = {**CHILD_ENV, "PYTHONPATH": str(code)}
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT,
@@ -259,6 +265,15 @@ class Sim:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+def warmup_writes(args: argparse.Namespace) -> int:
+    """Churn writes the simulator makes before netsight lists it: by default 20 per pod
+    for a soak (``warm_up``), none for the other commands."""
+    writes = getattr(args, "warmup_writes", None)
+    if writes is None:
+        return 20 * args.pods if getattr(args, "events", None) else 0
+    return int(writes)
 
 
 @contextmanager
@@ -496,13 +511,21 @@ def memory_breakdown(pods: int) -> Result:
 async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: float,
                     seed: int, sample_every: float = 1.0, window: float = 10.0,
                     profile_stem: str | None = None, freeze_every: float = 0.0,
-                    drain_timeout: float = 60.0) -> Result:
+                    drain_timeout: float = 60.0, census_every: float = 10.0,
+                    trace: bool = False) -> Result:
     """Sync, then churn the simulator at ``rate`` writes/s; every watched event's latency
     from the simulator's write (wall time just before it) to ``GraphStore.apply`` returning
     here, and this process's RSS every ``sample_every`` seconds."""
     from netsight.graph.client import KubeTransport
     from netsight.graph.store import GraphStore, Source
     from netsight.graph.watching import ClusterWatcher, Informer
+
+    census: Any = None
+    with contextlib.suppress(ImportError):  # an older tree (--compare-code) has none
+        from netsight.graph.footprint import census
+    if trace:
+        import tracemalloc
+        tracemalloc.start()
 
     capacity = int(rate * duration * 1.05) + 10_000
     # Allocated (and touched) before the RSS baseline: when each write was applied here, how
@@ -563,14 +586,25 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
                 gc_pauses.append((info["generation"], time.perf_counter() - gc_start[0]))
 
         gc.callbacks.append(on_gc)
-        samples: list[tuple[float, int, int, int, int]] = []
+        samples: list[tuple[float, int, int, int, int, int, int]] = []
+        # Every census_every seconds: the entries of each of the graph's per-object
+        # structures (netsight/graph/footprint.py), to tell state from leaks.
+        censuses: list[tuple[float, int, dict[str, int]]] = []
+        last_census = [0.0]
 
         def sample(received: int) -> None:
             # Identities (pod-likes of a namespace sharing a label map) are the part of the
             # graph that grows with the cluster's variety of label sets, not with its size.
+            # Frozen: objects gc.freeze() keeps out of the collector's reach; traced: bytes
+            # Python has allocated (with trace), against which RSS shows fragmentation.
+            at = round(time.time() - churn_started, 2)
             identities = sum(map(len, store.state.identities.values()))
-            samples.append((round(time.time() - churn_started, 2), proc_status("VmRSS"),
-                            received, proc_status("VmRSS", sim_pid), identities))
+            traced = tracemalloc.get_traced_memory()[0] if trace else 0
+            samples.append((at, proc_status("VmRSS"), received, proc_status("VmRSS", sim_pid),
+                            identities, gc.get_freeze_count(), traced))
+            if census is not None and at - last_census[0] >= census_every:
+                last_census[0] = at
+                censuses.append((at, received, census(store)))
 
         rss_start = proc_status("VmRSS")
         cpu0, sim_cpu0 = time.process_time(), cpu_seconds(sim_pid)
@@ -610,9 +644,23 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
                 next_sample += sample_every
                 sample(sum(s.events for s in store.sync.values()))
         gc.callbacks.remove(on_gc)
+        sample(sum(s.events for s in store.sync.values()))
+        if census is not None:
+            censuses.append((samples[-1][0], samples[-1][2], census(store)))
         rss_end = proc_status("VmRSS")
         gc.collect()
         rss_after_collect = proc_status("VmRSS")
+        # What the frozen generation hid from the collector: cycles that became garbage
+        # after gc.freeze() took them, freed only by a full collection after unfreeze().
+        frozen = gc.get_freeze_count()
+        gc.unfreeze()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        frozen_garbage = gc.collect()
+        garbage_types = Counter(type(o).__name__ for o in gc.garbage).most_common(12)
+        gc.garbage.clear()
+        gc.set_debug(0)
+        gc.collect()
+        rss_after_full = proc_status("VmRSS")
         # Only now: the log of 1M writes costs this process ~100 MiB of Python objects.
         log = await (await http.get("/sim/churn/log")).json()
     if freezer is not None:
@@ -661,7 +709,12 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
                for g in (0, 1, 2) if (ps := [d for gen, d in gc_pauses if gen == g])},
         "rss_start_bytes": rss_start, "rss_end_bytes": rss_end,
         "rss_after_collect_bytes": rss_after_collect,
-        "rss_samples": samples,  # (seconds into churn, RSS, events received, sim RSS, identities)
+        "frozen_at_end": frozen, "frozen_garbage": frozen_garbage,
+        "frozen_garbage_types": garbage_types, "rss_after_full_collect_bytes": rss_after_full,
+        # (seconds into churn, RSS, events received, sim RSS, identities, frozen objects,
+        # traced bytes)
+        "rss_samples": samples,
+        "censuses": censuses,  # (seconds into churn, events received, census)
         "graph": {"nodes": store.view().node_count, "edges": store.view().edge_count},
         "relists": {k: s.relists for k, s in store.sync.items() if s.relists},
         "errors": {k: s.last_error for k, s in store.sync.items() if s.last_error},
@@ -990,7 +1043,8 @@ def worker_main(args: argparse.Namespace) -> None:
                                        duration=options["duration"], seed=options["seed"],
                                        profile_stem=options.get("profile"),
                                        freeze_every=options.get("freeze_every", 0.0),
-                                       drain_timeout=options.get("drain_timeout", 60.0)))
+                                       drain_timeout=options.get("drain_timeout", 60.0),
+                                       trace=options.get("trace", False)))
     elif variant == "list":
         result = asyncio.run(list_throughput(kubeconfig, sim_pid, limit=options["limit"],
                                              parse=options["parse"], pods=options["pods"]))
@@ -1110,7 +1164,8 @@ def command_churn(args: argparse.Namespace, *, name: str | None = None) -> None:
                                profile=str(OUT / f"informers-profile-{name}") if (
                                    args.profile and first) else None,
                                freeze_every=args.freeze_every,
-                               drain_timeout=args.drain_timeout)
+                               drain_timeout=args.drain_timeout,
+                               trace=getattr(args, "trace", False))
                 by_rate[rate].append(result)
                 lat = result["latency_ms"]
                 print(f"{rate:.0f}/s run {i + 1}: {result['received_per_s']:.0f} events/s "
@@ -1144,38 +1199,274 @@ def command_churn(args: argparse.Namespace, *, name: str | None = None) -> None:
     print(json.dumps(summary, indent=1))
 
 
+# "Flat": over the second half of the events, RSS grows less than SOAK_SLOPE_MIB per 100k
+# events, and no per-object structure of the graph (netsight/graph/footprint.py PER_OBJECT)
+# grows by more than SOAK_DRIFT. Counts that follow the cluster (identities with its label
+# variety) must be stationary too: churn keeps the cluster's size and label variety bounded
+# (netsight/sim/churn.py; warm_up), so a count still climbing is a leak or a warm-up too
+# short.
+SOAK_SLOPE_MIB = 1.0
+SOAK_DRIFT = 0.02  # fitted change over the second half, relative to the mean
+
+
 def command_soak(args: argparse.Namespace) -> None:
+    if args.piped:
+        command_soak_piped(args)
+        return
     args.duration = args.events / args.rate
     args.rates = None
     args.runs = 1
-    command_churn(args, name="soak")
-    data = json.loads((OUT / "informers-soak.json").read_text())
+    command_churn(args, name=args.name)
+    data = json.loads((OUT / f"informers-{args.name}.json").read_text())
     (key,) = data["runs"]
     run = data["runs"][key][0]
+    data["summary"][key]["rss"] = soak_summary(run)
+    save(args.name, data)
+    print(json.dumps(data["summary"][key]["rss"], indent=1))
+
+
+def soak_summary(run: Result) -> Result:
     samples = run["rss_samples"]
-    half = [s for s in samples if s[2] >= samples[-1][2] / 2]
+    events = samples[-1][2]
+    half = [s for s in samples if s[2] >= events / 2]
     slope = _slope([s[2] for s in half], [s[1] for s in half])  # bytes per event
-    data["summary"][key]["rss"] = {
+    # Tenths of the events applied: the first sample with at least that many.
+    points = [next(s for s in samples if s[2] >= events * n / 10) for n in range(11)]
+    # Each structure's trend over the second half: the fitted change across it, relative
+    # to its mean (a fit, not the end points: label variety fluctuates by a few percent in
+    # a small cluster). shared_label_maps is left out: besides the live label sets it
+    # counts those a bounded cache holds (typed._LABELS, up to 8,192).
+    late = [c for c in run.get("censuses") or [] if c[1] >= events / 2]
+    drift: dict[str, float] = {}
+    if len(late) >= 3:
+        from netsight.graph.footprint import PER_OBJECT
+
+        for k in PER_OBJECT:
+            if k == "shared_label_maps" or k not in late[0][2]:
+                continue
+            ys = [c[2][k] for c in late]
+            mean = statistics.fmean(ys)
+            change = _slope([c[1] for c in late], ys) * (late[-1][1] - late[0][1])
+            # Against at least 100: a handful of pending references (a slice updated
+            # before its new pod arrives) comes and goes.
+            drift[k] = round(change / max(mean, 100.0), 4)
+    slope_mib = slope * 100_000 / MiB
+    return {
         "start_mib": round(run["rss_start_bytes"] / MiB, 1),
         "end_mib": round(run["rss_end_bytes"] / MiB, 1),
         "max_mib": round(max(s[1] for s in samples) / MiB, 1),
         "after_collect_mib": round(run["rss_after_collect_bytes"] / MiB, 1),
-        "second_half_slope_mib_per_100k_events": round(slope * 100_000 / MiB, 2),
-        "events": samples[-1][2],
+        "after_full_collect_mib": round(run["rss_after_full_collect_bytes"] / MiB, 1),
+        "second_half_slope_mib_per_100k_events": round(slope_mib, 2),
+        "events": events,
         "sim_rss_mib": (round(samples[0][3] / MiB), round(samples[-1][3] / MiB)),
-        # RSS at the first sample with at least this many events applied.
-        "mib_at_events": {n: round(next(s[1] for s in samples if s[2] >= n) / MiB, 1)
-                          for n in (0, 100_000, 250_000, 500_000, 750_000, 900_000,
-                                    1_000_000) if samples[-1][2] >= n},
-        # The graph's identities at the same points: RSS that follows them is cluster
-        # state (more distinct label sets among the live pods), not a leak.
-        "identities_at_events": {
-            n: next(s[4] for s in samples if s[2] >= n)
-            for n in (0, 100_000, 250_000, 500_000, 750_000, 900_000, 1_000_000)
-            if samples[-1][2] >= n},
+        # At each tenth of the events: (events, RSS MiB, identities, frozen objects, traced
+        # MiB or 0). RSS that follows identities is cluster state (more distinct label
+        # sets among the live pods), not a leak.
+        "at_tenths": [(s[2], round(s[1] / MiB, 1), s[4], s[5] if len(s) > 5 else None,
+                       round(s[6] / MiB, 1) if len(s) > 6 else None) for s in points],
+        "structure_trend_second_half": drift,
+        "census_at_half_and_end": [(c[1], c[2]) for c in (late[:1] + late[-1:])],
+        "frozen_garbage": run.get("frozen_garbage"),
+        "frozen_garbage_types": run.get("frozen_garbage_types"),
+        "flat": slope_mib < SOAK_SLOPE_MIB and all(d <= SOAK_DRIFT for d in drift.values()),
+        "criterion": f"second-half RSS slope < {SOAK_SLOPE_MIB} MiB/100k events and every "
+                     f"per-object structure's fitted change over the second half below "
+                     f"+{SOAK_DRIFT:.0%}",
     }
-    save("soak", data)
-    print(json.dumps(data["summary"][key]["rss"], indent=1))
+
+
+def warm_up(state: Any, writes: int, seed: int) -> None:
+    """Churn ``state`` for ``writes`` writes before anyone watches it: a cluster that has
+    been churning for a while. The label toggles spread the live pods over more label sets
+    (identities, at most 6 per ReplicaSet) until restarts, which bring a pod back to its
+    template's labels, balance them. At 100k pods that takes ~1.7M writes: 15,934 label
+    sets at the start, 22,582 after 100k writes, 28,110 after 500k, 29,238 after 1M, then
+    29,500-29,900 from 1.5M to 2.6M. A 1M-event soak from a fresh cluster measured mostly
+    that (RSS following identities 16.5k -> 29.1k)."""
+    from netsight.sim.churn import ChurnDriver
+
+    driver = ChurnDriver(state, seed=seed, scale_workloads=False)
+    start = state.rv
+    while state.rv - start < writes:
+        driver.step()
+
+
+def _frame(out: Any, value: Any) -> None:
+    import pickle
+
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    out.write(len(data).to_bytes(8, "little") + data)
+
+
+def _unframe(source: Any) -> Any:
+    import pickle
+
+    head = source.read(8)
+    return pickle.loads(source.read(int.from_bytes(head, "little")))
+
+
+def command_soak_piped(args: argparse.Namespace) -> None:
+    """The soak without HTTP, in lockstep: the simulated state and its churn in this
+    process, netsight in a child (``_soak_child``) fed the watch lines through a pipe. A
+    child that falls behind blocks the churn, so every write is applied whatever the
+    machine's load, and the child's RSS is netsight's alone."""
+    from netsight.graph.watching import CORE_KINDS
+    from netsight.sim.churn import ChurnDriver
+    from netsight.sim.state import Selection
+    from netsight.sim.synthetic import generate
+
+    info = machine()
+    gc.disable()
+    state = bench_state()
+    cluster = generate(pods=args.pods, seed=args.seed,
+                       policies_per_namespace=args.policies_per_namespace or None)
+    fast_load(state, cluster.objects())
+    del cluster
+    warmup = warmup_writes(args)
+    started = time.process_time()
+    warm_up(state, warmup, args.churn_seed + 1000)
+    warmup_s = time.process_time() - started
+    kinds: list[tuple[str, str, str, str, bool]] = []
+    pages: dict[str, list[bytes]] = {}
+    watchers: dict[str, Any] = {}
+    for rtype in state.registry:
+        if (rtype.group, rtype.kind) not in CORE_KINDS:
+            continue
+        rv, items = state.list(rtype, Selection())
+        kinds.append((rtype.group, rtype.version, rtype.kind, rtype.plural, rtype.namespaced))
+        chunks = [items[i:i + 1000] for i in range(0, len(items), 1000)] or [[]]
+        pages[rtype.path()] = [orjson.dumps({"metadata": {"resourceVersion": str(rv), **(
+            {"continue": str(n + 1)} if n + 1 < len(chunks) else {})}, "items": chunk})
+            for n, chunk in enumerate(chunks)]
+        watchers[rtype.path()] = state.open_watch(rtype, Selection(), str(state.rv))
+    code = snapshot_code()
+    child = subprocess.Popen(
+        [sys.executable, str(SNAPSHOT / "informers.py"), "_soak_child"] + (
+            ["--trace"] if args.trace else []),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT,
+        env={**CHILD_ENV, "PYTHONPATH": str(SNAPSHOT)})
+    assert child.stdin is not None
+    assert child.stdout is not None
+    _frame(child.stdin, {"kinds": kinds, "pages": pages, "events": args.events})
+    del pages
+    driver = ChurnDriver(state, seed=args.churn_seed, scale_workloads=False)
+    start = state.rv
+    print(f"{args.pods} pods, {warmup} warm-up writes in {warmup_s:.0f} s CPU; churning "
+          f"{args.events} writes in lockstep ...", file=sys.stderr, flush=True)
+    while state.rv - start < args.events:
+        for _ in range(20):
+            driver.step()
+        for path, watcher in watchers.items():
+            while watcher.pending:
+                lines = [line for line in watcher.take() if line]
+                for i in range(0, len(lines), 8):  # as a stream hands them over
+                    _frame(child.stdin, (path, b"".join(lines[i:i + 8])))
+    _frame(child.stdin, None)
+    child.stdin.close()
+    result: Result = json.loads(child.stdout.read().decode().strip().splitlines()[-1])
+    child.wait()
+    result.update(writes=state.rv - start, warmup_writes=warmup, warmup_cpu_s=warmup_s,
+                  load_average_after=os.getloadavg())
+    summary = soak_summary(result)
+    save(args.name, {"machine": info, "code": code, "summary": summary, "run": result})
+    print(json.dumps(summary, indent=1))
+
+
+def soak_child_main(args: argparse.Namespace) -> None:
+    """netsight's side of ``soak --piped``: list from the pages, then apply every chunk the
+    pipe brings, with the collector handled as ClusterWatcher does (frozen after the sync,
+    refrozen every InformerSettings.refreeze_interval)."""
+    from netsight.graph.collecting import keep_collections_young
+    from netsight.graph.footprint import census
+    from netsight.graph.store import GraphStore, Source
+    from netsight.graph.watching import (
+        NEVER_WATCHED,
+        Informer,
+        InformerSettings,
+        WatchedKind,
+        release_free_memory,
+    )
+
+    if args.trace:
+        import tracemalloc
+        tracemalloc.start()
+    source = sys.stdin.buffer
+    setup = _unframe(source)
+    gc.disable()
+    store = GraphStore(source=Source.CLUSTER, cluster_name="soak")
+    store.state.never_arrive(NEVER_WATCHED)
+    transport = ReplayTransport(setup.pop("pages"))
+    # Kinds the churn never writes (Ingresses) stay silent for the whole soak.
+    settings = InformerSettings(inactivity_timeout=1e9)
+    informers = [Informer(transport, store, WatchedKind(*kind), settings)
+                 for kind in setup["kinds"]]
+    events = setup["events"]
+    samples: list[tuple[float, int, int, int, int, int, int]] = []
+    censuses: list[tuple[float, int, dict[str, int]]] = []
+
+    def sample(received: int) -> None:
+        samples.append((round(time.process_time(), 2), proc_status("VmRSS"), received, 0,
+                        sum(map(len, store.state.identities.values())),
+                        gc.get_freeze_count(),
+                        tracemalloc.get_traced_memory()[0] if args.trace else 0))
+
+    async def run() -> Result:
+        versions = await asyncio.gather(*(i.list_and_reconcile() for i in informers))
+        gc.freeze()
+        gc.enable()
+        release_free_memory()
+        collector = asyncio.create_task(keep_collections_young(
+            settings.refreeze_interval, settings.full_collection_interval))
+        watches = [asyncio.create_task(i.watch(v))
+                   for i, v in zip(informers, versions, strict=True)]
+        await transport.watching.wait()
+        transport.pages.clear()  # as an HTTP client keeps no page after the list
+        release_free_memory()
+        contents = transport.contents
+        received = 0
+        rss_start = proc_status("VmRSS")
+        sample(0)
+        censuses.append((0.0, 0, census(store)))
+        every = max(1000, events // 200)
+        next_sample, next_census = every, events // 20
+        while (frame := _unframe(source)) is not None:
+            path, chunk = frame
+            queue = contents[path].queue
+            queue.put_nowait(chunk)
+            await queue.join()
+            received += chunk.count(b"\n") or 1
+            if received >= next_sample:
+                next_sample += every
+                sample(received)
+                if received >= next_census:
+                    next_census += events // 20
+                    censuses.append((samples[-1][0], received, census(store)))
+        sample(received)
+        censuses.append((samples[-1][0], received, census(store)))
+        rss_end = proc_status("VmRSS")
+        for content in contents.values():
+            content.queue.put_nowait(b"")  # the server ends the streams
+        await asyncio.gather(*watches)
+        collector.cancel()
+        gc.collect()
+        rss_after_collect = proc_status("VmRSS")
+        frozen = gc.get_freeze_count()
+        gc.unfreeze()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        frozen_garbage = gc.collect()
+        garbage_types = Counter(type(o).__name__ for o in gc.garbage).most_common(12)
+        gc.garbage.clear()
+        gc.set_debug(0)
+        gc.collect()
+        return {"rss_start_bytes": rss_start, "rss_end_bytes": rss_end,
+                "rss_after_collect_bytes": rss_after_collect, "frozen_at_end": frozen,
+                "frozen_garbage": frozen_garbage, "frozen_garbage_types": garbage_types,
+                "rss_after_full_collect_bytes": proc_status("VmRSS"),
+                "received": received, "rss_samples": samples, "censuses": censuses,
+                "cpu_s": time.process_time()}
+
+    print(json.dumps(asyncio.run(run())))
 
 
 def _slope(xs: list[float], ys: list[float]) -> float:
@@ -1650,6 +1941,16 @@ def main() -> None:
             p.add_argument("--runs", type=int, default=runs)
         else:
             p.add_argument("--events", type=int, default=events)
+            p.add_argument("--trace", action="store_true",
+                           help="tracemalloc in netsight's process: traced bytes beside RSS "
+                                "(fragmentation); slows the event path")
+            p.add_argument("--piped", action="store_true",
+                           help="no HTTP: the churn in this process, netsight in a child fed "
+                                "through a pipe in lockstep (every write applied whatever the "
+                                "load; for a shared machine)")
+            p.add_argument("--warmup-writes", type=int, default=None,
+                           help="churn writes made before netsight lists the cluster, so the "
+                                "soak starts from a churned cluster (default 20 per pod)")
         p.set_defaults(func=func)
     p = sub.add_parser("sim-churn", help="(e) the simulator's CPU per write under churn, "
                        "against a baseline git ref side by side")
@@ -1693,6 +1994,9 @@ def main() -> None:
                    help="pyinstrument over this tree's first replay (its CPU figure is "
                         "inflated); to out/informers-profile-watch.{txt,html}")
     p.set_defaults(func=command_watch)
+    p = sub.add_parser("_soak_child")
+    p.add_argument("--trace", action="store_true")
+    p.set_defaults(func=soak_child_main)
     p = sub.add_parser("_replay")
     p.add_argument("--input", required=True)
     p.add_argument("--dump", default=None, help="write the change ring to this file")
@@ -1707,6 +2011,8 @@ def main() -> None:
                    help="pyinstrument over the first churn, to STEM.txt")
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--kubeconfig", required=True)
+    p.add_argument("--warmup-writes", type=int, default=0)
+    p.add_argument("--warmup-seed", type=int, default=1001)
     p.set_defaults(func=sim_main)
     p = sub.add_parser("_worker")
     p.add_argument("--variant", required=True)

@@ -1,0 +1,73 @@
+"""How big each of the graph's per-object structures is: a census for leak hunting.
+
+Every structure the store keeps per object, per label set or per selector is counted here
+by entries, so a test can check that objects created and deleted again leave each one where
+it was (tests/graph/test_deleted_objects_release_their_structures.py), and a soak can show
+that the counts stay put while RSS does (benchmarks/informers.py soak). Module-level caches
+that are bounded by design (cleared when full) are counted too, for the soak, but tests
+leave them out: a cache may keep what a deleted object used until it is next cleared.
+"""
+
+from __future__ import annotations
+
+from netsight.graph import building, records, selectors, typed
+from netsight.graph.store import GraphStore
+
+# What a create-then-delete cycle must leave unchanged (the change ring, the generation and
+# the kinds' generations record history, and grow by design).
+PER_OBJECT = (
+    "nodes", "edges", "by_kind_keys", "identities", "label_sets", "identity_members", "label_index",
+    "label_index_entries", "label_keys", "label_key_values", "selector_namespaces",
+    "selector_owners", "selector_buckets", "selected_owners", "selected_entries",
+    "selected_by_entries", "pending_targets", "pending_edges", "problems", "invalid",
+    "shared_label_maps",
+)
+
+
+def census(store: GraphStore, *, edges: bool = True) -> dict[str, int]:
+    """Entries in each structure; ``edges=False`` skips the edge count (a pass over every
+    node), for frequent sampling."""
+    state = store.state
+    identities = [i for per_ns in state.identities.values() for i in per_ns.values()]
+    buckets = 0
+    for index in state.selectors.values():
+        buckets += sum(map(len, index.by_pair.values())) + sum(map(len, index.by_key.values()))
+        buckets += len(index.everything) + len(index.unanchored)
+    return {
+        "nodes": len(state.graph._node),
+        "edges": int(state.graph.number_of_edges()) if edges else -1,
+        "by_kind_keys": sum(len(keys) for per_ns in state.by_kind.values()
+                            for keys in per_ns.values()),
+        "identities": len(identities),
+        # Distinct (namespace, label content): equal to identities unless two identities
+        # hold equal labels in two maps (a label map not shared as it should be).
+        "label_sets": len({(i.namespace, frozenset(i.labels.items())) for i in identities}),
+        "identity_members": sum(len(i.members) for i in identities),
+        "selected_by_entries": sum(len(i.selected_by) for i in identities),
+        "label_index": len(state.by_label),
+        "label_index_entries": sum(map(len, state.by_label.values())),
+        "label_keys": len(state.by_label_key),
+        "label_key_values": sum(map(len, state.by_label_key.values())),
+        "selector_namespaces": len(state.selectors),
+        "selector_owners": sum(len(index.owners) for index in state.selectors.values()),
+        "selector_buckets": buckets,
+        "selected_owners": len(state.selected),
+        "selected_entries": sum(map(len, state.selected.values())),
+        "pending_targets": len(state.pending),
+        "pending_edges": sum(map(len, state.pending.values())),
+        "problems": len(store.problems),
+        "invalid": len(store._invalid),
+        "shared_label_maps": len(selectors._LABELS),
+        "changes": len(store.changes),
+        "kind_generations": len(store.kind_generations),
+        "derived": len(store.derived),
+        "kept": len(store.kept),
+        # Bounded caches (cleared when full).
+        "cache_typed_labels": len(typed._LABELS),
+        "cache_typed_containers": len(typed._CONTAINERS),
+        "cache_typed_owners": len(typed._OWNERS),
+        "cache_record_ports": len(records._PORTS),
+        "cache_record_owners": len(records._OWNERS),
+        "cache_namespace_keys": len(building._NAMESPACE_KEYS),
+        "cache_owner_keys": len(building._OWNER_KEYS),
+    }
