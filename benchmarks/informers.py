@@ -367,6 +367,21 @@ async def sync_netsight(kubeconfig: str, sim_pid: int, *, profile: str | None = 
     return result
 
 
+def collect_frozen() -> tuple[int, int, list[tuple[str, int]]]:
+    """What the frozen generation hid from the collector: cycles that became garbage after
+    gc.freeze() took them, freed only by a full collection after unfreeze(). Returns the
+    frozen count, how many of them were garbage, and the commonest garbage types."""
+    frozen = gc.get_freeze_count()
+    gc.unfreeze()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    garbage = gc.collect()
+    types = Counter(type(o).__name__ for o in gc.garbage).most_common(12)
+    gc.garbage.clear()
+    gc.set_debug(0)
+    gc.collect()
+    return frozen, garbage, types
+
+
 def count_idle(loop: asyncio.AbstractEventLoop) -> list[float]:
     """Time the loop spends blocked waiting for I/O (in its selector), summed into the
     returned list's one item: during a sync, netsight waiting for the API server. Wall
@@ -656,16 +671,7 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
         rss_end = proc_status("VmRSS")
         gc.collect()
         rss_after_collect = proc_status("VmRSS")
-        # What the frozen generation hid from the collector: cycles that became garbage
-        # after gc.freeze() took them, freed only by a full collection after unfreeze().
-        frozen = gc.get_freeze_count()
-        gc.unfreeze()
-        gc.set_debug(gc.DEBUG_SAVEALL)
-        frozen_garbage = gc.collect()
-        garbage_types = Counter(type(o).__name__ for o in gc.garbage).most_common(12)
-        gc.garbage.clear()
-        gc.set_debug(0)
-        gc.collect()
+        frozen, frozen_garbage, garbage_types = collect_frozen()
         rss_after_full = proc_status("VmRSS")
         # Only now: the log of 1M writes costs this process ~100 MiB of Python objects.
         log = await (await http.get("/sim/churn/log")).json()
@@ -1460,14 +1466,7 @@ def soak_child_main(args: argparse.Namespace) -> None:
         collector.cancel()
         gc.collect()
         rss_after_collect = proc_status("VmRSS")
-        frozen = gc.get_freeze_count()
-        gc.unfreeze()
-        gc.set_debug(gc.DEBUG_SAVEALL)
-        frozen_garbage = gc.collect()
-        garbage_types = Counter(type(o).__name__ for o in gc.garbage).most_common(12)
-        gc.garbage.clear()
-        gc.set_debug(0)
-        gc.collect()
+        frozen, frozen_garbage, garbage_types = collect_frozen()
         return {"rss_start_bytes": rss_start, "rss_end_bytes": rss_end,
                 "rss_after_collect_bytes": rss_after_collect, "frozen_at_end": frozen,
                 "frozen_garbage": frozen_garbage, "frozen_garbage_types": garbage_types,
