@@ -136,6 +136,17 @@ def fast_load(state: Any, objects: Any) -> int:
     return count
 
 
+def loaded_state(args: argparse.Namespace) -> Any:
+    """A bench_state() holding the synthetic cluster of ``args`` (pods, seed, policies)."""
+    from netsight.sim.synthetic import generate
+
+    state = bench_state()
+    cluster = generate(pods=args.pods, seed=args.seed,
+                       policies_per_namespace=args.policies_per_namespace or None)
+    fast_load(state, cluster.objects())
+    return state
+
+
 def bench_state() -> Any:
     """A SimState whose deletes are cheap enough for thousands of writes a second.
 
@@ -977,14 +988,9 @@ def sim_in_process_main(args: argparse.Namespace) -> None:
     """One in-process run: load, open a watcher per watched kind, churn at full speed."""
     from netsight.sim.churn import ChurnDriver
     from netsight.sim.state import Selection
-    from netsight.sim.synthetic import generate
 
     gc.disable()  # as the simulator process runs
-    state = bench_state()
-    cluster = generate(pods=args.pods, seed=args.seed,
-                       policies_per_namespace=args.policies_per_namespace or None)
-    fast_load(state, cluster.objects())
-    del cluster
+    state = loaded_state(args)
     watched = ("namespaces", "pods", "services", "endpointslices", "networkpolicies",
                "ingresses", "ingressclasses", "secrets", "configmaps",
                "customresourcedefinitions")
@@ -1329,15 +1335,10 @@ def command_soak_piped(args: argparse.Namespace) -> None:
     from netsight.graph.watching import CORE_KINDS
     from netsight.sim.churn import ChurnDriver
     from netsight.sim.state import Selection
-    from netsight.sim.synthetic import generate
 
     info = machine()
     gc.disable()
-    state = bench_state()
-    cluster = generate(pods=args.pods, seed=args.seed,
-                       policies_per_namespace=args.policies_per_namespace or None)
-    fast_load(state, cluster.objects())
-    del cluster
+    state = loaded_state(args)
     warmup = warmup_writes(args)
     started = time.process_time()
     warm_up(state, warmup, args.churn_seed + 1000)
@@ -1618,14 +1619,9 @@ def build_watch_input(args: argparse.Namespace, path: Path) -> Result:
     from netsight.graph.watching import CORE_KINDS
     from netsight.sim.churn import ChurnDriver
     from netsight.sim.state import Selection
-    from netsight.sim.synthetic import generate
 
     gc.disable()
-    state = bench_state()
-    cluster = generate(pods=args.pods, seed=args.seed,
-                       policies_per_namespace=args.policies_per_namespace or None)
-    fast_load(state, cluster.objects())
-    del cluster
+    state = loaded_state(args)
     kinds: list[tuple[str, str, str, str, bool]] = []
     pages: dict[str, list[bytes]] = {}
     watchers = {}
