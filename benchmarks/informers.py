@@ -36,7 +36,7 @@ import sys
 import time
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -393,6 +393,27 @@ def collect_frozen() -> tuple[int, int, list[tuple[str, int]]]:
     return frozen, garbage, types
 
 
+class GcPauses:
+    """The collector's pauses by generation, timed by ``clock``: ``on_gc`` goes into
+    ``gc.callbacks``, ``summary()`` into the results."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self.clock = clock
+        self.pauses: list[tuple[int, float]] = []  # (generation, seconds)
+        self._start = 0.0
+
+    def on_gc(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._start = self.clock()
+        else:
+            self.pauses.append((info["generation"], self.clock() - self._start))
+
+    def summary(self) -> Result:
+        return {f"gen{g}": {"count": len(ps), "max_ms": round(1000 * max(ps), 2),
+                            "total_s": round(sum(ps), 3)}
+                for g in (0, 1, 2) if (ps := [d for gen, d in self.pauses if gen == g])}
+
+
 def count_idle(loop: asyncio.AbstractEventLoop) -> list[float]:
     """Time the loop spends blocked waiting for I/O (in its selector), summed into the
     returned list's one item: during a sync, netsight waiting for the API server. Wall
@@ -602,16 +623,8 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
 
         Informer._handle = timed_handle  # type: ignore[method-assign,assignment]
         await asyncio.sleep(2)  # let the watches settle after the sync
-        gc_pauses: list[tuple[int, float]] = []  # (generation, seconds)
-        gc_start = [0.0]
-
-        def on_gc(phase: str, info: dict[str, int]) -> None:
-            if phase == "start":
-                gc_start[0] = time.perf_counter()
-            else:
-                gc_pauses.append((info["generation"], time.perf_counter() - gc_start[0]))
-
-        gc.callbacks.append(on_gc)
+        gc_pauses = GcPauses(time.perf_counter)
+        gc.callbacks.append(gc_pauses.on_gc)
         samples: list[tuple[float, int, int, int, int, int, int]] = []
         # Every census_every seconds: the entries of each of the graph's per-object
         # structures (netsight/graph/footprint.py), to tell state from leaks.
@@ -675,7 +688,7 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
             if time.time() >= next_sample:
                 next_sample += sample_every
                 sample(sum(s.events for s in store.sync.values()))
-        gc.callbacks.remove(on_gc)
+        gc.callbacks.remove(gc_pauses.on_gc)
         sample(sum(s.events for s in store.sync.values()))
         if census is not None and census_every:
             censuses.append((samples[-1][0], samples[-1][2], census(store)))
@@ -727,9 +740,7 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
             f"{w * window:.0f}-{(w + 1) * window:.0f}s": percentiles(sorted(v))
             for w, v in sorted(windows.items())},
         "cpu_s": churn_cpu, "sim_cpu_s": sim_cpu,
-        "gc": {f"gen{g}": {"count": len(ps), "max_ms": round(1000 * max(ps), 2),
-                           "total_s": round(sum(ps), 3)}
-               for g in (0, 1, 2) if (ps := [d for gen, d in gc_pauses if gen == g])},
+        "gc": gc_pauses.summary(),
         "rss_start_bytes": rss_start, "rss_end_bytes": rss_end,
         "rss_after_collect_bytes": rss_after_collect,
         "frozen_at_end": frozen, "frozen_garbage": frozen_garbage,
@@ -1728,14 +1739,7 @@ def replay_main(args: argparse.Namespace) -> None:
 
         return _handle
 
-    pauses: list[tuple[int, float]] = []
-    gc_start = [0.0]
-
-    def on_gc(phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            gc_start[0] = time.thread_time()
-        else:
-            pauses.append((info["generation"], time.thread_time() - gc_start[0]))
+    pauses = GcPauses(time.thread_time)
 
     async def replay() -> float:
         versions = await asyncio.gather(*(i.list_and_reconcile()
@@ -1752,7 +1756,7 @@ def replay_main(args: argparse.Namespace) -> None:
         watches = [asyncio.create_task(i.watch(v))
                    for i, v in zip(informers.values(), versions, strict=True)]
         await transport.watching.wait()
-        gc.callbacks.append(on_gc)
+        gc.callbacks.append(pauses.on_gc)
         profiler = None
         if args.profile:
             from pyinstrument import Profiler
@@ -1769,7 +1773,7 @@ def replay_main(args: argparse.Namespace) -> None:
             profiler.stop()
             summary = profile_summary(profiler, Path(args.profile))
             print(json.dumps(summary["top_self"], indent=1), file=sys.stderr)
-        gc.callbacks.remove(on_gc)
+        gc.callbacks.remove(pauses.on_gc)
         for content in contents.values():
             content.queue.put_nowait(b"")  # the server ends the streams
         await asyncio.gather(*watches)
@@ -1804,9 +1808,7 @@ def replay_main(args: argparse.Namespace) -> None:
                             "p50_us": round(statistics.median(v) * 1e6, 1),
                             "total_s": round(sum(v), 3)}
                      for name, v in sorted(took.items())},
-        "gc": {f"gen{g}": {"count": len(ps), "max_ms": round(1000 * max(ps), 2),
-                           "total_s": round(sum(ps), 3)}
-               for g in (0, 1, 2) if (ps := [d for gen, d in pauses if gen == g])},
+        "gc": pauses.summary(),
         "generation": store.generation, "nodes": store.view().node_count,
         "edges": store.view().edge_count, "changes_sha256": digest.hexdigest()[:16],
         "edges_sha256": edges,
