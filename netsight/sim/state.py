@@ -57,6 +57,19 @@ def clone(obj: Obj) -> Obj:
     return copied
 
 
+def sort_metadata_maps(meta: Obj) -> None:
+    """Labels and annotations with their keys sorted, as the API server writes them: they
+    are Go maps, which encoding/json writes in key order, whatever order a client sent.
+    Clients may rely on it (netsight's decoders look label maps up as listed). New dicts
+    replace the old ones: a stored object's metadata is its own, its maps may be shared."""
+    for name in ("labels", "annotations"):
+        value = meta.get(name)
+        if type(value) is dict and len(value) > 1:
+            keys = list(value)
+            if keys != sorted(keys):
+                meta[name] = {key: value[key] for key in sorted(keys)}
+
+
 _last_second: list[Any] = [None, ""]  # (second, its RFC 3339 form): writes come in bursts
 
 
@@ -398,6 +411,7 @@ class SimState:
                 new: Obj, *, store: bool = True) -> Obj:
         self.rv += 1
         meta = new.setdefault("metadata", {})
+        sort_metadata_maps(meta)
         meta["resourceVersion"] = str(self.rv)
         if rtype.namespaced:
             meta["namespace"] = key.partition("/")[0]
