@@ -62,8 +62,8 @@ def census(store: GraphStore, *, edges: bool = True) -> dict[str, int]:
         "kind_generations": len(store.kind_generations),
         "derived": len(store.derived),
         "kept": len(store.kept),
-        # Bounded caches (cleared when full).
-        "cache_typed_labels": len(typed._LABELS),
+        # Bounded caches (cleared when full; the typed label maps aged in two generations).
+        "cache_typed_labels": len(typed._LABELS) + len(typed._LABELS_BEFORE),
         "cache_typed_containers": len(typed._CONTAINERS),
         "cache_typed_owners": len(typed._OWNERS),
         "cache_record_ports": len(records._PORTS),

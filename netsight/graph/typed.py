@@ -502,17 +502,23 @@ def object_id(pod: Pod, default_namespace: str = "") -> ObjectId:
     return ObjectId(Kind.POD, intern(meta.namespace or default_namespace), intern(meta.name))
 
 
-# Label items as listed -> the shared map (selectors.shared_labels); bounded, like the
-# other caches here, by starting over when full.
+# Label items as listed -> the shared map (selectors.shared_labels). The API server writes
+# a label map's keys sorted (a Go map), so each label set has one key here. Bounded in two
+# generations: when the current one is full it becomes the previous one, from which a lookup
+# takes an entry back; what no object used for a whole generation goes. (Emptied at once
+# when full, every label set in use missed again; 100k churning pods carry ~29k label sets,
+# more than it holds, and it was emptied every ~400k events.)
 _LABELS: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
-_LABELS_LIMIT = 8192
+_LABELS_BEFORE: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
+_LABELS_GENERATION = 4096  # entries in each: 8,192 at most in all, as one map held before
 
 
 def _share_labels(items: tuple[tuple[str, str], ...], labels: dict[str, str]
                   ) -> Mapping[str, str]:
-    shared = shared_labels(labels, "metadata.labels")
-    if len(_LABELS) >= _LABELS_LIMIT:
-        _LABELS.clear()
+    global _LABELS, _LABELS_BEFORE  # swapped, not copied: a generation is 4,096 entries
+    shared = _LABELS_BEFORE.get(items) or shared_labels(labels, "metadata.labels")
+    if len(_LABELS) >= _LABELS_GENERATION:
+        _LABELS_BEFORE, _LABELS = _LABELS, {}
     _LABELS[items] = shared
     return shared
 

@@ -1,0 +1,46 @@
+"""The typed decoders' label cache (graph/typed.py) finds a label map by its items as
+listed and is bounded in two generations: a label set some pod used within the last
+generation is still there when the cache fills, where emptying it at once made every label
+set in use miss again. Whatever the order, a label set decodes to its one shared map."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from netsight.graph import typed
+from netsight.graph.typed import decode_pod_page
+
+
+def labels_of(*labels: dict[str, str]) -> list[Any]:
+    items = [{"metadata": {"name": f"p{i}", "namespace": "cache-test", "labels": given}}
+             for i, given in enumerate(labels)]
+    page = decode_pod_page(orjson.dumps({"metadata": {}, "items": items}))
+    assert page is not None
+    return [record.labels for record in page.records("v1")]
+
+
+def cached(labels: dict[str, str]) -> bool:
+    items = tuple(labels.items())
+    return items in typed._LABELS or items in typed._LABELS_BEFORE
+
+
+def test_a_label_set_in_use_survives_the_cache_filling() -> None:
+    hot = {"app": "cache-test-hot", "tier": "web"}
+    every = typed._LABELS_GENERATION // 4
+    for n in range(3 * typed._LABELS_GENERATION):
+        if n % every == 0:
+            labels_of(hot)
+        labels_of({"app": "cache-test", "serial": str(n)})
+        assert cached(hot), n
+    held = len(typed._LABELS) + len(typed._LABELS_BEFORE)
+    assert typed._LABELS_GENERATION <= held <= 2 * typed._LABELS_GENERATION
+
+
+def test_one_label_set_in_any_order_is_one_shared_map() -> None:
+    listed = {"app": "cache-test-order", "tier": "db", "track": "canary"}
+    reordered = dict(reversed(listed.items()))
+    first, second = labels_of(listed, reordered)
+    assert first is second
+    assert dict(first) == listed
