@@ -700,6 +700,7 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
         rss_after_collect = proc_status("VmRSS")
         frozen, frozen_garbage, garbage_types = collect_frozen()
         rss_after_full = proc_status("VmRSS")
+        rss_after_trim = trimmed_rss()
         # Only now: the log of 1M writes costs this process ~100 MiB of Python objects.
         log = await (await http.get("/sim/churn/log")).json()
     if freezer is not None:
@@ -748,6 +749,7 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
         "rss_after_collect_bytes": rss_after_collect,
         "frozen_at_end": frozen, "frozen_garbage": frozen_garbage,
         "frozen_garbage_types": garbage_types, "rss_after_full_collect_bytes": rss_after_full,
+        "rss_after_trim_bytes": rss_after_trim,
         # (seconds into churn, RSS, events received, sim RSS, identities, frozen objects,
         # traced bytes)
         "rss_samples": samples,
@@ -1284,6 +1286,7 @@ def soak_summary(run: Result) -> Result:
         "max_mib": round(max(s[1] for s in samples) / MiB, 1),
         "after_collect_mib": round(run["rss_after_collect_bytes"] / MiB, 1),
         "after_full_collect_mib": round(run["rss_after_full_collect_bytes"] / MiB, 1),
+        "after_trim_mib": round(run.get("rss_after_trim_bytes", 0) / MiB, 1),
         "second_half_slope_mib_per_100k_events": round(slope_mib, 2),
         "events": events,
         "sim_rss_mib": (round(samples[0][3] / MiB), round(samples[-1][3] / MiB)),
@@ -1511,14 +1514,26 @@ def soak_child_main(args: argparse.Namespace) -> None:
         gc.collect()
         rss_after_collect = proc_status("VmRSS")
         frozen, frozen_garbage, garbage_types = collect_frozen()
+        rss_after_full = proc_status("VmRSS")
         return {"rss_start_bytes": rss_start, "rss_end_bytes": rss_end,
                 "rss_after_collect_bytes": rss_after_collect, "frozen_at_end": frozen,
                 "frozen_garbage": frozen_garbage, "frozen_garbage_types": garbage_types,
-                "rss_after_full_collect_bytes": proc_status("VmRSS"),
+                "rss_after_full_collect_bytes": rss_after_full,
+                "rss_after_trim_bytes": trimmed_rss(),
                 "received": received, "rss_samples": samples, "censuses": censuses,
                 "cpu_s": time.process_time()}
 
     print(json.dumps(asyncio.run(run())))
+
+
+def trimmed_rss() -> int:
+    """RSS after glibc's malloc_trim: what the heap held free but kept (fragmentation, or
+    the top of the heap pinned by a live block) is given back, what is live stays. A soak's
+    RSS step that this takes back was the allocator's, not netsight's objects."""
+    from netsight.graph.watching import release_free_memory
+
+    release_free_memory()
+    return proc_status("VmRSS")
 
 
 def _slope(xs: list[float], ys: list[float]) -> float:
