@@ -16,10 +16,10 @@ survivors. The automatic trigger is a poor bound at 100k pods: it counts allocat
 to 3,000-8,000 objects (15-36k references, each a likely cache miss into the old heap)
 before a collection started: 5-12 ms pauses, more than the 5 ms an event may take from
 the API server to the graph. Measured with ``benchmarks/informers.py _replay`` (30k
-events at 100k pods, collector time in thread CPU; README, "watch-gc"): automatic
-collections at the default threshold 700, refrozen every 0.25 s: p50 1.2 ms, max 7.6-11.4
-ms, plus the odd 6-16 ms gen-1 collection; on a 25 ms clock: p50 0.5-0.7 ms, max 1.5-1.8
-ms, the same total (0.18 s against 0.23-0.25 s, within the noise).
+events at 100k pods, collector time in thread CPU; benchmarks/README.md, "watch-gc"):
+automatic collections at the default threshold 700, refrozen every 0.25 s: pauses p50
+0.8-1.3 ms, max 5-13 ms, plus the odd 6-16 ms gen-1 collection; on a 25 ms clock: p50
+0.5-0.9 ms, max 1.3-2.0 ms; the same total either way (0.17-0.25 s against 0.18-0.23 s).
 
 The automatic trigger stays as a safety net at ``young_threshold`` (10,000 net
 allocations): code that holds the event loop for long (a re-list's page, a 1 s analysis)
