@@ -43,15 +43,23 @@ import time
 
 log = logging.getLogger(__name__)
 
+# The collector's thresholds are the process's: with several keepers running (one per
+# ClusterWatcher), the first one in saves them and the last one out restores them.
+_running = 0
+_saved_thresholds = gc.get_threshold()
+
 
 async def keep_collections_young(interval: float = 1.0, full_every: float = 3600.0,
                                  young_threshold: int | None = None) -> None:
     """Run until cancelled: collect the youngest generation and freeze its survivors every
     ``interval`` s, a full collection every ``full_every`` s; meanwhile, automatic young
     collections wait for ``young_threshold`` net allocations (None: left as they are)."""
-    thresholds = gc.get_threshold()
+    global _running, _saved_thresholds
+    if _running == 0:
+        _saved_thresholds = gc.get_threshold()
+    _running += 1
     if young_threshold is not None:
-        gc.set_threshold(young_threshold, *thresholds[1:])
+        gc.set_threshold(young_threshold, *_saved_thresholds[1:])
     try:
         last_full = time.monotonic()
         while True:
@@ -67,4 +75,6 @@ async def keep_collections_young(interval: float = 1.0, full_every: float = 3600
                 gc.collect(0)
             gc.freeze()
     finally:
-        gc.set_threshold(*thresholds)
+        _running -= 1
+        if _running == 0:
+            gc.set_threshold(*_saved_thresholds)

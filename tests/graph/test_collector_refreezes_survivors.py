@@ -95,3 +95,17 @@ async def test_no_young_threshold_leaves_automatic_collections_alone() -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+async def test_thresholds_come_back_when_the_last_of_several_keepers_stops() -> None:
+    before = gc.get_threshold()
+    first = asyncio.create_task(keep_collections_young(interval=0.05, young_threshold=9_000))
+    await asyncio.sleep(0)
+    second = asyncio.create_task(keep_collections_young(interval=0.05, young_threshold=9_000))
+    await asyncio.sleep(0)
+    for task in (first, second):  # not in the reverse order of their start
+        assert gc.get_threshold() == (9_000, *before[1:])
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert gc.get_threshold() == before
