@@ -399,19 +399,40 @@ class GcPauses:
 
     def __init__(self, clock: Callable[[], float]) -> None:
         self.clock = clock
-        self.pauses: list[tuple[int, float]] = []  # (generation, seconds)
+        # (generation, seconds, unreachable objects found)
+        self.pauses: list[tuple[int, float, int]] = []
         self._start = 0.0
 
     def on_gc(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
             self._start = self.clock()
         else:
-            self.pauses.append((info["generation"], self.clock() - self._start))
+            self.pauses.append((info["generation"], self.clock() - self._start,
+                                info["collected"]))
 
     def summary(self) -> Result:
-        return {f"gen{g}": {"count": len(ps), "max_ms": round(1000 * max(ps), 2),
-                            "total_s": round(sum(ps), 3)}
-                for g in (0, 1, 2) if (ps := [d for gen, d in self.pauses if gen == g])}
+        out: Result = {}
+        for g in (0, 1, 2):
+            ps = sorted(d for gen, d, _ in self.pauses if gen == g)
+            if ps:
+                out[f"gen{g}"] = {
+                    "count": len(ps), "p50_ms": round(1000 * ps[len(ps) // 2], 2),
+                    "p99_ms": round(1000 * ps[int(len(ps) * 0.99)], 2),
+                    "max_ms": round(1000 * ps[-1], 2), "total_s": round(sum(ps), 3),
+                    "collected": sum(c for gen, _, c in self.pauses if gen == g)}
+        return out
+
+
+def keep_young(settings: Any, interval: float | None = None) -> Any:
+    """The collector's keeper as ClusterWatcher.wait_synced starts it, with the tree's
+    settings (a baseline tree's may not know every one)."""
+    from netsight.graph.collecting import keep_collections_young
+
+    extra = {"young_threshold": settings.young_threshold} if hasattr(
+        settings, "young_threshold") else {}
+    return keep_collections_young(
+        interval if interval is not None else settings.refreeze_interval,
+        settings.full_collection_interval, **extra)
 
 
 def count_idle(loop: asyncio.AbstractEventLoop) -> list[float]:
@@ -1439,7 +1460,6 @@ def soak_child_main(args: argparse.Namespace) -> None:
     """netsight's side of ``soak --piped``: list from the pages, then apply every chunk the
     pipe brings, with the collector handled as ClusterWatcher does (frozen after the sync,
     refrozen every InformerSettings.refreeze_interval)."""
-    from netsight.graph.collecting import keep_collections_young
     from netsight.graph.footprint import census
     from netsight.graph.store import GraphStore, Source
     from netsight.graph.watching import (
@@ -1478,8 +1498,7 @@ def soak_child_main(args: argparse.Namespace) -> None:
         gc.freeze()
         gc.enable()
         release_free_memory()
-        collector = asyncio.create_task(keep_collections_young(
-            settings.refreeze_interval, settings.full_collection_interval))
+        collector = asyncio.create_task(keep_young(settings))
         watches = [asyncio.create_task(i.watch(v))
                    for i, v in zip(informers, versions, strict=True)]
         await transport.watching.wait()
@@ -1756,7 +1775,6 @@ def replay_main(args: argparse.Namespace) -> None:
     import pickle
 
     import netsight
-    from netsight.graph.collecting import keep_collections_young
     from netsight.graph.store import RELATED_LIMIT, GraphStore, Source
     from netsight.graph.watching import NEVER_WATCHED, Informer, InformerSettings, WatchedKind
 
@@ -1795,9 +1813,7 @@ def replay_main(args: argparse.Namespace) -> None:
         gc.enable()
         # As ClusterWatcher.wait_synced starts it, with the tree's own settings.
         settings = InformerSettings()
-        interval = args.refreeze if args.refreeze is not None else settings.refreeze_interval
-        collector = asyncio.create_task(keep_collections_young(
-            interval, settings.full_collection_interval))
+        collector = asyncio.create_task(keep_young(settings, args.refreeze))
         for informer in informers.values():
             informer._handle = timed(informer)
         watches = [asyncio.create_task(i.watch(v))

@@ -6,13 +6,32 @@ every watch event replaces records with new ones, which the collector does track
 a few hundred thousand events most of the graph is unfrozen again, and each full
 collection rescans all of it (pauses of 0.3-1 s at 100k pods, measured under churn).
 
-So, while the informers run, objects that survived the automatic young collections are
-frozen again every quarter of a second (``InformerSettings.refreeze_interval``;
-``gc.freeze()`` only splices lists), after a collection of the youngest generation alone
-(at most a few hundred objects), so fresh garbage cycles are not frozen with them; once
-an hour everything is unfrozen for one full collection, which frees the cycles that became
-garbage after they were frozen. Collecting the two young generations
-before each freeze was tried and dropped: at 2,500 events/s it cost 20-40 ms a second.
+So, while the informers run, the youngest generation is collected on a clock rather than
+by allocation count, and its survivors frozen at once: every ``interval`` (40 times a
+second, ``InformerSettings.refreeze_interval``) one ``gc.collect(0)`` and a
+``gc.freeze()`` (which only splices lists). Every young object is traversed exactly once,
+as with automatic young collections, but a pause only ever covers one interval's
+survivors. The automatic trigger is a poor bound at 100k pods: it counts allocations
+*net of deallocations*, and every event frees old, frozen records, so the young list grew
+to 3,000-8,000 objects (15-36k references, each a likely cache miss into the old heap)
+before a collection started: 5-12 ms pauses, more than the 5 ms an event may take from
+the API server to the graph. Measured with ``benchmarks/informers.py _replay`` (30k
+events at 100k pods, collector time in thread CPU; benchmarks/README.md, "watch-gc"):
+automatic collections at the default threshold 700, refrozen every 0.25 s: pauses p50
+0.8-1.3 ms, max 5-13 ms, plus the odd 6-16 ms gen-1 collection; on a 25 ms clock: p50
+0.5-0.9 ms, max 1.3-2.0 ms; the same total either way (0.17-0.25 s against 0.18-0.23 s).
+
+The automatic trigger stays as a safety net at ``young_threshold`` (10,000 net
+allocations): code that holds the event loop for long (a re-list's page, a 1 s analysis)
+is still collected as it goes, while the clock never lets it fire under churn.
+
+Cyclic garbage stays bounded: a cycle that dies young is freed by the next clock tick's
+(or, with the loop held, the safety net's) collection; one that dies after being frozen
+is freed by the full collection every ``full_every`` seconds (an hour), which unfreezes
+everything first. The event path makes none (every young collection in the replays found
+0 unreachable objects), and after 1M-event soaks a full collection found 6-8 among the
+frozen objects. Collecting the two young generations before each freeze was tried and
+dropped: at 2,500 events/s it cost 20-40 ms a second.
 """
 
 from __future__ import annotations
@@ -24,20 +43,38 @@ import time
 
 log = logging.getLogger(__name__)
 
+# The collector's thresholds are the process's: with several keepers running (one per
+# ClusterWatcher), the first one in saves them and the last one out restores them.
+_running = 0
+_saved_thresholds = gc.get_threshold()
 
-async def keep_collections_young(interval: float = 1.0, full_every: float = 3600.0) -> None:
-    """Run until cancelled: refreeze every ``interval`` s, a full collection every
-    ``full_every`` s."""
-    last_full = time.monotonic()
-    while True:
-        await asyncio.sleep(interval)
-        if time.monotonic() - last_full >= full_every:
-            started = time.perf_counter()
-            gc.unfreeze()
-            found = gc.collect()
-            log.info("full collection: %d unreachable objects in %.0f ms", found,
-                     (time.perf_counter() - started) * 1000)
-            last_full = time.monotonic()
-        else:
-            gc.collect(0)
-        gc.freeze()
+
+async def keep_collections_young(interval: float = 1.0, full_every: float = 3600.0,
+                                 young_threshold: int | None = None) -> None:
+    """Run until cancelled: collect the youngest generation and freeze its survivors every
+    ``interval`` s, a full collection every ``full_every`` s; meanwhile, automatic young
+    collections wait for ``young_threshold`` net allocations (None: left as they are)."""
+    global _running, _saved_thresholds
+    if _running == 0:
+        _saved_thresholds = gc.get_threshold()
+    _running += 1
+    if young_threshold is not None:
+        gc.set_threshold(young_threshold, *_saved_thresholds[1:])
+    try:
+        last_full = time.monotonic()
+        while True:
+            await asyncio.sleep(interval)
+            if time.monotonic() - last_full >= full_every:
+                started = time.perf_counter()
+                gc.unfreeze()
+                found = gc.collect()
+                log.info("full collection: %d unreachable objects in %.0f ms", found,
+                         (time.perf_counter() - started) * 1000)
+                last_full = time.monotonic()
+            else:
+                gc.collect(0)
+            gc.freeze()
+    finally:
+        _running -= 1
+        if _running == 0:
+            gc.set_threshold(*_saved_thresholds)

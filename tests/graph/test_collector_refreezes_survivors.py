@@ -58,3 +58,54 @@ async def test_full_collection_frees_cycles_that_died_frozen() -> None:
     assert holder[0]() is not None
     await run_for(0.2, interval=0.05, full_every=0.0)
     assert holder[0]() is None
+
+
+async def test_cycles_that_die_young_are_freed_on_the_clock() -> None:
+    # The automatic trigger is held off (as far as it goes): only the clock's young
+    # collection can free the cycle.
+    gc.unfreeze()
+    task = asyncio.create_task(keep_collections_young(interval=0.05, full_every=3600,
+                                                      young_threshold=1_000_000_000))
+    await asyncio.sleep(0)
+    dead = cycle()
+    await asyncio.sleep(0.25)
+    assert dead() is None
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_automatic_collections_wait_for_young_threshold_while_running() -> None:
+    before = gc.get_threshold()
+    task = asyncio.create_task(keep_collections_young(interval=0.05, full_every=3600,
+                                                      young_threshold=12_345))
+    await asyncio.sleep(0)
+    assert gc.get_threshold() == (12_345, *before[1:])
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert gc.get_threshold() == before
+
+
+async def test_no_young_threshold_leaves_automatic_collections_alone() -> None:
+    before = gc.get_threshold()
+    task = asyncio.create_task(keep_collections_young(interval=0.05, full_every=3600))
+    await asyncio.sleep(0)
+    assert gc.get_threshold() == before
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_thresholds_come_back_when_the_last_of_several_keepers_stops() -> None:
+    before = gc.get_threshold()
+    first = asyncio.create_task(keep_collections_young(interval=0.05, young_threshold=9_000))
+    await asyncio.sleep(0)
+    second = asyncio.create_task(keep_collections_young(interval=0.05, young_threshold=9_000))
+    await asyncio.sleep(0)
+    for task in (first, second):  # not in the reverse order of their start
+        assert gc.get_threshold() == (9_000, *before[1:])
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert gc.get_threshold() == before
