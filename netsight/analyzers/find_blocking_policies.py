@@ -181,7 +181,9 @@ def analyze(view: GraphView, args: Args) -> Result:
                           f"{args.port}/{args.protocol} resolves on none of its pods; see "
                           "diagnose_service", tool=NAME)
     request = Request(args.method, args.path, args.host)
-    engine = PolicyEngine(view, request=request)
+    # Compact answers carry no evidence: the rules a denial missed are looked up only for
+    # detail mode (the verdicts, steps and texts are the same either way).
+    engine = PolicyEngine(view, request=request, explain=args.detail)
     verdicts: list[tuple[Verdict, Endpoint, Endpoint]] = []
     every = ((src, dst, port) for src in sources.endpoints for dst, port in targets
              # a pod to itself: plugins differ (loopback); not a policy question

@@ -22,11 +22,18 @@ class DetailAware(Model):
     # Unannotated on purpose: pydantic then keeps the model's own JSON schema for output.
     @model_serializer(mode="wrap")
     def _compact(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo):  # type: ignore[no-untyped-def]
-        data = handler(self)
+        model, hidden = self, dict[str, None]()
         if not (info.context or {}).get(DETAIL):
-            for name in self._detail_only:
-                data.pop(name, None)
-        return {k: v for k, v in data.items() if v is not None or k in self._nullable}
+            # Dropped before serialising rather than after: a verdict's steps and their
+            # evidence were most of a compact find_blocking_policies answer's serialisation
+            # (~60-90 us of ~100-140 a call), all of it thrown away.
+            hidden = {name: None for name in self._detail_only
+                      if getattr(self, name) is not None}
+            if hidden:
+                model = self.model_copy(update=hidden)
+        data = handler(model)
+        return {k: v for k, v in data.items()
+                if (v is not None or k in self._nullable) and k not in hidden}
 
 
 class StepOut(DetailAware):
