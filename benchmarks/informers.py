@@ -1550,11 +1550,8 @@ class PagesTransport:
 def command_apply(args: argparse.Namespace) -> None:
     """(a) CPU of listing and applying every watched kind in this process, pages from
     memory: A/B of the record and graph code while the machine is shared."""
-    from netsight.graph.store import GraphStore, Source
     from netsight.graph.watching import (
         CORE_KINDS,
-        NEVER_WATCHED,
-        Informer,
         InformerSettings,
         WatchedKind,
     )
@@ -1583,39 +1580,72 @@ def command_apply(args: argparse.Namespace) -> None:
             {"continue": str(n + 1)} if n + 1 < len(chunks) else {})}, "items": chunk})
             for n, chunk in enumerate(chunks)]
     del cluster, by_kind
-    runs = []
+    runs: list[Result] = []
+    modes = {"off": (False,), "on": (True,), "both": (False, True)}[args.list_worker]
     for _ in range(args.runs):
-        store = GraphStore(source=Source.CLUSTER)
-        store.state.never_arrive(NEVER_WATCHED)
-        informers = [Informer(PagesTransport(pages), store, kind) for kind in kinds.values()]
-        gc.collect()
-        profiler = None
-        if args.profile and not runs:
-            from pyinstrument import Profiler
-            profiler = Profiler(interval=0.001)
-            profiler.start()
-        cpu0 = time.process_time()
-        asyncio.run(_list_all(informers))
-        cpu = time.process_time() - cpu0
-        if profiler is not None:
-            profiler.stop()
-            summary = profile_summary(profiler, OUT / "informers-profile-apply")
-            print(json.dumps(summary["top_self"][:20], indent=1), file=sys.stderr)
-        objects = sum(store.view().count(kind.kind_id) for kind in kinds.values())
-        runs.append({"cpu_s": cpu, "objects": objects, "us_per_object": cpu / objects * 1e6})
-        print(f"run {len(runs)}: {cpu:.2f} s CPU, {objects} objects, "
-              f"{cpu / objects * 1e6:.1f} us each", file=sys.stderr)
-        del store, informers
-    summary = {"runs": len(runs), "objects": runs[0]["objects"],
-               "cpu_s_min": round(min(r["cpu_s"] for r in runs), 2),
-               "cpu_s_median": round(median(runs, "cpu_s"), 2),
-               "load_average": os.getloadavg()}
+        for worker in modes:
+            gc.collect()
+            profiling = args.profile and not runs
+            run = asyncio.run(_apply_once(pages, kinds, worker=worker, profile=profiling))
+            runs.append(run)
+            print(f"run {len(runs)} (worker {'on' if worker else 'off'}): "
+                  f"{run['cpu_s']:.2f} s CPU here, {run['worker_cpu_s']:.2f} s in the worker, "
+                  f"{run['wall_s']:.2f} s wall, {run['objects']} objects, "
+                  f"{run['us_per_object']:.1f} us each, {run['offloaded_pages']} pages "
+                  f"offloaded", file=sys.stderr)
+    summary: dict[str, Any] = {"runs": len(runs), "objects": runs[0]["objects"],
+                               "load_average": os.getloadavg()}
+    for worker in modes:
+        mine = [r for r in runs if r["worker"] is worker]
+        summary["worker_on" if worker else "worker_off"] = {
+            "cpu_s_min": round(min(r["cpu_s"] for r in mine), 2),
+            "cpu_s_median": round(median(mine, "cpu_s"), 2),
+            "worker_cpu_s_median": round(median(mine, "worker_cpu_s"), 2),
+            "wall_s_median": round(median(mine, "wall_s"), 2)}
     save("apply", {"summary": summary, "runs": runs})
     print(json.dumps(summary, indent=1))
 
 
 async def _list_all(informers: list[Any]) -> None:
     await asyncio.gather(*(informer.list_and_reconcile() for informer in informers))
+
+
+async def _apply_once(pages: dict[str, list[bytes]], kinds: dict[Any, Any], *, worker: bool,
+                      profile: bool) -> Result:
+    """List every kind once into a new graph; with ``worker``, the Pod and EndpointSlice
+    pages are built by a list worker (offloading.py), as in an initial sync."""
+    from netsight.graph.offloading import PageWorker
+    from netsight.graph.store import GraphStore, Source
+    from netsight.graph.watching import NEVER_WATCHED, Informer
+
+    store = GraphStore(source=Source.CLUSTER)
+    store.state.never_arrive(NEVER_WATCHED)
+    page_worker = None
+    if worker:
+        page_worker = PageWorker()
+        await page_worker.start()
+    informers = [Informer(PagesTransport(pages), store, kind, worker=page_worker)
+                 for kind in kinds.values()]
+    profiler = None
+    if profile:
+        from pyinstrument import Profiler
+        profiler = Profiler(interval=0.001, async_mode="disabled")
+        profiler.start()
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    await _list_all(informers)
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    worker_cpu, offloaded = 0.0, 0
+    if page_worker is not None:
+        worker_cpu, offloaded = cpu_seconds(page_worker.pid), page_worker.pages
+        await page_worker.close()
+    if profiler is not None:
+        profiler.stop()
+        summary = profile_summary(profiler, OUT / "informers-profile-apply")
+        print(json.dumps(summary["top_self"][:20], indent=1), file=sys.stderr)
+    objects = sum(store.view().count(kind.kind_id) for kind in kinds.values())
+    return {"worker": worker, "cpu_s": cpu, "worker_cpu_s": worker_cpu, "wall_s": wall,
+            "objects": objects, "us_per_object": cpu / objects * 1e6,
+            "offloaded_pages": offloaded}
 
 
 # --- (b) watch events in-process ----------------------------------------------------------------
@@ -1916,6 +1946,10 @@ def main() -> None:
                        "(no simulator, no HTTP): for A/B on a shared machine")
     cluster_options(p)
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--list-worker", choices=("off", "on", "both"), default="off",
+                   help="build Pod and EndpointSlice pages in a worker process (on), in "
+                        "this one (off), or alternate the two in each run (both); the CPU "
+                        "is this process's, the worker's is reported beside it")
     p.add_argument("--profile", action="store_true",
                    help="pyinstrument during the first run (its CPU figure is inflated); "
                         "to out/informers-profile-apply.{txt,html}")

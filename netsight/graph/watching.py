@@ -38,8 +38,9 @@ import orjson
 from netsight.graph.collecting import keep_collections_young
 from netsight.graph.errors import MalformedObject
 from netsight.graph.model import WORKLOAD_KINDS, kind_id, make_key
+from netsight.graph.offloading import PageWorker, WorkerGone, usable_cpus
 from netsight.graph.records import Record
-from netsight.graph.shapes import decode_event, decode_page
+from netsight.graph.shapes import decode_event, decode_page, list_metadata
 from netsight.graph.store import EventType, GraphStore, KindStatus, SyncState
 from netsight.graph.typed import (
     TypedEvent,
@@ -176,6 +177,18 @@ class InformerSettings:
     # Kinds watched for their existence only (METADATA_ONLY_KINDS); empty: not watched.
     metadata_only: frozenset[tuple[str, str]] = field(
         default_factory=lambda: METADATA_ONLY_KINDS)
+    # The initial sync's Pod and EndpointSlice pages are read and built into records by a
+    # worker process (offloading.py) while this one applies them; None: when this process
+    # may run on two CPUs or more. Re-lists after the sync are built in this process.
+    list_worker: bool | None = None
+    # A list starts the worker when its first page says this many objects are left (or
+    # that more pages follow, without a count): a process start costs ~0.5 s of the other
+    # CPU and tens of MiB for its lifetime; until it is ready, pages are built here.
+    list_worker_min_objects: int = 10_000
+
+    @property
+    def use_list_worker(self) -> bool:
+        return usable_cpus() >= 2 if self.list_worker is None else self.list_worker
 
 
 def _check(response: Response, body: bytes | None = None) -> None:
@@ -317,8 +330,11 @@ class Informer:
     """Keeps one kind of object in the graph in step with the API server."""
 
     def __init__(self, transport: Transport, store: GraphStore, kind: WatchedKind,
-                 settings: InformerSettings | None = None) -> None:
+                 settings: InformerSettings | None = None, *,
+                 worker: PageWorker | None = None) -> None:
         self.transport, self.store, self.kind = transport, store, kind
+        # Builds list pages in another process while it is alive (the initial sync).
+        self.worker = worker
         self.settings = settings or InformerSettings()
         self.status = store.sync.setdefault(kind.kind_id, KindStatus(kind.kind_id))
         self.backoff = Backoff(self.settings.backoff_base, self.settings.backoff_cap)
@@ -390,6 +406,11 @@ class Informer:
         of ``LIST_SLICE`` objects with a turn of the event loop between them, or the next
         page's request (which takes a few turns to be written out) would leave only once
         the page is applied, and the server would prepare it while netsight waits.
+
+        With a list worker (offloading.py) for the kind, a large list starts it; once it
+        is ready, each page goes to it as it arrives, and the previous page's records,
+        which it built meanwhile, are applied here. A page it cannot build (the typed
+        shape refuses it, or the worker is gone) is built here from the bytes kept.
         """
         seen: set[str] = set()
         resource_version = ""
@@ -398,10 +419,36 @@ class Informer:
         # first list there are none, and noting what was seen would only cost time.
         reconcile = store.view().count(kind.kind_id) > 0
         noted = seen if reconcile else None
+        worker = self.worker
+        if worker is not None and not worker.handles(kind.kind_id):
+            worker = None
         body = await self._page(None)
         following: asyncio.Task[bytes] | None = None
+        # A page sent to the worker and not applied yet: its bytes and its records to come.
+        built: tuple[bytes, asyncio.Future[list[Record] | None]] | None = None
         try:
             while True:
+                metadata = None if worker is None or not worker.alive else list_metadata(body)
+                if metadata is not None and worker is not None:
+                    worker.start_for(metadata, self.settings.list_worker_min_objects)
+                    if worker.ready:
+                        future = worker.submit(kind.kind_id, kind.api_version, body)
+                        resource_version = str(
+                            metadata.get("resourceVersion") or resource_version)
+                        cont = metadata.get("continue") or None
+                        if cont:
+                            following = asyncio.create_task(self._page(cont))
+                        if built is not None:
+                            await self._apply_built(*built, noted)
+                        built = (body, future)
+                        if following is None:
+                            break
+                        body = await following
+                        following = None
+                        continue
+                if built is not None:  # the worker is gone: keep the pages in order
+                    await self._apply_built(*built, noted)
+                    built = None
                 # The core kinds come typed (typed.py) unless the page holds anything unusual.
                 typed = decode_typed_page(kind.kind_id, body)
                 page = decode_page(kind.kind_id, body) if typed is None else {
@@ -413,9 +460,7 @@ class Informer:
                     following = asyncio.create_task(self._page(cont))
                 records = None if typed is None else await self._typed_records(typed)
                 if records is not None:
-                    for start in range(0, len(records), LIST_SLICE):
-                        store.apply_listed(records[start:start + LIST_SLICE], noted)
-                        await asyncio.sleep(0)
+                    await self._apply_records(records, noted)
                 else:
                     if typed is not None:  # a value the typed records refused
                         page = decode_page(kind.kind_id, body)
@@ -424,6 +469,8 @@ class Informer:
                     break
                 body = await following
                 following = None
+            if built is not None:
+                await self._apply_built(*built, noted)
         finally:
             if following is not None:  # cancelled, or a page failed: drop the prefetch
                 following.cancel()
@@ -432,6 +479,25 @@ class Informer:
         if reconcile:
             store.remove_kind(kind.kind_id, keep=seen)
         return resource_version
+
+    async def _apply_records(self, records: list[Record], noted: set[str] | None) -> None:
+        for start in range(0, len(records), LIST_SLICE):
+            self.store.apply_listed(records[start:start + LIST_SLICE], noted)
+            await asyncio.sleep(0)
+
+    async def _apply_built(self, body: bytes, future: asyncio.Future[list[Record] | None],
+                           noted: set[str] | None) -> None:
+        """Apply the records the worker built from ``body``, or build them here."""
+        kind_id = self.kind.kind_id
+        try:
+            records = await future
+        except WorkerGone:  # build it here, as without a worker
+            typed = decode_typed_page(kind_id, body)
+            records = None if typed is None else await self._typed_records(typed)
+        if records is not None:
+            await self._apply_records(records, noted)
+        else:  # not typed: the checked path reports what it refuses
+            await self._apply_checked(decode_page(kind_id, body).get("items") or (), noted)
 
     async def _typed_records(self, page: TypedPage) -> list[Record] | None:
         """The records of a typed page, built ``LIST_SLICE`` at a time; None if one of
@@ -688,16 +754,51 @@ class ClusterWatcher:
     providers: set[str] = field(default_factory=set)
     _crd_task: asyncio.Task[None] | None = None
     _gc_task: asyncio.Task[None] | None = None
+    # Whether the initial sync started a list worker, and the pages whose records it built.
+    list_worker_started: bool = False
+    offloaded_pages: int = 0
+    _worker: PageWorker | None = None
+    _worker_task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """Discover, start every informer, and follow CRDs. Returns once started."""
         # Pods name their ReplicaSet (and others their Deployment, Node...) as owner; those
         # kinds are not watched, so such references are never waited on.
         self.store.state.never_arrive(NEVER_WATCHED)
-        for kind in await discover(self.transport, self.settings.metadata_only):
+        kinds = await discover(self.transport, self.settings.metadata_only)
+        if self.settings.use_list_worker and any(PageWorker.handles(k.kind_id) for k in kinds):
+            self._worker = PageWorker()  # started by the first large list
+        for kind in kinds:
             self._start(kind)
+        if self._worker is not None:
+            self._worker_task = asyncio.create_task(self._retire_worker(),
+                                                    name="informer:list-worker")
         self._publish_providers()
         self._crd_task = asyncio.create_task(self._follow_crds(), name="informer:crds")
+
+    async def _retire_worker(self) -> None:
+        """Stop the list worker once every informer started with it has synced.
+
+        Re-lists after the sync (a 410, a reconnect) are of one kind at a time and rare;
+        a worker kept for them would hold its memory (tens of MiB) for good, and one
+        started for each would cost a process start and its imports.
+        """
+        worker = self._worker
+        assert worker is not None
+        try:
+            await asyncio.gather(*(i.synced.wait() for i, _ in self.informers.values()))
+        finally:
+            for informer, _ in self.informers.values():
+                informer.worker = None
+            self._worker = None
+            self.list_worker_started |= worker.started
+            self.offloaded_pages += worker.pages
+            await worker.close()
+
+    async def list_worker_done(self) -> None:
+        """Wait until the list worker, if one was started, has stopped."""
+        if self._worker_task is not None:
+            await self._worker_task
 
     async def wait_synced(self, timeout: float | None = None) -> bool:
         """Wait for the initial sync of every kind, with the garbage collector held off.
@@ -737,6 +838,8 @@ class ClusterWatcher:
             tasks.append(self._crd_task)
         if self._gc_task is not None:
             tasks.append(self._gc_task)
+        if self._worker_task is not None:
+            tasks.append(self._worker_task)
         for task in tasks:
             task.cancel()
         if tasks:
@@ -744,12 +847,13 @@ class ClusterWatcher:
             for task in pending:
                 log.error("informer task %s did not stop in %ss", task.get_name(), timeout)
         self.informers.clear()
-        self._crd_task = self._gc_task = None
+        self._crd_task = self._gc_task = self._worker_task = None
 
     def _start(self, kind: WatchedKind) -> None:
         if kind in self.informers:
             return
-        informer = Informer(self.transport, self.store, kind, self.settings)
+        informer = Informer(self.transport, self.store, kind, self.settings,
+                            worker=self._worker)
         informer.status.state, informer.status.down_since = SyncState.SYNCING, None
         task = asyncio.create_task(informer.run(), name=f"informer:{kind.kind_id}")
         task.add_done_callback(functools.partial(self._finished, kind))
