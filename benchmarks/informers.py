@@ -326,8 +326,15 @@ def spawn(sim: Sim, variant: str, *, code: Path = SNAPSHOT, **options: Any) -> R
 
 
 async def sync_netsight(kubeconfig: str, sim_pid: int, *, profile: str | None = None,
-                        trace: bool = False, page_size: int | None = None) -> Result:
-    """From connecting to ``wait_synced()`` returning, as ``netsight serve`` starts."""
+                        trace: bool = False, page_size: int | None = None,
+                        list_worker: bool | None = None) -> Result:
+    """From connecting to ``wait_synced()`` returning, as ``netsight serve`` starts.
+
+    ``list_worker``: InformerSettings.list_worker (None: the default). The list worker's
+    CPU and peak RSS (its own process, a child of this one) are reported beside this
+    process's, once it has stopped after the sync."""
+    import resource
+
     from netsight.graph.client import KubeTransport
     from netsight.graph.model import Kind
     from netsight.graph.store import GraphStore, Source
@@ -350,19 +357,29 @@ async def sync_netsight(kubeconfig: str, sim_pid: int, *, profile: str | None = 
     transport = await KubeTransport.connect(kubeconfig)
     store = GraphStore(source=Source.CLUSTER, cluster_name="sim")
     settings = InformerSettings() if page_size is None else InformerSettings(page_size=page_size)
+    if list_worker is not None:  # an older tree (--compare-code) has no such setting
+        settings.list_worker = list_worker
     watcher = ClusterWatcher(transport, store, settings)
     await watcher.start()
     synced = await watcher.wait_synced(600)
     wall = time.perf_counter() - started
+    cpu, sim_cpu = time.process_time() - cpu0, cpu_seconds(sim_pid) - sim_cpu0
     if profiler is not None:
         profiler.stop()
+    rss, rss_peak = proc_status("VmRSS"), proc_status("VmHWM")
+    if hasattr(watcher, "list_worker_done"):
+        await watcher.list_worker_done()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the list worker, if any
     result: Result = {
-        "synced": synced, "wall_s": wall, "cpu_s": time.process_time() - cpu0,
+        "synced": synced, "wall_s": wall, "cpu_s": cpu,
         "idle_s": idle[0],
-        "sim_cpu_s": cpu_seconds(sim_pid) - sim_cpu0,
-        "rss_growth_bytes": proc_status("VmRSS") - rss0,
-        "rss_peak_growth_bytes": proc_status("VmHWM") - rss0,
-        "rss_bytes": proc_status("VmRSS"),
+        "sim_cpu_s": sim_cpu,
+        "worker_cpu_s": children.ru_utime + children.ru_stime,
+        "worker_peak_rss_bytes": children.ru_maxrss * 1024,
+        "offloaded_pages": getattr(watcher, "offloaded_pages", 0),
+        "rss_growth_bytes": rss - rss0,
+        "rss_peak_growth_bytes": rss_peak - rss0,
+        "rss_bytes": rss,
         "pods": store.view().count(Kind.POD), "nodes": store.view().node_count,
         "edges": store.view().edge_count,
         "relists": sum(s.relists for s in store.sync.values()),
@@ -1058,7 +1075,8 @@ def worker_main(args: argparse.Namespace) -> None:
     result: Result
     if variant == "netsight":
         result = asyncio.run(sync_netsight(kubeconfig, sim_pid,
-                                           page_size=options.get("page_size")))
+                                           page_size=options.get("page_size"),
+                                           list_worker=options.get("list_worker")))
     elif variant == "profile":
         result = asyncio.run(sync_netsight(kubeconfig, sim_pid, profile=options["stem"]))
     elif variant == "tracemalloc":
@@ -1112,16 +1130,24 @@ def command_sync(args: argparse.Namespace) -> None:
     if args.compare_code is not None:  # alternated: an A/B of two versions of the code
         codes.append(("-compare", snapshot_compare(args.compare_code)))
         info["compare_code"] = str(args.compare_code)
+    workers = {"default": (None,), "off": (False,), "on": (True,),
+               "both": (False, True)}[args.list_worker]
     with simulator(args) as sim:
         runs: dict[str, list[Result]] = defaultdict(list)
         for i in range(args.runs):
-            for (suffix, code), size in itertools.product(codes, args.page_sizes):
-                # alternated: an A/B of the list page size
+            for (suffix, code), size, worker in itertools.product(codes, args.page_sizes,
+                                                                  workers):
+                # alternated: an A/B of the list page size, of the list worker
                 name = ("netsight" if size is None else f"netsight-page-{size}") + suffix
-                result = spawn(sim, "netsight", code=code, page_size=size)
+                if worker is not None:
+                    name += "-worker-on" if worker else "-worker-off"
+                result = spawn(sim, "netsight", code=code, page_size=size, list_worker=worker)
                 runs[name].append(result)
                 print(f"run {i + 1} {name}: {result['wall_s']:.2f} s, CPU "
                       f"{result['cpu_s']:.2f} s, idle {result.get('idle_s', 0):.2f} s, "
+                      f"list worker CPU {result.get('worker_cpu_s', 0):.2f} s (peak RSS "
+                      f"{result.get('worker_peak_rss_bytes', 0) / MiB:.0f} MiB, "
+                      f"{result.get('offloaded_pages', 0)} pages), "
                       f"simulator CPU {result['sim_cpu_s']:.2f} s, RSS +"
                       f"{result['rss_growth_bytes'] / MiB:.0f} MiB", file=sys.stderr)
             if args.pods_runs:
@@ -1154,6 +1180,10 @@ def command_sync(args: argparse.Namespace) -> None:
         full["sim_cpu_s"] = round(median(results, "sim_cpu_s"), 2)
         if all("idle_s" in r for r in results):  # a --compare-code tree's script may lack it
             full["idle_s"] = round(median(results, "idle_s"), 2)
+        if all("worker_cpu_s" in r for r in results):
+            full["worker_cpu_s"] = round(median(results, "worker_cpu_s"), 2)
+            full["worker_peak_rss_mib"] = round(
+                median(results, "worker_peak_rss_bytes") / MiB, 1)
         full["rss_mib"] = round(median(results, "rss_bytes") / MiB, 1)
         full["rss_peak_growth_mib"] = round(median(results, "rss_peak_growth_bytes") / MiB, 1)
     if "pods-baseline" in summary and "pods-netsight" in summary:  # --baseline-runs 0 leaves it out
@@ -1937,6 +1967,10 @@ def main() -> None:
                         "(default: InformerSettings.page_size)")
     p.add_argument("--no-pods-runs", dest="pods_runs", action="store_false",
                    help="leave out the pods-only sync")
+    p.add_argument("--list-worker", choices=("default", "off", "on", "both"),
+                   default="default",
+                   help="InformerSettings.list_worker for the full syncs; both: off and on "
+                        "alternated in each run (variants netsight-worker-off/-on)")
     p.add_argument("--compare-code", type=Path, default=None, metavar="DIR",
                    help="a tree holding another netsight/ (a checkout of main): its full "
                         "syncs alternate with this tree's against the same simulator "

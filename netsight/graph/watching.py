@@ -177,9 +177,9 @@ class InformerSettings:
     # Kinds watched for their existence only (METADATA_ONLY_KINDS); empty: not watched.
     metadata_only: frozenset[tuple[str, str]] = field(
         default_factory=lambda: METADATA_ONLY_KINDS)
-    # The initial sync's Pod and EndpointSlice pages are read and built into records by a
-    # worker process (offloading.py) while this one applies them; None: when this process
-    # may run on two CPUs or more. Re-lists after the sync are built in this process.
+    # The initial sync's Pod pages are read and built into records by a worker process
+    # (offloading.py) while this one applies them; None: when this process may run on two
+    # CPUs or more. Re-lists after the sync are built in this process.
     list_worker: bool | None = None
     # A list starts the worker when its first page says this many objects are left (or
     # that more pages follow, without a count): a process start costs ~0.5 s of the other

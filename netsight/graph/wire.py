@@ -1,13 +1,16 @@
-"""The records of a typed list page in a compact form, to pass them between processes.
+"""The records of a Pod list page in a compact form, to pass them between processes.
 
-A worker process (listing.py) decodes Pod and EndpointSlice list pages and builds their
-records; the informer's process only rebuilds them from this form, which costs a fraction
-of reading the page's JSON. The form is msgpack of array-like Structs: per page, each
-distinct label set, owner and port list once, and each object as a row referring to them.
-Rebuilding interns the strings the typed path interns and takes label maps and owners
-from the same shared caches (typed.py, records.py), so the rebuilt records are equal to
-the worker's and share their parts as records built in this process would: the graph's
-identities and memory are those of an in-process list.
+A worker process (offloading.py) decodes Pod list pages and builds their records; the
+informer's process only rebuilds them from this form: ~13 us a pod against ~45 us to read
+the page's JSON and build them (5.5 KB of JSON a pod, 135 bytes here). The form is msgpack
+of array-like Structs: per page, each distinct label set, owner and port list once, and
+each pod as a row referring to them. Rebuilding interns the strings the typed path interns
+and takes label maps and owners from the same shared caches (typed.py, records.py), so the
+rebuilt records are equal to the worker's and share their parts as records built in this
+process would: the graph's identities and memory are those of an in-process list.
+
+EndpointSlices are not sent this way: rebuilding a slice's endpoints here cost ~67 us a
+slice against ~84 us to read and build it (benchmarks/README.md), so they stay in-process.
 """
 
 from __future__ import annotations
@@ -21,19 +24,14 @@ from netsight.graph.model import Kind
 from netsight.graph.records import (
     EMPTY_MAP,
     ContainerPort,
-    EndpointGroup,
-    EndpointPort,
-    EndpointSliceRecord,
     PodRecord,
     Record,
     share_owner,
 )
 from netsight.graph.typed import (
     _CONTAINERS_LIMIT,
-    _ENDPOINT,
     _LABELS,
     _POD_RECORD,
-    _SLICE_RECORD,
     _share_labels,
 )
 
@@ -60,36 +58,13 @@ class PodRow(msgspec.Struct, array_like=True, gc=False):
     mesh_proxy: str | None
 
 
-class EndpointRow(msgspec.Struct, array_like=True, gc=False):
-    addresses: tuple[str, ...]
-    ready: bool | None
-    serving: bool | None
-    terminating: bool | None
-    target_pod: str | None
-    node_name: str | None
-
-
-class SliceRow(msgspec.Struct, array_like=True, gc=False):
-    namespace: str
-    name: str
-    labels: int
-    annotations: dict[str, str] | None
-    owner: int
-    created: str | None
-    api_version: str
-    address_type: str
-    endpoints: tuple[EndpointRow, ...]
-    ports: tuple[tuple[int | None, str, str | None, str | None], ...]
-
-
 class Page(msgspec.Struct, array_like=True, gc=False):
-    """One page's records: pods or slices (one kind per page), with their shared parts."""
+    """One page's pods, with the parts they share."""
 
     labels: list[LabelItems]
     owners: list[tuple[str, str]]
     container_ports: list[tuple[tuple[int, str, str | None, str], ...]]
     pods: list[PodRow]
-    slices: list[SliceRow]
 
 
 _ENCODER = msgspec.msgpack.Encoder()
@@ -97,18 +72,17 @@ _DECODER = msgspec.msgpack.Decoder(Page)
 
 
 def encodable(kind_id: str) -> bool:
-    return kind_id in (Kind.POD, Kind.ENDPOINT_SLICE)
+    return kind_id == Kind.POD
 
 
 def encode(records: list[Record]) -> bytes:
-    """The records of one Pod or EndpointSlice page, in the wire form."""
+    """The records of one Pod page, in the wire form."""
     labels: dict[int, int] = {}  # id of a shared label map -> its index
     label_items: list[LabelItems] = []
     owners: dict[tuple[str, str], int] = {}
     ports: dict[int, int] = {}
     port_lists: list[tuple[tuple[int, str, str | None, str], ...]] = []
     pods: list[PodRow] = []
-    slices: list[SliceRow] = []
     kept: list[object] = []  # what the ids above name stays alive until the page is done
 
     def label_index(mapping: Mapping[str, str]) -> int:
@@ -141,18 +115,9 @@ def encode(records: list[Record]) -> bytes:
                 record.ips, record.phase, record.ready, record.terminating, index,
                 record.node_name, record.host_network, record.service_account,
                 record.hostname, record.subdomain, record.mesh_proxy))
-        elif type(record) is EndpointSliceRecord:
-            group = record.group
-            slices.append(SliceRow(
-                record.namespace, record.name, label_index(record.labels),
-                dict(record.annotations) or None, owner_index(record.owner), record.created,
-                record.api_version, record.address_type,
-                tuple(EndpointRow(e.addresses, e.ready, e.serving, e.terminating,
-                                  e.target_pod, e.node_name) for e in group.endpoints),
-                tuple((p.port, p.protocol, p.name, p.app_protocol) for p in group.ports)))
         else:
             raise TypeError(f"no wire form for {type(record).__name__}")
-    return _ENCODER.encode(Page(label_items, list(owners), port_lists, pods, slices))
+    return _ENCODER.encode(Page(label_items, list(owners), port_lists, pods))
 
 
 def decode(data: bytes | memoryview) -> list[Record]:
@@ -162,57 +127,28 @@ def decode(data: bytes | memoryview) -> list[Record]:
     owners = [share_owner((intern(kind), intern(name))) for kind, name in page.owners]
     records: list[Record] = []
     append = records.append
-    if page.pods:
-        port_lists = [_shared_ports(ports) for ports in page.container_ports]
-        for row in page.pods:
-            append(_POD_RECORD(
-                kind=Kind.POD,
-                api_version="v1",
-                namespace=intern(row.namespace),
-                name=intern(row.name),
-                labels=labels[row.labels],
-                annotations=row.annotations or EMPTY_MAP,
-                owner=None if row.owner < 0 else owners[row.owner],
-                created=row.created,
-                ips=tuple(map(intern, row.ips)),
-                phase=None if row.phase is None else intern(row.phase),
-                ready=row.ready,
-                terminating=row.terminating,
-                ports=port_lists[row.ports],
-                node_name=None if row.node_name is None else intern(row.node_name),
-                host_network=row.host_network,
-                service_account=intern(row.service_account),
-                hostname=None if row.hostname is None else intern(row.hostname),
-                subdomain=None if row.subdomain is None else intern(row.subdomain),
-                mesh_proxy=row.mesh_proxy,
-            ))
-    for srow in page.slices:
-        mapping = labels[srow.labels]
-        append(_SLICE_RECORD(
-            kind=Kind.ENDPOINT_SLICE,
-            api_version=srow.api_version,
-            namespace=intern(srow.namespace),
-            name=intern(srow.name),
-            labels=mapping,
-            annotations=srow.annotations or EMPTY_MAP,
-            owner=None if srow.owner < 0 else owners[srow.owner],
-            created=srow.created,
-            service_name=mapping.get("kubernetes.io/service-name"),
-            managed_by=mapping.get("endpointslice.kubernetes.io/managed-by"),
-            address_type=srow.address_type,
-            group=EndpointGroup(
-                endpoints=tuple(_ENDPOINT(
-                    addresses=tuple(map(intern, e.addresses)),
-                    ready=e.ready, serving=e.serving, terminating=e.terminating,
-                    target_pod=None if e.target_pod is None else intern(e.target_pod),
-                    node_name=None if e.node_name is None else intern(e.node_name),
-                ) for e in srow.endpoints),
-                ports=tuple(EndpointPort(
-                    port=port,
-                    protocol=intern(protocol),
-                    name=None if name is None else intern(name),
-                    app_protocol=None if app is None else intern(app),
-                ) for port, protocol, name, app in srow.ports)),
+    port_lists = [_shared_ports(ports) for ports in page.container_ports]
+    for row in page.pods:
+        append(_POD_RECORD(
+            kind=Kind.POD,
+            api_version="v1",
+            namespace=intern(row.namespace),
+            name=intern(row.name),
+            labels=labels[row.labels],
+            annotations=row.annotations or EMPTY_MAP,
+            owner=None if row.owner < 0 else owners[row.owner],
+            created=row.created,
+            ips=tuple(map(intern, row.ips)),
+            phase=None if row.phase is None else intern(row.phase),
+            ready=row.ready,
+            terminating=row.terminating,
+            ports=port_lists[row.ports],
+            node_name=None if row.node_name is None else intern(row.node_name),
+            host_network=row.host_network,
+            service_account=intern(row.service_account),
+            hostname=None if row.hostname is None else intern(row.hostname),
+            subdomain=None if row.subdomain is None else intern(row.subdomain),
+            mesh_proxy=row.mesh_proxy,
         ))
     return records
 
