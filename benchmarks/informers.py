@@ -1620,7 +1620,8 @@ def command_apply(args: argparse.Namespace) -> None:
             runs.append(run)
             print(f"run {len(runs)} (worker {'on' if worker else 'off'}): "
                   f"{run['cpu_s']:.2f} s CPU here, {run['worker_cpu_s']:.2f} s in the worker, "
-                  f"{run['wall_s']:.2f} s wall, {run['objects']} objects, "
+                  f"{run['wall_s']:.2f} s wall (idle {run['idle_s']:.2f} s), "
+                  f"{run['objects']} objects, "
                   f"{run['us_per_object']:.1f} us each, {run['offloaded_pages']} pages "
                   f"offloaded", file=sys.stderr)
     summary: dict[str, Any] = {"runs": len(runs), "objects": runs[0]["objects"],
@@ -1631,7 +1632,8 @@ def command_apply(args: argparse.Namespace) -> None:
             "cpu_s_min": round(min(r["cpu_s"] for r in mine), 2),
             "cpu_s_median": round(median(mine, "cpu_s"), 2),
             "worker_cpu_s_median": round(median(mine, "worker_cpu_s"), 2),
-            "wall_s_median": round(median(mine, "wall_s"), 2)}
+            "wall_s_median": round(median(mine, "wall_s"), 2),
+            "idle_s_median": round(median(mine, "idle_s"), 2)}
     save("apply", {"summary": summary, "runs": runs})
     print(json.dumps(summary, indent=1))
 
@@ -1661,7 +1663,9 @@ async def _apply_once(pages: dict[str, list[bytes]], kinds: dict[Any, Any], *, w
         from pyinstrument import Profiler
         profiler = Profiler(interval=0.001, async_mode="disabled")
         profiler.start()
+    idle = count_idle(asyncio.get_running_loop())
     cpu0, wall0 = time.process_time(), time.perf_counter()
+    idle[0] = 0.0
     await _list_all(informers)
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
     worker_cpu, offloaded = 0.0, 0
@@ -1674,6 +1678,7 @@ async def _apply_once(pages: dict[str, list[bytes]], kinds: dict[Any, Any], *, w
         print(json.dumps(summary["top_self"][:20], indent=1), file=sys.stderr)
     objects = sum(store.view().count(kind.kind_id) for kind in kinds.values())
     return {"worker": worker, "cpu_s": cpu, "worker_cpu_s": worker_cpu, "wall_s": wall,
+            "idle_s": idle[0],
             "objects": objects, "us_per_object": cpu / objects * 1e6,
             "offloaded_pages": offloaded}
 

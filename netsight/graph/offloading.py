@@ -21,6 +21,7 @@ import collections
 import contextlib
 import gc
 import logging
+import mmap
 import multiprocessing
 import os
 import socket
@@ -40,7 +41,7 @@ log = logging.getLogger(__name__)
 # And once, first: the worker has imported what it needs and takes pages.
 _RECORDS, _NOT_TYPED, _FAILED, _READY = b"R", b"N", b"F", b"H"
 _HEADERS = msgspec.msgpack.Encoder()
-_HEADER = msgspec.msgpack.Decoder(tuple[str, str])
+_HEADER = msgspec.msgpack.Decoder(tuple[str, str, int])
 
 
 class WorkerGone(Exception):
@@ -65,6 +66,7 @@ class PageWorker:
         self._waiting: collections.deque[asyncio.Future[list[Record] | None]] = (
             collections.deque())
         self._replies: asyncio.Task[None] | None = None
+        self._requests: socket.socket | None = None
         self._starting: asyncio.Task[None] | None = None
         self.failed: str | None = None
         self.started = False  # start() was called (or begun in the background)
@@ -102,6 +104,11 @@ class PageWorker:
             self._fail(f"could not start: {exc!r}")
 
     @property
+    def backlog(self) -> int:
+        """Pages sent and not answered yet."""
+        return len(self._waiting)
+
+    @property
     def pid(self) -> int:
         assert self._process is not None, "not started"
         pid: int = self._process.pid
@@ -113,15 +120,28 @@ class PageWorker:
 
     async def start(self) -> None:
         """Start the child process (spawned: a fork would copy the event loop's threads
-        and the graph); :attr:`ready` once it has imported what it needs."""
+        and the graph); :attr:`ready` once it has imported what it needs.
+
+        A page goes to the worker as a memfd (one copy, one write call) passed over a Unix
+        socket: written through the event loop's stream, its ~5 MB would move a socket
+        buffer (~200 KB) per turn of the loop, while the loop is busy applying records,
+        and the worker would wait for its input. Replies (~135 bytes a pod) are read by the
+        loop.
+        """
         self.started = True
-        ours, theirs = multiprocessing.Pipe(duplex=True)  # a Unix socket pair
+        if not hasattr(os, "memfd_create"):
+            raise OSError("memfd_create is not available")
+        requests, theirs_requests = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        ours, theirs = multiprocessing.Pipe(duplex=True)  # a Unix socket pair, for replies
         context = multiprocessing.get_context("spawn")
-        process = context.Process(target=serve, args=(theirs,), name="netsight-list-worker",
-                                  daemon=True)
-        process.start()
-        theirs.close()
-        self._process = process
+        process = context.Process(target=serve, args=(theirs_requests, theirs),
+                                  name="netsight-list-worker", daemon=True)
+        try:
+            process.start()
+        finally:
+            theirs.close()
+            theirs_requests.close()
+        self._process, self._requests = process, requests
         sock = socket.socket(fileno=os.dup(ours.fileno()))
         ours.close()
         self._reader, self._writer = await asyncio.open_connection(sock=sock)
@@ -133,15 +153,23 @@ class PageWorker:
         path, or raises WorkerGone."""
         future: asyncio.Future[list[Record] | None] = (
             asyncio.get_running_loop().create_future())
-        if not self.ready or not self.alive:
+        if not self.ready or not self.alive or self._requests is None:
             future.set_exception(WorkerGone(self.failed or "not ready"))
             return future
-        assert self._writer is not None
-        header = _HEADERS.encode((kind_id, api_version))
-        # multiprocessing.Connection's framing: a 4-byte big-endian length, then the bytes.
-        self._writer.write(struct.pack("!i", len(header)) + header)
-        self._writer.write(struct.pack("!i", len(body)))
-        self._writer.write(body)
+        header = _HEADERS.encode((kind_id, api_version, len(body)))
+        try:
+            fd = os.memfd_create("netsight-list-page", os.MFD_CLOEXEC)
+            try:
+                view = memoryview(body)
+                while view:
+                    view = view[os.write(fd, view):]
+                socket.send_fds(self._requests, [header], [fd])
+            finally:
+                os.close(fd)
+        except OSError as exc:  # the worker is gone (or memory is short): build it here
+            self._fail(f"sending a page failed ({type(exc).__name__}: {exc})")
+            future.set_exception(WorkerGone(self.failed or "gone"))
+            return future
         self._waiting.append(future)
         return future
 
@@ -160,16 +188,17 @@ class PageWorker:
                 if not self._waiting:
                     raise WorkerGone("a reply nobody asked for")
                 status = reply[:1]
-                if status == _RECORDS:
-                    result: list[Record] | None = wire.decode(memoryview(reply)[1:])
-                    self.pages += 1
-                elif status == _NOT_TYPED:
-                    result = None
-                else:  # the page stays waiting: _fail hands it back to the informer
+                if status not in (_RECORDS, _NOT_TYPED):
+                    # the page stays waiting: _fail hands it back to the informer
                     raise WorkerGone(reply[1:].decode(errors="replace") or "unknown reply")
                 future = self._waiting.popleft()
-                if not future.done():
-                    future.set_result(result)
+                if future.done():  # cancelled: the informer built the page itself
+                    continue
+                result: list[Record] | None = None
+                if status == _RECORDS:
+                    result = wire.decode(memoryview(reply)[1:])
+                    self.pages += 1
+                future.set_result(result)
         except (asyncio.IncompleteReadError, ConnectionError, OSError) as exc:
             self._fail(f"the worker process ended ({type(exc).__name__})")
         except WorkerGone as exc:
@@ -194,6 +223,9 @@ class PageWorker:
         """Stop the worker (it exits when its input ends) and wait for it."""
         self._fail("closed", quietly=True)
         self.ready = False
+        if self._requests is not None:  # the worker's input ends: it exits
+            self._requests.close()
+            self._requests = None
         starting, self._starting = self._starting, None
         if starting is not None:
             starting.cancel()
@@ -218,8 +250,8 @@ class PageWorker:
             process.close()
 
 
-def serve(conn: Connection) -> None:
-    """The worker process: read (header, page) pairs until the input ends, answer each."""
+def serve(requests: socket.socket, conn: Connection) -> None:
+    """The worker process: read pages (memfds) until the input ends, answer each."""
     # The records of a page are freed with it and build no cycles: nothing to collect.
     gc.disable()
     try:
@@ -228,17 +260,26 @@ def serve(conn: Connection) -> None:
         return
     while True:
         try:
-            header = conn.recv_bytes()
-            body = conn.recv_bytes()
-        except (EOFError, OSError):
+            header, fds, _, _ = socket.recv_fds(requests, 1024, 1)
+        except OSError:
+            return
+        if not header:  # the informers' process closed its end
             return
         try:
-            kind_id, api_version = _HEADER.decode(header)
-            found = list_page_records(kind_id, body, api_version)
+            kind_id, api_version, size = _HEADER.decode(header)
+            with contextlib.ExitStack() as stack:
+                for fd in fds:
+                    stack.callback(os.close, fd)
+                body = memoryview(b"")
+                if size:
+                    mapped = mmap.mmap(fds[0], size, prot=mmap.PROT_READ)
+                    stack.callback(mapped.close)
+                    body = memoryview(mapped)
+                    stack.callback(body.release)
+                found = list_page_records(kind_id, body, api_version)
             reply = _NOT_TYPED if found is None else _RECORDS + wire.encode(found[1])
         except Exception as exc:  # reported to the informer, which builds the page itself
             reply = _FAILED + f"{type(exc).__name__}: {exc}".encode()
-        del body
         try:
             conn.send_bytes(reply)
         except OSError:

@@ -20,6 +20,7 @@ configuration, authentication and TLS. Its generated models are about 20 times s
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import ctypes
 import ctypes.util
@@ -38,7 +39,7 @@ import orjson
 from netsight.graph.collecting import keep_collections_young
 from netsight.graph.errors import MalformedObject
 from netsight.graph.model import WORKLOAD_KINDS, kind_id, make_key
-from netsight.graph.offloading import PageWorker, WorkerGone, usable_cpus
+from netsight.graph.offloading import PageWorker, usable_cpus
 from netsight.graph.records import Record
 from netsight.graph.shapes import decode_event, decode_page, list_metadata
 from netsight.graph.store import EventType, GraphStore, KindStatus, SyncState
@@ -110,6 +111,26 @@ class WatchedKind:
     def kind_id(self) -> str:
         """The kind as graph keys spell it."""
         return kind_id(self.api_version, self.kind)
+
+
+# Pages a list worker may be sent and not have answered; while it is this far behind, the
+# informer builds the next page itself rather than wait (offloading.py).
+WORKER_BACKLOG = 2
+
+
+@dataclass(slots=True)
+class _ListedPage:
+    """A list page read and not applied yet: its records (built here), its items (to apply
+    the checked way), or the list worker's answer to come, with the bytes it was sent."""
+
+    body: bytes = b""
+    future: asyncio.Future[list[Record] | None] | None = None
+    records: list[Record] | None = None
+    items: Iterable[dict[str, Any]] | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.future is None or self.future.done()
 
 
 # Objects of a list page built into records, or applied, between two turns of the event
@@ -408,9 +429,13 @@ class Informer:
         the page is applied, and the server would prepare it while netsight waits.
 
         With a list worker (offloading.py) for the kind, a large list starts it; once it
-        is ready, each page goes to it as it arrives, and the previous page's records,
-        which it built meanwhile, are applied here. A page it cannot build (the typed
-        shape refuses it, or the worker is gone) is built here from the bytes kept.
+        is ready, pages go to it as they arrive, and those it has built are applied here
+        meanwhile. While it is ``WORKER_BACKLOG`` pages behind, the next page is built
+        here instead. Pages are applied in list order; one the worker has not answered
+        when this process would otherwise hold more than ``WORKER_BACKLOG + 2`` pages is
+        built here from the bytes kept (its answer is dropped), as is one it cannot
+        build (the typed shape refuses it, or the worker is gone). Only the last pages
+        of a list wait for the worker's answer.
         """
         seen: set[str] = set()
         resource_version = ""
@@ -424,53 +449,49 @@ class Informer:
             worker = None
         body = await self._page(None)
         following: asyncio.Task[bytes] | None = None
-        # A page sent to the worker and not applied yet: its bytes and its records to come.
-        built: tuple[bytes, asyncio.Future[list[Record] | None]] | None = None
+        # Pages read and not applied yet, in list order.
+        queue: collections.deque[_ListedPage] = collections.deque()
         try:
             while True:
-                metadata = None if worker is None or not worker.alive else list_metadata(body)
+                metadata = None
+                if worker is not None and worker.alive:
+                    metadata = list_metadata(body)
+                    if metadata is not None:
+                        worker.start_for(metadata, self.settings.list_worker_min_objects)
+                        if not worker.ready or worker.backlog >= WORKER_BACKLOG:
+                            metadata = None
+                typed: TypedPage | None = None
                 if metadata is not None and worker is not None:
-                    worker.start_for(metadata, self.settings.list_worker_min_objects)
-                    if worker.ready:
-                        future = worker.submit(kind.kind_id, kind.api_version, body)
-                        resource_version = str(
-                            metadata.get("resourceVersion") or resource_version)
-                        cont = metadata.get("continue") or None
-                        if cont:
-                            following = asyncio.create_task(self._page(cont))
-                        if built is not None:
-                            await self._apply_built(*built, noted)
-                        built = (body, future)
-                        if following is None:
-                            break
-                        body = await following
-                        following = None
-                        continue
-                if built is not None:  # the worker is gone: keep the pages in order
-                    await self._apply_built(*built, noted)
-                    built = None
-                # The core kinds come typed (typed.py) unless the page holds anything unusual.
-                typed = decode_typed_page(kind.kind_id, body)
-                page = decode_page(kind.kind_id, body) if typed is None else {
-                    "metadata": typed.metadata}
-                metadata = page.get("metadata") or {}
+                    listed = _ListedPage(body, worker.submit(kind.kind_id, kind.api_version,
+                                                             body))
+                else:
+                    # The core kinds come typed (typed.py) unless the page holds anything
+                    # unusual.
+                    typed = decode_typed_page(kind.kind_id, body)
+                    page = decode_page(kind.kind_id, body) if typed is None else {
+                        "metadata": typed.metadata}
+                    metadata = page.get("metadata") or {}
+                    listed = _ListedPage(items=page.get("items") or ())
                 resource_version = str(metadata.get("resourceVersion") or resource_version)
                 cont = metadata.get("continue") or None
                 if cont:
                     following = asyncio.create_task(self._page(cont))
-                records = None if typed is None else await self._typed_records(typed)
-                if records is not None:
-                    await self._apply_records(records, noted)
-                else:
-                    if typed is not None:  # a value the typed records refused
-                        page = decode_page(kind.kind_id, body)
-                    await self._apply_checked(page.get("items") or (), noted)
+                if typed is not None:
+                    listed.records = await self._typed_records(typed)
+                    if listed.records is None:  # a value the typed records refused
+                        listed.items = decode_page(kind.kind_id, body).get("items") or ()
+                queue.append(listed)
+                # Apply the pages whose records are ready, in order. At the end, wait for
+                # the worker's last pages (it is building them); before, while it is so far
+                # behind that this process would hold more pages, build its first one here.
+                while queue and (queue[0].ready or following is None
+                                 or len(queue) > WORKER_BACKLOG + 2):
+                    await self._apply_listed(queue.popleft(), noted,
+                                             wait=following is None)
                 if following is None:
                     break
                 body = await following
                 following = None
-            if built is not None:
-                await self._apply_built(*built, noted)
         finally:
             if following is not None:  # cancelled, or a page failed: drop the prefetch
                 following.cancel()
@@ -480,24 +501,33 @@ class Informer:
             store.remove_kind(kind.kind_id, keep=seen)
         return resource_version
 
-    async def _apply_records(self, records: list[Record], noted: set[str] | None) -> None:
-        for start in range(0, len(records), LIST_SLICE):
-            self.store.apply_listed(records[start:start + LIST_SLICE], noted)
-            await asyncio.sleep(0)
-
-    async def _apply_built(self, body: bytes, future: asyncio.Future[list[Record] | None],
-                           noted: set[str] | None) -> None:
-        """Apply the records the worker built from ``body``, or build them here."""
-        kind_id = self.kind.kind_id
-        try:
-            records = await future
-        except WorkerGone:  # build it here, as without a worker
-            typed = decode_typed_page(kind_id, body)
-            records = None if typed is None else await self._typed_records(typed)
+    async def _apply_listed(self, listed: _ListedPage, noted: set[str] | None, *,
+                            wait: bool = False) -> None:
+        """Apply a page's records: the worker's (``wait``: when it answers), those built
+        here, or its items the checked way (which reports what the typed path refused)."""
+        records, items = listed.records, listed.items
+        future = listed.future
+        if future is not None:
+            kind_id = self.kind.kind_id
+            if wait:
+                with contextlib.suppress(Exception):  # WorkerGone: built below
+                    await asyncio.wait([future])
+            if future.done() and not future.cancelled() and future.exception() is None:
+                records = future.result()
+            else:
+                # The worker has not answered (it is behind, or had less of a CPU than
+                # this process) or is gone: build the page here rather than wait for it.
+                future.cancel()
+                typed = decode_typed_page(kind_id, listed.body)
+                records = None if typed is None else await self._typed_records(typed)
+            if records is None:
+                items = decode_page(kind_id, listed.body).get("items") or ()
         if records is not None:
-            await self._apply_records(records, noted)
-        else:  # not typed: the checked path reports what it refuses
-            await self._apply_checked(decode_page(kind_id, body).get("items") or (), noted)
+            for start in range(0, len(records), LIST_SLICE):
+                self.store.apply_listed(records[start:start + LIST_SLICE], noted)
+                await asyncio.sleep(0)
+        else:
+            await self._apply_checked(items or (), noted)
 
     async def _typed_records(self, page: TypedPage) -> list[Record] | None:
         """The records of a typed page, built ``LIST_SLICE`` at a time; None if one of
