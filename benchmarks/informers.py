@@ -361,9 +361,14 @@ async def sync_netsight(kubeconfig: str, sim_pid: int, *, profile: str | None = 
         settings.list_worker = list_worker
     watcher = ClusterWatcher(transport, store, settings)
     await watcher.start()
+    worker = getattr(watcher, "_worker", None)  # the list worker, stopped after the sync
     synced = await watcher.wait_synced(600)
     wall = time.perf_counter() - started
     cpu, sim_cpu = time.process_time() - cpu0, cpu_seconds(sim_pid) - sim_cpu0
+    worker_peak_rss = 0
+    if worker is not None and worker.started:  # before it has exited, at best
+        with contextlib.suppress(OSError, AssertionError):
+            worker_peak_rss = proc_status("VmHWM", worker.pid)
     if profiler is not None:
         profiler.stop()
     rss, rss_peak = proc_status("VmRSS"), proc_status("VmHWM")
@@ -375,7 +380,7 @@ async def sync_netsight(kubeconfig: str, sim_pid: int, *, profile: str | None = 
         "idle_s": idle[0],
         "sim_cpu_s": sim_cpu,
         "worker_cpu_s": children.ru_utime + children.ru_stime,
-        "worker_peak_rss_bytes": children.ru_maxrss * 1024,
+        "worker_peak_rss_bytes": worker_peak_rss,
         "offloaded_pages": getattr(watcher, "offloaded_pages", 0),
         "rss_growth_bytes": rss - rss0,
         "rss_peak_growth_bytes": rss_peak - rss0,
@@ -1620,6 +1625,7 @@ def command_apply(args: argparse.Namespace) -> None:
             runs.append(run)
             print(f"run {len(runs)} (worker {'on' if worker else 'off'}): "
                   f"{run['cpu_s']:.2f} s CPU here, {run['worker_cpu_s']:.2f} s in the worker, "
+                  f"(peak RSS {run['worker_peak_rss_bytes'] / MiB:.0f} MiB), "
                   f"{run['wall_s']:.2f} s wall (idle {run['idle_s']:.2f} s), "
                   f"{run['objects']} objects, "
                   f"{run['us_per_object']:.1f} us each, {run['offloaded_pages']} pages "
@@ -1668,9 +1674,10 @@ async def _apply_once(pages: dict[str, list[bytes]], kinds: dict[Any, Any], *, w
     idle[0] = 0.0
     await _list_all(informers)
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-    worker_cpu, offloaded = 0.0, 0
+    worker_cpu, offloaded, worker_rss = 0.0, 0, 0
     if page_worker is not None:
         worker_cpu, offloaded = cpu_seconds(page_worker.pid), page_worker.pages
+        worker_rss = proc_status("VmHWM", page_worker.pid)
         await page_worker.close()
     if profiler is not None:
         profiler.stop()
@@ -1678,7 +1685,7 @@ async def _apply_once(pages: dict[str, list[bytes]], kinds: dict[Any, Any], *, w
         print(json.dumps(summary["top_self"][:20], indent=1), file=sys.stderr)
     objects = sum(store.view().count(kind.kind_id) for kind in kinds.values())
     return {"worker": worker, "cpu_s": cpu, "worker_cpu_s": worker_cpu, "wall_s": wall,
-            "idle_s": idle[0],
+            "idle_s": idle[0], "worker_peak_rss_bytes": worker_rss,
             "objects": objects, "us_per_object": cpu / objects * 1e6,
             "offloaded_pages": offloaded}
 

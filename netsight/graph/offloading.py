@@ -207,6 +207,10 @@ class PageWorker:
             log.exception("reading the list worker's reply failed")
             self._fail(f"{type(exc).__name__}: {exc}")
 
+    def give_up(self, reason: str) -> None:
+        """Send it no more pages; the pages waiting for it are built by the informers."""
+        self._fail(reason)
+
     def _fail(self, reason: str, *, quietly: bool = False) -> None:
         self.ready = False
         self._settled.set()

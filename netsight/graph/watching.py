@@ -116,6 +116,9 @@ class WatchedKind:
 # Pages a list worker may be sent and not have answered; while it is this far behind, the
 # informer builds the next page itself rather than wait (offloading.py).
 WORKER_BACKLOG = 2
+# How long the end of a list waits for the worker's answer to a page (it takes ~50 ms);
+# then the page is built here and the worker is no longer used.
+WORKER_PATIENCE = 2.0
 
 
 @dataclass(slots=True)
@@ -200,8 +203,10 @@ class InformerSettings:
         default_factory=lambda: METADATA_ONLY_KINDS)
     # The initial sync's Pod pages are read and built into records by a worker process
     # (offloading.py) while this one applies them; None: when this process may run on two
-    # CPUs or more. Re-lists after the sync are built in this process.
-    list_worker: bool | None = None
+    # CPUs or more. Re-lists after the sync are built in this process. Off by default:
+    # on the shared 2-core benchmark machine it cut this process's sync CPU by 10-25% for
+    # 4-6 s of the worker's, and no gain in wall time could be shown (benchmarks/README.md).
+    list_worker: bool | None = False
     # A list starts the worker when its first page says this many objects are left (or
     # that more pages follow, without a count): a process start costs ~0.5 s of the other
     # CPU and tens of MiB for its lifetime; until it is ready, pages are built here.
@@ -509,9 +514,11 @@ class Informer:
         future = listed.future
         if future is not None:
             kind_id = self.kind.kind_id
-            if wait:
+            if wait and self.worker is not None:
                 with contextlib.suppress(Exception):  # WorkerGone: built below
-                    await asyncio.wait([future])
+                    await asyncio.wait([future], timeout=WORKER_PATIENCE)
+                if not future.done():  # alive but stuck: never ask it again
+                    self.worker.give_up(f"no answer in {WORKER_PATIENCE:g} s")
             if future.done() and not future.cancelled() and future.exception() is None:
                 records = future.result()
             else:

@@ -56,13 +56,14 @@ def _graph_of(store: GraphStore) -> tuple[Any, ...]:
             dict(store.problems), len(pod_label_maps))
 
 
-async def _list_all(transport: Transport, worker: PageWorker | None) -> GraphStore:
+async def _list_all(transport: Transport, worker: PageWorker | None,
+                    settings: InformerSettings = SETTINGS) -> GraphStore:
     """List every core kind, one informer after the other, into a new graph."""
     store = GraphStore(source=Source.CLUSTER)
     store.state.never_arrive(NEVER_WATCHED)
     for kind in await discover(transport):
         if (kind.group, kind.kind) in CORE_KINDS:
-            await Informer(transport, store, kind, SETTINGS, worker=worker
+            await Informer(transport, store, kind, settings, worker=worker
                            ).list_and_reconcile()
     return store
 
@@ -122,6 +123,27 @@ async def test_a_dead_worker_leaves_the_pages_to_the_informer(
     assert _graph_of(helped) == _graph_of(alone)
 
 
+async def test_a_stuck_worker_is_given_up_and_its_pages_built_here(tmp_path: Path) -> None:
+    async with SimServer() as sim:
+        sim.state.apply(_objects())
+        transport = await KubeTransport.connect(str(sim.write_kubeconfig(tmp_path / "kc")))
+        worker = PageWorker()
+        try:
+            alone = await _list_all(transport, None)
+            await worker.start()
+            assert await worker.wait_ready()
+            os.kill(worker.pid, signal.SIGSTOP)  # alive, never answering
+            # Two pages of pods, both sent to the worker: the end of the list waits.
+            helped = await _list_all(transport, worker, InformerSettings(page_size=250))
+        finally:
+            await worker.close()  # kills it: a stopped process does not read its input
+            await transport.close()
+    assert worker.failed is not None
+    assert "no answer" in worker.failed
+    assert worker.pages == 0
+    assert _graph_of(helped) == _graph_of(alone)
+
+
 async def _sync(sim: SimServer, tmp_path: Path, settings: InformerSettings
                 ) -> tuple[GraphStore, ClusterWatcher, list[PageWorker | None]]:
     transport = await KubeTransport.connect(str(sim.write_kubeconfig(tmp_path / "kc")))
@@ -151,3 +173,10 @@ async def test_a_large_list_starts_the_worker_and_the_synced_watcher_stops_it(
     assert watcher.list_worker_started is (min_objects == 0)
     assert workers == [None] * len(workers)  # the informers' re-lists build pages here
     assert _graph_of(helped) == _graph_of(alone)
+
+
+def test_the_worker_is_off_unless_asked_for_and_auto_wants_two_cpus() -> None:
+    assert InformerSettings().use_list_worker is False
+    assert InformerSettings(list_worker=True).use_list_worker is True
+    assert InformerSettings(list_worker=None).use_list_worker is (
+        len(os.sched_getaffinity(0)) >= 2)
