@@ -27,6 +27,7 @@ import os
 import socket
 import struct
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -48,12 +49,33 @@ class WorkerGone(Exception):
     """The worker process ended or failed; build pages in this process."""
 
 
-def usable_cpus() -> int:
-    """CPUs this process may run on (its affinity, as a container's cpuset limits it)."""
+def usable_cpus(cgroup: Path = Path("/sys/fs/cgroup")) -> int:
+    """Whole CPUs this process may use: its affinity (a container's cpuset), capped by its
+    cgroup's CPU quota (a pod's ``limits.cpu``: 500m leaves no second core to use)."""
     try:
-        return len(os.sched_getaffinity(0))
+        cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+        cpus = os.cpu_count() or 1
+    quota = _cpu_quota(cgroup)
+    if quota is not None:
+        cpus = min(cpus, max(1, int(quota)))
+    return cpus
+
+
+def _cpu_quota(cgroup: Path) -> float | None:
+    """CPUs' worth of the cgroup's quota (v2 ``cpu.max``, v1 ``cpu.cfs_quota_us``), or None
+    if there is none (or it cannot be read)."""
+    try:
+        quota, period = (cgroup / "cpu.max").read_text().split()[:2]
+        return None if quota == "max" else int(quota) / int(period)
+    except (OSError, ValueError):
+        pass
+    try:
+        quota_us = int((cgroup / "cpu" / "cpu.cfs_quota_us").read_text())
+        period_us = int((cgroup / "cpu" / "cpu.cfs_period_us").read_text())
+    except (OSError, ValueError):
+        return None
+    return None if quota_us <= 0 or period_us <= 0 else quota_us / period_us
 
 
 class PageWorker:

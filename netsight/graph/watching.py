@@ -202,11 +202,12 @@ class InformerSettings:
     metadata_only: frozenset[tuple[str, str]] = field(
         default_factory=lambda: METADATA_ONLY_KINDS)
     # The initial sync's Pod pages are read and built into records by a worker process
-    # (offloading.py) while this one applies them; None: when this process may run on two
-    # CPUs or more. Re-lists after the sync are built in this process. Off by default:
-    # on the shared 2-core benchmark machine it cut this process's sync CPU by 10-25% for
-    # 4-6 s of the worker's, and no gain in wall time could be shown (benchmarks/README.md).
-    list_worker: bool | None = False
+    # (offloading.py) while this one applies them; None: when this process may use two
+    # whole CPUs or more (its affinity, its cgroup's CPU quota). Re-lists after the sync
+    # are built in this process. At 100k pods it took ~27% of this process's sync CPU and
+    # 10-18% of the wall time, for ~5 s of its own CPU and ~67 MiB while it runs
+    # (benchmarks/README.md).
+    list_worker: bool | None = None
     # A list starts the worker when its first page says this many objects are left (or
     # that more pages follow, without a count): a process start costs ~0.5 s of the other
     # CPU and tens of MiB for its lifetime; until it is ready, pages are built here.

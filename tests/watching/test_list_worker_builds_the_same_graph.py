@@ -17,7 +17,7 @@ import pytest
 
 from netsight.graph.client import KubeTransport
 from netsight.graph.model import Kind
-from netsight.graph.offloading import PageWorker
+from netsight.graph.offloading import PageWorker, usable_cpus
 from netsight.graph.records import PodRecord
 from netsight.graph.store import GraphStore, Source
 from netsight.graph.watching import (
@@ -175,8 +175,25 @@ async def test_a_large_list_starts_the_worker_and_the_synced_watcher_stops_it(
     assert _graph_of(helped) == _graph_of(alone)
 
 
-def test_the_worker_is_off_unless_asked_for_and_auto_wants_two_cpus() -> None:
-    assert InformerSettings().use_list_worker is False
+def test_by_default_the_worker_is_used_when_two_cpus_are_usable() -> None:
+    assert InformerSettings().use_list_worker is (usable_cpus() >= 2)
     assert InformerSettings(list_worker=True).use_list_worker is True
-    assert InformerSettings(list_worker=None).use_list_worker is (
-        len(os.sched_getaffinity(0)) >= 2)
+    assert InformerSettings(list_worker=False).use_list_worker is False
+
+
+@pytest.mark.parametrize(("files", "cap"), [
+    ({"cpu.max": "50000 100000\n"}, 1),  # limits.cpu: 500m
+    ({"cpu.max": "150000 100000\n"}, 1),
+    ({"cpu.max": "200000 100000\n"}, 2),
+    ({"cpu.max": "max 100000\n"}, None),
+    ({"cpu/cpu.cfs_quota_us": "50000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 1),
+    ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+    ({}, None),
+])
+def test_a_cgroup_cpu_quota_caps_the_usable_cpus(tmp_path: Path, files: dict[str, str],
+                                                  cap: int | None) -> None:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    cpus = len(os.sched_getaffinity(0))
+    assert usable_cpus(tmp_path) == (cpus if cap is None else min(cpus, cap))
