@@ -326,8 +326,15 @@ def spawn(sim: Sim, variant: str, *, code: Path = SNAPSHOT, **options: Any) -> R
 
 
 async def sync_netsight(kubeconfig: str, sim_pid: int, *, profile: str | None = None,
-                        trace: bool = False, page_size: int | None = None) -> Result:
-    """From connecting to ``wait_synced()`` returning, as ``netsight serve`` starts."""
+                        trace: bool = False, page_size: int | None = None,
+                        list_worker: bool | None = None) -> Result:
+    """From connecting to ``wait_synced()`` returning, as ``netsight serve`` starts.
+
+    ``list_worker``: InformerSettings.list_worker (None: the default). The list worker's
+    CPU and peak RSS (its own process, a child of this one) are reported beside this
+    process's, once it has stopped after the sync."""
+    import resource
+
     from netsight.graph.client import KubeTransport
     from netsight.graph.model import Kind
     from netsight.graph.store import GraphStore, Source
@@ -350,19 +357,34 @@ async def sync_netsight(kubeconfig: str, sim_pid: int, *, profile: str | None = 
     transport = await KubeTransport.connect(kubeconfig)
     store = GraphStore(source=Source.CLUSTER, cluster_name="sim")
     settings = InformerSettings() if page_size is None else InformerSettings(page_size=page_size)
+    if list_worker is not None:  # an older tree (--compare-code) has no such setting
+        settings.list_worker = list_worker
     watcher = ClusterWatcher(transport, store, settings)
     await watcher.start()
+    worker = getattr(watcher, "_worker", None)  # the list worker, stopped after the sync
     synced = await watcher.wait_synced(600)
     wall = time.perf_counter() - started
+    cpu, sim_cpu = time.process_time() - cpu0, cpu_seconds(sim_pid) - sim_cpu0
+    worker_peak_rss = 0
+    if worker is not None and worker.started:  # before it has exited, at best
+        with contextlib.suppress(OSError, AssertionError):
+            worker_peak_rss = proc_status("VmHWM", worker.pid)
     if profiler is not None:
         profiler.stop()
+    rss, rss_peak = proc_status("VmRSS"), proc_status("VmHWM")
+    if hasattr(watcher, "list_worker_done"):
+        await watcher.list_worker_done()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the list worker, if any
     result: Result = {
-        "synced": synced, "wall_s": wall, "cpu_s": time.process_time() - cpu0,
+        "synced": synced, "wall_s": wall, "cpu_s": cpu,
         "idle_s": idle[0],
-        "sim_cpu_s": cpu_seconds(sim_pid) - sim_cpu0,
-        "rss_growth_bytes": proc_status("VmRSS") - rss0,
-        "rss_peak_growth_bytes": proc_status("VmHWM") - rss0,
-        "rss_bytes": proc_status("VmRSS"),
+        "sim_cpu_s": sim_cpu,
+        "worker_cpu_s": children.ru_utime + children.ru_stime,
+        "worker_peak_rss_bytes": worker_peak_rss,
+        "offloaded_pages": getattr(watcher, "offloaded_pages", 0),
+        "rss_growth_bytes": rss - rss0,
+        "rss_peak_growth_bytes": rss_peak - rss0,
+        "rss_bytes": rss,
         "pods": store.view().count(Kind.POD), "nodes": store.view().node_count,
         "edges": store.view().edge_count,
         "relists": sum(s.relists for s in store.sync.values()),
@@ -1084,7 +1106,8 @@ def worker_main(args: argparse.Namespace) -> None:
     result: Result
     if variant == "netsight":
         result = asyncio.run(sync_netsight(kubeconfig, sim_pid,
-                                           page_size=options.get("page_size")))
+                                           page_size=options.get("page_size"),
+                                           list_worker=options.get("list_worker")))
     elif variant == "profile":
         result = asyncio.run(sync_netsight(kubeconfig, sim_pid, profile=options["stem"]))
     elif variant == "tracemalloc":
@@ -1138,16 +1161,24 @@ def command_sync(args: argparse.Namespace) -> None:
     if args.compare_code is not None:  # alternated: an A/B of two versions of the code
         codes.append(("-compare", snapshot_compare(args.compare_code)))
         info["compare_code"] = str(args.compare_code)
+    workers = {"default": (None,), "off": (False,), "on": (True,),
+               "both": (False, True)}[args.list_worker]
     with simulator(args) as sim:
         runs: dict[str, list[Result]] = defaultdict(list)
         for i in range(args.runs):
-            for (suffix, code), size in itertools.product(codes, args.page_sizes):
-                # alternated: an A/B of the list page size
+            for (suffix, code), size, worker in itertools.product(codes, args.page_sizes,
+                                                                  workers):
+                # alternated: an A/B of the list page size, of the list worker
                 name = ("netsight" if size is None else f"netsight-page-{size}") + suffix
-                result = spawn(sim, "netsight", code=code, page_size=size)
+                if worker is not None:
+                    name += "-worker-on" if worker else "-worker-off"
+                result = spawn(sim, "netsight", code=code, page_size=size, list_worker=worker)
                 runs[name].append(result)
                 print(f"run {i + 1} {name}: {result['wall_s']:.2f} s, CPU "
                       f"{result['cpu_s']:.2f} s, idle {result.get('idle_s', 0):.2f} s, "
+                      f"list worker CPU {result.get('worker_cpu_s', 0):.2f} s (peak RSS "
+                      f"{result.get('worker_peak_rss_bytes', 0) / MiB:.0f} MiB, "
+                      f"{result.get('offloaded_pages', 0)} pages), "
                       f"simulator CPU {result['sim_cpu_s']:.2f} s, RSS +"
                       f"{result['rss_growth_bytes'] / MiB:.0f} MiB", file=sys.stderr)
             if args.pods_runs:
@@ -1180,6 +1211,10 @@ def command_sync(args: argparse.Namespace) -> None:
         full["sim_cpu_s"] = round(median(results, "sim_cpu_s"), 2)
         if all("idle_s" in r for r in results):  # a --compare-code tree's script may lack it
             full["idle_s"] = round(median(results, "idle_s"), 2)
+        if all("worker_cpu_s" in r for r in results):
+            full["worker_cpu_s"] = round(median(results, "worker_cpu_s"), 2)
+            full["worker_peak_rss_mib"] = round(
+                median(results, "worker_peak_rss_bytes") / MiB, 1)
         full["rss_mib"] = round(median(results, "rss_bytes") / MiB, 1)
         full["rss_peak_growth_mib"] = round(median(results, "rss_peak_growth_bytes") / MiB, 1)
     if "pods-baseline" in summary and "pods-netsight" in summary:  # --baseline-runs 0 leaves it out
@@ -1616,11 +1651,8 @@ class PagesTransport:
 def command_apply(args: argparse.Namespace) -> None:
     """(a) CPU of listing and applying every watched kind in this process, pages from
     memory: A/B of the record and graph code while the machine is shared."""
-    from netsight.graph.store import GraphStore, Source
     from netsight.graph.watching import (
         CORE_KINDS,
-        NEVER_WATCHED,
-        Informer,
         InformerSettings,
         WatchedKind,
     )
@@ -1649,39 +1681,79 @@ def command_apply(args: argparse.Namespace) -> None:
             {"continue": str(n + 1)} if n + 1 < len(chunks) else {})}, "items": chunk})
             for n, chunk in enumerate(chunks)]
     del cluster, by_kind
-    runs = []
+    runs: list[Result] = []
+    modes = {"off": (False,), "on": (True,), "both": (False, True)}[args.list_worker]
     for _ in range(args.runs):
-        store = GraphStore(source=Source.CLUSTER)
-        store.state.never_arrive(NEVER_WATCHED)
-        informers = [Informer(PagesTransport(pages), store, kind) for kind in kinds.values()]
-        gc.collect()
-        profiler = None
-        if args.profile and not runs:
-            from pyinstrument import Profiler
-            profiler = Profiler(interval=0.001)
-            profiler.start()
-        cpu0 = time.process_time()
-        asyncio.run(_list_all(informers))
-        cpu = time.process_time() - cpu0
-        if profiler is not None:
-            profiler.stop()
-            summary = profile_summary(profiler, OUT / "informers-profile-apply")
-            print(json.dumps(summary["top_self"][:20], indent=1), file=sys.stderr)
-        objects = sum(store.view().count(kind.kind_id) for kind in kinds.values())
-        runs.append({"cpu_s": cpu, "objects": objects, "us_per_object": cpu / objects * 1e6})
-        print(f"run {len(runs)}: {cpu:.2f} s CPU, {objects} objects, "
-              f"{cpu / objects * 1e6:.1f} us each", file=sys.stderr)
-        del store, informers
-    summary = {"runs": len(runs), "objects": runs[0]["objects"],
-               "cpu_s_min": round(min(r["cpu_s"] for r in runs), 2),
-               "cpu_s_median": round(median(runs, "cpu_s"), 2),
-               "load_average": os.getloadavg()}
+        for worker in modes:
+            gc.collect()
+            profiling = args.profile and not runs
+            run = asyncio.run(_apply_once(pages, kinds, worker=worker, profile=profiling))
+            runs.append(run)
+            print(f"run {len(runs)} (worker {'on' if worker else 'off'}): "
+                  f"{run['cpu_s']:.2f} s CPU here, {run['worker_cpu_s']:.2f} s in the worker, "
+                  f"(peak RSS {run['worker_peak_rss_bytes'] / MiB:.0f} MiB), "
+                  f"{run['wall_s']:.2f} s wall (idle {run['idle_s']:.2f} s), "
+                  f"{run['objects']} objects, "
+                  f"{run['us_per_object']:.1f} us each, {run['offloaded_pages']} pages "
+                  f"offloaded", file=sys.stderr)
+    summary: dict[str, Any] = {"runs": len(runs), "objects": runs[0]["objects"],
+                               "load_average": os.getloadavg()}
+    for worker in modes:
+        mine = [r for r in runs if r["worker"] is worker]
+        summary["worker_on" if worker else "worker_off"] = {
+            "cpu_s_min": round(min(r["cpu_s"] for r in mine), 2),
+            "cpu_s_median": round(median(mine, "cpu_s"), 2),
+            "worker_cpu_s_median": round(median(mine, "worker_cpu_s"), 2),
+            "wall_s_median": round(median(mine, "wall_s"), 2),
+            "idle_s_median": round(median(mine, "idle_s"), 2)}
     save("apply", {"summary": summary, "runs": runs})
     print(json.dumps(summary, indent=1))
 
 
 async def _list_all(informers: list[Any]) -> None:
     await asyncio.gather(*(informer.list_and_reconcile() for informer in informers))
+
+
+async def _apply_once(pages: dict[str, list[bytes]], kinds: dict[Any, Any], *, worker: bool,
+                      profile: bool) -> Result:
+    """List every kind once into a new graph; with ``worker``, the Pod and EndpointSlice
+    pages are built by a list worker (offloading.py), as in an initial sync."""
+    from netsight.graph.offloading import PageWorker
+    from netsight.graph.store import GraphStore, Source
+    from netsight.graph.watching import NEVER_WATCHED, Informer
+
+    store = GraphStore(source=Source.CLUSTER)
+    store.state.never_arrive(NEVER_WATCHED)
+    page_worker = None
+    if worker:
+        page_worker = PageWorker()
+        await page_worker.start()
+    informers = [Informer(PagesTransport(pages), store, kind, worker=page_worker)
+                 for kind in kinds.values()]
+    profiler = None
+    if profile:
+        from pyinstrument import Profiler
+        profiler = Profiler(interval=0.001, async_mode="disabled")
+        profiler.start()
+    idle = count_idle(asyncio.get_running_loop())
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    idle[0] = 0.0
+    await _list_all(informers)
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    worker_cpu, offloaded, worker_rss = 0.0, 0, 0
+    if page_worker is not None:
+        worker_cpu, offloaded = cpu_seconds(page_worker.pid), page_worker.pages
+        worker_rss = proc_status("VmHWM", page_worker.pid)
+        await page_worker.close()
+    if profiler is not None:
+        profiler.stop()
+        summary = profile_summary(profiler, OUT / "informers-profile-apply")
+        print(json.dumps(summary["top_self"][:20], indent=1), file=sys.stderr)
+    objects = sum(store.view().count(kind.kind_id) for kind in kinds.values())
+    return {"worker": worker, "cpu_s": cpu, "worker_cpu_s": worker_cpu, "wall_s": wall,
+            "idle_s": idle[0], "worker_peak_rss_bytes": worker_rss,
+            "objects": objects, "us_per_object": cpu / objects * 1e6,
+            "offloaded_pages": offloaded}
 
 
 # --- (b) watch events in-process ----------------------------------------------------------------
@@ -1970,6 +2042,10 @@ def main() -> None:
                         "(default: InformerSettings.page_size)")
     p.add_argument("--no-pods-runs", dest="pods_runs", action="store_false",
                    help="leave out the pods-only sync")
+    p.add_argument("--list-worker", choices=("default", "off", "on", "both"),
+                   default="default",
+                   help="InformerSettings.list_worker for the full syncs; both: off and on "
+                        "alternated in each run (variants netsight-worker-off/-on)")
     p.add_argument("--compare-code", type=Path, default=None, metavar="DIR",
                    help="a tree holding another netsight/ (a checkout of main): its full "
                         "syncs alternate with this tree's against the same simulator "
@@ -1979,6 +2055,10 @@ def main() -> None:
                        "(no simulator, no HTTP): for A/B on a shared machine")
     cluster_options(p)
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--list-worker", choices=("off", "on", "both"), default="off",
+                   help="build Pod and EndpointSlice pages in a worker process (on), in "
+                        "this one (off), or alternate the two in each run (both); the CPU "
+                        "is this process's, the worker's is reported beside it")
     p.add_argument("--profile", action="store_true",
                    help="pyinstrument during the first run (its CPU figure is inflated); "
                         "to out/informers-profile-apply.{txt,html}")

@@ -16,6 +16,7 @@ checks that records built from shaped and from full bodies are equal.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, TypedDict
 
 import msgspec
@@ -191,3 +192,34 @@ def _decode(kind_id: str, data: bytes, which: int) -> dict[str, Any]:
     if not isinstance(parsed, dict):
         raise orjson.JSONDecodeError("expected a JSON object", data.decode(errors="replace"), 0)
     return parsed
+
+
+class _ListHead(msgspec.Struct):
+    metadata: dict[str, Any] | None = None
+
+
+_LIST_HEAD = msgspec.json.Decoder(_ListHead)
+_ITEMS = b',"items":'
+
+
+def list_metadata(body: bytes) -> dict[str, Any] | None:
+    """A list page's ``metadata`` (resourceVersion, continue) without reading its items
+    (whoever reads them reports what is wrong there); None if the body is not a list
+    object with an object (or no) metadata.
+
+    The API server writes ``metadata`` before ``items``: the head before the first
+    ``,"items":`` is decoded alone. That sequence cannot occur inside a JSON string (its
+    quote would be escaped), and if it is nested inside the head, the head closed by one
+    brace does not parse; then, as when ``items`` comes first, the whole body is decoded,
+    its items skipped by msgspec's parser.
+    """
+    end = body.find(_ITEMS)
+    if end > 0:
+        with contextlib.suppress(msgspec.ValidationError, msgspec.DecodeError):
+            head = _LIST_HEAD.decode(body[:end] + b"}")
+            if head.metadata is not None:
+                return head.metadata
+    try:
+        return _LIST_HEAD.decode(body).metadata or {}
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None

@@ -254,7 +254,7 @@ _DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
 }
 
 
-def list_page_records(kind_id: str, body: bytes, api_version: str
+def list_page_records(kind_id: str, body: bytes | memoryview, api_version: str
                       ) -> tuple[Any, list[Record]] | None:
     """A list page's metadata and the records of its items, read typed; None if the kind
     has no typed shape or anything in the page is unusual: then read it the checked way,
@@ -268,7 +268,7 @@ def list_page_records(kind_id: str, body: bytes, api_version: str
         return None
 
 
-def decode_typed_page(kind_id: str, body: bytes) -> TypedPage | None:
+def decode_typed_page(kind_id: str, body: bytes | memoryview) -> TypedPage | None:
     """A list page as Structs, or None if the kind has no typed shape or anything in the
     page is unusual (or not JSON)."""
     decoder = _DECODERS.get(kind_id)

@@ -20,6 +20,7 @@ configuration, authentication and TLS. Its generated models are about 20 times s
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import ctypes
 import ctypes.util
@@ -38,8 +39,9 @@ import orjson
 from netsight.graph.collecting import keep_collections_young
 from netsight.graph.errors import MalformedObject
 from netsight.graph.model import WORKLOAD_KINDS, kind_id, make_key
+from netsight.graph.offloading import PageWorker, usable_cpus
 from netsight.graph.records import Record
-from netsight.graph.shapes import decode_event, decode_page
+from netsight.graph.shapes import decode_event, decode_page, list_metadata
 from netsight.graph.store import EventType, GraphStore, KindStatus, SyncState
 from netsight.graph.typed import (
     TypedEvent,
@@ -109,6 +111,29 @@ class WatchedKind:
     def kind_id(self) -> str:
         """The kind as graph keys spell it."""
         return kind_id(self.api_version, self.kind)
+
+
+# Pages a list worker may be sent and not have answered; while it is this far behind, the
+# informer builds the next page itself rather than wait (offloading.py).
+WORKER_BACKLOG = 2
+# How long the end of a list waits for the worker's answer to a page (it takes ~50 ms);
+# then the page is built here and the worker is no longer used.
+WORKER_PATIENCE = 2.0
+
+
+@dataclass(slots=True)
+class _ListedPage:
+    """A list page read and not applied yet: its records (built here), its items (to apply
+    the checked way), or the list worker's answer to come, with the bytes it was sent."""
+
+    body: bytes = b""
+    future: asyncio.Future[list[Record] | None] | None = None
+    records: list[Record] | None = None
+    items: Iterable[dict[str, Any]] | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.future is None or self.future.done()
 
 
 # Objects of a list page built into records, or applied, between two turns of the event
@@ -182,6 +207,21 @@ class InformerSettings:
     # Kinds watched for their existence only (METADATA_ONLY_KINDS); empty: not watched.
     metadata_only: frozenset[tuple[str, str]] = field(
         default_factory=lambda: METADATA_ONLY_KINDS)
+    # The initial sync's Pod pages are read and built into records by a worker process
+    # (offloading.py) while this one applies them; None: when this process may use two
+    # whole CPUs or more (its affinity, its cgroup's CPU quota). Re-lists after the sync
+    # are built in this process. At 100k pods it took ~27% of this process's sync CPU and
+    # 10-18% of the wall time, for ~5 s of its own CPU and ~67 MiB while it runs
+    # (benchmarks/README.md).
+    list_worker: bool | None = None
+    # A list starts the worker when its first page says this many objects are left (or
+    # that more pages follow, without a count): a process start costs ~0.5 s of the other
+    # CPU and tens of MiB for its lifetime; until it is ready, pages are built here.
+    list_worker_min_objects: int = 10_000
+
+    @property
+    def use_list_worker(self) -> bool:
+        return usable_cpus() >= 2 if self.list_worker is None else self.list_worker
 
 
 def _check(response: Response, body: bytes | None = None) -> None:
@@ -323,8 +363,11 @@ class Informer:
     """Keeps one kind of object in the graph in step with the API server."""
 
     def __init__(self, transport: Transport, store: GraphStore, kind: WatchedKind,
-                 settings: InformerSettings | None = None) -> None:
+                 settings: InformerSettings | None = None, *,
+                 worker: PageWorker | None = None) -> None:
         self.transport, self.store, self.kind = transport, store, kind
+        # Builds list pages in another process while it is alive (the initial sync).
+        self.worker = worker
         self.settings = settings or InformerSettings()
         self.status = store.sync.setdefault(kind.kind_id, KindStatus(kind.kind_id))
         self.backoff = Backoff(self.settings.backoff_base, self.settings.backoff_cap)
@@ -396,6 +439,15 @@ class Informer:
         of ``LIST_SLICE`` objects with a turn of the event loop between them, or the next
         page's request (which takes a few turns to be written out) would leave only once
         the page is applied, and the server would prepare it while netsight waits.
+
+        With a list worker (offloading.py) for the kind, a large list starts it; once it
+        is ready, pages go to it as they arrive, and those it has built are applied here
+        meanwhile. While it is ``WORKER_BACKLOG`` pages behind, the next page is built
+        here instead. Pages are applied in list order; one the worker has not answered
+        when this process would otherwise hold more than ``WORKER_BACKLOG + 2`` pages is
+        built here from the bytes kept (its answer is dropped), as is one it cannot
+        build (the typed shape refuses it, or the worker is gone). Only the last pages
+        of a list wait for the worker's answer.
         """
         seen: set[str] = set()
         resource_version = ""
@@ -404,28 +456,50 @@ class Informer:
         # first list there are none, and noting what was seen would only cost time.
         reconcile = store.view().count(kind.kind_id) > 0
         noted = seen if reconcile else None
+        worker = self.worker
+        if worker is not None and not worker.handles(kind.kind_id):
+            worker = None
         body = await self._page(None)
         following: asyncio.Task[bytes] | None = None
+        # Pages read and not applied yet, in list order.
+        queue: collections.deque[_ListedPage] = collections.deque()
         try:
             while True:
-                # The core kinds come typed (typed.py) unless the page holds anything unusual.
-                typed = decode_typed_page(kind.kind_id, body)
-                page = decode_page(kind.kind_id, body) if typed is None else {
-                    "metadata": typed.metadata}
-                metadata = page.get("metadata") or {}
+                metadata = None
+                if worker is not None and worker.alive:
+                    metadata = list_metadata(body)
+                    if metadata is not None:
+                        worker.start_for(metadata, self.settings.list_worker_min_objects)
+                        if not worker.ready or worker.backlog >= WORKER_BACKLOG:
+                            metadata = None
+                typed: TypedPage | None = None
+                if metadata is not None and worker is not None:
+                    listed = _ListedPage(body, worker.submit(kind.kind_id, kind.api_version,
+                                                             body))
+                else:
+                    # The core kinds come typed (typed.py) unless the page holds anything
+                    # unusual.
+                    typed = decode_typed_page(kind.kind_id, body)
+                    page = decode_page(kind.kind_id, body) if typed is None else {
+                        "metadata": typed.metadata}
+                    metadata = page.get("metadata") or {}
+                    listed = _ListedPage(items=page.get("items") or ())
                 resource_version = str(metadata.get("resourceVersion") or resource_version)
                 cont = metadata.get("continue") or None
                 if cont:
                     following = asyncio.create_task(self._page(cont))
-                records = None if typed is None else await self._typed_records(typed)
-                if records is not None:
-                    for start in range(0, len(records), LIST_SLICE):
-                        store.apply_listed(records[start:start + LIST_SLICE], noted)
-                        await asyncio.sleep(0)
-                else:
-                    if typed is not None:  # a value the typed records refused
-                        page = decode_page(kind.kind_id, body)
-                    await self._apply_checked(page.get("items") or (), noted)
+                if typed is not None:
+                    listed.records = await self._typed_records(typed)
+                    if listed.records is None:  # a value the typed records refused
+                        listed.items = decode_page(kind.kind_id, body).get("items") or ()
+                queue.append(listed)
+                # Apply the pages whose records are ready, in order. At the end, wait for
+                # the worker's last pages (it is building them); before, while it is so far
+                # behind that this process would hold more pages, build its first one here.
+                while queue and (queue[0].ready or following is None
+                                 or len(queue) > WORKER_BACKLOG + 2):
+                    await self._apply_listed(queue.popleft(), noted,
+                                             wait=following is None)
                 if following is None:
                     break
                 body = await following
@@ -438,6 +512,36 @@ class Informer:
         if reconcile:
             store.remove_kind(kind.kind_id, keep=seen)
         return resource_version
+
+    async def _apply_listed(self, listed: _ListedPage, noted: set[str] | None, *,
+                            wait: bool = False) -> None:
+        """Apply a page's records: the worker's (``wait``: when it answers), those built
+        here, or its items the checked way (which reports what the typed path refused)."""
+        records, items = listed.records, listed.items
+        future = listed.future
+        if future is not None:
+            kind_id = self.kind.kind_id
+            if wait and self.worker is not None:
+                with contextlib.suppress(Exception):  # WorkerGone: built below
+                    await asyncio.wait([future], timeout=WORKER_PATIENCE)
+                if not future.done():  # alive but stuck: never ask it again
+                    self.worker.give_up(f"no answer in {WORKER_PATIENCE:g} s")
+            if future.done() and not future.cancelled() and future.exception() is None:
+                records = future.result()
+            else:
+                # The worker has not answered (it is behind, or had less of a CPU than
+                # this process) or is gone: build the page here rather than wait for it.
+                future.cancel()
+                typed = decode_typed_page(kind_id, listed.body)
+                records = None if typed is None else await self._typed_records(typed)
+            if records is None:
+                items = decode_page(kind_id, listed.body).get("items") or ()
+        if records is not None:
+            for start in range(0, len(records), LIST_SLICE):
+                self.store.apply_listed(records[start:start + LIST_SLICE], noted)
+                await asyncio.sleep(0)
+        else:
+            await self._apply_checked(items or (), noted)
 
     async def _typed_records(self, page: TypedPage) -> list[Record] | None:
         """The records of a typed page, built ``LIST_SLICE`` at a time; None if one of
@@ -694,16 +798,51 @@ class ClusterWatcher:
     providers: set[str] = field(default_factory=set)
     _crd_task: asyncio.Task[None] | None = None
     _gc_task: asyncio.Task[None] | None = None
+    # Whether the initial sync started a list worker, and the pages whose records it built.
+    list_worker_started: bool = False
+    offloaded_pages: int = 0
+    _worker: PageWorker | None = None
+    _worker_task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """Discover, start every informer, and follow CRDs. Returns once started."""
         # Pods name their ReplicaSet (and others their Deployment, Node...) as owner; those
         # kinds are not watched, so such references are never waited on.
         self.store.state.never_arrive(NEVER_WATCHED)
-        for kind in await discover(self.transport, self.settings.metadata_only):
+        kinds = await discover(self.transport, self.settings.metadata_only)
+        if self.settings.use_list_worker and any(PageWorker.handles(k.kind_id) for k in kinds):
+            self._worker = PageWorker()  # started by the first large list
+        for kind in kinds:
             self._start(kind)
+        if self._worker is not None:
+            self._worker_task = asyncio.create_task(self._retire_worker(),
+                                                    name="informer:list-worker")
         self._publish_providers()
         self._crd_task = asyncio.create_task(self._follow_crds(), name="informer:crds")
+
+    async def _retire_worker(self) -> None:
+        """Stop the list worker once every informer started with it has synced.
+
+        Re-lists after the sync (a 410, a reconnect) are of one kind at a time and rare;
+        a worker kept for them would hold its memory (tens of MiB) for good, and one
+        started for each would cost a process start and its imports.
+        """
+        worker = self._worker
+        assert worker is not None
+        try:
+            await asyncio.gather(*(i.synced.wait() for i, _ in self.informers.values()))
+        finally:
+            for informer, _ in self.informers.values():
+                informer.worker = None
+            self._worker = None
+            self.list_worker_started |= worker.started
+            self.offloaded_pages += worker.pages
+            await worker.close()
+
+    async def list_worker_done(self) -> None:
+        """Wait until the list worker, if one was started, has stopped."""
+        if self._worker_task is not None:
+            await self._worker_task
 
     async def wait_synced(self, timeout: float | None = None) -> bool:
         """Wait for the initial sync of every kind, with the garbage collector held off.
@@ -743,6 +882,8 @@ class ClusterWatcher:
             tasks.append(self._crd_task)
         if self._gc_task is not None:
             tasks.append(self._gc_task)
+        if self._worker_task is not None:
+            tasks.append(self._worker_task)
         for task in tasks:
             task.cancel()
         if tasks:
@@ -750,12 +891,13 @@ class ClusterWatcher:
             for task in pending:
                 log.error("informer task %s did not stop in %ss", task.get_name(), timeout)
         self.informers.clear()
-        self._crd_task = self._gc_task = None
+        self._crd_task = self._gc_task = self._worker_task = None
 
     def _start(self, kind: WatchedKind) -> None:
         if kind in self.informers:
             return
-        informer = Informer(self.transport, self.store, kind, self.settings)
+        informer = Informer(self.transport, self.store, kind, self.settings,
+                            worker=self._worker)
         informer.status.state, informer.status.down_since = SyncState.SYNCING, None
         task = asyncio.create_task(informer.run(), name=f"informer:{kind.kind_id}")
         task.add_done_callback(functools.partial(self._finished, kind))
