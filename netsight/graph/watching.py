@@ -821,7 +821,8 @@ class ClusterWatcher:
         self._crd_task = asyncio.create_task(self._follow_crds(), name="informer:crds")
 
     async def _retire_worker(self) -> None:
-        """Stop the list worker once every informer started with it has synced.
+        """Stop the list worker once the informers of the kinds it builds have synced
+        (those of other kinds never send it a page: a kind still retrying must not keep it).
 
         Re-lists after the sync (a 410, a reconnect) are of one kind at a time and rare;
         a worker kept for them would hold its memory (tens of MiB) for good, and one
@@ -830,7 +831,8 @@ class ClusterWatcher:
         worker = self._worker
         assert worker is not None
         try:
-            await asyncio.gather(*(i.synced.wait() for i, _ in self.informers.values()))
+            await asyncio.gather(*(i.synced.wait() for i, _ in self.informers.values()
+                                   if worker.handles(i.kind.kind_id)))
         finally:
             for informer, _ in self.informers.values():
                 informer.worker = None
