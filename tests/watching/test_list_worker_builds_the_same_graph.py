@@ -8,6 +8,7 @@ before or during the list leaves the informer to build the pages itself.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 from pathlib import Path
@@ -197,3 +198,26 @@ def test_a_cgroup_cpu_quota_caps_the_usable_cpus(tmp_path: Path, files: dict[str
         (tmp_path / name).write_text(text)
     cpus = len(os.sched_getaffinity(0))
     assert usable_cpus(tmp_path) == (cpus if cap is None else min(cpus, cap))
+
+
+async def test_the_worker_retires_once_pods_synced_while_another_kind_keeps_failing(
+        tmp_path: Path) -> None:
+    settings = InformerSettings(page_size=FAST.page_size, refreeze_interval=0,
+                                backoff_base=0.01, backoff_cap=0.05, list_worker=True,
+                                list_worker_min_objects=0)
+    async with SimServer() as sim:
+        sim.state.apply(_objects())
+        sim.state.faults.fail(503, 10**9, path_contains="networkpolicies")
+        transport = await KubeTransport.connect(str(sim.write_kubeconfig(tmp_path / "kc")))
+        watcher = ClusterWatcher(transport, GraphStore(source=Source.CLUSTER), settings)
+        try:
+            await watcher.start()
+            await asyncio.wait_for(watcher.list_worker_done(), 30)
+            informers = {i.kind.kind: i for i, _ in watcher.informers.values()}
+            assert informers["Pod"].synced.is_set()
+            assert not informers["NetworkPolicy"].synced.is_set()  # still retrying
+        finally:
+            await watcher.stop()
+            await transport.close()
+    assert watcher.list_worker_started
+    assert all(i.worker is None for i in informers.values())
