@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -69,8 +70,12 @@ async def _list_all(transport: Transport, worker: PageWorker | None,
     return store
 
 
-async def test_pages_built_by_the_worker_make_the_graph_pages_built_here_make(
-        tmp_path: Path) -> None:
+ListWith = Callable[[KubeTransport, PageWorker], Awaitable[GraphStore]]
+
+
+async def _alone_and_helped(tmp_path: Path, helped_list: ListWith
+                            ) -> tuple[GraphStore, GraphStore, PageWorker]:
+    """The cluster listed without a worker, then by ``helped_list`` with a ready one."""
     async with SimServer() as sim:
         sim.state.apply(_objects())
         transport = await KubeTransport.connect(str(sim.write_kubeconfig(tmp_path / "kc")))
@@ -79,10 +84,16 @@ async def test_pages_built_by_the_worker_make_the_graph_pages_built_here_make(
             alone = await _list_all(transport, None)
             await worker.start()
             assert await worker.wait_ready()
-            helped = await _list_all(transport, worker)
+            helped = await helped_list(transport, worker)
         finally:
-            await worker.close()
+            await worker.close()  # kills it: a stopped process does not read its input
             await transport.close()
+    return alone, helped, worker
+
+
+async def test_pages_built_by_the_worker_make_the_graph_pages_built_here_make(
+        tmp_path: Path) -> None:
+    alone, helped, worker = await _alone_and_helped(tmp_path, _list_all)
     assert worker.pages > 0  # the worker built pages (the pods with odd values it did not)
     assert alone.view().count(Kind.POD) >= 400
     assert any("bad-port" in key for key in helped.problems)  # reported the checked way
@@ -106,39 +117,21 @@ class KillingTransport:
 @pytest.mark.parametrize("killed_at_request", [1, 8])
 async def test_a_dead_worker_leaves_the_pages_to_the_informer(
         tmp_path: Path, killed_at_request: int) -> None:
-    async with SimServer() as sim:
-        sim.state.apply(_objects())
-        transport = await KubeTransport.connect(str(sim.write_kubeconfig(tmp_path / "kc")))
-        worker = PageWorker()
-        try:
-            alone = await _list_all(transport, None)
-            await worker.start()
-            assert await worker.wait_ready()
-            helped = await _list_all(KillingTransport(transport, worker, killed_at_request),
-                                     worker)
-        finally:
-            await worker.close()
-            await transport.close()
+    alone, helped, worker = await _alone_and_helped(
+        tmp_path, lambda transport, worker: _list_all(
+            KillingTransport(transport, worker, killed_at_request), worker))
     assert worker.failed is not None
     assert "ended" in worker.failed
     assert _graph_of(helped) == _graph_of(alone)
 
 
 async def test_a_stuck_worker_is_given_up_and_its_pages_built_here(tmp_path: Path) -> None:
-    async with SimServer() as sim:
-        sim.state.apply(_objects())
-        transport = await KubeTransport.connect(str(sim.write_kubeconfig(tmp_path / "kc")))
-        worker = PageWorker()
-        try:
-            alone = await _list_all(transport, None)
-            await worker.start()
-            assert await worker.wait_ready()
-            os.kill(worker.pid, signal.SIGSTOP)  # alive, never answering
-            # Two pages of pods, both sent to the worker: the end of the list waits.
-            helped = await _list_all(transport, worker, InformerSettings(page_size=250))
-        finally:
-            await worker.close()  # kills it: a stopped process does not read its input
-            await transport.close()
+    async def stopped(transport: KubeTransport, worker: PageWorker) -> GraphStore:
+        os.kill(worker.pid, signal.SIGSTOP)  # alive, never answering
+        # Two pages of pods, both sent to the worker: the end of the list waits.
+        return await _list_all(transport, worker, InformerSettings(page_size=250))
+
+    alone, helped, worker = await _alone_and_helped(tmp_path, stopped)
     assert worker.failed is not None
     assert "no answer" in worker.failed
     assert worker.pages == 0
