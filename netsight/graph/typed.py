@@ -513,6 +513,13 @@ _LABELS_BEFORE: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
 _LABELS_GENERATION = 4096  # entries in each: 8,192 at most in all, as one map held before
 
 
+def share_label_items(items: tuple[tuple[str, str], ...]) -> Mapping[str, str]:
+    """The shared map of label items as listed (another process's records, wire.py),
+    through this module's cache: its generations are rebound here, so a module that
+    imported ``_LABELS`` itself would keep reading a generation long gone."""
+    return _LABELS.get(items) or _share_labels(items, dict(items))
+
+
 def _share_labels(items: tuple[tuple[str, str], ...], labels: dict[str, str]
                   ) -> Mapping[str, str]:
     global _LABELS, _LABELS_BEFORE  # swapped, not copied: a generation is 4,096 entries

@@ -30,9 +30,8 @@ from netsight.graph.records import (
 )
 from netsight.graph.typed import (
     _CONTAINERS_LIMIT,
-    _LABELS,
     _POD_RECORD,
-    _share_labels,
+    share_label_items,
 )
 
 LabelItems = tuple[tuple[str, str], ...]
@@ -156,7 +155,7 @@ def decode(data: bytes | memoryview) -> list[Record]:
 def _shared_labels(items: LabelItems) -> Mapping[str, str]:
     if not items:
         return EMPTY_MAP
-    return _LABELS.get(items) or _share_labels(items, dict(items))
+    return share_label_items(items)
 
 
 # Port lists as sent -> the tuple of ContainerPorts every pod with them shares (as the

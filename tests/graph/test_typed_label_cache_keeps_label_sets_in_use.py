@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from netsight.graph import typed
+from netsight.graph import typed, wire
 from netsight.graph.typed import decode_pod_page
 
 
@@ -44,3 +44,17 @@ def test_one_label_set_in_any_order_is_one_shared_map() -> None:
     first, second = labels_of(listed, reordered)
     assert first is second
     assert dict(first) == listed
+
+
+def test_label_sets_rebuilt_from_another_process_use_the_current_generation() -> None:
+    # wire.py rebuilds the list worker's records through this cache: after two turns of
+    # its generations, a label set it asks for again is shared and cached anew, not found
+    # in a generation the cache has dropped.
+    rebuilt = (("app", "cache-test-wire"),)
+    first = wire._shared_labels(rebuilt)
+    for turn in range(2 * typed._LABELS_GENERATION + 1):
+        filler = (("app", f"cache-test-filler-{turn}"),)
+        typed._share_labels(filler, dict(filler))
+    assert not cached(dict(rebuilt))
+    assert wire._shared_labels(rebuilt) == first
+    assert cached(dict(rebuilt))
