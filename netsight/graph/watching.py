@@ -489,9 +489,7 @@ class Informer:
                 if cont:
                     following = asyncio.create_task(self._page(cont))
                 if typed is not None:
-                    listed.records = await self._typed_records(typed)
-                    if listed.records is None:  # a value the typed records refused
-                        listed.items = decode_page(kind.kind_id, body).get("items") or ()
+                    listed.records, listed.items = await self._build_here(body, typed)
                 queue.append(listed)
                 # Apply the pages whose records are ready, in order. At the end, wait for
                 # the worker's last pages (it is building them); before, while it is so far
@@ -528,20 +526,29 @@ class Informer:
                     self.worker.give_up(f"no answer in {WORKER_PATIENCE:g} s")
             if future.done() and not future.cancelled() and future.exception() is None:
                 records = future.result()
+                if records is None:  # the typed records refuse a value: the checked way
+                    items = decode_page(kind_id, listed.body).get("items") or ()
             else:
                 # The worker has not answered (it is behind, or had less of a CPU than
                 # this process) or is gone: build the page here rather than wait for it.
                 future.cancel()
-                typed = decode_typed_page(kind_id, listed.body)
-                records = None if typed is None else await self._typed_records(typed)
-            if records is None:
-                items = decode_page(kind_id, listed.body).get("items") or ()
+                records, items = await self._build_here(
+                    listed.body, decode_typed_page(kind_id, listed.body))
         if records is not None:
             for start in range(0, len(records), LIST_SLICE):
                 self.store.apply_listed(records[start:start + LIST_SLICE], noted)
                 await asyncio.sleep(0)
         else:
             await self._apply_checked(items or (), noted)
+
+    async def _build_here(self, body: bytes, typed: TypedPage | None
+                          ) -> tuple[list[Record] | None, Iterable[dict[str, Any]] | None]:
+        """A page built in this process: its typed records, or (no typed shape, or a value
+        the typed records refuse) its items, to apply the checked way."""
+        records = None if typed is None else await self._typed_records(typed)
+        if records is None:
+            return None, decode_page(self.kind.kind_id, body).get("items") or ()
+        return records, None
 
     async def _typed_records(self, page: TypedPage) -> list[Record] | None:
         """The records of a typed page, built ``LIST_SLICE`` at a time; None if one of
