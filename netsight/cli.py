@@ -9,9 +9,11 @@ as the ToolError JSON), 1 on a bug.
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from typing import IO, Any
 
@@ -221,5 +223,30 @@ def _emit(data: dict[str, Any], output: str, out: IO[str], text: Any) -> None:
         out.write(text(data) + "\n")
 
 
+def console() -> None:
+    """The ``netsight`` script: :func:`main`, then an exit that skips tearing the heap down.
+
+    Tearing the interpreter down frees every object one by one: nothing for ``netsight call``,
+    but 7-8 s for a 100k-pod cluster's graph (``netsight serve`` on 2 busy cores), spent after
+    the server has drained, out of the pod's termination grace period. So, as Instagram's
+    servers do, a clean return runs what a normal exit would run — the exit handlers
+    (logging's, OpenTelemetry's, multiprocessing's) and a flush of the standard streams — and
+    ends the process with ``os._exit``. An exception, or a thread still running, takes the
+    normal exit instead.
+    """
+    try:
+        status = main()
+    except KeyboardInterrupt:
+        status = 130
+    if any(thread.is_alive() and not thread.daemon for thread in threading.enumerate()
+           if thread is not threading.main_thread()):
+        sys.exit(status)  # the interpreter joins them first
+    atexit._run_exitfuncs()  # private, but unchanged since Python 2: the handlers, last first
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # a closed or broken pipe: nothing left to save
+            stream.flush()
+    os._exit(status)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    console()

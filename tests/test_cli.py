@@ -263,3 +263,41 @@ def test_console_script_is_installed_and_exits_2_on_tool_errors(tmp_path: Path) 
                          capture_output=True, text=True, check=False)
     assert bad.returncode == 2
     assert json.loads(bad.stdout)["code"] == "INVALID_INPUT"
+
+
+CONSOLE = """
+import atexit, sys
+from netsight.cli import console
+
+class TornDown:
+    def __del__(self) -> None:
+        sys.stderr.write("heap torn down\\n")
+
+kept = TornDown()  # a module global: freed only by the interpreter's teardown
+atexit.register(lambda: sys.stderr.write("earlier exit handler ran\\n"))
+sys.argv = ["netsight", *sys.argv[1:]]
+console()
+"""
+
+
+@pytest.mark.parametrize(("argv", "status"), [
+    (["call", "list_services", "-f", SHOP], 0),
+    (["call", "diagnose_service", "-f", SHOP, "--args", "{}"], EXIT_TOOL_ERROR),
+])
+def test_console_exit_skips_the_heap_teardown_but_keeps_output_status_and_handlers(
+        argv: list[str], status: int) -> None:
+    done = subprocess.run([sys.executable, "-c", CONSOLE, *argv], capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == status, done.stderr
+    assert "earlier exit handler ran" in done.stderr
+    assert "heap torn down" not in done.stderr
+    json.loads(done.stdout)  # flushed whole before the exit
+
+
+def test_console_usage_errors_take_the_normal_exit() -> None:
+    done = subprocess.run([sys.executable, "-c", CONSOLE, "no-such-command"],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 2
+    assert "usage:" in done.stderr
+    assert "earlier exit handler ran" in done.stderr
+    assert "heap torn down" in done.stderr
