@@ -221,7 +221,8 @@ def analyze(view: GraphView, args: Args) -> Result:
         allowed=overall,
         blocking_policies=list(blocking.values()),
         explained=f"{src.name} -> {dst.name}" if several else None,
-        decisions=[DirectionOut.of(verdict.egress), DirectionOut.of(verdict.ingress)],
+        decisions=[DirectionOut.of(verdict.egress, detail=args.detail),
+                   DirectionOut.of(verdict.ingress, detail=args.detail)],
         pairs=PairCounts(total=len(verdicts), allowed=len(allowed), denied=len(denied),
                          unknown=len(unknown),
                          denied_pairs=[f"{s.name} -> {d.name}" for _, s, d in denied[:5]])

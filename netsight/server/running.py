@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from typing import IO
+from typing import IO, Literal
 
 import uvicorn
 from mcp.server.stdio import stdio_server
@@ -228,13 +228,14 @@ async def _cancel_on_signals(main: Awaitable[None]) -> None:
         await task
 
 
-def _http_protocol() -> str:
-    """httptools' parser (C) where installed, else h11 (pure Python): about 1 ms per call."""
+def _http_protocol() -> type[asyncio.Protocol] | Literal["h11"]:
+    """httptools' parser (C) where installed, else h11 (pure Python): about 1 ms per call;
+    with httptools, a response's header block leaves with its body (onewrite.py)."""
     try:
-        import httptools  # noqa: F401
+        from netsight.server.onewrite import OneWriteHttpToolsProtocol
     except ImportError:  # pragma: no cover - platforms without a httptools wheel
         return "h11"
-    return "httptools"
+    return OneWriteHttpToolsProtocol
 
 
 def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:

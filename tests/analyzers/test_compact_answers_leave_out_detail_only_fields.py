@@ -3,9 +3,9 @@ at every depth.
 
 ``DetailAware`` leaves those fields out before serialising (a verdict's steps and their
 evidence were most of a compact answer's serialisation time), and find_blocking_policies
-evaluates a compact question without explain (no evidence of the rules a denial missed);
-this checks a compact answer is still exactly the detail answer without those fields, and
-that serialising leaves the result whole.
+evaluates a compact question without explain (no evidence of the rules a denial missed)
+and builds its decisions without steps; this checks a compact answer is still exactly the
+detail answer without those fields, and that serialising leaves the result whole.
 """
 
 from __future__ import annotations

@@ -66,7 +66,9 @@ class DirectionOut(DetailAware):
     _detail_only = ("steps",)
 
     @classmethod
-    def of(cls, verdict: DirectionVerdict) -> DirectionOut:
+    def of(cls, verdict: DirectionVerdict, *, detail: bool = True) -> DirectionOut:
+        """``detail=False``: without the steps, which only detail answers show (built and
+        dropped again, they were 7% of a compact find_blocking_policies call's handler)."""
         return cls(direction=verdict.direction.value, at=verdict.endpoint,
                    allowed=verdict.allowed, path=verdict.path(),
-                   steps=[StepOut.of(s) for s in verdict.steps])
+                   steps=[StepOut.of(s) for s in verdict.steps] if detail else None)
