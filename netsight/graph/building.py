@@ -374,10 +374,13 @@ def replace_record(state: GraphState, old: Record, record: Record) -> None:
     state.graph._node[key].record = record
     old_refs: tuple[Edge, ...] = ()
     new_refs: tuple[Edge, ...] = ()
-    if not _same_references(old, record):
-        changes = _slice_target_changes(old, record)
-        old_refs, new_refs = changes if changes is not None else (
-            record_references(old), record_references(record))
+    # A slice's references are its owner, its Service and its endpoints' pods: with the
+    # first two unchanged, only the pods' TARGETS edges can differ.
+    changes = _slice_target_changes(old, record)
+    if changes is not None:
+        old_refs, new_refs = changes
+    elif not _same_references(old, record):
+        old_refs, new_refs = record_references(old), record_references(record)
     if old_refs != new_refs:
         # Most updates (pod status) keep their references and skip this; a slice that
         # swaps one endpoint of a hundred moves one edge, not all of them.
@@ -482,6 +485,8 @@ def _slice_target_changes(old: Record, new: Record
         return None
     old_pods = list(map(_TARGET_POD, old.group.endpoints))
     new_pods = list(map(_TARGET_POD, new.group.endpoints))
+    if old_pods == new_pods:  # most updates: an endpoint's conditions
+        return (), ()
     before, after = set(old_pods), set(new_pods)
     before.discard(None)
     before.discard("")

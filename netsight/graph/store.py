@@ -236,7 +236,11 @@ class GraphStore:
         event read by typed.py); returns whether the graph changed."""
         key = record.key
         before = self.state.record(key)
-        same = before is not None and before == record
+        # One comparison, field by field, both for "equal?" and for the change's fields:
+        # no field differs exactly when == would find the records equal (it compares every
+        # field but the key, which follows from three of them).
+        fields = _changed_fields(before, record)
+        same = not fields and before is not None and type(before) is type(record)
         if same and key not in self._invalid and key not in self.problems:
             # A status-only update (a pod's conditions' timestamps, its resourceVersion):
             # nothing netsight reads changed, and no problem is waiting to be cleared.
@@ -253,8 +257,7 @@ class GraphStore:
         self.generation += 1
         kind = EventType.ADDED if before is None else EventType.MODIFIED
         self._record_change(_CHANGE(generation=self.generation, at=time.time(), type=kind,
-                                    key=key, fields=_changed_fields(before, record),
-                                    related=related))
+                                    key=key, fields=fields, related=related))
         return True
 
     def apply_listed(self, records: Iterable[Record], seen: set[str] | None = None) -> int:

@@ -20,7 +20,7 @@ the parsing's.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from operator import is_
 from sys import intern
 from typing import Annotated, Any, Literal
@@ -334,21 +334,22 @@ def slice_record(item: EndpointSlice, api_version: str = "discovery.k8s.io/v1",
             and ref.name is not None else None,
             node_name=intern(ep.nodeName) if ep.nodeName else None,
         ))
-    ports = tuple(EndpointPort(
-        port=port.port,
-        protocol="TCP" if port.protocol is None else intern(port.protocol),
-        name=intern(port.name) if port.name else None,
-        app_protocol=intern(port.appProtocol) if port.appProtocol else None,
-    ) for port in item.ports or ())
     group: EndpointGroup | None = None
-    if isinstance(previous, EndpointSliceRecord):
+    if isinstance(previous, EndpointSliceRecord) and _same_ports(item.ports or (),
+                                                                 previous.group.ports):
         # Unchanged endpoints and ports (most updates change one endpoint, or none):
         # the previous group itself, which compares by identity.
         old_group = previous.group
-        if ports == old_group.ports:
-            ports = old_group.ports
-            if len(endpoints) == len(before) and all(map(is_, endpoints, before)):
-                group = old_group
+        ports = old_group.ports
+        if len(endpoints) == len(before) and all(map(is_, endpoints, before)):
+            group = old_group
+    else:
+        ports = tuple(EndpointPort(
+            port=port.port,
+            protocol="TCP" if port.protocol is None else intern(port.protocol),
+            name=intern(port.name) if port.name else None,
+            app_protocol=intern(port.appProtocol) if port.appProtocol else None,
+        ) for port in item.ports or ())
     return _SLICE_RECORD(
         kind=Kind.ENDPOINT_SLICE,
         api_version=api_version,
@@ -363,6 +364,20 @@ def slice_record(item: EndpointSlice, api_version: str = "discovery.k8s.io/v1",
         address_type=str(item.addressType or "IPv4"),
         group=group or EndpointGroup(endpoints=tuple(endpoints), ports=ports),
     )
+
+
+def _same_ports(ports: Sequence[SlicePort], held: tuple[EndpointPort, ...]) -> bool:
+    """Whether a slice's ports read as ``held``, the ports of its previous version (the
+    ports ``slice_record`` would build, compared without building them)."""
+    if len(ports) != len(held):
+        return False
+    for port, old in zip(ports, held, strict=True):
+        if old.port != port.port \
+                or old.protocol != ("TCP" if port.protocol is None else port.protocol) \
+                or old.name != (port.name or None) \
+                or old.app_protocol != (port.appProtocol or None):
+            return False
+    return True
 
 
 _NO_CONDITIONS = EndpointConditions()
