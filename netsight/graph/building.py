@@ -509,11 +509,16 @@ def remove(state: GraphState, key: str) -> Record | None:
     if record is None:
         return None
     graph = state.graph
-    _unlink_references(state, record_references(record))
+    if type(record) is PodRecord:  # most removals: a pod names its owner at most
+        if record.owner is not None:
+            _unlink_owner(state, key, record.namespace, record.owner)
+    else:
+        _unlink_references(state, record_references(record))
     # References other objects make to this one wait for it to come back.
     for source, data in graph._pred[key].items():
-        for rel in _REFERENCE_RELS.intersection(data):
-            state.pending.setdefault(key, set()).add((source, key, rel))
+        for rel in data:
+            if rel in _REFERENCE_RELS:
+                state.pending.setdefault(key, set()).add((source, key, rel))
     if record.kind in POD_LIKE_KINDS:
         _unindex_labels(state, record)  # pod-likes own no selector
     else:
@@ -579,6 +584,16 @@ def _link_owner(state: GraphState, key: str, namespace: str, owner: tuple[str, s
         link(graph, key, target, Rel.OWNED_BY)
     elif not state.never_arriving or target.partition("/")[0] not in state.never_arriving:
         state.pending.setdefault(target, set()).add((key, target, Rel.OWNED_BY))
+
+
+def _unlink_owner(state: GraphState, key: str, namespace: str, owner: tuple[str, str]
+                  ) -> None:
+    """``_unlink_references`` of a pod's one reference, its owner, without building it."""
+    target = _OWNER_KEYS.get((namespace, owner)) or _owner_key(namespace, owner)
+    if target in state.graph:
+        unlink(state.graph, key, target, Rel.OWNED_BY)
+    else:
+        _discard(state.pending, target, (key, target, Rel.OWNED_BY))
 
 
 def _owner_key(namespace: str, owner: tuple[str, str]) -> str:

@@ -609,13 +609,17 @@ def _annotations(raw: Any) -> Mapping[str, str]:
 
 def _owner(refs: tuple[OwnerReference, ...]) -> tuple[str, str] | None:
     """As ``records._controller_owner``: the controlling owner, else the first named one."""
-    if refs in _OWNERS:
-        return _OWNERS[refs]
+    owner = _OWNERS.get(refs, _UNSEEN)  # one lookup: hashing refs walks every reference
+    if owner is not _UNSEEN:
+        return owner  # type: ignore[return-value]  # only owners are stored
     owner = _find_owner(refs)
     if len(_OWNERS) >= _CACHE_LIMIT:
         _OWNERS.clear()
     _OWNERS[refs] = owner
     return owner
+
+
+_UNSEEN = object()
 
 
 def _find_owner(refs: tuple[OwnerReference, ...]) -> tuple[str, str] | None:
