@@ -58,7 +58,12 @@ class LabelSelector:
         for key, value in self.match_labels:
             if labels.get(key) != value:
                 return False
-        return all(req.matches(labels) for req in self.requirements)
+        # A loop rather than all(generator): a new pod identity is tested against every
+        # candidate selector of its namespace, and each generator is one more allocation.
+        for req in self.requirements:  # noqa: SIM110
+            if not req.matches(labels):
+                return False
+        return True
 
     def describe(self) -> str:
         """The selector as ``kubectl get -l`` would take it."""

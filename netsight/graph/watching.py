@@ -44,12 +44,14 @@ from netsight.graph.records import Record
 from netsight.graph.shapes import decode_event, decode_page, list_metadata
 from netsight.graph.store import EventType, GraphStore, KindStatus, SyncState
 from netsight.graph.typed import (
+    PodEvent,
     TypedEvent,
     TypedPage,
     decode_typed_event,
     decode_typed_page,
     event_record,
     has_typed_events,
+    pod_record,
 )
 
 log = logging.getLogger(__name__)
@@ -648,15 +650,19 @@ class Informer:
         if obj.kind not in (None, self.kind.kind) or obj.apiVersion not in (None, api_version):
             return None
         meta = obj.metadata
-        # From a cluster, a namespaced object always names its namespace.
-        key = make_key(self._kind_id, meta.namespace or "", meta.name)
         if event.type == "DELETED":
-            store.apply_deleted(key)
+            # From a cluster, a namespaced object always names its namespace.
+            store.apply_deleted(make_key(self._kind_id, meta.namespace or "", meta.name))
         else:
             try:
-                record = event_record(event, api_version, store.state.record(key))
+                if type(event) is PodEvent:  # built from the event alone (event_record)
+                    record: Record = pod_record(event.object)
+                else:  # a slice takes its unchanged endpoints from its previous version
+                    record = event_record(event, api_version, store.state.record(
+                        make_key(self._kind_id, meta.namespace or "", meta.name)))
             except Exception:  # a reader bug: the checked path reports the object
-                log.exception("reading %s the typed way failed", key)
+                log.exception("reading %s the typed way failed",
+                              make_key(self._kind_id, meta.namespace or "", meta.name))
                 return None
             store.apply_record(record)
         self.status.events += 1
