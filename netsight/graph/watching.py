@@ -22,8 +22,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import ctypes
-import ctypes.util
 import functools
 import gc
 import logging
@@ -36,6 +34,7 @@ from typing import Any, Protocol
 import aiohttp
 import orjson
 
+from netsight.graph.allocator import release_free_memory
 from netsight.graph.collecting import keep_collections_young
 from netsight.graph.errors import MalformedObject
 from netsight.graph.model import WORKLOAD_KINDS, kind_id, make_key
@@ -206,6 +205,9 @@ class InformerSettings:
     # Meanwhile, automatic young collections only after this many net allocations (the
     # default is 700): a safety net for code that holds the loop, never reached under churn.
     young_threshold: int = 10_000
+    # And the heap's free pages given back to the OS this often (allocator.py): rebuilt hash
+    # tables leave holes of several MiB that RSS would keep (0: only after the sync).
+    release_interval: float = 60.0
     # Kinds watched for their existence only (METADATA_ONLY_KINDS); empty: not watched.
     metadata_only: frozenset[tuple[str, str]] = field(
         default_factory=lambda: METADATA_ONLY_KINDS)
@@ -719,20 +721,6 @@ PROVIDER_GROUPS: dict[str, tuple[str, frozenset[str] | None]] = {
         "EnvoyExtensionPolicy"})),
 }
 
-def release_free_memory() -> None:
-    """Give the heap pages the bulk load freed back to the OS (glibc ``malloc_trim``).
-
-    The list pages and their parsed JSON are freed after the sync, but glibc keeps the
-    pages: RSS would stay at the load's high-water mark. Elsewhere this does nothing.
-    """
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        trim = libc.malloc_trim
-    except (OSError, AttributeError):  # not glibc
-        return
-    trim(0)
-
-
 # Kinds objects refer to (as owners) that no informer watches.
 NEVER_WATCHED: frozenset[str] = WORKLOAD_KINDS | {"Node"}
 
@@ -883,7 +871,8 @@ class ClusterWatcher:
             if self._gc_task is None and self.settings.refreeze_interval > 0:
                 self._gc_task = asyncio.create_task(keep_collections_young(
                     self.settings.refreeze_interval, self.settings.full_collection_interval,
-                    self.settings.young_threshold), name="informer:gc")
+                    self.settings.young_threshold, self.settings.release_interval),
+                    name="informer:gc")
 
     @property
     def ready(self) -> bool:
