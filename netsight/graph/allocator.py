@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import os
 from dataclasses import dataclass
 
 
@@ -37,6 +38,18 @@ def release_free_memory() -> None:
     trim = getattr(_libc(), "malloc_trim", None)
     if trim is not None:
         trim(0)
+
+
+def resident_bytes() -> int | None:
+    """This process's RSS (None: no /proc), cheap enough to read every second."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * _PAGE
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 class _MallInfo2(ctypes.Structure):

@@ -40,10 +40,13 @@ everything first. The event path makes none (every young collection in the repla
 frozen objects. Collecting the two young generations before each freeze was tried and
 dropped: at 2,500 events/s it cost 20-40 ms a second.
 
-The keeper also gives the heap's free pages back to the OS every ``release_every`` seconds
-(``allocator.release_free_memory``, a minute by default): the graph's large hash tables are
+The keeper also gives the heap's free pages back to the OS (``allocator.release_free_memory``)
+every ``release_every`` seconds (a minute by default), and within a second of RSS rising by
+``release_rise`` bytes (4 MiB) since the last release: the graph's large hash tables are
 rebuilt now and then under churn, and the old table's block stays in RSS as a hole in
-glibc's heap (a 7.5 MiB step near 865k events in the 1M-event soak at 100k pods).
+glibc's heap (a 7.5 MiB step near 865k events in the 1M-event soak at 100k pods, which a
+release a minute later took back). A rise that is live memory costs one release (a few ms)
+and becomes the new mark.
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ import gc
 import logging
 import time
 
-from netsight.graph.allocator import release_free_memory
+from netsight.graph.allocator import release_free_memory, resident_bytes
 
 log = logging.getLogger(__name__)
 
@@ -68,12 +71,14 @@ _NEVER = 2**31 - 1
 
 async def keep_collections_young(interval: float = 1.0, full_every: float = 3600.0,
                                  young_threshold: int | None = None,
-                                 release_every: float = 0.0) -> None:
+                                 release_every: float = 0.0,
+                                 release_rise: int = 4 << 20) -> None:
     """Run until cancelled: collect the youngest generation and freeze its survivors every
     ``interval`` s, a full collection every ``full_every`` s; meanwhile, automatic
     collections wait for ``young_threshold`` net allocations and take the youngest
     generation only (None: the thresholds are left as they are). Every ``release_every``
-    s (0: never) the heap's free pages go back to the OS."""
+    s, or within a second of RSS rising ``release_rise`` bytes above what it was after the
+    last release, the heap's free pages go back to the OS (0: never)."""
     global _running, _saved_thresholds
     if _running == 0:
         _saved_thresholds = gc.get_threshold()
@@ -81,12 +86,19 @@ async def keep_collections_young(interval: float = 1.0, full_every: float = 3600
     if young_threshold is not None:
         gc.set_threshold(young_threshold, _NEVER, _saved_thresholds[2])
     try:
-        last_full = last_release = time.monotonic()
+        last_full = last_release = last_look = time.monotonic()
+        mark = resident_bytes()
         while True:
             await asyncio.sleep(interval)
-            if release_every and time.monotonic() - last_release >= release_every:
+            now = time.monotonic()
+            look = now - last_look >= 1.0  # RSS read once a second, not each tick
+            if look:
+                last_look = now
+            if release_every and (now - last_release >= release_every
+                                  or (look and _risen(mark, release_rise))):
                 release_free_memory()
                 last_release = time.monotonic()
+                mark = resident_bytes()
             if time.monotonic() - last_full >= full_every:
                 started = time.perf_counter()
                 gc.unfreeze()
@@ -101,3 +113,8 @@ async def keep_collections_young(interval: float = 1.0, full_every: float = 3600
         _running -= 1
         if _running == 0:
             gc.set_threshold(*_saved_thresholds)
+
+
+def _risen(mark: int | None, rise: int) -> bool:
+    now = resident_bytes()
+    return mark is not None and now is not None and now - mark >= rise

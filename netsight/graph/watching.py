@@ -205,8 +205,9 @@ class InformerSettings:
     # Meanwhile, automatic young collections only after this many net allocations (the
     # default is 700): a safety net for code that holds the loop, never reached under churn.
     young_threshold: int = 10_000
-    # And the heap's free pages given back to the OS this often (allocator.py): rebuilt hash
-    # tables leave holes of several MiB that RSS would keep (0: only after the sync).
+    # And the heap's free pages given back to the OS this often, or within a second of RSS
+    # rising 4 MiB (collecting.py): rebuilt hash tables leave holes of several MiB in
+    # glibc's heap that RSS would keep (0: only after the sync).
     release_interval: float = 60.0
     # Kinds watched for their existence only (METADATA_ONLY_KINDS); empty: not watched.
     metadata_only: frozenset[tuple[str, str]] = field(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import gc
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -32,26 +33,41 @@ def rss() -> int:
     raise AssertionError("no VmRSS")
 
 
-async def run_for(seconds: float, release_every: float) -> None:
-    task = asyncio.create_task(keep_collections_young(
-        interval=0.05, full_every=3600, release_every=release_every))
-    await asyncio.sleep(seconds)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-
-
-async def test_a_hole_left_in_the_heap_leaves_rss_at_the_next_release() -> None:
-    if heap_usage() is None:
-        pytest.skip("glibc only")
-    # 20 MiB of blocks small enough for the heap (below glibc's mapping threshold), then
-    # one kept after them: freed, they are a hole below a live block, which glibc keeps.
+async def run_for(seconds: float, **kwargs: Any) -> tuple[int, int]:
+    """RSS with a 20 MiB hole in the heap, and after the keeper ran for ``seconds``."""
+    task = asyncio.create_task(keep_collections_young(interval=0.05, full_every=3600,
+                                                      **kwargs))
+    await asyncio.sleep(0)  # started: it has read RSS
+    # Blocks small enough for the heap (below glibc's mapping threshold), then one kept
+    # after them: freed, they are a hole below a live block, which glibc keeps.
     blocks = [bytearray(32 * 1024) for _ in range(640)]
     pinned = bytearray(32 * 1024)
     del blocks
     with_hole = rss()
-    await run_for(0.2, release_every=0.0)
-    assert rss() > with_hole - 4 * MiB
-    await run_for(0.2, release_every=0.05)
-    assert rss() < with_hole - 12 * MiB
+    await asyncio.sleep(seconds)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
     assert len(pinned) == 32 * 1024
+    return with_hole, rss()
+
+
+@pytest.fixture(autouse=True)
+def glibc() -> None:
+    if heap_usage() is None:
+        pytest.skip("glibc only")
+
+
+async def test_a_hole_left_in_the_heap_leaves_rss_at_the_next_release() -> None:
+    with_hole, after = await run_for(0.2, release_every=0.0)
+    assert after > with_hole - 4 * MiB
+    with_hole, after = await run_for(0.2, release_every=0.05)
+    assert after < with_hole - 12 * MiB
+
+
+async def test_rss_risen_since_the_last_release_brings_the_next_one_forward() -> None:
+    # RSS is looked at once a second; the timer alone would wait an hour.
+    with_hole, after = await run_for(1.3, release_every=3600, release_rise=1 << 40)
+    assert after > with_hole - 4 * MiB
+    with_hole, after = await run_for(1.3, release_every=3600, release_rise=8 * MiB)
+    assert after < with_hole - 12 * MiB
