@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from netsight.graph.allocator import heap_usage
+from netsight.graph.allocator import heap_usage, release_free_memory
 from netsight.graph.collecting import keep_collections_young
 
 pytestmark = pytest.mark.anyio
@@ -35,6 +35,9 @@ def rss() -> int:
 
 async def run_for(seconds: float, **kwargs: Any) -> tuple[int, int]:
     """RSS with a 20 MiB hole in the heap, and after the keeper ran for ``seconds``."""
+    # Free pages earlier tests left resident would take the blocks below without RSS
+    # rising (nothing for the rise to see): give them back first.
+    release_free_memory()
     task = asyncio.create_task(keep_collections_young(interval=0.05, full_every=3600,
                                                       **kwargs))
     await asyncio.sleep(0)  # started: it has read RSS
