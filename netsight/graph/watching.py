@@ -654,22 +654,26 @@ class Informer:
             return None
         meta = obj.metadata
         if event.type == "DELETED":
-            # From a cluster, a namespaced object always names its namespace.
-            store.apply_deleted(make_key(self._kind_id, meta.namespace or "", meta.name))
+            store.apply_deleted(self._key(meta.namespace, meta.name))
         else:
             try:
                 if type(event) is PodEvent:  # built from the event alone (event_record)
                     record: Record = pod_record(event.object)
                 else:  # a slice takes its unchanged endpoints from its previous version
                     record = event_record(event, api_version, store.state.record(
-                        make_key(self._kind_id, meta.namespace or "", meta.name)))
+                        self._key(meta.namespace, meta.name)))
             except Exception:  # a reader bug: the checked path reports the object
                 log.exception("reading %s the typed way failed",
-                              make_key(self._kind_id, meta.namespace or "", meta.name))
+                              self._key(meta.namespace, meta.name))
                 return None
             store.apply_record(record)
         self.status.events += 1
         return meta.resourceVersion or ""
+
+    def _key(self, namespace: str | None, name: str) -> str:
+        """A watched object's key; from a cluster, a namespaced object always names its
+        namespace. Made only where needed: a pod's record is built without it."""
+        return make_key(self._kind_id, namespace or "", name)
 
 
 # Watch event types that carry an object of the watched kind.
