@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from netsight.graph.collecting import keep_collections_young
+from tests.graph.keeping import keeper
 
 pytestmark = pytest.mark.anyio
 
@@ -33,11 +34,8 @@ def thawed() -> Iterator[None]:
 
 
 async def run_for(seconds: float, **kwargs: float) -> None:
-    task = asyncio.create_task(keep_collections_young(**kwargs))
-    await asyncio.sleep(seconds)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    async with keeper(**kwargs):
+        await asyncio.sleep(seconds)
 
 
 async def test_survivors_are_frozen() -> None:
@@ -64,37 +62,23 @@ async def test_cycles_that_die_young_are_freed_on_the_clock() -> None:
     # The automatic trigger is held off (as far as it goes): only the clock's young
     # collection can free the cycle.
     gc.unfreeze()
-    task = asyncio.create_task(keep_collections_young(interval=0.05, full_every=3600,
-                                                      young_threshold=1_000_000_000))
-    await asyncio.sleep(0)
-    dead = cycle()
-    await asyncio.sleep(0.25)
-    assert dead() is None
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    async with keeper(interval=0.05, full_every=3600, young_threshold=1_000_000_000):
+        dead = cycle()
+        await asyncio.sleep(0.25)
+        assert dead() is None
 
 
 async def test_automatic_collections_wait_for_young_threshold_while_running() -> None:
     before = gc.get_threshold()
-    task = asyncio.create_task(keep_collections_young(interval=0.05, full_every=3600,
-                                                      young_threshold=12_345))
-    await asyncio.sleep(0)
-    assert gc.get_threshold()[::2] == (12_345, before[2])
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    async with keeper(interval=0.05, full_every=3600, young_threshold=12_345):
+        assert gc.get_threshold()[::2] == (12_345, before[2])
     assert gc.get_threshold() == before
 
 
 async def test_no_young_threshold_leaves_automatic_collections_alone() -> None:
     before = gc.get_threshold()
-    task = asyncio.create_task(keep_collections_young(interval=0.05, full_every=3600))
-    await asyncio.sleep(0)
-    assert gc.get_threshold() == before
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    async with keeper(interval=0.05, full_every=3600):
+        assert gc.get_threshold() == before
 
 
 async def test_thresholds_come_back_when_the_last_of_several_keepers_stops() -> None:
@@ -121,17 +105,12 @@ async def test_automatic_collections_take_the_young_generation_only_while_runnin
         if phase == "start":
             started.append(info["generation"])
 
-    task = asyncio.create_task(keep_collections_young(interval=0.05, full_every=3600,
-                                                      young_threshold=1_000))
-    await asyncio.sleep(0)
-    gc.callbacks.append(record)
-    try:
-        held = [[] for _ in range(30_000)]  # survivors: ~30 automatic young collections
-    finally:
-        gc.callbacks.remove(record)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
+    async with keeper(interval=0.05, full_every=3600, young_threshold=1_000):
+        gc.callbacks.append(record)
+        try:
+            held = [[] for _ in range(30_000)]  # survivors: ~30 automatic young collections
+        finally:
+            gc.callbacks.remove(record)
     assert len(held) == 30_000
     assert len(started) > 10
     assert set(started) == {0}

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from netsight.graph.allocator import heap_usage, release_free_memory
-from netsight.graph.collecting import keep_collections_young
+from tests.graph.keeping import keeper
 
 pytestmark = pytest.mark.anyio
 
@@ -38,19 +38,14 @@ async def run_for(seconds: float, **kwargs: Any) -> tuple[int, int]:
     # Free pages earlier tests left resident would take the blocks below without RSS
     # rising (nothing for the rise to see): give them back first.
     release_free_memory()
-    task = asyncio.create_task(keep_collections_young(interval=0.05, full_every=3600,
-                                                      **kwargs))
-    await asyncio.sleep(0)  # started: it has read RSS
-    # Blocks small enough for the heap (below glibc's mapping threshold), then one kept
-    # after them: freed, they are a hole below a live block, which glibc keeps.
-    blocks = [bytearray(32 * 1024) for _ in range(640)]
-    pinned = bytearray(32 * 1024)
-    del blocks
-    with_hole = rss()
-    await asyncio.sleep(seconds)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    async with keeper(interval=0.05, full_every=3600, **kwargs):  # it has read RSS
+        # Blocks small enough for the heap (below glibc's mapping threshold), then one
+        # kept after them: freed, they are a hole below a live block, which glibc keeps.
+        blocks = [bytearray(32 * 1024) for _ in range(640)]
+        pinned = bytearray(32 * 1024)
+        del blocks
+        with_hole = rss()
+        await asyncio.sleep(seconds)
     assert len(pinned) == 32 * 1024
     return with_hole, rss()
 
