@@ -15,6 +15,27 @@ from netsight.graph.store import GraphStore, Source
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 CONFORMANCE = SHARED / "conformance"
+# Cases of the same four kinds (netpol, anp, gateway, istio), in the same format, written for
+# this project from the upstream suites the shared corpus comes from: each expected.json's
+# "source" names the upstream test it follows. The corpus tests run them beside the shared ones.
+OWN_CORPUS = ROOT / "tests" / "corpus"
+
+
+def corpus_cases(*kinds: str) -> list[Path]:
+    """The case folders of the given kinds, the shared corpus's and this project's own."""
+    return sorted(p.parent for root in (CONFORMANCE, OWN_CORPUS) for kind in kinds
+                  for p in (root / kind).glob("*/expected.json"))
+
+
+def corpus_name(case: Path) -> str:
+    """``kind/name`` of a case folder, whichever corpus holds it."""
+    return f"{case.parent.name}/{case.name}"
+
+
+def corpus_id(case: Path) -> str:
+    """A test id telling the two corpora apart: ``shared:kind/name`` or ``own:kind/name``."""
+    origin = "shared" if case.is_relative_to(CONFORMANCE) else "own"
+    return f"{origin}:{corpus_name(case)}"
 
 # Hypothesis profiles, stated here rather than taken from its built-ins. Each property test
 # sets its own max_examples; a profile only decides what a run may depend on. Neither has a

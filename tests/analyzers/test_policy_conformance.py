@@ -1,7 +1,8 @@
 """The shared conformance corpus (upstream NetworkPolicy e2e and ANP/BANP conformance
 expectations) answered through reachability_matrix: every query must match.
 
-Cases are read from ../shared/conformance at test time, never copied here.
+Cases are read from ../shared/conformance at test time, never copied here; this project's own
+cases of the same kinds (tests/corpus) run beside them.
 """
 
 from __future__ import annotations
@@ -19,10 +20,9 @@ from netsight.analyzers.catalog import call_tool, to_json
 from netsight.cli import main
 from netsight.graph.loading import load_manifests
 from netsight.graph.store import GraphStore, Source
-from tests.conftest import CONFORMANCE
+from tests.conftest import CONFORMANCE, corpus_cases, corpus_id
 
-CASES = sorted(p.parent for kind in ("netpol", "anp")
-               for p in (CONFORMANCE / kind).glob("*/expected.json"))
+CASES = corpus_cases("netpol", "anp")
 
 
 def _queries(case: Path) -> list[dict[str, Any]]:
@@ -56,12 +56,13 @@ def _all_entries(case: Path, args: dict[str, Any]) -> dict[tuple[str, str, int, 
 
 
 def test_corpus_has_policy_cases() -> None:
-    names = {c.parent.name for c in CASES}
+    shared = [c for c in CASES if c.is_relative_to(CONFORMANCE)]
+    names = {c.parent.name for c in shared}
     assert names == {"netpol", "anp"}, f"conformance corpus not found under {CONFORMANCE}"
-    assert len(CASES) >= 10
+    assert len(shared) >= 10
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.parent.name}/{c.name}")
+@pytest.mark.parametrize("case", CASES, ids=corpus_id)
 def test_every_query_matches_upstream(case: Path) -> None:
     queries = _queries(case)
     entries = _all_entries(case, _args(queries))
@@ -70,9 +71,8 @@ def test_every_query_matches_upstream(case: Path) -> None:
     assert not wrong, "\n".join(f"{q} -> got {got}" for q, got in wrong)
 
 
-@pytest.mark.parametrize("name", [c.relative_to(CONFORMANCE).as_posix() for c in CASES])
-def test_the_cli_answers_a_case_whole(name: str) -> None:
-    case = CONFORMANCE / name
+@pytest.mark.parametrize("case", CASES, ids=corpus_id)
+def test_the_cli_answers_a_case_whole(case: Path) -> None:
     queries = _queries(case)
     out = io.StringIO()
     code = main(["call", "reachability_matrix", "--manifests", str(case / "manifests.yaml"),

@@ -11,7 +11,7 @@ from netsight.graph.loading import load_manifests
 from netsight.graph.model import Kind, Rel
 from netsight.graph.records import NetworkPolicyRecord, PodRecord, ServiceRecord
 from netsight.graph.store import GraphStore
-from tests.conftest import CONFORMANCE
+from tests.conftest import CONFORMANCE, corpus_cases, corpus_id, corpus_name
 from tests.graph.factories import targets
 
 # Problems some cases must produce, with the reason. Istio's analyzer test data gives
@@ -26,11 +26,17 @@ EXPECTED_PROBLEMS = {
 
 
 def case_name(manifest: Path) -> str:
-    return manifest.parent.relative_to(CONFORMANCE).as_posix()
+    return corpus_name(manifest.parent)
 
 
-MANIFESTS = sorted(CONFORMANCE.glob("**/manifests.yaml"))
-CASES = [pytest.param(path, id=case_name(path)) for path in MANIFESTS]
+def case_id(manifest: Path) -> str:
+    return corpus_id(manifest.parent)
+
+
+# The shared corpus's cases and this project's own (tests/corpus).
+MANIFESTS = [case / "manifests.yaml"
+             for case in corpus_cases("netpol", "anp", "gateway", "istio")]
+CASES = [pytest.param(path, id=case_id(path)) for path in MANIFESTS]
 NETPOL_CASES = [path for path in MANIFESTS if case_name(path).startswith("netpol/")]
 
 
@@ -42,7 +48,7 @@ def load(manifest: Path) -> GraphStore:
 
 def test_corpus_is_present() -> None:
     assert CONFORMANCE.is_dir(), f"conformance corpus not found at {CONFORMANCE}"
-    assert len(MANIFESTS) >= 30
+    assert len([m for m in MANIFESTS if m.is_relative_to(CONFORMANCE)]) >= 30
     assert len(NETPOL_CASES) >= 5
     assert set(EXPECTED_PROBLEMS) <= {case_name(path) for path in MANIFESTS}
 
@@ -60,7 +66,7 @@ def test_case_loads_without_ingest_problems(manifest: Path) -> None:
         assert any(r.name == name for r in store.view().for_each(str(kind)))
 
 
-@pytest.mark.parametrize("manifest", NETPOL_CASES, ids=case_name)
+@pytest.mark.parametrize("manifest", NETPOL_CASES, ids=case_id)
 def test_network_policies_apply_to_exactly_the_pods_they_select(manifest: Path) -> None:
     store = load(manifest)
     view = store.view()
@@ -89,7 +95,7 @@ def test_some_netpol_case_selects_a_strict_subset_of_its_namespace() -> None:
     assert strict
 
 
-@pytest.mark.parametrize("manifest", MANIFESTS, ids=case_name)
+@pytest.mark.parametrize("manifest", MANIFESTS, ids=case_id)
 def test_services_select_exactly_the_pods_their_selector_matches(manifest: Path) -> None:
     store = load(manifest)
     view = store.view()
