@@ -54,7 +54,10 @@ def build_hosts(view: GraphView) -> HostRegistry:
 def _add_service(registry: HostRegistry, service: ServiceRecord, *, assumed: bool) -> None:
     value = HostEntry(service, tuple(p.port for p in service.ports), assumed=assumed)
     annotation = service.annotations.get(EXPORT_TO_ANNOTATION, "")
+    # Entries are trimmed ("shop, ." is shop and the Service's own namespace), as istiod
+    # and istioctl read the annotation.
+    entries = [s.strip() for s in annotation.split(",")]
     scopes = [EXPORT_ALL] if not annotation else \
-        [service.namespace if s == EXPORT_LOCAL else s for s in annotation.split(",")]
+        [service.namespace if s == EXPORT_LOCAL else s for s in entries]
     for scope in scopes:
         registry.add(scope, service.namespace, service.name, value)
