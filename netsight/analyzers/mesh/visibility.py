@@ -43,11 +43,11 @@ def build_hosts(view: GraphView) -> HostRegistry:
                 registry.add(record.namespace if scope == EXPORT_LOCAL else scope,
                              record.namespace, host, value)
     services = [r for r in view.for_each(Kind.SERVICE) if isinstance(r, ServiceRecord)]
-    stand_in = defaults.assumed(view)
+    stand_in = defaults.assumed_service(view)
     for service in sorted(services, key=lambda r: r.key):
         _add_service(registry, service, assumed=False)
     if stand_in is not None:
-        _add_service(registry, stand_in[1], assumed=True)
+        _add_service(registry, stand_in, assumed=True)
     return registry
 
 
