@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from netsight.graph.loading import load_manifests
-from netsight.graph.model import Kind, Rel
-from netsight.graph.records import NetworkPolicyRecord, PodRecord, ServiceRecord
+from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel
+from netsight.graph.records import NetworkPolicyRecord, Record, ServiceRecord, WorkloadRecord
 from netsight.graph.store import GraphStore
 from tests.conftest import CONFORMANCE, corpus_cases, corpus_id, corpus_name
 from tests.graph.factories import targets
@@ -38,6 +38,13 @@ MANIFESTS = [case / "manifests.yaml"
              for case in corpus_cases("netpol", "anp", "gateway", "istio")]
 CASES = [pytest.param(path, id=case_id(path)) for path in MANIFESTS]
 NETPOL_CASES = [path for path in MANIFESTS if case_name(path).startswith("netpol/")]
+
+
+def pod_labels(record: Record) -> dict[str, str]:
+    """A pod's labels, or the labels of the pods a workload's template makes."""
+    if isinstance(record, WorkloadRecord):
+        return dict(record.pod_labels)
+    return dict(record.labels)
 
 
 def load(manifest: Path) -> GraphStore:
@@ -97,6 +104,7 @@ def test_some_netpol_case_selects_a_strict_subset_of_its_namespace() -> None:
 
 @pytest.mark.parametrize("manifest", MANIFESTS, ids=case_id)
 def test_services_select_exactly_the_pods_their_selector_matches(manifest: Path) -> None:
+    # Pods, and workloads (a Deployment in manifests stands for the pods of its template).
     store = load(manifest)
     view = store.view()
 
@@ -105,8 +113,8 @@ def test_services_select_exactly_the_pods_their_selector_matches(manifest: Path)
         expected: set[str] = set()
         if service.selector and service.type != "ExternalName":
             expected = {
-                pod.key for pod in view.for_each(Kind.POD, service.namespace)
-                if isinstance(pod, PodRecord)
-                and all(pod.labels.get(k) == v for k, v in service.selector.items())
+                pod.key for kind in POD_LIKE_KINDS
+                for pod in view.for_each(kind, service.namespace)
+                if all(pod_labels(pod).get(k) == v for k, v in service.selector.items())
             }
         assert targets(store, service.key, Rel.SELECTS) == expected, service.key

@@ -126,8 +126,12 @@ class MeshContext:
         return sorted(self.view.namespaces())
 
     @cached_property
-    def stand_in(self) -> tuple[PodRecord, ServiceRecord] | None:
-        return defaults.assumed(self.view)
+    def stand_in_pod(self) -> PodRecord | None:
+        return defaults.assumed_pod(self.view)
+
+    @cached_property
+    def stand_in_service(self) -> ServiceRecord | None:
+        return defaults.assumed_service(self.view)
 
     def pods(self) -> Iterator[PodLabels]:
         """Every pod, and every workload template (in manifests, the pods it would make),
@@ -135,8 +139,8 @@ class MeshContext:
         for kind in sorted(POD_LIKE_KINDS):
             for record in self.view.for_each(kind):
                 yield PodLabels(record, _labels_of(record))
-        if self.stand_in is not None:
-            yield PodLabels(self.stand_in[0], dict(self.stand_in[0].labels), assumed=True)
+        if self.stand_in_pod is not None:
+            yield PodLabels(self.stand_in_pod, dict(self.stand_in_pod.labels), assumed=True)
 
     def pods_matching(self, labels: Mapping[str, str]) -> Iterator[PodLabels]:
         """Pods and workload templates of any namespace carrying ``labels`` (all of them;
@@ -145,8 +149,8 @@ class MeshContext:
         for namespace in self.namespaces:
             for record in self.view.matching(namespace, selector):
                 yield PodLabels(record, _labels_of(record))
-        if self.stand_in is not None and selector.matches(self.stand_in[0].labels):
-            yield PodLabels(self.stand_in[0], dict(self.stand_in[0].labels), assumed=True)
+        if self.stand_in_pod is not None and selector.matches(self.stand_in_pod.labels):
+            yield PodLabels(self.stand_in_pod, dict(self.stand_in_pod.labels), assumed=True)
 
     def services_unknown(self) -> str | None:
         return self.unknown(Kind.SERVICE, "ServiceEntry")

@@ -3,15 +3,17 @@
 ``istioctl analyze`` on files alone adds a stand-in ``istio-ingressgateway`` (a pod labelled
 ``istio: ingressgateway`` and its Service, in istio-system; pkg/config/analysis/local
 defaults.go) so Gateways selecting the standard ingress are not reported for lack of one.
-netsight assumes the same, from manifests only and only where the manifests do not define
-that Service themselves; findings that lean on it say so. A live cluster has its own.
+It reads them before the user's files, so an object of the files with the same name
+replaces its stand-in and the other stays: manifests that define the ingress Service but
+no gateway pods keep the stand-in pod, which their Service then fronts. netsight assumes
+the same, from manifests only; findings that lean on it say so. A live cluster has its own.
 """
 
 from __future__ import annotations
 
 from types import MappingProxyType
 
-from netsight.graph.model import Kind, make_key
+from netsight.graph.model import Kind
 from netsight.graph.records import PodRecord, ServicePort, ServiceRecord
 from netsight.graph.store import GraphView, Source
 
@@ -29,10 +31,15 @@ INGRESS_SERVICE = ServiceRecord(
 )
 
 
-def assumed(view: GraphView) -> tuple[PodRecord, ServiceRecord] | None:
-    """istioctl's stand-in ingress gateway, when netsight analyzes manifests that lack it."""
-    if view.source is not Source.MANIFESTS:
+def assumed_pod(view: GraphView) -> PodRecord | None:
+    """istioctl's stand-in ingress pod, when netsight analyzes manifests that lack it."""
+    if view.source is not Source.MANIFESTS or view.exists(INGRESS_POD.key):
         return None
-    if view.exists(make_key(Kind.SERVICE, NAMESPACE, SERVICE)):
+    return INGRESS_POD
+
+
+def assumed_service(view: GraphView) -> ServiceRecord | None:
+    """istioctl's stand-in ingress Service, when netsight analyzes manifests that lack it."""
+    if view.source is not Source.MANIFESTS or view.exists(INGRESS_SERVICE.key):
         return None
-    return INGRESS_POD, INGRESS_SERVICE
+    return INGRESS_SERVICE

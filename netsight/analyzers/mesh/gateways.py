@@ -54,9 +54,12 @@ def ingress_ports(ctx: MeshContext) -> None:
             if server.port is None or server.port in ports:
                 continue
             record = gateway.record
-            note = " (the only pod selected is istioctl's stand-in ingress gateway, " \
-                "assumed because the manifests define none; its Service offers 80, 443, " \
-                "31400 and 15443)" if assumed else ""
+            note = "" if not assumed else \
+                " (the only pod selected is istioctl's stand-in ingress gateway pod, " \
+                "assumed because the manifests define none; " + (
+                    "its stand-in Service offers 80, 443, 31400 and 15443)"
+                    if ctx.stand_in_service is not None else
+                    "it is fronted by the manifests' own Services of its namespace)")
             ctx.report(codes.ISTIO_GATEWAY_PORT_NOT_ON_SERVICE.finding(
                 ref(record), f"Gateway {record.ref} serves port {server.port}, which no "
                 f"Service of its gateway pods ({gateway.selector_text}) exposes",
@@ -73,8 +76,8 @@ def ingress_ports(ctx: MeshContext) -> None:
 def _services(ctx: MeshContext, namespace: str) -> list[ServiceRecord]:
     found = [s for s in ctx.view.for_each(Kind.SERVICE, namespace)
              if isinstance(s, ServiceRecord)]
-    if ctx.stand_in is not None and ctx.stand_in[1].namespace == namespace:
-        found.append(ctx.stand_in[1])
+    if ctx.stand_in_service is not None and ctx.stand_in_service.namespace == namespace:
+        found.append(ctx.stand_in_service)
     return found
 
 

@@ -24,6 +24,11 @@ WELL_KNOWN_TCP_PORTS = frozenset({25, 53, 3306, 27017})
 # Namespaces Istio never injects; istioctl does not lint their Services.
 SYSTEM_NAMESPACES = frozenset({"kube-system", "kube-public", "kube-node-lease",
                                "local-path-storage"})
+# Services Istio itself deploys for Gateway API gateways, waypoints and east-west gateways
+# (the gateway.istio.io/managed label): not the user's to name, so not linted.
+MANAGED_LABEL = "gateway.istio.io/managed"
+MANAGED_BY_ISTIO = frozenset({"istio.io-gateway-controller", "istio.io-mesh-controller",
+                              "istio.io-eastwest-controller"})
 
 
 def istio_protocol(port: ServicePort) -> str | None:
@@ -45,6 +50,10 @@ def _control_plane(service: ServiceRecord) -> bool:
     return "istio" in service.labels or service.labels.get("release") == "istio"
 
 
+def _managed_gateway(service: ServiceRecord) -> bool:
+    return service.labels.get(MANAGED_LABEL) in MANAGED_BY_ISTIO
+
+
 def port_names(ctx: MeshContext) -> None:
     # Only where Istio runs: a cluster that serves its CRDs, or manifests (istioctl analyze
     # reads files as Istio configuration).
@@ -52,7 +61,7 @@ def port_names(ctx: MeshContext) -> None:
         return
     for service in ctx.view.for_each(Kind.SERVICE, ctx.namespace):
         if not isinstance(service, ServiceRecord) or service.namespace in SYSTEM_NAMESPACES \
-                or _control_plane(service):
+                or _control_plane(service) or _managed_gateway(service):
             continue
         external = service.type == "ExternalName"
         for i, port in enumerate(service.ports):

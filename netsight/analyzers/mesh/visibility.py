@@ -43,18 +43,21 @@ def build_hosts(view: GraphView) -> HostRegistry:
                 registry.add(record.namespace if scope == EXPORT_LOCAL else scope,
                              record.namespace, host, value)
     services = [r for r in view.for_each(Kind.SERVICE) if isinstance(r, ServiceRecord)]
-    stand_in = defaults.assumed(view)
+    stand_in = defaults.assumed_service(view)
     for service in sorted(services, key=lambda r: r.key):
         _add_service(registry, service, assumed=False)
     if stand_in is not None:
-        _add_service(registry, stand_in[1], assumed=True)
+        _add_service(registry, stand_in, assumed=True)
     return registry
 
 
 def _add_service(registry: HostRegistry, service: ServiceRecord, *, assumed: bool) -> None:
     value = HostEntry(service, tuple(p.port for p in service.ports), assumed=assumed)
     annotation = service.annotations.get(EXPORT_TO_ANNOTATION, "")
+    # Entries are trimmed ("shop, ." is shop and the Service's own namespace), as istiod
+    # and istioctl read the annotation.
+    entries = [s.strip() for s in annotation.split(",")]
     scopes = [EXPORT_ALL] if not annotation else \
-        [service.namespace if s == EXPORT_LOCAL else s for s in annotation.split(",")]
+        [service.namespace if s == EXPORT_LOCAL else s for s in entries]
     for scope in scopes:
         registry.add(scope, service.namespace, service.name, value)
