@@ -42,7 +42,6 @@ import argparse
 import asyncio
 import collections
 import gc
-import hashlib
 import json
 import os
 import pickle
@@ -378,22 +377,14 @@ def replay_main(args: argparse.Namespace) -> None:
         return cpu, worker
 
     cpu, worker = asyncio.run(replay())
-    digest = hashlib.sha256()
-    for change in store.changes:
-        related = sorted(change.related) if len(change.related) < RELATED_LIMIT else len(
-            change.related)
-        digest.update(repr((change.generation, str(change.type), change.key, change.fields,
-                            related)).encode())
-    edges = hashlib.sha256(repr(sorted(
-        (source, target, sorted(rels)) for source, target, rels in store.state.edges()
-    )).encode()).hexdigest()[:16]
+    changes_sha256, edges = informers.graph_digests(store, RELATED_LIMIT)
     n = events[0]
     print(json.dumps({
         "netsight": str(Path(netsight.__file__).parent), "mode": args.mode, "events": n,
         "main_cpu_s": cpu, "main_us_per_event": cpu / n * 1e6,
         "worker_cpu_s": worker, "worker_us_per_event": worker / n * 1e6,
         "total_us_per_event": (cpu + worker) / n * 1e6,
-        "generation": store.generation, "changes_sha256": digest.hexdigest()[:16],
+        "generation": store.generation, "changes_sha256": changes_sha256,
         "edges_sha256": edges,
     }))
 
