@@ -1,4 +1,5 @@
-"""ClusterNetworkPolicy (policy.networking.k8s.io/v1alpha2), the successor of ANP and BANP.
+"""ClusterNetworkPolicy (policy.networking.k8s.io v1alpha2, and v1beta1 with the same spec),
+the successor of ANP and BANP.
 
 One kind for both tiers: ``spec.tier`` Admin (checked before NetworkPolicy) or Baseline
 (after it), ``priority`` 0-1000 within the tier, rules in order with action Accept, Deny
@@ -26,7 +27,13 @@ from netsight.analyzers.policy.peers import PortMatch, Unsupported, fields, item
 from netsight.analyzers.policy.verdict import Action, Direction
 from netsight.graph.records import GenericRecord
 
-VERSION = "policy.networking.k8s.io/v1alpha2"
+# v1beta1 promoted v1alpha2's spec unchanged (tier, priority, subject, rules, protocols).
+VERSIONS = frozenset({"policy.networking.k8s.io/v1alpha2", "policy.networking.k8s.io/v1beta1"})
+
+
+def evaluated(record: GenericRecord) -> bool:
+    """Whether netsight models this ClusterNetworkPolicy (Antrea's shares the kind name)."""
+    return record.api_version in VERSIONS
 _ACTIONS = {"Accept": Action.ALLOW, "Deny": Action.DENY, "Pass": Action.PASS}
 _TRANSPORTS = {"tcp": "TCP", "udp": "UDP", "sctp": "SCTP"}
 
