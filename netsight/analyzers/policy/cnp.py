@@ -5,7 +5,8 @@ One kind for both tiers: ``spec.tier`` Admin (checked before NetworkPolicy) or B
 (after it), ``priority`` 0-1000 within the tier, rules in order with action Accept, Deny
 or Pass (skip the rest of this tier). Ports are ``protocols``: one of ``tcp``/``udp``/
 ``sctp`` with an optional ``destinationPort`` (``number`` or ``range``; absent: every port
-of that protocol), or ``destinationNamedPort``. Subjects and peers are those of v1alpha1;
+of that protocol), or ``destinationNamedPort``. Subjects and peers are those of v1alpha1
+(a ``pods`` entry may omit its namespaceSelector: every namespace);
 egress ``domainNames`` peers are not evaluated (they need DNS answers netsight lacks).
 Built into the same model as ANPs, so one evaluator serves both.
 """
@@ -50,7 +51,7 @@ def build(record: GenericRecord) -> AdminPolicy:
         if not 0 <= order <= 1000:
             raise Unsupported("spec.priority", f"must be 0-1000, got {priority!r}")
         fields(spec, "spec", ("tier", "priority", "subject", "ingress", "egress"))
-        namespaces, pods = parse_subject(spec.get("subject"))
+        namespaces, pods = parse_subject(spec.get("subject"), any_namespace=True)
     except Unsupported as problem:
         return AdminPolicy(record, baseline, order, subject_problem=problem)
     rules, problems = rules_of(spec, _rule)
@@ -71,7 +72,8 @@ def _rule(raw: Any, index: int, direction: Direction) -> Rule:
     raw_peers = items(rule.get(key), f"{path}.{key}")
     if not raw_peers:
         raise Unsupported(f"{path}.{key}", "must list at least one peer")
-    peers = tuple(parse_peer(p, f"{path}.{key}[{i}]", direction) for i, p in enumerate(raw_peers))
+    peers = tuple(parse_peer(p, f"{path}.{key}[{i}]", direction, any_namespace=True)
+                  for i, p in enumerate(raw_peers))
     protocols = items(rule.get("protocols"), f"{path}.protocols")
     ports = tuple(_protocol(p, f"{path}.protocols[{i}]") for i, p in enumerate(protocols))
     return Rule(index, str(rule.get("name") or ""), action, peers, ports or None)
