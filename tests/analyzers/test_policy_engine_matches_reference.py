@@ -181,7 +181,8 @@ def cnp_protocol(draw: Any) -> dict[str, Any]:
 @st.composite
 def cluster_policy(draw: Any, index: int, priority: int) -> dict[str, Any]:
     """v1alpha2 (or v1beta1, the same spec): the subjects and peers of v1alpha1, where a
-    ``pods`` entry may leave out its namespaceSelector; tiers, Accept, protocols."""
+    ``pods`` entry may leave out its namespaceSelector; tiers, Accept, protocols (or, in an
+    early v1alpha2, v1alpha1's ports)."""
     tier = draw(st.sampled_from(("Admin", "Baseline")))
     spec = draw(admin(index, False, priority))["spec"]
     spec["tier"] = tier
@@ -191,13 +192,17 @@ def cluster_policy(draw: Any, index: int, priority: int) -> dict[str, Any]:
     for pods in pods_entries:
         if pods is not None and draw(st.booleans()):
             del pods["namespaceSelector"]
+    version = draw(st.sampled_from(("v1alpha2", "v1beta1")))
+    # v1alpha2 as first published kept v1alpha1's ``ports``; later ones match ``protocols``.
+    legacy_ports = version == "v1alpha2" and draw(st.booleans())
     for direction in ("ingress", "egress"):
         for rule in spec.get(direction, []):
             rule["action"] = {"Allow": "Accept"}.get(rule["action"], rule["action"])
+            if legacy_ports:
+                continue
             rule.pop("ports", None)
             if draw(st.booleans()):
                 rule["protocols"] = draw(st.lists(cnp_protocol(), min_size=1, max_size=2))
-    version = draw(st.sampled_from(("v1alpha2", "v1beta1")))
     return {"apiVersion": f"policy.networking.k8s.io/{version}",
             "kind": "ClusterNetworkPolicy", "metadata": {"name": f"cnp{index}"}, "spec": spec}
 

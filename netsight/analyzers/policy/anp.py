@@ -236,15 +236,20 @@ def _rule(raw: Any, index: int, direction: Direction, baseline: bool) -> Rule:
     if not raw_peers:
         raise Unsupported(f"{path}.{key}", "must list at least one peer")
     peers = tuple(parse_peer(p, f"{path}.{key}[{i}]", direction) for i, p in enumerate(raw_peers))
-    ports = None
-    if rule.get("ports") is not None:
-        ports = tuple(_port(p, f"{path}.ports[{i}]")
-                      for i, p in enumerate(items(rule["ports"], f"{path}.ports")))
-        if not ports:
-            # Absent means every port; an empty list is neither spelled out by the spec
-            # nor read alike by implementations.
-            raise Unsupported(f"{path}.ports", "an empty list (omit it to match every port)")
-    return Rule(index, str(rule.get("name") or ""), Action(rule["action"]), peers, ports)
+    return Rule(index, str(rule.get("name") or ""), Action(rule["action"]), peers,
+                ports_of(rule.get("ports"), f"{path}.ports"))
+
+
+def ports_of(raw: Any, path: str) -> tuple[PortMatch, ...] | None:
+    """A rule's ``ports`` (portNumber, namedPort or portRange each); None: every port."""
+    if raw is None:
+        return None
+    ports = tuple(_port(p, f"{path}[{i}]") for i, p in enumerate(items(raw, path)))
+    if not ports:
+        # Absent means every port; an empty list is neither spelled out by the spec
+        # nor read alike by implementations.
+        raise Unsupported(path, "an empty list (omit it to match every port)")
+    return ports
 
 
 def parse_peer(raw: Any, path: str, direction: Direction, *, any_namespace: bool = False
