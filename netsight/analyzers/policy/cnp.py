@@ -42,6 +42,8 @@ VERSIONS = frozenset({V1ALPHA2, "policy.networking.k8s.io/v1beta1"})
 def evaluated(record: GenericRecord) -> bool:
     """Whether netsight models this ClusterNetworkPolicy (Antrea's shares the kind name)."""
     return record.api_version in VERSIONS
+
+
 _ACTIONS = {"Accept": Action.ALLOW, "Deny": Action.DENY, "Pass": Action.PASS}
 _TRANSPORTS = {"tcp": "TCP", "udp": "UDP", "sctp": "SCTP"}
 
