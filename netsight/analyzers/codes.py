@@ -544,6 +544,29 @@ MESH_CONFIG_NOT_EVALUATED = Code(
     "cannot read): the mesh checks that need it leave the object out.",
     ("IST0106",),
 )
+SIDECAR_SELECTS_NO_PODS = Code(
+    "NS0660", "SidecarSelectsNoPods", W, MESH,
+    "A Sidecar's workloadSelector matches no pod of its namespace: its egress, ingress and "
+    "outbound settings apply to nothing.",
+    ("IST0101",),
+)
+CONFLICTING_SIDECAR_SELECTORS = Code(
+    "NS0661", "ConflictingSidecarSelectors", W, MESH,
+    "Several Sidecars select the same pod: which one its proxy uses is undefined.",
+    ("IST0110",),
+)
+MULTIPLE_DEFAULT_SIDECARS = Code(
+    "NS0662", "MultipleDefaultSidecars", W, MESH,
+    "Several Sidecars of one namespace have no workloadSelector: which one is the "
+    "namespace's default is undefined.",
+    ("IST0111",),
+)
+SIDECAR_INEFFECTIVE_IN_AMBIENT = Code(
+    "NS0663", "SidecarIneffectiveInAmbient", W, MESH,
+    "A Sidecar applies to an ambient-mode namespace or pod, which runs no sidecar proxy: "
+    "it has no effect.",
+    ("IST0167",),
+)
 
 CODES: dict[str, Code] = {
     code.code: code for code in globals().values() if isinstance(code, Code)

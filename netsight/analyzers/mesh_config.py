@@ -16,7 +16,13 @@ from netsight.analyzers import codes
 from netsight.analyzers.base import AnalyzerMetadata
 from netsight.analyzers.codes import Code
 from netsight.analyzers.contracts import Finding
-from netsight.analyzers.mesh import destination_rules, gateways, port_names, virtual_services
+from netsight.analyzers.mesh import (
+    destination_rules,
+    gateways,
+    port_names,
+    sidecars,
+    virtual_services,
+)
 from netsight.analyzers.mesh.context import MeshContext
 from netsight.analyzers.mesh.objects import (
     DESTINATION_RULE,
@@ -24,6 +30,7 @@ from netsight.analyzers.mesh.objects import (
     K8S_GATEWAY,
     NODE,
     SERVICE_ENTRY,
+    SIDECAR,
     VIRTUAL_SERVICE,
 )
 from netsight.graph.model import POD_LIKE_KINDS, Kind
@@ -51,26 +58,34 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
         codes.SERVICE_PORT_NAME_NOT_PROTOCOL, codes.EXTERNAL_NAME_PORT_NAME_INVALID),
     "destinationrule.PodNotSelectedAnalyzer": (
         codes.DESTINATION_RULE_HOST_NOT_FOUND, codes.DESTINATION_RULE_SUBSET_SELECTS_NO_PODS),
+    "sidecar.SelectorAnalyzer": (
+        codes.SIDECAR_SELECTS_NO_PODS, codes.CONFLICTING_SIDECAR_SELECTORS,
+        codes.MULTIPLE_DEFAULT_SIDECARS, codes.SIDECAR_INEFFECTIVE_IN_AMBIENT),
+    # Older Istio reported selector-less Sidecars from an analyzer of their own.
+    "sidecar.DefaultSelectorAnalyzer": (codes.MULTIPLE_DEFAULT_SIDECARS,),
 }
 
 CHECKED = ("VirtualService destinations (host, port, subset) that resolve to nothing, gateways "
     "that do not exist or do not serve the VirtualService's hosts, VirtualServices that "
     "claim the same mesh host, rules and matches that never take traffic, Gateways without "
     "pods, without a Service port or in conflict, DestinationRules whose host or subsets "
-    "match nothing, and Service ports whose protocol Istio cannot tell.")
+    "match nothing, Service ports whose protocol Istio cannot tell, and Sidecars that select "
+    "no pod, select a pod another Sidecar selects, compete as a namespace's default or "
+    "apply to ambient workloads.")
 
 METADATA = AnalyzerMetadata(
     name="mesh_config",
     description=f"Istio networking configuration as istioctl analyze checks it: {CHECKED}",
     reads=frozenset({VIRTUAL_SERVICE, DESTINATION_RULE, SERVICE_ENTRY, ISTIO_GATEWAY,
-                     K8S_GATEWAY, NODE, Kind.SERVICE, Kind.NAMESPACE, *POD_LIKE_KINDS}),
+                     SIDECAR, K8S_GATEWAY, NODE, Kind.SERVICE, Kind.NAMESPACE, *POD_LIKE_KINDS}),
     codes=tuple(dict.fromkeys(c for group in UPSTREAM.values() for c in group)),
 )
 
 CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subsets,
           virtual_services.gateways, virtual_services.conflicting_mesh_hosts,
           virtual_services.unreachable_rules, gateways.ingress_ports, gateways.conflicting,
-          destination_rules.subsets_select_pods, port_names.port_names)
+          destination_rules.subsets_select_pods, port_names.port_names,
+          sidecars.selectors)
 
 
 @dataclass(frozen=True, slots=True)

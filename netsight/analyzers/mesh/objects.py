@@ -293,3 +293,30 @@ def labels_match(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool
 
 def describe(record: Record) -> str:
     return f"{record.kind.partition('.')[0]} {record.ref}"
+
+
+# --- Sidecar --------------------------------------------------------------------------
+
+SIDECAR = "Sidecar"
+
+
+@dataclass(frozen=True, slots=True)
+class Sidecar:
+    record: GenericRecord
+    # spec.workloadSelector.labels; empty when the Sidecar has no selector (or an empty
+    # one), which makes it its namespace's default (Istio treats both alike).
+    selector: Mapping[str, str]
+
+    @property
+    def namespace_wide(self) -> bool:
+        return not self.selector
+
+    @property
+    def selector_text(self) -> str:
+        return ",".join(f"{k}={v}" for k, v in sorted(self.selector.items()))
+
+
+def read_sidecar(record: GenericRecord) -> Sidecar:
+    spec = _map(record.spec, "spec")
+    selector = _map(spec.get("workloadSelector"), "spec.workloadSelector")
+    return Sidecar(record, _labels(selector.get("labels"), "spec.workloadSelector.labels"))
