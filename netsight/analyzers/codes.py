@@ -567,6 +567,20 @@ SIDECAR_INEFFECTIVE_IN_AMBIENT = Code(
     "it has no effect.",
     ("IST0167",),
 )
+DESTINATION_RULE_TLS_WITHOUT_CA = Code(
+    "NS0670", "DestinationRuleTlsWithoutCa", W, MESH,
+    "A DestinationRule originates TLS (mode SIMPLE or MUTUAL) without caCertificates: the "
+    "proxy is not told which CA signs the server's certificate, so it checks the server "
+    "against its default roots only, or not at all.",
+    ("IST0128",),
+)
+DESTINATION_RULE_PORT_TLS_WITHOUT_CA = Code(
+    "NS0671", "DestinationRulePortTlsWithoutCa", W, MESH,
+    "A DestinationRule's port-level setting originates TLS (mode SIMPLE or MUTUAL) "
+    "without caCertificates: the server's certificate on that port is checked against the "
+    "proxy's default roots only, or not at all.",
+    ("IST0129",),
+)
 
 CODES: dict[str, Code] = {
     code.code: code for code in globals().values() if isinstance(code, Code)

@@ -18,6 +18,7 @@ from netsight.analyzers.codes import Code
 from netsight.analyzers.contracts import Finding
 from netsight.analyzers.mesh import (
     destination_rules,
+    destination_tls,
     gateways,
     port_names,
     sidecars,
@@ -63,15 +64,18 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
         codes.MULTIPLE_DEFAULT_SIDECARS, codes.SIDECAR_INEFFECTIVE_IN_AMBIENT),
     # Older Istio reported selector-less Sidecars from an analyzer of their own.
     "sidecar.DefaultSelectorAnalyzer": (codes.MULTIPLE_DEFAULT_SIDECARS,),
+    "destinationrule.CaCertificateAnalyzer": (
+        codes.DESTINATION_RULE_TLS_WITHOUT_CA, codes.DESTINATION_RULE_PORT_TLS_WITHOUT_CA),
 }
 
 CHECKED = ("VirtualService destinations (host, port, subset) that resolve to nothing, gateways "
     "that do not exist or do not serve the VirtualService's hosts, VirtualServices that "
     "claim the same mesh host, rules and matches that never take traffic, Gateways without "
     "pods, without a Service port or in conflict, DestinationRules whose host or subsets "
-    "match nothing, Service ports whose protocol Istio cannot tell, and Sidecars that select "
-    "no pod, select a pod another Sidecar selects, compete as a namespace's default or "
-    "apply to ambient workloads.")
+    "match nothing, Service ports whose protocol Istio cannot tell, Sidecars that select no "
+    "pod, select a pod another Sidecar selects, compete as a namespace's default or apply "
+    "to ambient workloads, and DestinationRules originating TLS without the CA to "
+    "check the server by.")
 
 METADATA = AnalyzerMetadata(
     name="mesh_config",
@@ -85,7 +89,7 @@ CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subse
           virtual_services.gateways, virtual_services.conflicting_mesh_hosts,
           virtual_services.unreachable_rules, gateways.ingress_ports, gateways.conflicting,
           destination_rules.subsets_select_pods, port_names.port_names,
-          sidecars.selectors)
+          sidecars.selectors, destination_tls.ca_certificates)
 
 
 @dataclass(frozen=True, slots=True)

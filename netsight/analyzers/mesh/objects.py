@@ -198,11 +198,55 @@ class Subset:
 
 
 @dataclass(frozen=True, slots=True)
+class ClientTls:
+    """A trafficPolicy's tls settings (the rule's own, or one port's)."""
+
+    mode: str  # DISABLE, SIMPLE, MUTUAL or ISTIO_MUTUAL
+    ca_certificates: str
+    credential_name: str
+    path: str  # spec.trafficPolicy.tls or spec.trafficPolicy.portLevelSettings[i].tls
+    port: int | None = None  # the port of a port-level setting
+
+
+@dataclass(frozen=True, slots=True)
 class DestinationRule:
     record: GenericRecord
     host: str
     export_to: tuple[str, ...]
     subsets: tuple[Subset, ...]
+    tls: tuple[ClientTls, ...] = ()  # spec.trafficPolicy's, then its portLevelSettings'
+    has_workload_selector: bool = False
+
+
+# ClientTLSSettings.TLSmode in the order of its enum values (protobuf JSON takes either).
+TLS_MODES = ("DISABLE", "SIMPLE", "MUTUAL", "ISTIO_MUTUAL")
+
+
+def _client_tls(raw: Any, path: str, port: int | None = None) -> ClientTls | None:
+    if raw is None:
+        return None
+    tls = _map(raw, path)
+    mode = tls.get("mode", "DISABLE")
+    if isinstance(mode, int) and not isinstance(mode, bool) and 0 <= mode < len(TLS_MODES):
+        mode = TLS_MODES[mode]
+    if mode not in TLS_MODES:
+        raise Unreadable(f"{path}.mode", f"must be one of {', '.join(TLS_MODES)}, "
+                         f"got {mode!r}")
+    return ClientTls(mode, _string(tls.get("caCertificates"), f"{path}.caCertificates"),
+                     _string(tls.get("credentialName"), f"{path}.credentialName"), path, port)
+
+
+def _traffic_tls(raw: Any) -> tuple[ClientTls, ...]:
+    policy = _map(raw, "spec.trafficPolicy")
+    found = [_client_tls(policy.get("tls"), "spec.trafficPolicy.tls")]
+    levels = _list(policy.get("portLevelSettings"), "spec.trafficPolicy.portLevelSettings")
+    for i, level in enumerate(levels):
+        path = f"spec.trafficPolicy.portLevelSettings[{i}]"
+        setting = _map(level, path)
+        port = _port(_map(setting.get("port"), f"{path}.port").get("number"),
+                     f"{path}.port.number")
+        found.append(_client_tls(setting.get("tls"), f"{path}.tls", port))
+    return tuple(t for t in found if t is not None)
 
 
 def read_destination_rule(record: GenericRecord) -> DestinationRule:
@@ -214,7 +258,9 @@ def read_destination_rule(record: GenericRecord) -> DestinationRule:
         subsets.append(Subset(_string(subset.get("name"), f"{path}.name"),
                               _labels(subset.get("labels"), f"{path}.labels"), path))
     return DestinationRule(record, _string(spec.get("host"), "spec.host"),
-                           _strings(spec.get("exportTo"), "spec.exportTo"), tuple(subsets))
+                           _strings(spec.get("exportTo"), "spec.exportTo"), tuple(subsets),
+                           _traffic_tls(spec.get("trafficPolicy")),
+                           spec.get("workloadSelector") is not None)
 
 
 # --- ServiceEntry ---------------------------------------------------------------------
