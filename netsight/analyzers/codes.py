@@ -581,6 +581,13 @@ DESTINATION_RULE_PORT_TLS_WITHOUT_CA = Code(
     "proxy's default roots only, or not at all.",
     ("IST0129",),
 )
+SERVICE_ENTRY_ADDRESSES_REQUIRED = Code(
+    "NS0680", "ServiceEntryAddressesRequired", W, MESH,
+    "A ServiceEntry port serves TCP (or no protocol) but the entry has no addresses and "
+    "none was allocated: sidecars cannot tell its connections from others to the same "
+    "port, and a wildcard listener on that port takes them all.",
+    ("IST0134",),
+)
 
 CODES: dict[str, Code] = {
     code.code: code for code in globals().values() if isinstance(code, Code)

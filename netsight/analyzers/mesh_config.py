@@ -21,6 +21,7 @@ from netsight.analyzers.mesh import (
     destination_tls,
     gateways,
     port_names,
+    service_entries,
     sidecars,
     virtual_services,
 )
@@ -66,6 +67,9 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
     "sidecar.DefaultSelectorAnalyzer": (codes.MULTIPLE_DEFAULT_SIDECARS,),
     "destinationrule.CaCertificateAnalyzer": (
         codes.DESTINATION_RULE_TLS_WITHOUT_CA, codes.DESTINATION_RULE_PORT_TLS_WITHOUT_CA),
+    "serviceentry.ProtocolAddressesAnalyzer": (codes.SERVICE_ENTRY_ADDRESSES_REQUIRED,),
+    # The name istioctl's analyzer list gives the same analyzer.
+    "serviceentry.Analyzer": (codes.SERVICE_ENTRY_ADDRESSES_REQUIRED,),
 }
 
 CHECKED = ("VirtualService destinations (host, port, subset) that resolve to nothing, gateways "
@@ -74,8 +78,8 @@ CHECKED = ("VirtualService destinations (host, port, subset) that resolve to not
     "pods, without a Service port or in conflict, DestinationRules whose host or subsets "
     "match nothing, Service ports whose protocol Istio cannot tell, Sidecars that select no "
     "pod, select a pod another Sidecar selects, compete as a namespace's default or apply "
-    "to ambient workloads, and DestinationRules originating TLS without the CA to "
-    "check the server by.")
+    "to ambient workloads, DestinationRules originating TLS without the CA to check "
+    "the server by, and ServiceEntry TCP ports without addresses.")
 
 METADATA = AnalyzerMetadata(
     name="mesh_config",
@@ -89,7 +93,8 @@ CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subse
           virtual_services.gateways, virtual_services.conflicting_mesh_hosts,
           virtual_services.unreachable_rules, gateways.ingress_ports, gateways.conflicting,
           destination_rules.subsets_select_pods, port_names.port_names,
-          sidecars.selectors, destination_tls.ca_certificates)
+          sidecars.selectors, destination_tls.ca_certificates,
+          service_entries.addresses_required)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from netsight.analyzers.mesh.objects import (
     VIRTUAL_SERVICE,
     DestinationRule,
     IstioGateway,
+    ServiceEntry,
     Sidecar,
     Unreadable,
     VirtualService,
@@ -27,6 +28,7 @@ from netsight.analyzers.mesh.objects import (
     istio_records,
     read_destination_rule,
     read_gateway,
+    read_service_entry,
     read_sidecar,
     read_virtual_service,
 )
@@ -117,6 +119,10 @@ class MeshContext:
     @cached_property
     def gateways(self) -> list[IstioGateway]:
         return self._read(ISTIO_GATEWAY, read_gateway)
+
+    @cached_property
+    def service_entries(self) -> list[ServiceEntry]:
+        return self._read(SERVICE_ENTRY, read_service_entry)
 
     @cached_property
     def sidecars(self) -> list[Sidecar]:

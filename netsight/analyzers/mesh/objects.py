@@ -273,21 +273,37 @@ class ServiceEntry:
     export_to: tuple[str, ...]
     ports: tuple[int, ...]
     workload_selector: Mapping[str, str] | None
+    protocols: tuple[str, ...] = ()  # spec.ports[i].protocol as written ("" when unset)
+    addresses: tuple[str, ...] = ()
+    # status.addresses: the addresses istiod allocated (IP auto-allocation), by value.
+    allocated: tuple[str, ...] = ()
 
 
 def read_service_entry(record: GenericRecord) -> ServiceEntry:
     spec = _map(record.spec, "spec")
-    ports = []
+    ports, protocols = [], []
     for i, raw in enumerate(_list(spec.get("ports"), "spec.ports")):
-        number = _port(_map(raw, f"spec.ports[{i}]").get("number"), f"spec.ports[{i}].number")
-        ports.append(number or 0)
+        port = _map(raw, f"spec.ports[{i}]")
+        ports.append(_port(port.get("number"), f"spec.ports[{i}].number") or 0)
+        protocols.append(_string(port.get("protocol"), f"spec.ports[{i}].protocol"))
     selector = spec.get("workloadSelector")
     return ServiceEntry(
         record, _strings(spec.get("hosts"), "spec.hosts"),
         _strings(spec.get("exportTo"), "spec.exportTo"), tuple(ports),
         _labels(_map(selector, "spec.workloadSelector").get("labels"),
                 "spec.workloadSelector.labels") if selector is not None else None,
+        tuple(protocols), _strings(spec.get("addresses"), "spec.addresses"),
+        _allocated(record.status),
     )
+
+
+def _allocated(status: Any) -> tuple[str, ...]:
+    # Written by istiod, not by the user: read what is there, never reject the object.
+    entries = status.get("addresses") if isinstance(status, Mapping) else None
+    if not isinstance(entries, list):
+        return ()
+    return tuple(str(e["value"]) for e in entries
+                 if isinstance(e, Mapping) and e.get("value"))
 
 
 # --- Gateway (networking.istio.io) ----------------------------------------------------
