@@ -588,6 +588,13 @@ SERVICE_ENTRY_ADDRESSES_REQUIRED = Code(
     "port, and a wildcard listener on that port takes them all.",
     ("IST0134",),
 )
+ISTIO_GATEWAY_DUPLICATE_CERTIFICATE = Code(
+    "NS0690", "IstioGatewayDuplicateCertificate", W, MESH,
+    "Two Istio Gateways for the same gateway pods serve the same certificate on different "
+    "servers: a client reusing its HTTP/2 connection for another host the certificate "
+    "covers reaches the wrong server and gets 404.",
+    ("IST0138",),
+)
 
 CODES: dict[str, Code] = {
     code.code: code for code in globals().values() if isinstance(code, Code)

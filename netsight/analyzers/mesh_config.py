@@ -19,6 +19,7 @@ from netsight.analyzers.contracts import Finding
 from netsight.analyzers.mesh import (
     destination_rules,
     destination_tls,
+    gateway_certificates,
     gateways,
     port_names,
     service_entries,
@@ -70,6 +71,7 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
     "serviceentry.ProtocolAddressesAnalyzer": (codes.SERVICE_ENTRY_ADDRESSES_REQUIRED,),
     # The name istioctl's analyzer list gives the same analyzer.
     "serviceentry.Analyzer": (codes.SERVICE_ENTRY_ADDRESSES_REQUIRED,),
+    "gateway.CertificateAnalyzer": (codes.ISTIO_GATEWAY_DUPLICATE_CERTIFICATE,),
 }
 
 CHECKED = ("VirtualService destinations (host, port, subset) that resolve to nothing, gateways "
@@ -79,7 +81,8 @@ CHECKED = ("VirtualService destinations (host, port, subset) that resolve to not
     "match nothing, Service ports whose protocol Istio cannot tell, Sidecars that select no "
     "pod, select a pod another Sidecar selects, compete as a namespace's default or apply "
     "to ambient workloads, DestinationRules originating TLS without the CA to check "
-    "the server by, and ServiceEntry TCP ports without addresses.")
+    "the server by, ServiceEntry TCP ports without addresses, and Gateways of the same "
+    "pods serving one certificate on separate servers.")
 
 METADATA = AnalyzerMetadata(
     name="mesh_config",
@@ -94,7 +97,7 @@ CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subse
           virtual_services.unreachable_rules, gateways.ingress_ports, gateways.conflicting,
           destination_rules.subsets_select_pods, port_names.port_names,
           sidecars.selectors, destination_tls.ca_certificates,
-          service_entries.addresses_required)
+          service_entries.addresses_required, gateway_certificates.duplicate_certificates)
 
 
 @dataclass(frozen=True, slots=True)

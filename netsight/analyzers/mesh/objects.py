@@ -310,11 +310,21 @@ def _allocated(status: Any) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True, slots=True)
+class ServerTls:
+    """The certificate a server presents: a Secret (credentialName) or files."""
+
+    credential_name: str
+    server_certificate: str
+    private_key: str
+
+
+@dataclass(frozen=True, slots=True)
 class Server:
     index: int
     port: int | None
     hosts: tuple[str, ...]
     bind: str = ""
+    tls: ServerTls | None = None
 
     @property
     def path(self) -> str:
@@ -343,9 +353,19 @@ def read_gateway(record: GenericRecord) -> IstioGateway:
         servers.append(Server(i, _port(port.get("number"), f"{path}.port.number")
                               if "number" in port else None,
                               _strings(server.get("hosts"), f"{path}.hosts"),
-                              _string(server.get("bind"), f"{path}.bind")))
+                              _string(server.get("bind"), f"{path}.bind"),
+                              _server_tls(server.get("tls"), f"{path}.tls")))
     return IstioGateway(record, _labels(spec.get("selector"), "spec.selector"),
                         tuple(servers))
+
+
+def _server_tls(raw: Any, path: str) -> ServerTls | None:
+    if raw is None:
+        return None
+    tls = _map(raw, path)
+    return ServerTls(_string(tls.get("credentialName"), f"{path}.credentialName"),
+                     _string(tls.get("serverCertificate"), f"{path}.serverCertificate"),
+                     _string(tls.get("privateKey"), f"{path}.privateKey"))
 
 
 def labels_match(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
