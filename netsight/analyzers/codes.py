@@ -595,6 +595,13 @@ ISTIO_GATEWAY_DUPLICATE_CERTIFICATE = Code(
     "covers reaches the wrong server and gets 404.",
     ("IST0138",),
 )
+ISTIO_GATEWAY_SECRET_NOT_FOUND = Code(
+    "NS0691", "IstioGatewaySecretNotFound", C, MESH,
+    "An Istio Gateway server's tls.credentialName names a Secret that does not exist in the "
+    "namespace of the gateway pods: the gateway has no certificate for that server and "
+    "TLS handshakes for its hosts fail.",
+    ("IST0101",),
+)
 
 CODES: dict[str, Code] = {
     code.code: code for code in globals().values() if isinstance(code, Code)

@@ -20,6 +20,7 @@ from netsight.analyzers.mesh import (
     destination_rules,
     destination_tls,
     gateway_certificates,
+    gateway_secrets,
     gateways,
     port_names,
     service_entries,
@@ -27,6 +28,7 @@ from netsight.analyzers.mesh import (
     virtual_services,
 )
 from netsight.analyzers.mesh.context import MeshContext
+from netsight.analyzers.mesh.gateway_secrets import SECRET
 from netsight.analyzers.mesh.objects import (
     DESTINATION_RULE,
     ISTIO_GATEWAY,
@@ -72,6 +74,11 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
     # The name istioctl's analyzer list gives the same analyzer.
     "serviceentry.Analyzer": (codes.SERVICE_ENTRY_ADDRESSES_REQUIRED,),
     "gateway.CertificateAnalyzer": (codes.ISTIO_GATEWAY_DUPLICATE_CERTIFICATE,),
+    # Its InvalidGatewayCredential (IST0161) needs the Secret's data, which netsight never
+    # reads; a Gateway without pods is reported by the pod check it shares with
+    # gateway.IngressGatewayPortAnalyzer.
+    "gateway.SecretAnalyzer": (codes.ISTIO_GATEWAY_SELECTS_NO_PODS,
+                               codes.ISTIO_GATEWAY_SECRET_NOT_FOUND),
 }
 
 CHECKED = ("VirtualService destinations (host, port, subset) that resolve to nothing, gateways "
@@ -82,13 +89,15 @@ CHECKED = ("VirtualService destinations (host, port, subset) that resolve to not
     "pod, select a pod another Sidecar selects, compete as a namespace's default or apply "
     "to ambient workloads, DestinationRules originating TLS without the CA to check "
     "the server by, ServiceEntry TCP ports without addresses, and Gateways of the same "
-    "pods serving one certificate on separate servers.")
+    "pods serving one certificate on separate servers or naming a credential Secret that "
+    "does not exist.")
 
 METADATA = AnalyzerMetadata(
     name="mesh_config",
     description=f"Istio networking configuration as istioctl analyze checks it: {CHECKED}",
     reads=frozenset({VIRTUAL_SERVICE, DESTINATION_RULE, SERVICE_ENTRY, ISTIO_GATEWAY,
-                     SIDECAR, K8S_GATEWAY, NODE, Kind.SERVICE, Kind.NAMESPACE, *POD_LIKE_KINDS}),
+                     SIDECAR, SECRET, K8S_GATEWAY, NODE, Kind.SERVICE, Kind.NAMESPACE,
+                     *POD_LIKE_KINDS}),
     codes=tuple(dict.fromkeys(c for group in UPSTREAM.values() for c in group)),
 )
 
@@ -97,7 +106,8 @@ CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subse
           virtual_services.unreachable_rules, gateways.ingress_ports, gateways.conflicting,
           destination_rules.subsets_select_pods, port_names.port_names,
           sidecars.selectors, destination_tls.ca_certificates,
-          service_entries.addresses_required, gateway_certificates.duplicate_certificates)
+          service_entries.addresses_required, gateway_certificates.duplicate_certificates,
+          gateway_secrets.credentials)
 
 
 @dataclass(frozen=True, slots=True)
