@@ -602,6 +602,20 @@ ISTIO_GATEWAY_SECRET_NOT_FOUND = Code(
     "TLS handshakes for its hosts fail.",
     ("IST0101",),
 )
+MESH_WORKLOAD_PORT_PROTOCOL_CONFLICT = Code(
+    "NS0695", "MeshWorkloadPortProtocolConflict", W, MESH,
+    "Services selecting the pods of one mesh workload give one port different protocols "
+    "(TCP and UDP): Istio requires one protocol per port of a mesh workload; its sidecar "
+    "proxies only the TCP side.",
+    ("IST0116",),
+)
+MESH_WORKLOAD_TARGET_PORT_CONFLICT = Code(
+    "NS0696", "MeshWorkloadTargetPortConflict", W, MESH,
+    "Services selecting the pods of one mesh workload send different ports to the same "
+    "targetPort: Istio requires them to use the same port number, or traffic to one of "
+    "them may be misrouted.",
+    ("IST0137",),
+)
 
 CODES: dict[str, Code] = {
     code.code: code for code in globals().values() if isinstance(code, Code)

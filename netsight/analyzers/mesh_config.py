@@ -26,6 +26,7 @@ from netsight.analyzers.mesh import (
     service_entries,
     sidecars,
     virtual_services,
+    workload_services,
 )
 from netsight.analyzers.mesh.context import MeshContext
 from netsight.analyzers.mesh.gateway_secrets import SECRET
@@ -79,6 +80,8 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
     # gateway.IngressGatewayPortAnalyzer.
     "gateway.SecretAnalyzer": (codes.ISTIO_GATEWAY_SELECTS_NO_PODS,
                                codes.ISTIO_GATEWAY_SECRET_NOT_FOUND),
+    "deployment.ServiceAssociationAnalyzer": (codes.MESH_WORKLOAD_PORT_PROTOCOL_CONFLICT,
+                                              codes.MESH_WORKLOAD_TARGET_PORT_CONFLICT),
 }
 
 CHECKED = ("VirtualService destinations (host, port, subset) that resolve to nothing, gateways "
@@ -87,10 +90,11 @@ CHECKED = ("VirtualService destinations (host, port, subset) that resolve to not
     "pods, without a Service port or in conflict, DestinationRules whose host or subsets "
     "match nothing, Service ports whose protocol Istio cannot tell, Sidecars that select no "
     "pod, select a pod another Sidecar selects, compete as a namespace's default or apply "
-    "to ambient workloads, DestinationRules originating TLS without the CA to check "
-    "the server by, ServiceEntry TCP ports without addresses, and Gateways of the same "
-    "pods serving one certificate on separate servers or naming a credential Secret that "
-    "does not exist.")
+    "to ambient workloads, DestinationRules originating TLS without the CA to check the "
+    "server by, ServiceEntry TCP ports without addresses, Gateways of the same pods serving "
+    "one certificate on separate servers, Gateway credential Secrets that do not exist, and "
+    "Services giving a mesh workload's port two protocols or sending two ports to one "
+    "targetPort.")
 
 METADATA = AnalyzerMetadata(
     name="mesh_config",
@@ -107,7 +111,7 @@ CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subse
           destination_rules.subsets_select_pods, port_names.port_names,
           sidecars.selectors, destination_tls.ca_certificates,
           service_entries.addresses_required, gateway_certificates.duplicate_certificates,
-          gateway_secrets.credentials)
+          gateway_secrets.credentials, workload_services.port_associations)
 
 
 @dataclass(frozen=True, slots=True)

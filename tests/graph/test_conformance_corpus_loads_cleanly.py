@@ -3,13 +3,19 @@ selector edges of the loaded graph are exactly what the selectors match."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
 from netsight.graph.loading import load_manifests
-from netsight.graph.model import Kind, Rel
-from netsight.graph.records import NetworkPolicyRecord, PodRecord, ServiceRecord
+from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel
+from netsight.graph.records import (
+    NetworkPolicyRecord,
+    PodRecord,
+    ServiceRecord,
+    WorkloadRecord,
+)
 from netsight.graph.store import GraphStore
 from tests.conftest import CONFORMANCE, corpus_cases, corpus_id, corpus_name
 from tests.graph.factories import targets
@@ -104,9 +110,15 @@ def test_services_select_exactly_the_pods_their_selector_matches(manifest: Path)
         assert isinstance(service, ServiceRecord)
         expected: set[str] = set()
         if service.selector and service.type != "ExternalName":
+            # Pods, and the pod templates of workloads (standing for the pods they make).
             expected = {
-                pod.key for pod in view.for_each(Kind.POD, service.namespace)
-                if isinstance(pod, PodRecord)
-                and all(pod.labels.get(k) == v for k, v in service.selector.items())
+                pod.key for kind in POD_LIKE_KINDS
+                for pod in view.for_each(kind, service.namespace)
+                if isinstance(pod, PodRecord | WorkloadRecord)
+                and all(_pod_labels(pod).get(k) == v for k, v in service.selector.items())
             }
         assert targets(store, service.key, Rel.SELECTS) == expected, service.key
+
+
+def _pod_labels(record: PodRecord | WorkloadRecord) -> Mapping[str, str]:
+    return record.pod_labels if isinstance(record, WorkloadRecord) else record.labels
