@@ -616,6 +616,13 @@ MESH_WORKLOAD_TARGET_PORT_CONFLICT = Code(
     "them may be misrouted.",
     ("IST0137",),
 )
+JWT_CLAIM_ROUTE_WITHOUT_REQUEST_AUTHENTICATION = Code(
+    "NS0697", "JwtClaimRouteWithoutRequestAuthentication", C, MESH,
+    "A gateway-bound VirtualService routes on a JWT claim (@request.auth.claims.*) but no "
+    "RequestAuthentication applies to the gateway pods: the claims are never available, so "
+    "the match never holds.",
+    ("IST0149",),
+)
 
 CODES: dict[str, Code] = {
     code.code: code for code in globals().values() if isinstance(code, Code)

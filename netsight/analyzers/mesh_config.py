@@ -22,6 +22,7 @@ from netsight.analyzers.mesh import (
     gateway_certificates,
     gateway_secrets,
     gateways,
+    jwt_claim_routes,
     port_names,
     service_entries,
     sidecars,
@@ -30,6 +31,7 @@ from netsight.analyzers.mesh import (
 )
 from netsight.analyzers.mesh.context import MeshContext
 from netsight.analyzers.mesh.gateway_secrets import SECRET
+from netsight.analyzers.mesh.jwt_claim_routes import REQUEST_AUTHENTICATION
 from netsight.analyzers.mesh.objects import (
     DESTINATION_RULE,
     ISTIO_GATEWAY,
@@ -82,6 +84,8 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
                                codes.ISTIO_GATEWAY_SECRET_NOT_FOUND),
     "deployment.ServiceAssociationAnalyzer": (codes.MESH_WORKLOAD_PORT_PROTOCOL_CONFLICT,
                                               codes.MESH_WORKLOAD_TARGET_PORT_CONFLICT),
+    "virtualservice.JWTClaimRouteAnalyzer": (
+        codes.JWT_CLAIM_ROUTE_WITHOUT_REQUEST_AUTHENTICATION,),
 }
 
 CHECKED = ("VirtualService destinations (host, port, subset) that resolve to nothing, gateways "
@@ -94,14 +98,14 @@ CHECKED = ("VirtualService destinations (host, port, subset) that resolve to not
     "server by, ServiceEntry TCP ports without addresses, Gateways of the same pods serving "
     "one certificate on separate servers, Gateway credential Secrets that do not exist, and "
     "Services giving a mesh workload's port two protocols or sending two ports to one "
-    "targetPort.")
+    "targetPort, and gateway routes on JWT claims that no RequestAuthentication provides.")
 
 METADATA = AnalyzerMetadata(
     name="mesh_config",
     description=f"Istio networking configuration as istioctl analyze checks it: {CHECKED}",
     reads=frozenset({VIRTUAL_SERVICE, DESTINATION_RULE, SERVICE_ENTRY, ISTIO_GATEWAY,
-                     SIDECAR, SECRET, K8S_GATEWAY, NODE, Kind.SERVICE, Kind.NAMESPACE,
-                     *POD_LIKE_KINDS}),
+                     SIDECAR, SECRET, REQUEST_AUTHENTICATION, K8S_GATEWAY, NODE,
+                     Kind.SERVICE, Kind.NAMESPACE, *POD_LIKE_KINDS}),
     codes=tuple(dict.fromkeys(c for group in UPSTREAM.values() for c in group)),
 )
 
@@ -111,7 +115,8 @@ CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subse
           destination_rules.subsets_select_pods, port_names.port_names,
           sidecars.selectors, destination_tls.ca_certificates,
           service_entries.addresses_required, gateway_certificates.duplicate_certificates,
-          gateway_secrets.credentials, workload_services.port_associations)
+          gateway_secrets.credentials, workload_services.port_associations,
+          jwt_claim_routes.claim_routes)
 
 
 @dataclass(frozen=True, slots=True)
