@@ -623,6 +623,13 @@ JWT_CLAIM_ROUTE_WITHOUT_REQUEST_AUTHENTICATION = Code(
     "the match never holds.",
     ("IST0149",),
 )
+POLICY_SELECTOR_ON_KUBERNETES_GATEWAY = Code(
+    "NS0698", "PolicySelectorOnKubernetesGateway", W, MESH,
+    "An Istio policy (AuthorizationPolicy, RequestAuthentication, Telemetry, WasmPlugin) "
+    "selects the pods of a Gateway API Gateway by workload selector: Istio does not apply "
+    "it there; such a Gateway takes policies through targetRefs.",
+    ("IST0166",),
+)
 
 CODES: dict[str, Code] = {
     code.code: code for code in globals().values() if isinstance(code, Code)

@@ -20,6 +20,7 @@ from netsight.analyzers.mesh import (
     destination_rules,
     destination_tls,
     gateway_certificates,
+    gateway_policy_selectors,
     gateway_secrets,
     gateways,
     jwt_claim_routes,
@@ -30,6 +31,7 @@ from netsight.analyzers.mesh import (
     workload_services,
 )
 from netsight.analyzers.mesh.context import MeshContext
+from netsight.analyzers.mesh.gateway_policy_selectors import POLICY_KINDS
 from netsight.analyzers.mesh.gateway_secrets import SECRET
 from netsight.analyzers.mesh.jwt_claim_routes import REQUEST_AUTHENTICATION
 from netsight.analyzers.mesh.objects import (
@@ -86,7 +88,15 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
                                               codes.MESH_WORKLOAD_TARGET_PORT_CONFLICT),
     "virtualservice.JWTClaimRouteAnalyzer": (
         codes.JWT_CLAIM_ROUTE_WITHOUT_REQUEST_AUTHENTICATION,),
+    "k8sgateway.SelectorAnalyzer": (codes.POLICY_SELECTOR_ON_KUBERNETES_GATEWAY,),
+    "authz.AuthorizationPoliciesAnalyzer": (codes.ISTIO_POLICY_SELECTS_NO_MESH_WORKLOAD,
+                                            codes.ISTIO_POLICY_NAMESPACE_NOT_FOUND),
 }
+
+# Codes of UPSTREAM that another netsight analyzer reports (analyzers/istio_policies reads
+# AuthorizationPolicies for reachability and reports these); not mesh_config's own.
+ELSEWHERE = frozenset({codes.ISTIO_POLICY_SELECTS_NO_MESH_WORKLOAD,
+                       codes.ISTIO_POLICY_NAMESPACE_NOT_FOUND})
 
 CHECKED = ("VirtualService destinations (host, port, subset) that resolve to nothing, gateways "
     "that do not exist or do not serve the VirtualService's hosts, VirtualServices that "
@@ -98,15 +108,18 @@ CHECKED = ("VirtualService destinations (host, port, subset) that resolve to not
     "server by, ServiceEntry TCP ports without addresses, Gateways of the same pods serving "
     "one certificate on separate servers, Gateway credential Secrets that do not exist, and "
     "Services giving a mesh workload's port two protocols or sending two ports to one "
-    "targetPort, and gateway routes on JWT claims that no RequestAuthentication provides.")
+    "targetPort, gateway routes on JWT claims that no RequestAuthentication provides, and "
+    "Istio policies selecting a Gateway API Gateway's pods by label instead of targetRefs.")
 
 METADATA = AnalyzerMetadata(
     name="mesh_config",
     description=f"Istio networking configuration as istioctl analyze checks it: {CHECKED}",
     reads=frozenset({VIRTUAL_SERVICE, DESTINATION_RULE, SERVICE_ENTRY, ISTIO_GATEWAY,
                      SIDECAR, SECRET, REQUEST_AUTHENTICATION, K8S_GATEWAY, NODE,
-                     Kind.SERVICE, Kind.NAMESPACE, *POD_LIKE_KINDS}),
-    codes=tuple(dict.fromkeys(c for group in UPSTREAM.values() for c in group)),
+                     Kind.SERVICE, Kind.NAMESPACE, *POD_LIKE_KINDS,
+                     *(kind for kind, _ in POLICY_KINDS)}),
+    codes=tuple(dict.fromkeys(c for group in UPSTREAM.values() for c in group
+                              if c not in ELSEWHERE)),
 )
 
 CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subsets,
@@ -116,7 +129,7 @@ CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subse
           sidecars.selectors, destination_tls.ca_certificates,
           service_entries.addresses_required, gateway_certificates.duplicate_certificates,
           gateway_secrets.credentials, workload_services.port_associations,
-          jwt_claim_routes.claim_routes)
+          jwt_claim_routes.claim_routes, gateway_policy_selectors.selectors)
 
 
 @dataclass(frozen=True, slots=True)
