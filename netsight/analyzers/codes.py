@@ -630,6 +630,13 @@ POLICY_SELECTOR_ON_KUBERNETES_GATEWAY = Code(
     "it there; such a Gateway takes policies through targetRefs.",
     ("IST0166",),
 )
+CONFLICTING_SERVICE_ENTRY_PROTOCOLS = Code(
+    "NS0681", "ConflictingServiceEntryProtocols", W, MESH,
+    "ServiceEntries visible in one namespace give the same host and port different "
+    "protocols: Istio uses one of them, so traffic may be handled with a protocol its "
+    "author did not expect.",
+    ("IST0177",),
+)
 
 CODES: dict[str, Code] = {
     code.code: code for code in globals().values() if isinstance(code, Code)

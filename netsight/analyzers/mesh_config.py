@@ -76,6 +76,8 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
     "destinationrule.CaCertificateAnalyzer": (
         codes.DESTINATION_RULE_TLS_WITHOUT_CA, codes.DESTINATION_RULE_PORT_TLS_WITHOUT_CA),
     "serviceentry.ProtocolAddressesAnalyzer": (codes.SERVICE_ENTRY_ADDRESSES_REQUIRED,),
+    "serviceentry.ConflictingServiceEntryProtocolAnalyzer": (
+        codes.CONFLICTING_SERVICE_ENTRY_PROTOCOLS,),
     # The name istioctl's analyzer list gives the same analyzer.
     "serviceentry.Analyzer": (codes.SERVICE_ENTRY_ADDRESSES_REQUIRED,),
     "gateway.CertificateAnalyzer": (codes.ISTIO_GATEWAY_DUPLICATE_CERTIFICATE,),
@@ -105,7 +107,8 @@ CHECKED = ("VirtualService destinations (host, port, subset) that resolve to not
     "match nothing, Service ports whose protocol Istio cannot tell, Sidecars that select no "
     "pod, select a pod another Sidecar selects, compete as a namespace's default or apply "
     "to ambient workloads, DestinationRules originating TLS without the CA to check the "
-    "server by, ServiceEntry TCP ports without addresses, Gateways of the same pods serving "
+    "server by, ServiceEntry TCP ports without addresses or with a protocol another "
+    "ServiceEntry contradicts, Gateways of the same pods serving "
     "one certificate on separate servers, Gateway credential Secrets that do not exist, and "
     "Services giving a mesh workload's port two protocols or sending two ports to one "
     "targetPort, gateway routes on JWT claims that no RequestAuthentication provides, and "
@@ -127,7 +130,8 @@ CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subse
           virtual_services.unreachable_rules, gateways.ingress_ports, gateways.conflicting,
           destination_rules.subsets_select_pods, port_names.port_names,
           sidecars.selectors, destination_tls.ca_certificates,
-          service_entries.addresses_required, gateway_certificates.duplicate_certificates,
+          service_entries.addresses_required, service_entries.conflicting_protocols,
+          gateway_certificates.duplicate_certificates,
           gateway_secrets.credentials, workload_services.port_associations,
           jwt_claim_routes.claim_routes, gateway_policy_selectors.selectors)
 
