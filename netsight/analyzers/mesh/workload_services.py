@@ -34,19 +34,16 @@ WAYPOINT_CONTROLLER = "istio.io-mesh-controller"
 
 
 def port_associations(ctx: MeshContext) -> None:
+    # Only namespaces where two Services with selectors disagree over a port can hold a
+    # clash: the pods and workloads of the others are not looked at (Services are few).
+    namespaces = _clash_namespaces(ctx)
+    if not namespaces:
+        return
     if ctx.unknown(Kind.DEPLOYMENT) is None:
-        units = _workloads(ctx)
-    elif (unknown := ctx.unknown(Kind.POD)) is None:
-        units = _pods(ctx)
+        units = _workloads(ctx, namespaces)
+    elif (unknown := ctx.unknown(Kind.POD, Kind.SERVICE)) is None:
+        units = _pods(ctx, namespaces)
     else:
-        # Worth saying only where two Services could clash over some pod's port.
-        if _clash_possible(ctx):
-            ctx.skip("Services sharing a mesh workload's ports", unknown)
-        return
-    if not units:
-        return
-    unknown = ctx.unknown(Kind.SERVICE)
-    if unknown is not None:
         ctx.skip("Services sharing a mesh workload's ports", unknown)
         return
     for record, labels in units:
@@ -58,9 +55,9 @@ def port_associations(ctx: MeshContext) -> None:
             _target_ports(ctx, record, labels, services)
 
 
-def _clash_possible(ctx: MeshContext) -> bool:
-    """Whether two Services with selectors in one namespace give one port two protocols
-    or send two ports to one targetPort (only then can some pod's Services clash)."""
+def _clash_namespaces(ctx: MeshContext) -> set[str]:
+    """Namespaces where Services with selectors give one port two protocols or send two
+    ports to one targetPort (only there can a pod's Services clash)."""
     protocols: dict[tuple[str, int], set[str]] = defaultdict(set)
     targets: dict[tuple[str, str], set[int]] = defaultdict(set)
     for service in ctx.view.for_each(Kind.SERVICE):
@@ -71,32 +68,35 @@ def _clash_possible(ctx: MeshContext) -> bool:
             target = str(port.target_port)
             targets[(service.namespace, target if target not in ("", "0") else
                      str(port.port))].add(port.port)
-    return any(len(p) > 1 for p in protocols.values()) or \
-        any(len(t) > 1 for t in targets.values())
+    return {ns for (ns, _), found in protocols.items() if len(found) > 1} | \
+        {ns for (ns, _), found in targets.items() if len(found) > 1}
 
 
-def _workloads(ctx: MeshContext) -> list[tuple[Record, Mapping[str, str]]]:
+def _workloads(ctx: MeshContext, namespaces: set[str]
+               ) -> list[tuple[Record, Mapping[str, str]]]:
     """From manifests: the mesh workloads, each template standing for its pods."""
-    workloads = [w for kind in WORKLOADS for w in ctx.view.for_each(kind)
+    workloads = [w for namespace in sorted(namespaces) for kind in WORKLOADS
+                 for w in ctx.view.for_each(kind, namespace)
                  if isinstance(w, WorkloadRecord) and ctx.in_scope(w)]
     if not workloads:
         return []
-    namespaces = {ns.name: ns.labels for ns in ctx.view.for_each(Kind.NAMESPACE)}
+    labels = {ns.name: ns.labels for ns in ctx.view.for_each(Kind.NAMESPACE)}
     return [(w, w.pod_labels) for w in sorted(workloads, key=lambda w: w.key)
-            if w.labels.get(MANAGED) != WAYPOINT_CONTROLLER and _in_mesh(w, namespaces)]
+            if w.labels.get(MANAGED) != WAYPOINT_CONTROLLER and _in_mesh(w, labels)]
 
 
-def _pods(ctx: MeshContext) -> list[tuple[Record, Mapping[str, str]]]:
+def _pods(ctx: MeshContext, namespaces: set[str]) -> list[tuple[Record, Mapping[str, str]]]:
     """From a cluster (workloads are not watched): the pods running an istio-proxy, one per
     owner and label set (the pods of one ReplicaSet share their Services)."""
     seen: dict[tuple[str, str, tuple[tuple[str, str], ...]], tuple[Record, Mapping[str, str]]] = {}
-    for pod in ctx.view.for_each(Kind.POD):
-        if not isinstance(pod, PodRecord) or not pod.mesh_proxy or not ctx.in_scope(pod):
-            continue
-        owner = "/".join(pod.owner) if pod.owner else pod.name
-        key = (pod.namespace, owner, tuple(sorted(pod.labels.items())))
-        if key not in seen or pod.key < seen[key][0].key:
-            seen[key] = (pod, pod.labels)
+    for namespace in sorted(namespaces):
+        for pod in ctx.view.for_each(Kind.POD, namespace):
+            if not isinstance(pod, PodRecord) or not pod.mesh_proxy or not ctx.in_scope(pod):
+                continue
+            owner = "/".join(pod.owner) if pod.owner else pod.name
+            key = (pod.namespace, owner, tuple(sorted(pod.labels.items())))
+            if key not in seen or pod.key < seen[key][0].key:
+                seen[key] = (pod, pod.labels)
     return [seen[k] for k in sorted(seen)]
 
 
