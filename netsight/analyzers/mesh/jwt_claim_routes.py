@@ -12,21 +12,28 @@ holds, a ``withoutHeaders`` one always does.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from netsight.analyzers import codes
 from netsight.analyzers.base import evidence, ref
+from netsight.analyzers.mesh import defaults
 from netsight.analyzers.mesh.context import MeshContext, PodLabels
 from netsight.analyzers.mesh.objects import (
+    ISTIO_GATEWAY,
     MESH_GATEWAY,
     IstioGateway,
+    Unreadable,
     VirtualService,
     labels_match,
+    read_gateway,
 )
-from netsight.graph.model import Kind, api_group
-from netsight.graph.records import GenericRecord
+from netsight.graph.model import Kind, api_group, make_key
+from netsight.graph.records import GenericRecord, Record, WorkloadRecord
+from netsight.graph.scoping import unrestricted
+from netsight.graph.selectors import LabelSelector
+from netsight.graph.store import GraphView
 
 REQUEST_AUTHENTICATION = "RequestAuthentication"
 SECURITY_GROUP = "security.istio.io"
@@ -60,20 +67,31 @@ def claim_routes(ctx: MeshContext) -> None:
     if unknown is not None:
         ctx.skip("JWT claim routes at gateways", unknown)
         return
-    authentications = _authentications(ctx)
-    gateways = {(g.record.namespace, g.record.name): g for g in ctx.gateways}
+    # Gateways, their pods and RequestAuthentications are often in namespaces the caller
+    # may not read (istio-system): decide on the whole graph, name only what they may see.
+    full, shows = unrestricted(ctx.view)
+    authentications = _authentications(full)
+    stand_in = defaults.assumed(full)
     for vs, key in routing:
         for name in vs.gateways:
             if name == MESH_GATEWAY:
                 continue
             namespace, _, short = name.rpartition("/")
-            gateway = gateways.get((namespace or vs.record.namespace, short))
-            if gateway is None:
-                continue  # reported by the gateway reference check
-            uncovered = [p for p in ctx.pods_matching(gateway.selector)
-                         if not any(a.covers(p) for a in authentications)]
+            record = full.get(make_key(ISTIO_GATEWAY, namespace or vs.record.namespace, short))
+            if not isinstance(record, GenericRecord):
+                continue  # missing: reported by the gateway reference check
+            try:
+                gateway = read_gateway(record)
+            except Unreadable:
+                continue  # reported where the Gateway is read
+            selector = LabelSelector(match_labels=tuple(sorted(gateway.selector.items())))
+            pods = [PodLabels(p, _labels_of(p)) for ns in sorted(full.namespaces())
+                    for p in full.matching(ns, selector)]
+            if not pods and stand_in is not None and selector.matches(stand_in[0].labels):
+                pods = [PodLabels(stand_in[0], dict(stand_in[0].labels), assumed=True)]
+            uncovered = [p for p in pods if not any(a.covers(p) for a in authentications)]
             if uncovered:
-                _report(ctx, vs, key, gateway, uncovered)
+                _report(ctx, vs, key, gateway, uncovered, shows)
 
 
 def _claim_key(vs: VirtualService) -> str:
@@ -90,9 +108,9 @@ def _claim_key(vs: VirtualService) -> str:
     return ""
 
 
-def _authentications(ctx: MeshContext) -> list[_Authentication]:
+def _authentications(view: GraphView) -> list[_Authentication]:
     found = []
-    for record in ctx.view.for_each(REQUEST_AUTHENTICATION):
+    for record in view.for_each(REQUEST_AUTHENTICATION):
         if not isinstance(record, GenericRecord) or \
                 api_group(record.api_version) != SECURITY_GROUP:
             continue
@@ -109,9 +127,13 @@ def _authentications(ctx: MeshContext) -> list[_Authentication]:
 
 
 def _report(ctx: MeshContext, vs: VirtualService, key: str, gateway: IstioGateway,
-            pods: list[PodLabels]) -> None:
+            pods: list[PodLabels], shows: Callable[[str], bool]) -> None:
     record = vs.record
-    names = sorted({f"{p.record.namespace}/{p.record.name}" for p in pods})
+    names = sorted({f"{p.record.namespace}/{p.record.name}" for p in pods
+                    if p.assumed or shows(p.record.key)})
+    hidden = sum(1 for p in pods if not p.assumed and not shows(p.record.key))
+    if hidden:
+        names.append(f"{hidden} in namespaces you may not read")
     note = " (istioctl's stand-in ingress gateway, assumed because the manifests define " \
         "none)" if all(p.assumed for p in pods) else ""
     ctx.report(codes.JWT_CLAIM_ROUTE_WITHOUT_REQUEST_AUTHENTICATION.finding(
@@ -125,3 +147,7 @@ def _report(ctx: MeshContext, vs: VirtualService, key: str, gateway: IstioGatewa
         "the gateway pods, in their namespace or in istio-system.",
         evidence=[evidence(record, "spec.gateways", list(vs.gateways))],
     ))
+
+
+def _labels_of(record: Record) -> dict[str, str]:
+    return dict(record.pod_labels if isinstance(record, WorkloadRecord) else record.labels)
