@@ -16,14 +16,31 @@ from netsight.analyzers import codes
 from netsight.analyzers.base import AnalyzerMetadata
 from netsight.analyzers.codes import Code
 from netsight.analyzers.contracts import Finding
-from netsight.analyzers.mesh import destination_rules, gateways, port_names, virtual_services
+from netsight.analyzers.mesh import (
+    destination_rules,
+    destination_tls,
+    gateway_certificates,
+    gateway_policy_selectors,
+    gateway_secrets,
+    gateways,
+    jwt_claim_routes,
+    port_names,
+    service_entries,
+    sidecars,
+    virtual_services,
+    workload_services,
+)
 from netsight.analyzers.mesh.context import MeshContext
+from netsight.analyzers.mesh.gateway_policy_selectors import POLICY_KINDS
+from netsight.analyzers.mesh.gateway_secrets import SECRET
+from netsight.analyzers.mesh.jwt_claim_routes import REQUEST_AUTHENTICATION
 from netsight.analyzers.mesh.objects import (
     DESTINATION_RULE,
     ISTIO_GATEWAY,
     K8S_GATEWAY,
     NODE,
     SERVICE_ENTRY,
+    SIDECAR,
     VIRTUAL_SERVICE,
 )
 from netsight.graph.model import POD_LIKE_KINDS, Kind
@@ -51,26 +68,72 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
         codes.SERVICE_PORT_NAME_NOT_PROTOCOL, codes.EXTERNAL_NAME_PORT_NAME_INVALID),
     "destinationrule.PodNotSelectedAnalyzer": (
         codes.DESTINATION_RULE_HOST_NOT_FOUND, codes.DESTINATION_RULE_SUBSET_SELECTS_NO_PODS),
+    "sidecar.SelectorAnalyzer": (
+        codes.SIDECAR_SELECTS_NO_PODS, codes.CONFLICTING_SIDECAR_SELECTORS,
+        codes.MULTIPLE_DEFAULT_SIDECARS, codes.SIDECAR_INEFFECTIVE_IN_AMBIENT),
+    # Older Istio reported selector-less Sidecars from an analyzer of their own.
+    "sidecar.DefaultSelectorAnalyzer": (codes.MULTIPLE_DEFAULT_SIDECARS,),
+    "destinationrule.CaCertificateAnalyzer": (
+        codes.DESTINATION_RULE_TLS_WITHOUT_CA, codes.DESTINATION_RULE_PORT_TLS_WITHOUT_CA),
+    "serviceentry.ProtocolAddressesAnalyzer": (codes.SERVICE_ENTRY_ADDRESSES_REQUIRED,),
+    "serviceentry.ConflictingServiceEntryProtocolAnalyzer": (
+        codes.CONFLICTING_SERVICE_ENTRY_PROTOCOLS,),
+    # The name istioctl's analyzer list gives the same analyzer.
+    "serviceentry.Analyzer": (codes.SERVICE_ENTRY_ADDRESSES_REQUIRED,),
+    "gateway.CertificateAnalyzer": (codes.ISTIO_GATEWAY_DUPLICATE_CERTIFICATE,),
+    # Its InvalidGatewayCredential (IST0161) needs the Secret's data, which netsight never
+    # reads; a Gateway without pods is reported by the pod check it shares with
+    # gateway.IngressGatewayPortAnalyzer.
+    "gateway.SecretAnalyzer": (codes.ISTIO_GATEWAY_SELECTS_NO_PODS,
+                               codes.ISTIO_GATEWAY_SECRET_NOT_FOUND),
+    "deployment.ServiceAssociationAnalyzer": (codes.MESH_WORKLOAD_PORT_PROTOCOL_CONFLICT,
+                                              codes.MESH_WORKLOAD_TARGET_PORT_CONFLICT),
+    "virtualservice.JWTClaimRouteAnalyzer": (
+        codes.JWT_CLAIM_ROUTE_WITHOUT_REQUEST_AUTHENTICATION,),
+    "k8sgateway.SelectorAnalyzer": (codes.POLICY_SELECTOR_ON_KUBERNETES_GATEWAY,),
+    "authz.AuthorizationPoliciesAnalyzer": (codes.ISTIO_POLICY_SELECTS_NO_MESH_WORKLOAD,
+                                            codes.ISTIO_POLICY_NAMESPACE_NOT_FOUND),
 }
+
+# Codes of UPSTREAM that another netsight analyzer reports (analyzers/istio_policies reads
+# AuthorizationPolicies for reachability and reports these); not mesh_config's own.
+ELSEWHERE = frozenset({codes.ISTIO_POLICY_SELECTS_NO_MESH_WORKLOAD,
+                       codes.ISTIO_POLICY_NAMESPACE_NOT_FOUND})
 
 CHECKED = ("VirtualService destinations (host, port, subset) that resolve to nothing, gateways "
     "that do not exist or do not serve the VirtualService's hosts, VirtualServices that "
     "claim the same mesh host, rules and matches that never take traffic, Gateways without "
     "pods, without a Service port or in conflict, DestinationRules whose host or subsets "
-    "match nothing, and Service ports whose protocol Istio cannot tell.")
+    "match nothing, Service ports whose protocol Istio cannot tell, Sidecars that select no "
+    "pod, select a pod another Sidecar selects, compete as a namespace's default or apply "
+    "to ambient workloads, DestinationRules originating TLS without the CA to check the "
+    "server by, ServiceEntry TCP ports without addresses or with a protocol another "
+    "ServiceEntry contradicts, Gateways of the same pods serving "
+    "one certificate on separate servers, Gateway credential Secrets that do not exist, and "
+    "Services giving a mesh workload's port two protocols or sending two ports to one "
+    "targetPort, gateway routes on JWT claims that no RequestAuthentication provides, and "
+    "Istio policies selecting a Gateway API Gateway's pods by label instead of targetRefs.")
 
 METADATA = AnalyzerMetadata(
     name="mesh_config",
     description=f"Istio networking configuration as istioctl analyze checks it: {CHECKED}",
     reads=frozenset({VIRTUAL_SERVICE, DESTINATION_RULE, SERVICE_ENTRY, ISTIO_GATEWAY,
-                     K8S_GATEWAY, NODE, Kind.SERVICE, Kind.NAMESPACE, *POD_LIKE_KINDS}),
-    codes=tuple(dict.fromkeys(c for group in UPSTREAM.values() for c in group)),
+                     SIDECAR, SECRET, REQUEST_AUTHENTICATION, K8S_GATEWAY, NODE,
+                     Kind.SERVICE, Kind.NAMESPACE, *POD_LIKE_KINDS,
+                     *(kind for kind, _ in POLICY_KINDS)}),
+    codes=tuple(dict.fromkeys(c for group in UPSTREAM.values() for c in group
+                              if c not in ELSEWHERE)),
 )
 
 CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subsets,
           virtual_services.gateways, virtual_services.conflicting_mesh_hosts,
           virtual_services.unreachable_rules, gateways.ingress_ports, gateways.conflicting,
-          destination_rules.subsets_select_pods, port_names.port_names)
+          destination_rules.subsets_select_pods, port_names.port_names,
+          sidecars.selectors, destination_tls.ca_certificates,
+          service_entries.addresses_required, service_entries.conflicting_protocols,
+          gateway_certificates.duplicate_certificates,
+          gateway_secrets.credentials, workload_services.port_associations,
+          jwt_claim_routes.claim_routes, gateway_policy_selectors.selectors)
 
 
 @dataclass(frozen=True, slots=True)

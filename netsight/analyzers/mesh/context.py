@@ -16,15 +16,20 @@ from netsight.analyzers.mesh.objects import (
     DESTINATION_RULE,
     ISTIO_GATEWAY,
     SERVICE_ENTRY,
+    SIDECAR,
     VIRTUAL_SERVICE,
     DestinationRule,
     IstioGateway,
+    ServiceEntry,
+    Sidecar,
     Unreadable,
     VirtualService,
     describe,
     istio_records,
     read_destination_rule,
     read_gateway,
+    read_service_entry,
+    read_sidecar,
     read_virtual_service,
 )
 from netsight.analyzers.mesh.visibility import build_hosts
@@ -114,6 +119,14 @@ class MeshContext:
     @cached_property
     def gateways(self) -> list[IstioGateway]:
         return self._read(ISTIO_GATEWAY, read_gateway)
+
+    @cached_property
+    def service_entries(self) -> list[ServiceEntry]:
+        return self._read(SERVICE_ENTRY, read_service_entry)
+
+    @cached_property
+    def sidecars(self) -> list[Sidecar]:
+        return self._read(SIDECAR, read_sidecar)
 
     @cached_property
     def hosts(self) -> HostRegistry:
