@@ -74,6 +74,16 @@ class MeshContext:
                 return reason
         return None
 
+    def pods_unknown(self) -> str | None:
+        """Why pods (and, from manifests, the workload templates standing for the pods they
+        would make) may be missing from the graph, or None. From a cluster the pods are
+        what runs: workload kinds, which netsight does not watch there, hide no pod; one
+        that is watched must have been listed."""
+        reason = self.unknown(Kind.POD)
+        for kind in sorted(POD_LIKE_KINDS - {Kind.POD}):
+            reason = reason or self.view.unreadable(kind)
+        return reason
+
     def skip(self, what: str, reason: str) -> None:
         note = f"{what}: not evaluated ({reason})"
         if note not in self.not_evaluated:
