@@ -28,6 +28,7 @@ from netsight.graph.model import (
     kind_id,
     make_key,
 )
+from netsight.graph.pem import tls_data_problem
 from netsight.graph.selectors import (
     LabelSelector,
     parse_label_selector,
@@ -293,6 +294,17 @@ class IngressClassRecord(Record):
 
 
 @dataclass(frozen=True, slots=True)
+class SecretRecord(Record):
+    """A Secret: its identity and type, never its data. When a manifest carries the data,
+    whether ``tls.crt``/``tls.key`` are a well-formed certificate and key is kept instead
+    (graph/pem.py); watched Secrets arrive as metadata only, and it stays unknown."""
+
+    type: str | None = None
+    tls_checked: bool = False  # the data was at hand and tls_problem decided
+    tls_problem: str | None = None  # why the data is not a PEM certificate and key
+
+
+@dataclass(frozen=True, slots=True)
 class GenericRecord(Record):
     """Any other kind. Networking CRDs keep spec and status for the analyzers of later layers."""
 
@@ -365,7 +377,7 @@ def to_record(raw: Mapping[str, Any], default_namespace: str = "default", *,
     if builder is None and oid.kind in WORKLOAD_KINDS:
         builder = _workload
     if builder is None:
-        return _generic(raw, base)
+        return _secret(raw, base) if oid.kind == "Secret" else _generic(raw, base)
     spec = raw.get("spec")
     if spec is None:
         spec = {}
@@ -1011,6 +1023,16 @@ def _namespace(
     raw: Mapping[str, Any], base: dict[str, Any], spec: dict[str, Any], status: dict[str, Any]
 ) -> NamespaceRecord:
     return NamespaceRecord(**base)
+
+
+def _secret(raw: Mapping[str, Any], base: dict[str, Any]) -> Record:
+    if api_group(base["api_version"]) != "":
+        return _generic(raw, base)  # a custom kind named Secret
+    data, string_data = raw.get("data"), raw.get("stringData")
+    checked = isinstance(data, dict) or isinstance(string_data, dict)
+    return SecretRecord(**base, type=_optional_str(raw.get("type"), "type"),
+                        tls_checked=checked,
+                        tls_problem=tls_data_problem(data, string_data) if checked else None)
 
 
 def _generic(raw: Mapping[str, Any], base: dict[str, Any]) -> GenericRecord:
