@@ -4,7 +4,10 @@ check_route_resolution and check_gateway_status (and once through the real CLI).
 Expectations read as the corpus README says: ``reason: null`` accepts any reason;
 ``accepted_by_any_parent: false`` means no parent accepts the route; an expected
 ``supportedKinds`` must be present in the answer (implementations may support more), and
-an empty one means none; ``totalAttachedRoutes`` sums the listeners.
+an empty one means none; ``totalAttachedRoutes`` sums the listeners. Two assertion types
+upstream makes are read too: a Gateway's own ``conditions`` (GatewayMustHaveCondition), in
+the same form as a listener's, and a condition given as ``null``, which must be absent
+(GatewayListenerMustNotHaveCondition).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from netsight.analyzers.catalog import call_tool, to_json
 from netsight.cli import main
 from netsight.graph.loading import load_manifests
 from netsight.graph.store import GraphStore
-from tests.conftest import CONFORMANCE, corpus_cases, corpus_id
+from tests.conftest import CONFORMANCE, OWN_CORPUS, corpus_cases, corpus_id
 
 GATEWAY_CASES = corpus_cases("gateway")  # the shared corpus's and tests/corpus's
 
@@ -37,6 +40,9 @@ def answers(case: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def assert_conditions(expected: dict[str, Any], actual: dict[str, Any], where: str) -> None:
     for kind, want in expected.items():
+        if want is None:
+            assert kind not in actual, f"{where}: {kind} must not be set, got {actual[kind]}"
+            continue
         assert kind in actual, f"{where}: no {kind} condition in {actual}"
         got = actual[kind]
         assert got["status"] == want["status"], f"{where} {kind}: {got} != {want}"
@@ -77,6 +83,7 @@ def test_gateway_case(case: Path) -> None:
     for want in expected["gateways"]:
         gateway = by_gateway.get(want["gateway"])
         assert gateway is not None, f"{want['gateway']} missing from {sorted(by_gateway)}"
+        assert_conditions(want.get("conditions", {}), gateway["conditions"], want["gateway"])
         listeners = {ls["name"]: ls for ls in gateway["listeners"]}
         if "totalAttachedRoutes" in want:
             total = sum(ls["attachedRoutes"] for ls in gateway["listeners"])
@@ -111,3 +118,18 @@ def test_a_case_through_the_cli() -> None:
                 stdout=out) == 0
     (gateway,) = json.loads(out.getvalue())["gateways"]
     assert [ls["attachedRoutes"] for ls in gateway["listeners"]] == [2]
+
+
+def test_a_condition_expected_absent_or_on_the_gateway_is_checked() -> None:
+    overlapping = {"OverlappingTLSConfig": {"status": "True", "reason": "OverlappingHostnames"}}
+    assert_conditions({"OverlappingTLSConfig": None}, {}, "listener")
+    with pytest.raises(AssertionError, match="must not be set"):
+        assert_conditions({"OverlappingTLSConfig": None}, overlapping, "listener")
+    case = OWN_CORPUS / "gateway" / "gateway-listener-unsupported-protocol"
+    expected = json.loads((case / "expected.json").read_text())
+    _, gateways = answers(case)
+    wanted = expected["gateways"][0]["gateway"]
+    (answer,) = [g for g in gateways["gateways"] if g["gateway"] == wanted]
+    with pytest.raises(AssertionError):
+        assert_conditions({"Accepted": {"status": "True", "reason": None}}, answer["conditions"],
+                          answer["gateway"])
