@@ -141,7 +141,8 @@ def gateway_findings(state: GatewayState) -> list[Finding]:
         name = f"Gateway {state.ref} listener {listener.name}"
         accepted, resolved = ls.conditions[c.ACCEPTED], ls.conditions[c.RESOLVED_REFS]
         conflicted = ls.conditions[c.CONFLICTED]
-        if accepted.status == c.FALSE:
+        # A conflicted listener is not accepted for its conflict alone: NS0511 says it.
+        if accepted.status == c.FALSE and not conflicted.ok:
             found.append(codes.LISTENER_NOT_ACCEPTED.finding(
                 ref(record), f"{name} not accepted: {accepted.reason}",
                 detail=accepted.message,

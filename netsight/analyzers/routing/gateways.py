@@ -248,13 +248,31 @@ def _conflicts(listeners: list[ListenerState]) -> None:
             seen[(state.listener.protocol if state.listener.protocol in ("TCP", "UDP")
                   else _family(state.listener.protocol), state.hostname)].append(state)
         for (_, hostname), same in seen.items():
-            if len(same) > 1:
-                for state in same:
-                    state.conditions[c.CONFLICTED] = c.true(
-                        c.HOSTNAME_CONFLICT,
-                        f"listeners {', '.join(s.listener.name for s in same)} share port "
-                        f"{port} and hostname {hostname or '(any)'}")
+            if len(same) < 2:
+                continue
+            names = ", ".join(s.listener.name for s in same)
+            # One SNI name cannot be both terminated and passed through (conformance
+            # GatewayListenerProtocolAndRouteKindConflicts); overlapping names that differ
+            # are told apart by the most specific match.
+            if len({s.listener.tls_mode == "Passthrough" for s in same}) > 1:
+                conflict = c.true(c.PROTOCOL_CONFLICT,
+                                  f"listeners {names} share port {port} and hostname "
+                                  f"{hostname or '(any)'}, some terminating TLS and some "
+                                  "passing it through")
+            else:
+                conflict = c.true(c.HOSTNAME_CONFLICT, f"listeners {names} share port "
+                                  f"{port} and hostname {hostname or '(any)'}")
+            for state in same:
+                state.conditions[c.CONFLICTED] = conflict
         _overlapping_tls(port, group)
+    for state in listeners:
+        conflicted, accepted = state.conditions[c.CONFLICTED], state.conditions[c.ACCEPTED]
+        if conflicted.ok and accepted.ok:
+            # Its port is not configured, so it makes no data plane configuration: the
+            # spec's test for Accepted (ListenerConditionAccepted), with the reason
+            # conformance asserts for a conflicted listener.
+            state.conditions[c.ACCEPTED] = c.false(c.INVALID,
+                                                   f"conflicted: {conflicted.message}")
 
 
 def _overlapping_tls(port: int, group: list[ListenerState]) -> None:
