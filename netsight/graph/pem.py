@@ -1,11 +1,13 @@
-"""Whether a TLS Secret's data is well-formed, decided while the data is at hand.
+"""Whether TLS material in a Secret or ConfigMap is well-formed, decided while the data is
+at hand.
 
 A Gateway listener's certificateRef is invalid when "the data within that resource is
-malformed" (ListenerReasonInvalidCertificateRef, Gateway API v1). netsight never keeps a
-Secret's data: when a manifest carries it, the record builder asks this module for a
-verdict and drops the data. The check is structural — a ``tls.crt`` holding PEM
-CERTIFICATE blocks and a ``tls.key`` holding one PEM private key, each a base64 DER
-SEQUENCE — not whether the certificate has expired or matches the key.
+malformed" (ListenerReasonInvalidCertificateRef, Gateway API v1), and a BackendTLSPolicy's
+caCertificateRef when its ConfigMap holds no usable ``ca.crt`` (InvalidCACertificateRef).
+netsight never keeps the data: when a manifest carries it, the record builder asks this
+module for a verdict and drops the data. The check is structural — a ``tls.crt`` (or
+``ca.crt``) holding PEM CERTIFICATE blocks and a ``tls.key`` holding one PEM private key,
+each a base64 DER SEQUENCE — not whether a certificate has expired or matches the key.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import re
 from collections.abc import Mapping
 
 TLS_CERT_KEY, TLS_PRIVATE_KEY = "tls.crt", "tls.key"
+CA_CERT_KEY = "ca.crt"  # BackendTLSPolicy: the key a caCertificateRef ConfigMap holds
 
 _BLOCK = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----(.*?)-----END \1-----", re.DOTALL)
 _DER_SEQUENCE = 0x30  # every X.509 certificate and PKCS#1/#8/SEC1 key is an ASN.1 SEQUENCE
@@ -66,3 +69,24 @@ def _der_blocks(text: str) -> list[str] | None:
             return None
         labels.append(match.group(1))
     return labels
+
+
+def ca_bundle_problem(data: object, binary_data: object) -> str | None:
+    """Why a ConfigMap's ``ca.crt`` is not a PEM certificate bundle; None when it is.
+    ``data`` holds plain values, ``binaryData`` base64 ones."""
+    text = data.get(CA_CERT_KEY) if isinstance(data, Mapping) else None
+    if not isinstance(text, str) and isinstance(binary_data, Mapping):
+        raw = binary_data.get(CA_CERT_KEY)
+        if isinstance(raw, str):
+            try:
+                text = base64.b64decode(raw, validate=True).decode("ascii")
+            except (binascii.Error, ValueError):
+                return f"binaryData[{CA_CERT_KEY}] is not base64-encoded ASCII"
+    if not isinstance(text, str):
+        return f"no {CA_CERT_KEY}"
+    labels = _der_blocks(text)
+    if labels is None:
+        return f"{CA_CERT_KEY} holds a PEM block whose body is not base64 DER"
+    if not labels or any(x != "CERTIFICATE" for x in labels):
+        return f"{CA_CERT_KEY} does not hold PEM CERTIFICATE blocks"
+    return None

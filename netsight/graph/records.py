@@ -28,7 +28,7 @@ from netsight.graph.model import (
     kind_id,
     make_key,
 )
-from netsight.graph.pem import tls_data_problem
+from netsight.graph.pem import ca_bundle_problem, tls_data_problem
 from netsight.graph.selectors import (
     LabelSelector,
     parse_label_selector,
@@ -305,6 +305,16 @@ class SecretRecord(Record):
 
 
 @dataclass(frozen=True, slots=True)
+class ConfigMapRecord(Record):
+    """A ConfigMap: its identity, never its data. When a manifest carries the data, whether
+    ``ca.crt`` is a PEM certificate bundle is kept instead (graph/pem.py); watched
+    ConfigMaps arrive as metadata only, and it stays unknown."""
+
+    ca_checked: bool = False  # the data was at hand and ca_problem decided
+    ca_problem: str | None = None  # why ca.crt is not a PEM certificate bundle
+
+
+@dataclass(frozen=True, slots=True)
 class GenericRecord(Record):
     """Any other kind. Networking CRDs keep spec and status for the analyzers of later layers."""
 
@@ -377,7 +387,8 @@ def to_record(raw: Mapping[str, Any], default_namespace: str = "default", *,
     if builder is None and oid.kind in WORKLOAD_KINDS:
         builder = _workload
     if builder is None:
-        return _secret(raw, base) if oid.kind == "Secret" else _generic(raw, base)
+        data_kind = _DATA_KINDS.get(oid.kind)
+        return data_kind(raw, base) if data_kind is not None else _generic(raw, base)
     spec = raw.get("spec")
     if spec is None:
         spec = {}
@@ -1035,6 +1046,15 @@ def _secret(raw: Mapping[str, Any], base: dict[str, Any]) -> Record:
                         tls_problem=tls_data_problem(data, string_data) if checked else None)
 
 
+def _config_map(raw: Mapping[str, Any], base: dict[str, Any]) -> Record:
+    if api_group(base["api_version"]) != "":
+        return _generic(raw, base)  # a custom kind named ConfigMap
+    data, binary = raw.get("data"), raw.get("binaryData")
+    checked = isinstance(data, dict) or isinstance(binary, dict)
+    return ConfigMapRecord(**base, ca_checked=checked,
+                           ca_problem=ca_bundle_problem(data, binary) if checked else None)
+
+
 def _generic(raw: Mapping[str, Any], base: dict[str, Any]) -> GenericRecord:
     if api_group(base["api_version"]) not in NETWORKING_GROUPS:
         return GenericRecord(**base)
@@ -1049,6 +1069,12 @@ def _generic(raw: Mapping[str, Any], base: dict[str, Any]) -> GenericRecord:
 
 
 Builder = Callable[[Mapping[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]], Record]
+
+# Core kinds whose data is judged, then dropped (graph/pem.py).
+_DATA_KINDS: dict[str, Callable[[Mapping[str, Any], dict[str, Any]], Record]] = {
+    "Secret": _secret,
+    "ConfigMap": _config_map,
+}
 
 _BUILDERS: dict[str, Builder] = {
     Kind.NAMESPACE: _namespace,

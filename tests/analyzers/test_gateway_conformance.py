@@ -8,7 +8,10 @@ an empty one means none; ``totalAttachedRoutes`` sums the listeners. Two asserti
 upstream makes are read too: a Gateway's own ``conditions`` (GatewayMustHaveCondition), in
 the same form as a listener's, and a condition given as ``null``, which must be absent
 (GatewayListenerMustNotHaveCondition); a listener without ``supportedKinds`` leaves them
-unchecked (GatewayListenerMustHaveConditions and ...AttachedRoutes assert none).
+unchecked (GatewayListenerMustHaveConditions and ...AttachedRoutes assert none). Optional
+``policies[]`` (BackendTLSPolicyMustHaveCondition) give a BackendTLSPolicy's ``policy``
+("ns/name"), the ``ancestor`` Gateway upstream reads it under, and its ``conditions``; they
+are read where the policy applies to a backend of a route the answer resolves.
 """
 
 from __future__ import annotations
@@ -80,6 +83,15 @@ def test_gateway_case(case: Path) -> None:
             accepted = [p["parent"] for p in route["parents"]
                         if p["conditions"]["Accepted"]["status"] == "True"]
             assert not accepted, f"{want['route']} accepted by {accepted}"
+    applied = {backend["tls"]["policy"]: backend["tls"] for route in routes["routes"]
+               for backend in route.get("backends", []) if "tls" in backend}
+    for want in expected.get("policies", []):
+        assert want["kind"] == "BackendTLSPolicy", want
+        tls = applied.get(want["policy"])
+        assert tls is not None, f"{want['policy']} applies to no backend: {sorted(applied)}"
+        assert_conditions(want["conditions"], {"Accepted": tls["accepted"],
+                                               "ResolvedRefs": tls["resolvedRefs"]},
+                          want["policy"])
     by_gateway = {g["gateway"]: g for g in gateways["gateways"]}
     for want in expected["gateways"]:
         gateway = by_gateway.get(want["gateway"])

@@ -16,7 +16,9 @@ either ``caCertificateRefs`` (one ConfigMap is Core support) or
   InvalidCACertificateRef for one that does not exist. ConfigMap existence is decided only
   where the graph knows every ConfigMap: manifests, or a cluster whose ConfigMaps are
   watched by name (SECRET_METADATA); otherwise the condition is Unknown rather than
-  guessed. Nothing reads the ``ca.crt`` key: the graph keeps no ConfigMap data.
+  guessed. The graph keeps no ConfigMap data: where a manifest carries it, whether
+  ``ca.crt`` is a PEM certificate bundle is judged when the record is built (graph/pem.py)
+  and a malformed one is InvalidCACertificateRef; a watched ConfigMap resolves by existence.
 
 Targets are found through the graph's ``target_ref`` edges (graph/policy_attachment.py):
 the policies of a Service are its incoming edges, not a scan of every policy.
@@ -36,7 +38,7 @@ from netsight.analyzers.routing.objects import (
     spec_of,
 )
 from netsight.graph.model import Kind, Rel, make_key
-from netsight.graph.records import Record, ServiceRecord
+from netsight.graph.records import ConfigMapRecord, Record, ServiceRecord
 from netsight.graph.store import GraphView, Source
 
 BACKEND_TLS_POLICY = "BackendTLSPolicy"
@@ -340,10 +342,15 @@ class BackendTLSPolicies:
                            f"{ref.group or 'core'} is not supported (a core ConfigMap is)")
             elif untracked is not None:
                 undecided.append(where)
-            elif not self.view.exists(make_key(CONFIG_MAP, ns, ref.name)):
-                missing = "not in the input" if self.view.source is Source.MANIFESTS \
-                    else "not found"
-                problem = (INVALID_CA_CERTIFICATE_REF, f"{where}: ConfigMap {missing}")
+            else:
+                config_map = self.view.get(make_key(CONFIG_MAP, ns, ref.name))
+                if config_map is None:
+                    missing = "not in the input" if self.view.source is Source.MANIFESTS \
+                        else "not found"
+                    problem = (INVALID_CA_CERTIFICATE_REF, f"{where}: ConfigMap {missing}")
+                elif isinstance(config_map, ConfigMapRecord) and config_map.ca_problem:
+                    problem = (INVALID_CA_CERTIFICATE_REF,
+                               f"{where}: ConfigMap data is malformed ({config_map.ca_problem})")
             if problem is not None:
                 failed.append(problem)
                 state.ref_problems.append((ref.path, *problem))
@@ -359,5 +366,5 @@ class BackendTLSPolicies:
             state.notes.append(f"BackendTLSPolicy {state.ref} {', '.join(undecided)}: "
                                f"ConfigMap existence not evaluated ({untracked})")
             return c.unknown(f"ConfigMap existence not evaluated ({untracked})"), usable
-        return c.true(c.RESOLVED_REFS, "caCertificateRefs resolved (the ca.crt key is not "
-                      "checked: the graph keeps no ConfigMap data)"), usable
+        return c.true(c.RESOLVED_REFS, "caCertificateRefs resolved (ca.crt is checked only "
+                      "where the input carries a ConfigMap's data)"), usable

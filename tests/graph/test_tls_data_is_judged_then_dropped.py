@@ -1,5 +1,6 @@
-"""A TLS Secret from a manifest: whether tls.crt/tls.key are a PEM certificate and key is
-decided when the record is built, and the data itself is not kept."""
+"""A TLS Secret (or a CA ConfigMap) from a manifest: whether tls.crt/tls.key are a PEM
+certificate and key (or ca.crt a certificate bundle) is decided when the record is built,
+and the data itself is not kept."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from netsight.graph.records import GenericRecord, SecretRecord, to_record
+from netsight.graph.records import ConfigMapRecord, GenericRecord, SecretRecord, to_record
 
 # A throwaway self-signed EC certificate and its key, made for this test.
 CERT = (
@@ -82,3 +83,31 @@ def test_a_custom_kind_named_secret_stays_generic() -> None:
     record = to_record({"apiVersion": "example.com/v1", "kind": "Secret",
                         "metadata": {"name": "x", "namespace": "infra"}, "data": {"a": "b"}})
     assert isinstance(record, GenericRecord)
+
+
+NO_BUNDLE = "ca.crt does not hold PEM CERTIFICATE blocks"
+
+
+def config_map(**fields: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "backend-ca", "namespace": "infra"}, **fields}
+
+
+@pytest.mark.parametrize(("fields", "problem"), [
+    ({"data": {"ca.crt": text(CERT)}}, None),
+    ({"binaryData": {"ca.crt": CERT}}, None),
+    ({"data": {}}, "no ca.crt"),
+    ({"data": {"ca.crt": "-----BEGIN CERTIFICATE-----"}}, NO_BUNDLE),
+    ({"data": {"ca.crt": text(KEY)}}, NO_BUNDLE),
+])
+def test_a_config_map_ca_bundle_is_judged(fields: dict[str, Any], problem: str | None) -> None:
+    record = to_record(config_map(**fields))
+    assert isinstance(record, ConfigMapRecord)
+    assert (record.ca_checked, record.ca_problem) == (True, problem)
+    assert "BEGIN" not in repr(record)
+
+
+def test_a_config_map_without_data_is_not_judged() -> None:
+    record = to_record(config_map())
+    assert isinstance(record, ConfigMapRecord)
+    assert (record.ca_checked, record.ca_problem) == (False, None)
