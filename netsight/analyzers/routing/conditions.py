@@ -34,6 +34,7 @@ OVERLAPPING_HOSTNAMES = "OverlappingHostnames"
 INVALID = "Invalid"
 LISTENERS_NOT_VALID = "ListenersNotValid"
 LISTENERS_NOT_RESOLVED = "ListenersNotResolved"
+INVALID_PARAMETERS = "InvalidParameters"
 
 
 @dataclass(frozen=True, slots=True)

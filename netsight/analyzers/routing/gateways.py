@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import hostnames
+from netsight.analyzers.routing.backend_tls import CONFIG_MAP
 from netsight.analyzers.routing.objects import (
     CORE_PROTOCOLS,
     GATEWAY_CLASS,
@@ -38,7 +39,7 @@ from netsight.graph.model import make_key
 from netsight.graph.records import Record
 from netsight.graph.scoping import unrestricted
 from netsight.graph.selectors import LabelSelector, parse_label_selector
-from netsight.graph.store import GraphView
+from netsight.graph.store import GraphView, Source
 
 # Route kinds each core protocol carries (Gateway API "Listener protocol and Route kind").
 PROTOCOL_KINDS: Mapping[str, tuple[str, ...]] = {
@@ -116,7 +117,41 @@ def evaluate(view: GraphView, grants: Grants, record: Record) -> GatewayState:
         state.conditions = {c.ACCEPTED: pending, c.PROGRAMMED: pending}
         return state
     state.conditions = _gateway_conditions(state.listeners)
+    invalid = _invalid_parameters(view, record, state.notes)
+    if invalid is not None:
+        state.conditions[c.ACCEPTED] = invalid
+        state.conditions[c.PROGRAMMED] = c.false(c.INVALID, f"not accepted: {invalid.message}")
     return state
+
+
+def _invalid_parameters(view: GraphView, record: Record, notes: list[str]) -> c.Cond | None:
+    """Accepted=False/InvalidParameters for a spec.infrastructure.parametersRef that cannot
+    be found (GatewayInfrastructure: "If the referent cannot be found, refers to an
+    unsupported kind, or when the data within that resource is malformed, the Gateway SHOULD
+    be rejected"), else None. A core ConfigMap is looked up; other kinds are implementation-
+    specific, and whether this controller supports one is not evaluated."""
+    ref = as_map(as_map(spec_of(record).get("infrastructure")).get("parametersRef"))
+    if not ref:
+        return None
+    group, kind, name = str(ref.get("group") or ""), opt_str(ref.get("kind")), \
+        opt_str(ref.get("name"))
+    where = f"spec.infrastructure.parametersRef ({kind or '?'} {record.namespace}/{name or '?'})"
+    if kind is None or name is None:
+        return c.false(c.INVALID_PARAMETERS, f"{where}: kind and name are required")
+    gateway = f"gateway {record.namespace}/{record.name}"
+    if (group, kind) != ("", CONFIG_MAP):
+        notes.append(f"{gateway} {where}: a {kind} of group {group or 'core'} is "
+                     "implementation-specific; whether it exists and its controller supports "
+                     "it is not evaluated")
+        return None
+    unknown = view.untracked(CONFIG_MAP)
+    if unknown is not None:
+        notes.append(f"{gateway} {where}: ConfigMap existence not evaluated ({unknown})")
+        return None
+    if not view.exists(make_key(CONFIG_MAP, record.namespace, name)):
+        missing = "not in the input" if view.source is Source.MANIFESTS else "not found"
+        return c.false(c.INVALID_PARAMETERS, f"{where}: ConfigMap {missing}")
+    return None
 
 
 def _unsupported_kinds(view: GraphView, gateway_class: Record | None,
