@@ -314,9 +314,10 @@ LISTENER_INVALID_ROUTE_KINDS = Code(
 )
 LISTENER_CERTIFICATE_REF_INVALID = Code(
     "NS0510", "ListenerCertificateRefInvalid", C, Category.TLS,
-    "A TLS-terminating listener's certificateRef is missing, of an unsupported kind, not "
-    "permitted by a ReferenceGrant, or (where the input carries the Secret's data) not a PEM "
-    "certificate and key; the listener is not programmed.",
+    "A TLS-terminating listener's certificateRef (or a caCertificateRef of the Gateway's "
+    "client certificate validation) is missing, of an unsupported kind, not permitted by a "
+    "ReferenceGrant, or (where the input carries the data) not PEM; the listener is not "
+    "programmed.",
 )
 LISTENER_CONFLICTED = Code(
     "NS0511", "ListenerConflicted", C, ROUTING,

@@ -2,8 +2,9 @@
 
 Follows Gateway API v1 ``Listener``/``ListenerStatus``/``GatewayStatus``: kinds a listener
 supports follow from its protocol unless ``allowedRoutes.kinds`` narrows them (kinds that do
-not fit are dropped and make ResolvedRefs False/InvalidRouteKinds); certificateRefs must
-resolve for TLS termination; listeners sharing a port must be compatible; a Gateway is
+not fit are dropped and make ResolvedRefs False/InvalidRouteKinds); certificateRefs, and the
+CA certificates of client certificate validation (routing/frontend_tls.py), must resolve for
+TLS termination; listeners sharing a port must be compatible; a Gateway is
 Accepted when its listeners are, and needs a GatewayClass whose controller reconciles it.
 """
 
@@ -14,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from netsight.analyzers.routing import conditions as c
-from netsight.analyzers.routing import hostnames
+from netsight.analyzers.routing import frontend_tls, hostnames
 from netsight.analyzers.routing.backend_tls import CONFIG_MAP
 from netsight.analyzers.routing.objects import (
     CORE_PROTOCOLS,
@@ -61,6 +62,8 @@ class ListenerState:
     selector: LabelSelector | None
     conditions: dict[str, c.Cond]
     attached_routes: int = 0
+    # ResolvedRefs as client certificate validation alone sets it (routing/frontend_tls.py)
+    client_validation: c.Cond | None = None
     # Routes whose attachment is undecided (allowedRoutes reads labels of a namespace not
     # in the input): not in attached_routes, which may be short by as many.
     attached_undecided: int = 0
@@ -202,7 +205,13 @@ def _listener(view: GraphView, grants: Grants, gateway: Record, listener: Listen
                          if group != GATEWAY_GROUP or kind not in compatible]
     conditions[c.RESOLVED_REFS] = _resolved_refs(view, grants, gateway, listener,
                                                  invalid_kinds, notes)
-    return ListenerState(listener, supported, selector, conditions)
+    unresolved, invalid = frontend_tls.check(view, grants, gateway, listener, notes)
+    if unresolved is not None and conditions[c.RESOLVED_REFS].ok:
+        conditions[c.RESOLVED_REFS] = unresolved
+    if invalid is not None and conditions[c.ACCEPTED].ok:
+        conditions[c.ACCEPTED] = invalid
+    return ListenerState(listener, supported, selector, conditions,
+                         client_validation=unresolved)
 
 
 def _invalid(listener: Listener) -> c.Cond | None:
