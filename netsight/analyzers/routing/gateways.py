@@ -23,9 +23,11 @@ from netsight.analyzers.routing.objects import (
     GATEWAY_GROUP,
     GRPC_ROUTE,
     HTTP_ROUTE,
+    SECRET,
     TCP_ROUTE,
     TLS_ROUTE,
     UDP_ROUTE,
+    CertificateRef,
     Listener,
     as_map,
     conditions_of,
@@ -120,11 +122,39 @@ def evaluate(view: GraphView, grants: Grants, record: Record) -> GatewayState:
         state.conditions = {c.ACCEPTED: pending, c.PROGRAMMED: pending}
         return state
     state.conditions = _gateway_conditions(state.listeners)
+    unresolved = _backend_client_certificate(view, grants, record, state.notes)
+    if unresolved is not None:
+        state.conditions[c.RESOLVED_REFS] = unresolved
     invalid = _invalid_parameters(view, record, state.notes)
     if invalid is not None:
         state.conditions[c.ACCEPTED] = invalid
         state.conditions[c.PROGRAMMED] = c.false(c.INVALID, f"not accepted: {invalid.message}")
     return state
+
+
+def _backend_client_certificate(view: GraphView, grants: Grants, record: Record,
+                                notes: list[str]) -> c.Cond | None:
+    """ResolvedRefs=False for spec.tls.backend.clientCertificateRef, the certificate the
+    Gateway presents to backends, when it does not resolve (GatewayTLSConfig: a Secret of
+    the core group; another namespace needs a ReferenceGrant), else None. Conformance
+    GatewayInvalidTLSBackendConfiguration: InvalidClientCertificateRef or RefNotPermitted,
+    the Gateway staying Accepted."""
+    raw = as_map(as_map(as_map(spec_of(record).get("tls")).get("backend"))
+                 .get("clientCertificateRef"))
+    if not raw:
+        return None
+    ref = CertificateRef(path="spec.tls.backend.clientCertificateRef",
+                         group=str(raw.get("group") or ""),
+                         kind=opt_str(raw.get("kind")) or SECRET,
+                         namespace=opt_str(raw.get("namespace")) or record.namespace,
+                         name=str(raw.get("name") or ""))
+    reason, message, evaluated = resolve_certificate(view, grants, record, ref)
+    if not evaluated:
+        notes.append(f"gateway {record.namespace}/{record.name} {message}")
+    if reason is None:
+        return None
+    return c.false(c.REF_NOT_PERMITTED if reason == c.REF_NOT_PERMITTED
+                   else c.INVALID_CLIENT_CERTIFICATE_REF, message)
 
 
 def _invalid_parameters(view: GraphView, record: Record, notes: list[str]) -> c.Cond | None:
