@@ -162,7 +162,7 @@ def gateway_findings(state: GatewayState) -> list[Finding]:
                 suggestion="List only route kinds the listener's protocol carries.",
                 evidence=[evidence(record, f"{listener.path}.allowedRoutes.kinds",
                                    [k for _, k in listener.kinds or ()])]))
-        elif not resolved.ok and resolved is ls.client_validation:
+        elif resolved.status == c.FALSE and resolved is ls.client_validation:
             found.append(codes.LISTENER_CERTIFICATE_REF_INVALID.finding(
                 ref(record), f"{name}: client certificate validation caCertificateRef "
                 f"{resolved.reason}",
@@ -170,7 +170,7 @@ def gateway_findings(state: GatewayState) -> list[Finding]:
                 suggestion="Reference an existing ConfigMap holding the CA bundle in ca.crt "
                 "(with a ReferenceGrant if it lives in another namespace).",
                 evidence=[evidence(record, "spec.tls.frontend", None)]))
-        elif not resolved.ok:
+        elif resolved.status == c.FALSE:  # Unknown: in notEvaluated, not a finding
             found.append(codes.LISTENER_CERTIFICATE_REF_INVALID.finding(
                 ref(record), f"{name}: certificateRef {resolved.reason}",
                 detail=resolved.message,

@@ -5,7 +5,8 @@ a ``perPort`` entry replaces it for the listeners on its port. Its ``caCertifica
 (a core ConfigMap is Core support) are references like any other: one of another kind is
 InvalidCACertificateKind, one into another namespace needs a ReferenceGrant
 (RefNotPermitted), one that does not exist — or whose ``ca.crt`` a manifest shows is not
-a PEM bundle — is InvalidCACertificateRef; each makes the listener's ResolvedRefs False,
+a PEM bundle — is InvalidCACertificateRef (one absent from manifests is not evaluated:
+references.not_in_input); each makes the listener's ResolvedRefs False,
 and with no usable ref left the listener is not Accepted (NoValidCACertificate), as
 conformance GatewayInvalidFrontendClientCertificateValidation asserts.
 """
@@ -22,6 +23,7 @@ from netsight.analyzers.routing.objects import (
     Listener,
     as_list,
     as_map,
+    not_in_input,
     opt_port,
     opt_str,
     spec_of,
@@ -63,19 +65,32 @@ def check(view: GraphView, grants: Grants, gateway: Record, listener: Listener,
     if not refs:
         return None, None
     failed: list[tuple[str, str]] = []
+    undecided: list[str] = []
     for i, ref in enumerate(refs):
         problem = _problem(view, grants, gateway, ref, f"{path}.caCertificateRefs[{i}]",
                            notes)
-        if problem is not None:
+        if problem is None:
+            continue
+        if problem[0] == c.PENDING:
+            undecided.append(problem[1])
+        else:
             failed.append(problem)
     if not failed:
-        return None, None
+        if not undecided:
+            return None, None
+        # Whether any ref is usable depends on the ones not evaluated.
+        pending = c.unknown("; ".join(undecided))
+        return pending, pending if len(undecided) == len(refs) else None
     reason, message = failed[0]
     more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
     resolved = c.false(reason, message + more)
-    accepted = c.false(NO_VALID_CA_CERTIFICATE, f"no valid caCertificateRef: {message}") \
-        if len(failed) == len(refs) else None
-    return resolved, accepted
+    if len(failed) == len(refs):
+        return resolved, c.false(NO_VALID_CA_CERTIFICATE,
+                                 f"no valid caCertificateRef: {message}")
+    if len(failed) + len(undecided) == len(refs):
+        return resolved, c.unknown(f"whether a caCertificateRef is usable is not evaluated: "
+                                   f"{'; '.join(undecided)}")
+    return resolved, None
 
 
 def _problem(view: GraphView, grants: Grants, gateway: Record, ref: Mapping[str, Any],
@@ -100,8 +115,11 @@ def _problem(view: GraphView, grants: Grants, gateway: Record, ref: Mapping[str,
         return None
     record = view.get(make_key(CONFIG_MAP, namespace, name))
     if record is None:
-        missing = "not in the input" if view.source is Source.MANIFESTS else "not found"
-        return INVALID_CA_CERTIFICATE_REF, f"{where}: ConfigMap {missing}"
+        if view.source is Source.MANIFESTS:
+            notes.append(f"gateway {gateway.namespace}/{gateway.name} "
+                         f"{not_in_input(CONFIG_MAP, where)}")
+            return c.PENDING, not_in_input(CONFIG_MAP, where)
+        return INVALID_CA_CERTIFICATE_REF, f"{where}: ConfigMap not found"
     if isinstance(record, ConfigMapRecord) and record.ca_problem is not None:
         return INVALID_CA_CERTIFICATE_REF, (f"{where}: ConfigMap data is malformed "
                                             f"({record.ca_problem})")

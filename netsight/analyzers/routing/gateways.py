@@ -128,7 +128,8 @@ def evaluate(view: GraphView, grants: Grants, record: Record) -> GatewayState:
     invalid = _invalid_parameters(view, record, state.notes)
     if invalid is not None:
         state.conditions[c.ACCEPTED] = invalid
-        state.conditions[c.PROGRAMMED] = c.false(c.INVALID, f"not accepted: {invalid.message}")
+        state.conditions[c.PROGRAMMED] = c.false(c.INVALID, f"not accepted: {invalid.message}") \
+            if invalid.status == c.FALSE else c.unknown(invalid.message)
     return state
 
 
@@ -153,6 +154,8 @@ def _backend_client_certificate(view: GraphView, grants: Grants, record: Record,
         notes.append(f"gateway {record.namespace}/{record.name} {message}")
     if reason is None:
         return None
+    if reason == c.PENDING:
+        return c.unknown(message)
     return c.false(c.REF_NOT_PERMITTED if reason == c.REF_NOT_PERMITTED
                    else c.INVALID_CLIENT_CERTIFICATE_REF, message)
 
@@ -181,6 +184,8 @@ def _invalid_parameters(view: GraphView, record: Record, notes: list[str]) -> c.
     if unknown is not None:
         notes.append(f"{gateway} {where}: ConfigMap existence not evaluated ({unknown})")
         return None
+    # Unlike a certificate or CA bundle (objects.not_in_input), a Gateway's parameters are
+    # written with it: one the input does not hold is missing.
     if not view.exists(make_key(CONFIG_MAP, record.namespace, name)):
         missing = "not in the input" if view.source is Source.MANIFESTS else "not found"
         return c.false(c.INVALID_PARAMETERS, f"{where}: ConfigMap {missing}")
@@ -236,7 +241,8 @@ def _listener(view: GraphView, grants: Grants, gateway: Record, listener: Listen
     conditions[c.RESOLVED_REFS] = _resolved_refs(view, grants, gateway, listener,
                                                  invalid_kinds, notes)
     unresolved, invalid = frontend_tls.check(view, grants, gateway, listener, notes)
-    if unresolved is not None and conditions[c.RESOLVED_REFS].ok:
+    if unresolved is not None and (conditions[c.RESOLVED_REFS].ok or (
+            conditions[c.RESOLVED_REFS].status == c.UNKNOWN and unresolved.status == c.FALSE)):
         conditions[c.RESOLVED_REFS] = unresolved
     if invalid is not None and conditions[c.ACCEPTED].ok:
         conditions[c.ACCEPTED] = invalid
@@ -281,12 +287,17 @@ def _resolved_refs(view: GraphView, grants: Grants, gateway: Record, listener: L
         if not listener.certificate_refs and not as_map(listener.tls.get("options")):
             return c.false(c.INVALID_CERTIFICATE_REF,
                            "tls.mode Terminate needs at least one certificateRef")
+        undecided: list[str] = []
         for ref in listener.certificate_refs:
             reason, message, evaluated = resolve_certificate(view, grants, gateway, ref)
-            if reason is not None:
-                return c.false(reason, message)
             if not evaluated:
                 notes.append(f"gateway {gateway.namespace}/{gateway.name} {message}")
+            if reason == c.PENDING:
+                undecided.append(message)
+            elif reason is not None:
+                return c.false(reason, message)
+        if undecided:
+            return c.unknown("; ".join(undecided))
     if invalid_kinds:
         return c.false(c.INVALID_ROUTE_KINDS,
                        f"route kinds not supported on protocol {listener.protocol}: "
@@ -379,6 +390,8 @@ def _programmed(conditions: Mapping[str, c.Cond]) -> c.Cond:
         return c.false(c.INVALID, f"listener conflicted: {conditions[c.CONFLICTED].message}")
     # Without its certificates a listener cannot terminate TLS; an unsupported route kind
     # alone leaves the listener serving the kinds it does support.
+    if resolved.status == c.UNKNOWN:
+        return c.unknown(f"references not evaluated: {resolved.message}")
     if not resolved.ok and resolved.reason != c.INVALID_ROUTE_KINDS:
         return c.false(c.INVALID, f"unresolved references: {resolved.message}")
     return c.true(c.PROGRAMMED, "listener would be programmed")
@@ -395,12 +408,23 @@ def _gateway_conditions(listeners: list[ListenerState]) -> dict[str, c.Cond]:
         accepted = c.true(c.LISTENERS_NOT_VALID, f"invalid listeners: {', '.join(bad)}")
     else:
         accepted = c.true(c.ACCEPTED, "Gateway is valid")
+    undecided = [s.listener.name for s in listeners
+                 if s.conditions[c.PROGRAMMED].status == c.UNKNOWN]
     if accepted.ok and any(s.conditions[c.PROGRAMMED].ok for s in listeners):
         programmed = c.true(c.PROGRAMMED, "Gateway would be programmed")
+    elif accepted.ok and undecided:
+        programmed = c.unknown(f"whether listener(s) {', '.join(undecided)} can be "
+                               "programmed is not evaluated")
     else:
         programmed = c.false(c.INVALID, "no listener can be programmed")
-    unresolved = [s.listener.name for s in listeners if not s.conditions[c.RESOLVED_REFS].ok]
-    resolved = c.false(c.LISTENERS_NOT_RESOLVED,
-                       f"listeners with unresolved references: {', '.join(unresolved)}") \
-        if unresolved else c.true(c.RESOLVED_REFS, "all listener references resolved")
+    states = [(s.listener.name, s.conditions[c.RESOLVED_REFS].status) for s in listeners]
+    unresolved = [name for name, status in states if status == c.FALSE]
+    unknown = [name for name, status in states if status == c.UNKNOWN]
+    if unresolved:
+        resolved = c.false(c.LISTENERS_NOT_RESOLVED, "listeners with unresolved references: "
+                           f"{', '.join(unresolved)}")
+    elif unknown:
+        resolved = c.unknown(f"references of listener(s) {', '.join(unknown)} not evaluated")
+    else:
+        resolved = c.true(c.RESOLVED_REFS, "all listener references resolved")
     return {c.ACCEPTED: accepted, c.PROGRAMMED: programmed, c.RESOLVED_REFS: resolved}

@@ -287,3 +287,15 @@ def conditions_of(raw: object) -> dict[str, Mapping[str, Any]]:
         if isinstance(kind, str):
             found[kind] = condition
     return found
+
+
+def not_in_input(kind: str, where: str) -> str:
+    """Why a Secret or ConfigMap a reference names, absent from manifests, is undecided.
+
+    Certificates and CA bundles are routinely made outside the manifests that reference
+    them (cert-manager, trust-manager, a test suite that creates them at run time, Secrets
+    kept out of git): from manifests, such an object that is not in the input may exist, so
+    the reference is neither resolved nor refused (Unknown). Other kinds (Services,
+    Gateways) are taken as the input gives them."""
+    return (f"{where}: {kind} not in the input; it may be made elsewhere (cert-manager, "
+            "trust-manager, a test suite), so whether it resolves is not evaluated")
