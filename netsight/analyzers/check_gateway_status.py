@@ -12,7 +12,7 @@ from netsight.analyzers.contracts import ErrorCode, Finding, Page, ToolFailure, 
 from netsight.analyzers.paging import paginate, query_fingerprint
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.attachment import Resolver
-from netsight.analyzers.routing.backend_tls import BACKEND_TLS_POLICY, CONFIG_MAP
+from netsight.analyzers.routing.backend_tls import BACKEND_TLS_POLICY
 from netsight.analyzers.routing.findings import gateway_findings
 from netsight.analyzers.routing.gateways import GatewayState
 from netsight.analyzers.routing.objects import GATEWAY, is_gateway_api
@@ -33,7 +33,8 @@ METADATA = AnalyzerMetadata(
     "with the status the cluster's controller wrote.",
     # attachedRoutes reads every route's parentRefs and namespace labels, so this reads what
     # routes read, but not their backends: attachment is parentRefs and allowedRoutes alone.
-    reads=ROUTES_METADATA.reads - {CONFIG_MAP, BACKEND_TLS_POLICY, Kind.SERVICE,
+    # (ConfigMaps: a Gateway's spec.infrastructure.parametersRef.)
+    reads=ROUTES_METADATA.reads - {BACKEND_TLS_POLICY, Kind.SERVICE,
                                    Kind.ENDPOINT_SLICE},
     codes=(codes.GATEWAY_CLASS_UNAVAILABLE, codes.LISTENER_INVALID_ROUTE_KINDS,
            codes.LISTENER_CERTIFICATE_REF_INVALID, codes.LISTENER_CONFLICTED,

@@ -314,13 +314,16 @@ LISTENER_INVALID_ROUTE_KINDS = Code(
 )
 LISTENER_CERTIFICATE_REF_INVALID = Code(
     "NS0510", "ListenerCertificateRefInvalid", C, Category.TLS,
-    "A TLS-terminating listener's certificateRef is missing, of an unsupported kind, or "
-    "not permitted by a ReferenceGrant; the listener is not programmed.",
+    "A TLS-terminating listener's certificateRef (or a caCertificateRef of the Gateway's "
+    "client certificate validation) is missing, of an unsupported kind, not permitted by a "
+    "ReferenceGrant, or (where the input carries the data) not PEM; the listener is not "
+    "programmed.",
 )
 LISTENER_CONFLICTED = Code(
     "NS0511", "ListenerConflicted", C, ROUTING,
     "Listeners of one Gateway share a port with incompatible protocols or the same "
-    "hostname (Conflicted=True); the port is not configured.",
+    "hostname (Conflicted=True), or one name both terminated and passed through; the "
+    "port is not configured and the listeners are not accepted.",
 )
 LISTENER_NOT_ACCEPTED = Code(
     "NS0512", "ListenerNotAccepted", C, ROUTING,

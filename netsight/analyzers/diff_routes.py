@@ -482,8 +482,10 @@ def _new_layer(result: RouteResult, state: GatewayState, listener: ListenerState
     route = winner.route
     rule = dict(route.rules[winner.rule])
     filters, redirect = _filters(rule)
-    resolutions = [b for b in result.backends if b.ref.rule == winner.rule]
-    forwarded = [b for b in resolutions if not b.ref.mirror]
+    # An ExternalAuth filter's service is called, not forwarded to: not a share.
+    resolutions = [b for b in result.backends
+                   if b.ref.rule == winner.rule and not b.ref.external_auth]
+    forwarded = [b for b in resolutions if b.ref.forwards]
     total = sum(b.ref.weight for b in forwarded)
     shares = [BackendShare(
         backend=b.ref.ref, port=b.ref.port, weight=b.ref.weight,
@@ -672,7 +674,7 @@ def _shadowed(answer: _Answer, winner: Candidate, others: list[Candidate],
                                          rule=other.rule, shadowed_by=by, because=because))
         answer.losers.append((winner.label if named else HIDDEN_ROUTE, other.label, because,
                               {b.ref for b in other.route.backend_refs
-                               if b.rule == other.rule and not b.mirror}))
+                               if b.rule == other.rule and b.forwards}))
 
 
 def analyze(view: GraphView, args: Args) -> Result:

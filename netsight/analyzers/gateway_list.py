@@ -13,7 +13,7 @@ from netsight.analyzers.contracts import OmitNone, Page, ToolResult
 from netsight.analyzers.paging import paginate, query_fingerprint
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.attachment import Resolver
-from netsight.analyzers.routing.backend_tls import BACKEND_TLS_POLICY, CONFIG_MAP
+from netsight.analyzers.routing.backend_tls import BACKEND_TLS_POLICY
 from netsight.analyzers.routing.gateways import GatewayState
 from netsight.analyzers.routing.objects import (
     GATEWAY,
@@ -40,7 +40,8 @@ METADATA = AnalyzerMetadata(
     "first. gateway_get shows one Gateway's routes and attached policies.",
     # attachedRoutes reads every route's parentRefs and namespace labels, so this reads what
     # routes read, but not their backends: attachment is parentRefs and allowedRoutes alone.
-    reads=ROUTES_METADATA.reads - {CONFIG_MAP, BACKEND_TLS_POLICY, Kind.SERVICE,
+    # (ConfigMaps: a Gateway's spec.infrastructure.parametersRef.)
+    reads=ROUTES_METADATA.reads - {BACKEND_TLS_POLICY, Kind.SERVICE,
                                    Kind.ENDPOINT_SLICE},
     codes=(),
 )

@@ -28,6 +28,7 @@ from netsight.graph.model import (
     kind_id,
     make_key,
 )
+from netsight.graph.pem import ca_bundle_problem, tls_data_problem
 from netsight.graph.selectors import (
     LabelSelector,
     parse_label_selector,
@@ -293,6 +294,27 @@ class IngressClassRecord(Record):
 
 
 @dataclass(frozen=True, slots=True)
+class SecretRecord(Record):
+    """A Secret: its identity and type, never its data. When a manifest carries the data,
+    whether ``tls.crt``/``tls.key`` are a well-formed certificate and key is kept instead
+    (graph/pem.py); watched Secrets arrive as metadata only, and it stays unknown."""
+
+    type: str | None = None
+    tls_checked: bool = False  # the data was at hand and tls_problem decided
+    tls_problem: str | None = None  # why the data is not a PEM certificate and key
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigMapRecord(Record):
+    """A ConfigMap: its identity, never its data. When a manifest carries the data, whether
+    ``ca.crt`` is a PEM certificate bundle is kept instead (graph/pem.py); watched
+    ConfigMaps arrive as metadata only, and it stays unknown."""
+
+    ca_checked: bool = False  # the data was at hand and ca_problem decided
+    ca_problem: str | None = None  # why ca.crt is not a PEM certificate bundle
+
+
+@dataclass(frozen=True, slots=True)
 class GenericRecord(Record):
     """Any other kind. Networking CRDs keep spec and status for the analyzers of later layers."""
 
@@ -365,7 +387,8 @@ def to_record(raw: Mapping[str, Any], default_namespace: str = "default", *,
     if builder is None and oid.kind in WORKLOAD_KINDS:
         builder = _workload
     if builder is None:
-        return _generic(raw, base)
+        data_kind = _DATA_KINDS.get(oid.kind)
+        return data_kind(raw, base) if data_kind is not None else _generic(raw, base)
     spec = raw.get("spec")
     if spec is None:
         spec = {}
@@ -1013,6 +1036,25 @@ def _namespace(
     return NamespaceRecord(**base)
 
 
+def _secret(raw: Mapping[str, Any], base: dict[str, Any]) -> Record:
+    if api_group(base["api_version"]) != "":
+        return _generic(raw, base)  # a custom kind named Secret
+    data, string_data = raw.get("data"), raw.get("stringData")
+    checked = isinstance(data, dict) or isinstance(string_data, dict)
+    return SecretRecord(**base, type=_optional_str(raw.get("type"), "type"),
+                        tls_checked=checked,
+                        tls_problem=tls_data_problem(data, string_data) if checked else None)
+
+
+def _config_map(raw: Mapping[str, Any], base: dict[str, Any]) -> Record:
+    if api_group(base["api_version"]) != "":
+        return _generic(raw, base)  # a custom kind named ConfigMap
+    data, binary = raw.get("data"), raw.get("binaryData")
+    checked = isinstance(data, dict) or isinstance(binary, dict)
+    return ConfigMapRecord(**base, ca_checked=checked,
+                           ca_problem=ca_bundle_problem(data, binary) if checked else None)
+
+
 def _generic(raw: Mapping[str, Any], base: dict[str, Any]) -> GenericRecord:
     if api_group(base["api_version"]) not in NETWORKING_GROUPS:
         return GenericRecord(**base)
@@ -1027,6 +1069,12 @@ def _generic(raw: Mapping[str, Any], base: dict[str, Any]) -> GenericRecord:
 
 
 Builder = Callable[[Mapping[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]], Record]
+
+# Core kinds whose data is judged, then dropped (graph/pem.py).
+_DATA_KINDS: dict[str, Callable[[Mapping[str, Any], dict[str, Any]], Record]] = {
+    "Secret": _secret,
+    "ConfigMap": _config_map,
+}
 
 _BUILDERS: dict[str, Builder] = {
     Kind.NAMESPACE: _namespace,

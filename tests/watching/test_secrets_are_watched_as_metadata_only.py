@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from netsight.analyzers.catalog import call_tool, to_json
-from netsight.graph.records import GenericRecord
+from netsight.graph.records import SecretRecord
 from netsight.graph.store import SyncState
 from netsight.graph.watching import ClusterWatcher
 from tests.watching.conftest import FAST, Cluster, eventually, namespace
@@ -79,9 +79,9 @@ async def test_certificate_refs_resolve_against_watched_secret_names(cluster: Cl
     await eventually(lambda: cluster.store.view().exists("Gateway/infra/edge"))
 
     record = cluster.store.view().get("Secret/infra/edge-tls")
-    assert isinstance(record, GenericRecord)
-    assert record.spec is None
-    assert record.status is None
+    assert isinstance(record, SecretRecord)
+    assert record.type is None
+    assert not record.tls_checked  # no data arrived to judge
     assert dict(record.labels) == {"app": "edge"}
     assert "/api/v1/secrets" in cluster.sim.api.metadata_requests  # list and watch alike
     assert "c2VjcmV0" not in repr(record)

@@ -87,7 +87,8 @@ class RouteResult:
 
 # What each tier of a shared resolution reads (GraphView.derived drops a tier when one of
 # its kinds changes): Gateway states (gateways.evaluate), parsed routes, route results.
-GATEWAY_READS = (GATEWAY, GATEWAY_CLASS, SECRET, REFERENCE_GRANT, GRPC_ROUTE)
+GATEWAY_READS = (GATEWAY, GATEWAY_CLASS, SECRET, REFERENCE_GRANT, GRPC_ROUTE,
+                 CONFIG_MAP)  # spec.infrastructure.parametersRef
 READY_READS = (Kind.SERVICE, Kind.ENDPOINT_SLICE)
 RESOLUTION_READS = (*ROUTE_KINDS, GATEWAY, GATEWAY_CLASS, REFERENCE_GRANT, SECRET,
                     Kind.SERVICE, Kind.ENDPOINT_SLICE, Kind.NAMESPACE,

@@ -16,7 +16,9 @@ either ``caCertificateRefs`` (one ConfigMap is Core support) or
   InvalidCACertificateRef for one that does not exist. ConfigMap existence is decided only
   where the graph knows every ConfigMap: manifests, or a cluster whose ConfigMaps are
   watched by name (SECRET_METADATA); otherwise the condition is Unknown rather than
-  guessed. Nothing reads the ``ca.crt`` key: the graph keeps no ConfigMap data.
+  guessed. The graph keeps no ConfigMap data: where a manifest carries it, whether
+  ``ca.crt`` is a PEM certificate bundle is judged when the record is built (graph/pem.py)
+  and a malformed one is InvalidCACertificateRef; a watched ConfigMap resolves by existence.
 
 Targets are found through the graph's ``target_ref`` edges (graph/policy_attachment.py):
 the policies of a Service are its incoming edges, not a scan of every policy.
@@ -32,11 +34,12 @@ from netsight.analyzers.routing.objects import (
     as_list,
     as_map,
     is_gateway_api,
+    not_in_input,
     opt_str,
     spec_of,
 )
 from netsight.graph.model import Kind, Rel, make_key
-from netsight.graph.records import Record, ServiceRecord
+from netsight.graph.records import ConfigMapRecord, Record, ServiceRecord
 from netsight.graph.store import GraphView, Source
 
 BACKEND_TLS_POLICY = "BackendTLSPolicy"
@@ -230,14 +233,18 @@ class BackendTLSPolicies:
     # --- conditions --------------------------------------------------------------------------
 
     def compute_conditions(self, state: BackendTLSState) -> None:
-        resolved, usable = self._resolved_refs(state)
+        resolved, usable, pending = self._resolved_refs(state)
         state.conditions[c.RESOLVED_REFS] = resolved
         accepted = self._invalid(state)
         if accepted is None:
             accepted, found = self._targets(state)
-            if accepted is None and state.ca_refs and usable == 0:
+            if accepted is None and state.ca_refs and usable == 0 and not pending:
                 accepted = c.false(NO_VALID_CA_CERTIFICATE,
                                    f"no valid caCertificateRef: {resolved.message}")
+            elif accepted is None and state.ca_refs and usable == 0:
+                # Every ref left is one not evaluated: whether any is valid is not known.
+                accepted = c.unknown("whether a caCertificateRef is valid is not evaluated: "
+                                     f"{resolved.message}")
             if accepted is None:
                 accepted = self._conflicts(state, found)
         state.conditions[c.ACCEPTED] = accepted or c.true(c.ACCEPTED, "policy accepted")
@@ -322,13 +329,14 @@ class BackendTLSPolicies:
         state.notes.append(f"BackendTLSPolicy {state.ref}: {taken}")
         return None
 
-    def _resolved_refs(self, state: BackendTLSState) -> tuple[c.Cond, int]:
-        """(ResolvedRefs, how many caCertificateRefs are usable or not decided)."""
+    def _resolved_refs(self, state: BackendTLSState) -> tuple[c.Cond, int, int]:
+        """(ResolvedRefs, how many caCertificateRefs are usable, how many not decided)."""
         if not state.ca_refs:
-            return c.true(c.RESOLVED_REFS, "no caCertificateRefs to resolve"), 0
+            return c.true(c.RESOLVED_REFS, "no caCertificateRefs to resolve"), 0, 0
         ns = state.record.namespace
         failed: list[tuple[str, str]] = []
         undecided = []
+        absent: list[str] = []  # not in the manifests: may be created elsewhere
         # The graph keeps a ConfigMap's identity only (watched as metadata, like Secrets). If
         # ConfigMaps are not watched, or may not be listed, a missing one may still exist.
         untracked = self.view.untracked(CONFIG_MAP)
@@ -340,24 +348,35 @@ class BackendTLSPolicies:
                            f"{ref.group or 'core'} is not supported (a core ConfigMap is)")
             elif untracked is not None:
                 undecided.append(where)
-            elif not self.view.exists(make_key(CONFIG_MAP, ns, ref.name)):
-                missing = "not in the input" if self.view.source is Source.MANIFESTS \
-                    else "not found"
-                problem = (INVALID_CA_CERTIFICATE_REF, f"{where}: ConfigMap {missing}")
+            else:
+                config_map = self.view.get(make_key(CONFIG_MAP, ns, ref.name))
+                if config_map is None and self.view.source is Source.MANIFESTS:
+                    absent.append(not_in_input(CONFIG_MAP, where))
+                elif config_map is None:
+                    problem = (INVALID_CA_CERTIFICATE_REF, f"{where}: ConfigMap not found")
+                elif isinstance(config_map, ConfigMapRecord) and config_map.ca_problem:
+                    problem = (INVALID_CA_CERTIFICATE_REF,
+                               f"{where}: ConfigMap data is malformed ({config_map.ca_problem})")
             if problem is not None:
                 failed.append(problem)
                 state.ref_problems.append((ref.path, *problem))
         if len(state.ca_refs) > 1:
             state.notes.append(f"BackendTLSPolicy {state.ref}: more than one caCertificateRef "
                                "is implementation-specific (one ConfigMap is Core)")
-        usable = len(state.ca_refs) - len(failed)
+        for message in absent:
+            state.notes.append(f"BackendTLSPolicy {state.ref} {message}")
+        pending = len(undecided) + len(absent)
+        usable = len(state.ca_refs) - len(failed) - pending
         if failed:
             reason, message = failed[0]
             more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
-            return c.false(reason, message + more), usable
+            return c.false(reason, message + more), usable, pending
+        if absent:
+            return c.unknown("; ".join(absent)), usable, pending
         if undecided:
             state.notes.append(f"BackendTLSPolicy {state.ref} {', '.join(undecided)}: "
                                f"ConfigMap existence not evaluated ({untracked})")
-            return c.unknown(f"ConfigMap existence not evaluated ({untracked})"), usable
-        return c.true(c.RESOLVED_REFS, "caCertificateRefs resolved (the ca.crt key is not "
-                      "checked: the graph keeps no ConfigMap data)"), usable
+            return c.unknown(f"ConfigMap existence not evaluated ({untracked})"), usable, \
+                pending
+        return c.true(c.RESOLVED_REFS, "caCertificateRefs resolved (ca.crt is checked only "
+                      "where the input carries a ConfigMap's data)"), usable, pending

@@ -34,6 +34,8 @@ OVERLAPPING_HOSTNAMES = "OverlappingHostnames"
 INVALID = "Invalid"
 LISTENERS_NOT_VALID = "ListenersNotValid"
 LISTENERS_NOT_RESOLVED = "ListenersNotResolved"
+INVALID_PARAMETERS = "InvalidParameters"
+INVALID_CLIENT_CERTIFICATE_REF = "InvalidClientCertificateRef"
 
 
 @dataclass(frozen=True, slots=True)

@@ -141,7 +141,8 @@ def gateway_findings(state: GatewayState) -> list[Finding]:
         name = f"Gateway {state.ref} listener {listener.name}"
         accepted, resolved = ls.conditions[c.ACCEPTED], ls.conditions[c.RESOLVED_REFS]
         conflicted = ls.conditions[c.CONFLICTED]
-        if accepted.status == c.FALSE:
+        # A conflicted listener is not accepted for its conflict alone: NS0511 says it.
+        if accepted.status == c.FALSE and not conflicted.ok:
             found.append(codes.LISTENER_NOT_ACCEPTED.finding(
                 ref(record), f"{name} not accepted: {accepted.reason}",
                 detail=accepted.message,
@@ -161,7 +162,15 @@ def gateway_findings(state: GatewayState) -> list[Finding]:
                 suggestion="List only route kinds the listener's protocol carries.",
                 evidence=[evidence(record, f"{listener.path}.allowedRoutes.kinds",
                                    [k for _, k in listener.kinds or ()])]))
-        elif not resolved.ok:
+        elif resolved.status == c.FALSE and resolved is ls.client_validation:
+            found.append(codes.LISTENER_CERTIFICATE_REF_INVALID.finding(
+                ref(record), f"{name}: client certificate validation caCertificateRef "
+                f"{resolved.reason}",
+                detail=resolved.message,
+                suggestion="Reference an existing ConfigMap holding the CA bundle in ca.crt "
+                "(with a ReferenceGrant if it lives in another namespace).",
+                evidence=[evidence(record, "spec.tls.frontend", None)]))
+        elif resolved.status == c.FALSE:  # Unknown: in notEvaluated, not a finding
             found.append(codes.LISTENER_CERTIFICATE_REF_INVALID.finding(
                 ref(record), f"{name}: certificateRef {resolved.reason}",
                 detail=resolved.message,

@@ -2,8 +2,9 @@
 
 Follows Gateway API v1 ``Listener``/``ListenerStatus``/``GatewayStatus``: kinds a listener
 supports follow from its protocol unless ``allowedRoutes.kinds`` narrows them (kinds that do
-not fit are dropped and make ResolvedRefs False/InvalidRouteKinds); certificateRefs must
-resolve for TLS termination; listeners sharing a port must be compatible; a Gateway is
+not fit are dropped and make ResolvedRefs False/InvalidRouteKinds); certificateRefs, and the
+CA certificates of client certificate validation (routing/frontend_tls.py), must resolve for
+TLS termination; listeners sharing a port must be compatible; a Gateway is
 Accepted when its listeners are, and needs a GatewayClass whose controller reconciles it.
 """
 
@@ -14,16 +15,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from netsight.analyzers.routing import conditions as c
-from netsight.analyzers.routing import hostnames
+from netsight.analyzers.routing import frontend_tls, hostnames
+from netsight.analyzers.routing.backend_tls import CONFIG_MAP
 from netsight.analyzers.routing.objects import (
     CORE_PROTOCOLS,
     GATEWAY_CLASS,
     GATEWAY_GROUP,
     GRPC_ROUTE,
     HTTP_ROUTE,
+    SECRET,
     TCP_ROUTE,
     TLS_ROUTE,
     UDP_ROUTE,
+    CertificateRef,
     Listener,
     as_map,
     conditions_of,
@@ -38,7 +42,7 @@ from netsight.graph.model import make_key
 from netsight.graph.records import Record
 from netsight.graph.scoping import unrestricted
 from netsight.graph.selectors import LabelSelector, parse_label_selector
-from netsight.graph.store import GraphView
+from netsight.graph.store import GraphView, Source
 
 # Route kinds each core protocol carries (Gateway API "Listener protocol and Route kind").
 PROTOCOL_KINDS: Mapping[str, tuple[str, ...]] = {
@@ -60,6 +64,8 @@ class ListenerState:
     selector: LabelSelector | None
     conditions: dict[str, c.Cond]
     attached_routes: int = 0
+    # ResolvedRefs as client certificate validation alone sets it (routing/frontend_tls.py)
+    client_validation: c.Cond | None = None
     # Routes whose attachment is undecided (allowedRoutes reads labels of a namespace not
     # in the input): not in attached_routes, which may be short by as many.
     attached_undecided: int = 0
@@ -116,7 +122,74 @@ def evaluate(view: GraphView, grants: Grants, record: Record) -> GatewayState:
         state.conditions = {c.ACCEPTED: pending, c.PROGRAMMED: pending}
         return state
     state.conditions = _gateway_conditions(state.listeners)
+    unresolved = _backend_client_certificate(view, grants, record, state.notes)
+    if unresolved is not None:
+        state.conditions[c.RESOLVED_REFS] = unresolved
+    invalid = _invalid_parameters(view, record, state.notes)
+    if invalid is not None:
+        state.conditions[c.ACCEPTED] = invalid
+        state.conditions[c.PROGRAMMED] = c.false(c.INVALID, f"not accepted: {invalid.message}") \
+            if invalid.status == c.FALSE else c.unknown(invalid.message)
     return state
+
+
+def _backend_client_certificate(view: GraphView, grants: Grants, record: Record,
+                                notes: list[str]) -> c.Cond | None:
+    """ResolvedRefs=False for spec.tls.backend.clientCertificateRef, the certificate the
+    Gateway presents to backends, when it does not resolve (GatewayTLSConfig: a Secret of
+    the core group; another namespace needs a ReferenceGrant), else None. Conformance
+    GatewayInvalidTLSBackendConfiguration: InvalidClientCertificateRef or RefNotPermitted,
+    the Gateway staying Accepted."""
+    raw = as_map(as_map(as_map(spec_of(record).get("tls")).get("backend"))
+                 .get("clientCertificateRef"))
+    if not raw:
+        return None
+    ref = CertificateRef(path="spec.tls.backend.clientCertificateRef",
+                         group=str(raw.get("group") or ""),
+                         kind=opt_str(raw.get("kind")) or SECRET,
+                         namespace=opt_str(raw.get("namespace")) or record.namespace,
+                         name=str(raw.get("name") or ""))
+    reason, message, evaluated = resolve_certificate(view, grants, record, ref)
+    if not evaluated:
+        notes.append(f"gateway {record.namespace}/{record.name} {message}")
+    if reason is None:
+        return None
+    if reason == c.PENDING:
+        return c.unknown(message)
+    return c.false(c.REF_NOT_PERMITTED if reason == c.REF_NOT_PERMITTED
+                   else c.INVALID_CLIENT_CERTIFICATE_REF, message)
+
+
+def _invalid_parameters(view: GraphView, record: Record, notes: list[str]) -> c.Cond | None:
+    """Accepted=False/InvalidParameters for a spec.infrastructure.parametersRef that cannot
+    be found (GatewayInfrastructure: "If the referent cannot be found, refers to an
+    unsupported kind, or when the data within that resource is malformed, the Gateway SHOULD
+    be rejected"), else None. A core ConfigMap is looked up; other kinds are implementation-
+    specific, and whether this controller supports one is not evaluated."""
+    ref = as_map(as_map(spec_of(record).get("infrastructure")).get("parametersRef"))
+    if not ref:
+        return None
+    group, kind, name = str(ref.get("group") or ""), opt_str(ref.get("kind")), \
+        opt_str(ref.get("name"))
+    where = f"spec.infrastructure.parametersRef ({kind or '?'} {record.namespace}/{name or '?'})"
+    if kind is None or name is None:
+        return c.false(c.INVALID_PARAMETERS, f"{where}: kind and name are required")
+    gateway = f"gateway {record.namespace}/{record.name}"
+    if (group, kind) != ("", CONFIG_MAP):
+        notes.append(f"{gateway} {where}: a {kind} of group {group or 'core'} is "
+                     "implementation-specific; whether it exists and its controller supports "
+                     "it is not evaluated")
+        return None
+    unknown = view.untracked(CONFIG_MAP)
+    if unknown is not None:
+        notes.append(f"{gateway} {where}: ConfigMap existence not evaluated ({unknown})")
+        return None
+    # Unlike a certificate or CA bundle (objects.not_in_input), a Gateway's parameters are
+    # written with it: one the input does not hold is missing.
+    if not view.exists(make_key(CONFIG_MAP, record.namespace, name)):
+        missing = "not in the input" if view.source is Source.MANIFESTS else "not found"
+        return c.false(c.INVALID_PARAMETERS, f"{where}: ConfigMap {missing}")
+    return None
 
 
 def _unsupported_kinds(view: GraphView, gateway_class: Record | None,
@@ -167,7 +240,14 @@ def _listener(view: GraphView, grants: Grants, gateway: Record, listener: Listen
                          if group != GATEWAY_GROUP or kind not in compatible]
     conditions[c.RESOLVED_REFS] = _resolved_refs(view, grants, gateway, listener,
                                                  invalid_kinds, notes)
-    return ListenerState(listener, supported, selector, conditions)
+    unresolved, invalid = frontend_tls.check(view, grants, gateway, listener, notes)
+    if unresolved is not None and (conditions[c.RESOLVED_REFS].ok or (
+            conditions[c.RESOLVED_REFS].status == c.UNKNOWN and unresolved.status == c.FALSE)):
+        conditions[c.RESOLVED_REFS] = unresolved
+    if invalid is not None and conditions[c.ACCEPTED].ok:
+        conditions[c.ACCEPTED] = invalid
+    return ListenerState(listener, supported, selector, conditions,
+                         client_validation=unresolved)
 
 
 def _invalid(listener: Listener) -> c.Cond | None:
@@ -207,12 +287,17 @@ def _resolved_refs(view: GraphView, grants: Grants, gateway: Record, listener: L
         if not listener.certificate_refs and not as_map(listener.tls.get("options")):
             return c.false(c.INVALID_CERTIFICATE_REF,
                            "tls.mode Terminate needs at least one certificateRef")
+        undecided: list[str] = []
         for ref in listener.certificate_refs:
             reason, message, evaluated = resolve_certificate(view, grants, gateway, ref)
-            if reason is not None:
-                return c.false(reason, message)
             if not evaluated:
                 notes.append(f"gateway {gateway.namespace}/{gateway.name} {message}")
+            if reason == c.PENDING:
+                undecided.append(message)
+            elif reason is not None:
+                return c.false(reason, message)
+        if undecided:
+            return c.unknown("; ".join(undecided))
     if invalid_kinds:
         return c.false(c.INVALID_ROUTE_KINDS,
                        f"route kinds not supported on protocol {listener.protocol}: "
@@ -248,13 +333,31 @@ def _conflicts(listeners: list[ListenerState]) -> None:
             seen[(state.listener.protocol if state.listener.protocol in ("TCP", "UDP")
                   else _family(state.listener.protocol), state.hostname)].append(state)
         for (_, hostname), same in seen.items():
-            if len(same) > 1:
-                for state in same:
-                    state.conditions[c.CONFLICTED] = c.true(
-                        c.HOSTNAME_CONFLICT,
-                        f"listeners {', '.join(s.listener.name for s in same)} share port "
-                        f"{port} and hostname {hostname or '(any)'}")
+            if len(same) < 2:
+                continue
+            names = ", ".join(s.listener.name for s in same)
+            # One SNI name cannot be both terminated and passed through (conformance
+            # GatewayListenerProtocolAndRouteKindConflicts); overlapping names that differ
+            # are told apart by the most specific match.
+            if len({s.listener.tls_mode == "Passthrough" for s in same}) > 1:
+                conflict = c.true(c.PROTOCOL_CONFLICT,
+                                  f"listeners {names} share port {port} and hostname "
+                                  f"{hostname or '(any)'}, some terminating TLS and some "
+                                  "passing it through")
+            else:
+                conflict = c.true(c.HOSTNAME_CONFLICT, f"listeners {names} share port "
+                                  f"{port} and hostname {hostname or '(any)'}")
+            for state in same:
+                state.conditions[c.CONFLICTED] = conflict
         _overlapping_tls(port, group)
+    for state in listeners:
+        conflicted, accepted = state.conditions[c.CONFLICTED], state.conditions[c.ACCEPTED]
+        if conflicted.ok and accepted.ok:
+            # Its port is not configured, so it makes no data plane configuration: the
+            # spec's test for Accepted (ListenerConditionAccepted), with the reason
+            # conformance asserts for a conflicted listener.
+            state.conditions[c.ACCEPTED] = c.false(c.INVALID,
+                                                   f"conflicted: {conflicted.message}")
 
 
 def _overlapping_tls(port: int, group: list[ListenerState]) -> None:
@@ -287,6 +390,8 @@ def _programmed(conditions: Mapping[str, c.Cond]) -> c.Cond:
         return c.false(c.INVALID, f"listener conflicted: {conditions[c.CONFLICTED].message}")
     # Without its certificates a listener cannot terminate TLS; an unsupported route kind
     # alone leaves the listener serving the kinds it does support.
+    if resolved.status == c.UNKNOWN:
+        return c.unknown(f"references not evaluated: {resolved.message}")
     if not resolved.ok and resolved.reason != c.INVALID_ROUTE_KINDS:
         return c.false(c.INVALID, f"unresolved references: {resolved.message}")
     return c.true(c.PROGRAMMED, "listener would be programmed")
@@ -303,12 +408,23 @@ def _gateway_conditions(listeners: list[ListenerState]) -> dict[str, c.Cond]:
         accepted = c.true(c.LISTENERS_NOT_VALID, f"invalid listeners: {', '.join(bad)}")
     else:
         accepted = c.true(c.ACCEPTED, "Gateway is valid")
+    undecided = [s.listener.name for s in listeners
+                 if s.conditions[c.PROGRAMMED].status == c.UNKNOWN]
     if accepted.ok and any(s.conditions[c.PROGRAMMED].ok for s in listeners):
         programmed = c.true(c.PROGRAMMED, "Gateway would be programmed")
+    elif accepted.ok and undecided:
+        programmed = c.unknown(f"whether listener(s) {', '.join(undecided)} can be "
+                               "programmed is not evaluated")
     else:
         programmed = c.false(c.INVALID, "no listener can be programmed")
-    unresolved = [s.listener.name for s in listeners if not s.conditions[c.RESOLVED_REFS].ok]
-    resolved = c.false(c.LISTENERS_NOT_RESOLVED,
-                       f"listeners with unresolved references: {', '.join(unresolved)}") \
-        if unresolved else c.true(c.RESOLVED_REFS, "all listener references resolved")
+    states = [(s.listener.name, s.conditions[c.RESOLVED_REFS].status) for s in listeners]
+    unresolved = [name for name, status in states if status == c.FALSE]
+    unknown = [name for name, status in states if status == c.UNKNOWN]
+    if unresolved:
+        resolved = c.false(c.LISTENERS_NOT_RESOLVED, "listeners with unresolved references: "
+                           f"{', '.join(unresolved)}")
+    elif unknown:
+        resolved = c.unknown(f"references of listener(s) {', '.join(unknown)} not evaluated")
+    else:
+        resolved = c.true(c.RESOLVED_REFS, "all listener references resolved")
     return {c.ACCEPTED: accepted, c.PROGRAMMED: programmed, c.RESOLVED_REFS: resolved}

@@ -107,7 +107,8 @@ class ParentRef:
 
 @dataclass(frozen=True, slots=True)
 class BackendRef:
-    """One backendRef of a rule (or of a RequestMirror filter), defaults applied."""
+    """One backendRef of a rule (or of a RequestMirror or ExternalAuth filter), defaults
+    applied."""
 
     path: str  # the field, e.g. spec.rules[0].backendRefs[1]
     rule: int
@@ -118,6 +119,12 @@ class BackendRef:
     port: int | None
     weight: int  # default 1
     mirror: bool = False
+    external_auth: bool = False  # the authorization service an ExternalAuth filter calls
+
+    @property
+    def forwards(self) -> bool:
+        """Whether requests are forwarded to it (not a mirror's copy, not an auth call)."""
+        return not (self.mirror or self.external_auth)
 
     @property
     def ref(self) -> str:
@@ -165,13 +172,21 @@ def read_route(record: Record) -> Route:
                 backends.append(_backend(as_map(mirror),
                                          f"spec.rules[{i}].filters[{j}].requestMirror.backendRef",
                                          i, ns, mirror=True))
+            # HTTPExternalAuthFilter.backendRef: a reference like any other (ResolvedRefs
+            # BackendNotFound when it does not resolve; conformance
+            # HTTPRouteExternalAuthBackendRefNotFound), but no request is forwarded to it.
+            auth = as_map(as_map(flt).get("externalAuth")).get("backendRef")
+            if auth is not None:
+                backends.append(_backend(as_map(auth),
+                                         f"spec.rules[{i}].filters[{j}].externalAuth.backendRef",
+                                         i, ns, external_auth=True))
     hostnames = tuple(h.lower() for h in as_list(spec.get("hostnames")) if isinstance(h, str))
     return Route(record, record.kind.partition(".")[0], hostnames, tuple(parents),
                  tuple(backends), rules)
 
 
 def _backend(raw: Mapping[str, Any], path: str, rule: int, ns: str, *,
-             mirror: bool = False) -> BackendRef:
+             mirror: bool = False, external_auth: bool = False) -> BackendRef:
     weight = raw.get("weight")
     return BackendRef(
         path=path,
@@ -183,6 +198,7 @@ def _backend(raw: Mapping[str, Any], path: str, rule: int, ns: str, *,
         port=opt_port(raw.get("port")),
         weight=weight if isinstance(weight, int) and not isinstance(weight, bool) else 1,
         mirror=mirror,
+        external_auth=external_auth,
     )
 
 
@@ -271,3 +287,15 @@ def conditions_of(raw: object) -> dict[str, Mapping[str, Any]]:
         if isinstance(kind, str):
             found[kind] = condition
     return found
+
+
+def not_in_input(kind: str, where: str) -> str:
+    """Why a Secret or ConfigMap a reference names, absent from manifests, is undecided.
+
+    Certificates and CA bundles are routinely made outside the manifests that reference
+    them (cert-manager, trust-manager, a test suite that creates them at run time, Secrets
+    kept out of git): from manifests, such an object that is not in the input may exist, so
+    the reference is neither resolved nor refused (Unknown). Other kinds (Services,
+    Gateways) are taken as the input gives them."""
+    return (f"{where}: {kind} not in the input; it may be made elsewhere (cert-manager, "
+            "trust-manager, a test suite), so whether it resolves is not evaluated")

@@ -27,10 +27,11 @@ from netsight.analyzers.routing.objects import (
     as_list,
     as_map,
     is_gateway_api,
+    not_in_input,
     spec_of,
 )
 from netsight.graph.model import Kind, Rel, make_key
-from netsight.graph.records import EndpointSliceRecord, Record, ServiceRecord
+from netsight.graph.records import EndpointSliceRecord, Record, SecretRecord, ServiceRecord
 from netsight.graph.store import GraphView, Source
 
 
@@ -148,7 +149,9 @@ def ready_endpoints(view: GraphView, service: ServiceRecord) -> int | None:
 
 def resolve_certificate(view: GraphView, grants: Grants, gateway: Record,
                         ref: CertificateRef) -> tuple[str | None, str, bool]:
-    """(reason or None, message, evaluated) for one certificateRef; Secret existence only."""
+    """(reason or None, message, evaluated) for one certificateRef: the Secret's existence,
+    and the form of its data where the input carried it. The reason is ``Pending`` for a
+    Secret absent from manifests (:func:`not_in_input`)."""
     where = f"{ref.path} ({ref.kind} {ref.namespace}/{ref.name})"
     if (ref.group, ref.kind) != ("", SECRET):
         return c.INVALID_CERTIFICATE_REF, f"{where}: only core Secrets are supported", True
@@ -163,8 +166,14 @@ def resolve_certificate(view: GraphView, grants: Grants, gateway: Record,
     unknown = view.untracked(SECRET)
     if unknown is not None:
         return None, f"{where}: Secret existence not evaluated ({unknown})", False
-    if not view.exists(make_key(SECRET, ref.namespace, ref.name)):
-        missing = "not in the input (created elsewhere, e.g. by cert-manager?)" \
-            if view.source is Source.MANIFESTS else "not found"
-        return c.INVALID_CERTIFICATE_REF, f"{where}: Secret {missing}", True
+    secret = view.get(make_key(SECRET, ref.namespace, ref.name))
+    if secret is None:
+        if view.source is Source.MANIFESTS:
+            return c.PENDING, not_in_input(SECRET, where), False
+        return c.INVALID_CERTIFICATE_REF, f"{where}: Secret not found", True
+    # Its data is judged only where the input carried it (a manifest); a watched Secret is
+    # metadata only, and resolves by existence.
+    if isinstance(secret, SecretRecord) and secret.tls_problem is not None:
+        return c.INVALID_CERTIFICATE_REF, (f"{where}: Secret data is malformed "
+                                           f"({secret.tls_problem})"), True
     return None, f"{where}: resolved", True

@@ -111,6 +111,8 @@ class Backend(OmitNone):
     weight: int
     rule: int
     mirror: bool | None = None
+    external_auth: bool | None = Field(default=None, description="The service an "
+                                       "ExternalAuth filter calls (no request goes to it)")
     resolved: bool
     reason: str | None = None
     ready_endpoints: int | None = Field(default=None,
@@ -168,6 +170,7 @@ def _backend(resolution: BackendResolution) -> Backend:
         weight=b.weight,
         rule=b.rule,
         mirror=True if b.mirror else None,
+        external_auth=True if b.external_auth else None,
         resolved=resolution.ok,
         reason=resolution.reason,
         ready_endpoints=resolution.ready_endpoints,

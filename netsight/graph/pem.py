@@ -1,0 +1,92 @@
+"""Whether TLS material in a Secret or ConfigMap is well-formed, decided while the data is
+at hand.
+
+A Gateway listener's certificateRef is invalid when "the data within that resource is
+malformed" (ListenerReasonInvalidCertificateRef, Gateway API v1), and a BackendTLSPolicy's
+caCertificateRef when its ConfigMap holds no usable ``ca.crt`` (InvalidCACertificateRef).
+netsight never keeps the data: when a manifest carries it, the record builder asks this
+module for a verdict and drops the data. The check is structural — a ``tls.crt`` (or
+``ca.crt``) holding PEM CERTIFICATE blocks and a ``tls.key`` holding one PEM private key,
+each a base64 DER SEQUENCE — not whether a certificate has expired or matches the key.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Mapping
+
+TLS_CERT_KEY, TLS_PRIVATE_KEY = "tls.crt", "tls.key"
+CA_CERT_KEY = "ca.crt"  # BackendTLSPolicy: the key a caCertificateRef ConfigMap holds
+
+_BLOCK = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----(.*?)-----END \1-----", re.DOTALL)
+_DER_SEQUENCE = 0x30  # every X.509 certificate and PKCS#1/#8/SEC1 key is an ASN.1 SEQUENCE
+
+
+def tls_data_problem(data: object, string_data: object) -> str | None:
+    """Why a Secret's ``tls.crt``/``tls.key`` are not a PEM certificate and key; None when
+    they are. ``data`` holds base64 values, ``stringData`` plain ones (it wins on a key)."""
+    values: dict[str, str] = {}
+    if isinstance(data, Mapping):
+        for key in (TLS_CERT_KEY, TLS_PRIVATE_KEY):
+            raw = data.get(key)
+            if isinstance(raw, str):
+                try:
+                    values[key] = base64.b64decode(raw, validate=True).decode("ascii")
+                except (binascii.Error, ValueError):
+                    return f"data[{key}] is not base64-encoded ASCII"
+    if isinstance(string_data, Mapping):
+        for key in (TLS_CERT_KEY, TLS_PRIVATE_KEY):
+            raw = string_data.get(key)
+            if isinstance(raw, str):
+                values[key] = raw
+    for key, wanted in ((TLS_CERT_KEY, "a PEM CERTIFICATE block"),
+                        (TLS_PRIVATE_KEY, "exactly one PEM PRIVATE KEY block")):
+        text = values.get(key)
+        if text is None:
+            return f"no {key}"
+        labels = _der_blocks(text)
+        if labels is None:
+            return f"{key} holds a PEM block whose body is not base64 DER"
+        if key == TLS_CERT_KEY and (not labels or any(x != "CERTIFICATE" for x in labels)):
+            return f"{key} does not hold {wanted}"
+        if key == TLS_PRIVATE_KEY and (len(labels) != 1 or not labels[0].endswith("PRIVATE KEY")):
+            return f"{key} does not hold {wanted}"
+    return None
+
+
+def _der_blocks(text: str) -> list[str] | None:
+    """The labels of the PEM blocks in ``text``; None when a block's body is not DER."""
+    labels = []
+    for match in _BLOCK.finditer(text):
+        body = "".join(match.group(2).split())
+        try:
+            der = base64.b64decode(body, validate=True)
+        except (binascii.Error, ValueError):
+            return None
+        if not der or der[0] != _DER_SEQUENCE:
+            return None
+        labels.append(match.group(1))
+    return labels
+
+
+def ca_bundle_problem(data: object, binary_data: object) -> str | None:
+    """Why a ConfigMap's ``ca.crt`` is not a PEM certificate bundle; None when it is.
+    ``data`` holds plain values, ``binaryData`` base64 ones."""
+    text = data.get(CA_CERT_KEY) if isinstance(data, Mapping) else None
+    if not isinstance(text, str) and isinstance(binary_data, Mapping):
+        raw = binary_data.get(CA_CERT_KEY)
+        if isinstance(raw, str):
+            try:
+                text = base64.b64decode(raw, validate=True).decode("ascii")
+            except (binascii.Error, ValueError):
+                return f"binaryData[{CA_CERT_KEY}] is not base64-encoded ASCII"
+    if not isinstance(text, str):
+        return f"no {CA_CERT_KEY}"
+    labels = _der_blocks(text)
+    if labels is None:
+        return f"{CA_CERT_KEY} holds a PEM block whose body is not base64 DER"
+    if not labels or any(x != "CERTIFICATE" for x in labels):
+        return f"{CA_CERT_KEY} does not hold PEM CERTIFICATE blocks"
+    return None
