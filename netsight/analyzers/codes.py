@@ -545,6 +545,21 @@ MESH_CONFIG_NOT_EVALUATED = Code(
     ("IST0106",),
 )
 
+# --- NS07xx: mesh configuration, continued (istioctl analyzers added later)
+VIRTUAL_SERVICE_INVALID_REGEX = Code(
+    "NS0700", "VirtualServiceInvalidRegex", C, MESH,
+    "A regex in a VirtualService match (uri, scheme, method, authority, headers, "
+    "queryParams) or CORS allowOrigins is not valid RE2, the syntax Envoy compiles it "
+    "with: Istio's validation or the proxies refuse the route configuration.",
+    ("IST0122",),
+)
+VIRTUAL_SERVICE_REGEX_TOO_LARGE = Code(
+    "NS0701", "VirtualServiceRegexTooLarge", C, MESH,
+    "A regex in a VirtualService match compiles to an RE2 program larger than Envoy's "
+    "re2.max_program_size.error_level (32768 as Istio sets it): the proxies refuse the "
+    "route configuration that carries it.",
+)
+
 CODES: dict[str, Code] = {
     code.code: code for code in globals().values() if isinstance(code, Code)
 }

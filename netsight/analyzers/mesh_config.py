@@ -16,7 +16,13 @@ from netsight.analyzers import codes
 from netsight.analyzers.base import AnalyzerMetadata
 from netsight.analyzers.codes import Code
 from netsight.analyzers.contracts import Finding
-from netsight.analyzers.mesh import destination_rules, gateways, port_names, virtual_services
+from netsight.analyzers.mesh import (
+    destination_rules,
+    gateways,
+    port_names,
+    regexes,
+    virtual_services,
+)
 from netsight.analyzers.mesh.context import MeshContext
 from netsight.analyzers.mesh.objects import (
     DESTINATION_RULE,
@@ -51,26 +57,33 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
         codes.SERVICE_PORT_NAME_NOT_PROTOCOL, codes.EXTERNAL_NAME_PORT_NAME_INVALID),
     "destinationrule.PodNotSelectedAnalyzer": (
         codes.DESTINATION_RULE_HOST_NOT_FOUND, codes.DESTINATION_RULE_SUBSET_SELECTS_NO_PODS),
+    "virtualservice.RegexAnalyzer": (codes.VIRTUAL_SERVICE_INVALID_REGEX,),
 }
+# Codes of checks istioctl does not make (no IST equivalent).
+OWN_CODES: tuple[Code, ...] = (codes.VIRTUAL_SERVICE_REGEX_TOO_LARGE,)
 
 CHECKED = ("VirtualService destinations (host, port, subset) that resolve to nothing, gateways "
     "that do not exist or do not serve the VirtualService's hosts, VirtualServices that "
     "claim the same mesh host, rules and matches that never take traffic, Gateways without "
     "pods, without a Service port or in conflict, DestinationRules whose host or subsets "
-    "match nothing, and Service ports whose protocol Istio cannot tell.")
+    "match nothing, Service ports whose protocol Istio cannot tell, and VirtualService "
+    "match regexes Envoy's RE2 refuses (bad syntax, or a program over Istio's size "
+    "limit).")
 
 METADATA = AnalyzerMetadata(
     name="mesh_config",
     description=f"Istio networking configuration as istioctl analyze checks it: {CHECKED}",
     reads=frozenset({VIRTUAL_SERVICE, DESTINATION_RULE, SERVICE_ENTRY, ISTIO_GATEWAY,
                      K8S_GATEWAY, NODE, Kind.SERVICE, Kind.NAMESPACE, *POD_LIKE_KINDS}),
-    codes=tuple(dict.fromkeys(c for group in UPSTREAM.values() for c in group)),
+    codes=tuple(dict.fromkeys([*(c for group in UPSTREAM.values() for c in group),
+                               *OWN_CODES])),
 )
 
 CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subsets,
           virtual_services.gateways, virtual_services.conflicting_mesh_hosts,
           virtual_services.unreachable_rules, gateways.ingress_ports, gateways.conflicting,
-          destination_rules.subsets_select_pods, port_names.port_names)
+          destination_rules.subsets_select_pods, port_names.port_names,
+          regexes.invalid_regexes)
 
 
 @dataclass(frozen=True, slots=True)
