@@ -559,6 +559,13 @@ VIRTUAL_SERVICE_REGEX_TOO_LARGE = Code(
     "re2.max_program_size.error_level (32768 as Istio sets it): the proxies refuse the "
     "route configuration that carries it.",
 )
+VIRTUAL_SERVICE_JWT_CLAIM_ROUTE_UNAUTHENTICATED = Code(
+    "NS0702", "VirtualServiceJWTClaimRouteUnauthenticated", C, MESH,
+    "A gateway-bound VirtualService matches on @request.auth.claims, but no "
+    "RequestAuthentication covers the gateway's pods: no claim is ever available, so the "
+    "claim-routed rule does not take the traffic it was written for.",
+    ("IST0149",),
+)
 
 CODES: dict[str, Code] = {
     code.code: code for code in globals().values() if isinstance(code, Code)
