@@ -566,6 +566,13 @@ VIRTUAL_SERVICE_JWT_CLAIM_ROUTE_UNAUTHENTICATED = Code(
     "claim-routed rule does not take the traffic it was written for.",
     ("IST0149",),
 )
+SELECTOR_ON_GATEWAY_API_PODS = Code(
+    "NS0703", "SelectorOnGatewayAPIGatewayPods", W, MESH,
+    "An AuthorizationPolicy, RequestAuthentication, Telemetry or WasmPlugin selects by "
+    "label the pods Istio deployed for a Gateway API Gateway, without a targetRef: Istio "
+    "does not apply it there; such policies attach to the Gateway with targetRefs.",
+    ("IST0166",),
+)
 
 CODES: dict[str, Code] = {
     code.code: code for code in globals().values() if isinstance(code, Code)

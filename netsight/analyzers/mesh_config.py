@@ -18,6 +18,7 @@ from netsight.analyzers.codes import Code
 from netsight.analyzers.contracts import Finding
 from netsight.analyzers.mesh import (
     destination_rules,
+    gateway_api_selectors,
     gateways,
     jwt_claim_routes,
     port_names,
@@ -61,6 +62,7 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
     "virtualservice.RegexAnalyzer": (codes.VIRTUAL_SERVICE_INVALID_REGEX,),
     "virtualservice.JWTClaimRouteAnalyzer": (
         codes.VIRTUAL_SERVICE_JWT_CLAIM_ROUTE_UNAUTHENTICATED,),
+    "k8sgateway.SelectorAnalyzer": (codes.SELECTOR_ON_GATEWAY_API_PODS,),
 }
 # Codes of checks istioctl does not make (no IST equivalent).
 OWN_CODES: tuple[Code, ...] = (codes.VIRTUAL_SERVICE_REGEX_TOO_LARGE,)
@@ -71,15 +73,17 @@ CHECKED = ("VirtualService destinations (host, port, subset) that resolve to not
     "pods, without a Service port or in conflict, DestinationRules whose host or subsets "
     "match nothing, Service ports whose protocol Istio cannot tell, and VirtualService "
     "match regexes Envoy's RE2 refuses (bad syntax, or a program over Istio's size "
-    "limit), and gateway VirtualServices routing on JWT claims where no "
-    "RequestAuthentication covers the gateway pods.")
+    "limit), gateway VirtualServices routing on JWT claims where no "
+    "RequestAuthentication covers the gateway pods, and Istio policies selecting a Gateway "
+    "API gateway's pods by label instead of targetRefs.")
 
 METADATA = AnalyzerMetadata(
     name="mesh_config",
     description=f"Istio networking configuration as istioctl analyze checks it: {CHECKED}",
     reads=frozenset({VIRTUAL_SERVICE, DESTINATION_RULE, SERVICE_ENTRY, ISTIO_GATEWAY,
                      K8S_GATEWAY, NODE, Kind.SERVICE, Kind.NAMESPACE, *POD_LIKE_KINDS,
-                     jwt_claim_routes.REQUEST_AUTHENTICATION}),
+                     jwt_claim_routes.REQUEST_AUTHENTICATION,
+                     *(kind for kind, _ in gateway_api_selectors.POLICY_KINDS)}),
     codes=tuple(dict.fromkeys([*(c for group in UPSTREAM.values() for c in group),
                                *OWN_CODES])),
 )
@@ -88,7 +92,8 @@ CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subse
           virtual_services.gateways, virtual_services.conflicting_mesh_hosts,
           virtual_services.unreachable_rules, gateways.ingress_ports, gateways.conflicting,
           destination_rules.subsets_select_pods, port_names.port_names,
-          regexes.invalid_regexes, jwt_claim_routes.claim_routes_authenticated)
+          regexes.invalid_regexes, jwt_claim_routes.claim_routes_authenticated,
+          gateway_api_selectors.selectors_on_gateway_pods)
 
 
 @dataclass(frozen=True, slots=True)
