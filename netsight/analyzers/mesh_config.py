@@ -63,9 +63,18 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
     "virtualservice.JWTClaimRouteAnalyzer": (
         codes.VIRTUAL_SERVICE_JWT_CLAIM_ROUTE_UNAUTHENTICATED,),
     "k8sgateway.SelectorAnalyzer": (codes.SELECTOR_ON_GATEWAY_API_PODS,),
+    # Istio security policy lint is the istio_policies analyzer's (analyze_config runs
+    # both); testGrid names the Go type, istioctl's output the analyzer's Metadata name.
+    "authz.AuthorizationPoliciesAnalyzer": (
+        codes.ISTIO_POLICY_SELECTS_NO_MESH_WORKLOAD, codes.ISTIO_POLICY_NAMESPACE_NOT_FOUND),
+    "auth.AuthorizationPoliciesAnalyzer": (
+        codes.ISTIO_POLICY_SELECTS_NO_MESH_WORKLOAD, codes.ISTIO_POLICY_NAMESPACE_NOT_FOUND),
 }
 # Codes of checks istioctl does not make (no IST equivalent).
 OWN_CODES: tuple[Code, ...] = (codes.VIRTUAL_SERVICE_REGEX_TOO_LARGE,)
+# Codes of UPSTREAM that another analyzer of analyze_config reports (istio_policies).
+ELSEWHERE: frozenset[Code] = frozenset({codes.ISTIO_POLICY_SELECTS_NO_MESH_WORKLOAD,
+                                        codes.ISTIO_POLICY_NAMESPACE_NOT_FOUND})
 
 CHECKED = ("VirtualService destinations (host, port, subset) that resolve to nothing, gateways "
     "that do not exist or do not serve the VirtualService's hosts, VirtualServices that "
@@ -84,8 +93,8 @@ METADATA = AnalyzerMetadata(
                      K8S_GATEWAY, NODE, Kind.SERVICE, Kind.NAMESPACE, *POD_LIKE_KINDS,
                      jwt_claim_routes.REQUEST_AUTHENTICATION,
                      *(kind for kind, _ in gateway_api_selectors.POLICY_KINDS)}),
-    codes=tuple(dict.fromkeys([*(c for group in UPSTREAM.values() for c in group),
-                               *OWN_CODES])),
+    codes=tuple(dict.fromkeys([*(c for group in UPSTREAM.values() for c in group
+                                 if c not in ELSEWHERE), *OWN_CODES])),
 )
 
 CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subsets,
