@@ -573,6 +573,13 @@ SELECTOR_ON_GATEWAY_API_PODS = Code(
     "does not apply it there; such policies attach to the Gateway with targetRefs.",
     ("IST0166",),
 )
+CONFLICTING_SERVICE_ENTRY_PROTOCOLS = Code(
+    "NS0704", "ConflictingServiceEntryProtocols", W, MESH,
+    "ServiceEntries visible in the same namespace define the same host and port with "
+    "different protocols: Istio uses one, so traffic may get a protocol its author did "
+    "not expect.",
+    ("IST0177",),
+)
 
 CODES: dict[str, Code] = {
     code.code: code for code in globals().values() if isinstance(code, Code)

@@ -23,6 +23,7 @@ from netsight.analyzers.mesh import (
     jwt_claim_routes,
     port_names,
     regexes,
+    service_entry_protocols,
     virtual_services,
 )
 from netsight.analyzers.mesh.context import MeshContext
@@ -63,6 +64,8 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
     "virtualservice.JWTClaimRouteAnalyzer": (
         codes.VIRTUAL_SERVICE_JWT_CLAIM_ROUTE_UNAUTHENTICATED,),
     "k8sgateway.SelectorAnalyzer": (codes.SELECTOR_ON_GATEWAY_API_PODS,),
+    "serviceentry.ConflictingServiceEntryProtocolAnalyzer": (
+        codes.CONFLICTING_SERVICE_ENTRY_PROTOCOLS,),
     # Istio security policy lint is the istio_policies analyzer's (analyze_config runs
     # both); testGrid names the Go type, istioctl's output the analyzer's Metadata name.
     "authz.AuthorizationPoliciesAnalyzer": (
@@ -83,8 +86,9 @@ CHECKED = ("VirtualService destinations (host, port, subset) that resolve to not
     "match nothing, Service ports whose protocol Istio cannot tell, and VirtualService "
     "match regexes Envoy's RE2 refuses (bad syntax, or a program over Istio's size "
     "limit), gateway VirtualServices routing on JWT claims where no "
-    "RequestAuthentication covers the gateway pods, and Istio policies selecting a Gateway "
-    "API gateway's pods by label instead of targetRefs.")
+    "RequestAuthentication covers the gateway pods, Istio policies selecting a Gateway "
+    "API gateway's pods by label instead of targetRefs, and ServiceEntries visible "
+    "together that give one host and port different protocols.")
 
 METADATA = AnalyzerMetadata(
     name="mesh_config",
@@ -102,7 +106,8 @@ CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subse
           virtual_services.unreachable_rules, gateways.ingress_ports, gateways.conflicting,
           destination_rules.subsets_select_pods, port_names.port_names,
           regexes.invalid_regexes, jwt_claim_routes.claim_routes_authenticated,
-          gateway_api_selectors.selectors_on_gateway_pods)
+          gateway_api_selectors.selectors_on_gateway_pods,
+          service_entry_protocols.conflicting_protocols)
 
 
 @dataclass(frozen=True, slots=True)
