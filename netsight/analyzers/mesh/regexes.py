@@ -27,7 +27,15 @@ import re2
 from netsight.analyzers import codes
 from netsight.analyzers.base import evidence, ref
 from netsight.analyzers.mesh.context import MeshContext
-from netsight.analyzers.mesh.objects import VirtualService
+from netsight.analyzers.mesh.objects import (
+    VIRTUAL_SERVICE,
+    Unreadable,
+    VirtualService,
+    istio_records,
+    read_virtual_service,
+)
+from netsight.graph.records import GenericRecord
+from netsight.graph.store import GraphView
 
 # Istio's bootstrap runtime flag re2.max_program_size.error_level (Envoy's default is 100).
 ISTIO_MAX_PROGRAM_SIZE = 32768
@@ -108,36 +116,50 @@ def regexes(vs: VirtualService) -> Iterator[Regex]:
                               "corsPolicy.allowOrigins")
 
 
-def invalid_regexes(ctx: MeshContext) -> None:
-    for vs in ctx.virtual_services:
-        if not ctx.in_scope(vs.record):
+def _judged(view: GraphView) -> tuple[tuple[GenericRecord, Regex, Verdict], ...]:
+    """Every regex Envoy would refuse, over all VirtualServices (kept with the store until
+    a VirtualService changes; those that cannot be read are MeshConfigNotEvaluated's)."""
+    refused = []
+    for record in istio_records(view, VIRTUAL_SERVICE):
+        try:
+            vs = read_virtual_service(record)
+        except Unreadable:
             continue
-        record = vs.record
         for found in regexes(vs):
             verdict = compile_re2(found.pattern)
-            if verdict.error is not None:
-                ctx.report(codes.VIRTUAL_SERVICE_INVALID_REGEX.finding(
-                    ref(record), f"VirtualService {record.ref} {found.field} regex "
-                    f"{found.pattern!r} is not valid RE2: {verdict.error}",
-                    detail=f"Envoy compiles {found.path} with RE2, which refuses it "
-                    f"({verdict.error}); Istio's validation rejects the VirtualService, or "
-                    "the proxies refuse the route configuration that carries it. RE2 has "
-                    "no look-around and no backreferences.",
-                    suggestion="Rewrite the expression in RE2 syntax (see "
-                    "github.com/google/re2/wiki/Syntax), or use an exact or prefix "
-                    "match.",
-                    evidence=[evidence(record, found.path, found.pattern)],
-                ))
-            elif verdict.program_size > ISTIO_MAX_PROGRAM_SIZE:
-                ctx.report(codes.VIRTUAL_SERVICE_REGEX_TOO_LARGE.finding(
-                    ref(record), f"VirtualService {record.ref} {found.field} regex at "
-                    f"{found.path} compiles to an RE2 program of {verdict.program_size}, "
-                    f"over Envoy's limit of {ISTIO_MAX_PROGRAM_SIZE}",
-                    detail="Envoy refuses a regex whose compiled RE2 program is larger "
-                    "than re2.max_program_size.error_level, which Istio sets to "
-                    f"{ISTIO_MAX_PROGRAM_SIZE}; the proxies refuse the route "
-                    "configuration that carries it.",
-                    suggestion="Simplify the expression (large counted repetitions such "
-                    "as {1000} multiply its size), or split it across match entries.",
-                    evidence=[evidence(record, found.path, found.pattern)],
-                ))
+            if verdict.error is not None or verdict.program_size > ISTIO_MAX_PROGRAM_SIZE:
+                refused.append((record, found, verdict))
+    return tuple(refused)
+
+
+def invalid_regexes(ctx: MeshContext) -> None:
+    refused = ctx.view.derived(("mesh_config", "regexes"), (VIRTUAL_SERVICE,), _judged)
+    for record, found, verdict in refused:
+        if not ctx.in_scope(record):
+            continue
+        if verdict.error is not None:
+            ctx.report(codes.VIRTUAL_SERVICE_INVALID_REGEX.finding(
+                ref(record), f"VirtualService {record.ref} {found.field} regex "
+                f"{found.pattern!r} is not valid RE2: {verdict.error}",
+                detail=f"Envoy compiles {found.path} with RE2, which refuses it "
+                f"({verdict.error}); Istio's validation rejects the VirtualService, or "
+                "the proxies refuse the route configuration that carries it. RE2 has "
+                "no look-around and no backreferences.",
+                suggestion="Rewrite the expression in RE2 syntax (see "
+                "github.com/google/re2/wiki/Syntax), or use an exact or prefix "
+                "match.",
+                evidence=[evidence(record, found.path, found.pattern)],
+            ))
+        elif verdict.program_size > ISTIO_MAX_PROGRAM_SIZE:
+            ctx.report(codes.VIRTUAL_SERVICE_REGEX_TOO_LARGE.finding(
+                ref(record), f"VirtualService {record.ref} {found.field} regex at "
+                f"{found.path} compiles to an RE2 program of {verdict.program_size}, "
+                f"over Envoy's limit of {ISTIO_MAX_PROGRAM_SIZE}",
+                detail="Envoy refuses a regex whose compiled RE2 program is larger "
+                "than re2.max_program_size.error_level, which Istio sets to "
+                f"{ISTIO_MAX_PROGRAM_SIZE}; the proxies refuse the route "
+                "configuration that carries it.",
+                suggestion="Simplify the expression (large counted repetitions such "
+                "as {1000} multiply its size), or split it across match entries.",
+                evidence=[evidence(record, found.path, found.pattern)],
+            ))
