@@ -580,6 +580,24 @@ CONFLICTING_SERVICE_ENTRY_PROTOCOLS = Code(
     "not expect.",
     ("IST0177",),
 )
+TELEMETRY_SELECTS_NO_PODS = Code(
+    "NS0705", "TelemetrySelectsNoPods", W, MESH,
+    "A Telemetry's workload selector matches no pod of its namespace: it applies to "
+    "nothing.",
+    ("IST0101",),
+)
+CONFLICTING_TELEMETRY_SELECTORS = Code(
+    "NS0706", "ConflictingTelemetrySelectors", W, MESH,
+    "Telemetries of one namespace select the same pods: which one applies to them is "
+    "undefined.",
+    ("IST0159",),
+)
+MULTIPLE_NAMESPACE_WIDE_TELEMETRIES = Code(
+    "NS0707", "MultipleNamespaceWideTelemetries", W, MESH,
+    "A namespace holds more than one Telemetry without selector (or targetRefs): which "
+    "one applies to its workloads is undefined.",
+    ("IST0160",),
+)
 
 CODES: dict[str, Code] = {
     code.code: code for code in globals().values() if isinstance(code, Code)

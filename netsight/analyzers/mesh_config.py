@@ -24,6 +24,7 @@ from netsight.analyzers.mesh import (
     port_names,
     regexes,
     service_entry_protocols,
+    telemetry_selectors,
     virtual_services,
 )
 from netsight.analyzers.mesh.context import MeshContext
@@ -66,6 +67,9 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
     "k8sgateway.SelectorAnalyzer": (codes.SELECTOR_ON_GATEWAY_API_PODS,),
     "serviceentry.ConflictingServiceEntryProtocolAnalyzer": (
         codes.CONFLICTING_SERVICE_ENTRY_PROTOCOLS,),
+    "telemetry.SelectorAnalyzer": (codes.TELEMETRY_SELECTS_NO_PODS,
+                                   codes.CONFLICTING_TELEMETRY_SELECTORS),
+    "telemetry.DefaultSelectorAnalyzer": (codes.MULTIPLE_NAMESPACE_WIDE_TELEMETRIES,),
     # Istio security policy lint is the istio_policies analyzer's (analyze_config runs
     # both); testGrid names the Go type, istioctl's output the analyzer's Metadata name.
     "authz.AuthorizationPoliciesAnalyzer": (
@@ -87,8 +91,10 @@ CHECKED = ("VirtualService destinations (host, port, subset) that resolve to not
     "match regexes Envoy's RE2 refuses (bad syntax, or a program over Istio's size "
     "limit), gateway VirtualServices routing on JWT claims where no "
     "RequestAuthentication covers the gateway pods, Istio policies selecting a Gateway "
-    "API gateway's pods by label instead of targetRefs, and ServiceEntries visible "
-    "together that give one host and port different protocols.")
+    "API gateway's pods by label instead of targetRefs, ServiceEntries visible "
+    "together that give one host and port different protocols, and Telemetries that "
+    "select no pod, select the same pods as another, or share a namespace with another "
+    "without selector.")
 
 METADATA = AnalyzerMetadata(
     name="mesh_config",
@@ -107,7 +113,7 @@ CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subse
           destination_rules.subsets_select_pods, port_names.port_names,
           regexes.invalid_regexes, jwt_claim_routes.claim_routes_authenticated,
           gateway_api_selectors.selectors_on_gateway_pods,
-          service_entry_protocols.conflicting_protocols)
+          service_entry_protocols.conflicting_protocols, telemetry_selectors.selectors)
 
 
 @dataclass(frozen=True, slots=True)
