@@ -550,7 +550,8 @@ VIRTUAL_SERVICE_INVALID_REGEX = Code(
     "NS0700", "VirtualServiceInvalidRegex", C, MESH,
     "A regex in a VirtualService match (uri, scheme, method, authority, headers, "
     "queryParams) or CORS allowOrigins is not valid RE2, the syntax Envoy compiles it "
-    "with: Istio's validation or the proxies refuse the route configuration.",
+    "with: Istio's validation or the proxies refuse the route configuration. (Newer "
+    "istioctl releases retired IST0122: Istio's validation refuses such regexes.)",
     ("IST0122",),
 )
 VIRTUAL_SERVICE_REGEX_TOO_LARGE = Code(
@@ -597,6 +598,12 @@ MULTIPLE_NAMESPACE_WIDE_TELEMETRIES = Code(
     "A namespace holds more than one Telemetry without selector (or targetRefs): which "
     "one applies to its workloads is undefined.",
     ("IST0160",),
+)
+DEPRECATED_ISTIO_FIELD = Code(
+    "NS0708", "DeprecatedIstioField", W, MESH,
+    "An Istio networking object sets a deprecated or ignored field (a VirtualService fault "
+    "delay's integer percent, a Sidecar's outboundTrafficPolicy.egressProxy).",
+    ("IST0002",),
 )
 
 CODES: dict[str, Code] = {

@@ -17,6 +17,7 @@ from netsight.analyzers.base import AnalyzerMetadata
 from netsight.analyzers.codes import Code
 from netsight.analyzers.contracts import Finding
 from netsight.analyzers.mesh import (
+    deprecations,
     destination_rules,
     gateway_api_selectors,
     gateways,
@@ -70,6 +71,9 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
     "telemetry.SelectorAnalyzer": (codes.TELEMETRY_SELECTS_NO_PODS,
                                    codes.CONFLICTING_TELEMETRY_SELECTORS),
     "telemetry.DefaultSelectorAnalyzer": (codes.MULTIPLE_NAMESPACE_WIDE_TELEMETRIES,),
+    # testGrid names the Go type; the analyzer's Metadata name is the second.
+    "deprecation.FieldAnalyzer": (codes.DEPRECATED_ISTIO_FIELD,),
+    "deprecation.DeprecationAnalyzer": (codes.DEPRECATED_ISTIO_FIELD,),
     # Istio security policy lint is the istio_policies analyzer's (analyze_config runs
     # both); testGrid names the Go type, istioctl's output the analyzer's Metadata name.
     "authz.AuthorizationPoliciesAnalyzer": (
@@ -94,7 +98,8 @@ CHECKED = ("VirtualService destinations (host, port, subset) that resolve to not
     "API gateway's pods by label instead of targetRefs, ServiceEntries visible "
     "together that give one host and port different protocols, and Telemetries that "
     "select no pod, select the same pods as another, or share a namespace with another "
-    "without selector.")
+    "without selector, and deprecated or ignored fields (fault delay percent, Sidecar "
+    "egressProxy).")
 
 METADATA = AnalyzerMetadata(
     name="mesh_config",
@@ -102,7 +107,8 @@ METADATA = AnalyzerMetadata(
     reads=frozenset({VIRTUAL_SERVICE, DESTINATION_RULE, SERVICE_ENTRY, ISTIO_GATEWAY,
                      K8S_GATEWAY, NODE, Kind.SERVICE, Kind.NAMESPACE, *POD_LIKE_KINDS,
                      jwt_claim_routes.REQUEST_AUTHENTICATION,
-                     *(kind for kind, _ in gateway_api_selectors.POLICY_KINDS)}),
+                     *(kind for kind, _ in gateway_api_selectors.POLICY_KINDS),
+                     deprecations.SIDECAR}),
     codes=tuple(dict.fromkeys([*(c for group in UPSTREAM.values() for c in group
                                  if c not in ELSEWHERE), *OWN_CODES])),
 )
@@ -113,7 +119,8 @@ CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subse
           destination_rules.subsets_select_pods, port_names.port_names,
           regexes.invalid_regexes, jwt_claim_routes.claim_routes_authenticated,
           gateway_api_selectors.selectors_on_gateway_pods,
-          service_entry_protocols.conflicting_protocols, telemetry_selectors.selectors)
+          service_entry_protocols.conflicting_protocols, telemetry_selectors.selectors,
+          deprecations.deprecated_fields)
 
 
 @dataclass(frozen=True, slots=True)
