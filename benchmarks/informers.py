@@ -806,6 +806,23 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
     }
 
 
+def graph_digests(store: Any, related_limit: int) -> tuple[str, str]:
+    """Digests of ``store``'s change ring and of its edges, to check that two trees (or two
+    ways of feeding one) changed the graph alike. A change's related keys are cut at
+    ``related_limit`` (the tree's RELATED_LIMIT) in an order that varies between processes:
+    then only their number is compared."""
+    digest = hashlib.sha256()
+    for change in store.changes:
+        related = sorted(change.related) if len(change.related) < related_limit else len(
+            change.related)
+        digest.update(repr((change.generation, str(change.type), change.key, change.fields,
+                            related)).encode())
+    edges = hashlib.sha256(repr(sorted(
+        (source, target, sorted(rels)) for source, target, rels in store.state.edges()
+    )).encode()).hexdigest()[:16]
+    return digest.hexdigest()[:16], edges
+
+
 def percentiles(values: list[float]) -> Result:
     if not values:
         return {}
@@ -1936,18 +1953,7 @@ def replay_main(args: argparse.Namespace) -> None:
     cpu = asyncio.run(replay())
     events = sum(len(v) for v in took.values())
     handled = sum(sum(v) for v in took.values())
-    # The change ring, to check that two trees changed the graph alike. A change's related
-    # keys are cut at RELATED_LIMIT in an order that varies between processes: then only
-    # their number is compared.
-    digest = hashlib.sha256()
-    for change in store.changes:
-        related = sorted(change.related) if len(change.related) < RELATED_LIMIT else len(
-            change.related)
-        digest.update(repr((change.generation, str(change.type), change.key, change.fields,
-                            related)).encode())
-    edges = hashlib.sha256(repr(sorted(
-        (source, target, sorted(rels)) for source, target, rels in store.state.edges()
-    )).encode()).hexdigest()[:16]
+    changes_sha256, edges = graph_digests(store, RELATED_LIMIT)
     if args.dump:
         Path(args.dump).write_text("\n".join(
             repr((c.generation, str(c.type), c.key, c.fields, sorted(c.related)[:8]))
@@ -1963,7 +1969,7 @@ def replay_main(args: argparse.Namespace) -> None:
                      for name, v in sorted(took.items())},
         "gc": pauses.summary(),
         "generation": store.generation, "nodes": store.view().node_count,
-        "edges": store.view().edge_count, "changes_sha256": digest.hexdigest()[:16],
+        "edges": store.view().edge_count, "changes_sha256": changes_sha256,
         "edges_sha256": edges,
     }))
 

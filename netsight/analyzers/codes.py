@@ -544,6 +544,99 @@ MESH_CONFIG_NOT_EVALUATED = Code(
     "cannot read): the mesh checks that need it leave the object out.",
     ("IST0106",),
 )
+SIDECAR_SELECTS_NO_PODS = Code(
+    "NS0660", "SidecarSelectsNoPods", W, MESH,
+    "A Sidecar's workloadSelector matches no pod of its namespace: its egress, ingress and "
+    "outbound settings apply to nothing.",
+    ("IST0101",),
+)
+CONFLICTING_SIDECAR_SELECTORS = Code(
+    "NS0661", "ConflictingSidecarSelectors", W, MESH,
+    "Several Sidecars select the same pod: which one its proxy uses is undefined.",
+    ("IST0110",),
+)
+MULTIPLE_DEFAULT_SIDECARS = Code(
+    "NS0662", "MultipleDefaultSidecars", W, MESH,
+    "Several Sidecars of one namespace have no workloadSelector: which one is the "
+    "namespace's default is undefined.",
+    ("IST0111",),
+)
+SIDECAR_INEFFECTIVE_IN_AMBIENT = Code(
+    "NS0663", "SidecarIneffectiveInAmbient", W, MESH,
+    "A Sidecar applies to an ambient-mode namespace or pod, which runs no sidecar proxy: "
+    "it has no effect.",
+    ("IST0167",),
+)
+DESTINATION_RULE_TLS_WITHOUT_CA = Code(
+    "NS0670", "DestinationRuleTlsWithoutCa", W, MESH,
+    "A DestinationRule originates TLS (mode SIMPLE or MUTUAL) without caCertificates: the "
+    "proxy is not told which CA signs the server's certificate, so it checks the server "
+    "against its default roots only, or not at all.",
+    ("IST0128",),
+)
+DESTINATION_RULE_PORT_TLS_WITHOUT_CA = Code(
+    "NS0671", "DestinationRulePortTlsWithoutCa", W, MESH,
+    "A DestinationRule's port-level setting originates TLS (mode SIMPLE or MUTUAL) "
+    "without caCertificates: the server's certificate on that port is checked against the "
+    "proxy's default roots only, or not at all.",
+    ("IST0129",),
+)
+SERVICE_ENTRY_ADDRESSES_REQUIRED = Code(
+    "NS0680", "ServiceEntryAddressesRequired", W, MESH,
+    "A ServiceEntry port serves TCP (or no protocol) but the entry has no addresses and "
+    "none was allocated: sidecars cannot tell its connections from others to the same "
+    "port, and a wildcard listener on that port takes them all.",
+    ("IST0134",),
+)
+ISTIO_GATEWAY_DUPLICATE_CERTIFICATE = Code(
+    "NS0690", "IstioGatewayDuplicateCertificate", W, MESH,
+    "Two Istio Gateways for the same gateway pods serve the same certificate on different "
+    "servers: a client reusing its HTTP/2 connection for another host the certificate "
+    "covers reaches the wrong server and gets 404.",
+    ("IST0138",),
+)
+ISTIO_GATEWAY_SECRET_NOT_FOUND = Code(
+    "NS0691", "IstioGatewaySecretNotFound", C, MESH,
+    "An Istio Gateway server's tls.credentialName names a Secret that does not exist in the "
+    "namespace of the gateway pods: the gateway has no certificate for that server and "
+    "TLS handshakes for its hosts fail.",
+    ("IST0101",),
+)
+MESH_WORKLOAD_PORT_PROTOCOL_CONFLICT = Code(
+    "NS0695", "MeshWorkloadPortProtocolConflict", W, MESH,
+    "Services selecting the pods of one mesh workload give one port different protocols "
+    "(TCP and UDP): Istio requires one protocol per port of a mesh workload; its sidecar "
+    "proxies only the TCP side.",
+    ("IST0116",),
+)
+MESH_WORKLOAD_TARGET_PORT_CONFLICT = Code(
+    "NS0696", "MeshWorkloadTargetPortConflict", W, MESH,
+    "Services selecting the pods of one mesh workload send different ports to the same "
+    "targetPort: Istio requires them to use the same port number, or traffic to one of "
+    "them may be misrouted.",
+    ("IST0137",),
+)
+JWT_CLAIM_ROUTE_WITHOUT_REQUEST_AUTHENTICATION = Code(
+    "NS0697", "JwtClaimRouteWithoutRequestAuthentication", C, MESH,
+    "A gateway-bound VirtualService routes on a JWT claim (@request.auth.claims.*) but no "
+    "RequestAuthentication applies to the gateway pods: the claims are never available, so "
+    "the match never holds.",
+    ("IST0149",),
+)
+POLICY_SELECTOR_ON_KUBERNETES_GATEWAY = Code(
+    "NS0698", "PolicySelectorOnKubernetesGateway", W, MESH,
+    "An Istio policy (AuthorizationPolicy, RequestAuthentication, Telemetry, WasmPlugin) "
+    "selects the pods of a Gateway API Gateway by workload selector: Istio does not apply "
+    "it there; such a Gateway takes policies through targetRefs.",
+    ("IST0166",),
+)
+CONFLICTING_SERVICE_ENTRY_PROTOCOLS = Code(
+    "NS0681", "ConflictingServiceEntryProtocols", W, MESH,
+    "ServiceEntries visible in one namespace give the same host and port different "
+    "protocols: Istio uses one of them, so traffic may be handled with a protocol its "
+    "author did not expect.",
+    ("IST0177",),
+)
 
 # --- NS07xx: mesh configuration, continued (istioctl analyzers added later)
 VIRTUAL_SERVICE_INVALID_REGEX = Code(
@@ -560,47 +653,26 @@ VIRTUAL_SERVICE_REGEX_TOO_LARGE = Code(
     "re2.max_program_size.error_level (32768 as Istio sets it): the proxies refuse the "
     "route configuration that carries it.",
 )
-VIRTUAL_SERVICE_JWT_CLAIM_ROUTE_UNAUTHENTICATED = Code(
-    "NS0702", "VirtualServiceJWTClaimRouteUnauthenticated", C, MESH,
-    "A gateway-bound VirtualService matches on @request.auth.claims, but no "
-    "RequestAuthentication covers the gateway's pods: no claim is ever available, so the "
-    "claim-routed rule does not take the traffic it was written for.",
-    ("IST0149",),
-)
-SELECTOR_ON_GATEWAY_API_PODS = Code(
-    "NS0703", "SelectorOnGatewayAPIGatewayPods", W, MESH,
-    "An AuthorizationPolicy, RequestAuthentication, Telemetry or WasmPlugin selects by "
-    "label the pods Istio deployed for a Gateway API Gateway, without a targetRef: Istio "
-    "does not apply it there; such policies attach to the Gateway with targetRefs.",
-    ("IST0166",),
-)
-CONFLICTING_SERVICE_ENTRY_PROTOCOLS = Code(
-    "NS0704", "ConflictingServiceEntryProtocols", W, MESH,
-    "ServiceEntries visible in the same namespace define the same host and port with "
-    "different protocols: Istio uses one, so traffic may get a protocol its author did "
-    "not expect.",
-    ("IST0177",),
-)
 TELEMETRY_SELECTS_NO_PODS = Code(
-    "NS0705", "TelemetrySelectsNoPods", W, MESH,
+    "NS0702", "TelemetrySelectsNoPods", W, MESH,
     "A Telemetry's workload selector matches no pod of its namespace: it applies to "
     "nothing.",
     ("IST0101",),
 )
 CONFLICTING_TELEMETRY_SELECTORS = Code(
-    "NS0706", "ConflictingTelemetrySelectors", W, MESH,
+    "NS0703", "ConflictingTelemetrySelectors", W, MESH,
     "Telemetries of one namespace select the same pods: which one applies to them is "
     "undefined.",
     ("IST0159",),
 )
 MULTIPLE_NAMESPACE_WIDE_TELEMETRIES = Code(
-    "NS0707", "MultipleNamespaceWideTelemetries", W, MESH,
+    "NS0704", "MultipleNamespaceWideTelemetries", W, MESH,
     "A namespace holds more than one Telemetry without selector (or targetRefs): which "
     "one applies to its workloads is undefined.",
     ("IST0160",),
 )
 DEPRECATED_ISTIO_FIELD = Code(
-    "NS0708", "DeprecatedIstioField", W, MESH,
+    "NS0705", "DeprecatedIstioField", W, MESH,
     "An Istio networking object sets a deprecated or ignored field (a VirtualService fault "
     "delay's integer percent, a Sidecar's outboundTrafficPolicy.egressProxy).",
     ("IST0002",),

@@ -136,7 +136,7 @@ def _admin_summary(record: object, found: dict[str, list[Finding]]) -> PolicySum
     if not isinstance(record, GenericRecord):
         return None
     if record.kind == anp.CNP_KIND:
-        if record.api_version != cnp.VERSION:
+        if not cnp.evaluated(record):
             return None  # Antrea's, or another version: not modelled
         model = cnp.build(record)
     elif record.api_version.startswith(anp.GROUP + "/"):

@@ -19,22 +19,31 @@ from netsight.analyzers.contracts import Finding
 from netsight.analyzers.mesh import (
     deprecations,
     destination_rules,
-    gateway_api_selectors,
+    destination_tls,
+    gateway_certificates,
+    gateway_policy_selectors,
+    gateway_secrets,
     gateways,
     jwt_claim_routes,
     port_names,
     regexes,
-    service_entry_protocols,
+    service_entries,
+    sidecars,
     telemetry_selectors,
     virtual_services,
+    workload_services,
 )
 from netsight.analyzers.mesh.context import MeshContext
+from netsight.analyzers.mesh.gateway_policy_selectors import POLICY_KINDS
+from netsight.analyzers.mesh.gateway_secrets import SECRET
+from netsight.analyzers.mesh.jwt_claim_routes import REQUEST_AUTHENTICATION
 from netsight.analyzers.mesh.objects import (
     DESTINATION_RULE,
     ISTIO_GATEWAY,
     K8S_GATEWAY,
     NODE,
     SERVICE_ENTRY,
+    SIDECAR,
     VIRTUAL_SERVICE,
 )
 from netsight.graph.model import POD_LIKE_KINDS, Kind
@@ -62,53 +71,72 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
         codes.SERVICE_PORT_NAME_NOT_PROTOCOL, codes.EXTERNAL_NAME_PORT_NAME_INVALID),
     "destinationrule.PodNotSelectedAnalyzer": (
         codes.DESTINATION_RULE_HOST_NOT_FOUND, codes.DESTINATION_RULE_SUBSET_SELECTS_NO_PODS),
-    "virtualservice.RegexAnalyzer": (codes.VIRTUAL_SERVICE_INVALID_REGEX,),
-    "virtualservice.JWTClaimRouteAnalyzer": (
-        codes.VIRTUAL_SERVICE_JWT_CLAIM_ROUTE_UNAUTHENTICATED,),
-    "k8sgateway.SelectorAnalyzer": (codes.SELECTOR_ON_GATEWAY_API_PODS,),
+    "sidecar.SelectorAnalyzer": (
+        codes.SIDECAR_SELECTS_NO_PODS, codes.CONFLICTING_SIDECAR_SELECTORS,
+        codes.MULTIPLE_DEFAULT_SIDECARS, codes.SIDECAR_INEFFECTIVE_IN_AMBIENT),
+    # Older Istio reported selector-less Sidecars from an analyzer of their own.
+    "sidecar.DefaultSelectorAnalyzer": (codes.MULTIPLE_DEFAULT_SIDECARS,),
+    "destinationrule.CaCertificateAnalyzer": (
+        codes.DESTINATION_RULE_TLS_WITHOUT_CA, codes.DESTINATION_RULE_PORT_TLS_WITHOUT_CA),
+    "serviceentry.ProtocolAddressesAnalyzer": (codes.SERVICE_ENTRY_ADDRESSES_REQUIRED,),
     "serviceentry.ConflictingServiceEntryProtocolAnalyzer": (
         codes.CONFLICTING_SERVICE_ENTRY_PROTOCOLS,),
+    # The name istioctl's analyzer list gives the same analyzer.
+    "serviceentry.Analyzer": (codes.SERVICE_ENTRY_ADDRESSES_REQUIRED,),
+    "gateway.CertificateAnalyzer": (codes.ISTIO_GATEWAY_DUPLICATE_CERTIFICATE,),
+    # Its InvalidGatewayCredential (IST0161) needs the Secret's data, which netsight never
+    # reads; a Gateway without pods is reported by the pod check it shares with
+    # gateway.IngressGatewayPortAnalyzer.
+    "gateway.SecretAnalyzer": (codes.ISTIO_GATEWAY_SELECTS_NO_PODS,
+                               codes.ISTIO_GATEWAY_SECRET_NOT_FOUND),
+    "deployment.ServiceAssociationAnalyzer": (codes.MESH_WORKLOAD_PORT_PROTOCOL_CONFLICT,
+                                              codes.MESH_WORKLOAD_TARGET_PORT_CONFLICT),
+    "virtualservice.JWTClaimRouteAnalyzer": (
+        codes.JWT_CLAIM_ROUTE_WITHOUT_REQUEST_AUTHENTICATION,),
+    "k8sgateway.SelectorAnalyzer": (codes.POLICY_SELECTOR_ON_KUBERNETES_GATEWAY,),
+    "authz.AuthorizationPoliciesAnalyzer": (codes.ISTIO_POLICY_SELECTS_NO_MESH_WORKLOAD,
+                                            codes.ISTIO_POLICY_NAMESPACE_NOT_FOUND),
+    "virtualservice.RegexAnalyzer": (codes.VIRTUAL_SERVICE_INVALID_REGEX,),
     "telemetry.SelectorAnalyzer": (codes.TELEMETRY_SELECTS_NO_PODS,
                                    codes.CONFLICTING_TELEMETRY_SELECTORS),
     "telemetry.DefaultSelectorAnalyzer": (codes.MULTIPLE_NAMESPACE_WIDE_TELEMETRIES,),
     # testGrid names the Go type; the analyzer's Metadata name is the second.
     "deprecation.FieldAnalyzer": (codes.DEPRECATED_ISTIO_FIELD,),
     "deprecation.DeprecationAnalyzer": (codes.DEPRECATED_ISTIO_FIELD,),
-    # Istio security policy lint is the istio_policies analyzer's (analyze_config runs
-    # both); testGrid names the Go type, istioctl's output the analyzer's Metadata name.
-    "authz.AuthorizationPoliciesAnalyzer": (
-        codes.ISTIO_POLICY_SELECTS_NO_MESH_WORKLOAD, codes.ISTIO_POLICY_NAMESPACE_NOT_FOUND),
-    "auth.AuthorizationPoliciesAnalyzer": (
-        codes.ISTIO_POLICY_SELECTS_NO_MESH_WORKLOAD, codes.ISTIO_POLICY_NAMESPACE_NOT_FOUND),
 }
 # Codes of checks istioctl does not make (no IST equivalent).
 OWN_CODES: tuple[Code, ...] = (codes.VIRTUAL_SERVICE_REGEX_TOO_LARGE,)
-# Codes of UPSTREAM that another analyzer of analyze_config reports (istio_policies).
-ELSEWHERE: frozenset[Code] = frozenset({codes.ISTIO_POLICY_SELECTS_NO_MESH_WORKLOAD,
-                                        codes.ISTIO_POLICY_NAMESPACE_NOT_FOUND})
+
+# Codes of UPSTREAM that another netsight analyzer reports (analyzers/istio_policies reads
+# AuthorizationPolicies for reachability and reports these); not mesh_config's own.
+ELSEWHERE = frozenset({codes.ISTIO_POLICY_SELECTS_NO_MESH_WORKLOAD,
+                       codes.ISTIO_POLICY_NAMESPACE_NOT_FOUND})
 
 CHECKED = ("VirtualService destinations (host, port, subset) that resolve to nothing, gateways "
     "that do not exist or do not serve the VirtualService's hosts, VirtualServices that "
     "claim the same mesh host, rules and matches that never take traffic, Gateways without "
     "pods, without a Service port or in conflict, DestinationRules whose host or subsets "
-    "match nothing, Service ports whose protocol Istio cannot tell, and VirtualService "
-    "match regexes Envoy's RE2 refuses (bad syntax, or a program over Istio's size "
-    "limit), gateway VirtualServices routing on JWT claims where no "
-    "RequestAuthentication covers the gateway pods, Istio policies selecting a Gateway "
-    "API gateway's pods by label instead of targetRefs, ServiceEntries visible "
-    "together that give one host and port different protocols, and Telemetries that "
-    "select no pod, select the same pods as another, or share a namespace with another "
-    "without selector, and deprecated or ignored fields (fault delay percent, Sidecar "
-    "egressProxy).")
+    "match nothing, Service ports whose protocol Istio cannot tell, Sidecars that select no "
+    "pod, select a pod another Sidecar selects, compete as a namespace's default or apply "
+    "to ambient workloads, DestinationRules originating TLS without the CA to check the "
+    "server by, ServiceEntry TCP ports without addresses or with a protocol another "
+    "ServiceEntry contradicts, Gateways of the same pods serving "
+    "one certificate on separate servers, Gateway credential Secrets that do not exist, and "
+    "Services giving a mesh workload's port two protocols or sending two ports to one "
+    "targetPort, gateway routes on JWT claims that no RequestAuthentication provides, "
+    "Istio policies selecting a Gateway API Gateway's pods by label instead of targetRefs, "
+    "VirtualService match regexes Envoy's RE2 refuses (bad syntax, or a program over "
+    "Istio's size limit), Telemetries that select no pod, select the same pods as another "
+    "or share a namespace with another without selector, and deprecated or ignored fields "
+    "(fault delay percent, Sidecar egressProxy).")
 
 METADATA = AnalyzerMetadata(
     name="mesh_config",
     description=f"Istio networking configuration as istioctl analyze checks it: {CHECKED}",
     reads=frozenset({VIRTUAL_SERVICE, DESTINATION_RULE, SERVICE_ENTRY, ISTIO_GATEWAY,
-                     K8S_GATEWAY, NODE, Kind.SERVICE, Kind.NAMESPACE, *POD_LIKE_KINDS,
-                     jwt_claim_routes.REQUEST_AUTHENTICATION,
-                     *(kind for kind, _ in gateway_api_selectors.POLICY_KINDS),
-                     deprecations.SIDECAR}),
+                     SIDECAR, SECRET, REQUEST_AUTHENTICATION, K8S_GATEWAY, NODE,
+                     Kind.SERVICE, Kind.NAMESPACE, *POD_LIKE_KINDS,
+                     *(kind for kind, _ in POLICY_KINDS), telemetry_selectors.TELEMETRY}),
     codes=tuple(dict.fromkeys([*(c for group in UPSTREAM.values() for c in group
                                  if c not in ELSEWHERE), *OWN_CODES])),
 )
@@ -117,9 +145,12 @@ CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subse
           virtual_services.gateways, virtual_services.conflicting_mesh_hosts,
           virtual_services.unreachable_rules, gateways.ingress_ports, gateways.conflicting,
           destination_rules.subsets_select_pods, port_names.port_names,
-          regexes.invalid_regexes, jwt_claim_routes.claim_routes_authenticated,
-          gateway_api_selectors.selectors_on_gateway_pods,
-          service_entry_protocols.conflicting_protocols, telemetry_selectors.selectors,
+          sidecars.selectors, destination_tls.ca_certificates,
+          service_entries.addresses_required, service_entries.conflicting_protocols,
+          gateway_certificates.duplicate_certificates,
+          gateway_secrets.credentials, workload_services.port_associations,
+          jwt_claim_routes.claim_routes, gateway_policy_selectors.selectors,
+          regexes.invalid_regexes, telemetry_selectors.selectors,
           deprecations.deprecated_fields)
 
 

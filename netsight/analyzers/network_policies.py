@@ -140,7 +140,7 @@ def _admin_policies(view: GraphView) -> Iterator[Finding]:
             if not isinstance(record, GenericRecord):
                 continue
             if kind == anp.CNP_KIND:
-                if record.api_version != cnp.VERSION:
+                if not cnp.evaluated(record):
                     continue
                 model = cnp.build(record)
             elif record.api_version.startswith(anp.GROUP + "/"):

@@ -84,10 +84,8 @@ def visible(key: str, namespaces: frozenset[str]) -> bool:
 # may not read accepts or refuses their route all the same (what its controller writes in the
 # route's status). They answer as if only the scope and the Gateways (with the Secrets their
 # listeners read) existed, the hidden Gateways' listeners and messages left out. The same
-# holds for an Istio Gateway a VirtualService binds to (the mesh checks of analyze_config
-# and check_mesh_config).
-DECIDES_ON_HIDDEN_GATEWAYS = {"check_route_resolution", "gateway_api", "analyze_config",
-                              "check_mesh_config"}
+# holds for an Istio Gateway a VirtualService binds to (analyze_config's mesh checks).
+DECIDES_ON_HIDDEN_GATEWAYS = {"check_route_resolution", "gateway_api", "analyze_config"}
 GATEWAY_KINDS = frozenset({"Gateway", "Gateway.networking.istio.io", "Secret"})
 
 

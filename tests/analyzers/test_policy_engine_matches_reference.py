@@ -180,18 +180,31 @@ def cnp_protocol(draw: Any) -> dict[str, Any]:
 @functools.cache
 @st.composite
 def cluster_policy(draw: Any, index: int, priority: int) -> dict[str, Any]:
-    """v1alpha2: the same subjects and peers as v1alpha1; tiers, Accept, protocols."""
+    """v1alpha2 (or v1beta1, the same spec): the subjects and peers of v1alpha1, where a
+    ``pods`` entry may leave out its namespaceSelector; tiers, Accept, protocols (or, in an
+    early v1alpha2, v1alpha1's ports)."""
     tier = draw(st.sampled_from(("Admin", "Baseline")))
     spec = draw(admin(index, False, priority))["spec"]
     spec["tier"] = tier
+    pods_entries = [spec["subject"].get("pods")] + [
+        peer.get("pods") for direction in ("ingress", "egress")
+        for rule in spec.get(direction, []) for peer in rule.get("from", rule.get("to", []))]
+    for pods in pods_entries:
+        if pods is not None and draw(st.booleans()):
+            del pods["namespaceSelector"]
+    version = draw(st.sampled_from(("v1alpha2", "v1beta1")))
+    # v1alpha2 as first published kept v1alpha1's ``ports``; later ones match ``protocols``.
+    legacy_ports = version == "v1alpha2" and draw(st.booleans())
     for direction in ("ingress", "egress"):
         for rule in spec.get(direction, []):
             rule["action"] = {"Allow": "Accept"}.get(rule["action"], rule["action"])
+            if legacy_ports:
+                continue
             rule.pop("ports", None)
             if draw(st.booleans()):
                 rule["protocols"] = draw(st.lists(cnp_protocol(), min_size=1, max_size=2))
-    return {"apiVersion": "policy.networking.k8s.io/v1alpha2", "kind": "ClusterNetworkPolicy",
-            "metadata": {"name": f"cnp{index}"}, "spec": spec}
+    return {"apiVersion": f"policy.networking.k8s.io/{version}",
+            "kind": "ClusterNetworkPolicy", "metadata": {"name": f"cnp{index}"}, "spec": spec}
 
 
 @st.composite
@@ -324,8 +337,8 @@ class Reference:
             return any(self.ip(other) in ipaddress.ip_network(n) for n in peer["networks"])
         if "namespaces" in peer:
             return sel_match(peer["namespaces"], self.ns_labels[self.ns(other)])
-        pods = peer["pods"]
-        return sel_match(pods["namespaceSelector"], self.ns_labels[self.ns(other)]) and \
+        pods = peer["pods"]  # a CNP's may leave out namespaceSelector: every namespace
+        return sel_match(pods.get("namespaceSelector", {}), self.ns_labels[self.ns(other)]) and \
             sel_match(pods["podSelector"], other["metadata"]["labels"])
 
     def anp_port_ok(self, entry: dict[str, Any], dst: dict[str, Any], port: int,
@@ -359,7 +372,7 @@ class Reference:
             if "namespaces" in subj:
                 applies = sel_match(subj["namespaces"], self.ns_labels[self.ns(subject)])
             else:
-                applies = sel_match(subj["pods"]["namespaceSelector"],
+                applies = sel_match(subj["pods"].get("namespaceSelector", {}),
                                     self.ns_labels[self.ns(subject)]) and \
                     sel_match(subj["pods"]["podSelector"], subject["metadata"]["labels"])
             if not applies:

@@ -16,15 +16,20 @@ from netsight.analyzers.mesh.objects import (
     DESTINATION_RULE,
     ISTIO_GATEWAY,
     SERVICE_ENTRY,
+    SIDECAR,
     VIRTUAL_SERVICE,
     DestinationRule,
     IstioGateway,
+    ServiceEntry,
+    Sidecar,
     Unreadable,
     VirtualService,
     describe,
     istio_records,
     read_destination_rule,
     read_gateway,
+    read_service_entry,
+    read_sidecar,
     read_virtual_service,
 )
 from netsight.analyzers.mesh.visibility import build_hosts
@@ -68,6 +73,16 @@ class MeshContext:
             if reason is not None:
                 return reason
         return None
+
+    def pods_unknown(self) -> str | None:
+        """Why pods (and, from manifests, the workload templates standing for the pods they
+        would make) may be missing from the graph, or None. From a cluster the pods are
+        what runs: workload kinds, which netsight does not watch there, hide no pod; one
+        that is watched must have been listed."""
+        reason = self.unknown(Kind.POD)
+        for kind in sorted(POD_LIKE_KINDS - {Kind.POD}):
+            reason = reason or self.view.unreadable(kind)
+        return reason
 
     def skip(self, what: str, reason: str) -> None:
         note = f"{what}: not evaluated ({reason})"
@@ -114,6 +129,14 @@ class MeshContext:
     @cached_property
     def gateways(self) -> list[IstioGateway]:
         return self._read(ISTIO_GATEWAY, read_gateway)
+
+    @cached_property
+    def service_entries(self) -> list[ServiceEntry]:
+        return self._read(SERVICE_ENTRY, read_service_entry)
+
+    @cached_property
+    def sidecars(self) -> list[Sidecar]:
+        return self._read(SIDECAR, read_sidecar)
 
     @cached_property
     def hosts(self) -> HostRegistry:

@@ -14,9 +14,7 @@ from collections.abc import Mapping
 from netsight.analyzers import codes
 from netsight.analyzers.base import evidence, ref
 from netsight.analyzers.mesh.context import MeshContext
-from netsight.analyzers.mesh.objects import istio_records
-
-SIDECAR = "Sidecar"
+from netsight.analyzers.mesh.objects import SIDECAR, istio_records
 
 
 def deprecated_fields(ctx: MeshContext) -> None:

@@ -8,7 +8,6 @@ from netsight.analyzers.base import evidence, ref
 from netsight.analyzers.mesh.context import MeshContext, PodLabels
 from netsight.analyzers.mesh.hosts import to_fqdn
 from netsight.analyzers.mesh.objects import NODE, labels_match
-from netsight.graph.model import POD_LIKE_KINDS
 from netsight.graph.records import PodRecord
 
 # Labels Istio adds to every endpoint from its node (pilot's AugmentLabels).
@@ -18,7 +17,7 @@ HOSTNAME_LABEL = "kubernetes.io/hostname"
 
 
 def subsets_select_pods(ctx: MeshContext) -> None:
-    unknown = ctx.services_unknown() or ctx.unknown(*POD_LIKE_KINDS)
+    unknown = ctx.services_unknown() or ctx.pods_unknown()
     rules = [r for r in ctx.destination_rules if ctx.in_scope(r.record)]
     if not rules:
         return

@@ -11,14 +11,14 @@ from netsight.analyzers import codes
 from netsight.analyzers.base import evidence, ref
 from netsight.analyzers.mesh.context import MeshContext
 from netsight.analyzers.mesh.objects import IstioGateway, Server, labels_match
-from netsight.graph.model import POD_LIKE_KINDS, Kind
+from netsight.graph.model import Kind
 from netsight.graph.records import ServiceRecord
 
 
 def ingress_ports(ctx: MeshContext) -> None:
     """Each Gateway selects gateway pods, and each server port is a TCP port of a Service
     selecting those pods (any such Service will do)."""
-    unknown = ctx.unknown(Kind.SERVICE, *POD_LIKE_KINDS)
+    unknown = ctx.unknown(Kind.SERVICE) or ctx.pods_unknown()
     gateways = [g for g in ctx.gateways if ctx.in_scope(g.record)]
     if not gateways:
         return

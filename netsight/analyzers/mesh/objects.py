@@ -199,11 +199,55 @@ class Subset:
 
 
 @dataclass(frozen=True, slots=True)
+class ClientTls:
+    """A trafficPolicy's tls settings (the rule's own, or one port's)."""
+
+    mode: str  # DISABLE, SIMPLE, MUTUAL or ISTIO_MUTUAL
+    ca_certificates: str
+    credential_name: str
+    path: str  # spec.trafficPolicy.tls or spec.trafficPolicy.portLevelSettings[i].tls
+    port: int | None = None  # the port of a port-level setting
+
+
+@dataclass(frozen=True, slots=True)
 class DestinationRule:
     record: GenericRecord
     host: str
     export_to: tuple[str, ...]
     subsets: tuple[Subset, ...]
+    tls: tuple[ClientTls, ...] = ()  # spec.trafficPolicy's, then its portLevelSettings'
+    has_workload_selector: bool = False
+
+
+# ClientTLSSettings.TLSmode in the order of its enum values (protobuf JSON takes either).
+TLS_MODES = ("DISABLE", "SIMPLE", "MUTUAL", "ISTIO_MUTUAL")
+
+
+def _client_tls(raw: Any, path: str, port: int | None = None) -> ClientTls | None:
+    if raw is None:
+        return None
+    tls = _map(raw, path)
+    mode = tls.get("mode", "DISABLE")
+    if isinstance(mode, int) and not isinstance(mode, bool) and 0 <= mode < len(TLS_MODES):
+        mode = TLS_MODES[mode]
+    if mode not in TLS_MODES:
+        raise Unreadable(f"{path}.mode", f"must be one of {', '.join(TLS_MODES)}, "
+                         f"got {mode!r}")
+    return ClientTls(mode, _string(tls.get("caCertificates"), f"{path}.caCertificates"),
+                     _string(tls.get("credentialName"), f"{path}.credentialName"), path, port)
+
+
+def _traffic_tls(raw: Any) -> tuple[ClientTls, ...]:
+    policy = _map(raw, "spec.trafficPolicy")
+    found = [_client_tls(policy.get("tls"), "spec.trafficPolicy.tls")]
+    levels = _list(policy.get("portLevelSettings"), "spec.trafficPolicy.portLevelSettings")
+    for i, level in enumerate(levels):
+        path = f"spec.trafficPolicy.portLevelSettings[{i}]"
+        setting = _map(level, path)
+        port = _port(_map(setting.get("port"), f"{path}.port").get("number"),
+                     f"{path}.port.number")
+        found.append(_client_tls(setting.get("tls"), f"{path}.tls", port))
+    return tuple(t for t in found if t is not None)
 
 
 def read_destination_rule(record: GenericRecord) -> DestinationRule:
@@ -215,7 +259,9 @@ def read_destination_rule(record: GenericRecord) -> DestinationRule:
         subsets.append(Subset(_string(subset.get("name"), f"{path}.name"),
                               _labels(subset.get("labels"), f"{path}.labels"), path))
     return DestinationRule(record, _string(spec.get("host"), "spec.host"),
-                           _strings(spec.get("exportTo"), "spec.exportTo"), tuple(subsets))
+                           _strings(spec.get("exportTo"), "spec.exportTo"), tuple(subsets),
+                           _traffic_tls(spec.get("trafficPolicy")),
+                           spec.get("workloadSelector") is not None)
 
 
 # --- ServiceEntry ---------------------------------------------------------------------
@@ -228,24 +274,49 @@ class ServiceEntry:
     export_to: tuple[str, ...]
     ports: tuple[int, ...]
     workload_selector: Mapping[str, str] | None
+    protocols: tuple[str, ...] = ()  # spec.ports[i].protocol as written ("" when unset)
+    addresses: tuple[str, ...] = ()
+    # status.addresses: the addresses istiod allocated (IP auto-allocation), by value.
+    allocated: tuple[str, ...] = ()
 
 
 def read_service_entry(record: GenericRecord) -> ServiceEntry:
     spec = _map(record.spec, "spec")
-    ports = []
+    ports, protocols = [], []
     for i, raw in enumerate(_list(spec.get("ports"), "spec.ports")):
-        number = _port(_map(raw, f"spec.ports[{i}]").get("number"), f"spec.ports[{i}].number")
-        ports.append(number or 0)
+        port = _map(raw, f"spec.ports[{i}]")
+        ports.append(_port(port.get("number"), f"spec.ports[{i}].number") or 0)
+        protocols.append(_string(port.get("protocol"), f"spec.ports[{i}].protocol"))
     selector = spec.get("workloadSelector")
     return ServiceEntry(
         record, _strings(spec.get("hosts"), "spec.hosts"),
         _strings(spec.get("exportTo"), "spec.exportTo"), tuple(ports),
         _labels(_map(selector, "spec.workloadSelector").get("labels"),
                 "spec.workloadSelector.labels") if selector is not None else None,
+        tuple(protocols), _strings(spec.get("addresses"), "spec.addresses"),
+        _allocated(record.status),
     )
 
 
+def _allocated(status: Any) -> tuple[str, ...]:
+    # Written by istiod, not by the user: read what is there, never reject the object.
+    entries = status.get("addresses") if isinstance(status, Mapping) else None
+    if not isinstance(entries, list):
+        return ()
+    return tuple(str(e["value"]) for e in entries
+                 if isinstance(e, Mapping) and e.get("value"))
+
+
 # --- Gateway (networking.istio.io) ----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ServerTls:
+    """The certificate a server presents: a Secret (credentialName) or files."""
+
+    credential_name: str
+    server_certificate: str
+    private_key: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,6 +325,7 @@ class Server:
     port: int | None
     hosts: tuple[str, ...]
     bind: str = ""
+    tls: ServerTls | None = None
 
     @property
     def path(self) -> str:
@@ -282,9 +354,19 @@ def read_gateway(record: GenericRecord) -> IstioGateway:
         servers.append(Server(i, _port(port.get("number"), f"{path}.port.number")
                               if "number" in port else None,
                               _strings(server.get("hosts"), f"{path}.hosts"),
-                              _string(server.get("bind"), f"{path}.bind")))
+                              _string(server.get("bind"), f"{path}.bind"),
+                              _server_tls(server.get("tls"), f"{path}.tls")))
     return IstioGateway(record, _labels(spec.get("selector"), "spec.selector"),
                         tuple(servers))
+
+
+def _server_tls(raw: Any, path: str) -> ServerTls | None:
+    if raw is None:
+        return None
+    tls = _map(raw, path)
+    return ServerTls(_string(tls.get("credentialName"), f"{path}.credentialName"),
+                     _string(tls.get("serverCertificate"), f"{path}.serverCertificate"),
+                     _string(tls.get("privateKey"), f"{path}.privateKey"))
 
 
 def labels_match(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
@@ -294,3 +376,30 @@ def labels_match(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool
 
 def describe(record: Record) -> str:
     return f"{record.kind.partition('.')[0]} {record.ref}"
+
+
+# --- Sidecar --------------------------------------------------------------------------
+
+SIDECAR = "Sidecar"
+
+
+@dataclass(frozen=True, slots=True)
+class Sidecar:
+    record: GenericRecord
+    # spec.workloadSelector.labels; empty when the Sidecar has no selector (or an empty
+    # one), which makes it its namespace's default (Istio treats both alike).
+    selector: Mapping[str, str]
+
+    @property
+    def namespace_wide(self) -> bool:
+        return not self.selector
+
+    @property
+    def selector_text(self) -> str:
+        return ",".join(f"{k}={v}" for k, v in sorted(self.selector.items()))
+
+
+def read_sidecar(record: GenericRecord) -> Sidecar:
+    spec = _map(record.spec, "spec")
+    selector = _map(spec.get("workloadSelector"), "spec.workloadSelector")
+    return Sidecar(record, _labels(selector.get("labels"), "spec.workloadSelector.labels"))

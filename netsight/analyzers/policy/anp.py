@@ -200,20 +200,27 @@ def rules_of(spec: Mapping[str, Any], parse: Callable[[Any, int, Direction], Rul
     return rules, problems
 
 
-def parse_subject(raw: Any) -> tuple[LabelSelector, LabelSelector | None]:
+def parse_subject(raw: Any, *, any_namespace: bool = False
+                  ) -> tuple[LabelSelector, LabelSelector | None]:
+    """``any_namespace``: a ``pods`` entry may leave out its namespaceSelector (see
+    ``_namespaced_pods``)."""
     subject = fields(raw, "spec.subject", ("namespaces", "pods"))
     if len(subject) != 1:
         raise Unsupported("spec.subject", "exactly one of namespaces or pods must be set")
     if "namespaces" in subject:
         return selector(subject["namespaces"], "spec.subject.namespaces"), None
-    return _namespaced_pods(subject["pods"], "spec.subject.pods")
+    return _namespaced_pods(subject["pods"], "spec.subject.pods", any_namespace)
 
 
-def _namespaced_pods(raw: Any, path: str) -> tuple[LabelSelector, LabelSelector]:
+def _namespaced_pods(raw: Any, path: str, any_namespace: bool
+                     ) -> tuple[LabelSelector, LabelSelector]:
     pods = fields(raw, path, ("namespaceSelector", "podSelector"))
-    if "namespaceSelector" not in pods or "podSelector" not in pods:
+    if "podSelector" not in pods or ("namespaceSelector" not in pods and not any_namespace):
         raise Unsupported(path, "needs namespaceSelector and podSelector")
-    return (selector(pods["namespaceSelector"], f"{path}.namespaceSelector"),
+    # ClusterNetworkPolicy's NamespacedPod marks namespaceSelector optional, a value (not a
+    # pointer) whose zero is the empty selector: "if empty, it selects all Namespaces".
+    # v1alpha1's requires it.
+    return (selector(pods.get("namespaceSelector", {}), f"{path}.namespaceSelector"),
             selector(pods["podSelector"], f"{path}.podSelector"))
 
 
@@ -229,18 +236,24 @@ def _rule(raw: Any, index: int, direction: Direction, baseline: bool) -> Rule:
     if not raw_peers:
         raise Unsupported(f"{path}.{key}", "must list at least one peer")
     peers = tuple(parse_peer(p, f"{path}.{key}[{i}]", direction) for i, p in enumerate(raw_peers))
-    ports = None
-    if rule.get("ports") is not None:
-        ports = tuple(_port(p, f"{path}.ports[{i}]")
-                      for i, p in enumerate(items(rule["ports"], f"{path}.ports")))
-        if not ports:
-            # Absent means every port; an empty list is neither spelled out by the spec
-            # nor read alike by implementations.
-            raise Unsupported(f"{path}.ports", "an empty list (omit it to match every port)")
-    return Rule(index, str(rule.get("name") or ""), Action(rule["action"]), peers, ports)
+    return Rule(index, str(rule.get("name") or ""), Action(rule["action"]), peers,
+                ports_of(rule.get("ports"), f"{path}.ports"))
 
 
-def parse_peer(raw: Any, path: str, direction: Direction) -> Peer:
+def ports_of(raw: Any, path: str) -> tuple[PortMatch, ...] | None:
+    """A rule's ``ports`` (portNumber, namedPort or portRange each); None: every port."""
+    if raw is None:
+        return None
+    ports = tuple(_port(p, f"{path}[{i}]") for i, p in enumerate(items(raw, path)))
+    if not ports:
+        # Absent means every port; an empty list is neither spelled out by the spec
+        # nor read alike by implementations.
+        raise Unsupported(path, "an empty list (omit it to match every port)")
+    return ports
+
+
+def parse_peer(raw: Any, path: str, direction: Direction, *, any_namespace: bool = False
+               ) -> Peer:
     allowed = ("namespaces", "pods") + (("networks", "nodes")
                                          if direction is Direction.EGRESS else ())
     peer = fields(raw, path, allowed)
@@ -251,7 +264,7 @@ def parse_peer(raw: Any, path: str, direction: Direction) -> Peer:
     if "namespaces" in peer:
         return Peer(namespaces=selector(peer["namespaces"], f"{path}.namespaces"))
     if "pods" in peer:
-        namespaces, pods = _namespaced_pods(peer["pods"], f"{path}.pods")
+        namespaces, pods = _namespaced_pods(peer["pods"], f"{path}.pods", any_namespace)
         return Peer(namespaces=namespaces, pods=pods)
     if "nodes" in peer:
         return Peer(nodes=selector(peer["nodes"], f"{path}.nodes"))

@@ -55,9 +55,10 @@ class Unevaluated:
 
 UNEVALUATED: tuple[Unevaluated, ...] = (
     Unevaluated("NetworkPolicy.crd.antrea.io", "Antrea NetworkPolicy", False),
-    # Antrea's (crd.antrea.io) shares the kind id; v1alpha2 of policy.networking.k8s.io is
-    # evaluated, every other group or version is not.
-    Unevaluated(anp.CNP_KIND, "ClusterNetworkPolicy (not policy.networking.k8s.io/v1alpha2)",
+    # Antrea's (crd.antrea.io) shares the kind id; v1alpha2 and v1beta1 of
+    # policy.networking.k8s.io are evaluated, every other group or version is not.
+    Unevaluated(anp.CNP_KIND,
+                "ClusterNetworkPolicy (not policy.networking.k8s.io/v1alpha2 or v1beta1)",
                 True),
     # Mesh authorization sits on top of L3/L4: it can refuse what policies admit, never
     # admit what they refuse. (Istio's is evaluated: istio_authz.)
@@ -162,7 +163,7 @@ def _collect_tiers(view: GraphView) -> Tiers:
         if not isinstance(record, GenericRecord):
             continue
         if record.kind == anp.CNP_KIND:
-            if record.api_version != cnp.VERSION:
+            if not cnp.evaluated(record):
                 continue  # another group or version: see UNEVALUATED
             model = _model(record, cnp.build)
         elif not record.api_version.startswith(anp.GROUP + "/") or (
@@ -276,7 +277,7 @@ class PolicyEngine:
         """Both AdminNetworkPolicy API versions in use: which one the CNI enforces is unknown."""
         kinds = self.tiers.kinds
         if anp.CNP_KIND in kinds and kinds & {anp.ANP_KIND, anp.BANP_KIND}:
-            return ("both v1alpha1 AdminNetworkPolicy/BaselineAdminNetworkPolicy and v1alpha2 "
+            return ("both v1alpha1 AdminNetworkPolicy/BaselineAdminNetworkPolicy and "
                     "ClusterNetworkPolicy objects exist; their relative order is not defined")
         return None
 
@@ -431,7 +432,7 @@ class PolicyEngine:
                 scopes.append(kind.extra_namespace)
             if kind.kind == anp.CNP_KIND:
                 count = sum(1 for r in self.view.for_each(kind.kind)
-                            if r.api_version != cnp.VERSION)
+                            if r.api_version not in cnp.VERSIONS)
             elif kind.group is not None:
                 count = sum(1 for scope in dict.fromkeys(scopes)
                             for r in self.view.for_each(kind.kind, scope)

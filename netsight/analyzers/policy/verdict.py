@@ -33,7 +33,7 @@ class Direction(StrEnum):
 
 class Layer(StrEnum):
     ANP = "ANP"
-    CNP_ADMIN = "CNP Admin"  # ClusterNetworkPolicy v1alpha2, tier Admin
+    CNP_ADMIN = "CNP Admin"  # ClusterNetworkPolicy (v1alpha2, v1beta1), tier Admin
     NETWORK_POLICY = "NetworkPolicy"
     CILIUM = "Cilium"  # Cilium's policy per endpoint: NetworkPolicies, CNPs and CCNPs together
     CALICO = "Calico"  # Calico tiers (Kubernetes NetworkPolicies among them, order 1000)
