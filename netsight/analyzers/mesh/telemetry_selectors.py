@@ -20,7 +20,6 @@ from netsight.analyzers import codes
 from netsight.analyzers.base import evidence, ref
 from netsight.analyzers.mesh.context import MeshContext
 from netsight.analyzers.mesh.objects import describe, istio_records
-from netsight.graph.model import POD_LIKE_KINDS
 from netsight.graph.records import GenericRecord, PodRecord, Record, WorkloadRecord
 from netsight.graph.selectors import LabelSelector
 
@@ -55,7 +54,7 @@ def selectors(ctx: MeshContext) -> None:
                  if labels is not None]
     if not any(ctx.in_scope(r) for r, _ in selecting):
         return
-    unknown = ctx.unknown(*POD_LIKE_KINDS)
+    unknown = ctx.pods_unknown()
     if unknown is not None:
         ctx.skip("Telemetry workload selectors", unknown)
         return
