@@ -20,7 +20,7 @@ PROVIDER = "istio"
 METADATA = AnalyzerMetadata(
     name=NAME,
     description="Istio networking configuration checked as istioctl analyze does "
-    f"(findings NS06xx, with their IST codes): {mesh_config.CHECKED}",
+    f"(findings NS06xx and NS07xx, with their IST codes): {mesh_config.CHECKED}",
     reads=mesh_config.METADATA.reads,
     codes=mesh_config.METADATA.codes,
 )

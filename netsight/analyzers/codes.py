@@ -641,6 +641,46 @@ CONFLICTING_SERVICE_ENTRY_PROTOCOLS = Code(
     ("IST0177",),
 )
 
+# --- NS07xx: mesh configuration, continued (istioctl analyzers added later)
+VIRTUAL_SERVICE_INVALID_REGEX = Code(
+    "NS0700", "VirtualServiceInvalidRegex", C, MESH,
+    "A regex in a VirtualService match (uri, scheme, method, authority, headers, "
+    "queryParams) or CORS allowOrigins is not valid RE2, the syntax Envoy compiles it "
+    "with: Istio's validation or the proxies refuse the route configuration. (Newer "
+    "istioctl releases retired IST0122: Istio's validation refuses such regexes.)",
+    ("IST0122",),
+)
+VIRTUAL_SERVICE_REGEX_TOO_LARGE = Code(
+    "NS0701", "VirtualServiceRegexTooLarge", C, MESH,
+    "A regex in a VirtualService match compiles to an RE2 program larger than Envoy's "
+    "re2.max_program_size.error_level (32768 as Istio sets it): the proxies refuse the "
+    "route configuration that carries it.",
+)
+TELEMETRY_SELECTS_NO_PODS = Code(
+    "NS0702", "TelemetrySelectsNoPods", W, MESH,
+    "A Telemetry's workload selector matches no pod of its namespace: it applies to "
+    "nothing.",
+    ("IST0101",),
+)
+CONFLICTING_TELEMETRY_SELECTORS = Code(
+    "NS0703", "ConflictingTelemetrySelectors", W, MESH,
+    "Telemetries of one namespace select the same pods: which one applies to them is "
+    "undefined.",
+    ("IST0159",),
+)
+MULTIPLE_NAMESPACE_WIDE_TELEMETRIES = Code(
+    "NS0704", "MultipleNamespaceWideTelemetries", W, MESH,
+    "A namespace holds more than one Telemetry without selector (or targetRefs): which "
+    "one applies to its workloads is undefined.",
+    ("IST0160",),
+)
+DEPRECATED_ISTIO_FIELD = Code(
+    "NS0705", "DeprecatedIstioField", W, MESH,
+    "An Istio networking object sets a deprecated or ignored field (a VirtualService fault "
+    "delay's integer percent, a Sidecar's outboundTrafficPolicy.egressProxy).",
+    ("IST0002",),
+)
+
 CODES: dict[str, Code] = {
     code.code: code for code in globals().values() if isinstance(code, Code)
 }

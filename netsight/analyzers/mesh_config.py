@@ -17,6 +17,7 @@ from netsight.analyzers.base import AnalyzerMetadata
 from netsight.analyzers.codes import Code
 from netsight.analyzers.contracts import Finding
 from netsight.analyzers.mesh import (
+    deprecations,
     destination_rules,
     destination_tls,
     gateway_certificates,
@@ -25,8 +26,10 @@ from netsight.analyzers.mesh import (
     gateways,
     jwt_claim_routes,
     port_names,
+    regexes,
     service_entries,
     sidecars,
+    telemetry_selectors,
     virtual_services,
     workload_services,
 )
@@ -93,7 +96,16 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
     "k8sgateway.SelectorAnalyzer": (codes.POLICY_SELECTOR_ON_KUBERNETES_GATEWAY,),
     "authz.AuthorizationPoliciesAnalyzer": (codes.ISTIO_POLICY_SELECTS_NO_MESH_WORKLOAD,
                                             codes.ISTIO_POLICY_NAMESPACE_NOT_FOUND),
+    "virtualservice.RegexAnalyzer": (codes.VIRTUAL_SERVICE_INVALID_REGEX,),
+    "telemetry.SelectorAnalyzer": (codes.TELEMETRY_SELECTS_NO_PODS,
+                                   codes.CONFLICTING_TELEMETRY_SELECTORS),
+    "telemetry.DefaultSelectorAnalyzer": (codes.MULTIPLE_NAMESPACE_WIDE_TELEMETRIES,),
+    # testGrid names the Go type; the analyzer's Metadata name is the second.
+    "deprecation.FieldAnalyzer": (codes.DEPRECATED_ISTIO_FIELD,),
+    "deprecation.DeprecationAnalyzer": (codes.DEPRECATED_ISTIO_FIELD,),
 }
+# Codes of checks istioctl does not make (no IST equivalent).
+OWN_CODES: tuple[Code, ...] = (codes.VIRTUAL_SERVICE_REGEX_TOO_LARGE,)
 
 # Codes of UPSTREAM that another netsight analyzer reports (analyzers/istio_policies reads
 # AuthorizationPolicies for reachability and reports these); not mesh_config's own.
@@ -111,8 +123,12 @@ CHECKED = ("VirtualService destinations (host, port, subset) that resolve to not
     "ServiceEntry contradicts, Gateways of the same pods serving "
     "one certificate on separate servers, Gateway credential Secrets that do not exist, and "
     "Services giving a mesh workload's port two protocols or sending two ports to one "
-    "targetPort, gateway routes on JWT claims that no RequestAuthentication provides, and "
-    "Istio policies selecting a Gateway API Gateway's pods by label instead of targetRefs.")
+    "targetPort, gateway routes on JWT claims that no RequestAuthentication provides, "
+    "Istio policies selecting a Gateway API Gateway's pods by label instead of targetRefs, "
+    "VirtualService match regexes Envoy's RE2 refuses (bad syntax, or a program over "
+    "Istio's size limit), Telemetries that select no pod, select the same pods as another "
+    "or share a namespace with another without selector, and deprecated or ignored fields "
+    "(fault delay percent, Sidecar egressProxy).")
 
 METADATA = AnalyzerMetadata(
     name="mesh_config",
@@ -120,9 +136,9 @@ METADATA = AnalyzerMetadata(
     reads=frozenset({VIRTUAL_SERVICE, DESTINATION_RULE, SERVICE_ENTRY, ISTIO_GATEWAY,
                      SIDECAR, SECRET, REQUEST_AUTHENTICATION, K8S_GATEWAY, NODE,
                      Kind.SERVICE, Kind.NAMESPACE, *POD_LIKE_KINDS,
-                     *(kind for kind, _ in POLICY_KINDS)}),
-    codes=tuple(dict.fromkeys(c for group in UPSTREAM.values() for c in group
-                              if c not in ELSEWHERE)),
+                     *(kind for kind, _ in POLICY_KINDS), telemetry_selectors.TELEMETRY}),
+    codes=tuple(dict.fromkeys([*(c for group in UPSTREAM.values() for c in group
+                                 if c not in ELSEWHERE), *OWN_CODES])),
 )
 
 CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subsets,
@@ -133,7 +149,9 @@ CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subse
           service_entries.addresses_required, service_entries.conflicting_protocols,
           gateway_certificates.duplicate_certificates,
           gateway_secrets.credentials, workload_services.port_associations,
-          jwt_claim_routes.claim_routes, gateway_policy_selectors.selectors)
+          jwt_claim_routes.claim_routes, gateway_policy_selectors.selectors,
+          regexes.invalid_regexes, telemetry_selectors.selectors,
+          deprecations.deprecated_fields)
 
 
 @dataclass(frozen=True, slots=True)

@@ -75,3 +75,22 @@ def test_findings_follow_added_modified_and_deleted_objects() -> None:
                             "metadata": {"name": "reviews", "namespace": "shop"}})
     # reviews resolves to nothing now; the DestinationRule's host neither.
     assert codes(store) == ["NS0601", "NS0601", "NS0640"]
+
+
+def test_regex_findings_follow_modified_virtual_services() -> None:
+    store = store_from_yaml(CLUSTER)
+    store.apply("ADDED", DESTINATION_RULE)
+    store.apply("ADDED", SERVICE_ENTRY)
+    vs: dict[str, Any] = {
+        "apiVersion": "networking.istio.io/v1", "kind": "VirtualService",
+        "metadata": {"name": "reviews", "namespace": "shop"},
+        "spec": {"hosts": ["reviews"], "http": [
+            {"match": [{"uri": {"regex": "/v[1-"}}],
+             "route": [{"destination": {"host": "reviews", "subset": "v1"}}]}]},
+    }
+    store.apply("MODIFIED", vs)
+    assert codes(store) == ["NS0700"]  # the RE2 verdicts are kept with the store
+
+    vs["spec"]["http"][0]["match"][0]["uri"]["regex"] = "/v[1-9]"
+    store.apply("MODIFIED", vs)
+    assert codes(store) == []

@@ -81,11 +81,12 @@ def _port(raw: Any, path: str) -> int | None:
     return raw
 
 
-def istio_records(view: GraphView, kind: str, namespace: str | None = None
-                  ) -> Iterator[GenericRecord]:
-    """The kind's networking.istio.io objects, in key order (answers are stable)."""
+def istio_records(view: GraphView, kind: str, namespace: str | None = None, *,
+                  group: str = GROUP) -> Iterator[GenericRecord]:
+    """The kind's objects of an Istio API group (networking.istio.io unless told), in key
+    order (answers are stable)."""
     found = [r for r in view.for_each(kind, namespace)
-             if isinstance(r, GenericRecord) and api_group(r.api_version) == GROUP]
+             if isinstance(r, GenericRecord) and api_group(r.api_version) == group]
     yield from sorted(found, key=lambda r: r.key)
 
 
