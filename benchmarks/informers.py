@@ -1876,24 +1876,34 @@ class ReplayTransport:
         return PagesTransport.Page(self.pages[path][int(cont) if cont else 0])
 
 
+def replay_informers(kinds: list[tuple[str, str, str, str, bool]], transport: Any
+                     ) -> tuple[Any, dict[str, Any]]:
+    """A cluster store, and an informer of each recorded kind over ``transport``, by path."""
+    from netsight.graph.store import GraphStore, Source
+    from netsight.graph.watching import NEVER_WATCHED, Informer, WatchedKind
+
+    store = GraphStore(source=Source.CLUSTER, cluster_name="replay")
+    store.state.never_arrive(NEVER_WATCHED)
+    informers: dict[str, Any] = {}
+    for group, version, kind, plural, namespaced in kinds:
+        watched = WatchedKind(group, version, kind, plural, namespaced)
+        informers[watched.path] = Informer(transport, store, watched)
+    return store, informers
+
+
 def replay_main(args: argparse.Namespace) -> None:
     """One replay in this process: list, freeze (as ``wait_synced``), then every recorded
     watch chunk in order; CPU time for the whole replay and time per handled line."""
     import pickle
 
     import netsight
-    from netsight.graph.store import RELATED_LIMIT, GraphStore, Source
-    from netsight.graph.watching import NEVER_WATCHED, Informer, InformerSettings, WatchedKind
+    from netsight.graph.store import RELATED_LIMIT
+    from netsight.graph.watching import InformerSettings
 
     data = pickle.loads(Path(args.input).read_bytes())
     gc.disable()
-    store = GraphStore(source=Source.CLUSTER, cluster_name="replay")
-    store.state.never_arrive(NEVER_WATCHED)
     transport = ReplayTransport(data["pages"])
-    informers: dict[str, Any] = {}
-    for group, version, kind, plural, namespaced in data["kinds"]:
-        watched = WatchedKind(group, version, kind, plural, namespaced)
-        informers[watched.path] = Informer(transport, store, watched)
+    store, informers = replay_informers(data["kinds"], transport)
     assert set(informers) == set(data["pages"]), (set(informers), set(data["pages"]))
     took: dict[str, list[float]] = defaultdict(list)
 

@@ -241,20 +241,15 @@ def replay_main(args: argparse.Namespace) -> None:
     """One replay in this process, in one mode; prints its figures as JSON."""
     import netsight
     from netsight.graph import wire
-    from netsight.graph.store import RELATED_LIMIT, GraphStore, Source
-    from netsight.graph.watching import NEVER_WATCHED, Informer, InformerSettings, WatchedKind
+    from netsight.graph.store import RELATED_LIMIT
+    from netsight.graph.watching import Informer, InformerSettings
 
     data = pickle.loads(Path(args.input).read_bytes())
     gc.disable()
     ready = precomputed(data) if args.mode == "free" else {}
     replies = replies_elsewhere(args.input) if args.mode == "rows" else None
-    store = GraphStore(source=Source.CLUSTER, cluster_name="replay")
-    store.state.never_arrive(NEVER_WATCHED)
     transport = Transport(data["pages"])
-    informers_by_path: dict[str, Informer] = {}
-    for group, version, kind, plural, namespaced in data["kinds"]:
-        watched = WatchedKind(group, version, kind, plural, namespaced)
-        informers_by_path[watched.path] = Informer(transport, store, watched)
+    store, informers_by_path = informers.replay_informers(data["kinds"], transport)
     events = [0]
     child: subprocess.Popen[bytes] | None = None
     streams: dict[str, Any] = {}
