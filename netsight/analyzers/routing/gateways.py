@@ -382,17 +382,20 @@ def _overlapping_tls(port: int, group: list[ListenerState]) -> None:
 
 def _programmed(conditions: Mapping[str, c.Cond]) -> c.Cond:
     accepted, resolved = conditions[c.ACCEPTED], conditions[c.RESOLVED_REFS]
+    # Without its certificates a listener cannot terminate TLS; an unsupported route kind
+    # alone leaves the listener serving the kinds it does support. A reference known bad
+    # decides it even where acceptance is undecided (a client CA bundle not in the input).
+    unusable = resolved.status == c.FALSE and resolved.reason != c.INVALID_ROUTE_KINDS
     if accepted.status == c.UNKNOWN:
-        return c.unknown(accepted.message)
+        return c.false(c.INVALID, f"unresolved references: {resolved.message}") \
+            if unusable else c.unknown(accepted.message)
     if not accepted.ok:
         return c.false(c.INVALID, f"listener not accepted: {accepted.message}")
     if conditions[c.CONFLICTED].ok:
         return c.false(c.INVALID, f"listener conflicted: {conditions[c.CONFLICTED].message}")
-    # Without its certificates a listener cannot terminate TLS; an unsupported route kind
-    # alone leaves the listener serving the kinds it does support.
     if resolved.status == c.UNKNOWN:
         return c.unknown(f"references not evaluated: {resolved.message}")
-    if not resolved.ok and resolved.reason != c.INVALID_ROUTE_KINDS:
+    if unusable:
         return c.false(c.INVALID, f"unresolved references: {resolved.message}")
     return c.true(c.PROGRAMMED, "listener would be programmed")
 
