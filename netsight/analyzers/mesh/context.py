@@ -14,14 +14,18 @@ from netsight.analyzers.mesh import defaults
 from netsight.analyzers.mesh.hosts import HostRegistry
 from netsight.analyzers.mesh.objects import (
     DESTINATION_RULE,
+    GROUP,
     ISTIO_GATEWAY,
     SERVICE_ENTRY,
     SIDECAR,
+    TELEMETRY,
+    TELEMETRY_GROUP,
     VIRTUAL_SERVICE,
     DestinationRule,
     IstioGateway,
     ServiceEntry,
     Sidecar,
+    Telemetry,
     Unreadable,
     VirtualService,
     describe,
@@ -30,6 +34,7 @@ from netsight.analyzers.mesh.objects import (
     read_gateway,
     read_service_entry,
     read_sidecar,
+    read_telemetry,
     read_virtual_service,
 )
 from netsight.analyzers.mesh.visibility import build_hosts
@@ -92,13 +97,14 @@ class MeshContext:
     def report(self, finding: Finding) -> None:
         self.findings.append(finding)
 
-    def _read(self, kind: str, reader: Callable[[GenericRecord], T]) -> list[T]:
+    def _read(self, kind: str, reader: Callable[[GenericRecord], T], *,
+              group: str = GROUP) -> list[T]:
         """The kind's objects read once per version of the kind (kept with the store until
         one of them changes); those that cannot be read are reported."""
         def build(view: GraphView) -> tuple[tuple[T, ...],
                                              tuple[tuple[GenericRecord, Unreadable], ...]]:
             read, unreadable = [], []
-            for record in istio_records(view, kind):
+            for record in istio_records(view, kind, group=group):
                 try:
                     read.append(reader(record))
                 except Unreadable as exc:
@@ -137,6 +143,10 @@ class MeshContext:
     @cached_property
     def sidecars(self) -> list[Sidecar]:
         return self._read(SIDECAR, read_sidecar)
+
+    @cached_property
+    def telemetries(self) -> list[Telemetry]:
+        return self._read(TELEMETRY, read_telemetry, group=TELEMETRY_GROUP)
 
     @cached_property
     def hosts(self) -> HostRegistry:
