@@ -30,7 +30,7 @@ from netsight.analyzers.mesh.objects import (
     read_gateway,
 )
 from netsight.graph.model import Kind, api_group, make_key
-from netsight.graph.records import GenericRecord, Record, WorkloadRecord
+from netsight.graph.records import GenericRecord, PodRecord, Record, WorkloadRecord
 from netsight.graph.scoping import unrestricted
 from netsight.graph.selectors import LabelSelector
 from netsight.graph.store import GraphView
@@ -81,6 +81,8 @@ def claim_routes(ctx: MeshContext) -> None:
     full, shows = unrestricted(ctx.view)
     authentications = _authentications(full)
     stand_in = defaults.assumed_pod(full)
+    namespaces = sorted(full.namespaces())
+    judged: dict[str, tuple[list[PodLabels], list[_Authentication]]] = {}
     for vs, key in routing:
         for name in vs.gateways:
             if name == MESH_GATEWAY:
@@ -93,14 +95,10 @@ def claim_routes(ctx: MeshContext) -> None:
                 gateway = read_gateway(record)
             except Unreadable:
                 continue  # reported where the Gateway is read
-            selector = LabelSelector(match_labels=tuple(sorted(gateway.selector.items())))
-            pods = [PodLabels(p, _labels_of(p)) for ns in sorted(full.namespaces())
-                    for p in full.matching(ns, selector)]
-            if not pods and stand_in is not None and selector.matches(stand_in.labels):
-                pods = [PodLabels(stand_in, dict(stand_in.labels), assumed=True)]
-            uncovered = [p for p in pods if not any(a.covers(p) for a in authentications)]
-            unread = [a for a in authentications
-                      if a.problem and any(a.may_cover(p) for p in uncovered)]
+            if record.key not in judged:  # many VirtualServices share a few gateways
+                judged[record.key] = _uncovered(gateway, full, namespaces, stand_in,
+                                                authentications)
+            uncovered, unread = judged[record.key]
             if unread:
                 # It may be the one that covers them: whether claims are set is not known.
                 first = unread[0]
@@ -111,6 +109,22 @@ def claim_routes(ctx: MeshContext) -> None:
                          f"{gateway.record.ref}", f"{name} cannot be read: {first.problem}")
             elif uncovered:
                 _report(ctx, vs, key, gateway, uncovered, shows)
+
+
+def _uncovered(gateway: IstioGateway, full: GraphView, namespaces: list[str],
+               stand_in: PodRecord | None, authentications: list[_Authentication],
+               ) -> tuple[list[PodLabels], list[_Authentication]]:
+    """The Gateway's pods no RequestAuthentication covers, and the unreadable
+    RequestAuthentications that might."""
+    selector = LabelSelector(match_labels=tuple(sorted(gateway.selector.items())))
+    pods = [PodLabels(p, _labels_of(p)) for ns in namespaces
+            for p in full.matching(ns, selector)]
+    if not pods and stand_in is not None and selector.matches(stand_in.labels):
+        pods = [PodLabels(stand_in, dict(stand_in.labels), assumed=True)]
+    uncovered = [p for p in pods if not any(a.covers(p) for a in authentications)]
+    unread = [a for a in authentications
+              if a.problem and any(a.may_cover(p) for p in uncovered)]
+    return uncovered, unread
 
 
 def _claim_key(vs: VirtualService) -> str:
