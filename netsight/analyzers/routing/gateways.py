@@ -123,7 +123,9 @@ def evaluate(view: GraphView, grants: Grants, record: Record) -> GatewayState:
         return state
     state.conditions = _gateway_conditions(state.listeners)
     unresolved = _backend_client_certificate(view, grants, record, state.notes)
-    if unresolved is not None:
+    # An undecided client certificate never hides listeners known unresolved.
+    if unresolved is not None and (state.conditions[c.RESOLVED_REFS].ok
+                                   or unresolved.status == c.FALSE):
         state.conditions[c.RESOLVED_REFS] = unresolved
     invalid = _invalid_parameters(view, record, state.notes)
     if invalid is not None:
