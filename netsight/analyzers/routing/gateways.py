@@ -407,8 +407,14 @@ def _gateway_conditions(listeners: list[ListenerState]) -> dict[str, c.Cond]:
         invalid = c.false(c.INVALID, "the Gateway has no listeners")
         return {c.ACCEPTED: invalid, c.PROGRAMMED: invalid}
     bad = [s.listener.name for s in listeners if s.conditions[c.ACCEPTED].status == c.FALSE]
+    pending = [s.listener.name for s in listeners
+               if s.conditions[c.ACCEPTED].status == c.UNKNOWN]
     if len(bad) == len(listeners):
         accepted = c.false(c.LISTENERS_NOT_VALID, f"no valid listener ({', '.join(bad)})")
+    elif len(bad) + len(pending) == len(listeners):
+        # Valid only if one of the undecided listeners is: not known.
+        accepted = c.unknown(f"whether listener(s) {', '.join(pending)} are valid is not "
+                             "evaluated" + (f"; invalid: {', '.join(bad)}" if bad else ""))
     elif bad:
         accepted = c.true(c.LISTENERS_NOT_VALID, f"invalid listeners: {', '.join(bad)}")
     else:
@@ -417,7 +423,7 @@ def _gateway_conditions(listeners: list[ListenerState]) -> dict[str, c.Cond]:
                  if s.conditions[c.PROGRAMMED].status == c.UNKNOWN]
     if accepted.ok and any(s.conditions[c.PROGRAMMED].ok for s in listeners):
         programmed = c.true(c.PROGRAMMED, "Gateway would be programmed")
-    elif accepted.ok and undecided:
+    elif accepted.status != c.FALSE and undecided:
         programmed = c.unknown(f"whether listener(s) {', '.join(undecided)} can be "
                                "programmed is not evaluated")
     else:
