@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TypeVar
@@ -187,6 +187,17 @@ class MeshContext:
 
     def services_unknown(self) -> str | None:
         return self.unknown(Kind.SERVICE, "ServiceEntry")
+
+
+def pods_or_templates(records: Iterable[Record]) -> list[Record]:
+    """The pods among ``records``, or where there is none (manifests without pods) the
+    workload templates standing for them, in key order: a pod and the template it was
+    made from are one workload, not two."""
+    found = list(records)
+    pods: list[Record] = [r for r in found if isinstance(r, PodRecord)]
+    if not pods:
+        pods = [r for r in found if isinstance(r, WorkloadRecord)]
+    return sorted(pods, key=lambda r: r.key)
 
 
 def _labels_of(record: Record) -> dict[str, str]:

@@ -13,13 +13,11 @@ the pods and the other Telemetries, where istioctl reports each pod.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from netsight.analyzers import codes
 from netsight.analyzers.base import evidence, ref
-from netsight.analyzers.mesh.context import MeshContext
+from netsight.analyzers.mesh.context import MeshContext, pods_or_templates
 from netsight.analyzers.mesh.objects import TELEMETRY, Telemetry, describe
-from netsight.graph.records import PodRecord, Record, WorkloadRecord
+from netsight.graph.records import Record
 from netsight.graph.selectors import LabelSelector
 
 __all__ = ["TELEMETRY", "selectors"]
@@ -41,7 +39,7 @@ def selectors(ctx: MeshContext) -> None:
     pods_of: dict[str, list[Record]] = {}
     for record, labels in selecting:
         wanted = LabelSelector(match_labels=tuple(sorted(labels.items())))
-        pods = _pods(ctx.view.matching(record.namespace, wanted))
+        pods = pods_or_templates(ctx.view.matching(record.namespace, wanted))
         pods_of[record.key] = pods
         for pod in pods:
             by_pod.setdefault(pod.key, []).append(record)
@@ -72,16 +70,6 @@ def selectors(ctx: MeshContext) -> None:
             suggestion="Make the selectors disjoint, or merge the Telemetries into one.",
             evidence=[evidence(record, "spec.selector.matchLabels", dict(labels))],
         ))
-
-
-def _pods(records: Iterable[Record]) -> list[Record]:
-    """The pods matched, or where none is in the graph (manifests) the workload templates
-    standing for them."""
-    found = list(records)
-    pods: list[Record] = [r for r in found if isinstance(r, PodRecord)]
-    if not pods:
-        pods = [r for r in found if isinstance(r, WorkloadRecord)]
-    return sorted(pods, key=lambda r: r.key)
 
 
 def _namespace_wide_conflicts(ctx: MeshContext, telemetries: list[Telemetry]) -> None:
