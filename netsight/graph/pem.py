@@ -15,12 +15,20 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Mapping
+from bisect import bisect_left
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
 
 TLS_CERT_KEY, TLS_PRIVATE_KEY = "tls.crt", "tls.key"
 CA_CERT_KEY = "ca.crt"  # BackendTLSPolicy: the key a caCertificateRef ConfigMap holds
 
-_BLOCK = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----(.*?)-----END \1-----", re.DOTALL)
+# One BEGIN or END line, its trailing dashes left unconsumed so that "-----END A-----BEGIN
+# B-----" yields both. Pairing the markers afterwards (``_blocks``) finds what
+# ``-----BEGIN (L)-----(.*?)-----END \1-----`` finds, in n log n: that pattern backtracks
+# to the end of the text from every BEGIN without an END, quadratic on data a caller sends
+# (diff_routes ``proposed`` takes 1 MiB).
+_MARKER = re.compile(r"-----(BEGIN|END) ([A-Z0-9 ]+)(?=-----)")
+_DASHES = len("-----")
 _DER_SEQUENCE = 0x30  # every X.509 certificate and PKCS#1/#8/SEC1 key is an ASN.1 SEQUENCE
 
 
@@ -56,18 +64,39 @@ def tls_data_problem(data: object, string_data: object) -> str | None:
     return None
 
 
+def _blocks(text: str) -> Iterator[tuple[str, str]]:
+    """(label, body) of each PEM block, leftmost first, as the regex above would match them
+    (a block ends at the first END line of its label; the search resumes after it)."""
+    markers = [(m.group(1), m.group(2), m.start(), m.end() + _DASHES)
+               for m in _MARKER.finditer(text)]
+    ends: dict[str, list[int]] = defaultdict(list)  # label -> where its END lines start
+    for kind, label, start, _ in markers:
+        if kind == "END":
+            ends[label].append(start)
+    resume = 0
+    for kind, label, start, stop in markers:
+        if kind != "BEGIN" or start < resume:
+            continue
+        found = ends.get(label, [])
+        i = bisect_left(found, stop)
+        if i == len(found):
+            continue  # no END for it: the next BEGIN is tried
+        yield label, text[stop:found[i]]
+        resume = found[i] + len(f"-----END {label}-----")
+
+
 def _der_blocks(text: str) -> list[str] | None:
     """The labels of the PEM blocks in ``text``; None when a block's body is not DER."""
     labels = []
-    for match in _BLOCK.finditer(text):
-        body = "".join(match.group(2).split())
+    for label, raw in _blocks(text):
+        body = "".join(raw.split())
         try:
             der = base64.b64decode(body, validate=True)
         except (binascii.Error, ValueError):
             return None
         if not der or der[0] != _DER_SEQUENCE:
             return None
-        labels.append(match.group(1))
+        labels.append(label)
     return labels
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TypeVar
@@ -14,14 +14,18 @@ from netsight.analyzers.mesh import defaults
 from netsight.analyzers.mesh.hosts import HostRegistry
 from netsight.analyzers.mesh.objects import (
     DESTINATION_RULE,
+    GROUP,
     ISTIO_GATEWAY,
     SERVICE_ENTRY,
     SIDECAR,
+    TELEMETRY,
+    TELEMETRY_GROUP,
     VIRTUAL_SERVICE,
     DestinationRule,
     IstioGateway,
     ServiceEntry,
     Sidecar,
+    Telemetry,
     Unreadable,
     VirtualService,
     describe,
@@ -30,6 +34,7 @@ from netsight.analyzers.mesh.objects import (
     read_gateway,
     read_service_entry,
     read_sidecar,
+    read_telemetry,
     read_virtual_service,
 )
 from netsight.analyzers.mesh.visibility import build_hosts
@@ -92,13 +97,14 @@ class MeshContext:
     def report(self, finding: Finding) -> None:
         self.findings.append(finding)
 
-    def _read(self, kind: str, reader: Callable[[GenericRecord], T]) -> list[T]:
+    def _read(self, kind: str, reader: Callable[[GenericRecord], T], *,
+              group: str = GROUP) -> list[T]:
         """The kind's objects read once per version of the kind (kept with the store until
         one of them changes); those that cannot be read are reported."""
         def build(view: GraphView) -> tuple[tuple[T, ...],
                                              tuple[tuple[GenericRecord, Unreadable], ...]]:
             read, unreadable = [], []
-            for record in istio_records(view, kind):
+            for record in istio_records(view, kind, group=group):
                 try:
                     read.append(reader(record))
                 except Unreadable as exc:
@@ -139,6 +145,10 @@ class MeshContext:
         return self._read(SIDECAR, read_sidecar)
 
     @cached_property
+    def telemetries(self) -> list[Telemetry]:
+        return self._read(TELEMETRY, read_telemetry, group=TELEMETRY_GROUP)
+
+    @cached_property
     def hosts(self) -> HostRegistry:
         # Kept until a Service or ServiceEntry changes; never mutated by the checks.
         return self.view.derived(("mesh_config", "hosts"), (Kind.SERVICE, SERVICE_ENTRY),
@@ -177,6 +187,17 @@ class MeshContext:
 
     def services_unknown(self) -> str | None:
         return self.unknown(Kind.SERVICE, "ServiceEntry")
+
+
+def pods_or_templates(records: Iterable[Record]) -> list[Record]:
+    """The pods among ``records``, or where there is none (manifests without pods) the
+    workload templates standing for them, in key order: a pod and the template it was
+    made from are one workload, not two."""
+    found = list(records)
+    pods: list[Record] = [r for r in found if isinstance(r, PodRecord)]
+    if not pods:
+        pods = [r for r in found if isinstance(r, WorkloadRecord)]
+    return sorted(pods, key=lambda r: r.key)
 
 
 def _labels_of(record: Record) -> dict[str, str]:

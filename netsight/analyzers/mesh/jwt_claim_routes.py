@@ -30,7 +30,7 @@ from netsight.analyzers.mesh.objects import (
     read_gateway,
 )
 from netsight.graph.model import Kind, api_group, make_key
-from netsight.graph.records import GenericRecord, Record, WorkloadRecord
+from netsight.graph.records import GenericRecord, PodRecord, Record, WorkloadRecord
 from netsight.graph.scoping import unrestricted
 from netsight.graph.selectors import LabelSelector
 from netsight.graph.store import GraphView
@@ -44,11 +44,20 @@ GATEWAY_NAME_LABEL = "gateway.networking.k8s.io/gateway-name"
 
 @dataclass(frozen=True, slots=True)
 class _Authentication:
+    key: str
+    ref: str  # namespace/name
     namespace: str
     selector: Mapping[str, str] | None  # None: every pod of the namespace
     gateways: tuple[str, ...]  # targetRefs to Gateway API Gateways, by name
+    problem: str = ""  # why its selector or targetRefs cannot be read (then it covers nothing)
+
+    def may_cover(self, pod: PodLabels) -> bool:
+        """Whether it could apply to ``pod`` were it readable (its namespace or the root)."""
+        return self.namespace in (ROOT_NAMESPACE, pod.record.namespace)
 
     def covers(self, pod: PodLabels) -> bool:
+        if self.problem:
+            return False
         namespace = pod.record.namespace
         if self.gateways:
             return namespace == self.namespace and \
@@ -72,6 +81,8 @@ def claim_routes(ctx: MeshContext) -> None:
     full, shows = unrestricted(ctx.view)
     authentications = _authentications(full)
     stand_in = defaults.assumed_pod(full)
+    namespaces = sorted(full.namespaces())
+    judged: dict[str, tuple[list[PodLabels], list[_Authentication]]] = {}
     for vs, key in routing:
         for name in vs.gateways:
             if name == MESH_GATEWAY:
@@ -84,14 +95,36 @@ def claim_routes(ctx: MeshContext) -> None:
                 gateway = read_gateway(record)
             except Unreadable:
                 continue  # reported where the Gateway is read
-            selector = LabelSelector(match_labels=tuple(sorted(gateway.selector.items())))
-            pods = [PodLabels(p, _labels_of(p)) for ns in sorted(full.namespaces())
-                    for p in full.matching(ns, selector)]
-            if not pods and stand_in is not None and selector.matches(stand_in.labels):
-                pods = [PodLabels(stand_in, dict(stand_in.labels), assumed=True)]
-            uncovered = [p for p in pods if not any(a.covers(p) for a in authentications)]
-            if uncovered:
+            if record.key not in judged:  # many VirtualServices share a few gateways
+                judged[record.key] = _uncovered(gateway, full, namespaces, stand_in,
+                                                authentications)
+            uncovered, unread = judged[record.key]
+            if unread:
+                # It may be the one that covers them: whether claims are set is not known.
+                first = unread[0]
+                name = f"RequestAuthentication {first.ref}" \
+                    if shows(first.key) else "a RequestAuthentication in a namespace you " \
+                    "may not read"
+                ctx.skip(f"JWT claim routes of VirtualService {vs.record.ref} at Gateway "
+                         f"{gateway.record.ref}", f"{name} cannot be read: {first.problem}")
+            elif uncovered:
                 _report(ctx, vs, key, gateway, uncovered, shows)
+
+
+def _uncovered(gateway: IstioGateway, full: GraphView, namespaces: list[str],
+               stand_in: PodRecord | None, authentications: list[_Authentication],
+               ) -> tuple[list[PodLabels], list[_Authentication]]:
+    """The Gateway's pods no RequestAuthentication covers, and the unreadable
+    RequestAuthentications that might."""
+    selector = LabelSelector(match_labels=tuple(sorted(gateway.selector.items())))
+    pods = [PodLabels(p, _labels_of(p)) for ns in namespaces
+            for p in full.matching(ns, selector)]
+    if not pods and stand_in is not None and selector.matches(stand_in.labels):
+        pods = [PodLabels(stand_in, dict(stand_in.labels), assumed=True)]
+    uncovered = [p for p in pods if not any(a.covers(p) for a in authentications)]
+    unread = [a for a in authentications
+              if a.problem and any(a.may_cover(p) for p in uncovered)]
+    return uncovered, unread
 
 
 def _claim_key(vs: VirtualService) -> str:
@@ -114,16 +147,28 @@ def _authentications(view: GraphView) -> list[_Authentication]:
         if not isinstance(record, GenericRecord) or \
                 api_group(record.api_version) != SECURITY_GROUP:
             continue
-        spec: Mapping[str, Any] = record.spec or {}
-        raw = spec.get("selector")
-        labels = raw.get("matchLabels") if isinstance(raw, Mapping) else None
-        selector = {str(k): str(v) for k, v in labels.items()} \
-            if isinstance(labels, Mapping) else None
-        refs = [spec.get("targetRef"), *(spec.get("targetRefs") or [])]
-        gateways = tuple(str(r.get("name")) for r in refs
-                         if isinstance(r, Mapping) and r.get("kind") == "Gateway")
-        found.append(_Authentication(record.namespace, selector or None, gateways))
+        found.append(_authentication(record))
     return found
+
+
+def _authentication(record: GenericRecord) -> _Authentication:
+    spec: Mapping[str, Any] = record.spec or {}
+    raw, many = spec.get("selector"), spec.get("targetRefs")
+    labels = raw.get("matchLabels") if isinstance(raw, Mapping) else None
+    refs = [spec.get("targetRef"), *(many if isinstance(many, list) else [])]
+    problem = ""
+    if (raw is not None and not isinstance(raw, Mapping)) or \
+            (labels is not None and not isinstance(labels, Mapping)):
+        problem = "spec.selector must be an object with matchLabels an object"
+    elif (many is not None and not isinstance(many, list)) or \
+            any(r is not None and not isinstance(r, Mapping) for r in refs):
+        problem = "spec.targetRef must be an object, spec.targetRefs a list of objects"
+    selector = {str(k): str(v) for k, v in labels.items()} \
+        if isinstance(labels, Mapping) else None
+    gateways = tuple(str(r.get("name")) for r in refs
+                     if isinstance(r, Mapping) and r.get("kind") == "Gateway")
+    return _Authentication(record.key, record.ref, record.namespace, selector or None,
+                           gateways, problem)
 
 
 def _report(ctx: MeshContext, vs: VirtualService, key: str, gateway: IstioGateway,

@@ -403,3 +403,36 @@ def read_sidecar(record: GenericRecord) -> Sidecar:
     spec = _map(record.spec, "spec")
     selector = _map(spec.get("workloadSelector"), "spec.workloadSelector")
     return Sidecar(record, _labels(selector.get("labels"), "spec.workloadSelector.labels"))
+
+
+# --- Telemetry (telemetry.istio.io) ---------------------------------------------------
+
+TELEMETRY = "Telemetry"
+TELEMETRY_GROUP = "telemetry.istio.io"
+
+
+@dataclass(frozen=True, slots=True)
+class Telemetry:
+    record: GenericRecord
+    # spec.selector.matchLabels when non-empty (the Telemetry selects pods by label), else
+    # None; an empty one is left to neither rule, as upstream.
+    match_labels: Mapping[str, str] | None
+    has_selector: bool  # spec.selector is set
+    targeted: bool  # spec.targetRef or spec.targetRefs is set
+
+    @property
+    def namespace_wide(self) -> bool:
+        """No selector and no targetRefs: it applies to every workload of its namespace."""
+        return not self.has_selector and not self.targeted
+
+
+def read_telemetry(record: GenericRecord) -> Telemetry:
+    spec = _map(record.spec, "spec")
+    raw = spec.get("selector")
+    labels = _labels(_map(raw, "spec.selector").get("matchLabels"),
+                     "spec.selector.matchLabels")
+    target = _map(spec.get("targetRef"), "spec.targetRef")
+    targets = _list(spec.get("targetRefs"), "spec.targetRefs")
+    for i, item in enumerate(targets):
+        _map(item, f"spec.targetRefs[{i}]")
+    return Telemetry(record, labels or None, raw is not None, bool(target or targets))

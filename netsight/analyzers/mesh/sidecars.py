@@ -14,7 +14,7 @@ from collections import defaultdict
 
 from netsight.analyzers import codes
 from netsight.analyzers.base import evidence, ref
-from netsight.analyzers.mesh.context import MeshContext
+from netsight.analyzers.mesh.context import MeshContext, pods_or_templates
 from netsight.analyzers.mesh.objects import Sidecar
 from netsight.graph.model import Kind
 from netsight.graph.records import Record, WorkloadRecord
@@ -92,7 +92,7 @@ def _workload_selectors(ctx: MeshContext, selecting: list[Sidecar],
     for sidecar in selecting:
         record = sidecar.record
         selector = LabelSelector(match_labels=tuple(sorted(sidecar.selector.items())))
-        selected = list(ctx.view.matching(record.namespace, selector))
+        selected = pods_or_templates(ctx.view.matching(record.namespace, selector))
         if not selected:
             if ctx.in_scope(record):
                 _no_pods(ctx, sidecar)

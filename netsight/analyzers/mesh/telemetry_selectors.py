@@ -13,45 +13,21 @@ the pods and the other Telemetries, where istioctl reports each pod.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
-
 from netsight.analyzers import codes
 from netsight.analyzers.base import evidence, ref
-from netsight.analyzers.mesh.context import MeshContext
-from netsight.analyzers.mesh.objects import describe, istio_records
-from netsight.graph.records import GenericRecord, PodRecord, Record, WorkloadRecord
+from netsight.analyzers.mesh.context import MeshContext, pods_or_templates
+from netsight.analyzers.mesh.objects import TELEMETRY, Telemetry, describe
+from netsight.graph.records import Record
 from netsight.graph.selectors import LabelSelector
 
-TELEMETRY = "Telemetry"
-GROUP = "telemetry.istio.io"
-
-
-def _spec(record: GenericRecord) -> Mapping[str, Any]:
-    return record.spec if isinstance(record.spec, Mapping) else {}
-
-
-def _match_labels(record: GenericRecord) -> Mapping[str, str] | None:
-    """matchLabels of a Telemetry that selects by label (non-empty), else None."""
-    selector = _spec(record).get("selector")
-    labels = selector.get("matchLabels") if isinstance(selector, Mapping) else None
-    if not isinstance(labels, Mapping) or not labels or \
-            not all(isinstance(v, str) for v in labels.values()):
-        return None
-    return labels
-
-
-def _namespace_wide(record: GenericRecord) -> bool:
-    spec = _spec(record)
-    return spec.get("selector") is None and not spec.get("targetRef") and \
-        not spec.get("targetRefs")
+__all__ = ["TELEMETRY", "selectors"]
 
 
 def selectors(ctx: MeshContext) -> None:
-    telemetries = list(istio_records(ctx.view, TELEMETRY, group=GROUP))
+    telemetries = ctx.telemetries  # one that cannot be read is reported (NS0650)
     _namespace_wide_conflicts(ctx, telemetries)
-    selecting = [(r, labels) for r in telemetries for labels in [_match_labels(r)]
-                 if labels is not None]
+    selecting = [(t.record, t.match_labels) for t in telemetries
+                 if t.match_labels is not None]
     if not any(ctx.in_scope(r) for r, _ in selecting):
         return
     unknown = ctx.pods_unknown()
@@ -59,11 +35,11 @@ def selectors(ctx: MeshContext) -> None:
         ctx.skip("Telemetry workload selectors", unknown)
         return
     # pod key -> the Telemetries selecting it; Telemetry key -> the pods it selects.
-    by_pod: dict[str, list[GenericRecord]] = {}
+    by_pod: dict[str, list[Record]] = {}
     pods_of: dict[str, list[Record]] = {}
     for record, labels in selecting:
         wanted = LabelSelector(match_labels=tuple(sorted(labels.items())))
-        pods = _pods(ctx.view.matching(record.namespace, wanted))
+        pods = pods_or_templates(ctx.view.matching(record.namespace, wanted))
         pods_of[record.key] = pods
         for pod in pods:
             by_pod.setdefault(pod.key, []).append(record)
@@ -96,21 +72,11 @@ def selectors(ctx: MeshContext) -> None:
         ))
 
 
-def _pods(records: Iterable[Record]) -> list[Record]:
-    """The pods matched, or where none is in the graph (manifests) the workload templates
-    standing for them."""
-    found = list(records)
-    pods: list[Record] = [r for r in found if isinstance(r, PodRecord)]
-    if not pods:
-        pods = [r for r in found if isinstance(r, WorkloadRecord)]
-    return sorted(pods, key=lambda r: r.key)
-
-
-def _namespace_wide_conflicts(ctx: MeshContext, telemetries: list[GenericRecord]) -> None:
-    by_namespace: dict[str, list[GenericRecord]] = {}
-    for record in telemetries:
-        if _namespace_wide(record):
-            by_namespace.setdefault(record.namespace, []).append(record)
+def _namespace_wide_conflicts(ctx: MeshContext, telemetries: list[Telemetry]) -> None:
+    by_namespace: dict[str, list[Record]] = {}
+    for telemetry in telemetries:
+        if telemetry.namespace_wide:
+            by_namespace.setdefault(telemetry.record.namespace, []).append(telemetry.record)
     for namespace, records in sorted(by_namespace.items()):
         if len(records) < 2:
             continue

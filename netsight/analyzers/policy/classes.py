@@ -139,7 +139,7 @@ def _unevaluated_anywhere(engine: PolicyEngine) -> bool:
     view = engine.view
     for kind in UNEVALUATED:
         if kind.kind == anp.CNP_KIND:
-            if any(r.api_version not in cnp.VERSIONS for r in view.for_each(kind.kind)):
+            if any(not cnp.evaluated(r) for r in view.for_each(kind.kind)):
                 return True
         elif view.count(kind.kind):
             return True

@@ -32,14 +32,14 @@ from netsight.analyzers.policy.anp import (
 )
 from netsight.analyzers.policy.peers import PortMatch, Unsupported, fields, items, port_number
 from netsight.analyzers.policy.verdict import Action, Direction
-from netsight.graph.records import GenericRecord
+from netsight.graph.records import GenericRecord, Record
 
 # v1beta1 promoted v1alpha2's spec unchanged (tier, priority, subject, rules, protocols).
 V1ALPHA2 = "policy.networking.k8s.io/v1alpha2"
 VERSIONS = frozenset({V1ALPHA2, "policy.networking.k8s.io/v1beta1"})
 
 
-def evaluated(record: GenericRecord) -> bool:
+def evaluated(record: Record) -> bool:
     """Whether netsight models this ClusterNetworkPolicy (Antrea's shares the kind name)."""
     return record.api_version in VERSIONS
 

@@ -432,7 +432,7 @@ class PolicyEngine:
                 scopes.append(kind.extra_namespace)
             if kind.kind == anp.CNP_KIND:
                 count = sum(1 for r in self.view.for_each(kind.kind)
-                            if r.api_version not in cnp.VERSIONS)
+                            if not cnp.evaluated(r))
             elif kind.group is not None:
                 count = sum(1 for scope in dict.fromkeys(scopes)
                             for r in self.view.for_each(kind.kind, scope)

@@ -346,6 +346,9 @@ class BackendTLSPolicies:
             if (ref.group, ref.kind) != ("", CONFIG_MAP):
                 problem = (c.INVALID_KIND, f"{where}: kind {ref.kind or '(none)'} of group "
                            f"{ref.group or 'core'} is not supported (a core ConfigMap is)")
+            elif not ref.name:
+                # name is required (ObjectName, minLength 1): nothing made elsewhere matches.
+                problem = (INVALID_CA_CERTIFICATE_REF, f"{where}: the reference has no name")
             elif untracked is not None:
                 undecided.append(where)
             else:

@@ -96,13 +96,16 @@ def check(view: GraphView, grants: Grants, gateway: Record, listener: Listener,
 def _problem(view: GraphView, grants: Grants, gateway: Record, ref: Mapping[str, Any],
              path: str, notes: list[str]) -> tuple[str, str] | None:
     group, kind = str(ref.get("group") or ""), opt_str(ref.get("kind")) or CONFIG_MAP
-    name = str(ref.get("name") or "")
+    name = opt_str(ref.get("name")) or ""
     namespace = opt_str(ref.get("namespace")) or gateway.namespace
     where = f"{path} ({kind} {namespace}/{name})"
     if (group, kind) != ("", CONFIG_MAP):
         return INVALID_CA_CERTIFICATE_KIND, (f"{where}: kind {kind} of group "
                                              f"{group or 'core'} is not supported (a core "
                                              "ConfigMap is)")
+    if not name:
+        # name is required (ObjectName, minLength 1): no object made elsewhere can match.
+        return INVALID_CA_CERTIFICATE_REF, f"{where}: the reference has no name"
     if namespace != gateway.namespace and not grants.permits(
             from_kind=GATEWAY, from_namespace=gateway.namespace, to_group="",
             to_kind=CONFIG_MAP, to_namespace=namespace, to_name=name):

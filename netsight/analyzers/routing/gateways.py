@@ -123,7 +123,9 @@ def evaluate(view: GraphView, grants: Grants, record: Record) -> GatewayState:
         return state
     state.conditions = _gateway_conditions(state.listeners)
     unresolved = _backend_client_certificate(view, grants, record, state.notes)
-    if unresolved is not None:
+    # An undecided client certificate never hides listeners known unresolved.
+    if unresolved is not None and (state.conditions[c.RESOLVED_REFS].ok
+                                   or unresolved.status == c.FALSE):
         state.conditions[c.RESOLVED_REFS] = unresolved
     invalid = _invalid_parameters(view, record, state.notes)
     if invalid is not None:
@@ -382,17 +384,20 @@ def _overlapping_tls(port: int, group: list[ListenerState]) -> None:
 
 def _programmed(conditions: Mapping[str, c.Cond]) -> c.Cond:
     accepted, resolved = conditions[c.ACCEPTED], conditions[c.RESOLVED_REFS]
+    # Without its certificates a listener cannot terminate TLS; an unsupported route kind
+    # alone leaves the listener serving the kinds it does support. A reference known bad
+    # decides it even where acceptance is undecided (a client CA bundle not in the input).
+    unusable = resolved.status == c.FALSE and resolved.reason != c.INVALID_ROUTE_KINDS
     if accepted.status == c.UNKNOWN:
-        return c.unknown(accepted.message)
+        return c.false(c.INVALID, f"unresolved references: {resolved.message}") \
+            if unusable else c.unknown(accepted.message)
     if not accepted.ok:
         return c.false(c.INVALID, f"listener not accepted: {accepted.message}")
     if conditions[c.CONFLICTED].ok:
         return c.false(c.INVALID, f"listener conflicted: {conditions[c.CONFLICTED].message}")
-    # Without its certificates a listener cannot terminate TLS; an unsupported route kind
-    # alone leaves the listener serving the kinds it does support.
     if resolved.status == c.UNKNOWN:
         return c.unknown(f"references not evaluated: {resolved.message}")
-    if not resolved.ok and resolved.reason != c.INVALID_ROUTE_KINDS:
+    if unusable:
         return c.false(c.INVALID, f"unresolved references: {resolved.message}")
     return c.true(c.PROGRAMMED, "listener would be programmed")
 
@@ -402,8 +407,14 @@ def _gateway_conditions(listeners: list[ListenerState]) -> dict[str, c.Cond]:
         invalid = c.false(c.INVALID, "the Gateway has no listeners")
         return {c.ACCEPTED: invalid, c.PROGRAMMED: invalid}
     bad = [s.listener.name for s in listeners if s.conditions[c.ACCEPTED].status == c.FALSE]
+    pending = [s.listener.name for s in listeners
+               if s.conditions[c.ACCEPTED].status == c.UNKNOWN]
     if len(bad) == len(listeners):
         accepted = c.false(c.LISTENERS_NOT_VALID, f"no valid listener ({', '.join(bad)})")
+    elif len(bad) + len(pending) == len(listeners):
+        # Valid only if one of the undecided listeners is: not known.
+        accepted = c.unknown(f"whether listener(s) {', '.join(pending)} are valid is not "
+                             "evaluated" + (f"; invalid: {', '.join(bad)}" if bad else ""))
     elif bad:
         accepted = c.true(c.LISTENERS_NOT_VALID, f"invalid listeners: {', '.join(bad)}")
     else:
@@ -412,7 +423,7 @@ def _gateway_conditions(listeners: list[ListenerState]) -> dict[str, c.Cond]:
                  if s.conditions[c.PROGRAMMED].status == c.UNKNOWN]
     if accepted.ok and any(s.conditions[c.PROGRAMMED].ok for s in listeners):
         programmed = c.true(c.PROGRAMMED, "Gateway would be programmed")
-    elif accepted.ok and undecided:
+    elif accepted.status != c.FALSE and undecided:
         programmed = c.unknown(f"whether listener(s) {', '.join(undecided)} can be "
                                "programmed is not evaluated")
     else:

@@ -155,6 +155,9 @@ def resolve_certificate(view: GraphView, grants: Grants, gateway: Record,
     where = f"{ref.path} ({ref.kind} {ref.namespace}/{ref.name})"
     if (ref.group, ref.kind) != ("", SECRET):
         return c.INVALID_CERTIFICATE_REF, f"{where}: only core Secrets are supported", True
+    if not ref.name:
+        # name is required (ObjectName, minLength 1): no object made elsewhere can match.
+        return c.INVALID_CERTIFICATE_REF, f"{where}: the reference has no name", True
     if ref.namespace != gateway.namespace and not grants.permits(
             from_kind=GATEWAY, from_namespace=gateway.namespace, to_group="",
             to_kind=SECRET, to_namespace=ref.namespace, to_name=ref.name):
