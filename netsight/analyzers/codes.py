@@ -355,6 +355,19 @@ ROUTE_MESH_PARENT_NOT_FOUND = Code(
     "A route's parentRef names a Service (a mesh, GAMMA, parent) that does not exist; no "
     "mesh applies the route.",
 )
+GATEWAY_NOT_ACCEPTED = Code(
+    "NS0518", "GatewayNotAccepted", C, ROUTING,
+    "A Gateway itself is not accepted (Accepted=False: it has no listeners, or its "
+    "spec.infrastructure.parametersRef cannot be found); nothing is programmed for it and no "
+    "route attaches through it. Listeners invalid one by one are reported per listener.",
+)
+GATEWAY_BACKEND_CLIENT_CERTIFICATE_INVALID = Code(
+    "NS0519", "GatewayBackendClientCertificateInvalid", C, Category.TLS,
+    "A Gateway's spec.tls.backend.clientCertificateRef, the certificate it presents to "
+    "backends, does not resolve (ResolvedRefs=False: no such Secret, an unsupported kind, or "
+    "no ReferenceGrant for another namespace); backends that require a client certificate "
+    "refuse its connections.",
+)
 INGRESS_CLASS_NOT_FOUND = Code(
     "NS0520", "IngressClassNotFound", C, ROUTING,
     "spec.ingressClassName names an IngressClass that does not exist: no controller claims "

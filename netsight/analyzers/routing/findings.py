@@ -6,6 +6,7 @@ it is reported.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from netsight.analyzers import codes
@@ -130,11 +131,40 @@ def _class_unavailable(gateway: GatewayState) -> Finding:
         evidence=[evidence(record, "spec.gatewayClassName", gateway.class_name)])
 
 
+def _gateway_refused(state: GatewayState) -> Iterator[Finding]:
+    """What the Gateway's own conditions say beyond its listeners': not accepted (no
+    listeners, parametersRef not found), and a backend client certificate that does not
+    resolve. Listeners invalid or unresolved one by one are each reported as such."""
+    record = state.record
+    accepted = state.conditions.get(c.ACCEPTED)
+    if accepted is not None and accepted.status == c.FALSE and \
+            accepted.reason != c.LISTENERS_NOT_VALID:
+        parameters = accepted.reason == c.INVALID_PARAMETERS
+        yield codes.GATEWAY_NOT_ACCEPTED.finding(
+            ref(record), f"Gateway {state.ref} not accepted: {accepted.reason}",
+            detail=accepted.message,
+            suggestion="Create the ConfigMap spec.infrastructure.parametersRef names, or fix "
+            "the reference." if parameters else "Give the Gateway at least one listener.",
+            evidence=[evidence(record, "spec.infrastructure.parametersRef"
+                               if parameters else "spec.listeners", None)])
+    resolved = state.conditions.get(c.RESOLVED_REFS)
+    if resolved is not None and resolved.status == c.FALSE and \
+            resolved.reason != c.LISTENERS_NOT_RESOLVED:
+        yield codes.GATEWAY_BACKEND_CLIENT_CERTIFICATE_INVALID.finding(
+            ref(record), f"Gateway {state.ref}: backend client certificate {resolved.reason}",
+            detail=resolved.message,
+            suggestion="Reference an existing Secret of type kubernetes.io/tls (with a "
+            "ReferenceGrant if it lives in another namespace).",
+            evidence=[evidence(record, "spec.tls.backend.clientCertificateRef", None)])
+
+
 def gateway_findings(state: GatewayState) -> list[Finding]:
     record = state.record
     found: list[Finding] = []
     if not state.managed:
         found.append(_class_unavailable(state))
+    else:
+        found.extend(_gateway_refused(state))
     seen, seen_listeners = observed.gateway(record)
     for ls in state.listeners:
         listener = ls.listener
