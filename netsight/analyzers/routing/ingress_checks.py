@@ -16,7 +16,7 @@ from netsight.analyzers import codes
 from netsight.analyzers.base import evidence, ref
 from netsight.analyzers.contracts import Finding
 from netsight.analyzers.routing.ingresses import backend_target
-from netsight.analyzers.routing.objects import SECRET
+from netsight.analyzers.routing.objects import SECRET, not_in_input
 from netsight.graph.model import Kind, make_key
 from netsight.graph.records import IngressBackend, IngressClassRecord, IngressRecord
 from netsight.graph.store import GraphView, Source
@@ -130,11 +130,14 @@ def _tls(view: GraphView, report: IngressReport) -> None:
             continue
         if view.exists(make_key(SECRET, ingress.namespace, secret)):
             continue
-        where = "not in the input (created elsewhere, e.g. by cert-manager?)" \
-            if view.source is Source.MANIFESTS else "not found"
+        if view.source is Source.MANIFESTS:  # as a Gateway listener's certificateRef
+            report.not_evaluated.append(not_in_input(
+                SECRET, f"Ingress {ingress.ref} spec.tls[{i}] (Secret "
+                f"{ingress.namespace}/{secret})"))
+            continue
         report.findings.append(codes.INGRESS_TLS_SECRET_NOT_FOUND.finding(
             ref(ingress), f"Ingress {ingress.ref}: TLS Secret {ingress.namespace}/{secret} "
-            f"{where}",
+            "not found",
             detail=f"spec.tls[{i}] ({', '.join(hosts) or 'all hosts'}) names Secret "
             f"{secret}; without it the controller serves its default certificate.",
             suggestion="Create the Secret (type kubernetes.io/tls) or fix secretName.",
