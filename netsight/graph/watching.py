@@ -147,8 +147,10 @@ class Response(Protocol):
     """The part of an aiohttp response the informers use."""
 
     status: int
-    headers: Mapping[str, str]
     content: aiohttp.StreamReader
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
 
     async def read(self) -> bytes: ...
 
