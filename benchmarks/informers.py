@@ -26,6 +26,7 @@ import gc
 import hashlib
 import itertools
 import json
+import math
 import os
 import platform
 import shutil
@@ -600,6 +601,10 @@ def memory_breakdown(pods: int) -> Result:
 # --- (b) and (c): churn -----------------------------------------------------------------------
 
 
+# The churn times the CPU of one watch line in this many (its latency: every line's).
+HANDLE_SAMPLE = 8
+
+
 async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: float,
                     seed: int, sample_every: float = 1.0, window: float = 10.0,
                     profile_stem: str | None = None, freeze_every: float = 0.0,
@@ -623,7 +628,7 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
     # Allocated (and touched) before the RSS baseline: when each write was applied here, how
     # long apply() took, and the event's kind and type.
     applied = array("d", [0.0]) * capacity
-    apply_s = array("f", [0.0]) * capacity
+    apply_s = array("f", [math.nan]) * capacity  # NaN: the line's CPU was not timed
     what = array("b", [0]) * capacity
     codes: dict[tuple[str, str], int] = {}
     transport = await KubeTransport.connect(kubeconfig)
@@ -641,12 +646,21 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
 
         arrived = [0]
 
+        lines = [0]
+
         def timed_handle(informer: Any, line: bytes, resource_version: str) -> str:
             # Each watch line: decoded and applied (Pods and slices go straight to records,
-            # past GraphStore.apply), timed in CPU time of this thread.
-            began = time.thread_time()
-            version = original_handle(informer, line, resource_version)
-            took = time.thread_time() - began
+            # past GraphStore.apply); every line's latency, and every HANDLE_SAMPLE-th line's
+            # CPU time of this thread (a thread clock is a syscall: timing every line cost
+            # ~4.5 us of system time an event, which this benchmark charged to netsight).
+            lines[0] += 1
+            if lines[0] % HANDLE_SAMPLE:
+                version = original_handle(informer, line, resource_version)
+                took = math.nan
+            else:
+                began = time.thread_time()
+                version = original_handle(informer, line, resource_version)
+                took = time.thread_time() - began
             event = line[9:line.find(b'"', 9)].decode()
             if event in ("ADDED", "MODIFIED", "DELETED"):
                 index = int(version) - base_rv
@@ -701,6 +715,7 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
             censuses.append((0.0, 0, census(store) | heap_free()))
         rss_start = proc_status("VmRSS")
         cpu0, sim_cpu0 = time.process_time(), cpu_seconds(sim_pid)
+        times0 = os.times()
         profiler = None
         if profile_stem:
             from pyinstrument import Profiler
@@ -719,6 +734,7 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
             if not status["running"]:
                 break
         churn_cpu, sim_cpu = time.process_time() - cpu0, cpu_seconds(sim_pid) - sim_cpu0
+        times1 = os.times()
         profile: Result | None = None
         if profiler is not None and profile_stem:
             profiler.stop()
@@ -736,6 +752,9 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
             if time.time() >= next_sample:
                 next_sample += sample_every
                 sample(sum(s.events for s in store.sync.values()))
+        # CPU until the last event was applied: while netsight runs behind, the churn's
+        # window alone leaves out the backlog's events, whose writes it counts.
+        drained_cpu, drained_times = time.process_time() - cpu0, os.times()
         gc.callbacks.remove(gc_pauses.on_gc)
         sample(sum(s.events for s in store.sync.values()))
         if census is not None and census_every:
@@ -764,7 +783,8 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
         latencies.append(done - at)
         windows[int((at - log["at"][0]) // window)].append(done - at)
         by_what[what[index]].append(done - at)
-        service[what[index]].append(apply_s[index])
+        if not math.isnan(apply_s[index]):
+            service[what[index]].append(apply_s[index])
     names = {code: f"{kind} {event}" for (kind, event), code in codes.items()}
     last_applied = max(applied) if len(applied) else 0.0
     await watcher.stop()
@@ -784,11 +804,20 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
         "latency_ms_by_event": {names[c]: percentiles(sorted(v)) for c, v in by_what.items()},
         # CPU per watch line, decoding included (GraphStore.apply alone until Nov 2026).
         "handle_ms_by_event": {names[c]: percentiles(sorted(v)) for c, v in service.items()},
-        "handle_s_total": sum(sum(v) for v in service.values()),
+        # Estimated from the timed lines (every HANDLE_SAMPLE-th).
+        "handle_s_total": sum(sum(v) for v in service.values()) * received / max(
+            1, sum(map(len, service.values()))),
+        "handle_timed_lines": sum(map(len, service.values())),
         "latency_ms_by_window": {
             f"{w * window:.0f}-{(w + 1) * window:.0f}s": percentiles(sorted(v))
             for w, v in sorted(windows.items())},
+        "loop": type(asyncio.get_running_loop()).__module__,
         "cpu_s": churn_cpu, "sim_cpu_s": sim_cpu,
+        # The same CPU split: in Python and libraries (user), in the kernel (sys: sockets).
+        "cpu_user_s": times1.user - times0.user, "cpu_sys_s": times1.system - times0.system,
+        "cpu_drained_s": drained_cpu,
+        "cpu_drained_user_s": drained_times.user - times0.user,
+        "cpu_drained_sys_s": drained_times.system - times0.system,
         "gc": gc_pauses.summary(),
         "rss_start_bytes": rss_start, "rss_end_bytes": rss_end,
         "rss_after_collect_bytes": rss_after_collect,
@@ -1136,13 +1165,20 @@ def worker_main(args: argparse.Namespace) -> None:
     elif variant == "pods-baseline":
         result = asyncio.run(sync_pods_baseline(kubeconfig, options.get("limit_pods")))
     elif variant == "churn":
-        result = asyncio.run(churn_run(kubeconfig, sim_pid, rate=options["rate"],
-                                       duration=options["duration"], seed=options["seed"],
-                                       profile_stem=options.get("profile"),
-                                       freeze_every=options.get("freeze_every", 0.0),
-                                       drain_timeout=options.get("drain_timeout", 60.0),
-                                       census_every=options.get("census_every", 0.0),
-                                       trace=options.get("trace", False)))
+        from netsight.sim.apiserver import loop_factory
+
+        # By default on the event loop `netsight serve` runs the informers on (uvloop where
+        # installed; asyncio's own costs ~18% more instructions a read of a watch stream).
+        # Before 2026-11-24 the churn ran on asyncio's: --loop asyncio compares.
+        factory = None if options.get("loop") == "asyncio" else loop_factory()
+        with asyncio.Runner(loop_factory=factory) as runner:
+            result = runner.run(churn_run(
+                kubeconfig, sim_pid, rate=options["rate"], duration=options["duration"],
+                seed=options["seed"], profile_stem=options.get("profile"),
+                freeze_every=options.get("freeze_every", 0.0),
+                drain_timeout=options.get("drain_timeout", 60.0),
+                census_every=options.get("census_every", 0.0),
+                trace=options.get("trace", False)))
     elif variant == "list":
         result = asyncio.run(list_throughput(kubeconfig, sim_pid, limit=options["limit"],
                                              parse=options["parse"], pods=options["pods"]))
@@ -1274,6 +1310,7 @@ def command_churn(args: argparse.Namespace, *, name: str | None = None) -> None:
                                profile=str(OUT / f"informers-profile-{name}") if (
                                    args.profile and first) else None,
                                freeze_every=args.freeze_every,
+                               loop=args.loop,
                                drain_timeout=args.drain_timeout,
                                census_every=getattr(args, "census_every", 0.0),
                                trace=getattr(args, "trace", False))
@@ -1299,6 +1336,12 @@ def command_churn(args: argparse.Namespace, *, name: str | None = None) -> None:
             "drain_s": [round(r["drain_s"], 3) for r in runs],
             "sim_max_behind_s": [r["sim_max_behind_s"] for r in runs],
             "cpu_share": round(statistics.median(r["cpu_s"] / r["duration_s"] for r in runs), 2),
+            # Until the last event was applied, per event received; its system part.
+            "cpu_us_per_event": [round(r["cpu_drained_s"] / max(1, r["received"]) * 1e6, 1)
+                                 for r in runs],
+            "sys_us_per_event": [round(r["cpu_drained_sys_s"] / max(1, r["received"]) * 1e6,
+                                       1) for r in runs],
+            "loop": runs[0].get("loop"),
             "sim_cpu_share": round(statistics.median(r["sim_cpu_s"] / r["duration_s"]
                                                      for r in runs), 2),
             "gc": [r["gc"] for r in runs],
@@ -2119,6 +2162,10 @@ def main() -> None:
         p.add_argument("--profile", action="store_true",
                        help="pyinstrument in netsight's process during the first run's churn "
                             "(it slows the event path: latencies are not comparable)")
+        p.add_argument("--loop", choices=("uvloop", "asyncio"), default="uvloop",
+                       help="netsight's event loop: uvloop, as `netsight serve` runs "
+                            "(default), or asyncio's own (as this benchmark ran before "
+                            "2026-11-24; the soak --piped child still does)")
         if events is None:
             p.add_argument("--duration", type=float, default=45.0)
             p.add_argument("--runs", type=int, default=runs)
