@@ -455,6 +455,8 @@ def keep_young(settings: Any, interval: float | None = None) -> Any:
         settings, "young_threshold") else {}
     if hasattr(settings, "release_interval"):
         extra["release_every"] = settings.release_interval
+    if hasattr(settings, "refreeze_idle_interval") and interval is None:
+        extra["idle_interval"] = settings.refreeze_idle_interval
     return keep_collections_young(
         interval if interval is not None else settings.refreeze_interval,
         settings.full_collection_interval, **extra)

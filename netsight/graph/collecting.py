@@ -6,20 +6,23 @@ every watch event replaces records with new ones, which the collector does track
 a few hundred thousand events most of the graph is unfrozen again, and each full
 collection rescans all of it (pauses of 0.3-1 s at 100k pods, measured under churn).
 
-So, while the informers run, the youngest generation is collected on a clock rather than
-by allocation count, and its survivors frozen at once: every ``interval`` (40 times a
-second, ``InformerSettings.refreeze_interval``) one ``gc.collect(0)`` and a
-``gc.freeze()`` (which only splices lists). Every young object is traversed exactly once,
-as with automatic young collections, but a pause only ever covers one interval's
-survivors. The automatic trigger is a poor bound at 100k pods: it counts allocations
-*net of deallocations*, and every event frees old, frozen records, so the young list grew
-to 3,000-8,000 objects (15-36k references, each a likely cache miss into the old heap)
-before a collection started: 5-12 ms pauses, more than the 5 ms an event may take from
-the API server to the graph. Measured with ``benchmarks/informers.py _replay`` (30k
-events at 100k pods, collector time in thread CPU; benchmarks/README.md, "watch-gc"):
-automatic collections at the default threshold 700, refrozen every 0.25 s: pauses p50
-0.8-1.3 ms, max 5-13 ms, plus the odd 6-16 ms gen-1 collection; on a 25 ms clock: p50
-0.5-0.9 ms, max 1.3-2.0 ms; the same total either way (0.17-0.25 s against 0.18-0.23 s).
+So, while the informers run, the youngest generation is collected on a clock rather than by
+allocation count, and its survivors frozen at once: every ``interval`` one ``gc.collect(0)``
+and a ``gc.freeze()`` (which only splices lists). The clock follows the work: under churn it
+ticks every ``InformerSettings.refreeze_interval`` (10 ms), so a pause covers 10 ms of
+survivors; when a collection finds next to nothing to do it slows down, doubling up to
+``refreeze_idle_interval`` (0.25 s), so an idle server wakes 4 times a second rather than
+100 (on a fixed 10 ms clock ~19 ms of CPU a second idle, measured). Every young object is
+traversed exactly once, as with automatic young collections, but a pause only ever covers
+one interval's survivors. The automatic trigger is a poor bound at 100k pods: it counts
+allocations *net of deallocations*, and every event frees old, frozen records, so the young
+list grew to 3,000-8,000 objects (15-36k references, each a likely cache miss into the old
+heap) before a collection started: 5-12 ms pauses, more than the 5 ms an event may take from
+the API server to the graph. Measured with ``benchmarks/informers.py _replay`` (30k events
+at 100k pods, collector time in thread CPU; benchmarks/README.md, "watch-gc"): automatic
+collections at the default threshold 700, refrozen every 0.25 s: pauses p50 0.8-1.3 ms, max
+5-13 ms, plus the odd 6-16 ms gen-1 collection; on a 25 ms clock: p50 0.5-0.9 ms, max
+1.3-2.0 ms; the same total either way (0.17-0.25 s against 0.18-0.23 s).
 
 The automatic trigger stays as a safety net at ``young_threshold`` (10,000 net
 allocations): code that holds the event loop for long (a re-list's page, a 1 s analysis)
@@ -72,24 +75,34 @@ _NEVER = 2**31 - 1
 async def keep_collections_young(interval: float = 1.0, full_every: float = 3600.0,
                                  young_threshold: int | None = None,
                                  release_every: float = 0.0,
-                                 release_rise: int = 4 << 20) -> None:
+                                 release_rise: int = 4 << 20,
+                                 idle_interval: float | None = None,
+                                 pause_target: float = 0.25e-3) -> None:
     """Run until cancelled: collect the youngest generation and freeze its survivors every
     ``interval`` s, a full collection every ``full_every`` s; meanwhile, automatic
     collections wait for ``young_threshold`` net allocations and take the youngest
     generation only (None: the thresholds are left as they are). Every ``release_every``
     s, or within a second of RSS rising ``release_rise`` bytes above what it was after the
-    last release, the heap's free pages go back to the OS (0: never)."""
+    last release, the heap's free pages go back to the OS (0: never).
+
+    With an ``idle_interval`` longer than ``interval`` the clock follows the work: a young
+    collection that took under a quarter of ``pause_target`` doubles the wait before the
+    next (up to ``idle_interval``: an idle server wakes a few times a second), one that
+    took longer than ``pause_target`` halves it (down to ``interval``: under churn each
+    pause covers a short interval's survivors)."""
     global _running, _saved_thresholds
     if _running == 0:
         _saved_thresholds = gc.get_threshold()
     _running += 1
     if young_threshold is not None:
         gc.set_threshold(young_threshold, _NEVER, _saved_thresholds[2])
+    longest = max(interval, idle_interval or interval)
+    wait = interval
     try:
         last_full = last_release = last_look = time.monotonic()
         mark = resident_bytes()
         while True:
-            await asyncio.sleep(interval)
+            await asyncio.sleep(wait)
             now = time.monotonic()
             look = now - last_look >= 1.0  # RSS read once a second, not each tick
             if look:
@@ -107,12 +120,27 @@ async def keep_collections_young(interval: float = 1.0, full_every: float = 3600
                          (time.perf_counter() - started) * 1000)
                 last_full = time.monotonic()
             else:
+                started = time.perf_counter()
                 gc.collect(0)
+                wait = next_wait(wait, time.perf_counter() - started, interval, longest,
+                                 pause_target)
             gc.freeze()
     finally:
         _running -= 1
         if _running == 0:
             gc.set_threshold(*_saved_thresholds)
+
+
+def next_wait(wait: float, pause: float, shortest: float, longest: float,
+              pause_target: float) -> float:
+    """The keeper's next wait after a young collection that paused ``pause`` s: halved
+    (down to ``shortest``) when it took longer than ``pause_target``, doubled (up to
+    ``longest``) when it took under a quarter of it, else the same."""
+    if pause > pause_target:
+        return max(shortest, wait / 2)
+    if pause < pause_target / 4:
+        return min(longest, wait * 2)
+    return wait
 
 
 def _risen(mark: int | None, rise: int) -> bool:

@@ -196,13 +196,16 @@ class InformerSettings:
     backoff_cap: float = 30.0
     # After the initial sync: collect the youngest generation and freeze its survivors this
     # often (seconds), and run one full collection this often (collecting.py); 0 leaves the
-    # collector alone. 0.025: at 5,000 events/s a tick's young collection pauses ~1.5 ms;
-    # the automatic ones it replaces (every 700 allocations net of the old records each
-    # event frees) paused 7.5-13 ms at 100k pods, for the same total CPU. 0.01 pauses less
-    # still, but an idle server would then wake 100 times a second (~19 ms CPU a second
-    # against ~8 at 0.025 on a loaded machine). Was 1 s, then 0.25 (a second's survivors
-    # made ~20 ms gen-1 collections); benchmarks/informers.py _replay --refreeze.
-    refreeze_interval: float = 0.025
+    # collector alone. At 0.01 a tick's young collection pauses ~0.3 ms at 5,000 events/s
+    # (0.025: ~0.7 ms, up to 3-5 ms); the automatic ones it replaces (every 700
+    # allocations net of the old records each event frees) paused 7.5-13 ms at 100k pods,
+    # for the same total CPU. Was 1 s, then 0.25 (a second's survivors made ~20 ms gen-1
+    # collections), then 0.025 (a fixed 0.01 woke an idle server 100 times a second);
+    # benchmarks/informers.py _replay --refreeze.
+    refreeze_interval: float = 0.01
+    # ... while collections have work; one that finds next to nothing (under 1/4 of
+    # 0.25 ms) doubles the wait, up to this, so an idle server wakes 4 times a second.
+    refreeze_idle_interval: float = 0.25
     full_collection_interval: float = 3600.0
     # Meanwhile, automatic young collections only after this many net allocations (the
     # default is 700): a safety net for code that holds the loop, never reached under churn.
@@ -889,7 +892,8 @@ class ClusterWatcher:
             if self._gc_task is None and self.settings.refreeze_interval > 0:
                 self._gc_task = asyncio.create_task(keep_collections_young(
                     self.settings.refreeze_interval, self.settings.full_collection_interval,
-                    self.settings.young_threshold, self.settings.release_interval),
+                    self.settings.young_threshold, self.settings.release_interval,
+                    idle_interval=self.settings.refreeze_idle_interval),
                     name="informer:gc")
 
     @property

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from netsight.graph.collecting import keep_collections_young
+from netsight.graph.collecting import keep_collections_young, next_wait
 from tests.graph.keeping import keeper
 
 pytestmark = pytest.mark.anyio
@@ -114,3 +114,25 @@ async def test_automatic_collections_take_the_young_generation_only_while_runnin
     assert len(held) == 30_000
     assert len(started) > 10
     assert set(started) == {0}
+
+
+def test_the_clock_slows_down_when_collections_find_little_and_speeds_up_when_busy() -> None:
+    wait, waits = 0.01, []
+    for _ in range(8):  # idle: every pause well under a quarter of the target
+        wait = next_wait(wait, 0.00001, 0.01, 0.25, 0.00025)
+        waits.append(wait)
+    assert waits == [0.02, 0.04, 0.08, 0.16, 0.25, 0.25, 0.25, 0.25]
+    for _ in range(3):  # busy: pauses over the target
+        wait = next_wait(wait, 0.0005, 0.01, 0.25, 0.00025)
+    assert wait == 0.25 / 8
+    assert next_wait(wait, 0.0001, 0.01, 0.25, 0.00025) == wait  # in between: kept
+    for _ in range(10):
+        wait = next_wait(wait, 0.0005, 0.01, 0.25, 0.00025)
+    assert wait == 0.01  # never below the shortest
+
+
+async def test_an_idle_keeper_with_an_idle_interval_still_refreezes() -> None:
+    gc.unfreeze()
+    keep = [Node() for _ in range(1000)]
+    await run_for(0.25, interval=0.01, idle_interval=0.05, full_every=3600)
+    assert gc.get_freeze_count() >= len(keep)
