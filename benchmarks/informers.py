@@ -1936,6 +1936,14 @@ def replay_informers(kinds: list[tuple[str, str, str, str, bool]], transport: An
     return store, informers
 
 
+async def feed_recorded(stream: list[tuple[str, bytes]], contents: dict[str, Any]) -> None:
+    """Every recorded watch chunk in order, each handled by its informer before the next."""
+    for path, chunk in stream:
+        queue = contents[path].queue
+        queue.put_nowait(chunk)
+        await queue.join()
+
+
 def replay_main(args: argparse.Namespace) -> None:
     """One replay in this process: list, freeze (as ``wait_synced``), then every recorded
     watch chunk in order; CPU time for the whole replay and time per handled line."""
@@ -1989,10 +1997,7 @@ def replay_main(args: argparse.Namespace) -> None:
             profiler.start()
         cpu0 = time.process_time()
         contents = transport.contents
-        for path, chunk in data["stream"]:
-            queue = contents[path].queue
-            queue.put_nowait(chunk)
-            await queue.join()
+        await feed_recorded(data["stream"], contents)
         cpu = time.process_time() - cpu0
         if profiler is not None:
             profiler.stop()

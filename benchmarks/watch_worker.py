@@ -355,10 +355,7 @@ def replay_main(args: argparse.Namespace) -> None:
         worker0 = informers.cpu_seconds(child.pid) if child is not None else 0.0
         cpu0 = time.process_time()
         contents = transport.contents
-        for path, chunk in data["stream"]:
-            queue = contents[path].queue
-            queue.put_nowait(chunk)
-            await queue.join()
+        await informers.feed_recorded(data["stream"], contents)
         cpu = time.process_time() - cpu0
         worker = informers.cpu_seconds(child.pid) - worker0 if child is not None else 0.0
         for content in contents.values():
