@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from netsight.analyzers import codes
 from netsight.analyzers.base import evidence, ref
 from netsight.analyzers.mesh.context import MeshContext
+from netsight.analyzers.mesh.objects import GATEWAY_NAME_LABEL
 from netsight.graph.model import Kind, api_group
 from netsight.graph.records import GenericRecord, PodRecord
 
-GATEWAY_NAME_LABEL = "gateway.networking.k8s.io/gateway-name"
 # (kind, API group) of the Istio policies that select workloads.
 POLICY_KINDS = (("AuthorizationPolicy", "security.istio.io"),
                 ("RequestAuthentication", "security.istio.io"),

@@ -21,6 +21,7 @@ from netsight.analyzers.base import evidence, ref
 from netsight.analyzers.mesh import defaults
 from netsight.analyzers.mesh.context import MeshContext, PodLabels
 from netsight.analyzers.mesh.objects import (
+    GATEWAY_NAME_LABEL,
     ISTIO_GATEWAY,
     MESH_GATEWAY,
     IstioGateway,
@@ -39,7 +40,6 @@ REQUEST_AUTHENTICATION = "RequestAuthentication"
 SECURITY_GROUP = "security.istio.io"
 CLAIM_PREFIX = "@request.auth.claims"
 ROOT_NAMESPACE = "istio-system"
-GATEWAY_NAME_LABEL = "gateway.networking.k8s.io/gateway-name"
 
 
 @dataclass(frozen=True, slots=True)

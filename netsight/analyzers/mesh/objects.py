@@ -25,6 +25,8 @@ ISTIO_GATEWAY = f"Gateway.{GROUP}"  # the kind id: Gateway API's Gateway keeps t
 K8S_GATEWAY = "Gateway"
 NODE = "Node"
 MESH_GATEWAY = "mesh"  # the reserved gateway name: the sidecars of the mesh
+# The label Istio puts on the pods of a Gateway API Gateway it deploys: the Gateway's name.
+GATEWAY_NAME_LABEL = "gateway.networking.k8s.io/gateway-name"
 
 
 class Unreadable(Exception):
