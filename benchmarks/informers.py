@@ -1418,6 +1418,8 @@ def soak_summary(run: Result) -> Result:
         "structure_trend_second_half": drift,
         "in_flight_at_rest": at_rest,
         "census_at_half_and_end": [(c[1], c[2]) for c in (late[:1] + late[-1:])],
+        **({"traced_growth_second_half": run["traced_growth_second_half"]}
+           if run.get("traced_growth_second_half") else {}),
         "frozen_garbage": run.get("frozen_garbage"),
         "frozen_garbage_types": run.get("frozen_garbage_types"),
         "flat": judged and slope_mib < SOAK_SLOPE_MIB
@@ -1606,6 +1608,7 @@ def soak_child_main(args: argparse.Namespace) -> None:
         release_free_memory()
         contents = transport.contents
         received = 0
+        half: Any = None  # tracemalloc's snapshot at the first census past half the events
         rss_start = proc_status("VmRSS")
         sample(0)
         censuses.append((0.0, 0, census(store) | heap_free()))
@@ -1623,8 +1626,11 @@ def soak_child_main(args: argparse.Namespace) -> None:
                 if received >= next_census:
                     next_census += events // 20
                     censuses.append((samples[-1][0], received, census(store) | heap_free()))
+                    if args.trace and half is None and received >= events // 2:
+                        half = tracemalloc.take_snapshot()
         sample(received)
         censuses.append((samples[-1][0], received, census(store) | heap_free()))
+        growth = traced_growth(half, tracemalloc.take_snapshot()) if half else []
         rss_end = proc_status("VmRSS")
         for content in contents.values():
             content.queue.put_nowait(b"")  # the server ends the streams
@@ -1643,9 +1649,23 @@ def soak_child_main(args: argparse.Namespace) -> None:
                 "rss_after_full_collect_bytes": rss_after_full,
                 "rss_after_trim_bytes": rss_after_trim, "trim_ms": trim_ms,
                 "received": received, "rss_samples": samples, "censuses": censuses,
-                "cpu_s": time.process_time()}
+                "traced_growth_second_half": growth, "cpu_s": time.process_time()}
 
     print(json.dumps(asyncio.run(run())))
+
+
+def traced_growth(before: Any, after: Any, top: int = 30) -> list[tuple[str, int, int]]:
+    """(source line, bytes, blocks) of the ``top`` lines whose live allocations grew most
+    between two tracemalloc snapshots, and the total as ``*``: live memory that grows
+    while every structure's count is flat is what to read first."""
+    import tracemalloc
+
+    keep = [tracemalloc.Filter(False, tracemalloc.__file__)]
+    diff = after.filter_traces(keep).compare_to(before.filter_traces(keep), "lineno")
+    total = sum(d.size_diff for d in diff), sum(d.count_diff for d in diff)
+    return [("*", *total)] + [
+        (f"{d.traceback[0].filename.rsplit('/', 2)[-1]}:{d.traceback[0].lineno}",
+         d.size_diff, d.count_diff) for d in diff[:top]]
 
 
 def heap_free() -> dict[str, int]:
