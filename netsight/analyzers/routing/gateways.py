@@ -133,6 +133,9 @@ def evaluate(view: GraphView, grants: Grants, record: Record) -> GatewayState:
         state.conditions[c.PROGRAMMED] = c.false(c.INVALID, f"not accepted: {invalid.message}") \
             if invalid.status == c.FALSE else c.unknown(invalid.message)
     _weaken(state.conditions, addresses.judge(record, _features(gateway_class)))
+    insecure = frontend_tls.insecure_fallback(record)
+    if insecure is not None:
+        state.conditions[frontend_tls.INSECURE_FRONTEND_VALIDATION_MODE] = insecure
     return state
 
 
