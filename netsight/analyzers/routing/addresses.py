@@ -49,18 +49,21 @@ def judge(gateway: Record, features: frozenset[str] | None) -> Verdict:
         what = f"spec.addresses[{i}] ({kind} {value or '(any)'})"
         if _assigned(observed, kind, value):
             continue  # the controller shows it in the Gateway's status
+        # A value names a static address (GatewayStaticAddresses); none asks the
+        # controller to choose one of the type (GatewayAddressEmpty).
+        feature = STATIC_ADDRESSES if value is not None else EMPTY_ADDRESS
         if kind not in _CORE_TYPES:
             undecided_accept.append(f"{what}: the address type is implementation-specific")
         elif features is None:
-            undecided_accept.append(f"{what}: whether the controller supports requested "
-                                    f"addresses ({STATIC_ADDRESSES}) is not published")
-        elif STATIC_ADDRESSES not in features:
-            unsupported.append(f"{what}: the GatewayClass does not list {STATIC_ADDRESSES} "
-                               "among its supportedFeatures")
+            undecided_accept.append(f"{what}: whether the controller supports it ({feature}) "
+                                    "is not published")
+        elif feature not in features and value is not None:
+            unsupported.append(f"{what}: the GatewayClass does not list {feature} among its "
+                               "supportedFeatures")
             continue
-        if value is None and features is not None and EMPTY_ADDRESS not in features:
-            not_assigned.append(f"{what}: the GatewayClass does not list {EMPTY_ADDRESS} "
-                                "among its supportedFeatures")
+        if value is None and features is not None and feature not in features:
+            not_assigned.append(f"{what}: the GatewayClass does not list {feature} among "
+                                "its supportedFeatures")
         else:
             pending.append(what)
     if unsupported:
