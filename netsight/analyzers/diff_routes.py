@@ -501,6 +501,10 @@ def _new_layer(result: RouteResult, state: GatewayState, listener: ListenerState
         tls=backend_tls_out(b.tls)) for b in resolutions]
     if answer is not None:
         outcome = answer
+    elif not total and forwarded and route.kind == HTTP_ROUTE:
+        # Every backendRef weighs 0: an HTTPRoute answers 500 (conformance
+        # HTTPRouteAllBackendsWeightZero); a GRPCRoute UNAVAILABLE, as 503 below.
+        outcome = "500"
     elif not total:
         outcome = "503"  # no backendRefs (or all weight 0) and no filter that answers
     elif all(not b.ok for b in forwarded if b.ref.weight):
@@ -637,7 +641,10 @@ def _error_finding(layer: Layer, winner: Candidate, described: str) -> Finding:
         named = not layer.hidden
         template = codes.REQUEST_GETS_ERROR.finding(
             _ref(winner.route.record) if named else None, "",
-            detail="The rule that takes the request has no usable backend: "
+            detail="Every backendRef of the rule that takes the request has weight 0, so "
+            "no request is forwarded." if layer.backends and not any(
+                b.weight for b in layer.backends if not b.mirror) else
+            "The rule that takes the request has no usable backend: "
             + "; ".join(f"{b.backend} {b.reason or f'{b.ready_endpoints} ready'}"
                         for b in layer.backends) if layer.backends else
             "The rule that takes the request has no backendRefs." if named else
