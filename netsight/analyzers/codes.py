@@ -299,8 +299,9 @@ ROUTE_BACKEND_NO_READY_ENDPOINTS = Code(
 )
 ROUTE_RULES_DROPPED = Code(
     "NS0507", "RouteRulesDropped", W, ROUTING,
-    "Some rules of an accepted route use values a conformant controller does not support "
-    "(PartiallyInvalid=True); those rules are dropped.",
+    "Some rules of an accepted route are invalid (PartiallyInvalid=True): values a "
+    "conformant controller does not support (those rules are dropped), or an ExternalAuth "
+    "backendRef that does not resolve (the requests they match are refused).",
 )
 GATEWAY_CLASS_UNAVAILABLE = Code(
     "NS0508", "GatewayClassUnavailable", C, ROUTING,

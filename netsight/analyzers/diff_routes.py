@@ -137,7 +137,8 @@ class Layer(OmitNone):
     match: dict[str, object] | None = None
     filters: list[str] | None = None
     backends: list[BackendShare]
-    outcome: str = Field(description='"forwarded", "redirect", "404", "500" or "503"')
+    outcome: str = Field(description='"forwarded", "redirect", "direct" (a DirectResponse '
+                         'filter replies), "404", "500" or "503"')
     hidden: bool | None = Field(
         default=None, description="The rule that takes the request belongs to a route in "
         "a namespace the caller may not read: its name, match and backends are left out")
@@ -436,15 +437,20 @@ def _effective(route: Route, listener: ListenerState) -> list[str] | None:
 
 
 def _filters(rule: dict[str, object]) -> tuple[list[str], str | None]:
-    described, redirect = [], None
+    """The filters described, and the outcome of one that answers the request itself:
+    "redirect" (RequestRedirect) or "direct" (DirectResponse, which replies with its
+    statusCode and never forwards)."""
+    described, answer = [], None
     for flt in as_list(rule.get("filters")):
         flt = as_map(flt)
         kind = str(flt.get("type"))
         config = {k: v for k, v in flt.items() if k != "type"}
         described.append(f"{kind} {next(iter(config.values()), '')}".strip())
         if kind == "RequestRedirect":
-            redirect = str(as_map(flt.get("requestRedirect")).get("statusCode") or 302)
-    return described, redirect
+            answer = "redirect"
+        elif kind == "DirectResponse":
+            answer = "direct"
+    return described, answer
 
 
 _LAYERS: dict[tuple[int, int, int | None, int, bool],
@@ -481,7 +487,7 @@ def _new_layer(result: RouteResult, state: GatewayState, listener: ListenerState
     port = listener.listener.port
     route = winner.route
     rule = dict(route.rules[winner.rule])
-    filters, redirect = _filters(rule)
+    filters, answer = _filters(rule)
     # An ExternalAuth filter's service is called, not forwarded to: not a share.
     resolutions = [b for b in result.backends
                    if b.ref.rule == winner.rule and not b.ref.external_auth]
@@ -493,8 +499,12 @@ def _new_layer(result: RouteResult, state: GatewayState, listener: ListenerState
         resolved=b.ok, reason=b.reason, ready_endpoints=b.ready_endpoints,
         mirror=True if b.ref.mirror else None,
         tls=backend_tls_out(b.tls)) for b in resolutions]
-    if redirect is not None:
-        outcome = "redirect"
+    if answer is not None:
+        outcome = answer
+    elif not total and forwarded and route.kind == HTTP_ROUTE:
+        # Every backendRef weighs 0: an HTTPRoute answers 500 (conformance
+        # HTTPRouteAllBackendsWeightZero); a GRPCRoute UNAVAILABLE, as 503 below.
+        outcome = "500"
     elif not total:
         outcome = "503"  # no backendRefs (or all weight 0) and no filter that answers
     elif all(not b.ok for b in forwarded if b.ref.weight):
@@ -631,7 +641,10 @@ def _error_finding(layer: Layer, winner: Candidate, described: str) -> Finding:
         named = not layer.hidden
         template = codes.REQUEST_GETS_ERROR.finding(
             _ref(winner.route.record) if named else None, "",
-            detail="The rule that takes the request has no usable backend: "
+            detail="Every backendRef of the rule that takes the request has weight 0, so "
+            "no request is forwarded." if layer.backends and not any(
+                b.weight for b in layer.backends if not b.mirror) else
+            "The rule that takes the request has no usable backend: "
             + "; ".join(f"{b.backend} {b.reason or f'{b.ready_endpoints} ready'}"
                         for b in layer.backends) if layer.backends else
             "The rule that takes the request has no backendRefs." if named else

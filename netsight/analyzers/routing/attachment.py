@@ -18,6 +18,7 @@ known: a selector reading any other label leaves the listener's answer undecided
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -250,8 +251,11 @@ class Resolver:
         resolved = _resolved_refs(backends)
         dropped = rules.invalid_rules(route)
         notes: list[str] = []
+        refused = _refused_rules(backends)
         parents = [self._parent(route, ref, resolved, dropped, notes)
                    for ref in route.parent_refs]
+        for parent in parents:
+            _partially_invalid(parent, route, dropped, refused)
         controllers = sorted({p.gateway.controller for p in parents
                               if p.gateway is not None and p.gateway.controller})
         for backend in backends:
@@ -494,6 +498,32 @@ def _hostnames_meet(listener: gateways.ListenerState, a: Route, b: Route) -> boo
     if mine is None or theirs is None:
         return True  # one of them serves every hostname
     return any(hostnames.intersect(x, y) is not None for x in mine for y in theirs)
+
+
+def _refused_rules(backends: list[BackendResolution]) -> dict[int, str]:
+    """Rule index -> why, for rules whose ExternalAuth filter calls a backendRef that does
+    not resolve. Such a rule is invalid but not dropped: the filter cannot be skipped, so
+    the requests it matches are refused (403 or 5xx; conformance
+    HTTPRouteExternalAuthPartiallyInvalid), and a route made only of such rules stays
+    Accepted (HTTPRouteExternalAuthBackendRefNotFound)."""
+    return {b.ref.rule: b.message for b in backends
+            if b.ref.external_auth and b.reason not in (None, c.PENDING)}
+
+
+def _partially_invalid(parent: ParentResult, route: Route, dropped: Mapping[int, object],
+                       refused: dict[int, str]) -> None:
+    """RouteConditionPartiallyInvalid for rules refused by an unresolved ExternalAuth
+    backendRef, when the route also has valid rules ("a combination of both valid and
+    invalid rules")."""
+    refused = {i: why for i, why in refused.items() if i not in dropped}
+    accepted = parent.conditions[c.ACCEPTED]
+    if not refused or not accepted.ok or len(refused) + len(dropped) >= len(route.rules):
+        return
+    message = "; ".join(f"rule {i} refuses its requests: {why}"
+                        for i, why in sorted(refused.items()))
+    earlier = parent.conditions.get(c.PARTIALLY_INVALID)
+    parent.conditions[c.PARTIALLY_INVALID] = c.true(
+        c.UNSUPPORTED_VALUE, f"{earlier.message}; {message}" if earlier else message)
 
 
 def _resolved_refs(backends: list[BackendResolution]) -> c.Cond:

@@ -58,7 +58,7 @@ def route_findings(view: GraphView, result: RouteResult) -> list[Finding]:
         dropped = parent.conditions.get(c.PARTIALLY_INVALID)
         if dropped is not None:
             found.append(codes.ROUTE_RULES_DROPPED.finding(
-                ref(record), f"{name}: rules dropped by {target}",
+                ref(record), f"{name}: invalid rules on {target}",
                 detail=dropped.message,
                 evidence=[evidence(record, "spec.rules", None)]))
         diff = observed.disagreements(parent.conditions, observed_parent(result, parent))

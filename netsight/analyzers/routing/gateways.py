@@ -14,8 +14,8 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from netsight.analyzers.routing import addresses, frontend_tls, hostnames
 from netsight.analyzers.routing import conditions as c
-from netsight.analyzers.routing import frontend_tls, hostnames
 from netsight.analyzers.routing.backend_tls import CONFIG_MAP
 from netsight.analyzers.routing.objects import (
     CORE_PROTOCOLS,
@@ -132,7 +132,29 @@ def evaluate(view: GraphView, grants: Grants, record: Record) -> GatewayState:
         state.conditions[c.ACCEPTED] = invalid
         state.conditions[c.PROGRAMMED] = c.false(c.INVALID, f"not accepted: {invalid.message}") \
             if invalid.status == c.FALSE else c.unknown(invalid.message)
+    _weaken(state.conditions, addresses.judge(record, _features(gateway_class)))
+    insecure = frontend_tls.insecure_fallback(record)
+    if insecure is not None:
+        state.conditions[frontend_tls.INSECURE_FRONTEND_VALIDATION_MODE] = insecure
     return state
+
+
+def _weaken(conditions: dict[str, c.Cond], verdict: addresses.Verdict) -> None:
+    """Apply what the requested addresses decide: a known failure wins over anything, an
+    undecided one only over a success."""
+    for kind, cond in ((c.ACCEPTED, verdict.accepted), (c.PROGRAMMED, verdict.programmed)):
+        current = conditions[kind]
+        if cond is not None and (current.ok or (cond.status == c.FALSE
+                                                and current.status == c.UNKNOWN)):
+            conditions[kind] = cond
+
+
+def _features(gateway_class: Record | None) -> frozenset[str] | None:
+    """GatewayClassStatus.supportedFeatures by name; None when the controller publishes none."""
+    raw = status_of(gateway_class).get("supportedFeatures") if gateway_class else None
+    if not isinstance(raw, list) or not raw:
+        return None
+    return frozenset(str(as_map(f).get("name") if isinstance(f, dict) else f) for f in raw)
 
 
 def _backend_client_certificate(view: GraphView, grants: Grants, record: Record,
@@ -203,9 +225,8 @@ def _unsupported_kinds(view: GraphView, gateway_class: Record | None,
     it does not, GRPCRoute (Extended) is listed as supported only while GRPCRoutes exist:
     implementations differ, and a listener's default supportedKinds should not claim it.
     """
-    raw = status_of(gateway_class).get("supportedFeatures") if gateway_class else None
-    if isinstance(raw, list) and raw:
-        features = {str(as_map(f).get("name") if isinstance(f, dict) else f) for f in raw}
+    features = _features(gateway_class)
+    if features is not None:
         declared = frozenset(k for k in (GRPC_ROUTE, TLS_ROUTE, TCP_ROUTE, UDP_ROUTE)
                              if k not in features)
         return declared, declared
