@@ -46,6 +46,7 @@ from netsight.analyzers.routing.objects import (
     as_list,
     as_map,
     is_gateway_api,
+    names_listener_set,
     parent_gateways,
 )
 from netsight.analyzers.routing.references import ready_endpoints
@@ -335,7 +336,11 @@ def _http_listeners(state: GatewayState) -> list[tuple[int, list[ListenerState]]
     if held is not None and held[0] is state:
         return held[1]
     by_port: dict[int, list[ListenerState]] = {}
-    for ls in state.listeners if state.managed else ():
+    # The Gateway's listeners, then those of the ListenerSets it takes (GEP-1713): one
+    # merged list, where precedence already left conflicted ones unprogrammed.
+    merged = state.listeners + [ls for s in state.listener_sets
+                                if s.conditions[c.ACCEPTED].ok for ls in s.listeners]
+    for ls in merged if state.managed else ():
         listener = ls.listener
         if listener.protocol in _HTTP_PROTOCOLS and listener.port is not None \
                 and ls.conditions[c.PROGRAMMED].ok:
@@ -362,7 +367,8 @@ def _attached_for_host(full: GraphView, resolver: Resolver, request: Request,
     found: dict[str, list[_Attached]] = {}
     for record in routes_for_host(full, request.host):
         if record.kind not in kinds or (entry is not None
-                                        and entry not in parent_gateways(record)):
+                                        and entry not in parent_gateways(record)
+                                        and not names_listener_set(record)):
             continue
         result = resolver.resolve(resolver.route(record))
         for parent in result.parents:
