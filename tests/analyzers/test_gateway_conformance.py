@@ -173,12 +173,12 @@ def test_gateway_case(case: Path) -> None:
             assert gateway.get("attachedListenerSets") == want["attachedListenerSets"], \
                 f"{want['gateway']}: attachedListenerSets {gateway.get('attachedListenerSets')}"
             tally.decided += 1
-    shown = {(s["listenerSet"], s["kind"]): s for g in gateways["gateways"]
+    sets_shown = {(s["listenerSet"], s["kind"]): s for g in gateways["gateways"]
              for s in g.get("listenerSets", [])}
     for want in expected.get("listenersets", []):
-        got_set = shown.get((want["listenerset"], want["kind"]))
-        assert got_set is not None, f"{want['kind']} {want['listenerset']} not in {sorted(shown)}"
+        got_set = sets_shown.get((want["listenerset"], want["kind"]))
         where = f"{want['kind']} {want['listenerset']}"
+        assert got_set is not None, f"{where} not in {sorted(sets_shown)}"
         assert_conditions(want.get("conditions", {}), got_set["conditions"], where, tally)
         by_name = {ls["name"]: ls for ls in got_set["listeners"]}
         for listener in want.get("listeners", []):
