@@ -8,8 +8,8 @@ admits its namespace: ``None`` (the default: no ListenerSets), ``Same``, ``All``
 those of the ListenerSets it takes are validated as one list, in precedence order: the
 Gateway's first, then ListenerSets oldest first, then by "namespace/name". A listener that
 conflicts (port, protocol, hostname) with one earlier in that order is Conflicted and not
-Accepted, with the conflict as its reason; the earlier one keeps its port. Within one
-ListenerSet, conflicts are mutual, as within a Gateway.
+Accepted, with the conflict as its reason; the earlier one keeps its port. The listeners of
+one ListenerSet left after that conflict among themselves mutually, as within a Gateway.
 
 A ListenerSet is Accepted when its Gateway takes it and at least one of its listeners is
 valid (NotAllowed, ParentNotAccepted, ListenersNotValid otherwise), and Programmed when one
@@ -115,10 +115,15 @@ def attach(view: GraphView, grants: Grants, gateway: GatewayState, labels: Label
                     c.INVALID, f"the {record.kind} is not attached: {allowed.message}")
             continue
         valid = {id(ls): ls.conditions[c.ACCEPTED] for ls in listeners}
-        listener_conflicts(listeners)  # within the ListenerSet: mutual, as in a Gateway
+        # Listeners that take what an earlier one holds lose it first; those left conflict
+        # among themselves mutually, as within a Gateway (conformance
+        # ListenerSetProtocolConflict: a ListenerSet's TCP listener on the Gateway's HTTP
+        # port loses, its HTTP listeners on that port stay).
+        lost = {id(ls): _conflict(ls, claimed) for ls in listeners}
+        listener_conflicts([ls for ls in listeners if lost[id(ls)] is None])
         for ls in listeners:
             ls.conditions[c.ACCEPTED] = valid[id(ls)]  # a conflict's reason is set below
-            conflict = _conflict(ls, claimed)
+            conflict = lost[id(ls)]
             if conflict is None and maybe and _conflict(ls, maybe) is not None:
                 ls.conditions[c.ACCEPTED] = c.unknown(
                     "whether it conflicts is undecided: an earlier ListenerSet's attachment "
