@@ -234,7 +234,7 @@ def _conditions(gateway: GatewayState, listeners: list[ListenerState],
                 c.PROGRAMMED: c.false(PARENT_NOT_PROGRAMMED, why)}
     undecided = [why for cond in (allowed, parent) if cond.status == c.UNKNOWN
                  for why in (cond.message,)]
-    statuses = [ls.conditions[c.ACCEPTED].status for ls in listeners]
+    statuses = [_valid(ls) for ls in listeners]
     bad = [ls.listener.name for ls, s in zip(listeners, statuses, strict=True) if s == c.FALSE]
     if undecided:
         pending = c.unknown("; ".join(undecided))
@@ -244,7 +244,9 @@ def _conditions(gateway: GatewayState, listeners: list[ListenerState],
                           (f" ({', '.join(bad)})" if bad else ""))
         return {c.ACCEPTED: invalid, c.PROGRAMMED: invalid}
     if c.TRUE not in statuses:
-        pending = c.unknown("whether any listener is valid is not evaluated")
+        why = "; ".join(f"{ls.listener.name}: {_why_undecided(ls)}"
+                        for ls, s in zip(listeners, statuses, strict=True) if s == c.UNKNOWN)
+        pending = c.unknown(f"whether any listener is valid is not evaluated ({why})")
         return {c.ACCEPTED: pending, c.PROGRAMMED: pending}
     accepted = c.true(c.LISTENERS_NOT_VALID, f"invalid listeners: {', '.join(bad)}") if bad \
         else c.true(c.ACCEPTED, f"attached to Gateway {gateway.ref}")
@@ -253,8 +255,27 @@ def _conditions(gateway: GatewayState, listeners: list[ListenerState],
     elif any(ls.conditions[c.PROGRAMMED].status == c.UNKNOWN for ls in listeners):
         done = c.unknown("whether any listener can be programmed is not evaluated")
     else:
-        done = c.false(c.INVALID, "no listener can be programmed")
+        done = c.false(c.LISTENERS_NOT_VALID, "no listener can be programmed")
     return {c.ACCEPTED: accepted, c.PROGRAMMED: done}
+
+
+def _why_undecided(state: ListenerState) -> str:
+    accepted = state.conditions[c.ACCEPTED]
+    return accepted.message if accepted.status == c.UNKNOWN \
+        else state.conditions[c.RESOLVED_REFS].message
+
+
+def _valid(state: ListenerState) -> str:
+    """Whether a listener counts as valid for its ListenerSet's Accepted: accepted, and its
+    references resolved (a listener without its certificate is not valid: conformance
+    ListenerSetReferenceGrant); route kinds it cannot carry only narrow it."""
+    accepted, resolved = state.conditions[c.ACCEPTED], state.conditions[c.RESOLVED_REFS]
+    if accepted.status == c.FALSE or (resolved.status == c.FALSE
+                                      and resolved.reason != c.INVALID_ROUTE_KINDS):
+        return c.FALSE
+    if accepted.status == c.UNKNOWN or resolved.status == c.UNKNOWN:
+        return c.UNKNOWN
+    return c.TRUE
 
 
 def find(gateway: GatewayState, record_key: str) -> ListenerSetState | None:
