@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from netsight.analyzers.routing import conditions as c
+from netsight.analyzers.routing import hostnames
 from netsight.analyzers.routing.gateways import (
     GatewayState,
     ListenerSetState,
@@ -209,20 +210,28 @@ def _conflict(state: ListenerState, claimed: list[ListenerState]) -> c.Cond | No
                           f"protocol {theirs.protocol} by an earlier listener")
     for other in claimed:
         theirs = other.listener
-        if theirs.port != mine.port or other is state or (theirs.protocol in ("TCP", "UDP") \
-                and theirs.protocol != mine.protocol):
+        if theirs.port != mine.port or other is state \
+                or _family(theirs.protocol) != _family(mine.protocol):
             continue
-        if _family(theirs.protocol) == _family(mine.protocol) \
-                and other.hostname == state.hostname:
-            if (theirs.tls_mode == "Passthrough") != (mine.tls_mode == "Passthrough") \
-                    and _family(mine.protocol) == "tls":
-                return c.true(c.PROTOCOL_CONFLICT, f"port {mine.port} and hostname "
-                              f"{state.hostname or '(any)'} are already used by an earlier "
-                              "listener with another TLS mode")
+        # Terminating and passing through TLS on one port conflict wherever their hostnames
+        # meet, "any" included (conformance ListenerSetProtocolAndRouteKindConflicts: the
+        # Gateway's HTTPS listener without a hostname holds the port against a ListenerSet's
+        # TLS passthrough listener for abc.example.com).
+        if _family(mine.protocol) == "tls" \
+                and (theirs.tls_mode == "Passthrough") != (mine.tls_mode == "Passthrough") \
+                and _meet(other.hostname, state.hostname):
+            return c.true(c.PROTOCOL_CONFLICT, f"port {mine.port} already terminates or "
+                          f"passes through TLS for hostname {other.hostname or '(any)'} "
+                          f"(an earlier listener), which meets {state.hostname or '(any)'}")
+        if other.hostname == state.hostname:
             return c.true(c.HOSTNAME_CONFLICT, f"port {mine.port} and hostname "
                           f"{state.hostname or '(any)'} are already used by an earlier "
                           "listener")
     return None
+
+
+def _meet(a: str | None, b: str | None) -> bool:
+    return a is None or b is None or hostnames.intersect(a, b) is not None
 
 
 def _conditions(gateway: GatewayState, listeners: list[ListenerState],
