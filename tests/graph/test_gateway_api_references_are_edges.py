@@ -1,7 +1,7 @@
 """Gateway API references by name are edges: route -> parent (Gateway, ListenerSet, or a
 Service for mesh routing) and ListenerSet -> Gateway as attaches_to, route -> backend Service as
-routes_to, Gateway -> GatewayClass as uses_class — with the API's defaults, pending until the target arrives, and never an error
-for a malformed spec."""
+routes_to, Gateway -> GatewayClass as uses_class — with the API's defaults, pending until the
+target arrives, and never an error for a malformed spec."""
 
 from __future__ import annotations
 
