@@ -79,9 +79,12 @@ def attach(view: GraphView, grants: Grants, gateway: GatewayState, labels: Label
     # ListenerSets in namespaces the caller may not read take ports all the same: decided
     # on the whole graph, and not shown (ListenerSetState.hidden).
     full, shows = unrestricted(view)
+    # The common case, no ListenerSet anywhere, costs two counts instead of a pass over
+    # every route attached to the Gateway.
     records = [r for r in full.neighbors(gateway.record.key, Rel.ATTACHES_TO, incoming=True)
                if r.kind in LISTENER_SET_KINDS and is_gateway_api(r)
-               and parent_ref(r) == (GATEWAY_GROUP, GATEWAY, *key)]
+               and parent_ref(r) == (GATEWAY_GROUP, GATEWAY, *key)] \
+        if any(full.count(kind) for kind in LISTENER_SET_KINDS) else []
     allowed_listeners = spec_of(gateway.record).get("allowedListeners")
     if not records and allowed_listeners is None:
         return
