@@ -41,6 +41,7 @@ from netsight.analyzers.routing.objects import (
     GATEWAY,
     GRPC_ROUTE,
     HTTP_ROUTE,
+    LISTENER_SET_KINDS,
     ROUTE_KINDS,
     Route,
     as_list,
@@ -364,11 +365,14 @@ def _attached_for_host(full: GraphView, resolver: Resolver, request: Request,
     # GRPCRoutes take gRPC requests only; an HTTPRoute can take either (gRPC is HTTP/2).
     kinds = (HTTP_ROUTE, GRPC_ROUTE) if is_grpc(request) else (HTTP_ROUTE,)
     entry = tuple(gateway.split("/", 1)) if gateway is not None else None
+    # A route may reach the Gateway through one of its ListenerSets (GEP-1713), which only
+    # the ListenerSet names: such routes are resolved, when ListenerSets exist at all.
+    through_sets = entry is not None and any(full.count(k) for k in LISTENER_SET_KINDS)
     found: dict[str, list[_Attached]] = {}
     for record in routes_for_host(full, request.host):
         if record.kind not in kinds or (entry is not None
                                         and entry not in parent_gateways(record)
-                                        and not names_listener_set(record)):
+                                        and not (through_sets and names_listener_set(record))):
             continue
         result = resolver.resolve(resolver.route(record))
         for parent in result.parents:

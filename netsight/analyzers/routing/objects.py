@@ -117,7 +117,9 @@ class ParentRef:
 
     @property
     def is_listener_set(self) -> bool:
-        return (self.group, self.kind) in LISTENER_SET_GROUP_KINDS
+        # The kind first: on the hot path nearly every parentRef is a Gateway.
+        return self.kind in LISTENER_SET_KINDS and (self.group, self.kind) in \
+            LISTENER_SET_GROUP_KINDS
 
     @property
     def is_service(self) -> bool:
