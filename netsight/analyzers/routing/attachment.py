@@ -212,6 +212,16 @@ class Resolver:
                 self._hidden_gateways[key] = None
         return self._hidden_gateways[key], False
 
+    def listener_set(self, record: Record) -> gateways.ListenerSetState | None:
+        """The state of a ListenerSet record, as the Gateway it names evaluates it (one in a
+        namespace the caller may not read included: the ListenerSet is theirs); None when
+        that Gateway does not exist or the parentRef is not to a Gateway."""
+        group, kind, namespace, name = listenersets.parent_ref(record)
+        if (group, kind) != (GATEWAY_GROUP, GATEWAY):
+            return None
+        gateway, _ = self._parent_gateway(namespace, name)
+        return listenersets.find(gateway, record.key) if gateway is not None else None
+
     def namespace_labels(self, namespace: str) -> tuple[dict[str, str], str | None]:
         """The namespace's labels, and why they are incomplete (None: they are complete).
 
@@ -387,7 +397,9 @@ class Resolver:
             pending = c.unknown(f"{what} names a parent of kind {kind} ({group}), which is "
                                 "implementation-specific and not evaluated")
             return ParentResult(ref, None, {c.ACCEPTED: pending, c.RESOLVED_REFS: resolved})
-        gateway, visible = self._parent_gateway(namespace, name)
+        # The ListenerSet is the caller's to read, its listeners included, even where its
+        # Gateway is in a namespace they may not read (which its spec names all the same).
+        gateway, _ = self._parent_gateway(namespace, name)
         if gateway is None:
             missing = c.unknown(f"{what}: its Gateway {namespace}/{name} is not found; no "
                                 "controller sets status for this parent")
@@ -403,13 +415,12 @@ class Resolver:
                                  f"undecided ({taken.message})") if taken.status == c.UNKNOWN \
                 else c.false(c.NO_MATCHING_PARENT, f"{what} is not accepted by Gateway "
                              f"{namespace}/{name} ({taken.reason}): it has no listeners there")
-            return ParentResult(ref, gateway, {c.ACCEPTED: accepted, c.RESOLVED_REFS: resolved},
-                                hidden=not visible)
+            return ParentResult(ref, gateway, {c.ACCEPTED: accepted, c.RESOLVED_REFS: resolved})
         if route.kind == GRPC_ROUTE or self.full.count(GRPC_ROUTE):
             notes.append(f"{route.ref} parentRefs[{ref.index}]: whether an HTTPRoute and a "
                          f"GRPCRoute contest the listeners of {what} is not evaluated")
         return self._listeners_parent(route, ref, gateway, state.listeners, what, resolved,
-                                      dropped, notes, hidden=not visible)
+                                      dropped, notes)
 
     def _gateway_parent(self, route: Route, ref: ParentRef, gateway: gateways.GatewayState,
                         resolved: c.Cond, dropped: dict[int, tuple[str, str]],
