@@ -94,11 +94,21 @@ def attach(view: GraphView, grants: Grants, gateway: GatewayState, labels: Label
     # attachment is undecided): the Gateway's own come first, conflicted or not.
     claimed: list[ListenerState] = list(gateway.listeners)
     maybe: list[ListenerState] = []
+    hidden_grants: Grants | None = None
     for record in records:
         notes: list[str] = []
-        listeners = [listener_state(full, grants, record, ln, notes, gateway.unsupported)
-                     for ln in read_listeners(record)]
         hidden = not shows(record.key)
+        # A ListenerSet the caller may read resolves its references as they may (a Secret
+        # in a namespace they may not read is one they cannot see), as a Gateway does; one
+        # they may not read is decided on the whole graph.
+        own_view, own_grants = view, grants
+        if hidden:
+            if hidden_grants is None:
+                hidden_grants = Grants(full)
+            own_view, own_grants = full, hidden_grants
+        listeners = [listener_state(own_view, own_grants, record, ln, notes,
+                                    gateway.unsupported)
+                     for ln in read_listeners(record)]
         if not hidden:
             gateway.notes.extend(f"{record.kind} {record.namespace}/{record.name}: {n}"
                                  for n in notes)
