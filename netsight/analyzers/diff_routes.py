@@ -41,11 +41,13 @@ from netsight.analyzers.routing.objects import (
     GATEWAY,
     GRPC_ROUTE,
     HTTP_ROUTE,
+    LISTENER_SET_KINDS,
     ROUTE_KINDS,
     Route,
     as_list,
     as_map,
     is_gateway_api,
+    names_listener_set,
     parent_gateways,
 )
 from netsight.analyzers.routing.references import ready_endpoints
@@ -336,7 +338,11 @@ def _http_listeners(state: GatewayState) -> list[tuple[int, list[ListenerState]]
     if held is not None and held[0] is state:
         return held[1]
     by_port: dict[int, list[ListenerState]] = {}
-    for ls in state.listeners if state.managed else ():
+    # The Gateway's listeners, then those of the ListenerSets it takes (GEP-1713): one
+    # merged list, where precedence already left conflicted ones unprogrammed.
+    merged = state.listeners + [ls for s in state.listener_sets
+                                if s.conditions[c.ACCEPTED].ok for ls in s.listeners]
+    for ls in merged if state.managed else ():
         listener = ls.listener
         if listener.protocol in _HTTP_PROTOCOLS and listener.port is not None \
                 and ls.conditions[c.PROGRAMMED].ok:
@@ -360,10 +366,14 @@ def _attached_for_host(full: GraphView, resolver: Resolver, request: Request,
     # GRPCRoutes take gRPC requests only; an HTTPRoute can take either (gRPC is HTTP/2).
     kinds = (HTTP_ROUTE, GRPC_ROUTE) if is_grpc(request) else (HTTP_ROUTE,)
     entry = tuple(gateway.split("/", 1)) if gateway is not None else None
+    # A route may reach the Gateway through one of its ListenerSets (GEP-1713), which only
+    # the ListenerSet names: such routes are resolved, when ListenerSets exist at all.
+    through_sets = entry is not None and any(full.count(k) for k in LISTENER_SET_KINDS)
     found: dict[str, list[_Attached]] = {}
     for record in routes_for_host(full, request.host):
         if record.kind not in kinds or (entry is not None
-                                        and entry not in parent_gateways(record)):
+                                        and entry not in parent_gateways(record)
+                                        and not (through_sets and names_listener_set(record))):
             continue
         result = resolver.resolve(resolver.route(record))
         for parent in result.parents:
