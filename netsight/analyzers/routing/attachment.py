@@ -110,17 +110,18 @@ class Resolver:
 
     def __init__(self, view: GraphView, *, shared: bool = False) -> None:
         self.view = view
-        # Which route holds a listener, and a route's namespace labels, are decided on the
-        # whole graph even for a restricted caller (see diff_routes); hidden objects are
-        # never named.
+        # Which route holds a listener, a route's namespace labels, and what a reference
+        # into another namespace resolves to (a listener's certificate, a route's backend,
+        # the ReferenceGrant that permits it) are decided on the whole graph even for a
+        # restricted caller (see diff_routes): a Gateway's or a route's status is the
+        # cluster's. Hidden objects are never named, nor what they hold described.
         self.full, self.shows = unrestricted(view)
-        self.grants = Grants(view)
+        self.grants = Grants(self.full)
         self.backend_tls = BackendTLSPolicies(view)
         self.shared = shared
         self._labels: dict[str, tuple[dict[str, str], str | None]] = {}
         self._gateways: dict[str, gateways.GatewayState | None] = {}
         self._hidden_gateways: dict[str, gateways.GatewayState | None] = {}
-        self._full_grants: Grants | None = None
         self._routes: dict[str, Route] = {}
         self._proposed: dict[str, Route] = {}  # routes of an overlay's delta: kept apart
         self._proposed_keys: frozenset[str] = frozenset()
@@ -169,7 +170,8 @@ class Resolver:
         key = make_key(GATEWAY, namespace, name)
         if key not in self._gateways:
             record = self.view.get(key)
-            self._gateways[key] = gateways.evaluate(self.view, self.grants, record) \
+            self._gateways[key] = gateways.evaluate(self.full, self.grants, record,
+                                                    self.shows) \
                 if record is not None and is_gateway_api(record) else None
         return self._gateways[key]
 
@@ -186,10 +188,8 @@ class Resolver:
         if key not in self._hidden_gateways:
             record = self.full.get(key)
             if record is not None and is_gateway_api(record):
-                if self._full_grants is None:
-                    self._full_grants = Grants(self.full)
-                self._hidden_gateways[key] = gateways.evaluate(self.full, self._full_grants,
-                                                               record)
+                self._hidden_gateways[key] = gateways.evaluate(self.full, self.grants, record,
+                                                               self.shows)
             else:
                 self._hidden_gateways[key] = None
         return self._hidden_gateways[key], False
@@ -244,8 +244,8 @@ class Resolver:
         done = held.get(route.record.key)
         if done is not None and done.route is route:
             return done
-        backends = [resolve_backend(self.view, self.grants, route, ref, self._ready,
-                                    self.backend_tls)
+        backends = [resolve_backend(self.full, self.grants, route, ref, self._ready,
+                                    self.backend_tls, self.shows)
                     for ref in route.backend_refs]
         resolved = _resolved_refs(backends)
         dropped = rules.invalid_rules(route)
@@ -314,7 +314,7 @@ class Resolver:
     def _parent(self, route: Route, ref: ParentRef, resolved: c.Cond,
                 dropped: dict[int, tuple[str, str]], notes: list[str]) -> ParentResult:
         if ref.is_service:
-            accepted, _ = mesh.accept(self.view, route, ref)
+            accepted, _ = mesh.accept(self.full, route, ref, self.shows)
             if accepted.ok and dropped and len(dropped) == len(route.rules):
                 reason, message = next(iter(dropped.values()))
                 accepted = c.false(reason, f"no valid rule: {message}")
