@@ -259,3 +259,17 @@ def test_diff_routes_forwards_to_a_hidden_backend_without_its_endpoints(grants: 
     if grants:
         assert whole["layers"][0]["backends"][0]["readyEndpoints"] == 2
     assert_names_nothing_hidden(scoped)
+
+
+def test_diff_routes_kept_layers_are_not_shared_between_scopes() -> None:
+    """A layer is kept per rule and listener across requests (the shared resolver's route
+    results are the whole graph's): one built for the whole graph's caller must not be
+    served to a restricted one, nor the other way round."""
+    view = store_from_yaml(CLUSTER + CERTIFICATE_GRANT + BACKEND_GRANT).view()
+    args = {"host": "shop.example.com", "port": 443}
+    for _ in range(2):
+        whole = ask(view, "diff_routes", args)
+        scoped = ask(ScopedView(view, WEB), "diff_routes", args)
+        assert whole["layers"][0]["backends"][0]["readyEndpoints"] == 2
+        assert "readyEndpoints" not in scoped["layers"][0]["backends"][0]
+        assert_names_nothing_hidden(scoped)
