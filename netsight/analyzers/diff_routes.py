@@ -463,7 +463,7 @@ def _filters(rule: dict[str, object]) -> tuple[list[str], str | None]:
     return described, answer
 
 
-_LAYERS: dict[tuple[int, int, int | None, int, bool],
+_LAYERS: dict[tuple[int, int, int | None, int, bool, frozenset[int]],
               tuple[RouteResult, ListenerState, Layer]] = {}
 
 
@@ -477,11 +477,17 @@ def _layer(resolver: Resolver, state: GatewayState, listener: ListenerState,
     # changes), it is built once for every request that rule takes.
     result = resolver.resolve(winner.route)
     named = shows(winner.route.record.key)
-    key = (id(result), winner.rule, winner.match, id(listener), named)
+    namespace = winner.route.record.namespace
+    # Backends in namespaces the caller may not read (a ReferenceGrant lets the route reach
+    # them): their share and outcome are shown, their endpoints and TLS are not.
+    hidden = frozenset(i for i, b in enumerate(result.backends)
+                       if b.ref.rule == winner.rule and b.ref.namespace != namespace
+                       and not shows(make_key(Kind.SERVICE, b.ref.namespace, b.ref.name)))
+    key = (id(result), winner.rule, winner.match, id(listener), named, hidden)
     held = _LAYERS.get(key)
     if held is not None and held[0] is result and held[1] is listener:
         return held[2]
-    layer = _new_layer(result, state, listener, winner, named)
+    layer = _new_layer(result, state, listener, winner, named, hidden)
     if len(_LAYERS) >= _LAYERS_KEPT:
         _LAYERS.clear()
     _LAYERS[key] = (result, listener, layer)
@@ -492,23 +498,24 @@ _LAYERS_KEPT = 4096
 
 
 def _new_layer(result: RouteResult, state: GatewayState, listener: ListenerState,
-               winner: Candidate, named: bool) -> Layer:
+               winner: Candidate, named: bool, hidden: frozenset[int]) -> Layer:
     entry = f"{state.ref}/{listener.listener.name}"
     port = listener.listener.port
     route = winner.route
     rule = dict(route.rules[winner.rule])
     filters, answer = _filters(rule)
     # An ExternalAuth filter's service is called, not forwarded to: not a share.
-    resolutions = [b for b in result.backends
+    resolutions = [(i, b) for i, b in enumerate(result.backends)
                    if b.ref.rule == winner.rule and not b.ref.external_auth]
-    forwarded = [b for b in resolutions if b.ref.forwards]
+    forwarded = [b for _, b in resolutions if b.ref.forwards]
     total = sum(b.ref.weight for b in forwarded)
     shares = [BackendShare(
         backend=b.ref.ref, port=b.ref.port, weight=b.ref.weight,
         share=round(100 * b.ref.weight / total, 1) if total and not b.ref.mirror else 0.0,
-        resolved=b.ok, reason=b.reason, ready_endpoints=b.ready_endpoints,
+        resolved=b.ok, reason=b.reason,
+        ready_endpoints=None if i in hidden else b.ready_endpoints,
         mirror=True if b.ref.mirror else None,
-        tls=backend_tls_out(b.tls)) for b in resolutions]
+        tls=None if i in hidden else backend_tls_out(b.tls)) for i, b in resolutions]
     if answer is not None:
         outcome = answer
     elif not total and forwarded and route.kind == HTTP_ROUTE:
@@ -655,7 +662,7 @@ def _error_finding(layer: Layer, winner: Candidate, described: str) -> Finding:
             "no request is forwarded." if layer.backends and not any(
                 b.weight for b in layer.backends if not b.mirror) else
             "The rule that takes the request has no usable backend: "
-            + "; ".join(f"{b.backend} {b.reason or f'{b.ready_endpoints} ready'}"
+            + "; ".join(f"{b.backend} {b.reason or _ready(b.ready_endpoints)}"
                         for b in layer.backends) if layer.backends else
             "The rule that takes the request has no backendRefs." if named else
             "The rule that takes the request has no usable backend.",
@@ -666,6 +673,11 @@ def _error_finding(layer: Layer, winner: Candidate, described: str) -> Finding:
         held = _ERRORS[id(layer)] = (layer, template)
     taken_by = HIDDEN_ROUTE if layer.hidden else winner.label
     return held[1].with_summary(f"{described}: {taken_by} answers {layer.outcome}")
+
+
+def _ready(count: int | None) -> str:
+    # None: not known from the input, or the Service is in a namespace the caller may not read
+    return "ready endpoints not shown" if count is None else f"{count} ready"
 
 
 _REFS: dict[int, tuple[Record, ResourceRef]] = {}

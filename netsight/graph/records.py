@@ -302,6 +302,9 @@ class SecretRecord(Record):
     type: str | None = None
     tls_checked: bool = False  # the data was at hand and tls_problem decided
     tls_problem: str | None = None  # why the data is not a PEM certificate and key
+    # ``type`` as written (JSON) when it is not a string, which the API server rejects: the
+    # Secret is kept, its type read as unset, and the value reported (invalid_values).
+    invalid_type: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -442,6 +445,9 @@ def invalid_values(record: Record) -> list[MalformedObject]:
             for endpoint_port in group.ports:
                 if endpoint_port.protocol not in PROTOCOLS:
                     protocol(endpoint_port.protocol, "ports[*].protocol")
+    elif isinstance(record, SecretRecord) and record.invalid_type is not None:
+        found.append(MalformedObject("type", f"type is {record.invalid_type}, not a string: "
+                                     "read as no type"))
     return found
 
 
@@ -1041,9 +1047,15 @@ def _secret(raw: Mapping[str, Any], base: dict[str, Any]) -> Record:
         return _generic(raw, base)  # a custom kind named Secret
     data, string_data = raw.get("data"), raw.get("stringData")
     checked = isinstance(data, dict) or isinstance(string_data, dict)
-    return SecretRecord(**base, type=_optional_str(raw.get("type"), "type"),
+    written = raw.get("type")
+    # A type that is not a string is one field at fault: the Secret (its identity, which
+    # references resolve by, and its data's verdict) is kept and the value reported.
+    invalid = None if written is None or isinstance(written, str) else \
+        orjson.dumps(written, default=repr).decode()[:100]
+    return SecretRecord(**base, type=None if invalid else _optional_str(written, "type"),
                         tls_checked=checked,
-                        tls_problem=tls_data_problem(data, string_data) if checked else None)
+                        tls_problem=tls_data_problem(data, string_data) if checked else None,
+                        invalid_type=invalid)
 
 
 def _config_map(raw: Mapping[str, Any], base: dict[str, Any]) -> Record:

@@ -12,18 +12,29 @@ attachedRoutes: routes of every namespace attach to a shared Gateway (the number
 controller writes in the Gateway's status), so the count is the whole graph's, and the rest
 of the answer is as if only the scope existed. So are a Gateway's ListenerSets (GEP-1713):
 those of every namespace take ports and count in attachedListenerSets, so they are decided on
-the whole graph, and the ones the caller may read are shown as the whole graph decides them."""
+the whole graph, and the ones the caller may read are shown as the whole graph decides them.
+
+And so are references out of the scope: a visible Gateway's certificate Secret, CA ConfigMap
+or backend client certificate in another namespace, the ReferenceGrant that permits it, a
+visible route's backend Service (its endpoints, its BackendTLSPolicy) or mesh parent Service
+there resolve or not on the whole graph. For a tool that follows such references, "as if only
+its namespaces existed" is therefore: as a view of the same scope over a graph holding the
+scope and, of the other namespaces, only the objects of the kinds those references reach
+(``REFERENCE_KINDS``), which that view cannot read either. The answer may so depend on the
+hidden objects the scope's references name, and on nothing else there; and it never names a
+hidden object that no visible object names (``hidden_names``)."""
 
 from __future__ import annotations
 
 import functools
 import json
 import re
-from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from netsight.analyzers.catalog import TOOLS, call_tool, to_json
 from netsight.analyzers.contracts import ToolFailure
@@ -61,7 +72,8 @@ def test_a_scope_of_every_namespace_changes_no_answer(case: Path) -> None:
 def only(cluster: str, source: Source, namespaces: frozenset[str],
          everywhere: frozenset[str] = frozenset()) -> GraphView:
     """The same input with the objects (and Namespaces) of every other namespace taken out,
-    but for those of the kinds ``everywhere``."""
+    but for those of the kinds ``everywhere``; those are kept as the whole graph has them,
+    and seen only through a view of ``namespaces`` (their namespaces do not exist for it)."""
     store = store_from_yaml(cluster, source)
     for kind in list(store.state.by_kind):
         if kind in everywhere:
@@ -72,7 +84,9 @@ def only(cluster: str, source: Source, namespaces: frozenset[str],
                       if (p.namespace in namespaces if p.namespace else
                           p.object_kind != Kind.NAMESPACE or p.name in namespaces)}
     store.changes.clear()
-    return store.view()
+    kept = any(not visible(key, namespaces) for kind in everywhere
+               for key in store.state.keys_of(kind))
+    return ScopedView(store.view(), namespaces) if kept else store.view()
 
 
 def visible(key: str, namespaces: frozenset[str]) -> bool:
@@ -82,44 +96,109 @@ def visible(key: str, namespaces: frozenset[str]) -> bool:
     return kind != Kind.NAMESPACE or name in namespaces
 
 
-# Tools that decide a route's parents on the whole graph: a Gateway in a namespace the caller
-# may not read accepts or refuses their route all the same (what its controller writes in the
-# route's status). They answer as if only the scope and the Gateways (with the Secrets their
-# listeners read) existed, the hidden Gateways' listeners and messages left out. The same
-# holds for an Istio Gateway a VirtualService binds to (analyze_config's mesh checks).
-DECIDES_ON_HIDDEN_GATEWAYS = {"check_route_resolution", "gateway_api", "analyze_config"}
-GATEWAY_KINDS = frozenset({"Gateway", "Gateway.networking.istio.io", "Secret"})
+# What a reference from a visible object may reach in another namespace: a Gateway
+# listener's certificate Secret and CA ConfigMap, its backend client certificate, and the
+# ReferenceGrant that permits each.
+LISTENER_REFERENCES = frozenset({"Secret", "ConfigMap", "ReferenceGrant"})
+# A route's too: its backend Services (with their endpoints and BackendTLSPolicies) and the
+# Services a consumer route's parentRefs name.
+ROUTE_REFERENCES = LISTENER_REFERENCES | {"Service", "EndpointSlice", "BackendTLSPolicy"}
+# A route's parents are decided on the whole graph: a Gateway in a namespace the caller may
+# not read accepts or refuses their route all the same (what its controller writes in the
+# route's status), its listeners and messages left out. The same holds for an Istio Gateway
+# a VirtualService binds to (analyze_config's mesh checks) and the Secrets its servers name,
+# and for a ListenerSet a route names as its parent (with the Gateway it names).
+GATEWAY_KINDS = frozenset({"Gateway", "Gateway.networking.istio.io", "Secret",
+                           "ListenerSet", "XListenerSet"})
+# The kinds of the other namespaces each tool's answer may depend on (and no other).
+REFERENCE_KINDS = {
+    "check_gateway_status": LISTENER_REFERENCES,
+    "gateway_get": LISTENER_REFERENCES,
+    "gateway_list": LISTENER_REFERENCES,
+    "check_route_resolution": ROUTE_REFERENCES | GATEWAY_KINDS,
+    "analyze_config": ROUTE_REFERENCES | GATEWAY_KINDS,
+}
 
 
-def hidden_gateways_masked(data: Any, hidden: set[str]) -> Any:
-    """The answer with what it says of Gateways in ``hidden`` namespaces reduced to what a
-    caller who may not read them is shown: each route parent's Accepted status and reason."""
+def hidden_names(data: Any, store: GraphStore, cluster: str, namespaces: frozenset[str],
+                 args: dict[str, Any]) -> list[str]:
+    """Each "namespace/name" of a namespace outside the scope the answer holds, but for those
+    a visible object itself names (a reference in its spec, which the caller reads anyway)
+    and those the caller named in the arguments."""
+    text = json.dumps(data)
+    asked = [value for value in args.values() if isinstance(value, str)]
+    hidden = store.view().namespaces() - namespaces
     if not hidden:
-        return data
-    names = re.compile(rf"(?<![\w.-])(?:{'|'.join(map(re.escape, hidden))})/")
-    data = json.loads(json.dumps(data))
-    for route in data.get("routes", []):
-        for parent in route["parents"]:
-            if names.match(parent["parent"]):
-                parent.pop("listeners", None)
-                parent["conditions"]["Accepted"].pop("message", None)
-    findings = []
-    for finding in data.get("findings", []):
-        if (finding.get("resource") or {}).get("namespace") in hidden:
-            continue  # a hidden Gateway's own finding
-        if names.search(finding["summary"]):
-            finding.pop("detail", None)
-        findings.append(finding)
-    if "findings" in data:
-        if len(findings) != len(data["findings"]) and "byCode" in data:
-            # analyze_config's tallies, of the findings left (all of them on one page)
-            data["counts"] = dict(Counter(f["severity"] for f in findings))
-            data["byCode"] = dict(Counter(f["code"] for f in findings))
-            data["page"].update(total=len(findings), returned=len(findings))
-        data["findings"] = findings
-    if "notEvaluated" in data:
-        data["notEvaluated"] = [n for n in data["notEvaluated"] if not names.search(n)]
-    return data
+        return []
+    visible_strings = [strings for namespace, strings in documents(cluster)
+                       if namespace is None or namespace in namespaces]
+    pattern = rf"(?<![\w.-])({'|'.join(map(re.escape, sorted(hidden)))})/([\w.-]+)"
+    named = []
+    for namespace, name in set(re.findall(pattern, text)):
+        if any(f"{namespace}/{name}" in value for value in asked):
+            continue
+        if not any(any(namespace in x for x in strings) and any(name in x for x in strings)
+                   for strings in visible_strings):
+            named.append(f"{namespace}/{name}")
+    return sorted(named)
+
+
+@functools.cache
+def documents(cluster: str) -> list[tuple[str | None, frozenset[str]]]:
+    """Each document of the input: its namespace (None: none given) and its strings."""
+    try:
+        docs = [d for d in yaml.safe_load_all(cluster) if isinstance(d, dict)]
+    except yaml.YAMLError:
+        return []  # the case is about input that does not parse: nothing is visible
+    found = []
+    for doc in docs:
+        items = [doc]
+        if isinstance(doc.get("items"), list):  # a List: each item is its own object
+            items = [i for i in doc["items"] if isinstance(i, dict)]
+        for item in items:
+            metadata = item.get("metadata")
+            namespace = metadata.get("namespace") if isinstance(metadata, dict) else None
+            found.append((str(namespace) if namespace else None,
+                          frozenset(_strings(item))))
+    return found
+
+
+def _strings(data: Any) -> Iterator[str]:
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield str(key)
+            yield from _strings(value)
+    elif isinstance(data, list):
+        for value in data:
+            yield from _strings(value)
+    elif data is not None:
+        yield str(data)
+
+
+# Tools whose Gateway, listener, route parent and backend statuses are the cluster's: each one
+# a scoped answer shows is the whole graph's.
+STATUS_OF_THE_CLUSTER = {"check_gateway_status", "gateway_get", "gateway_list",
+                         "check_route_resolution"}
+_STATUSES = ("True", "False", "Unknown")
+_IDENTITY = ("gateway", "name", "route", "parent", "backend", "kind", "policy")
+
+
+def statuses(data: Any, where: tuple[str, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """(where, status, reason) of every condition in an answer, and (where, "resolved",
+    resolved, reason) of every backend; ``where`` names it by the identifying fields and
+    keys on the way to it, not by list positions (a scope lists fewer objects)."""
+    if isinstance(data, dict):
+        if data.get("status") in _STATUSES and "reason" in data:
+            yield where, data["status"], data["reason"]
+        if isinstance(data.get("resolved"), bool):
+            yield where, "resolved", data["resolved"], data.get("reason")
+        here = where + tuple(f"{key}={data[key]}" for key in _IDENTITY
+                             if isinstance(data.get(key), str))
+        for key, value in data.items():
+            yield from statuses(value, (*here, key))
+    elif isinstance(data, list):
+        for value in data:
+            yield from statuses(value, where)
 
 
 # Tools whose listeners' attachedRoutes count routes of every namespace (a number only).
@@ -208,17 +287,18 @@ def test_a_scoped_view_answers_as_if_only_its_namespaces_existed(case: Path,
         args.setdefault("limit", 500)
     namespaces = frozenset({scope} - {""})
     scoped = answer(ScopedView(store.view(), namespaces), query["tool"], args)
-    gateways = query["tool"] in DECIDES_ON_HIDDEN_GATEWAYS
-    alone = answer(only(cluster, source, namespaces, GATEWAY_KINDS if gateways else
-                        frozenset()), query["tool"], args)
+    alone = answer(only(cluster, source, namespaces,
+                        REFERENCE_KINDS.get(query["tool"], frozenset())), query["tool"], args)
     for data in (scoped, alone):
         data.get("metadata", {}).pop("graphGeneration", None)
-    if gateways:
-        hidden = store.view().namespaces() - namespaces
-        scoped, alone = (hidden_gateways_masked(scoped, hidden),
-                         hidden_gateways_masked(alone, hidden))
+    assert not hidden_names(scoped, store, cluster, namespaces, args)
+    whole = answer(store.view(), query["tool"], args)
+    if query["tool"] in STATUS_OF_THE_CLUSTER and "error" not in scoped:
+        # What the scope's references resolve to is the whole graph's, not the alone graph's
+        # (which hides them from its caller just the same).
+        assert set(statuses(scoped)) <= set(statuses(whole)), \
+            sorted(set(statuses(scoped)) - set(statuses(whole)))
     if query["tool"] in COUNTS_EVERY_NAMESPACE and "error" not in scoped:
-        whole = answer(store.view(), query["tool"], args)
         assert listener_sets(scoped) == [
             (gateway, counts, [s for s in sets if s["listenerSet"].split("/")[0] in namespaces])
             for gateway, counts, sets in listener_sets(whole)
@@ -235,7 +315,7 @@ def test_a_scoped_view_answers_as_if_only_its_namespaces_existed(case: Path,
                          ids=[f"{c.parent.name}/{c.name}[{s or '-'}]" for c, s in WHOLE_SCOPES])
 def test_a_scoped_request_gets_the_whole_graphs_outcome_without_hidden_names(
         case: Path, scope: str) -> None:
-    query, _, _ = load_case(case)
+    query, _, cluster = load_case(case)
     store = whole_graph(case)
     args = {"detail": True, **query.get("args", {})}
     view = store.view()
@@ -244,12 +324,8 @@ def test_a_scoped_request_gets_the_whole_graphs_outcome_without_hidden_names(
     scoped = answer(ScopedView(view, namespaces), query["tool"], args)
     if "error" in scoped:
         return  # e.g. the entry Gateway is hidden: NOT_FOUND, as for a missing one
-    text = json.dumps(scoped)
-    for value in args.values():  # what the caller named is theirs to read back
-        if isinstance(value, str):
-            text = text.replace(value, "")
-    for hidden in view.namespaces() - namespaces:
-        assert not re.search(rf"(?<![\w.-]){re.escape(hidden)}/", text), (hidden, text[:2000])
+    # What the caller named, and what visible routes name, is theirs to read back.
+    assert not hidden_names(scoped, store, cluster, namespaces, args)
     outcomes = {layer["entry"]: layer for layer in whole["layers"]}
     for layer in scoped["layers"]:
         if layer["layer"] != "gateway-api":

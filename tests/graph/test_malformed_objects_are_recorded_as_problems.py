@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from netsight.graph.records import SecretRecord
 from netsight.graph.store import EventType, GraphStore, ProblemKind
 from tests.graph.factories import meta, network_policy, pod, service
 
@@ -137,3 +138,30 @@ def test_generate_name_gets_a_hint() -> None:
 
     [problem] = store.problems.values()
     assert "generateName" in problem.message
+
+
+@pytest.mark.parametrize("written", [5, True, ["kubernetes.io/tls"], {"a": "b"}])
+def test_a_secret_type_that_is_not_a_string_keeps_the_secret_and_is_reported(
+        written: Any) -> None:
+    """One field at fault: the Secret (its identity, its data's verdict) is kept with no
+    type, and the value is reported (INVALID_VALUE) until a valid version replaces it."""
+    store = GraphStore()
+    raw = {"apiVersion": "v1", "kind": "Secret", "metadata": meta("tls"), "type": written,
+           "stringData": {"tls.crt": "not a certificate", "tls.key": "not a key"}}
+
+    assert store.apply(EventType.ADDED, raw, location="x.yaml:3") is True
+
+    [problem] = store.problems.values()
+    assert problem.kind is ProblemKind.INVALID_VALUE
+    assert problem.field_path == "type"
+    assert problem.location == "x.yaml:3"
+    assert "not a string" in problem.message
+    record = store.view().get("Secret/default/tls")
+    assert isinstance(record, SecretRecord)
+    assert record.type is None
+    assert record.tls_problem == "tls.crt does not hold a PEM CERTIFICATE block"
+    store.apply(EventType.MODIFIED, {**raw, "type": "kubernetes.io/tls"})
+    assert store.problems == {}
+    record = store.view().get("Secret/default/tls")
+    assert isinstance(record, SecretRecord)
+    assert record.type == "kubernetes.io/tls"

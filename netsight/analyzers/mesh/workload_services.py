@@ -6,31 +6,43 @@ Istio requires those Services to agree on each port's protocol (sidecars proxy T
 a port that is TCP for one Service and UDP for another is handled two ways), and
 Services selecting one workload with the same targetPort to refer to the same port.
 
-Only workloads in the mesh count, as istioctl decides it: an istio-proxy container in the
-template, else the template's sidecar.istio.io/inject label or annotation, else the
-namespace's istio-injection=enabled label; Istio's own waypoint Deployments are left out.
-From manifests a workload's template stands for its pods (istioctl reads Deployments);
-from a cluster, whose workloads are not watched, the pods running an istio-proxy are
-checked instead, one per owner and label set.
+Only workloads in the mesh count, as istioctl decides it (util.inMesh): an istio-proxy
+container, else the pod's sidecar.istio.io/inject label, else that annotation, else the
+namespace's istio-injection=enabled label (a namespace not in the input injects nothing);
+Istio's own waypoints are left out. Beyond istioctl, which reads none of them, a revision
+label asks for injection as the injector's webhooks take it: a namespace's istio.io/rev
+(when it has no istio-injection label), a pod's istio.io/rev (unless its namespace says
+istio-injection=disabled).
+
+From manifests a workload's template stands for its pods (istioctl reads Deployments only;
+StatefulSets and DaemonSets are checked too), and a Pod that no template of the input stands
+for (a bare Pod, a Job's) for itself, which istioctl does not check. From a cluster, whose
+workloads are not watched, the pods running an istio-proxy are checked instead, one per
+owner and label set.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from netsight.analyzers import codes
 from netsight.analyzers.base import evidence, ref
 from netsight.analyzers.mesh.context import MeshContext
-from netsight.graph.model import Kind
+from netsight.graph.model import Kind, make_key
 from netsight.graph.records import PodRecord, Record, ServiceRecord, WorkloadRecord
 
 WORKLOADS = (Kind.DEPLOYMENT, Kind.STATEFUL_SET, Kind.DAEMON_SET)
 INJECT = "sidecar.istio.io/inject"
 INJECTION_LABEL = "istio-injection"
+REVISION_LABEL = "istio.io/rev"
 # Waypoints Istio deploys for ambient mode carry this label (gateway.istio.io/managed).
 MANAGED = "gateway.istio.io/managed"
 WAYPOINT_CONTROLLER = "istio.io-mesh-controller"
+# A Deployment's pods are owned by its ReplicaSet "<deployment>-<pod-template-hash>".
+POD_TEMPLATE_HASH = "pod-template-hash"
+
+Unit = tuple[Record, Mapping[str, str]]  # a pod or a template standing for pods, its labels
 
 
 def port_associations(ctx: MeshContext) -> None:
@@ -40,7 +52,9 @@ def port_associations(ctx: MeshContext) -> None:
     if not namespaces:
         return
     if ctx.unknown(Kind.DEPLOYMENT) is None:
-        units = _workloads(ctx, namespaces)
+        injection = {ns.name: ns.labels for ns in ctx.view.for_each(Kind.NAMESPACE)}
+        units = _workloads(ctx, namespaces, injection) + \
+            _bare_pods(ctx, namespaces, injection)
     elif (unknown := ctx.unknown(Kind.POD, Kind.SERVICE)) is None:
         units = _pods(ctx, namespaces)
     else:
@@ -72,41 +86,87 @@ def _clash_namespaces(ctx: MeshContext) -> set[str]:
         {ns for (ns, _), found in targets.items() if len(found) > 1}
 
 
-def _workloads(ctx: MeshContext, namespaces: set[str]
-               ) -> list[tuple[Record, Mapping[str, str]]]:
+def _workloads(ctx: MeshContext, namespaces: set[str],
+               labels: Mapping[str, Mapping[str, str]]) -> list[Unit]:
     """From manifests: the mesh workloads, each template standing for its pods."""
     workloads = [w for namespace in sorted(namespaces) for kind in WORKLOADS
                  for w in ctx.view.for_each(kind, namespace)
                  if isinstance(w, WorkloadRecord) and ctx.in_scope(w)]
-    if not workloads:
-        return []
-    labels = {ns.name: ns.labels for ns in ctx.view.for_each(Kind.NAMESPACE)}
     return [(w, w.pod_labels) for w in sorted(workloads, key=lambda w: w.key)
-            if w.labels.get(MANAGED) != WAYPOINT_CONTROLLER and _in_mesh(w, labels)]
+            if w.labels.get(MANAGED) != WAYPOINT_CONTROLLER
+            and in_mesh(w.mesh_proxy, w.pod_labels, w.pod_annotations,
+                        labels.get(w.namespace))]
 
 
-def _pods(ctx: MeshContext, namespaces: set[str]) -> list[tuple[Record, Mapping[str, str]]]:
+def _bare_pods(ctx: MeshContext, namespaces: set[str],
+               labels: Mapping[str, Mapping[str, str]]) -> list[Unit]:
+    """From manifests: the mesh Pods no template of the input stands for, one per owner
+    and label set."""
+    return _one_per_owner(
+        pod for namespace in sorted(namespaces)
+        for pod in ctx.view.for_each(Kind.POD, namespace)
+        if isinstance(pod, PodRecord) and ctx.in_scope(pod) and not _templated(ctx, pod)
+        and pod.labels.get(MANAGED) != WAYPOINT_CONTROLLER
+        and in_mesh(pod.mesh_proxy, pod.labels, pod.annotations, labels.get(pod.namespace)))
+
+
+def _templated(ctx: MeshContext, pod: PodRecord) -> bool:
+    """Whether a workload template of the input (checked in the pod's stead) made the pod:
+    its owner, or for a ReplicaSet's pod the Deployment owning that ReplicaSet."""
+    if pod.owner is None:
+        return False
+    kind, name = pod.owner
+    if kind == Kind.REPLICA_SET:
+        replica_set = ctx.view.get(make_key(Kind.REPLICA_SET, pod.namespace, name))
+        if replica_set is not None and replica_set.owner is not None:
+            kind, name = replica_set.owner
+        elif (digest := pod.labels.get(POD_TEMPLATE_HASH)) and name.endswith(f"-{digest}"):
+            # The ReplicaSet is not in the input: its name still tells its Deployment.
+            kind, name = Kind.DEPLOYMENT, name[:-len(digest) - 1]
+    return kind in WORKLOADS and ctx.view.exists(make_key(kind, pod.namespace, name))
+
+
+def _pods(ctx: MeshContext, namespaces: set[str]) -> list[Unit]:
     """From a cluster (workloads are not watched): the pods running an istio-proxy, one per
     owner and label set (the pods of one ReplicaSet share their Services)."""
-    seen: dict[tuple[str, str, tuple[tuple[str, str], ...]], tuple[Record, Mapping[str, str]]] = {}
-    for namespace in sorted(namespaces):
-        for pod in ctx.view.for_each(Kind.POD, namespace):
-            if not isinstance(pod, PodRecord) or not pod.mesh_proxy or not ctx.in_scope(pod):
-                continue
-            owner = "/".join(pod.owner) if pod.owner else pod.name
-            key = (pod.namespace, owner, tuple(sorted(pod.labels.items())))
-            if key not in seen or pod.key < seen[key][0].key:
-                seen[key] = (pod, pod.labels)
+    return _one_per_owner(
+        pod for namespace in sorted(namespaces)
+        for pod in ctx.view.for_each(Kind.POD, namespace)
+        if isinstance(pod, PodRecord) and pod.mesh_proxy and ctx.in_scope(pod))
+
+
+def _one_per_owner(pods: Iterable[PodRecord]) -> list[Unit]:
+    seen: dict[tuple[str, str, tuple[tuple[str, str], ...]], Unit] = {}
+    for pod in pods:
+        owner = "/".join(pod.owner) if pod.owner else pod.name
+        key = (pod.namespace, owner, tuple(sorted(pod.labels.items())))
+        if key not in seen or pod.key < seen[key][0].key:
+            seen[key] = (pod, pod.labels)
     return [seen[k] for k in sorted(seen)]
 
 
-def _in_mesh(workload: WorkloadRecord, namespaces: Mapping[str, Mapping[str, str]]) -> bool:
-    if workload.mesh_proxy:
+def in_mesh(proxy: str | None, labels: Mapping[str, str], annotations: Mapping[str, str],
+            namespace: Mapping[str, str] | None) -> bool:
+    """Whether pods with these labels and annotations get a sidecar, as istioctl's
+    util.inMesh decides it (in its order), with the revision labels it does not read.
+    ``namespace``: the namespace's labels, None when it is not in the input."""
+    if proxy:
         return True
-    for where in (workload.pod_labels, workload.pod_annotations):
+    for where in (labels, annotations):
         if INJECT in where:
             return where[INJECT] == "true"
-    return namespaces.get(workload.namespace, {}).get(INJECTION_LABEL) == "enabled"
+    if namespace is None:
+        # istioctl: a namespace it cannot find injects nothing. A revision the pod asks
+        # for is injected wherever injection is not disabled.
+        return bool(labels.get(REVISION_LABEL))
+    injection = namespace.get(INJECTION_LABEL)
+    if labels.get(REVISION_LABEL) and injection != "disabled":
+        return True
+    if injection is None:
+        # The revision webhooks select namespaces by istio.io/rev where istio-injection
+        # is not set.
+        return bool(namespace.get(REVISION_LABEL))
+    return injection == "enabled"
 
 
 def _subject(record: Record) -> str:

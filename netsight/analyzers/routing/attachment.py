@@ -124,17 +124,18 @@ class Resolver:
 
     def __init__(self, view: GraphView, *, shared: bool = False) -> None:
         self.view = view
-        # Which route holds a listener, and a route's namespace labels, are decided on the
-        # whole graph even for a restricted caller (see diff_routes); hidden objects are
-        # never named.
+        # Which route holds a listener, a route's namespace labels, and what a reference
+        # into another namespace resolves to (a listener's certificate, a route's backend,
+        # the ReferenceGrant that permits it) are decided on the whole graph even for a
+        # restricted caller (see diff_routes): a Gateway's or a route's status is the
+        # cluster's. Hidden objects are never named, nor what they hold described.
         self.full, self.shows = unrestricted(view)
-        self.grants = Grants(view)
+        self.grants = Grants(self.full)
         self.backend_tls = BackendTLSPolicies(view)
         self.shared = shared
         self._labels: dict[str, tuple[dict[str, str], str | None]] = {}
         self._gateways: dict[str, gateways.GatewayState | None] = {}
         self._hidden_gateways: dict[str, gateways.GatewayState | None] = {}
-        self._full_grants: Grants | None = None
         self._routes: dict[str, Route] = {}
         self._proposed: dict[str, Route] = {}  # routes of an overlay's delta: kept apart
         self._proposed_keys: frozenset[str] = frozenset()
@@ -185,7 +186,7 @@ class Resolver:
             record = self.view.get(key)
             state = None
             if record is not None and is_gateway_api(record):
-                state = gateways.evaluate(self.view, self.grants, record)
+                state = gateways.evaluate(self.full, self.grants, record, self.shows)
                 listenersets.attach(self.view, self.grants, state, self.namespace_labels)
             self._gateways[key] = state
         return self._gateways[key]
@@ -203,11 +204,8 @@ class Resolver:
         if key not in self._hidden_gateways:
             record = self.full.get(key)
             if record is not None and is_gateway_api(record):
-                if self._full_grants is None:
-                    self._full_grants = Grants(self.full)
-                state = gateways.evaluate(self.full, self._full_grants, record)
-                listenersets.attach(self.full, self._full_grants, state,
-                                    self.namespace_labels)
+                state = gateways.evaluate(self.full, self.grants, record, self.shows)
+                listenersets.attach(self.full, self.grants, state, self.namespace_labels)
                 self._hidden_gateways[key] = state
             else:
                 self._hidden_gateways[key] = None
@@ -273,8 +271,8 @@ class Resolver:
         done = held.get(route.record.key)
         if done is not None and done.route is route:
             return done
-        backends = [resolve_backend(self.view, self.grants, route, ref, self._ready,
-                                    self.backend_tls)
+        backends = [resolve_backend(self.full, self.grants, route, ref, self._ready,
+                                    self.backend_tls, self.shows)
                     for ref in route.backend_refs]
         resolved = _resolved_refs(backends)
         dropped = rules.invalid_rules(route)
@@ -356,13 +354,26 @@ class Resolver:
     def _parent(self, route: Route, ref: ParentRef, resolved: c.Cond,
                 dropped: dict[int, tuple[str, str]], notes: list[str]) -> ParentResult:
         if ref.is_service:
-            accepted, _ = mesh.accept(self.view, route, ref)
+            accepted, _ = mesh.accept(self.full, route, ref, self.shows)
             if accepted.ok and dropped and len(dropped) == len(route.rules):
                 reason, message = next(iter(dropped.values()))
                 accepted = c.false(reason, f"no valid rule: {message}")
             return ParentResult(ref, None, {c.ACCEPTED: accepted, c.RESOLVED_REFS: resolved})
         if ref.is_listener_set:
-            return self._listener_set_parent(route, ref, resolved, dropped, notes)
+            key = make_key(ref.kind, ref.namespace, ref.name)
+            if self.full is self.view or self.shows(key) or self.full.get(key) is None:
+                return self._listener_set_parent(route, ref, resolved, dropped, notes)
+            # A ListenerSet in a namespace the caller may not read accepts or refuses the
+            # route all the same, as a hidden Gateway does: the outcome only.
+            result = self._listener_set_parent(route, ref, resolved, dropped, [],
+                                               view=self.full)
+            accepted = result.conditions[c.ACCEPTED]
+            result.conditions[c.ACCEPTED] = c.Cond(
+                accepted.status, accepted.reason,
+                f"{accepted.reason}, as decided on {ref.kind} {ref.parent}, which is in a "
+                "namespace you may not read (its listeners are not shown)")
+            result.hidden = True
+            return result
         if not ref.is_gateway:
             what = f"parent kind {ref.kind} of group {ref.group or 'core'}"
             notes.append(f"{route.ref} parentRefs[{ref.index}]: {what} is "
@@ -388,10 +399,12 @@ class Resolver:
 
     def _listener_set_parent(self, route: Route, ref: ParentRef, resolved: c.Cond,
                              dropped: dict[int, tuple[str, str]],
-                             notes: list[str]) -> ParentResult:
-        """A parentRef naming a ListenerSet: its listeners, if its Gateway takes it."""
+                             notes: list[str], *, view: GraphView | None = None,
+                             ) -> ParentResult:
+        """A parentRef naming a ListenerSet: its listeners, if its Gateway takes it (read
+        from ``view``, the caller's by default)."""
         what = f"{ref.kind} {ref.parent}"
-        record = self.view.get(make_key(ref.kind, ref.namespace, ref.name))
+        record = (view or self.view).get(make_key(ref.kind, ref.namespace, ref.name))
         if record is None or not is_gateway_api(record):
             missing = c.unknown(f"{what} not found: no controller sets status for this parent")
             return ParentResult(ref, None, {c.ACCEPTED: missing, c.RESOLVED_REFS: resolved},

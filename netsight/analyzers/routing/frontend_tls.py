@@ -28,7 +28,7 @@ from netsight.analyzers.routing.objects import (
     opt_str,
     spec_of,
 )
-from netsight.analyzers.routing.references import Grants
+from netsight.analyzers.routing.references import HIDDEN, Grants, Shows, shows_all
 from netsight.graph.model import make_key
 from netsight.graph.records import ConfigMapRecord, Record
 from netsight.graph.store import GraphView, Source
@@ -51,9 +51,10 @@ def _validation(gateway: Record, port: int | None) -> tuple[str, Mapping[str, An
 
 
 def check(view: GraphView, grants: Grants, gateway: Record, listener: Listener,
-          notes: list[str]) -> tuple[c.Cond | None, c.Cond | None]:
+          notes: list[str], shows: Shows = shows_all) -> tuple[c.Cond | None, c.Cond | None]:
     """(ResolvedRefs False, Accepted False) for the client certificate validation of one
-    listener, each None when it has nothing to say."""
+    listener, each None when it has nothing to say (what is wrong with a ConfigMap
+    ``shows`` hides left out)."""
     terminates = listener.protocol == "HTTPS" or (
         listener.protocol == "TLS" and listener.tls is not None
         and listener.tls_mode == "Terminate")
@@ -68,7 +69,7 @@ def check(view: GraphView, grants: Grants, gateway: Record, listener: Listener,
     undecided: list[str] = []
     for i, ref in enumerate(refs):
         problem = _problem(view, grants, gateway, ref, f"{path}.caCertificateRefs[{i}]",
-                           notes)
+                           notes, shows)
         if problem is None:
             continue
         if problem[0] == c.PENDING:
@@ -94,7 +95,7 @@ def check(view: GraphView, grants: Grants, gateway: Record, listener: Listener,
 
 
 def _problem(view: GraphView, grants: Grants, gateway: Record, ref: Mapping[str, Any],
-             path: str, notes: list[str]) -> tuple[str, str] | None:
+             path: str, notes: list[str], shows: Shows) -> tuple[str, str] | None:
     group, kind = str(ref.get("group") or ""), opt_str(ref.get("kind")) or CONFIG_MAP
     name = opt_str(ref.get("name")) or ""
     namespace = opt_str(ref.get("namespace")) or gateway.namespace
@@ -124,8 +125,9 @@ def _problem(view: GraphView, grants: Grants, gateway: Record, ref: Mapping[str,
             return c.PENDING, not_in_input(CONFIG_MAP, where)
         return INVALID_CA_CERTIFICATE_REF, f"{where}: ConfigMap not found"
     if isinstance(record, ConfigMapRecord) and record.ca_problem is not None:
-        return INVALID_CA_CERTIFICATE_REF, (f"{where}: ConfigMap data is malformed "
-                                            f"({record.ca_problem})")
+        problem = record.ca_problem if shows(record.key) else \
+            f"the ConfigMap is {HIDDEN}: what is wrong is not shown"
+        return INVALID_CA_CERTIFICATE_REF, f"{where}: ConfigMap data is malformed ({problem})"
     return None
 
 

@@ -38,7 +38,7 @@ from netsight.analyzers.routing.objects import (
     spec_of,
     status_of,
 )
-from netsight.analyzers.routing.references import Grants, resolve_certificate
+from netsight.analyzers.routing.references import Grants, Shows, resolve_certificate, shows_all
 from netsight.graph.errors import MalformedObject
 from netsight.graph.model import make_key
 from netsight.graph.records import Record
@@ -123,16 +123,19 @@ class ListenerSetState:
         return self.record.kind
 
 
-def evaluate(view: GraphView, grants: Grants, record: Record) -> GatewayState:
+def evaluate(view: GraphView, grants: Grants, record: Record,
+             shows: Shows = shows_all) -> GatewayState:
+    """The Gateway's conditions as its controller would set them, reading ``view``; what
+    objects ``shows`` hides hold (a malformed certificate's data) is left out of messages."""
     class_name = opt_str(spec_of(record).get("gatewayClassName"))
     gateway_class = view.get(make_key(GATEWAY_CLASS, "", class_name)) if class_name else None
     controller = opt_str(spec_of(gateway_class).get("controllerName")) if gateway_class else None
     notes: list[str] = []
     unsupported = _unsupported_kinds(view, gateway_class)
     state = GatewayState(record, class_name, controller, managed=gateway_class is not None,
-                         listeners=[_listener(view, grants, record, ln, notes, unsupported)
-                                    for ln in read_listeners(record)], notes=notes,
-                         unsupported=unsupported)
+                         listeners=[_listener(view, grants, record, ln, notes, unsupported,
+                                              shows) for ln in read_listeners(record)],
+                         notes=notes, unsupported=unsupported)
     _conflicts(state.listeners)
     for listener in state.listeners:
         listener.conditions[c.PROGRAMMED] = _programmed(listener.conditions)
@@ -154,7 +157,7 @@ def evaluate(view: GraphView, grants: Grants, record: Record) -> GatewayState:
         state.conditions = {c.ACCEPTED: pending, c.PROGRAMMED: pending}
         return state
     state.conditions = _gateway_conditions(state.listeners)
-    unresolved = _backend_client_certificate(view, grants, record, state.notes)
+    unresolved = _backend_client_certificate(view, grants, record, state.notes, shows)
     # An undecided client certificate never hides listeners known unresolved.
     if unresolved is not None and (state.conditions[c.RESOLVED_REFS].ok
                                    or unresolved.status == c.FALSE):
@@ -190,7 +193,7 @@ def _features(gateway_class: Record | None) -> frozenset[str] | None:
 
 
 def _backend_client_certificate(view: GraphView, grants: Grants, record: Record,
-                                notes: list[str]) -> c.Cond | None:
+                                notes: list[str], shows: Shows) -> c.Cond | None:
     """ResolvedRefs=False for spec.tls.backend.clientCertificateRef, the certificate the
     Gateway presents to backends, when it does not resolve (GatewayTLSConfig: a Secret of
     the core group; another namespace needs a ReferenceGrant), else None. Conformance
@@ -205,7 +208,7 @@ def _backend_client_certificate(view: GraphView, grants: Grants, record: Record,
                          kind=opt_str(raw.get("kind")) or SECRET,
                          namespace=opt_str(raw.get("namespace")) or record.namespace,
                          name=str(raw.get("name") or ""))
-    reason, message, evaluated = resolve_certificate(view, grants, record, ref)
+    reason, message, evaluated = resolve_certificate(view, grants, record, ref, shows)
     if not evaluated:
         notes.append(f"gateway {record.namespace}/{record.name} {message}")
     if reason is None:
@@ -270,15 +273,16 @@ def _unsupported_kinds(view: GraphView, gateway_class: Record | None,
 
 def listener_state(view: GraphView, grants: Grants, owner: Record, listener: Listener,
                    notes: list[str], unsupported: tuple[frozenset[str], frozenset[str]],
-                   ) -> ListenerState:
+                   shows: Shows = shows_all) -> ListenerState:
     """A listener of ``owner`` (a Gateway or a ListenerSet): validity, supported kinds and
-    references; conflicts and Programmed are the caller's."""
-    return _listener(view, grants, owner, listener, notes, unsupported)
+    references; conflicts and Programmed are the caller's. What objects ``shows`` hides
+    hold is left out of messages, as for a Gateway's own listeners."""
+    return _listener(view, grants, owner, listener, notes, unsupported, shows)
 
 
 def _listener(view: GraphView, grants: Grants, gateway: Record, listener: Listener,
               notes: list[str], unsupported: tuple[frozenset[str], frozenset[str]],
-              ) -> ListenerState:
+              shows: Shows) -> ListenerState:
     protocol = listener.protocol
     conditions: dict[str, c.Cond] = {}
     selector: LabelSelector | None = None
@@ -302,8 +306,8 @@ def _listener(view: GraphView, grants: Grants, gateway: Record, listener: Listen
         invalid_kinds = [f"{group}/{kind}" if group else kind for group, kind in listener.kinds
                          if group != GATEWAY_GROUP or kind not in compatible]
     conditions[c.RESOLVED_REFS] = _resolved_refs(view, grants, gateway, listener,
-                                                 invalid_kinds, notes)
-    unresolved, invalid = frontend_tls.check(view, grants, gateway, listener, notes)
+                                                 invalid_kinds, notes, shows)
+    unresolved, invalid = frontend_tls.check(view, grants, gateway, listener, notes, shows)
     if unresolved is not None and (conditions[c.RESOLVED_REFS].ok or (
             conditions[c.RESOLVED_REFS].status == c.UNKNOWN and unresolved.status == c.FALSE)):
         conditions[c.RESOLVED_REFS] = unresolved
@@ -343,7 +347,7 @@ def _invalid(listener: Listener) -> c.Cond | None:
 
 
 def _resolved_refs(view: GraphView, grants: Grants, gateway: Record, listener: Listener,
-                   invalid_kinds: list[str], notes: list[str]) -> c.Cond:
+                   invalid_kinds: list[str], notes: list[str], shows: Shows) -> c.Cond:
     # certificateRefs matter only where the Gateway terminates TLS (Passthrough ignores them).
     if listener.protocol in ("HTTPS", "TLS") and listener.tls is not None \
             and listener.tls_mode == "Terminate":
@@ -352,7 +356,8 @@ def _resolved_refs(view: GraphView, grants: Grants, gateway: Record, listener: L
                            "tls.mode Terminate needs at least one certificateRef")
         undecided: list[str] = []
         for ref in listener.certificate_refs:
-            reason, message, evaluated = resolve_certificate(view, grants, gateway, ref)
+            reason, message, evaluated = resolve_certificate(view, grants, gateway, ref,
+                                                             shows)
             if not evaluated:
                 notes.append(f"gateway {gateway.namespace}/{gateway.name} {message}")
             if reason == c.PENDING:

@@ -74,7 +74,8 @@ def parent_ref(record: Record) -> tuple[str, str, str, str]:
 
 def attach(view: GraphView, grants: Grants, gateway: GatewayState, labels: Labels) -> None:
     """Evaluate the ListenerSets naming ``gateway`` and merge their listeners with its own;
-    sets ``gateway.listener_sets`` and its attachedListenerSets."""
+    sets ``gateway.listener_sets`` and its attachedListenerSets. ``grants`` are the whole
+    graph's ReferenceGrants, as for ``gateways.evaluate``."""
     key = (gateway.record.namespace, gateway.record.name)
     # ListenerSets in namespaces the caller may not read take ports all the same: decided
     # on the whole graph, and not shown (ListenerSetState.hidden).
@@ -94,20 +95,14 @@ def attach(view: GraphView, grants: Grants, gateway: GatewayState, labels: Label
     # attachment is undecided): the Gateway's own come first, conflicted or not.
     claimed: list[ListenerState] = list(gateway.listeners)
     maybe: list[ListenerState] = []
-    hidden_grants: Grants | None = None
     for record in records:
         notes: list[str] = []
         hidden = not shows(record.key)
-        # A ListenerSet the caller may read resolves its references as they may (a Secret
-        # in a namespace they may not read is one they cannot see), as a Gateway does; one
-        # they may not read is decided on the whole graph.
-        own_view, own_grants = view, grants
-        if hidden:
-            if hidden_grants is None:
-                hidden_grants = Grants(full)
-            own_view, own_grants = full, hidden_grants
-        listeners = [listener_state(own_view, own_grants, record, ln, notes,
-                                    gateway.unsupported)
+        # References are resolved on the whole graph, as a Gateway's are (``grants`` are
+        # the whole graph's): a certificate Secret in a namespace the caller may not read
+        # resolves as it does for the controller; what it holds is not shown.
+        listeners = [listener_state(full, grants, record, ln, notes, gateway.unsupported,
+                                    shows)
                      for ln in read_listeners(record)]
         if not hidden:
             gateway.notes.extend(f"{record.kind} {record.namespace}/{record.name}: {n}"

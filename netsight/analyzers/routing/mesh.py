@@ -5,20 +5,33 @@ ParentReference (v1): a Service parent is Core in the Mesh profile for ClusterIP
 set). A route in the Service's namespace is a "producer" route; one in another namespace is
 a "consumer" route, applied only to its own namespace's outbound traffic (ReferenceGrant does
 not govern either). Which mesh implements it, and whether it writes status, is the mesh's.
+A consumer route's Service may be in a namespace its reader may not see: it is judged all the
+same, and what the Service is (its type, its ports) is left out of the message.
 """
 
 from __future__ import annotations
 
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.objects import ParentRef, Route
+from netsight.analyzers.routing.references import HIDDEN, Shows, shows_all
 from netsight.graph.model import Kind, make_key
-from netsight.graph.records import ServiceRecord
+from netsight.graph.records import Record, ServiceRecord
 from netsight.graph.store import GraphView
 
 
-def accept(view: GraphView, route: Route, ref: ParentRef) -> tuple[c.Cond, bool]:
+def accept(view: GraphView, route: Route, ref: ParentRef,
+           shows: Shows = shows_all) -> tuple[c.Cond, bool]:
     """(Accepted as a conformant mesh would set it, whether the Service exists)."""
-    service = view.get(make_key(Kind.SERVICE, ref.namespace, ref.name))
+    key = make_key(Kind.SERVICE, ref.namespace, ref.name)
+    accepted, found = _accept(view.get(key), route, ref)
+    if not found or shows(key):
+        return accepted, found
+    return c.Cond(accepted.status, accepted.reason,
+                  f"{accepted.reason}, as decided on Service {ref.parent}, which is "
+                  f"{HIDDEN}"), found
+
+
+def _accept(service: Record | None, route: Route, ref: ParentRef) -> tuple[c.Cond, bool]:
     if not isinstance(service, ServiceRecord):
         return c.unknown(f"Service {ref.parent} not found: no mesh sets status for this "
                          "parent"), False

@@ -5,11 +5,17 @@ namespace lists the referrer's group, kind and namespace in ``from`` and the tar
 group, kind (and name, when given) in ``to`` (ReferenceGrant v1beta1). A reference that is
 not permitted is reported as such even if its target does not exist, so the answer never
 reveals what another namespace holds.
+
+A reference out of an object the caller may see into a namespace they may not read is
+decided on the whole graph all the same (whether a Gateway's certificate or a route's
+backend resolves is a fact of the cluster, not of the caller), with ``shows`` saying what
+they may see: the outcome is given, and what the hidden object holds (its ports, endpoints,
+data, TLS policy) is not.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +38,13 @@ from netsight.analyzers.routing.objects import (
 from netsight.graph.model import Kind, Rel, api_group, make_key
 from netsight.graph.records import EndpointSliceRecord, Record, SecretRecord, ServiceRecord
 from netsight.graph.store import GraphView, Source
+
+Shows = Callable[[str], bool]  # whether the caller may see an object, by key
+HIDDEN = "in a namespace you may not read"
+
+
+def shows_all(key: str) -> bool:
+    return True
 
 
 class Grants:
@@ -85,9 +98,11 @@ class BackendResolution:
 
 def resolve_backend(view: GraphView, grants: Grants, route: Route, ref: BackendRef,
                     ready: dict[str, int | None] | None = None,
-                    tls: BackendTLSPolicies | None = None) -> BackendResolution:
+                    tls: BackendTLSPolicies | None = None,
+                    shows: Shows = shows_all) -> BackendResolution:
     """Resolve one backendRef; ``ready`` caches ready endpoint counts by Service key,
-    ``tls`` BackendTLSPolicies evaluated for earlier backends."""
+    ``tls`` BackendTLSPolicies evaluated for earlier backends. A Service ``shows`` hides is
+    resolved all the same, but its ports, endpoints, type and TLS policy are not given."""
     where = f"{ref.path} ({ref.kind} {ref.ref})"
     # BackendObjectReference: Service in the core group is Core support; anything else is
     # extended or implementation-specific, which netsight does not model.
@@ -102,16 +117,26 @@ def resolve_backend(view: GraphView, grants: Grants, route: Route, ref: BackendR
         return BackendResolution(ref, c.REF_NOT_PERMITTED,
                                  f"{where}: no ReferenceGrant in namespace {ref.namespace} "
                                  f"allows {route.kind}s from {route.record.namespace}")
-    service = view.get(make_key(Kind.SERVICE, ref.namespace, ref.name))
+    key = make_key(Kind.SERVICE, ref.namespace, ref.name)
+    service = view.get(key)
     if not isinstance(service, ServiceRecord):
         return BackendResolution(ref, c.BACKEND_NOT_FOUND, f"{where}: Service not found")
     if ref.port is None:
         return BackendResolution(ref, c.BACKEND_NOT_FOUND,
                                  f"{where}: no port given (required for a Service)")
+    hidden = not shows(key)
     if service.type != "ExternalName" and all(p.port != ref.port for p in service.ports):
+        if hidden:
+            return BackendResolution(ref, c.BACKEND_NOT_FOUND,
+                                     f"{where}: Service has no port {ref.port} (the Service "
+                                     f"is {HIDDEN}: its ports are not shown)")
         have = ", ".join(str(p.port) for p in service.ports) or "none"
         return BackendResolution(ref, c.BACKEND_NOT_FOUND,
                                  f"{where}: Service has no port {ref.port} (ports: {have})")
+    if hidden:
+        # Resolved: that is the route's to know. How the Service is served is not.
+        return BackendResolution(ref, None, f"{where}: resolved (the Service is {HIDDEN}: "
+                                 "its endpoints and TLS are not shown)")
     external = service.type == "ExternalName"
     policy = (tls or BackendTLSPolicies(view)).for_backend(service, ref.port)
     if ready is None:
@@ -147,10 +172,12 @@ def ready_endpoints(view: GraphView, service: ServiceRecord) -> int | None:
 
 
 def resolve_certificate(view: GraphView, grants: Grants, gateway: Record,
-                        ref: CertificateRef) -> tuple[str | None, str, bool]:
+                        ref: CertificateRef, shows: Shows = shows_all,
+                        ) -> tuple[str | None, str, bool]:
     """(reason or None, message, evaluated) for one certificateRef: the Secret's existence,
-    and the form of its data where the input carried it. The reason is ``Pending`` for a
-    Secret absent from manifests (:func:`not_in_input`)."""
+    and the form of its data where the input carried it (what is wrong with it left out when
+    ``shows`` hides the Secret). The reason is ``Pending`` for a Secret absent from
+    manifests (:func:`not_in_input`)."""
     where = f"{ref.path} ({ref.kind} {ref.namespace}/{ref.name})"
     if (ref.group, ref.kind) != ("", SECRET):
         return c.INVALID_CERTIFICATE_REF, f"{where}: only core Secrets are supported", True
@@ -180,6 +207,8 @@ def resolve_certificate(view: GraphView, grants: Grants, gateway: Record,
     # Its data is judged only where the input carried it (a manifest); a watched Secret is
     # metadata only, and resolves by existence.
     if isinstance(secret, SecretRecord) and secret.tls_problem is not None:
-        return c.INVALID_CERTIFICATE_REF, (f"{where}: Secret data is malformed "
-                                           f"({secret.tls_problem})"), True
+        problem = secret.tls_problem if shows(secret.key) else \
+            f"the Secret is {HIDDEN}: what is wrong is not shown"
+        return c.INVALID_CERTIFICATE_REF, f"{where}: Secret data is malformed ({problem})", \
+            True
     return None, f"{where}: resolved", True
