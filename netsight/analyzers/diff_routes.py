@@ -728,6 +728,9 @@ def _resolve_via(full: GraphView, args: Args, request: Request, shows: _Shows, *
                                 "read; the routing above leaves it out")
     layer = _vs_layer(resolution, shows)
     answer.layers.append(layer)
+    if layer.undecided is not None:
+        answer.notes.append(f"{via.entry}: which rule takes the request is undecided "
+                            f"({layer.undecided})")
     rule = resolution.rule
     by = HIDDEN_ROUTE if layer.hidden or rule is None else rule.label
     for loser, winner, because in resolution.shadowed:
@@ -807,7 +810,9 @@ def _verdict(answer: _Answer, args: Args, described: str) -> None:
             for b in layer.backends:
                 if b.resolved and not b.mirror and b.weight:
                     answer.reached.setdefault((b.backend, b.port, b.subset), b)
-    hidden = [layer for layer in answer.layers if layer.hidden]
+    # Hidden layers that may reach backends (a 404 or a redirect reaches none).
+    hidden = [layer for layer in answer.layers if layer.hidden
+              and layer.outcome in ("forwarded", "503", "undecided")]
     if any(layer.entry_hidden for layer in hidden):
         answer.incomplete.append(f"the request goes through {HIDDEN_GATEWAY}, where "
                                  f"{HIDDEN_ROUTE} takes it: which backends it reaches "
