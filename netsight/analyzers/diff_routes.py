@@ -175,6 +175,9 @@ class Layer(OmitNone):
     undecided: str | None = Field(
         default=None, description="Why netsight cannot decide which rule takes the request "
         "here (outcome 'undecided')")
+    delegated_from: str | None = Field(
+        default=None, description="The VirtualService rule ('namespace/name http[i]') that "
+        "delegates to the one that takes the request (its match and settings merged in)")
 
 
 class Shadowed(Model):
@@ -798,7 +801,15 @@ def _vs_layer(resolution: vsr.Resolution, shows: _Shows) -> Layer:
                  filters=resolution.filters or (["default route to the Service"]
                                                 if resolution.default_route else None),
                  backends=backends, outcome=resolution.outcome,
-                 undecided=resolution.undecided)
+                 undecided=resolution.undecided, delegated_from=_root_of(rule, shows))
+
+
+def _root_of(rule: vsr.Rule | None, shows: _Shows) -> str | None:
+    if rule is None or rule.root is None:
+        return None
+    root = rule.root
+    return f"{root.vs.record.ref} http[{root.index}]" if shows(root.vs.record.key) \
+        else HIDDEN_ROUTE
 
 
 def _verdict(answer: _Answer, args: Args, described: str) -> None:
