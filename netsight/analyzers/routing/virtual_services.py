@@ -50,6 +50,7 @@ from netsight.analyzers.mesh.hosts import matches as hosts_match
 from netsight.analyzers.mesh.objects import (
     ISTIO_GATEWAY,
     MESH_GATEWAY,
+    VIRTUAL_SERVICE,
     DestinationRule,
     IstioGateway,
     Unreadable,
@@ -291,6 +292,39 @@ def _best_host(vs: VirtualService, candidates: list[str]) -> tuple[tuple[int, in
     return best
 
 
+@dataclass(frozen=True, slots=True)
+class HostIndex:
+    """VirtualServices with hosts by each host they claim (resolved to an FQDN in their
+    namespace), so a request reads those that may claim its host, not all of them."""
+
+    by_host: Mapping[str, tuple[VirtualService, ...]]
+
+    def claiming(self, names: list[str]) -> list[VirtualService]:
+        """The VirtualServices a host of which is one of ``names`` or a wildcard covering
+        one (``*.b.c`` covers ``a.b.c`` and ``x.a.b.c``), oldest first."""
+        found: dict[str, VirtualService] = {}
+        for name in names:
+            keys = [name, "*"]
+            labels = name.split(".")
+            keys.extend("*." + ".".join(labels[i:]) for i in range(1, len(labels)))
+            for key in keys:
+                for vs in self.by_host.get(key, ()):
+                    found.setdefault(vs.record.key, vs)
+        return sorted(found.values(), key=_order)
+
+
+def host_index(view: GraphView) -> HostIndex:
+    """Kept with the graph until a VirtualService changes (rebuilt for an overlay)."""
+    def build(graph: GraphView) -> HostIndex:
+        by_host: dict[str, list[VirtualService]] = {}
+        for vs in MeshContext(graph, None).virtual_services:
+            for host in dict.fromkeys(to_fqdn(vs.record.namespace, h) for h in vs.hosts):
+                by_host.setdefault(host, []).append(vs)
+        return HostIndex({host: tuple(found) for host, found in by_host.items()})
+
+    return view.derived(("diff_routes", "virtual_service_hosts"), (VIRTUAL_SERVICE,), build)
+
+
 def request_fqdns(view: GraphView, host: str, namespace: str | None) -> list[str]:
     """The names a request host stands for: as written, and for a sidecar the short
     forms Envoy's virtual hosts accept for a Service (name, name.ns, name.ns.svc)."""
@@ -336,11 +370,11 @@ def resolve(ctx: MeshContext, via: Via, request: Request, *, authority: str,
     """The VirtualService rule that takes the request through ``via`` on ``ctx.view``."""
     view = ctx.view
     answer = Resolution(entry=via.entry, port=port)
-    bound = sorted((vs for vs in ctx.virtual_services if vs.hosts), key=_order)
+    index = host_index(view)
     if via.gateway is None:
         assert source is not None
         candidates = request_fqdns(view, request.host, source.namespace)
-        claims = [(found, vs) for vs in bound
+        claims = [(found, vs) for vs in index.claiming(candidates)
                   if vs.on_mesh and _exported_to(vs, source.namespace)
                   and (found := _best_host(vs, candidates)) is not None]
         if not claims:
@@ -374,7 +408,7 @@ def resolve(ctx: MeshContext, via: Via, request: Request, *, authority: str,
         proxy_namespace = via.gateway[0]
         groups: dict[str, list[VirtualService]] = {}
         best_rank: tuple[int, int] | None = None
-        for vs in bound:
+        for vs in index.claiming([request.host]):
             if not any(_gateway_name(g, vs.record.namespace) == name for g in vs.gateways
                        if g != MESH_GATEWAY) or not _exported_to(vs, proxy_namespace):
                 continue
