@@ -155,8 +155,11 @@ class BackendShare(OmitNone):
 
 
 class Layer(OmitNone):
-    layer: str = "gateway-api"
-    entry: str = Field(description='"namespace/gateway/listener"')
+    layer: str = Field(default="gateway-api",
+                       description='"gateway-api", "ingress" or "virtual-service"')
+    entry: str = Field(description='"namespace/gateway/listener", "ingress/<class>", "mesh" '
+                       'or "gateway <namespace>/<name>" (via), or an unnamed Gateway the '
+                       'caller may not read')
     port: int | None = None
     route: str | None = None
     kind: str | None = None
@@ -232,6 +235,7 @@ class ProposedOut(Model):
     findings_appeared: list[Finding]
     findings_disappeared: list[Finding]
     not_evaluated: list[str]
+    incomplete: list[str] | None = None
 
 
 class Result(ToolResult):
@@ -1008,6 +1012,7 @@ def _compare(live: _Answer, after: _Answer, proposal: proposals.Proposal) -> Pro
         findings_appeared=appeared,
         findings_disappeared=disappeared,
         not_evaluated=list(dict.fromkeys([*after.notes, *proposal.notes])),
+        incomplete=list(dict.fromkeys(after.incomplete)) or None,
     )
 
 
