@@ -168,7 +168,8 @@ class Layer(OmitNone):
     filters: list[str] | None = None
     backends: list[BackendShare]
     outcome: str = Field(description='"forwarded", "redirect", "404", "500", "503", '
-                         '"undecided", or the status of a VirtualService directResponse')
+                         '"undecided", or "direct <status>" (a VirtualService '
+                         'directResponse)')
     hidden: bool | None = Field(
         default=None, description="The rule that takes the request belongs to a route in "
         "a namespace the caller may not read: its name, match and backends are left out")

@@ -615,10 +615,13 @@ def _take(ctx: MeshContext, answer: Resolution, rule: Rule, *, port: int | None,
     redirect = spec.get("redirect")
     direct = spec.get("directResponse")
     if isinstance(redirect, Mapping):
+        answer.filters.append(f"redirect {dict(redirect)}")
         answer.outcome = "redirect"
         return
     if isinstance(direct, Mapping):
-        answer.outcome = str(direct.get("status") or "")
+        # A response the rule gives on purpose, not a failure to forward.
+        answer.filters.append(f"directResponse {dict(direct)}")
+        answer.outcome = f"direct {direct.get('status')}"
         return
     routes = [r for r in spec.get("route") or () if isinstance(r, Mapping)]
     weights = [_weight(r, len(routes)) for r in routes]
