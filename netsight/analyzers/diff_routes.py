@@ -37,6 +37,7 @@ from netsight.analyzers.mesh.objects import (
     DESTINATION_RULE,
     ISTIO_GATEWAY,
     SERVICE_ENTRY,
+    SIDECAR,
     VIRTUAL_SERVICE,
     IstioGateway,
 )
@@ -90,7 +91,8 @@ METADATA = AnalyzerMetadata(
     # HTTP requests meet HTTPRoutes and GRPCRoutes only (hostindex.KINDS); the shared
     # resolver still asks whether TLS/TCP/UDP routes are listed (its cache key).
     reads=ROUTES_METADATA.reads | {Kind.INGRESS, Kind.INGRESS_CLASS, VIRTUAL_SERVICE,
-                                   DESTINATION_RULE, ISTIO_GATEWAY, SERVICE_ENTRY, Kind.POD},
+                                   DESTINATION_RULE, ISTIO_GATEWAY, SERVICE_ENTRY, Kind.POD,
+                                   SIDECAR},
     codes=(codes.REQUEST_NOT_ROUTED, codes.REQUEST_GETS_ERROR,
            codes.REQUEST_MISSES_EXPECTED_BACKEND),
 )

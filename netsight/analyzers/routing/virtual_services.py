@@ -37,6 +37,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import re2
+
 from netsight.analyzers.mesh.context import MeshContext
 from netsight.analyzers.mesh.hosts import (
     EXPORT_ALL,
@@ -172,8 +174,7 @@ def string_fit(spec: Any, value: str | None, *, ignore_case: bool = False) -> Fi
         if verdict.error is not None:
             return f"regex {pattern!r} is not valid RE2 ({verdict.error}): the proxies " \
                 "refuse the route"
-        import re2  # the binding compile_re2 judges with; Envoy matches the whole value
-
+        # The binding compile_re2 judges with; Envoy's safe_regex matches the whole value.
         return re2.fullmatch(pattern, value) is not None
     return True  # {}: Istio makes it a presence match
 
@@ -377,6 +378,7 @@ def resolve(ctx: MeshContext, via: Via, request: Request, *, authority: str,
         claims = [(found, vs) for vs in index.claiming(candidates)
                   if vs.on_mesh and _exported_to(vs, source.namespace)
                   and (found := _best_host(vs, candidates)) is not None]
+        _sidecar_scope(ctx, answer, source.namespace)
         if not claims:
             _default_route(ctx, answer, candidates, source)
             return answer
@@ -444,6 +446,24 @@ def resolve(ctx: MeshContext, via: Via, request: Request, *, authority: str,
     _first_match(ctx, answer, rules, request, authority=authority, via=via, port=port,
                  source=source, proxy_namespace=proxy_namespace)
     return answer
+
+
+def _sidecar_scope(ctx: MeshContext, answer: Resolution, namespace: str) -> None:
+    """A Sidecar of the client's namespace (or the root namespace's default) whose egress
+    does not import every host may hide VirtualServices from the client: not evaluated."""
+    for sidecar in ctx.sidecars:
+        record = sidecar.record
+        if record.namespace not in (namespace, ROOT_NAMESPACE):
+            continue
+        spec = record.spec if isinstance(record.spec, Mapping) else {}
+        egress = spec.get("egress")
+        hosts = [h for listener in egress if isinstance(listener, Mapping)
+                 for h in listener.get("hosts") or ()] if isinstance(egress, list) else []
+        if egress is not None and "*/*" not in hosts:
+            answer.notes.append((record.key, f"Sidecar {record.ref} limits the hosts its "
+                                 f"workloads import ({', '.join(map(str, hosts))}); which "
+                                 "VirtualServices the client sees through it is not "
+                                 "evaluated"))
 
 
 def _server_protocols(gateway: IstioGateway) -> dict[int, str]:
