@@ -1024,7 +1024,7 @@ def _involved(layers: list[Layer], conflicts: list[Shadowed]) -> set[str]:
     and those they shadow) and backend Services."""
     keys = {make_key(c.kind, *c.route.split("/", 1)) for c in conflicts}
     for layer in layers:
-        if layer.layer == "gateway-api":
+        if layer.layer == "gateway-api" and not layer.entry_hidden:
             namespace, name, _ = layer.entry.split("/", 2)
             keys.add(make_key(GATEWAY, namespace, name))
         if layer.route is not None and layer.kind is not None:
