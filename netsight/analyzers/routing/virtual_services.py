@@ -314,8 +314,13 @@ class HostIndex:
         return sorted(found.values(), key=_order)
 
 
-def host_index(view: GraphView) -> HostIndex:
-    """Kept with the graph until a VirtualService changes (rebuilt for an overlay)."""
+def host_index(ctx: MeshContext) -> HostIndex:
+    """Kept with the graph until a VirtualService changes (rebuilt for an overlay). Read
+    through ``ctx`` first, so that VirtualServices Istio's schema would refuse (left out
+    of the index) are among its findings."""
+    if not ctx.virtual_services:
+        return HostIndex({})
+
     def build(graph: GraphView) -> HostIndex:
         by_host: dict[str, list[VirtualService]] = {}
         for vs in MeshContext(graph, None).virtual_services:
@@ -323,7 +328,8 @@ def host_index(view: GraphView) -> HostIndex:
                 by_host.setdefault(host, []).append(vs)
         return HostIndex({host: tuple(found) for host, found in by_host.items()})
 
-    return view.derived(("diff_routes", "virtual_service_hosts"), (VIRTUAL_SERVICE,), build)
+    return ctx.view.derived(("diff_routes", "virtual_service_hosts"), (VIRTUAL_SERVICE,),
+                            build)
 
 
 def request_fqdns(view: GraphView, host: str, namespace: str | None) -> list[str]:
@@ -371,7 +377,7 @@ def resolve(ctx: MeshContext, via: Via, request: Request, *, authority: str,
     """The VirtualService rule that takes the request through ``via`` on ``ctx.view``."""
     view = ctx.view
     answer = Resolution(entry=via.entry, port=port)
-    index = host_index(view)
+    index = host_index(ctx)
     if via.gateway is None:
         assert source is not None
         candidates = request_fqdns(view, request.host, source.namespace)
@@ -794,11 +800,11 @@ def _default_route(ctx: MeshContext, answer: Resolution, candidates: list[str],
         if entry is None or entry.assumed:
             continue
         answer.default_route = True
-        ready = ready_endpoints(ctx.view, entry.record) \
-            if isinstance(entry.record, ServiceRecord) else None
-        namespace, name = service_of(source.namespace, fqdn)
-        backend = f"{namespace}/{name}" if fqdn.endswith(f".{SERVICE_DOMAIN}") else fqdn
-        answer.destinations = [Destination(fqdn, fqdn, backend, "", None, 100, 100.0, True,
+        service = entry.record if isinstance(entry.record, ServiceRecord) else None
+        ready = ready_endpoints(ctx.view, service) if service is not None else None
+        full = to_fqdn(source.namespace, fqdn)
+        backend = service.ref if service is not None else full
+        answer.destinations = [Destination(fqdn, full, backend, "", None, 100, 100.0, True,
                                            None, ready)]
         answer.outcome = _outcome(answer.destinations)
         return
