@@ -420,18 +420,35 @@ class GcPauses:
     """The collector's pauses by generation, timed by ``clock``: ``on_gc`` goes into
     ``gc.callbacks``, ``summary()`` into the results."""
 
-    def __init__(self, clock: Callable[[], float]) -> None:
+    def __init__(self, clock: Callable[[], float], capacity: int = 1 << 16) -> None:
         self.clock = clock
-        # (generation, seconds, unreachable objects found)
-        self.pauses: list[tuple[int, float, int]] = []
+        # Each pause's generation, seconds and unreachable objects found, in arrays
+        # allocated (and touched) here: a soak's RSS slope is judged in this process, and a
+        # growing list of tuples was ~1.6 MiB of it over 1M events (17,839 young
+        # collections). Pauses past the capacity are counted, not kept.
+        self.generations = array("b", [0]) * capacity
+        self.seconds = array("d", [0.0]) * capacity
+        self.found = array("q", [0]) * capacity
+        self.kept = self.dropped = 0
         self._start = 0.0
 
     def on_gc(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
             self._start = self.clock()
+        elif self.kept < len(self.seconds):
+            n = self.kept
+            self.seconds[n] = self.clock() - self._start
+            self.generations[n] = info["generation"]
+            self.found[n] = info["collected"]
+            self.kept = n + 1
         else:
-            self.pauses.append((info["generation"], self.clock() - self._start,
-                                info["collected"]))
+            self.dropped += 1
+
+    @property
+    def pauses(self) -> list[tuple[int, float, int]]:
+        """(generation, seconds, unreachable objects found) of each pause kept."""
+        return list(zip(self.generations[:self.kept], self.seconds[:self.kept],
+                        self.found[:self.kept], strict=True))
 
     def summary(self) -> Result:
         out: Result = {}
@@ -443,6 +460,8 @@ class GcPauses:
                     "p99_ms": round(1000 * ps[int(len(ps) * 0.99)], 2),
                     "max_ms": round(1000 * ps[-1], 2), "total_s": round(sum(ps), 3),
                     "collected": sum(c for gen, _, c in self.pauses if gen == g)}
+        if self.dropped:
+            out["not_kept"] = self.dropped  # past the capacity: in no figure above
         return out
 
 
@@ -684,7 +703,8 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
 
         Informer._handle = timed_handle  # type: ignore[method-assign,assignment]
         await asyncio.sleep(2)  # let the watches settle after the sync
-        gc_pauses = GcPauses(time.perf_counter)
+        # Sized for the keeper's fastest clock (100 a second) and the automatic safety net.
+        gc_pauses = GcPauses(time.perf_counter, capacity=int(duration * 200) + 10_000)
         gc.callbacks.append(gc_pauses.on_gc)
         samples: list[tuple[float, int, int, int, int, int, int]] = []
         # Every census_every seconds: the entries of each of the graph's per-object
@@ -1418,6 +1438,8 @@ def soak_summary(run: Result) -> Result:
         "structure_trend_second_half": drift,
         "in_flight_at_rest": at_rest,
         "census_at_half_and_end": [(c[1], c[2]) for c in (late[:1] + late[-1:])],
+        **({"traced_growth_second_half": run["traced_growth_second_half"]}
+           if run.get("traced_growth_second_half") else {}),
         "frozen_garbage": run.get("frozen_garbage"),
         "frozen_garbage_types": run.get("frozen_garbage_types"),
         "flat": judged and slope_mib < SOAK_SLOPE_MIB
@@ -1606,6 +1628,7 @@ def soak_child_main(args: argparse.Namespace) -> None:
         release_free_memory()
         contents = transport.contents
         received = 0
+        half: Any = None  # tracemalloc's snapshot at the first census past half the events
         rss_start = proc_status("VmRSS")
         sample(0)
         censuses.append((0.0, 0, census(store) | heap_free()))
@@ -1623,8 +1646,11 @@ def soak_child_main(args: argparse.Namespace) -> None:
                 if received >= next_census:
                     next_census += events // 20
                     censuses.append((samples[-1][0], received, census(store) | heap_free()))
+                    if args.trace and half is None and received >= events // 2:
+                        half = tracemalloc.take_snapshot()
         sample(received)
         censuses.append((samples[-1][0], received, census(store) | heap_free()))
+        growth = traced_growth(half, tracemalloc.take_snapshot()) if half else []
         rss_end = proc_status("VmRSS")
         for content in contents.values():
             content.queue.put_nowait(b"")  # the server ends the streams
@@ -1643,9 +1669,23 @@ def soak_child_main(args: argparse.Namespace) -> None:
                 "rss_after_full_collect_bytes": rss_after_full,
                 "rss_after_trim_bytes": rss_after_trim, "trim_ms": trim_ms,
                 "received": received, "rss_samples": samples, "censuses": censuses,
-                "cpu_s": time.process_time()}
+                "traced_growth_second_half": growth, "cpu_s": time.process_time()}
 
     print(json.dumps(asyncio.run(run())))
+
+
+def traced_growth(before: Any, after: Any, top: int = 30) -> list[tuple[str, int, int]]:
+    """(source line, bytes, blocks) of the ``top`` lines whose live allocations grew most
+    between two tracemalloc snapshots, and the total as ``*``: live memory that grows
+    while every structure's count is flat is what to read first."""
+    import tracemalloc
+
+    keep = [tracemalloc.Filter(False, tracemalloc.__file__)]
+    diff = after.filter_traces(keep).compare_to(before.filter_traces(keep), "lineno")
+    total = sum(d.size_diff for d in diff), sum(d.count_diff for d in diff)
+    return [("*", *total)] + [
+        (f"{d.traceback[0].filename.rsplit('/', 2)[-1]}:{d.traceback[0].lineno}",
+         d.size_diff, d.count_diff) for d in diff[:top]]
 
 
 def heap_free() -> dict[str, int]:

@@ -29,8 +29,9 @@ METADATA = AnalyzerMetadata(
     description="Gateway API Gateways as a conformant controller would report them: "
     "Accepted/Programmed, and per listener supportedKinds, attachedRoutes and the "
     "Accepted/ResolvedRefs/Programmed/Conflicted conditions with the spec's reasons "
-    "(InvalidRouteKinds, InvalidCertificateRef, ...); GatewayClass problems; side by side "
-    "with the status the cluster's controller wrote.",
+    "(InvalidRouteKinds, InvalidCertificateRef, ...); the ListenerSets attached to each "
+    "(Accepted/Programmed, their listeners' status, attachedListenerSets); GatewayClass "
+    "problems; side by side with the status the cluster's controller wrote.",
     # attachedRoutes reads every route's parentRefs and namespace labels, so this reads what
     # routes read, but not their backends: attachment is parentRefs and allowedRoutes alone.
     # (ConfigMaps: a Gateway's spec.infrastructure.parametersRef.)
@@ -39,7 +40,8 @@ METADATA = AnalyzerMetadata(
     codes=(codes.GATEWAY_CLASS_UNAVAILABLE, codes.LISTENER_INVALID_ROUTE_KINDS,
            codes.LISTENER_CERTIFICATE_REF_INVALID, codes.LISTENER_CONFLICTED,
            codes.LISTENER_NOT_ACCEPTED, codes.CONTROLLER_STATUS_DISAGREES,
-           codes.GATEWAY_NOT_ACCEPTED, codes.GATEWAY_BACKEND_CLIENT_CERTIFICATE_INVALID),
+           codes.GATEWAY_NOT_ACCEPTED, codes.GATEWAY_BACKEND_CLIENT_CERTIFICATE_INVALID,
+           codes.LISTENER_SET_NOT_ACCEPTED),
 )
 
 
@@ -84,7 +86,8 @@ def find_gateways(view: GraphView, resolver: Resolver, args: Args) -> list[Gatew
 def _troubled(state: GatewayState) -> bool:
     return not state.conditions[c.ACCEPTED].ok or any(
         not ls.conditions[c.PROGRAMMED].ok or not ls.conditions[c.RESOLVED_REFS].ok
-        for ls in state.listeners)
+        for ls in state.listeners) or any(
+        not s.conditions[c.ACCEPTED].ok for s in state.listener_sets)
 
 
 def analyze(view: GraphView, args: Args) -> Result:

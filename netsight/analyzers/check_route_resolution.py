@@ -18,6 +18,7 @@ from netsight.analyzers.routing.findings import route_findings
 from netsight.analyzers.routing.objects import (
     GATEWAY,
     GATEWAY_CLASS,
+    LISTENER_SET_KINDS,
     REFERENCE_GRANT,
     ROUTE_KINDS,
     SECRET,
@@ -37,16 +38,18 @@ PROVIDER = "gateway-api"
 METADATA = AnalyzerMetadata(
     name=NAME,
     description="Resolve Gateway API routes (HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, "
-    "UDPRoute) as a conformant controller would: per parentRef (Gateway, or mesh Service) "
+    "UDPRoute) as a conformant controller would: per parentRef (Gateway, ListenerSet, or "
+    "mesh Service) "
     "the Accepted and ResolvedRefs conditions with the spec's reasons, the listeners the "
     "route attaches to, "
     "and each backendRef resolved (kind, ReferenceGrant, existence, port, ready endpoints, "
     "the BackendTLSPolicy it is reached with); "
     "side by side with the status the cluster's controller wrote.",
     # BackendTLSPolicy and ConfigMap: the TLS a backend Service port is reached with.
+    # ListenerSet and XListenerSet: listeners added to Gateways, and route parents.
     reads=frozenset({*ROUTE_KINDS, GATEWAY, GATEWAY_CLASS, REFERENCE_GRANT, SECRET,
                      Kind.SERVICE, Kind.ENDPOINT_SLICE, Kind.NAMESPACE, BACKEND_TLS_POLICY,
-                     CONFIG_MAP}),
+                     CONFIG_MAP, *LISTENER_SET_KINDS}),
     codes=(codes.ROUTE_NOT_ACCEPTED, codes.ROUTE_PARENT_NOT_FOUND,
            codes.ROUTE_BACKEND_REF_NOT_PERMITTED, codes.ROUTE_BACKEND_INVALID_KIND,
            codes.ROUTE_BACKEND_NOT_FOUND, codes.ROUTE_BACKEND_NO_READY_ENDPOINTS,

@@ -274,7 +274,8 @@ ROUTE_NOT_ACCEPTED = Code(
 )
 ROUTE_PARENT_NOT_FOUND = Code(
     "NS0502", "RouteParentNotFound", C, ROUTING,
-    "A route's parentRef names a Gateway that does not exist; no controller attaches it.",
+    "A route's parentRef names a Gateway that does not exist (or a ListenerSet that does "
+    "not, or whose Gateway does not); no controller attaches it.",
     ("KIA1401",),
 )
 ROUTE_BACKEND_REF_NOT_PERMITTED = Code(
@@ -299,8 +300,9 @@ ROUTE_BACKEND_NO_READY_ENDPOINTS = Code(
 )
 ROUTE_RULES_DROPPED = Code(
     "NS0507", "RouteRulesDropped", W, ROUTING,
-    "Some rules of an accepted route use values a conformant controller does not support "
-    "(PartiallyInvalid=True); those rules are dropped.",
+    "Some rules of an accepted route are invalid (PartiallyInvalid=True): values a "
+    "conformant controller does not support (those rules are dropped), or an ExternalAuth "
+    "backendRef that does not resolve (the requests they match are refused).",
 )
 GATEWAY_CLASS_UNAVAILABLE = Code(
     "NS0508", "GatewayClassUnavailable", C, ROUTING,
@@ -434,6 +436,17 @@ POLICY_TARGET_NOT_FOUND = Code(
     "NS0537", "PolicyTargetNotFound", W, ROUTING,
     "A policy's targetRef names a Gateway, route or GatewayClass that does not exist: the "
     "policy applies nowhere until it does.",
+)
+
+# NS0550-NS0559: ListenerSets (GEP-1713). Their listeners' problems read as a Gateway
+# listener's (NS0511, NS0512, ...), reported on the ListenerSet.
+LISTENER_SET_NOT_ACCEPTED = Code(
+    "NS0550", "ListenerSetNotAccepted", C, ROUTING,
+    "A ListenerSet is not accepted (Accepted=False): its Gateway's spec.allowedListeners "
+    "does not take ListenerSets from its namespace (NotAllowed; the default takes none), "
+    "the Gateway is not accepted (ParentNotAccepted), or none of its listeners is valid "
+    "(ListenersNotValid, conflicts with the Gateway's or an older ListenerSet's listeners "
+    "included); its listeners are not programmed and routes attached to it go nowhere.",
 )
 
 # --- NS06xx: mesh configuration (Istio networking.istio.io, and Services as Istio reads them)

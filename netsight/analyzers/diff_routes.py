@@ -51,11 +51,13 @@ from netsight.analyzers.routing.objects import (
     GATEWAY,
     GRPC_ROUTE,
     HTTP_ROUTE,
+    LISTENER_SET_KINDS,
     ROUTE_KINDS,
     Route,
     as_list,
     as_map,
     is_gateway_api,
+    names_listener_set,
     parent_gateways,
 )
 from netsight.analyzers.routing.references import ready_endpoints
@@ -169,9 +171,9 @@ class Layer(OmitNone):
     match: dict[str, object] | None = None
     filters: list[str] | None = None
     backends: list[BackendShare]
-    outcome: str = Field(description='"forwarded", "redirect", "404", "500", "503", '
-                         '"undecided", or "direct <status>" (a VirtualService '
-                         'directResponse)')
+    outcome: str = Field(description='"forwarded", "redirect", "direct" (a DirectResponse '
+                         'filter or a VirtualService directResponse replies), "404", "500", '
+                         '"503" or "undecided"')
     hidden: bool | None = Field(
         default=None, description="The rule that takes the request belongs to a route in "
         "a namespace the caller may not read: its name, match and backends are left out")
@@ -384,7 +386,11 @@ def _http_listeners(state: GatewayState) -> list[tuple[int, list[ListenerState]]
     if held is not None and held[0] is state:
         return held[1]
     by_port: dict[int, list[ListenerState]] = {}
-    for ls in state.listeners if state.managed else ():
+    # The Gateway's listeners, then those of the ListenerSets it takes (GEP-1713): one
+    # merged list, where precedence already left conflicted ones unprogrammed.
+    merged = state.listeners + [ls for s in state.listener_sets
+                                if s.conditions[c.ACCEPTED].ok for ls in s.listeners]
+    for ls in merged if state.managed else ():
         listener = ls.listener
         if listener.protocol in _HTTP_PROTOCOLS and listener.port is not None \
                 and ls.conditions[c.PROGRAMMED].ok:
@@ -408,10 +414,14 @@ def _attached_for_host(full: GraphView, resolver: Resolver, request: Request,
     # GRPCRoutes take gRPC requests only; an HTTPRoute can take either (gRPC is HTTP/2).
     kinds = (HTTP_ROUTE, GRPC_ROUTE) if is_grpc(request) else (HTTP_ROUTE,)
     entry = tuple(gateway.split("/", 1)) if gateway is not None else None
+    # A route may reach the Gateway through one of its ListenerSets (GEP-1713), which only
+    # the ListenerSet names: such routes are resolved, when ListenerSets exist at all.
+    through_sets = entry is not None and any(full.count(k) for k in LISTENER_SET_KINDS)
     found: dict[str, list[_Attached]] = {}
     for record in routes_for_host(full, request.host):
         if record.kind not in kinds or (entry is not None
-                                        and entry not in parent_gateways(record)):
+                                        and entry not in parent_gateways(record)
+                                        and not (through_sets and names_listener_set(record))):
             continue
         result = resolver.resolve(resolver.route(record))
         for parent in result.parents:
@@ -485,15 +495,20 @@ def _effective(route: Route, listener: ListenerState) -> list[str] | None:
 
 
 def _filters(rule: dict[str, object]) -> tuple[list[str], str | None]:
-    described, redirect = [], None
+    """The filters described, and the outcome of one that answers the request itself:
+    "redirect" (RequestRedirect) or "direct" (DirectResponse, which replies with its
+    statusCode and never forwards)."""
+    described, answer = [], None
     for flt in as_list(rule.get("filters")):
         flt = as_map(flt)
         kind = str(flt.get("type"))
         config = {k: v for k, v in flt.items() if k != "type"}
         described.append(f"{kind} {next(iter(config.values()), '')}".strip())
         if kind == "RequestRedirect":
-            redirect = str(as_map(flt.get("requestRedirect")).get("statusCode") or 302)
-    return described, redirect
+            answer = "redirect"
+        elif kind == "DirectResponse":
+            answer = "direct"
+    return described, answer
 
 
 _LAYERS: dict[tuple[int, int, int | None, int, bool],
@@ -530,7 +545,7 @@ def _new_layer(result: RouteResult, state: GatewayState, listener: ListenerState
     port = listener.listener.port
     route = winner.route
     rule = dict(route.rules[winner.rule])
-    filters, redirect = _filters(rule)
+    filters, answer = _filters(rule)
     # An ExternalAuth filter's service is called, not forwarded to: not a share.
     resolutions = [b for b in result.backends
                    if b.ref.rule == winner.rule and not b.ref.external_auth]
@@ -542,8 +557,12 @@ def _new_layer(result: RouteResult, state: GatewayState, listener: ListenerState
         resolved=b.ok, reason=b.reason, ready_endpoints=b.ready_endpoints,
         mirror=True if b.ref.mirror else None,
         tls=backend_tls_out(b.tls)) for b in resolutions]
-    if redirect is not None:
-        outcome = "redirect"
+    if answer is not None:
+        outcome = answer
+    elif not total and forwarded and route.kind == HTTP_ROUTE:
+        # Every backendRef weighs 0: an HTTPRoute answers 500 (conformance
+        # HTTPRouteAllBackendsWeightZero); a GRPCRoute UNAVAILABLE, as 503 below.
+        outcome = "500"
     elif not total:
         outcome = "503"  # no backendRefs (or all weight 0) and no filter that answers
     elif all(not b.ok for b in forwarded if b.ref.weight):
@@ -873,7 +892,10 @@ def _error_finding(layer: Layer, winner: Candidate, described: str) -> Finding:
         named = not layer.hidden
         template = codes.REQUEST_GETS_ERROR.finding(
             _ref(winner.route.record) if named else None, "",
-            detail="The rule that takes the request has no usable backend: "
+            detail="Every backendRef of the rule that takes the request has weight 0, so "
+            "no request is forwarded." if layer.backends and not any(
+                b.weight for b in layer.backends if not b.mirror) else
+            "The rule that takes the request has no usable backend: "
             + "; ".join(f"{b.backend} {b.reason or f'{b.ready_endpoints} ready'}"
                         for b in layer.backends) if layer.backends else
             "The rule that takes the request has no backendRefs." if named else

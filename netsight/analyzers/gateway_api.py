@@ -15,8 +15,12 @@ from netsight.analyzers.base import AnalyzerMetadata
 from netsight.analyzers.contracts import Finding
 from netsight.analyzers.routing.attachment import Resolver
 from netsight.analyzers.routing.backend_tls import BACKEND_TLS_POLICY
-from netsight.analyzers.routing.findings import gateway_findings, route_findings
-from netsight.analyzers.routing.objects import GATEWAY, is_gateway_api
+from netsight.analyzers.routing.findings import (
+    gateway_findings,
+    listener_set_findings,
+    route_findings,
+)
+from netsight.analyzers.routing.objects import GATEWAY, LISTENER_SET_KINDS, is_gateway_api
 from netsight.analyzers.routing.policies import KNOWN_KINDS, gateway_attachments
 from netsight.analyzers.routing.policy_findings import (
     attachment_findings,
@@ -56,6 +60,13 @@ def check(view: GraphView, namespace: str | None) -> Iterator[Finding]:
             resolver.count_attached(state)
             found.extend(gateway_findings(state))
             found.extend(attachment_findings(state, gateway_attachments(view, state)))
+    # A ListenerSet is reported where it lives, also when its Gateway is elsewhere (another
+    # namespace, or one the caller may not read); the Gateway's findings above hold it too.
+    for kind in LISTENER_SET_KINDS:
+        for record in view.for_each(kind, namespace):
+            listener_set = resolver.listener_set(record) if is_gateway_api(record) else None
+            if listener_set is not None:
+                found.extend(listener_set_findings(listener_set))
     for record in view.for_each(BACKEND_TLS_POLICY, namespace):
         if is_gateway_api(record):
             found.extend(backend_tls_findings(resolver.backend_tls.evaluate(record)))

@@ -80,6 +80,9 @@ class GatewaySummary(OmitNone):
                                                   description="spec.addresses (requested)")
     listeners: list[ListenerSummary]
     attached_routes: int = Field(description="Sum of the listeners' attachedRoutes")
+    attached_listener_sets: int | None = Field(
+        default=None, description="ListenerSets attached (status.attachedListenerSets); "
+        "shown when the Gateway allows ListenerSets or one names it")
     health: Health
     conditions: dict[str, Condition] = Field(description="Accepted and Programmed as a "
                                              "conformant controller would set them")
@@ -128,6 +131,7 @@ def summarize(state: GatewayState) -> GatewaySummary:
         requested_addresses=addresses(spec_of(record).get("addresses")),
         listeners=listeners,
         attached_routes=sum(ls.attached_routes for ls in state.listeners),
+        attached_listener_sets=state.attached_listener_sets,
         health=health(state),
         conditions=computed(shown),
     )

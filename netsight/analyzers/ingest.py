@@ -32,7 +32,7 @@ _POLICY_GROUPS = ("NetworkPolicy", "AdminNetworkPolicy", "BaselineAdminNetworkPo
                   "AuthorizationPolicy")
 _ROUTING_KINDS = ("Ingress", "IngressClass", "Gateway", "GatewayClass", "HTTPRoute",
                   "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute", "ReferenceGrant",
-                  "VirtualService")
+                  "ListenerSet", "XListenerSet", "VirtualService")
 
 
 def check(view: GraphView, namespace: str | None) -> Iterator[Finding]:

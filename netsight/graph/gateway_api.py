@@ -1,7 +1,8 @@
 """The references Gateway API objects make by name, as graph edges.
 
-A route names its parents (``spec.parentRefs``: Gateways, or Services for mesh routing) and
-its backends (``spec.rules[*].backendRefs``); a Gateway names its GatewayClass. As edges they
+A route names its parents (``spec.parentRefs``: Gateways, ListenerSets, or Services for mesh
+routing) and its backends (``spec.rules[*].backendRefs``); a Gateway names its GatewayClass; a
+ListenerSet (GEP-1713) names the Gateway it adds listeners to (``spec.parentRef``). As edges they
 let an analyzer go from a Gateway to its routes, or from a Service to the routes that send
 to it, without scanning every route. Whether a reference is *valid* (listener match,
 ReferenceGrant, kind support) is the routing analyzers' question, not the graph's: an edge
@@ -18,6 +19,9 @@ from netsight.graph.records import GenericRecord
 
 GROUP = "gateway.networking.k8s.io"
 ROUTE_KINDS = frozenset({"HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute"})
+# ListenerSet in gateway.networking.k8s.io (v1, Gateway API v1.5) and its experimental
+# predecessor XListenerSet in gateway.networking.x-k8s.io (v1alpha1, v1.3 and v1.4).
+LISTENER_SET_KINDS = frozenset({"ListenerSet", "XListenerSet"})
 
 Edge = tuple[str, str, Rel]
 
@@ -31,6 +35,12 @@ def references(record: GenericRecord) -> Iterator[Edge]:
         name = spec.get("gatewayClassName")
         if isinstance(name, str) and name:
             yield record.key, make_key("GatewayClass", "", name), Rel.USES_CLASS
+    elif short_kind in LISTENER_SET_KINDS:
+        # ParentGatewayReference: group gateway.networking.k8s.io and kind Gateway by
+        # default, the ListenerSet's namespace unless given.
+        target = _target(spec.get("parentRef"), record.namespace, GROUP, "Gateway")
+        if target is not None:
+            yield record.key, target, Rel.ATTACHES_TO
     elif short_kind in ROUTE_KINDS:
         for ref in _list(spec.get("parentRefs")):
             # Defaults from the API: group gateway.networking.k8s.io, kind Gateway, the

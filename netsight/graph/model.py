@@ -119,7 +119,9 @@ class Rel(StrEnum):
     ROUTES_TO = "routes_to"  # Ingress or Gateway API route -> backend Service
     USES_CLASS = "uses_class"  # Ingress -> IngressClass, Gateway -> GatewayClass
     OWNED_BY = "owned_by"  # object -> its controller owner
-    ATTACHES_TO = "attaches_to"  # Gateway API route -> a parentRef (Gateway, or mesh Service)
+    # Gateway API route -> a parentRef (Gateway, ListenerSet, or mesh Service); ListenerSet ->
+    # its parent Gateway
+    ATTACHES_TO = "attaches_to"
     # A policy -> the object its spec.targetRef(s) name (Gateway API policy attachment,
     # GEP-713): BackendTLSPolicy -> Service, ClientTrafficPolicy -> Gateway, ...
     TARGET_REF = "target_ref"

@@ -10,7 +10,9 @@ Gateway in a namespace the caller may not read accepts or refuses their route al
 and only the outcome is shown. So is a listener's
 attachedRoutes: routes of every namespace attach to a shared Gateway (the number its
 controller writes in the Gateway's status), so the count is the whole graph's, and the rest
-of the answer is as if only the scope existed."""
+of the answer is as if only the scope existed. So are a Gateway's ListenerSets (GEP-1713):
+those of every namespace take ports and count in attachedListenerSets, so they are decided on
+the whole graph, and the ones the caller may read are shown as the whole graph decides them."""
 
 from __future__ import annotations
 
@@ -152,6 +154,30 @@ def attachment_counts(data: Any) -> list[tuple[str, str, Any, Any]]:
                   for g in gateways for ls in g.get("listeners", []))
 
 
+_LISTENER_SETS = ("attachedListenerSets", "attachedListenerSetsUndecided", "listenerSets")
+
+
+def listener_sets(data: Any) -> list[tuple[str, tuple[Any, Any], list[Any]]]:
+    """(gateway, (attachedListenerSets, ...Undecided), the ListenerSets shown) of each."""
+    gateways = data.get("gateways") or ([data["gateway"]] if "gateway" in data else [])
+    return sorted(((g["gateway"], (g.get("attachedListenerSets"),
+                                   g.get("attachedListenerSetsUndecided")),
+                    g.get("listenerSets", [])) for g in gateways), key=lambda x: x[0])
+
+
+def listener_sets_left_out(data: Any) -> Any:
+    """An answer without its ListenerSets, their counts, findings and notes."""
+    if isinstance(data, dict):
+        return {key: listener_sets_left_out(value) for key, value in data.items()
+                if key not in _LISTENER_SETS}
+    if isinstance(data, list):
+        return [listener_sets_left_out(x) for x in data
+                if "ListenerSet" not in (x if isinstance(x, str) else
+                                         str(x.get("summary", "")) if isinstance(x, dict)
+                                         else "")]
+    return data
+
+
 LOADED = {case: load_case(case) for case in CASES}  # read once while collecting
 
 
@@ -193,6 +219,11 @@ def test_a_scoped_view_answers_as_if_only_its_namespaces_existed(case: Path,
                          hidden_gateways_masked(alone, hidden))
     if query["tool"] in COUNTS_EVERY_NAMESPACE and "error" not in scoped:
         whole = answer(store.view(), query["tool"], args)
+        assert listener_sets(scoped) == [
+            (gateway, counts, [s for s in sets if s["listenerSet"].split("/")[0] in namespaces])
+            for gateway, counts, sets in listener_sets(whole)
+            if gateway in {g for g, _, _ in listener_sets(scoped)}]
+        scoped, alone = listener_sets_left_out(scoped), listener_sets_left_out(alone)
         shown = {(g, ls) for g, ls, _, _ in attachment_counts(scoped)}
         assert attachment_counts(scoped) == [
             count for count in attachment_counts(whole) if count[:2] in shown]

@@ -8,11 +8,23 @@ an empty one means none; ``totalAttachedRoutes`` sums the listeners. Two asserti
 upstream makes are read too: a Gateway's own ``conditions`` (GatewayMustHaveCondition), in
 the same form as a listener's, and a condition given as ``null``, which must be absent
 (GatewayListenerMustNotHaveCondition); a listener without ``supportedKinds`` leaves them
-unchecked (GatewayListenerMustHaveConditions and ...AttachedRoutes assert none). Optional
+unchecked (GatewayListenerMustHaveConditions and ...AttachedRoutes assert none), one without
+``attachedRoutes`` its count (GatewayAndRoutesMustBeAccepted asserts conditions only). Optional
 ``policies[]`` (BackendTLSPolicyMustHaveCondition) give a BackendTLSPolicy's ``policy``
 ("ns/name"), the ``ancestor`` Gateway upstream reads its status under, and its
 ``conditions``; they are read from gateway_get on that Gateway, which lists the
 BackendTLSPolicies of its backends, those that lost a conflict too.
+
+ListenerSet assertions (GEP-1713; this project's cases under tests/corpus/gateway/listenerset-*)
+add three things, read from check_gateway_status and check_route_resolution:
+``gateways[].attachedListenerSets`` (GatewayMustHaveAttachedListeners: the Gateway's
+status.attachedListenerSets); ``listenersets[]`` — ``{"listenerset": "ns/name", "kind":
+"ListenerSet" | "XListenerSet", "conditions": {...}, "listeners": [{"name", "conditions",
+and optionally "attachedRoutes" and "supportedKinds"}]}`` (ListenerSetMustHaveCondition,
+ListenerSetListenersMustHaveConditions, ListenerSetStatusMustHaveListeners), found under
+the Gateway that the ListenerSet names; and a route parent's optional ``kind`` (a
+ListenerSet parentRef: RoutesAndParentMustBeAccepted with a ListenerSet resource ref), absent
+for a Gateway.
 
 A condition netsight answers Unknown (reason Pending, with its message saying why) is
 undecided, not wrong: the input lacks what decides it — above all Secrets and CA ConfigMaps
@@ -90,13 +102,27 @@ def assert_conditions(expected: dict[str, Any], actual: dict[str, Any], where: s
             assert got["reason"] == want["reason"], f"{where} {kind}: {got} != {want}"
 
 
-def find_parent(parents: list[dict[str, Any]], parent: str) -> dict[str, Any]:
+def find_parent(parents: list[dict[str, Any]], parent: str,
+                kind: str | None = None) -> dict[str, Any]:
     namespace, name, *section = parent.split("/")
     for entry in parents:
-        if entry["parent"] == f"{namespace}/{name}" and \
+        if entry["parent"] == f"{namespace}/{name}" and entry.get("kind") == kind and \
                 entry.get("sectionName") == (section[0] if section else entry.get("sectionName")):
             return entry
-    raise AssertionError(f"parent {parent} not in {[p['parent'] for p in parents]}")
+    raise AssertionError(f"{kind or 'Gateway'} parent {parent} not in "
+                         f"{[(p.get('kind'), p['parent']) for p in parents]}")
+
+
+def assert_listener(want: dict[str, Any], got: dict[str, Any], where: str,
+                    tally: Tally) -> None:
+    if "attachedRoutes" in want:  # GatewayListenerMustHaveConditions asserts none
+        assert got["attachedRoutes"] == want["attachedRoutes"], where
+        tally.decided += 1
+    if "supportedKinds" in want:  # GatewayListenerMustHaveAttachedRoutes has none
+        kinds = {(k["group"], k["kind"]) for k in got["supportedKinds"]}
+        wanted = {(k["group"], k["kind"]) for k in want["supportedKinds"]}
+        assert wanted <= kinds if wanted else not kinds, f"{where}: {kinds}"
+    assert_conditions(want.get("conditions", {}), got["conditions"], where, tally)
 
 
 def test_corpus_has_gateway_cases() -> None:
@@ -113,7 +139,7 @@ def test_gateway_case(case: Path) -> None:
         route = by_route.get((want["route"], want["kind"]))
         assert route is not None, f"{want['route']} missing from {sorted(by_route)}"
         for parent in want["parents"]:
-            got = find_parent(route["parents"], parent["parent"])
+            got = find_parent(route["parents"], parent["parent"], parent.get("kind"))
             assert_conditions(parent["conditions"], got["conditions"],
                               f"{want['route']} -> {parent['parent']}", tally)
         if want.get("accepted_by_any_parent") is False:
@@ -142,15 +168,23 @@ def test_gateway_case(case: Path) -> None:
             assert total == want["totalAttachedRoutes"], gateway
             tally.decided += 1
         for listener in want.get("listeners", []):
-            got = listeners[listener["name"]]
-            where = f"{want['gateway']} listener {listener['name']}"
-            assert got["attachedRoutes"] == listener["attachedRoutes"], where
+            assert_listener(listener, listeners[listener["name"]],
+                            f"{want['gateway']} listener {listener['name']}", tally)
+        if "attachedListenerSets" in want:
+            assert gateway.get("attachedListenerSets") == want["attachedListenerSets"], \
+                f"{want['gateway']}: attachedListenerSets {gateway.get('attachedListenerSets')}"
             tally.decided += 1
-            if "supportedKinds" in listener:  # GatewayListenerMustHaveAttachedRoutes has none
-                kinds = {(k["group"], k["kind"]) for k in got["supportedKinds"]}
-                wanted = {(k["group"], k["kind"]) for k in listener["supportedKinds"]}
-                assert wanted <= kinds if wanted else not kinds, f"{where}: {kinds}"
-            assert_conditions(listener.get("conditions", {}), got["conditions"], where, tally)
+    sets_shown = {(s["listenerSet"], s["kind"]): s for g in gateways["gateways"]
+             for s in g.get("listenerSets", [])}
+    for want in expected.get("listenersets", []):
+        got_set = sets_shown.get((want["listenerset"], want["kind"]))
+        where = f"{want['kind']} {want['listenerset']}"
+        assert got_set is not None, f"{where} not in {sorted(sets_shown)}"
+        assert_conditions(want.get("conditions", {}), got_set["conditions"], where, tally)
+        by_name = {ls["name"]: ls for ls in got_set["listeners"]}
+        for listener in want.get("listeners", []):
+            assert_listener(listener, by_name[listener["name"]],
+                            f"{where} listener {listener['name']}", tally)
     assert tally.decided, f"nothing decided: {tally.undecided}"
     if tally.undecided:
         print("undecided:", *tally.undecided, sep="\n  ")

@@ -1,7 +1,7 @@
-"""Gateway API references by name are edges: route -> parent (Gateway, or a Service for mesh
-routing) as attaches_to, route -> backend Service as routes_to, Gateway -> GatewayClass as
-uses_class — with the API's defaults, pending until the target arrives, and never an error
-for a malformed spec."""
+"""Gateway API references by name are edges: route -> parent (Gateway, ListenerSet, or a
+Service for mesh routing) and ListenerSet -> Gateway as attaches_to, route -> backend Service as
+routes_to, Gateway -> GatewayClass as uses_class — with the API's defaults, pending until the
+target arrives, and never an error for a malformed spec."""
 
 from __future__ import annotations
 
@@ -86,3 +86,28 @@ def test_other_groups_named_gateway_are_not_gateway_api() -> None:
                       "metadata": {"name": "gw", "namespace": "shop"},
                       "spec": {"gatewayClassName": "eg"}})
     assert store.state.pending == {}
+
+
+def test_listenersets_attach_to_their_gateway_and_routes_to_listenersets() -> None:
+    store = GraphStore()
+    x = "gateway.networking.x-k8s.io/v1alpha1"
+    apply_all(
+        store, gateway("public"),
+        # ParentGatewayReference defaults: group gateway.networking.k8s.io, kind Gateway, the
+        # ListenerSet's namespace unless given.
+        {"apiVersion": V1, "kind": "ListenerSet", "metadata": {"name": "ls", "namespace": "shop"},
+         "spec": {"parentRef": {"name": "public", "namespace": "infra"}}},
+        {"apiVersion": x, "kind": "XListenerSet", "metadata": {"name": "xls", "namespace": "infra"},
+         "spec": {"parentRef": {"name": "public"}}},
+        {"apiVersion": V1, "kind": "ListenerSet", "metadata": {"name": "bad", "namespace": "shop"},
+         "spec": {"parentRef": "public"}},
+        route({"parentRefs": [{"kind": "ListenerSet", "name": "ls"},
+                              {"group": "gateway.networking.x-k8s.io", "kind": "XListenerSet",
+                               "name": "xls", "namespace": "infra"}]}),
+    )
+    assert targets(store, "ListenerSet/shop/ls", Rel.ATTACHES_TO) == {"Gateway/infra/public"}
+    assert targets(store, "XListenerSet/infra/xls", Rel.ATTACHES_TO) == {"Gateway/infra/public"}
+    assert targets(store, "ListenerSet/shop/bad", Rel.ATTACHES_TO) == set()
+    assert targets(store, ROUTE, Rel.ATTACHES_TO) == {"ListenerSet/shop/ls",
+                                                      "XListenerSet/infra/xls"}
+    assert set(store.state.pending) == {"GatewayClass/eg"}  # the Gateway's, not in the input

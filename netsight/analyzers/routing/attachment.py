@@ -1,5 +1,10 @@
 """Route parents: which listeners of each parent Gateway accept a route, and why not.
 
+A parentRef may name a ListenerSet (GEP-1713) instead: its own listeners are the candidates
+then, and the Gateway's are not (nor are a ListenerSet's for a Gateway parentRef). A
+ListenerSet its Gateway does not accept has no listener on it: the route is not accepted
+there (NoMatchingParent); one whose acceptance is undecided leaves the route undecided.
+
 For each parentRef (ParentReference, v1): the listeners named by ``sectionName`` and
 ``port`` (both must match when both are set; NoMatchingParent when none is left), then
 those whose ``allowedRoutes`` admit the route's kind and namespace (NotAllowedByListeners),
@@ -18,11 +23,12 @@ known: a selector reading any other label leaves the listener's answer undecided
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from netsight.analyzers.routing import conditions as c
-from netsight.analyzers.routing import gateways, hostnames, mesh, rules
+from netsight.analyzers.routing import gateways, hostnames, listenersets, mesh, rules
 from netsight.analyzers.routing.backend_tls import (
     BACKEND_TLS_POLICY,
     CONFIG_MAP,
@@ -31,9 +37,11 @@ from netsight.analyzers.routing.backend_tls import (
 from netsight.analyzers.routing.objects import (
     GATEWAY,
     GATEWAY_CLASS,
+    GATEWAY_GROUP,
     GRPC_ROUTE,
     HOSTNAME_KINDS,
     HTTP_ROUTE,
+    LISTENER_SET_KINDS,
     REFERENCE_GRANT,
     ROUTE_KINDS,
     SECRET,
@@ -70,6 +78,9 @@ class ParentResult:
     # The Gateway is in a namespace the caller may not read: decided all the same, and its
     # listeners are not shown.
     hidden: bool = False
+    # A parentRef to a ListenerSet: the object that is not found ("ListenerSet ns/name", or
+    # the Gateway the ListenerSet names), None when both are there.
+    missing: str | None = None
 
     @property
     def accepted(self) -> bool:
@@ -88,9 +99,12 @@ class RouteResult:
 # What each tier of a shared resolution reads (GraphView.derived drops a tier when one of
 # its kinds changes): Gateway states (gateways.evaluate), parsed routes, route results.
 GATEWAY_READS = (GATEWAY, GATEWAY_CLASS, SECRET, REFERENCE_GRANT, GRPC_ROUTE,
-                 CONFIG_MAP)  # spec.infrastructure.parametersRef
+                 CONFIG_MAP,  # spec.infrastructure.parametersRef
+                 # ListenerSets, and the labels of their namespaces (allowedListeners)
+                 *LISTENER_SET_KINDS, Kind.NAMESPACE)
 READY_READS = (Kind.SERVICE, Kind.ENDPOINT_SLICE)
 RESOLUTION_READS = (*ROUTE_KINDS, GATEWAY, GATEWAY_CLASS, REFERENCE_GRANT, SECRET,
+                    *LISTENER_SET_KINDS,
                     Kind.SERVICE, Kind.ENDPOINT_SLICE, Kind.NAMESPACE,
                     # backend TLS shown on route backends (routing/backend_tls.py)
                     BACKEND_TLS_POLICY, CONFIG_MAP)
@@ -169,8 +183,11 @@ class Resolver:
         key = make_key(GATEWAY, namespace, name)
         if key not in self._gateways:
             record = self.view.get(key)
-            self._gateways[key] = gateways.evaluate(self.view, self.grants, record) \
-                if record is not None and is_gateway_api(record) else None
+            state = None
+            if record is not None and is_gateway_api(record):
+                state = gateways.evaluate(self.view, self.grants, record)
+                listenersets.attach(self.view, self.grants, state, self.namespace_labels)
+            self._gateways[key] = state
         return self._gateways[key]
 
     def _parent_gateway(self, namespace: str,
@@ -188,11 +205,23 @@ class Resolver:
             if record is not None and is_gateway_api(record):
                 if self._full_grants is None:
                     self._full_grants = Grants(self.full)
-                self._hidden_gateways[key] = gateways.evaluate(self.full, self._full_grants,
-                                                               record)
+                state = gateways.evaluate(self.full, self._full_grants, record)
+                listenersets.attach(self.full, self._full_grants, state,
+                                    self.namespace_labels)
+                self._hidden_gateways[key] = state
             else:
                 self._hidden_gateways[key] = None
         return self._hidden_gateways[key], False
+
+    def listener_set(self, record: Record) -> gateways.ListenerSetState | None:
+        """The state of a ListenerSet record, as the Gateway it names evaluates it (one in a
+        namespace the caller may not read included: the ListenerSet is theirs); None when
+        that Gateway does not exist or the parentRef is not to a Gateway."""
+        group, kind, namespace, name = listenersets.parent_ref(record)
+        if (group, kind) != (GATEWAY_GROUP, GATEWAY):
+            return None
+        gateway, _ = self._parent_gateway(namespace, name)
+        return listenersets.find(gateway, record.key) if gateway is not None else None
 
     def namespace_labels(self, namespace: str) -> tuple[dict[str, str], str | None]:
         """The namespace's labels, and why they are incomplete (None: they are complete).
@@ -250,8 +279,11 @@ class Resolver:
         resolved = _resolved_refs(backends)
         dropped = rules.invalid_rules(route)
         notes: list[str] = []
+        refused = _refused_rules(backends)
         parents = [self._parent(route, ref, resolved, dropped, notes)
                    for ref in route.parent_refs]
+        for parent in parents:
+            _partially_invalid(parent, route, dropped, refused)
         controllers = sorted({p.gateway.controller for p in parents
                               if p.gateway is not None and p.gateway.controller})
         for backend in backends:
@@ -281,28 +313,14 @@ class Resolver:
         count is the one the controller writes in the Gateway's status), and only their
         number is shown."""
         assert not self.shared, "count_attached writes the states a shared resolver keeps"
-        for listener in gateway.listeners:
+        for listener in gateway.listeners + [ls for s in gateway.listener_sets
+                                             for ls in s.listeners]:
             listener.attached_routes = listener.attached_undecided = 0
         if not gateway.managed:
             return  # no controller attaches routes to it
-        parent = (gateway.record.namespace, gateway.record.name)
-        for record in self.full.neighbors(gateway.record.key, Rel.ATTACHES_TO, incoming=True):
-            if record.kind not in ROUTE_KINDS or not is_gateway_api(record):
-                continue
-            route = self.route(record)
-            attached: set[str] = set()
-            unsure: set[str] = set()
-            for ref in route.parent_refs:
-                if ref.is_gateway and (ref.namespace, ref.name) == parent:
-                    _, listeners, undecided = self._accept(route, ref, gateway)
-                    attached.update(ls.listener.name for ls in listeners)
-                    unsure.update(ls.listener.name for ls in undecided)
-            for listener in gateway.listeners:
-                name = listener.listener.name
-                if name in attached:
-                    listener.attached_routes += 1
-                elif name in unsure:
-                    listener.attached_undecided += 1
+        for listener_set in gateway.listener_sets:
+            self._count_on(gateway, listener_set.record, listener_set.listeners)
+        self._count_on(gateway, gateway.record, gateway.listeners)
         for listener in sorted(gateway.listeners, key=lambda ls: ls.listener.name):
             if listener.attached_undecided:
                 note = (f"gateway {gateway.ref} listener {listener.listener.name}: "
@@ -310,6 +328,30 @@ class Resolver:
                         "from namespaces whose labels are unknown")
                 if note not in gateway.notes:
                     gateway.notes.append(note)
+
+    def _count_on(self, gateway: gateways.GatewayState, parent: Record,
+                  listeners: list[gateways.ListenerState]) -> None:
+        """Count the routes whose parentRefs name ``parent`` (the Gateway, or one of its
+        ListenerSets) on ``listeners``, the parent's own."""
+        where = (parent.kind, parent.namespace, parent.name)
+        for record in self.full.neighbors(parent.key, Rel.ATTACHES_TO, incoming=True):
+            if record.kind not in ROUTE_KINDS or not is_gateway_api(record):
+                continue
+            route = self.route(record)
+            attached: set[int] = set()
+            unsure: set[int] = set()
+            for ref in route.parent_refs:
+                if (ref.is_gateway or ref.is_listener_set) \
+                        and (ref.kind, ref.namespace, ref.name) == where:
+                    _, accepting, undecided = self._accept(route, ref, listeners,
+                                                           f"{parent.kind} {ref.parent}")
+                    attached.update(id(ls) for ls in accepting)
+                    unsure.update(id(ls) for ls in undecided)
+            for listener in listeners:
+                if id(listener) in attached:
+                    listener.attached_routes += 1
+                elif id(listener) in unsure:
+                    listener.attached_undecided += 1
 
     def _parent(self, route: Route, ref: ParentRef, resolved: c.Cond,
                 dropped: dict[int, tuple[str, str]], notes: list[str]) -> ParentResult:
@@ -319,6 +361,8 @@ class Resolver:
                 reason, message = next(iter(dropped.values()))
                 accepted = c.false(reason, f"no valid rule: {message}")
             return ParentResult(ref, None, {c.ACCEPTED: accepted, c.RESOLVED_REFS: resolved})
+        if ref.is_listener_set:
+            return self._listener_set_parent(route, ref, resolved, dropped, notes)
         if not ref.is_gateway:
             what = f"parent kind {ref.kind} of group {ref.group or 'core'}"
             notes.append(f"{route.ref} parentRefs[{ref.index}]: {what} is "
@@ -342,13 +386,60 @@ class Resolver:
         result.hidden = True
         return result
 
+    def _listener_set_parent(self, route: Route, ref: ParentRef, resolved: c.Cond,
+                             dropped: dict[int, tuple[str, str]],
+                             notes: list[str]) -> ParentResult:
+        """A parentRef naming a ListenerSet: its listeners, if its Gateway takes it."""
+        what = f"{ref.kind} {ref.parent}"
+        record = self.view.get(make_key(ref.kind, ref.namespace, ref.name))
+        if record is None or not is_gateway_api(record):
+            missing = c.unknown(f"{what} not found: no controller sets status for this parent")
+            return ParentResult(ref, None, {c.ACCEPTED: missing, c.RESOLVED_REFS: resolved},
+                                missing=what)
+        group, kind, namespace, name = listenersets.parent_ref(record)
+        if (group, kind) != (GATEWAY_GROUP, GATEWAY):
+            pending = c.unknown(f"{what} names a parent of kind {kind} ({group}), which is "
+                                "implementation-specific and not evaluated")
+            return ParentResult(ref, None, {c.ACCEPTED: pending, c.RESOLVED_REFS: resolved})
+        # The ListenerSet is the caller's to read, its listeners included, even where its
+        # Gateway is in a namespace they may not read (which its spec names all the same).
+        gateway, _ = self._parent_gateway(namespace, name)
+        if gateway is None:
+            missing = c.unknown(f"{what}: its Gateway {namespace}/{name} is not found; no "
+                                "controller sets status for this parent")
+            return ParentResult(ref, None, {c.ACCEPTED: missing, c.RESOLVED_REFS: resolved},
+                                missing=f"Gateway {namespace}/{name} (of {what})")
+        state = listenersets.find(gateway, record.key)
+        if not gateway.managed or state is None:
+            return ParentResult(ref, gateway, {c.ACCEPTED: gateway.conditions[c.ACCEPTED],
+                                               c.RESOLVED_REFS: resolved})
+        taken = state.conditions[c.ACCEPTED]
+        if not taken.ok:
+            accepted = c.unknown(f"{what}: whether Gateway {namespace}/{name} takes it is "
+                                 f"undecided ({taken.message})") if taken.status == c.UNKNOWN \
+                else c.false(c.NO_MATCHING_PARENT, f"{what} is not accepted by Gateway "
+                             f"{namespace}/{name} ({taken.reason}): it has no listeners there")
+            return ParentResult(ref, gateway, {c.ACCEPTED: accepted, c.RESOLVED_REFS: resolved})
+        if route.kind == GRPC_ROUTE or self.full.count(GRPC_ROUTE):
+            notes.append(f"{route.ref} parentRefs[{ref.index}]: whether an HTTPRoute and a "
+                         f"GRPCRoute contest the listeners of {what} is not evaluated")
+        return self._listeners_parent(route, ref, gateway, state.listeners, what, resolved,
+                                      dropped, notes)
+
     def _gateway_parent(self, route: Route, ref: ParentRef, gateway: gateways.GatewayState,
                         resolved: c.Cond, dropped: dict[int, tuple[str, str]],
                         notes: list[str]) -> ParentResult:
         if not gateway.managed:
             return ParentResult(ref, gateway, {c.ACCEPTED: gateway.conditions[c.ACCEPTED],
                                                c.RESOLVED_REFS: resolved})
-        accepted, listeners, undecided = self._accept(route, ref, gateway)
+        return self._listeners_parent(route, ref, gateway, gateway.listeners,
+                                      f"Gateway {ref.parent}", resolved, dropped, notes)
+
+    def _listeners_parent(self, route: Route, ref: ParentRef, gateway: gateways.GatewayState,
+                          candidates: list[gateways.ListenerState], what: str,
+                          resolved: c.Cond, dropped: dict[int, tuple[str, str]],
+                          notes: list[str], *, hidden: bool = False) -> ParentResult:
+        accepted, listeners, undecided = self._accept(route, ref, candidates, what)
         attached = listeners
         if undecided:
             unknown = ", ".join(ls.listener.name for ls in undecided)
@@ -361,10 +452,10 @@ class Resolver:
                                      f"routes from namespace {route.record.namespace} is "
                                      f"undecided: {why}, and their allowedRoutes selector "
                                      "reads its labels")
-        if accepted.ok and route.kind in (HTTP_ROUTE, GRPC_ROUTE):
+        if accepted.ok and route.kind in (HTTP_ROUTE, GRPC_ROUTE) and ref.is_gateway:
             accepted, listeners = self._cross_kind(route, gateway, accepted, listeners)
         result = ParentResult(ref, gateway, {c.ACCEPTED: accepted, c.RESOLVED_REFS: resolved},
-                              listeners, attached, undecided)
+                              listeners, attached, undecided, hidden=hidden)
         if accepted.ok and dropped:
             if len(dropped) == len(route.rules):
                 reason, message = next(iter(dropped.values()))
@@ -421,16 +512,19 @@ class Resolver:
         for ref in route.parent_refs:
             if ref.is_gateway and (ref.namespace, ref.name) == (gateway.record.namespace,
                                                                 gateway.record.name):
-                accepted, listeners, _ = self._accept(route, ref, gateway)
+                accepted, listeners, _ = self._accept(route, ref, gateway.listeners,
+                                                      f"Gateway {ref.parent}")
                 if accepted.ok and listener in listeners:
                     return True
         return False
 
-    def _accept(self, route: Route, ref: ParentRef, gateway: gateways.GatewayState,
+    def _accept(self, route: Route, ref: ParentRef, listeners: list[gateways.ListenerState],
+                what: str,
                 ) -> tuple[c.Cond, list[gateways.ListenerState], list[gateways.ListenerState]]:
         """(Accepted, the listeners that accept the route, the listeners whose answer is
-        undecided because the route's namespace labels are unknown)."""
-        candidates = [ls for ls in gateway.listeners
+        undecided because the route's namespace labels are unknown), among ``listeners``,
+        those of the parent the parentRef names (``what``: "Gateway ns/name")."""
+        candidates = [ls for ls in listeners
                       if (ref.section_name is None or ls.listener.name == ref.section_name)
                       and (ref.port is None or ls.listener.port == ref.port)]
         if not candidates:
@@ -438,8 +532,8 @@ class Resolver:
                 f"name {ref.section_name}" if ref.section_name else "",
                 f"port {ref.port}" if ref.port is not None else "") if x)
             return c.false(c.NO_MATCHING_PARENT,
-                           f"Gateway {ref.parent} has no listener with {wanted}"), [], []
-        verdicts = [(ls, self._allows(ls, gateway, route)) for ls in candidates]
+                           f"{what} has no listener with {wanted}"), [], []
+        verdicts = [(ls, self._allows(ls, route)) for ls in candidates]
         allowed = [ls for ls, ok in verdicts if ok]
         undecided = [ls for ls, ok in verdicts if ok is None]
         if route.kind in HOSTNAME_KINDS and route.hostnames:
@@ -447,20 +541,19 @@ class Resolver:
                          if hostnames.effective(ls.hostname, route.hostnames) != []]
         if not allowed:
             return c.false(c.NOT_ALLOWED_BY_LISTENERS,
-                           f"no listener of {ref.parent} allows {route.kind} from namespace "
+                           f"no listener of {what} allows {route.kind} from namespace "
                            f"{route.record.namespace}"), [], undecided
         if route.kind in HOSTNAME_KINDS and route.hostnames:
             allowed = [ls for ls in allowed
                        if hostnames.effective(ls.hostname, route.hostnames) != []]
             if not allowed:
                 return c.false(c.NO_MATCHING_LISTENER_HOSTNAME,
-                               f"no listener hostname of {ref.parent} intersects "
+                               f"no listener hostname of {what} intersects "
                                f"{', '.join(route.hostnames)}"), [], undecided
         names = ", ".join(ls.listener.name for ls in allowed)
         return c.true(c.ACCEPTED, f"accepted by listener(s) {names}"), allowed, undecided
 
-    def _allows(self, listener: gateways.ListenerState, gateway: gateways.GatewayState,
-                route: Route) -> bool | None:
+    def _allows(self, listener: gateways.ListenerState, route: Route) -> bool | None:
         """Whether the listener's allowedRoutes admit the route; None: undecided."""
         if route.kind not in listener.supported_kinds:
             return False
@@ -468,7 +561,9 @@ class Resolver:
         if source == "All":
             return True
         if source == "Same":
-            return route.record.namespace == gateway.record.namespace
+            # The namespace of the object declaring the listener (a ListenerSet's own).
+            assert listener.owner is not None
+            return route.record.namespace == listener.owner.namespace
         if source == "Selector" and listener.selector is not None:
             labels, missing = self.namespace_labels(route.record.namespace)
             if missing is None or _reads_only_name(listener.selector):
@@ -494,6 +589,32 @@ def _hostnames_meet(listener: gateways.ListenerState, a: Route, b: Route) -> boo
     if mine is None or theirs is None:
         return True  # one of them serves every hostname
     return any(hostnames.intersect(x, y) is not None for x in mine for y in theirs)
+
+
+def _refused_rules(backends: list[BackendResolution]) -> dict[int, str]:
+    """Rule index -> why, for rules whose ExternalAuth filter calls a backendRef that does
+    not resolve. Such a rule is invalid but not dropped: the filter cannot be skipped, so
+    the requests it matches are refused (403 or 5xx; conformance
+    HTTPRouteExternalAuthPartiallyInvalid), and a route made only of such rules stays
+    Accepted (HTTPRouteExternalAuthBackendRefNotFound)."""
+    return {b.ref.rule: b.message for b in backends
+            if b.ref.external_auth and b.reason not in (None, c.PENDING)}
+
+
+def _partially_invalid(parent: ParentResult, route: Route, dropped: Mapping[int, object],
+                       refused: dict[int, str]) -> None:
+    """RouteConditionPartiallyInvalid for rules refused by an unresolved ExternalAuth
+    backendRef, when the route also has valid rules ("a combination of both valid and
+    invalid rules")."""
+    refused = {i: why for i, why in refused.items() if i not in dropped}
+    accepted = parent.conditions[c.ACCEPTED]
+    if not refused or not accepted.ok or len(refused) + len(dropped) >= len(route.rules):
+        return
+    message = "; ".join(f"rule {i} refuses its requests: {why}"
+                        for i, why in sorted(refused.items()))
+    earlier = parent.conditions.get(c.PARTIALLY_INVALID)
+    parent.conditions[c.PARTIALLY_INVALID] = c.true(
+        c.UNSUPPORTED_VALUE, f"{earlier.message}; {message}" if earlier else message)
 
 
 def _resolved_refs(backends: list[BackendResolution]) -> c.Cond:

@@ -6,7 +6,7 @@ it is reported.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from netsight.analyzers import codes
@@ -15,9 +15,11 @@ from netsight.analyzers.contracts import Finding
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import observed
 from netsight.analyzers.routing.attachment import RouteResult
-from netsight.analyzers.routing.gateways import GatewayState
+from netsight.analyzers.routing.gateways import GatewayState, ListenerSetState, ListenerState
+from netsight.analyzers.routing.listenersets import NOT_ALLOWED, PARENT_NOT_ACCEPTED
 from netsight.analyzers.routing.references import BackendResolution
 from netsight.analyzers.routing.report import listener_diff, observed_parent
+from netsight.graph.records import Record
 from netsight.graph.store import GraphView
 
 
@@ -39,6 +41,12 @@ def route_findings(view: GraphView, result: RouteResult) -> list[Finding]:
                 detail=accepted.message,
                 suggestion=f"Create Gateway {pref.parent}, or fix {path}.",
                 evidence=[evidence(record, path, pref.parent)]))
+        elif parent.missing is not None:
+            found.append(codes.ROUTE_PARENT_NOT_FOUND.finding(
+                ref(record), f"{name}: parent {parent.missing} not found",
+                detail=accepted.message,
+                suggestion=f"Create {parent.missing}, or fix {path}.",
+                evidence=[evidence(record, path, pref.parent)]))
         elif pref.is_service and accepted.status == c.UNKNOWN:
             found.append(codes.ROUTE_MESH_PARENT_NOT_FOUND.finding(
                 ref(record), f"{name}: parent Service {pref.parent} not found",
@@ -58,7 +66,7 @@ def route_findings(view: GraphView, result: RouteResult) -> list[Finding]:
         dropped = parent.conditions.get(c.PARTIALLY_INVALID)
         if dropped is not None:
             found.append(codes.ROUTE_RULES_DROPPED.finding(
-                ref(record), f"{name}: rules dropped by {target}",
+                ref(record), f"{name}: invalid rules on {target}",
                 detail=dropped.message,
                 evidence=[evidence(record, "spec.rules", None)]))
         diff = observed.disagreements(parent.conditions, observed_parent(result, parent))
@@ -167,52 +175,85 @@ def gateway_findings(state: GatewayState) -> list[Finding]:
         found.extend(_gateway_refused(state))
     seen, seen_listeners = observed.gateway(record)
     for ls in state.listeners:
-        listener = ls.listener
-        name = f"Gateway {state.ref} listener {listener.name}"
-        accepted, resolved = ls.conditions[c.ACCEPTED], ls.conditions[c.RESOLVED_REFS]
-        conflicted = ls.conditions[c.CONFLICTED]
-        # A conflicted listener is not accepted for its conflict alone: NS0511 says it.
-        if accepted.status == c.FALSE and not conflicted.ok:
-            found.append(codes.LISTENER_NOT_ACCEPTED.finding(
-                ref(record), f"{name} not accepted: {accepted.reason}",
-                detail=accepted.message,
-                suggestion="Fix the listener's protocol, port, tls or allowedRoutes.",
-                evidence=[evidence(record, listener.path, listener.protocol)]))
-        if conflicted.ok:
-            found.append(codes.LISTENER_CONFLICTED.finding(
-                ref(record), f"{name} conflicted: {conflicted.reason}",
-                detail=conflicted.message,
-                suggestion="Give listeners on one port compatible protocols and distinct "
-                "hostnames.",
-                evidence=[evidence(record, f"{listener.path}.port", listener.port)]))
-        if resolved.reason == c.INVALID_ROUTE_KINDS:
-            found.append(codes.LISTENER_INVALID_ROUTE_KINDS.finding(
-                ref(record), f"{name}: invalid route kinds",
-                detail=resolved.message,
-                suggestion="List only route kinds the listener's protocol carries.",
-                evidence=[evidence(record, f"{listener.path}.allowedRoutes.kinds",
-                                   [k for _, k in listener.kinds or ()])]))
-        elif resolved.status == c.FALSE and resolved is ls.client_validation:
-            found.append(codes.LISTENER_CERTIFICATE_REF_INVALID.finding(
-                ref(record), f"{name}: client certificate validation caCertificateRef "
-                f"{resolved.reason}",
-                detail=resolved.message,
-                suggestion="Reference an existing ConfigMap holding the CA bundle in ca.crt "
-                "(with a ReferenceGrant if it lives in another namespace).",
-                evidence=[evidence(record, "spec.tls.frontend", None)]))
-        elif resolved.status == c.FALSE:  # Unknown: in notEvaluated, not a finding
-            found.append(codes.LISTENER_CERTIFICATE_REF_INVALID.finding(
-                ref(record), f"{name}: certificateRef {resolved.reason}",
-                detail=resolved.message,
-                suggestion="Reference an existing Secret of type kubernetes.io/tls (with a "
-                "ReferenceGrant if it lives in another namespace).",
-                evidence=[evidence(record, f"{listener.path}.tls.certificateRefs",
-                                   [f"{r.namespace}/{r.name}"
-                                    for r in listener.certificate_refs])]))
-        diff = listener_diff(ls, seen_listeners.get(listener.name))
-        if diff:
-            found.append(_disagrees(record, name, diff, "status.listeners"))
+        found.extend(_listener_findings(record, f"Gateway {state.ref}", ls,
+                                        seen_listeners))
+    for listener_set in state.listener_sets:
+        if not listener_set.hidden:
+            found.extend(listener_set_findings(listener_set))
     diff = observed.disagreements(state.conditions, seen)
     if diff:
         found.append(_disagrees(record, f"Gateway {state.ref}", diff, "status.conditions"))
     return found
+
+def _listener_findings(record: Record, owner: str, ls: ListenerState,
+                       seen_listeners: Mapping[str, observed.ListenerObserved],
+                       ) -> Iterator[Finding]:
+    listener = ls.listener
+    name = f"{owner} listener {listener.name}"
+    accepted, resolved = ls.conditions[c.ACCEPTED], ls.conditions[c.RESOLVED_REFS]
+    conflicted = ls.conditions[c.CONFLICTED]
+    # A conflicted listener is not accepted for its conflict alone: NS0511 says it.
+    if accepted.status == c.FALSE and not conflicted.ok:
+        yield codes.LISTENER_NOT_ACCEPTED.finding(
+            ref(record), f"{name} not accepted: {accepted.reason}",
+            detail=accepted.message,
+            suggestion="Fix the listener's protocol, port, tls or allowedRoutes.",
+            evidence=[evidence(record, listener.path, listener.protocol)])
+    if conflicted.ok:
+        yield codes.LISTENER_CONFLICTED.finding(
+            ref(record), f"{name} conflicted: {conflicted.reason}",
+            detail=conflicted.message,
+            suggestion="Give listeners on one port compatible protocols and distinct "
+            "hostnames.",
+            evidence=[evidence(record, f"{listener.path}.port", listener.port)])
+    if resolved.reason == c.INVALID_ROUTE_KINDS:
+        yield codes.LISTENER_INVALID_ROUTE_KINDS.finding(
+            ref(record), f"{name}: invalid route kinds",
+            detail=resolved.message,
+            suggestion="List only route kinds the listener's protocol carries.",
+            evidence=[evidence(record, f"{listener.path}.allowedRoutes.kinds",
+                               [k for _, k in listener.kinds or ()])])
+    elif resolved.status == c.FALSE and resolved is ls.client_validation:
+        yield codes.LISTENER_CERTIFICATE_REF_INVALID.finding(
+            ref(record), f"{name}: client certificate validation caCertificateRef "
+            f"{resolved.reason}",
+            detail=resolved.message,
+            suggestion="Reference an existing ConfigMap holding the CA bundle in ca.crt "
+            "(with a ReferenceGrant if it lives in another namespace).",
+            evidence=[evidence(record, "spec.tls.frontend", None)])
+    elif resolved.status == c.FALSE:  # Unknown: in notEvaluated, not a finding
+        yield codes.LISTENER_CERTIFICATE_REF_INVALID.finding(
+            ref(record), f"{name}: certificateRef {resolved.reason}",
+            detail=resolved.message,
+            suggestion="Reference an existing Secret of type kubernetes.io/tls (with a "
+            "ReferenceGrant if it lives in another namespace).",
+            evidence=[evidence(record, f"{listener.path}.tls.certificateRefs",
+                               [f"{r.namespace}/{r.name}"
+                                for r in listener.certificate_refs])])
+    diff = listener_diff(ls, seen_listeners.get(listener.name))
+    if diff:
+        yield _disagrees(record, name, diff, "status.listeners")
+
+
+def listener_set_findings(state: ListenerSetState) -> Iterator[Finding]:
+    record = state.record
+    name = f"{state.kind} {state.ref}"
+    accepted = state.conditions[c.ACCEPTED]
+    if accepted.status == c.FALSE:
+        suggestion = {
+            NOT_ALLOWED: "Let the Gateway take it (spec.allowedListeners.namespaces), or "
+            "point spec.parentRef at a Gateway that does.",
+            PARENT_NOT_ACCEPTED: "Fix the Gateway it names; its status says why it is not "
+            "accepted.",
+        }.get(accepted.reason, "Fix its listeners: give each a port, protocol and hostname "
+                              "no listener before it in precedence uses.")
+        yield codes.LISTENER_SET_NOT_ACCEPTED.finding(
+            ref(record), f"{name} not accepted: {accepted.reason}", detail=accepted.message,
+            suggestion=suggestion, evidence=[evidence(record, "spec.parentRef", None)])
+    seen, seen_listeners = observed.gateway(record)
+    if accepted.status != c.FALSE or accepted.reason == c.LISTENERS_NOT_VALID:
+        for ls in state.listeners:
+            yield from _listener_findings(record, name, ls, seen_listeners)
+    diff = observed.disagreements(state.conditions, seen)
+    if diff:
+        yield _disagrees(record, name, diff, "status.conditions")

@@ -127,3 +127,25 @@ def _problem(view: GraphView, grants: Grants, gateway: Record, ref: Mapping[str,
         return INVALID_CA_CERTIFICATE_REF, (f"{where}: ConfigMap data is malformed "
                                             f"({record.ca_problem})")
     return None
+
+
+INSECURE_FRONTEND_VALIDATION_MODE = "InsecureFrontendValidationMode"
+CONFIGURATION_CHANGED = "ConfigurationChanged"
+
+
+def insecure_fallback(gateway: Record) -> c.Cond | None:
+    """InsecureFrontendValidationMode=True/ConfigurationChanged when a validation block's
+    ``mode`` is AllowInsecureFallback (FrontendValidationModeType: connections without a
+    valid client certificate are accepted too), as conformance
+    GatewayFrontendClientCertificateValidationInsecureFallback asserts; None otherwise."""
+    frontend = as_map(as_map(spec_of(gateway).get("tls")).get("frontend"))
+    blocks = [("spec.tls.frontend.default.validation",
+               as_map(as_map(frontend.get("default")).get("validation")))]
+    blocks += [(f"spec.tls.frontend.perPort[{i}].tls.validation",
+                as_map(as_map(as_map(entry).get("tls")).get("validation")))
+               for i, entry in enumerate(as_list(frontend.get("perPort")))]
+    insecure = [path for path, block in blocks if block.get("mode") == "AllowInsecureFallback"]
+    if not insecure:
+        return None
+    return c.true(CONFIGURATION_CHANGED, f"{', '.join(insecure)}: mode AllowInsecureFallback "
+                  "lets clients without a valid certificate connect")

@@ -6,6 +6,8 @@ not fit are dropped and make ResolvedRefs False/InvalidRouteKinds); certificateR
 CA certificates of client certificate validation (routing/frontend_tls.py), must resolve for
 TLS termination; listeners sharing a port must be compatible; a Gateway is
 Accepted when its listeners are, and needs a GatewayClass whose controller reconciles it.
+ListenerSets add listeners to a Gateway (routing/listenersets.py); their states hang off the
+Gateway's.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from netsight.analyzers.routing import addresses, frontend_tls, hostnames
 from netsight.analyzers.routing import conditions as c
-from netsight.analyzers.routing import frontend_tls, hostnames
 from netsight.analyzers.routing.backend_tls import CONFIG_MAP
 from netsight.analyzers.routing.objects import (
     CORE_PROTOCOLS,
@@ -69,6 +71,9 @@ class ListenerState:
     # Routes whose attachment is undecided (allowedRoutes reads labels of a namespace not
     # in the input): not in attached_routes, which may be short by as many.
     attached_undecided: int = 0
+    # The object that declares the listener (the Gateway, or a ListenerSet): its namespace
+    # is the one allowedRoutes "Same" means.
+    owner: Record | None = None
 
     @property
     def hostname(self) -> str | None:
@@ -86,10 +91,36 @@ class GatewayState:
     listeners: list[ListenerState]
     conditions: dict[str, c.Cond] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # Route kinds the class's implementation does not offer (see _unsupported_kinds).
+    unsupported: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+    # ListenerSets naming this Gateway as their parent, in listener precedence order
+    # (routing/listenersets.py), and how many are attached (status.attachedListenerSets;
+    # None: the Gateway takes no ListenerSets and none names it).
+    listener_sets: list[ListenerSetState] = field(default_factory=list)
+    attached_listener_sets: int | None = None
+    attached_listener_sets_undecided: int = 0
 
     @property
     def ref(self) -> str:
         return f"{self.record.namespace}/{self.record.name}"
+
+
+@dataclass(eq=False)
+class ListenerSetState:
+    """A ListenerSet (or XListenerSet) and the status a conformant controller gives it."""
+
+    record: Record
+    listeners: list[ListenerState]
+    conditions: dict[str, c.Cond]
+    hidden: bool = False  # in a namespace the caller may not read: counted, not shown
+
+    @property
+    def ref(self) -> str:
+        return f"{self.record.namespace}/{self.record.name}"
+
+    @property
+    def kind(self) -> str:
+        return self.record.kind
 
 
 def evaluate(view: GraphView, grants: Grants, record: Record) -> GatewayState:
@@ -100,7 +131,8 @@ def evaluate(view: GraphView, grants: Grants, record: Record) -> GatewayState:
     unsupported = _unsupported_kinds(view, gateway_class)
     state = GatewayState(record, class_name, controller, managed=gateway_class is not None,
                          listeners=[_listener(view, grants, record, ln, notes, unsupported)
-                                    for ln in read_listeners(record)], notes=notes)
+                                    for ln in read_listeners(record)], notes=notes,
+                         unsupported=unsupported)
     _conflicts(state.listeners)
     for listener in state.listeners:
         listener.conditions[c.PROGRAMMED] = _programmed(listener.conditions)
@@ -132,7 +164,29 @@ def evaluate(view: GraphView, grants: Grants, record: Record) -> GatewayState:
         state.conditions[c.ACCEPTED] = invalid
         state.conditions[c.PROGRAMMED] = c.false(c.INVALID, f"not accepted: {invalid.message}") \
             if invalid.status == c.FALSE else c.unknown(invalid.message)
+    _weaken(state.conditions, addresses.judge(record, _features(gateway_class)))
+    insecure = frontend_tls.insecure_fallback(record)
+    if insecure is not None:
+        state.conditions[frontend_tls.INSECURE_FRONTEND_VALIDATION_MODE] = insecure
     return state
+
+
+def _weaken(conditions: dict[str, c.Cond], verdict: addresses.Verdict) -> None:
+    """Apply what the requested addresses decide: a known failure wins over anything, an
+    undecided one only over a success."""
+    for kind, cond in ((c.ACCEPTED, verdict.accepted), (c.PROGRAMMED, verdict.programmed)):
+        current = conditions[kind]
+        if cond is not None and (current.ok or (cond.status == c.FALSE
+                                                and current.status == c.UNKNOWN)):
+            conditions[kind] = cond
+
+
+def _features(gateway_class: Record | None) -> frozenset[str] | None:
+    """GatewayClassStatus.supportedFeatures by name; None when the controller publishes none."""
+    raw = status_of(gateway_class).get("supportedFeatures") if gateway_class else None
+    if not isinstance(raw, list) or not raw:
+        return None
+    return frozenset(str(as_map(f).get("name") if isinstance(f, dict) else f) for f in raw)
 
 
 def _backend_client_certificate(view: GraphView, grants: Grants, record: Record,
@@ -203,9 +257,8 @@ def _unsupported_kinds(view: GraphView, gateway_class: Record | None,
     it does not, GRPCRoute (Extended) is listed as supported only while GRPCRoutes exist:
     implementations differ, and a listener's default supportedKinds should not claim it.
     """
-    raw = status_of(gateway_class).get("supportedFeatures") if gateway_class else None
-    if isinstance(raw, list) and raw:
-        features = {str(as_map(f).get("name") if isinstance(f, dict) else f) for f in raw}
+    features = _features(gateway_class)
+    if features is not None:
         declared = frozenset(k for k in (GRPC_ROUTE, TLS_ROUTE, TCP_ROUTE, UDP_ROUTE)
                              if k not in features)
         return declared, declared
@@ -213,6 +266,14 @@ def _unsupported_kinds(view: GraphView, gateway_class: Record | None,
     # implementation serves them is the cluster's, and decides which route holds a listener.
     grpc = unrestricted(view)[0].count(GRPC_ROUTE)
     return frozenset(), frozenset() if grpc else frozenset({GRPC_ROUTE})
+
+
+def listener_state(view: GraphView, grants: Grants, owner: Record, listener: Listener,
+                   notes: list[str], unsupported: tuple[frozenset[str], frozenset[str]],
+                   ) -> ListenerState:
+    """A listener of ``owner`` (a Gateway or a ListenerSet): validity, supported kinds and
+    references; conflicts and Programmed are the caller's."""
+    return _listener(view, grants, owner, listener, notes, unsupported)
 
 
 def _listener(view: GraphView, grants: Grants, gateway: Record, listener: Listener,
@@ -249,7 +310,7 @@ def _listener(view: GraphView, grants: Grants, gateway: Record, listener: Listen
     if invalid is not None and conditions[c.ACCEPTED].ok:
         conditions[c.ACCEPTED] = invalid
     return ListenerState(listener, supported, selector, conditions,
-                         client_validation=unresolved)
+                         client_validation=unresolved, owner=gateway)
 
 
 def _invalid(listener: Listener) -> c.Cond | None:
@@ -360,6 +421,16 @@ def _conflicts(listeners: list[ListenerState]) -> None:
             # conformance asserts for a conflicted listener.
             state.conditions[c.ACCEPTED] = c.false(c.INVALID,
                                                    f"conflicted: {conflicted.message}")
+
+
+def listener_conflicts(listeners: list[ListenerState]) -> None:
+    """Conflicted (and Accepted False when conflicted) among one object's listeners."""
+    _conflicts(listeners)
+
+
+def programmed(conditions: Mapping[str, c.Cond]) -> c.Cond:
+    """A listener's Programmed, from its Accepted, ResolvedRefs and Conflicted."""
+    return _programmed(conditions)
 
 
 def _overlapping_tls(port: int, group: list[ListenerState]) -> None:

@@ -20,6 +20,13 @@ GATEWAY_CLASS = "GatewayClass"
 REFERENCE_GRANT = "ReferenceGrant"
 SECRET = "Secret"
 SERVICE = "Service"
+# ListenerSet (GEP-1713): gateway.networking.k8s.io/v1 ListenerSet since Gateway API v1.5,
+# gateway.networking.x-k8s.io/v1alpha1 XListenerSet before; (group, kind) of each, and the
+# kind ids of their graph keys.
+LISTENER_SET, X_LISTENER_SET = "ListenerSet", "XListenerSet"
+LISTENER_SET_GROUP_KINDS = frozenset({(GATEWAY_GROUP, LISTENER_SET),
+                                      (EXPERIMENTAL_GROUP, X_LISTENER_SET)})
+LISTENER_SET_KINDS: tuple[str, ...] = (LISTENER_SET, X_LISTENER_SET)
 
 HTTP_ROUTE, GRPC_ROUTE, TLS_ROUTE, TCP_ROUTE, UDP_ROUTE = (
     "HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute")
@@ -67,6 +74,15 @@ def parent_gateways(record: Record) -> list[tuple[str, str]]:
     return found
 
 
+def names_listener_set(record: Record) -> bool:
+    """Whether a route record's raw parentRefs name a ListenerSet (whose Gateway only the
+    ListenerSet says)."""
+    return any((GATEWAY_GROUP if as_map(raw).get("group") is None
+                else as_map(raw).get("group"), as_map(raw).get("kind"))
+               in LISTENER_SET_GROUP_KINDS
+               for raw in as_list(spec_of(record).get("parentRefs")))
+
+
 def raw_hostnames(record: Record) -> list[str]:
     return [h.lower() for h in as_list(spec_of(record).get("hostnames")) if isinstance(h, str)]
 
@@ -98,6 +114,12 @@ class ParentRef:
     @property
     def is_gateway(self) -> bool:
         return self.group == GATEWAY_GROUP and self.kind == GATEWAY
+
+    @property
+    def is_listener_set(self) -> bool:
+        # The kind first: on the hot path nearly every parentRef is a Gateway.
+        return self.kind in LISTENER_SET_KINDS and (self.group, self.kind) in \
+            LISTENER_SET_GROUP_KINDS
 
     @property
     def is_service(self) -> bool:

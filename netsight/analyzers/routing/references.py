@@ -16,7 +16,6 @@ from typing import Any
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.backend_tls import BackendTLSPolicies, BackendTLSState
 from netsight.analyzers.routing.objects import (
-    GATEWAY,
     GATEWAY_GROUP,
     REFERENCE_GRANT,
     SECRET,
@@ -30,7 +29,7 @@ from netsight.analyzers.routing.objects import (
     not_in_input,
     spec_of,
 )
-from netsight.graph.model import Kind, Rel, make_key
+from netsight.graph.model import Kind, Rel, api_group, make_key
 from netsight.graph.records import EndpointSliceRecord, Record, SecretRecord, ServiceRecord
 from netsight.graph.store import GraphView, Source
 
@@ -53,10 +52,10 @@ class Grants:
         return grants
 
     def permits(self, *, from_kind: str, from_namespace: str, to_group: str, to_kind: str,
-                to_namespace: str, to_name: str) -> bool:
+                to_namespace: str, to_name: str, from_group: str = GATEWAY_GROUP) -> bool:
         for spec in self._in(to_namespace):
             allowed_from = any(
-                as_map(f).get("group") == GATEWAY_GROUP and as_map(f).get("kind") == from_kind
+                as_map(f).get("group") == from_group and as_map(f).get("kind") == from_kind
                 and as_map(f).get("namespace") == from_namespace
                 for f in as_list(spec.get("from"))
             )
@@ -158,11 +157,15 @@ def resolve_certificate(view: GraphView, grants: Grants, gateway: Record,
     if not ref.name:
         # name is required (ObjectName, minLength 1): no object made elsewhere can match.
         return c.INVALID_CERTIFICATE_REF, f"{where}: the reference has no name", True
+    # The Gateway's, or a ListenerSet's: a grant to one is not inherited by the other
+    # (GEP-1713 ReferenceGrant semantics).
+    kind = gateway.kind.partition(".")[0]
     if ref.namespace != gateway.namespace and not grants.permits(
-            from_kind=GATEWAY, from_namespace=gateway.namespace, to_group="",
-            to_kind=SECRET, to_namespace=ref.namespace, to_name=ref.name):
+            from_group=api_group(gateway.api_version), from_kind=kind,
+            from_namespace=gateway.namespace, to_group="", to_kind=SECRET,
+            to_namespace=ref.namespace, to_name=ref.name):
         return c.REF_NOT_PERMITTED, (f"{where}: no ReferenceGrant in namespace "
-                                     f"{ref.namespace} allows Gateways from "
+                                     f"{ref.namespace} allows {kind}s from "
                                      f"{gateway.namespace}"), True
     # The graph keeps a Secret's identity only, never its data (watched as metadata). If
     # Secrets are not watched, or may not be listed, a missing one may still exist.

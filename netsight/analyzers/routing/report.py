@@ -15,7 +15,7 @@ from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import observed
 from netsight.analyzers.routing.attachment import ParentResult, RouteResult
 from netsight.analyzers.routing.backend_tls import BackendTLSState
-from netsight.analyzers.routing.gateways import GatewayState, ListenerState
+from netsight.analyzers.routing.gateways import GatewayState, ListenerSetState, ListenerState
 from netsight.analyzers.routing.references import BackendResolution
 
 
@@ -59,6 +59,8 @@ class RouteGroupKind(Model):
 
 class Parent(OmitNone):
     parent: str = Field(description='"namespace/gateway"')
+    kind: str | None = Field(default=None, description="The parent's kind when it is not a "
+                             "Gateway: ListenerSet or XListenerSet")
     section_name: str | None = None
     port: int | None = None
     conditions: dict[str, Condition] = Field(description="What a conformant controller sets")
@@ -145,6 +147,7 @@ def _parent(*, route_result: RouteResult, parent: ParentResult) -> Parent:
     diff = observed.disagreements(parent.conditions, seen)
     return Parent(
         parent=parent.ref.parent,
+        kind=parent.ref.kind if parent.ref.is_listener_set else None,
         section_name=parent.ref.section_name,
         port=parent.ref.port,
         conditions=computed(parent.conditions),
@@ -203,12 +206,30 @@ class ListenerOut(OmitNone):
     disagrees: list[str] | None = None
 
 
+class ListenerSetOut(OmitNone):
+    listener_set: str = Field(description='"namespace/name"')
+    kind: str = Field(description="ListenerSet, or XListenerSet (v1alpha1)")
+    conditions: dict[str, Condition]
+    listeners: list[ListenerOut]
+    observed: dict[str, Condition] | None = None
+    disagrees: list[str] | None = None
+
+
 class GatewayOut(OmitNone):
     gateway: str = Field(description='"namespace/name"')
     gateway_class: str | None = None
     controller: str | None = None
     conditions: dict[str, Condition]
     listeners: list[ListenerOut]
+    attached_listener_sets: int | None = Field(
+        default=None, description="ListenerSets attached (Accepted); shown when the Gateway "
+        "allows ListenerSets or one names it")
+    attached_listener_sets_undecided: int | None = Field(
+        default=None, description="ListenerSets whose acceptance is undecided, left out of "
+        "attachedListenerSets")
+    listener_sets: list[ListenerSetOut] | None = Field(
+        default=None, description="ListenerSets naming this Gateway, in listener precedence "
+        "order, with their listeners' status")
     observed: dict[str, Condition] | None = None
     disagrees: list[str] | None = None
 
@@ -225,10 +246,10 @@ def listener_diff(state: ListenerState, seen: observed.ListenerObserved | None) 
     return diff
 
 
-def gateway_out(state: GatewayState) -> GatewayOut:
-    seen, seen_listeners = observed.gateway(state.record)
+def _listeners_out(states: list[ListenerState],
+                   seen_listeners: Mapping[str, observed.ListenerObserved]) -> list[ListenerOut]:
     listeners = []
-    for ls in state.listeners:
+    for ls in states:
         lseen = seen_listeners.get(ls.listener.name)
         diff = listener_diff(ls, lseen)
         listeners.append(ListenerOut(
@@ -248,13 +269,36 @@ def gateway_out(state: GatewayState) -> GatewayOut:
                 if lseen.supported_kinds is not None else None),
             disagrees=diff or None,
         ))
+    return listeners
+
+
+def listener_set_out(state: ListenerSetState) -> ListenerSetOut:
+    # ListenerSetStatus has the shape of GatewayStatus: conditions, and listeners by name.
+    seen, seen_listeners = observed.gateway(state.record)
+    diff = observed.disagreements(state.conditions, seen)
+    return ListenerSetOut(
+        listener_set=state.ref,
+        kind=state.kind,
+        conditions=computed(state.conditions),
+        listeners=_listeners_out(state.listeners, seen_listeners),
+        observed=as_observed(seen),
+        disagrees=diff or None,
+    )
+
+
+def gateway_out(state: GatewayState) -> GatewayOut:
+    seen, seen_listeners = observed.gateway(state.record)
     diff = observed.disagreements(state.conditions, seen)
     return GatewayOut(
         gateway=state.ref,
         gateway_class=state.class_name,
         controller=state.controller,
         conditions=computed(state.conditions),
-        listeners=listeners,
+        listeners=_listeners_out(state.listeners, seen_listeners),
+        attached_listener_sets=state.attached_listener_sets,
+        attached_listener_sets_undecided=state.attached_listener_sets_undecided or None,
+        listener_sets=[listener_set_out(s) for s in state.listener_sets if not s.hidden]
+        or None,
         observed=as_observed(seen),
         disagrees=diff or None,
     )

@@ -19,7 +19,7 @@ _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTION
                       "PATCH"})
 _HTTP_FILTERS = frozenset({"RequestHeaderModifier", "ResponseHeaderModifier", "RequestMirror",
                            "RequestRedirect", "URLRewrite", "ExtensionRef", "CORS",
-                           "ExternalAuth"})
+                           "ExternalAuth", "DirectResponse"})
 _GRPC_FILTERS = frozenset({"RequestHeaderModifier", "ResponseHeaderModifier", "RequestMirror",
                            "ExtensionRef"})
 

@@ -647,7 +647,7 @@ def _take(ctx: MeshContext, answer: Resolution, rule: Rule, *, port: int | None,
     if isinstance(direct, Mapping):
         # A response the rule gives on purpose, not a failure to forward.
         answer.filters.append(f"directResponse {dict(direct)}")
-        answer.outcome = f"direct {direct.get('status')}"
+        answer.outcome = "direct"  # as a Gateway API DirectResponse filter's
         return
     routes = [r for r in spec.get("route") or () if isinstance(r, Mapping)]
     weights = [_weight(r, len(routes)) for r in routes]
