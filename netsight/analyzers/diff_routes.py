@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pydantic import Field
 
 from netsight.analyzers import codes
-from netsight.analyzers.arguments import NamespacedName, PortNumber, ToolArgs
+from netsight.analyzers.arguments import Namespace, NamespacedName, PortNumber, ToolArgs
 from netsight.analyzers.base import AnalyzerMetadata, did_you_mean, metadata, ref
 from netsight.analyzers.check_route_resolution import METADATA as ROUTES_METADATA
 from netsight.analyzers.contracts import (
@@ -32,8 +32,18 @@ from netsight.analyzers.contracts import (
     ToolFailure,
     ToolResult,
 )
+from netsight.analyzers.mesh.context import MeshContext
+from netsight.analyzers.mesh.objects import (
+    DESTINATION_RULE,
+    ISTIO_GATEWAY,
+    SERVICE_ENTRY,
+    SIDECAR,
+    VIRTUAL_SERVICE,
+    IstioGateway,
+)
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import hostnames, ingresses, proposals
+from netsight.analyzers.routing import virtual_services as vsr
 from netsight.analyzers.routing.attachment import ParentResult, Resolver, RouteResult
 from netsight.analyzers.routing.gateways import GatewayState, ListenerState
 from netsight.analyzers.routing.hostindex import routes_for_host
@@ -76,10 +86,15 @@ METADATA = AnalyzerMetadata(
     "endpoint counts) and through Ingress (class, host, pathType, default backend); the "
     "rules it shadows; whether it reaches an expected backend; what changed since a "
     "generation or a time; and what proposed objects (YAML) would change, resolved on an "
-    "overlay of the live graph.",
+    "overlay of the live graph. With via ('mesh' or 'gateway <namespace>/<name>'), the "
+    "request is routed as an Istio sidecar or Istio Gateway would: the VirtualService and "
+    "http rule that take it (first match, VirtualServices oldest first), its weighted "
+    "destinations with subsets.",
     # HTTP requests meet HTTPRoutes and GRPCRoutes only (hostindex.KINDS); the shared
     # resolver still asks whether TLS/TCP/UDP routes are listed (its cache key).
-    reads=ROUTES_METADATA.reads | {Kind.INGRESS, Kind.INGRESS_CLASS},
+    reads=ROUTES_METADATA.reads | {Kind.INGRESS, Kind.INGRESS_CLASS, VIRTUAL_SERVICE,
+                                   DESTINATION_RULE, ISTIO_GATEWAY, SERVICE_ENTRY, Kind.POD,
+                                   SIDECAR},
     codes=(codes.REQUEST_NOT_ROUTED, codes.REQUEST_GETS_ERROR,
            codes.REQUEST_MISSES_EXPECTED_BACKEND),
 )
@@ -87,6 +102,9 @@ METADATA = AnalyzerMetadata(
 _HTTP_PROTOCOLS = ("HTTP", "HTTPS")
 _Shows = Callable[[str], bool]  # whether the caller may see an object, by key
 HIDDEN_ROUTE = "a route in a namespace you may not read"
+HIDDEN_GATEWAY = "a Gateway in a namespace you may not read"
+NO_MESH_NOTE = "GAMMA mesh routes are not evaluated; Istio VirtualServices are, with via " \
+    "('mesh' or 'gateway <namespace>/<name>')"
 _DURATION = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
 
@@ -115,6 +133,16 @@ class Args(ToolArgs):
         "document with metadata.annotations 'netsight.io/delete: \"true\"' deletes the "
         "object it names. The request is resolved on an overlay of the live graph with "
         "them applied (nothing is written) and compared with the live answer.")
+    via: str | None = Field(
+        default=None, description="Route the request as Istio does instead of through the "
+        "Gateway API and Ingress: 'mesh' (from a sidecar-injected client; give "
+        "source_namespace) or 'gateway <namespace>/<name>' (through that Istio Gateway)")
+    source_namespace: Namespace | None = Field(
+        default=None, description="With via 'mesh': the client's namespace (VirtualService "
+        "exportTo, short hosts and sourceNamespace matches are decided there)")
+    source_labels: dict[str, str] | None = Field(
+        default=None, description="With via 'mesh': the client pod's labels, for "
+        "sourceLabels matches (without them such a match is undecided)")
 
 
 class BackendShare(OmitNone):
@@ -127,11 +155,15 @@ class BackendShare(OmitNone):
     ready_endpoints: int | None = None
     mirror: bool | None = None
     tls: BackendTLSOut | None = None  # backend TLS (BackendTLSPolicy)
+    subset: str | None = None  # a VirtualService destination's DestinationRule subset
 
 
 class Layer(OmitNone):
-    layer: str = "gateway-api"
-    entry: str = Field(description='"namespace/gateway/listener"')
+    layer: str = Field(default="gateway-api",
+                       description='"gateway-api", "ingress" or "virtual-service"')
+    entry: str = Field(description='"namespace/gateway/listener", "ingress/<class>", "mesh" '
+                       'or "gateway <namespace>/<name>" (via), or an unnamed Gateway the '
+                       'caller may not read')
     port: int | None = None
     route: str | None = None
     kind: str | None = None
@@ -140,10 +172,20 @@ class Layer(OmitNone):
     filters: list[str] | None = None
     backends: list[BackendShare]
     outcome: str = Field(description='"forwarded", "redirect", "direct" (a DirectResponse '
-                         'filter replies), "404", "500" or "503"')
+                         'filter or a VirtualService directResponse replies), "404", "500", '
+                         '"503" or "undecided"')
     hidden: bool | None = Field(
         default=None, description="The rule that takes the request belongs to a route in "
         "a namespace the caller may not read: its name, match and backends are left out")
+    entry_hidden: bool | None = Field(
+        default=None, description="The entry Gateway is in a namespace the caller may not "
+        "read: its name, listener and port are left out")
+    undecided: str | None = Field(
+        default=None, description="Why netsight cannot decide which rule takes the request "
+        "here (outcome 'undecided')")
+    delegated_from: str | None = Field(
+        default=None, description="The VirtualService rule ('namespace/name http[i]') that "
+        "delegates to the one that takes the request (its match and settings merged in)")
 
 
 class Shadowed(Model):
@@ -198,6 +240,7 @@ class ProposedOut(Model):
     findings_appeared: list[Finding]
     findings_disappeared: list[Finding]
     not_evaluated: list[str]
+    incomplete: list[str] | None = None
 
 
 class Result(ToolResult):
@@ -209,6 +252,9 @@ class Result(ToolResult):
     conflicts: list[Shadowed]
     findings: list[Finding]
     not_evaluated: list[str]
+    incomplete: list[str] | None = Field(
+        default=None, description="Why the answer is incomplete for this caller: layers in "
+        "namespaces they may not read on which the verdict depends")
     changes: list[ChangeOut] | None = Field(
         default=None, description="With against: changes since then to the objects the "
         "request goes through, newest first")
@@ -307,9 +353,11 @@ class _Answer:
     notes: list[str] = field(default_factory=list)
     # (winner, loser, deciding criterion, backends the loser would have reached)
     losers: list[tuple[str, str, str, set[str]]] = field(default_factory=list)
-    reached: dict[tuple[str, int | None], BackendShare] = field(default_factory=dict)
+    reached: dict[tuple[str, int | None, str | None], BackendShare] = \
+        field(default_factory=dict)
     matches_expected: bool | None = None
     expected_detail: str | None = None
+    incomplete: list[str] = field(default_factory=list)
 
 
 def _entry_listeners(state: GatewayState, args: Args, host: str) -> list[ListenerState]:
@@ -554,9 +602,10 @@ def _resolve(full: GraphView, args: Args, request: Request, shows: _Shows, *,
     the caller may see) allows."""
     host = request.host
     described = f"{args.method} {host}{args.path}"
+    if args.via is not None:
+        return _resolve_via(full, args, request, shows, must_exist=must_exist)
     resolver = Resolver(full, shared=True)
-    answer = _Answer(notes=["mesh routing layers (GAMMA, VirtualService) are not evaluated "
-                            "yet"])
+    answer = _Answer(notes=[NO_MESH_NOTE])
     findings, notes = answer.findings, answer.notes
     attached = _attached_for_host(full, resolver, request, args.gateway)
     targets = _gateway_targets(full, resolver, args, attached, shows, must_exist=must_exist)
@@ -569,7 +618,19 @@ def _resolve(full: GraphView, args: Args, request: Request, shows: _Shows, *,
                                 notes if visible else [], resolver)
             winner = found[0] if found else None
             if not visible:
-                hidden_entries += winner is not None
+                if winner is None:
+                    continue
+                # The caller may not read the Gateway, but the request does go through it:
+                # the layer is shown, unnamed, with what the caller may read of the rule.
+                hidden_entries += 1
+                layer = _layer(resolver, state, listener, winner, shows).model_copy(
+                    update={"entry": f"{HIDDEN_GATEWAY} (#{hidden_entries})", "port": None,
+                            "entry_hidden": True})
+                answer.layers.append(layer)
+                if len(found) > 1:
+                    _shadowed(answer, winner, found[1:], shows)
+                if layer.outcome in ("500", "503"):
+                    findings.append(_error_finding(layer, winner, described))
                 continue
             if winner is None and args.gateway is None:
                 # Without an entry Gateway, only the Gateways that route the request are
@@ -592,7 +653,8 @@ def _resolve(full: GraphView, args: Args, request: Request, shows: _Shows, *,
                 findings.append(_error_finding(layer, winner, described))
     if hidden_entries:
         notes.append(f"the request is routed on {hidden_entries} listener(s) of "
-                     "Gateways in namespaces you may not read; they are not shown")
+                     "Gateways in namespaces you may not read; they are shown without "
+                     "their names")
     if args.gateway is None and args.port in (None, 80, 443):
         _ingress_layer(full, request, answer, shows)
     if not answer.layers and args.gateway is None and not hidden_entries:
@@ -618,22 +680,202 @@ def _resolve(full: GraphView, args: Args, request: Request, shows: _Shows, *,
             detail="No Gateway listener with protocol HTTP or HTTPS, a matching port and a "
             "hostname covering the request's host is programmed.",
             suggestion="Check the Gateways' listeners with check_gateway_status."))
+    _verdict(answer, args, described)
+    return answer
+
+
+def parse_via(args: Args) -> vsr.Via | None:
+    """``via`` and the arguments that go with it, checked together."""
+    if args.via is None:
+        if args.source_namespace is not None or args.source_labels is not None:
+            raise ToolFailure(ErrorCode.INVALID_INPUT, "source_namespace, source_labels: "
+                              "only with via 'mesh' (the sidecar-injected client they "
+                              "describe); add via: 'mesh' or leave them out", tool=NAME)
+        return None
+    via = vsr.parse_via(args.via)
+    if isinstance(via, str):
+        raise ToolFailure(ErrorCode.INVALID_INPUT, f"via: {via}", tool=NAME)
+    if args.gateway is not None:
+        raise ToolFailure(ErrorCode.INVALID_INPUT, "gateway: names a Gateway API entry, and "
+                          "via routes the request through Istio instead; give one of them",
+                          tool=NAME)
+    if via.gateway is None and args.source_namespace is None:
+        raise ToolFailure(ErrorCode.INVALID_INPUT, "source_namespace: required with via "
+                          "'mesh' (the client's namespace, where VirtualService exportTo and "
+                          "short hosts are resolved), e.g. 'shop'", tool=NAME)
+    if via.gateway is not None and (args.source_namespace is not None
+                                    or args.source_labels is not None):
+        raise ToolFailure(ErrorCode.INVALID_INPUT, "source_namespace, source_labels: only "
+                          "with via 'mesh'; through a gateway the client is the gateway",
+                          tool=NAME)
+    return via
+
+
+def _entry_gateway(full: GraphView, via: vsr.Via, shows: _Shows, *,
+                   must_exist: bool) -> IstioGateway | str | None:
+    """The Istio Gateway ``via`` names (NOT_FOUND when missing or not the caller's to
+    read, unless ``must_exist`` is off); a string says why it cannot be read."""
+    assert via.gateway is not None
+    namespace, name = via.gateway
+    key = make_key(ISTIO_GATEWAY, namespace, name)
+    gateway = vsr.istio_gateway(full, via) if shows(key) else None
+    if gateway is None and must_exist:
+        known = {r.name for r in full.for_each(ISTIO_GATEWAY, namespace) if shows(r.key)}
+        raise ToolFailure(ErrorCode.NOT_FOUND, f"via: Istio Gateway {namespace}/{name} not "
+                          f"found{did_you_mean(name, known)}", tool=NAME)
+    return gateway
+
+
+def _resolve_via(full: GraphView, args: Args, request: Request, shows: _Shows, *,
+                 must_exist: bool) -> _Answer:
+    """The request through Istio: the VirtualService layer of a sidecar or an Istio
+    Gateway, decided on the whole graph and shown as ``shows`` allows."""
+    via = parse_via(args)
+    assert via is not None
+    described = f"{args.method} {request.host}{args.path}"
+    answer = _Answer()
+    source = None
+    gateway: IstioGateway | None = None
+    if via.gateway is None:
+        assert args.source_namespace is not None
+        if not shows(make_key(Kind.NAMESPACE, "", args.source_namespace)):
+            raise ToolFailure(ErrorCode.NOT_FOUND, f"source_namespace: namespace "
+                              f"{args.source_namespace!r} not found", tool=NAME)
+        source = vsr.Source(args.source_namespace, args.source_labels)
+    else:
+        found = _entry_gateway(full, via, shows, must_exist=must_exist)
+        if isinstance(found, str):
+            answer.notes.append(f"{via.entry}: cannot be read ({found}); its routing is not "
+                                "evaluated")
+        gateway = found if isinstance(found, IstioGateway) else None
+        if gateway is None and not isinstance(found, str):
+            return answer  # gone in a proposal: not an entry any more
+    ctx = MeshContext(full, None)
+    resolution = vsr.resolve(ctx, via, request, authority=args.host.strip().lower(),
+                             port=args.port, source=source, gateway=gateway)
+    notes = [note for key, note in resolution.notes if key is None or shows(key)]
+    answer.notes.extend(notes)
+    for unread in ctx.findings:  # objects Istio's schema would refuse: left out, said so
+        where = unread.resource
+        if where is not None and shows(make_key(where.kind, where.namespace or "", where.name)):
+            answer.notes.append(f"{unread.summary}; the routing above leaves it out")
+        else:
+            answer.notes.append("an Istio object in a namespace you may not read cannot be "
+                                "read; the routing above leaves it out")
+    layer = _vs_layer(resolution, shows)
+    answer.layers.append(layer)
+    if layer.undecided is not None:
+        answer.notes.append(f"{via.entry}: which rule takes the request is undecided "
+                            f"({layer.undecided})")
+    rule = resolution.rule
+    by = HIDDEN_ROUTE if layer.hidden or rule is None else rule.label
+    for loser, winner, because in resolution.shadowed:
+        if not shows(loser.vs.record.key):
+            continue
+        if isinstance(winner, vsr.Rule):
+            shadowed_by = by
+        else:
+            shadowed_by = winner.record.ref if shows(winner.record.key) else HIDDEN_ROUTE
+        answer.conflicts.append(Shadowed(route=loser.vs.record.ref, kind="VirtualService",
+                                         rule=loser.index, shadowed_by=shadowed_by,
+                                         because=because))
+        answer.losers.append((shadowed_by, loser.label, because,
+                              {d.backend for d in _rule_backends(ctx, loser)}))
+    if layer.outcome == "404":
+        answer.findings.append(codes.REQUEST_NOT_ROUTED.finding(
+            None, f"{described}: no VirtualService rule takes it via {via.entry} (404)",
+            detail="; ".join(notes) or "No http rule of the VirtualServices "
+            f"that apply via {via.entry} matches the request.",
+            suggestion="Check the VirtualServices' hosts, gateways, exportTo and matches "
+            "against the request; run check_mesh_config for their problems."))
+    elif layer.outcome in ("500", "503"):
+        what = HIDDEN_ROUTE if layer.hidden else \
+            f"VirtualService {layer.route} http[{layer.rule}]" if layer.route else \
+            "the default route"
+        answer.findings.append(codes.REQUEST_GETS_ERROR.finding(
+            None, f"{described}: {what} answers {layer.outcome}",
+            detail="The rule that takes the request has no usable destination" +
+            (": " + "; ".join(f"{b.backend} {b.reason or f'{b.ready_endpoints} ready'}"
+                              for b in layer.backends) if layer.backends else "."),
+            suggestion="Fix the destinations (run check_mesh_config) or the backend "
+            "Service's endpoints (run diagnose_service)."))
+    _verdict(answer, args, described)
+    return answer
+
+
+def _rule_backends(ctx: MeshContext, rule: vsr.Rule) -> list[vsr.Destination]:
+    routes = rule.spec.get("route")
+    return [vsr.destination(ctx, rule.vs, r.get("destination"))
+            for r in routes if isinstance(r, dict)] if isinstance(routes, list) else []
+
+
+def _vs_layer(resolution: vsr.Resolution, shows: _Shows) -> Layer:
+    rule = resolution.rule
+    owner = rule.vs if rule is not None else resolution.owner
+    hidden = owner is not None and not shows(owner.record.key)
+    if hidden:
+        return Layer(layer="virtual-service", entry=resolution.entry, port=resolution.port,
+                     backends=[], outcome=resolution.outcome, hidden=True,
+                     undecided=None if resolution.undecided is None else
+                     "the rule that takes the request cannot be evaluated")
+    match = None
+    if rule is not None and resolution.match is not None:
+        matches = rule.spec.get("match")
+        match = dict(matches[resolution.match]) if isinstance(matches, list) else None
+    backends = [BackendShare(backend=d.backend, port=d.port, weight=d.weight, share=d.share,
+                             resolved=d.resolved, reason=d.reason,
+                             ready_endpoints=d.ready_endpoints,
+                             mirror=True if d.mirror else None, subset=d.subset or None)
+                for d in resolution.destinations]
+    return Layer(layer="virtual-service", entry=resolution.entry, port=resolution.port,
+                 route=owner.record.ref if owner is not None else None,
+                 kind="VirtualService" if owner is not None else None,
+                 rule=rule.index if rule is not None else None, match=match,
+                 filters=resolution.filters or (["default route to the Service"]
+                                                if resolution.default_route else None),
+                 backends=backends, outcome=resolution.outcome,
+                 undecided=resolution.undecided, delegated_from=_root_of(rule, shows))
+
+
+def _root_of(rule: vsr.Rule | None, shows: _Shows) -> str | None:
+    if rule is None or rule.root is None:
+        return None
+    root = rule.root
+    return f"{root.vs.record.ref} http[{root.index}]" if shows(root.vs.record.key) \
+        else HIDDEN_ROUTE
+
+
+def _verdict(answer: _Answer, args: Args, described: str) -> None:
+    """The backends reached, whether the expected one is among them, and what hidden
+    layers leave incomplete."""
+    findings = answer.findings
     for layer in answer.layers:
         if layer.outcome in ("forwarded", "503"):
             for b in layer.backends:
                 if b.resolved and not b.mirror and b.weight:
-                    answer.reached.setdefault((b.backend, b.port), b)
+                    answer.reached.setdefault((b.backend, b.port, b.subset), b)
+    # Hidden layers that may reach backends (a 404 or a redirect reaches none).
+    hidden = [layer for layer in answer.layers if layer.hidden
+              and layer.outcome in ("forwarded", "503", "undecided")]
+    if any(layer.entry_hidden for layer in hidden):
+        answer.incomplete.append(f"the request goes through {HIDDEN_GATEWAY}, where "
+                                 f"{HIDDEN_ROUTE} takes it: which backends it reaches "
+                                 "there is not shown")
+    if any(not layer.entry_hidden for layer in hidden):
+        answer.incomplete.append(f"{HIDDEN_ROUTE} takes the request on some entry: which "
+                                 "backends it reaches there is not shown")
     if args.expected_backend is not None:
         answer.matches_expected = any(b.backend == args.expected_backend
                                       for b in answer.reached.values())
-        if not answer.matches_expected and any(layer.hidden for layer in answer.layers):
+        undecided = [layer.undecided for layer in answer.layers if layer.undecided]
+        if not answer.matches_expected and hidden:
             answer.matches_expected = None  # a hidden route's backends are not shown
             answer.expected_detail = f"{HIDDEN_ROUTE} takes the request on some entry; " \
                 "whether it reaches the expected backend is not shown"
-        elif not answer.matches_expected and hidden_entries:
-            answer.matches_expected = None  # nor what Gateways they may not read reach
-            answer.expected_detail = "the request is also routed on Gateways in namespaces " \
-                "you may not read; whether it reaches the expected backend there is not shown"
+        elif not answer.matches_expected and undecided:
+            answer.matches_expected = None
+            answer.expected_detail = f"which rule takes the request is undecided: " \
+                f"{undecided[0]}"
         elif not answer.matches_expected:
             answer.expected_detail = _explain_miss(args.expected_backend, answer.layers,
                                                    answer.losers)
@@ -643,7 +885,6 @@ def _resolve(full: GraphView, args: Args, request: Request, shows: _Shows, *,
                 suggestion="Make the intended rule more specific (exact path, longer prefix, "
                 "method, headers) or remove the rule that takes precedence."))
     findings.sort(key=lambda f: (f.severity.rank, str(f.resource or ""), f.code, f.summary))
-    return answer
 
 
 _ERRORS: dict[int, tuple[Layer, Finding]] = {}
@@ -713,6 +954,7 @@ def _shadowed(answer: _Answer, winner: Candidate, others: list[Candidate],
 
 
 def analyze(view: GraphView, args: Args) -> Result:
+    parse_via(args)  # a bad via fails the call before any work
     host = request_host(args.host)
     request = Request(host, args.path.split("?")[0], args.method, args.headers, args.query)
     full, shows = unrestricted(view)
@@ -744,6 +986,7 @@ def analyze(view: GraphView, args: Args) -> Result:
         conflicts=live.conflicts,
         findings=live.findings,
         not_evaluated=list(dict.fromkeys(live.notes)),
+        incomplete=list(dict.fromkeys(live.incomplete)) or None,
         changes=changes,
         proposed=proposed,
     )
@@ -755,14 +998,20 @@ def analyze(view: GraphView, args: Args) -> Result:
 def _taken(layer: Layer) -> str:
     if layer.hidden:
         return f"{HIDDEN_ROUTE} ({layer.outcome})"
+    if layer.undecided is not None:
+        return f"undecided ({layer.undecided})"
+    if layer.layer == "virtual-service" and layer.route is None and layer.backends:
+        return f"no VirtualService: the default route ({layer.outcome})"
     if layer.route is None:
         return f"no rule ({layer.outcome})"
+    if layer.rule is None:
+        return f"{layer.kind} {layer.route}, no rule matching ({layer.outcome})"
     return f"{layer.kind} {layer.route} rule {layer.rule} ({layer.outcome})"
 
 
 def _shares(answer: _Answer) -> dict[tuple[str, str, int | None], float]:
-    return {(layer.entry, b.backend, b.port): b.share for layer in answer.layers
-            for b in layer.backends if not b.mirror}
+    return {(layer.entry, b.backend + (f" subset {b.subset}" if b.subset else ""), b.port):
+            b.share for layer in answer.layers for b in layer.backends if not b.mirror}
 
 
 def _finding_key(finding: Finding) -> tuple[str, str, str]:
@@ -800,6 +1049,7 @@ def _compare(live: _Answer, after: _Answer, proposal: proposals.Proposal) -> Pro
         findings_appeared=appeared,
         findings_disappeared=disappeared,
         not_evaluated=list(dict.fromkeys([*after.notes, *proposal.notes])),
+        incomplete=list(dict.fromkeys(after.incomplete)) or None,
     )
 
 
@@ -808,7 +1058,7 @@ def _involved(layers: list[Layer], conflicts: list[Shadowed]) -> set[str]:
     and those they shadow) and backend Services."""
     keys = {make_key(c.kind, *c.route.split("/", 1)) for c in conflicts}
     for layer in layers:
-        if layer.layer == "gateway-api":
+        if layer.layer == "gateway-api" and not layer.entry_hidden:
             namespace, name, _ = layer.entry.split("/", 2)
             keys.add(make_key(GATEWAY, namespace, name))
         if layer.route is not None and layer.kind is not None:
@@ -881,7 +1131,8 @@ def _explain_miss(expected: str, layers: list[Layer],
     for winner, loser, because, backends in losers:
         if expected in backends:
             return f"{loser} routes to {expected} but {winner} takes precedence ({because})"
-    taken = [f"{layer.route} rule {layer.rule} ({layer.outcome})" for layer in layers
+    taken = [f"{layer.route} rule {layer.rule} ({layer.outcome})" if layer.rule is not None
+             else f"{layer.route}, no rule matching ({layer.outcome})" for layer in layers
              if layer.route]
     if taken:
         return f"the request is taken by {', '.join(taken)}; no matching rule routes to " \

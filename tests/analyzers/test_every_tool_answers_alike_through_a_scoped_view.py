@@ -327,8 +327,20 @@ def test_a_scoped_request_gets_the_whole_graphs_outcome_without_hidden_names(
     # What the caller named, and what visible routes name, is theirs to read back.
     assert not hidden_names(scoped, store, cluster, namespaces, args)
     outcomes = {layer["entry"]: layer for layer in whole["layers"]}
+    # A Gateway the caller may not read that routes the request is a layer all the same,
+    # unnamed: the whole graph's layers on hidden Gateways, in order, are those.
+    behind = [layer for layer in whole["layers"] if layer["layer"] == "gateway-api"
+              and layer["entry"].partition("/")[0] not in namespaces]
+    unnamed = [layer for layer in scoped["layers"] if layer.get("entryHidden")]
+    assert [layer["outcome"] for layer in unnamed] == [layer["outcome"] for layer in behind]
+    for layer, original in zip(unnamed, behind, strict=True):
+        assert "port" not in layer
+        if layer.get("hidden"):
+            assert original["route"].partition("/")[0] not in namespaces
+        else:
+            assert layer.get("route") == original.get("route")
     for layer in scoped["layers"]:
-        if layer["layer"] != "gateway-api":
+        if layer["layer"] != "gateway-api" or layer.get("entryHidden"):
             continue
         assert layer["outcome"] == outcomes[layer["entry"]]["outcome"]
         if layer.get("hidden"):

@@ -230,7 +230,7 @@ def test_a_hidden_gateway_that_refuses_the_route_says_so_without_its_listeners()
     assert "http" not in json.dumps(scoped["routes"][0]["parents"])
 
 
-def test_a_request_routed_only_on_hidden_gateways_is_not_said_unserved() -> None:
+def test_a_request_routed_only_on_hidden_gateways_shows_the_layer_unnamed() -> None:
     view = store_from_yaml(CLUSTER).view()
     request = {"host": "shop.example.com", "path": "/cart", "expected_backend": "shop/web"}
 
@@ -238,9 +238,15 @@ def test_a_request_routed_only_on_hidden_gateways_is_not_said_unserved() -> None
     scoped = ask(ScopedView(view, SHOP_ONLY), "diff_routes", request)
 
     assert [layer["entry"] for layer in whole["layers"]] == ["infra/edge/http"]
-    assert scoped["layers"] == []
+    [layer] = scoped["layers"]
+    assert layer["entry"] == "a Gateway in a namespace you may not read (#1)"
+    assert layer["entryHidden"] is True
+    assert "port" not in layer
+    # The caller's own route takes the request there: its rule and backends are theirs.
+    assert (layer["route"], layer["outcome"]) == ("shop/web", "forwarded")
     assert scoped["findings"] == []  # no "no programmed HTTP/HTTPS listener serves host"
-    assert scoped["matchesExpected"] is None
+    assert scoped["matchesExpected"] is True
+    assert scoped["incomplete"] is None
     assert any("1 listener(s) of Gateways in namespaces you may not read" in note
                for note in scoped["notEvaluated"])
     assert "infra/" not in json.dumps(scoped)

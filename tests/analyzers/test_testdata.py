@@ -3,7 +3,8 @@
 - ``cluster.yaml``: the objects (manifests; multi-document YAML);
 - ``query.json``: ``{"tool": ..., "args": {...}, "source": "manifests" | "cluster"}``, and
   for a cluster optionally ``"synced": [kinds]``, the kinds whose informers have listed
-  (every other kind reads as not watched);
+  (every other kind reads as not watched); optionally ``"namespaces": [...]``, the only
+  namespaces the caller may read (the tool answers through a ``ScopedView``);
 - ``expected.json``: ``{"codes": [...]}`` — exactly the finding codes the answer holds
   (a sorted multiset; omit the key to leave findings unchecked) — and optionally
   ``"result": {...}``, a subset of the JSON answer that must match (dicts by key, lists
@@ -24,7 +25,8 @@ import pytest
 
 from netsight.analyzers.catalog import TOOLS, call_tool, to_json
 from netsight.analyzers.contracts import ToolFailure
-from netsight.graph.store import KindStatus, Source, SyncState
+from netsight.graph.scoping import ScopedView
+from netsight.graph.store import GraphView, KindStatus, Source, SyncState
 from tests.analyzers.recording import RecordingView
 from tests.conftest import store_from_yaml
 
@@ -44,11 +46,13 @@ def run_case(case: Path) -> tuple[dict[str, Any], RecordingView]:
     for kind in query.get("synced", []):
         store.sync[kind] = KindStatus(kind, state=SyncState.SYNCED, synced_at=1.0)
     view = RecordingView(store)
+    caller: GraphView = view if "namespaces" not in query else \
+        ScopedView(view, query["namespaces"])
     args = {"detail": True, **query.get("args", {})}
     if "limit" in TOOLS[query["tool"]].args.model_fields:
         args.setdefault("limit", 500)
     try:
-        return to_json(call_tool(view, query["tool"], args), detail=True), view
+        return to_json(call_tool(caller, query["tool"], args), detail=True), view
     except ToolFailure as failure:
         return {"error": failure.to_error(query["tool"]).model_dump(mode="json")}, view
 

@@ -7,6 +7,7 @@ and the VirtualService schema validation), named in its docstring.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Container
 
 from netsight.analyzers import codes
 from netsight.analyzers.base import evidence, ref
@@ -217,7 +218,7 @@ def _check_gateway(ctx: MeshContext, vs: VirtualService, name: str, path: str) -
         served = _k8s_gateway_hosts(k8s)
         found = served is None or any(hosts_match(h, v) for h in served for v in vs.hosts)
     else:
-        served = _istio_gateway_hosts(istio, record.namespace)
+        served = istio_gateway_hosts(istio, record.namespace)
         found = any(hosts_match(h, v) for h in served for v in vs.hosts)
     if not found:
         gateway = istio if istio is not None else k8s
@@ -236,14 +237,20 @@ def _check_gateway(ctx: MeshContext, vs: VirtualService, name: str, path: str) -
         ))
 
 
-def _istio_gateway_hosts(gateway: object, vs_namespace: str) -> list[str]:
+def istio_gateway_hosts(gateway: object, vs_namespace: str,
+                        servers: Container[int] | None = None) -> list[str]:
+    """The hosts an Istio Gateway's servers (those of ``servers``, by index, when given)
+    serve to VirtualServices of ``vs_namespace``."""
     if not isinstance(gateway, GenericRecord) or not isinstance(gateway.spec, dict):
         return []
     hosts: list[str] = []
-    servers = gateway.spec.get("servers")
-    for server in servers if isinstance(servers, list) else ():
-        raw = server.get("hosts") if isinstance(server, dict) else None
-        written = [h for h in raw if isinstance(h, str)] if isinstance(raw, list) else []
+    raw = gateway.spec.get("servers")
+    for index, server in enumerate(raw if isinstance(raw, list) else ()):
+        if servers is not None and index not in servers:
+            continue
+        listed = server.get("hosts") if isinstance(server, dict) else None
+        written = [h for h in listed if isinstance(h, str)] if isinstance(listed, list) \
+            else []
         sanitized: list[str] = []
         for host in written:
             if "/" in host:
