@@ -693,6 +693,39 @@ DEPRECATED_ISTIO_FIELD = Code(
     "delay's integer percent, a Sidecar's outboundTrafficPolicy.egressProxy).",
     ("IST0002",),
 )
+# EnvoyFilter patches (istioctl's envoyfilter.EnvoyPatchAnalyzer), NS0720-NS0729.
+ENVOY_FILTER_RELATIVE_PATCH = Code(
+    "NS0720", "EnvoyFilterRelativePatchWithoutPriority", W, MESH,
+    "An EnvoyFilter without priority patches relative to other configuration (REMOVE, "
+    "REPLACE, INSERT_BEFORE, INSERT_AFTER): whether what it patches is there depends on the "
+    "order EnvoyFilters are applied in, which only a priority fixes.",
+    ("IST0151",),
+)
+ENVOY_FILTER_REPLACE_NOT_APPLICABLE = Code(
+    "NS0721", "EnvoyFilterReplaceNotApplicable", W, MESH,
+    "An EnvoyFilter patch REPLACEs something other than an HTTP_FILTER or NETWORK_FILTER, "
+    "the only targets REPLACE applies to: the patch is ignored.",
+    ("IST0152",),
+)
+ENVOY_FILTER_ADD_IGNORED = Code(
+    "NS0722", "EnvoyFilterAddOnRoutes", W, MESH,
+    "An EnvoyFilter patch ADDs to a ROUTE_CONFIGURATION or HTTP_ROUTE, where istioctl "
+    "reports the operation as ignored.",
+    ("IST0153",),
+)
+ENVOY_FILTER_REMOVE_IGNORED = Code(
+    "NS0723", "EnvoyFilterRemoveOnRoutes", W, MESH,
+    "An EnvoyFilter patch REMOVEs a ROUTE_CONFIGURATION or HTTP_ROUTE, where istioctl "
+    "reports the operation as ignored.",
+    ("IST0154",),
+)
+ENVOY_FILTER_RELATIVE_PATCH_WITH_PROXY_VERSION = Code(
+    "NS0724", "EnvoyFilterRelativePatchWithProxyVersion", W, MESH,
+    "An EnvoyFilter without priority patches relative to a filter that an earlier patch "
+    "matching a proxyVersion also patches: after an upgrade changes the proxy version, the "
+    "patches apply in another order, or not at all.",
+    ("IST0155",),
+)
 
 CODES: dict[str, Code] = {
     code.code: code for code in globals().values() if isinstance(code, Code)

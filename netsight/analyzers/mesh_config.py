@@ -20,6 +20,7 @@ from netsight.analyzers.mesh import (
     deprecations,
     destination_rules,
     destination_tls,
+    envoy_filters,
     gateway_certificates,
     gateway_policy_selectors,
     gateway_secrets,
@@ -103,6 +104,10 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
     # testGrid names the Go type; the analyzer's Metadata name is the second.
     "deprecation.FieldAnalyzer": (codes.DEPRECATED_ISTIO_FIELD,),
     "deprecation.DeprecationAnalyzer": (codes.DEPRECATED_ISTIO_FIELD,),
+    "envoyfilter.EnvoyPatchAnalyzer": (
+        codes.ENVOY_FILTER_RELATIVE_PATCH, codes.ENVOY_FILTER_REPLACE_NOT_APPLICABLE,
+        codes.ENVOY_FILTER_ADD_IGNORED, codes.ENVOY_FILTER_REMOVE_IGNORED,
+        codes.ENVOY_FILTER_RELATIVE_PATCH_WITH_PROXY_VERSION),
 }
 # Codes of checks istioctl does not make (no IST equivalent).
 OWN_CODES: tuple[Code, ...] = (codes.VIRTUAL_SERVICE_REGEX_TOO_LARGE,)
@@ -127,8 +132,10 @@ CHECKED = ("VirtualService destinations (host, port, subset) that resolve to not
     "Istio policies selecting a Gateway API Gateway's pods by label instead of targetRefs, "
     "VirtualService match regexes Envoy's RE2 refuses (bad syntax, or a program over "
     "Istio's size limit), Telemetries that select no pod, select the same pods as another "
-    "or share a namespace with another without selector, and deprecated or ignored fields "
-    "(fault delay percent, Sidecar egressProxy).")
+    "or share a namespace with another without selector, deprecated or ignored fields "
+    "(fault delay percent, Sidecar egressProxy), and EnvoyFilter patches that depend on the "
+    "order filters apply in (relative operations without priority, after a proxyVersion "
+    "patch) or use an operation that does not apply to their target.")
 
 METADATA = AnalyzerMetadata(
     name="mesh_config",
@@ -136,7 +143,8 @@ METADATA = AnalyzerMetadata(
     reads=frozenset({VIRTUAL_SERVICE, DESTINATION_RULE, SERVICE_ENTRY, ISTIO_GATEWAY,
                      SIDECAR, SECRET, REQUEST_AUTHENTICATION, K8S_GATEWAY, NODE,
                      Kind.SERVICE, Kind.NAMESPACE, *POD_LIKE_KINDS,
-                     *(kind for kind, _ in POLICY_KINDS), telemetry_selectors.TELEMETRY}),
+                     *(kind for kind, _ in POLICY_KINDS), telemetry_selectors.TELEMETRY,
+                     envoy_filters.ENVOY_FILTER}),
     codes=tuple(dict.fromkeys([*(c for group in UPSTREAM.values() for c in group
                                  if c not in ELSEWHERE), *OWN_CODES])),
 )
@@ -151,7 +159,7 @@ CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subse
           gateway_secrets.credentials, workload_services.port_associations,
           jwt_claim_routes.claim_routes, gateway_policy_selectors.selectors,
           regexes.invalid_regexes, telemetry_selectors.selectors,
-          deprecations.deprecated_fields)
+          deprecations.deprecated_fields, envoy_filters.patches)
 
 
 @dataclass(frozen=True, slots=True)

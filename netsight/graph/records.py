@@ -1055,10 +1055,45 @@ def _config_map(raw: Mapping[str, Any], base: dict[str, Any]) -> Record:
                            ca_problem=ca_bundle_problem(data, binary) if checked else None)
 
 
+# What the mesh checks read of an Istio EnvoyFilter (analyzers/mesh/envoy_filters.py):
+# its configPatches carry whole Envoy configuration (Lua code, clusters, TLS contexts) of
+# which only the patch's operation, target and name matter there. A key maps to the shape
+# kept below it (True: the value as written); a list shape applies to every item.
+ENVOY_FILTER_KEPT: Mapping[str, Any] = MappingProxyType({
+    "priority": True,
+    "configPatches": [{
+        "applyTo": True,
+        "match": {"proxy": {"proxyVersion": True},
+                  "listener": {"filterChain": {"filter": {"name": True}}}},
+        "patch": {"operation": True, "value": {"name": True}},
+    }],
+})
+
+
+def kept_fields(raw: Any, shape: Any) -> Any:
+    """``raw`` reduced to the fields ``shape`` names. A value of another shape than
+    expected (a string where an object belongs) is kept as written, so the reader reports
+    it instead of meeting an object that looks empty."""
+    if shape is True:
+        return raw
+    if isinstance(shape, list):
+        return [kept_fields(item, shape[0]) for item in raw] if isinstance(raw, list) else raw
+    if not isinstance(raw, Mapping):
+        return raw
+    return {key: kept_fields(raw[key], sub) for key, sub in shape.items() if key in raw}
+
+
+# Networking kinds whose spec is kept only in part: kind id -> the fields kept.
+_SLIM_SPECS: dict[str, Mapping[str, Any]] = {"EnvoyFilter": ENVOY_FILTER_KEPT}
+
+
 def _generic(raw: Mapping[str, Any], base: dict[str, Any]) -> GenericRecord:
     if api_group(base["api_version"]) not in NETWORKING_GROUPS:
         return GenericRecord(**base)
     spec, status, specs = raw.get("spec"), raw.get("status"), raw.get("specs")
+    kept = _SLIM_SPECS.get(base["kind"])
+    if kept is not None and isinstance(spec, dict):
+        spec = kept_fields(spec, kept)
     return GenericRecord(
         **base,
         spec=_frozen_copy(spec, "spec") if isinstance(spec, dict) else None,
