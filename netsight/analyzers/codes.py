@@ -618,6 +618,13 @@ ISTIO_GATEWAY_SECRET_NOT_FOUND = Code(
     "TLS handshakes for its hosts fail.",
     ("IST0101",),
 )
+ISTIO_GATEWAY_CREDENTIAL_INVALID = Code(
+    "NS0692", "IstioGatewayCredentialInvalid", C, MESH,
+    "An Istio Gateway server's credentialName Secret holds no certificate the gateway can "
+    "serve: neither keys cert/key nor tls.crt/tls.key with values, a certificate that is "
+    "not X.509 PEM, or one expired or not yet valid; TLS handshakes for its hosts fail.",
+    ("IST0161",),
+)
 MESH_WORKLOAD_PORT_PROTOCOL_CONFLICT = Code(
     "NS0695", "MeshWorkloadPortProtocolConflict", W, MESH,
     "Services selecting the pods of one mesh workload give one port different protocols "

@@ -85,11 +85,12 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
     # The name istioctl's analyzer list gives the same analyzer.
     "serviceentry.Analyzer": (codes.SERVICE_ENTRY_ADDRESSES_REQUIRED,),
     "gateway.CertificateAnalyzer": (codes.ISTIO_GATEWAY_DUPLICATE_CERTIFICATE,),
-    # Its InvalidGatewayCredential (IST0161) needs the Secret's data, which netsight never
-    # reads; a Gateway without pods is reported by the pod check it shares with
+    # InvalidGatewayCredential (IST0161) is decided where a manifest gives the Secret's
+    # data; a Gateway without pods is reported by the pod check it shares with
     # gateway.IngressGatewayPortAnalyzer.
     "gateway.SecretAnalyzer": (codes.ISTIO_GATEWAY_SELECTS_NO_PODS,
-                               codes.ISTIO_GATEWAY_SECRET_NOT_FOUND),
+                               codes.ISTIO_GATEWAY_SECRET_NOT_FOUND,
+                               codes.ISTIO_GATEWAY_CREDENTIAL_INVALID),
     "deployment.ServiceAssociationAnalyzer": (codes.MESH_WORKLOAD_PORT_PROTOCOL_CONFLICT,
                                               codes.MESH_WORKLOAD_TARGET_PORT_CONFLICT),
     "virtualservice.JWTClaimRouteAnalyzer": (
@@ -126,7 +127,8 @@ CHECKED = ("VirtualService destinations (host, port, subset) that resolve to not
     "to ambient workloads, DestinationRules originating TLS without the CA to check the "
     "server by, ServiceEntry TCP ports without addresses or with a protocol another "
     "ServiceEntry contradicts, Gateways of the same pods serving "
-    "one certificate on separate servers, Gateway credential Secrets that do not exist, and "
+    "one certificate on separate servers, Gateway credential Secrets that do not exist or "
+    "(given in manifests) hold no valid certificate, and "
     "Services giving a mesh workload's port two protocols or sending two ports to one "
     "targetPort, gateway routes on JWT claims that no RequestAuthentication provides, "
     "Istio policies selecting a Gateway API Gateway's pods by label instead of targetRefs, "

@@ -28,7 +28,7 @@ from netsight.graph.model import (
     kind_id,
     make_key,
 )
-from netsight.graph.pem import ca_bundle_problem, tls_data_problem
+from netsight.graph.pem import ca_bundle_problem, istio_credential, tls_data_problem
 from netsight.graph.selectors import (
     LabelSelector,
     parse_label_selector,
@@ -302,6 +302,11 @@ class SecretRecord(Record):
     type: str | None = None
     tls_checked: bool = False  # the data was at hand and tls_problem decided
     tls_problem: str | None = None  # why the data is not a PEM certificate and key
+    # The data as an Istio gateway credential (graph/pem.py istio_credential): why Istio
+    # cannot serve it, and its certificate's validity (RFC 3339); only when tls_checked.
+    credential_problem: str | None = None
+    credential_not_before: str | None = None
+    credential_not_after: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -1041,9 +1046,14 @@ def _secret(raw: Mapping[str, Any], base: dict[str, Any]) -> Record:
         return _generic(raw, base)  # a custom kind named Secret
     data, string_data = raw.get("data"), raw.get("stringData")
     checked = isinstance(data, dict) or isinstance(string_data, dict)
+    if not checked:
+        return SecretRecord(**base, type=_optional_str(raw.get("type"), "type"))
+    credential = istio_credential(data, string_data)
     return SecretRecord(**base, type=_optional_str(raw.get("type"), "type"),
-                        tls_checked=checked,
-                        tls_problem=tls_data_problem(data, string_data) if checked else None)
+                        tls_checked=True, tls_problem=tls_data_problem(data, string_data),
+                        credential_problem=credential.problem,
+                        credential_not_before=credential.not_before,
+                        credential_not_after=credential.not_after)
 
 
 def _config_map(raw: Mapping[str, Any], base: dict[str, Any]) -> Record:
