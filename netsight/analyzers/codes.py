@@ -733,6 +733,26 @@ ENVOY_FILTER_RELATIVE_PATCH_WITH_PROXY_VERSION = Code(
     "patches apply in another order, or not at all.",
     ("IST0155",),
 )
+# Sidecar injection (istioctl's injection.Analyzer), NS0725-NS0729.
+NAMESPACE_NOT_INJECTED = Code(
+    "NS0725", "NamespaceNotInjected", I, MESH,
+    "A namespace has neither the istio-injection nor the istio.io/rev label (and Istio does "
+    "not inject namespaces by default): its pods get no sidecar and are outside the mesh.",
+    ("IST0102",),
+)
+POD_MISSING_MESH_PROXY = Code(
+    "NS0726", "PodMissingMeshProxy", W, MESH,
+    "A pod of a namespace labelled istio-injection=enabled runs no istio-proxy container "
+    "(and does not opt out of injection, nor run on the host network): it was created "
+    "before injection was enabled, or injection failed; it is outside the mesh.",
+    ("IST0103",),
+)
+NAMESPACE_MULTIPLE_INJECTION_LABELS = Code(
+    "NS0727", "NamespaceMultipleInjectionLabels", W, MESH,
+    "A namespace carries more than one of istio-injection, istio.io/rev and "
+    "istio.io/dataplane-mode: which one decides how its pods join the mesh is not obvious.",
+    ("IST0123",),
+)
 
 CODES: dict[str, Code] = {
     code.code: code for code in globals().values() if isinstance(code, Code)

@@ -25,6 +25,7 @@ from netsight.analyzers.mesh import (
     gateway_policy_selectors,
     gateway_secrets,
     gateways,
+    injection,
     jwt_claim_routes,
     port_names,
     regexes,
@@ -105,6 +106,8 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
     # testGrid names the Go type; the analyzer's Metadata name is the second.
     "deprecation.FieldAnalyzer": (codes.DEPRECATED_ISTIO_FIELD,),
     "deprecation.DeprecationAnalyzer": (codes.DEPRECATED_ISTIO_FIELD,),
+    "injection.Analyzer": (codes.NAMESPACE_NOT_INJECTED, codes.POD_MISSING_MESH_PROXY,
+                           codes.NAMESPACE_MULTIPLE_INJECTION_LABELS),
     "envoyfilter.EnvoyPatchAnalyzer": (
         codes.ENVOY_FILTER_RELATIVE_PATCH, codes.ENVOY_FILTER_REPLACE_NOT_APPLICABLE,
         codes.ENVOY_FILTER_ADD_IGNORED, codes.ENVOY_FILTER_REMOVE_IGNORED,
@@ -137,7 +140,9 @@ CHECKED = ("VirtualService destinations (host, port, subset) that resolve to not
     "or share a namespace with another without selector, deprecated or ignored fields "
     "(fault delay percent, Sidecar egressProxy), and EnvoyFilter patches that depend on the "
     "order filters apply in (relative operations without priority, after a proxyVersion "
-    "patch) or use an operation that does not apply to their target.")
+    "patch) or use an operation that does not apply to their target, namespaces not enabled for "
+    "sidecar injection or with several injection labels, and pods of injected namespaces "
+    "without a sidecar.")
 
 METADATA = AnalyzerMetadata(
     name="mesh_config",
@@ -146,7 +151,7 @@ METADATA = AnalyzerMetadata(
                      SIDECAR, SECRET, REQUEST_AUTHENTICATION, K8S_GATEWAY, NODE,
                      Kind.SERVICE, Kind.NAMESPACE, *POD_LIKE_KINDS,
                      *(kind for kind, _ in POLICY_KINDS), telemetry_selectors.TELEMETRY,
-                     envoy_filters.ENVOY_FILTER}),
+                     envoy_filters.ENVOY_FILTER, injection.CONFIG_MAP}),
     codes=tuple(dict.fromkeys([*(c for group in UPSTREAM.values() for c in group
                                  if c not in ELSEWHERE), *OWN_CODES])),
 )
@@ -161,7 +166,7 @@ CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subse
           gateway_secrets.credentials, workload_services.port_associations,
           jwt_claim_routes.claim_routes, gateway_policy_selectors.selectors,
           regexes.invalid_regexes, telemetry_selectors.selectors,
-          deprecations.deprecated_fields, envoy_filters.patches)
+          deprecations.deprecated_fields, envoy_filters.patches, injection.injection)
 
 
 @dataclass(frozen=True, slots=True)
