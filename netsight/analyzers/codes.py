@@ -631,6 +631,13 @@ ISTIO_GATEWAY_SECRET_NOT_FOUND = Code(
     "TLS handshakes for its hosts fail.",
     ("IST0101",),
 )
+ISTIO_GATEWAY_CREDENTIAL_INVALID = Code(
+    "NS0692", "IstioGatewayCredentialInvalid", C, MESH,
+    "An Istio Gateway server's credentialName Secret holds no certificate the gateway can "
+    "serve: neither keys cert/key nor tls.crt/tls.key with values, a certificate that is "
+    "not X.509 PEM, or one expired or not yet valid; TLS handshakes for its hosts fail.",
+    ("IST0161",),
+)
 MESH_WORKLOAD_PORT_PROTOCOL_CONFLICT = Code(
     "NS0695", "MeshWorkloadPortProtocolConflict", W, MESH,
     "Services selecting the pods of one mesh workload give one port different protocols "
@@ -705,6 +712,59 @@ DEPRECATED_ISTIO_FIELD = Code(
     "An Istio networking object sets a deprecated or ignored field (a VirtualService fault "
     "delay's integer percent, a Sidecar's outboundTrafficPolicy.egressProxy).",
     ("IST0002",),
+)
+# EnvoyFilter patches (istioctl's envoyfilter.EnvoyPatchAnalyzer), NS0720-NS0729.
+ENVOY_FILTER_RELATIVE_PATCH = Code(
+    "NS0720", "EnvoyFilterRelativePatchWithoutPriority", W, MESH,
+    "An EnvoyFilter without priority patches relative to other configuration (REMOVE, "
+    "REPLACE, INSERT_BEFORE, INSERT_AFTER): whether what it patches is there depends on the "
+    "order EnvoyFilters are applied in, which only a priority fixes.",
+    ("IST0151",),
+)
+ENVOY_FILTER_REPLACE_NOT_APPLICABLE = Code(
+    "NS0721", "EnvoyFilterReplaceNotApplicable", W, MESH,
+    "An EnvoyFilter patch REPLACEs something other than an HTTP_FILTER or NETWORK_FILTER, "
+    "the only targets REPLACE applies to: the patch is ignored.",
+    ("IST0152",),
+)
+ENVOY_FILTER_ADD_IGNORED = Code(
+    "NS0722", "EnvoyFilterAddOnRoutes", W, MESH,
+    "An EnvoyFilter patch ADDs to a ROUTE_CONFIGURATION or HTTP_ROUTE, where istioctl "
+    "reports the operation as ignored.",
+    ("IST0153",),
+)
+ENVOY_FILTER_REMOVE_IGNORED = Code(
+    "NS0723", "EnvoyFilterRemoveOnRoutes", W, MESH,
+    "An EnvoyFilter patch REMOVEs a ROUTE_CONFIGURATION or HTTP_ROUTE, where istioctl "
+    "reports the operation as ignored.",
+    ("IST0154",),
+)
+ENVOY_FILTER_RELATIVE_PATCH_WITH_PROXY_VERSION = Code(
+    "NS0724", "EnvoyFilterRelativePatchWithProxyVersion", W, MESH,
+    "An EnvoyFilter without priority patches relative to a filter that an earlier patch "
+    "matching a proxyVersion also patches: after an upgrade changes the proxy version, the "
+    "patches apply in another order, or not at all.",
+    ("IST0155",),
+)
+# Sidecar injection (istioctl's injection.Analyzer), NS0725-NS0729.
+NAMESPACE_NOT_INJECTED = Code(
+    "NS0725", "NamespaceNotInjected", I, MESH,
+    "A namespace has neither the istio-injection nor the istio.io/rev label (and Istio does "
+    "not inject namespaces by default): its pods get no sidecar and are outside the mesh.",
+    ("IST0102",),
+)
+POD_MISSING_MESH_PROXY = Code(
+    "NS0726", "PodMissingMeshProxy", W, MESH,
+    "A pod of a namespace labelled istio-injection=enabled runs no istio-proxy container "
+    "(and does not opt out of injection, nor run on the host network): it was created "
+    "before injection was enabled, or injection failed; it is outside the mesh.",
+    ("IST0103",),
+)
+NAMESPACE_MULTIPLE_INJECTION_LABELS = Code(
+    "NS0727", "NamespaceMultipleInjectionLabels", W, MESH,
+    "A namespace carries more than one of istio-injection, istio.io/rev and "
+    "istio.io/dataplane-mode: which one decides how its pods join the mesh is not obvious.",
+    ("IST0123",),
 )
 
 CODES: dict[str, Code] = {

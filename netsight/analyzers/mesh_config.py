@@ -20,10 +20,12 @@ from netsight.analyzers.mesh import (
     deprecations,
     destination_rules,
     destination_tls,
+    envoy_filters,
     gateway_certificates,
     gateway_policy_selectors,
     gateway_secrets,
     gateways,
+    injection,
     jwt_claim_routes,
     port_names,
     regexes,
@@ -84,11 +86,12 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
     # The name istioctl's analyzer list gives the same analyzer.
     "serviceentry.Analyzer": (codes.SERVICE_ENTRY_ADDRESSES_REQUIRED,),
     "gateway.CertificateAnalyzer": (codes.ISTIO_GATEWAY_DUPLICATE_CERTIFICATE,),
-    # Its InvalidGatewayCredential (IST0161) needs the Secret's data, which netsight never
-    # reads; a Gateway without pods is reported by the pod check it shares with
+    # InvalidGatewayCredential (IST0161) is decided where a manifest gives the Secret's
+    # data; a Gateway without pods is reported by the pod check it shares with
     # gateway.IngressGatewayPortAnalyzer.
     "gateway.SecretAnalyzer": (codes.ISTIO_GATEWAY_SELECTS_NO_PODS,
-                               codes.ISTIO_GATEWAY_SECRET_NOT_FOUND),
+                               codes.ISTIO_GATEWAY_SECRET_NOT_FOUND,
+                               codes.ISTIO_GATEWAY_CREDENTIAL_INVALID),
     "deployment.ServiceAssociationAnalyzer": (codes.MESH_WORKLOAD_PORT_PROTOCOL_CONFLICT,
                                               codes.MESH_WORKLOAD_TARGET_PORT_CONFLICT),
     "virtualservice.JWTClaimRouteAnalyzer": (
@@ -103,6 +106,12 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
     # testGrid names the Go type; the analyzer's Metadata name is the second.
     "deprecation.FieldAnalyzer": (codes.DEPRECATED_ISTIO_FIELD,),
     "deprecation.DeprecationAnalyzer": (codes.DEPRECATED_ISTIO_FIELD,),
+    "injection.Analyzer": (codes.NAMESPACE_NOT_INJECTED, codes.POD_MISSING_MESH_PROXY,
+                           codes.NAMESPACE_MULTIPLE_INJECTION_LABELS),
+    "envoyfilter.EnvoyPatchAnalyzer": (
+        codes.ENVOY_FILTER_RELATIVE_PATCH, codes.ENVOY_FILTER_REPLACE_NOT_APPLICABLE,
+        codes.ENVOY_FILTER_ADD_IGNORED, codes.ENVOY_FILTER_REMOVE_IGNORED,
+        codes.ENVOY_FILTER_RELATIVE_PATCH_WITH_PROXY_VERSION),
 }
 # Codes of checks istioctl does not make (no IST equivalent).
 OWN_CODES: tuple[Code, ...] = (codes.VIRTUAL_SERVICE_REGEX_TOO_LARGE,)
@@ -121,14 +130,19 @@ CHECKED = ("VirtualService destinations (host, port, subset) that resolve to not
     "to ambient workloads, DestinationRules originating TLS without the CA to check the "
     "server by, ServiceEntry TCP ports without addresses or with a protocol another "
     "ServiceEntry contradicts, Gateways of the same pods serving "
-    "one certificate on separate servers, Gateway credential Secrets that do not exist, and "
+    "one certificate on separate servers, Gateway credential Secrets that do not exist or "
+    "(given in manifests) hold no valid certificate, and "
     "Services giving a mesh workload's port two protocols or sending two ports to one "
     "targetPort, gateway routes on JWT claims that no RequestAuthentication provides, "
     "Istio policies selecting a Gateway API Gateway's pods by label instead of targetRefs, "
     "VirtualService match regexes Envoy's RE2 refuses (bad syntax, or a program over "
     "Istio's size limit), Telemetries that select no pod, select the same pods as another "
-    "or share a namespace with another without selector, and deprecated or ignored fields "
-    "(fault delay percent, Sidecar egressProxy).")
+    "or share a namespace with another without selector, deprecated or ignored fields "
+    "(fault delay percent, Sidecar egressProxy), and EnvoyFilter patches that depend on the "
+    "order filters apply in (relative operations without priority, after a proxyVersion "
+    "patch) or use an operation that does not apply to their target, namespaces not enabled for "
+    "sidecar injection or with several injection labels, and pods of injected namespaces "
+    "without a sidecar.")
 
 METADATA = AnalyzerMetadata(
     name="mesh_config",
@@ -136,7 +150,8 @@ METADATA = AnalyzerMetadata(
     reads=frozenset({VIRTUAL_SERVICE, DESTINATION_RULE, SERVICE_ENTRY, ISTIO_GATEWAY,
                      SIDECAR, SECRET, REQUEST_AUTHENTICATION, K8S_GATEWAY, NODE,
                      Kind.SERVICE, Kind.NAMESPACE, *POD_LIKE_KINDS,
-                     *(kind for kind, _ in POLICY_KINDS), telemetry_selectors.TELEMETRY}),
+                     *(kind for kind, _ in POLICY_KINDS), telemetry_selectors.TELEMETRY,
+                     envoy_filters.ENVOY_FILTER, injection.CONFIG_MAP}),
     codes=tuple(dict.fromkeys([*(c for group in UPSTREAM.values() for c in group
                                  if c not in ELSEWHERE), *OWN_CODES])),
 )
@@ -151,7 +166,7 @@ CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subse
           gateway_secrets.credentials, workload_services.port_associations,
           jwt_claim_routes.claim_routes, gateway_policy_selectors.selectors,
           regexes.invalid_regexes, telemetry_selectors.selectors,
-          deprecations.deprecated_fields)
+          deprecations.deprecated_fields, envoy_filters.patches, injection.injection)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,10 @@ import re
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from cryptography import x509
 
 TLS_CERT_KEY, TLS_PRIVATE_KEY = "tls.crt", "tls.key"
 CA_CERT_KEY = "ca.crt"  # BackendTLSPolicy: the key a caCertificateRef ConfigMap holds
@@ -62,6 +66,74 @@ def tls_data_problem(data: object, string_data: object) -> str | None:
         if key == TLS_PRIVATE_KEY and (len(labels) != 1 or not labels[0].endswith("PRIVATE KEY")):
             return f"{key} does not hold {wanted}"
     return None
+
+
+# An Istio gateway credential (credentialName): keys cert and key, else tls.crt and tls.key
+# (pilot/pkg/credentials/kube ExtractCertInfo), the first pair with both values non-empty.
+ISTIO_CREDENTIAL_PAIRS = (("cert", "key"), (TLS_CERT_KEY, TLS_PRIVATE_KEY))
+
+
+@dataclass(frozen=True, slots=True)
+class Credential:
+    """What Istio makes of a Secret as a gateway's serving credential: why it cannot use
+    it (None when it can), and the validity of the certificate it would serve, which the
+    caller compares with the clock when it asks (it changes with time, the data does not)."""
+
+    problem: str | None
+    not_before: str | None = None  # RFC 3339, UTC
+    not_after: str | None = None
+
+
+def istio_credential(data: object, string_data: object) -> Credential:
+    """Judge a Secret's data as Istio's gateway reads a credentialName: a pair of keys
+    with values, the certificate's first PEM block an X.509 certificate (the private key
+    is not parsed, as Istio's analysis does not). ``data`` holds base64 values,
+    ``stringData`` plain ones (it wins on a key)."""
+    wanted = {k for pair in ISTIO_CREDENTIAL_PAIRS for k in pair}
+    values: dict[str, bytes] = {}
+    names: set[str] = set()
+    if isinstance(data, Mapping):
+        names.update(str(k) for k in data)
+        for key in wanted & set(data):
+            raw = data[key]
+            if not isinstance(raw, str):
+                continue
+            try:
+                values[key] = base64.b64decode(raw, validate=True)
+            except (binascii.Error, ValueError):
+                return Credential(f"data[{key}] is not base64-encoded")
+    if isinstance(string_data, Mapping):
+        names.update(str(k) for k in string_data)
+        for key in wanted & set(string_data):
+            if isinstance(string_data[key], str):
+                values[key] = string_data[key].encode()
+    pair = next((p for p in ISTIO_CREDENTIAL_PAIRS if all(values.get(k) for k in p)), None)
+    if pair is None:
+        empty = next((p for p in ISTIO_CREDENTIAL_PAIRS if all(k in values for k in p)), None)
+        if empty is not None:
+            return Credential(f"found keys {empty[0]!r} and {empty[1]!r}, but they are empty")
+        return Credential("has neither keys 'cert' and 'key' nor 'tls.crt' and 'tls.key' "
+                          f"(keys: {', '.join(sorted(names)) or 'none'})")
+    return _certificate(values[pair[0]], pair[0])
+
+
+def _certificate(raw: bytes, key: str) -> Credential:
+    for _, body in _blocks(raw.decode("latin-1")):
+        try:
+            der = base64.b64decode("".join(body.split()), validate=True)
+        except (binascii.Error, ValueError):
+            continue  # as Go's pem.Decode: a block that does not decode is skipped
+        try:
+            certificate = x509.load_der_x509_certificate(der)
+        except ValueError:
+            return Credential(f"{key}'s first PEM block is not an X.509 certificate")
+        return Credential(None, _rfc3339(certificate.not_valid_before_utc),
+                          _rfc3339(certificate.not_valid_after_utc))
+    return Credential(f"{key} holds no PEM block")
+
+
+def _rfc3339(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _blocks(text: str) -> Iterator[tuple[str, str]]:

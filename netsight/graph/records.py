@@ -28,7 +28,7 @@ from netsight.graph.model import (
     kind_id,
     make_key,
 )
-from netsight.graph.pem import ca_bundle_problem, tls_data_problem
+from netsight.graph.pem import ca_bundle_problem, istio_credential, tls_data_problem
 from netsight.graph.selectors import (
     LabelSelector,
     parse_label_selector,
@@ -305,6 +305,11 @@ class SecretRecord(Record):
     # ``type`` as written (JSON) when it is not a string, which the API server rejects: the
     # Secret is kept, its type read as unset, and the value reported (invalid_values).
     invalid_type: str | None = None
+    # The data as an Istio gateway credential (graph/pem.py istio_credential): why Istio
+    # cannot serve it, and its certificate's validity (RFC 3339); only when tls_checked.
+    credential_problem: str | None = None
+    credential_not_before: str | None = None
+    credential_not_after: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -1052,10 +1057,15 @@ def _secret(raw: Mapping[str, Any], base: dict[str, Any]) -> Record:
     # references resolve by, and its data's verdict) is kept and the value reported.
     invalid = None if written is None or isinstance(written, str) else \
         orjson.dumps(written, default=repr).decode()[:100]
-    return SecretRecord(**base, type=None if invalid else _optional_str(written, "type"),
-                        tls_checked=checked,
-                        tls_problem=tls_data_problem(data, string_data) if checked else None,
-                        invalid_type=invalid)
+    type_ = None if invalid else _optional_str(written, "type")
+    if not checked:
+        return SecretRecord(**base, type=type_, invalid_type=invalid)
+    credential = istio_credential(data, string_data)
+    return SecretRecord(**base, type=type_, invalid_type=invalid,
+                        tls_checked=True, tls_problem=tls_data_problem(data, string_data),
+                        credential_problem=credential.problem,
+                        credential_not_before=credential.not_before,
+                        credential_not_after=credential.not_after)
 
 
 def _config_map(raw: Mapping[str, Any], base: dict[str, Any]) -> Record:
@@ -1067,10 +1077,45 @@ def _config_map(raw: Mapping[str, Any], base: dict[str, Any]) -> Record:
                            ca_problem=ca_bundle_problem(data, binary) if checked else None)
 
 
+# What the mesh checks read of an Istio EnvoyFilter (analyzers/mesh/envoy_filters.py):
+# its configPatches carry whole Envoy configuration (Lua code, clusters, TLS contexts) of
+# which only the patch's operation, target and name matter there. A key maps to the shape
+# kept below it (True: the value as written); a list shape applies to every item.
+ENVOY_FILTER_KEPT: Mapping[str, Any] = MappingProxyType({
+    "priority": True,
+    "configPatches": [{
+        "applyTo": True,
+        "match": {"proxy": {"proxyVersion": True},
+                  "listener": {"filterChain": {"filter": {"name": True}}}},
+        "patch": {"operation": True, "value": {"name": True}},
+    }],
+})
+
+
+def kept_fields(raw: Any, shape: Any) -> Any:
+    """``raw`` reduced to the fields ``shape`` names. A value of another shape than
+    expected (a string where an object belongs) is kept as written, so the reader reports
+    it instead of meeting an object that looks empty."""
+    if shape is True:
+        return raw
+    if isinstance(shape, list):
+        return [kept_fields(item, shape[0]) for item in raw] if isinstance(raw, list) else raw
+    if not isinstance(raw, Mapping):
+        return raw
+    return {key: kept_fields(raw[key], sub) for key, sub in shape.items() if key in raw}
+
+
+# Networking kinds whose spec is kept only in part: kind id -> the fields kept.
+_SLIM_SPECS: dict[str, Mapping[str, Any]] = {"EnvoyFilter": ENVOY_FILTER_KEPT}
+
+
 def _generic(raw: Mapping[str, Any], base: dict[str, Any]) -> GenericRecord:
     if api_group(base["api_version"]) not in NETWORKING_GROUPS:
         return GenericRecord(**base)
     spec, status, specs = raw.get("spec"), raw.get("status"), raw.get("specs")
+    kept = _SLIM_SPECS.get(base["kind"])
+    if kept is not None and isinstance(spec, dict):
+        spec = kept_fields(spec, kept)
     return GenericRecord(
         **base,
         spec=_frozen_copy(spec, "spec") if isinstance(spec, dict) else None,

@@ -716,7 +716,7 @@ PROVIDER_GROUPS: dict[str, tuple[str, frozenset[str] | None]] = {
     "policy.networking.k8s.io": ("network-policy-api", None),
     "networking.istio.io": ("istio", frozenset({
         "VirtualService", "DestinationRule", "Gateway", "ServiceEntry", "Sidecar",
-        "WorkloadEntry", "WorkloadGroup"})),
+        "WorkloadEntry", "WorkloadGroup", "EnvoyFilter"})),
     "security.istio.io": ("istio", frozenset({
         "AuthorizationPolicy", "PeerAuthentication", "RequestAuthentication"})),
     # Istio's policies that attach to a Gateway through targetRefs, like the two above.

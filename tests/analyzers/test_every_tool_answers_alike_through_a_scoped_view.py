@@ -135,7 +135,10 @@ def hidden_names(data: Any, store: GraphStore, cluster: str, namespaces: frozens
     pattern = rf"(?<![\w.-])({'|'.join(map(re.escape, sorted(hidden)))})/([\w.-]+)"
     named = []
     for namespace, name in set(re.findall(pattern, text)):
-        if any(f"{namespace}/{name}" in value for value in asked):
+        # Named in the arguments: as "namespace/name", or as the Service's DNS name (a
+        # diff_routes host such as name.namespace.svc).
+        if any(f"{namespace}/{name}" in value or value.startswith(f"{name}.{namespace}.svc")
+               for value in asked):
             continue
         if not any(any(namespace in x for x in strings) and any(name in x for x in strings)
                    for strings in visible_strings):

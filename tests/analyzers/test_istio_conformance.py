@@ -6,7 +6,7 @@ analyzers may add findings. So each case is compared on the netsight codes that 
 that analyzer (mesh_config.UPSTREAM): those findings, read as (IST code from
 equivalentCodes, kind, resource), must equal the expected multiset. A resource written
 without a namespace is an object the manifests gave none, which netsight files under the
-default namespace.
+default namespace, or a cluster-scoped one (a Namespace), which has none.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import pytest
 
 from netsight.analyzers.mesh_config import UPSTREAM
 from netsight.cli import main
+from netsight.graph.model import is_cluster_scoped
 from tests.conftest import CONFORMANCE, corpus_cases, corpus_id
 
 ISTIO_CASES = corpus_cases("istio")  # the shared corpus's and tests/corpus's
@@ -33,7 +34,9 @@ def expected_messages(expected: dict[str, Any]) -> Counter[Message]:
     found: Counter[Message] = Counter()
     for message in expected["messages"]:
         resource = message["resource"]
-        if "/" not in resource:
+        if is_cluster_scoped(message["kind"]):
+            resource = f"/{resource}"  # a Namespace, say: netsight gives it no namespace
+        elif "/" not in resource:
             resource = f"{MANIFEST_DEFAULT_NAMESPACE}/{resource}"
         found[(message["code"], message["kind"], resource)] += 1
     return found

@@ -95,7 +95,7 @@ of their group are listed by resource all the same: RBAC here never uses wildcar
 {{- if .istio }}
 - apiGroups: [networking.istio.io]
   resources: [virtualservices, destinationrules, gateways, serviceentries, sidecars,
-              workloadentries, workloadgroups]
+              workloadentries, workloadgroups, envoyfilters]
 - apiGroups: [security.istio.io]
   resources: [authorizationpolicies, peerauthentications, requestauthentications]
 - apiGroups: [telemetry.istio.io]

@@ -14,6 +14,7 @@ from netsight.analyzers.mesh import defaults
 from netsight.analyzers.mesh.hosts import HostRegistry
 from netsight.analyzers.mesh.objects import (
     DESTINATION_RULE,
+    ENVOY_FILTER,
     GROUP,
     ISTIO_GATEWAY,
     SERVICE_ENTRY,
@@ -22,6 +23,7 @@ from netsight.analyzers.mesh.objects import (
     TELEMETRY_GROUP,
     VIRTUAL_SERVICE,
     DestinationRule,
+    EnvoyFilter,
     IstioGateway,
     ServiceEntry,
     Sidecar,
@@ -31,6 +33,7 @@ from netsight.analyzers.mesh.objects import (
     describe,
     istio_records,
     read_destination_rule,
+    read_envoy_filter,
     read_gateway,
     read_service_entry,
     read_sidecar,
@@ -147,6 +150,10 @@ class MeshContext:
     @cached_property
     def telemetries(self) -> list[Telemetry]:
         return self._read(TELEMETRY, read_telemetry, group=TELEMETRY_GROUP)
+
+    @cached_property
+    def envoy_filters(self) -> list[EnvoyFilter]:
+        return self._read(ENVOY_FILTER, read_envoy_filter)
 
     @cached_property
     def hosts(self) -> HostRegistry:

@@ -13,6 +13,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from netsight.graph.model import api_group
 from netsight.graph.records import GenericRecord, Record
 from netsight.graph.store import GraphView
@@ -438,3 +440,98 @@ def read_telemetry(record: GenericRecord) -> Telemetry:
     for i, item in enumerate(targets):
         _map(item, f"spec.targetRefs[{i}]")
     return Telemetry(record, labels or None, raw is not None, bool(target or targets))
+
+
+# --- EnvoyFilter ----------------------------------------------------------------------
+
+ENVOY_FILTER = "EnvoyFilter"
+# EnvoyFilter.ApplyTo and EnvoyFilter.Patch.Operation, the names Istio's CRD schema admits.
+APPLY_TO = ("INVALID", "LISTENER", "FILTER_CHAIN", "NETWORK_FILTER", "HTTP_FILTER",
+            "ROUTE_CONFIGURATION", "VIRTUAL_HOST", "HTTP_ROUTE", "CLUSTER",
+            "EXTENSION_CONFIG", "BOOTSTRAP", "LISTENER_FILTER")
+PATCH_OPERATIONS = ("INVALID", "MERGE", "ADD", "REMOVE", "INSERT_BEFORE", "INSERT_AFTER",
+                    "INSERT_FIRST", "REPLACE")
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigPatch:
+    index: int
+    apply_to: str
+    operation: str
+    # What istioctl compares between patches to tell that two patch the same filter: the
+    # patch value's name (as JSON: any value may stand there), else the name of the filter
+    # the patch matches in a listener's filterChain, else nothing ("", "").
+    name: tuple[str, str]
+    proxy_version: str  # match.proxy.proxyVersion, "" when unset
+
+    @property
+    def path(self) -> str:
+        return f"spec.configPatches[{self.index}]"
+
+    @property
+    def shown_name(self) -> str:
+        kind, value = self.name
+        return f"name {value}" if kind == "value" else \
+            f"filter {value!r}" if value else "no name"
+
+
+@dataclass(frozen=True, slots=True)
+class EnvoyFilter:
+    record: GenericRecord
+    priority: int
+    patches: tuple[ConfigPatch, ...]
+    # The first configPatch without a patch: Istio's validation refuses the filter, and
+    # istioctl reads no configPatch from there on (nor does this reader).
+    missing_patch: int | None = None
+
+
+def _enum(raw: Any, path: str, names: tuple[str, ...]) -> str:
+    if raw is None:
+        return names[0]
+    if not isinstance(raw, str) or raw not in names:
+        raise Unreadable(path, f"must be one of {', '.join(names)}, got {raw!r}")
+    return raw
+
+
+def _patch_name(patch: Mapping[str, Any], match: Mapping[str, Any],
+                path: str) -> tuple[str, str]:
+    value = patch.get("value")
+    if value is None:
+        return ("", "")
+    fields = _map(value, f"{path}.patch.value")
+    if "name" in fields:
+        return ("value", orjson.dumps(fields["name"], option=orjson.OPT_SORT_KEYS,
+                                      default=str).decode())
+    listener = _map(match.get("listener"), f"{path}.match.listener")
+    chain = listener.get("filterChain")
+    if chain is None:
+        return ("", "")
+    where = f"{path}.match.listener.filterChain"
+    found = _map(_map(chain, where).get("filter"), f"{where}.filter")
+    return ("", _string(found.get("name"), f"{where}.filter.name"))
+
+
+def read_envoy_filter(record: GenericRecord) -> EnvoyFilter:
+    spec = _map(record.spec, "spec")
+    priority = spec.get("priority")
+    if priority is None:
+        priority = 0
+    if isinstance(priority, bool) or not isinstance(priority, int) or \
+            not -2**31 <= priority < 2**31:
+        raise Unreadable("spec.priority", f"must be a 32-bit integer, got {priority!r}")
+    patches, missing = [], None
+    for i, raw in enumerate(_list(spec.get("configPatches"), "spec.configPatches")):
+        path = f"spec.configPatches[{i}]"
+        entry = _map(raw, path)
+        if entry.get("patch") is None:
+            missing = i
+            break
+        patch = _map(entry["patch"], f"{path}.patch")
+        match = _map(entry.get("match"), f"{path}.match")
+        proxy = _map(match.get("proxy"), f"{path}.match.proxy")
+        patches.append(ConfigPatch(
+            i, _enum(entry.get("applyTo"), f"{path}.applyTo", APPLY_TO),
+            _enum(patch.get("operation"), f"{path}.patch.operation", PATCH_OPERATIONS),
+            _patch_name(patch, match, path),
+            _string(proxy.get("proxyVersion"), f"{path}.match.proxy.proxyVersion")))
+    return EnvoyFilter(record, priority, tuple(patches), missing)
