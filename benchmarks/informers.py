@@ -728,13 +728,13 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
             if census is not None and census_every and at - last_census[0] >= census_every:
                 last_census[0] = at
                 frozen_now[0] = gc.get_freeze_count()
-                censuses.append((at, received, census(store) | heap_free()))
+                censuses.append((at, received, census(store) | tables(store) | heap_free()))
             samples.append((at, proc_status("VmRSS"), received, proc_status("VmRSS", sim_pid),
                             identities, frozen_now[0], traced))
 
         if census is not None and census_every:
             # At rest, before the first write: where in-flight structures must return to.
-            censuses.append((0.0, 0, census(store) | heap_free()))
+            censuses.append((0.0, 0, census(store) | tables(store) | heap_free()))
         rss_start = proc_status("VmRSS")
         cpu0, sim_cpu0 = time.process_time(), cpu_seconds(sim_pid)
         times0 = os.times()
@@ -780,7 +780,7 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
         gc.callbacks.remove(gc_pauses.on_gc)
         sample(sum(s.events for s in store.sync.values()))
         if census is not None and census_every:
-            censuses.append((samples[-1][0], samples[-1][2], census(store)))
+            censuses.append((samples[-1][0], samples[-1][2], census(store) | tables(store)))
         rss_end = proc_status("VmRSS")
         gc.collect()
         rss_after_collect = proc_status("VmRSS")
@@ -1686,6 +1686,16 @@ def traced_growth(before: Any, after: Any, top: int = 30) -> list[tuple[str, int
     return [("*", *total)] + [
         (f"{d.traceback[0].filename.rsplit('/', 2)[-1]}:{d.traceback[0].lineno}",
          d.size_diff, d.count_diff) for d in diff[:top]]
+
+
+def tables(store: Any) -> dict[str, int]:
+    """For a census: each family's container bytes (footprint.container_bytes; empty in a
+    tree without it)."""
+    try:
+        from netsight.graph.footprint import container_bytes
+    except ImportError:
+        return {}
+    return container_bytes(store)
 
 
 def heap_free() -> dict[str, int]:

@@ -95,3 +95,38 @@ def census(store: GraphStore, *, edges: bool = True) -> dict[str, int]:
         + sum(sys.getsizeof(keys) for per_ns in state.by_kind.values()
               for keys in per_ns.values()),
     }
+
+
+def container_bytes(store: GraphStore) -> dict[str, int]:
+    """Bytes of the containers in each family of per-object structures (``sys.getsizeof``:
+    a dict's or set's own table, not what it holds). A Python dict or set never shrinks
+    when entries go, so under churn each one's table follows the most entries it has held;
+    a family whose bytes rise while its entry counts (``census``) stay flat is tables
+    settling to their high-water marks. A pass over every node: for a soak's census, not
+    for frequent sampling."""
+    state = store.state
+    graph = state.graph
+    size = sys.getsizeof
+    members = selected_by = 0
+    for per_ns in state.identities.values():
+        for identity in per_ns.values():
+            members += size(identity.members)
+            selected_by += size(identity.selected_by)
+    buckets = 0
+    for index in state.selectors.values():
+        buckets += size(index.owners) + size(index.by_pair) + size(index.by_key)
+        buckets += sum(map(size, index.by_pair.values())) + sum(map(size, index.by_key.values()))
+    return {
+        "bytes_node_attrs": sum(map(size, graph._node.values())),
+        "bytes_successors": sum(map(size, graph._adj.values())),
+        "bytes_predecessors": sum(map(size, graph._pred.values()))
+        if graph._pred is not graph._adj else 0,
+        "bytes_identity_members": members,
+        "bytes_identity_selected_by": selected_by,
+        "bytes_label_index": size(state.by_label) + sum(map(size, state.by_label.values()))
+        + size(state.by_label_key) + sum(map(size, state.by_label_key.values())),
+        "bytes_selected": size(state.selected) + sum(map(size, state.selected.values())),
+        "bytes_selector_buckets": buckets,
+        "bytes_pending": size(state.pending) + sum(map(size, state.pending.values())),
+    }
+
