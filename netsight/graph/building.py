@@ -715,7 +715,7 @@ def compacted(members: set[V]) -> set[V]:
     twice that size.
 
     A set never shrinks on removal, and takes a table of its own (off the 8-slot one built
-    into the set object) once it holds more than 5 entries: under churn every index set
+    into the set object) with its fifth member: under churn every index set
     ends up with the table its busiest moment needed, and most keep it. In the 1M-event
     soak at 100k pods that was the identities' member sets, the label index and the
     selector matches growing 3.5 MiB over the second half while their entries stayed flat

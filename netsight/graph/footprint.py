@@ -43,7 +43,6 @@ def census(store: GraphStore, *, edges: bool = True) -> dict[str, int]:
             members += len(identity.members)
             selected_by += len(identity.selected_by)
         label_sets += len(contents)
-        del contents
     buckets = 0
     for index in state.selectors.values():
         buckets += sum(map(len, index.by_pair.values())) + sum(map(len, index.by_key.values()))
