@@ -365,15 +365,8 @@ class Resolver:
                 return self._listener_set_parent(route, ref, resolved, dropped, notes)
             # A ListenerSet in a namespace the caller may not read accepts or refuses the
             # route all the same, as a hidden Gateway does: the outcome only.
-            result = self._listener_set_parent(route, ref, resolved, dropped, [],
-                                               view=self.full)
-            accepted = result.conditions[c.ACCEPTED]
-            result.conditions[c.ACCEPTED] = c.Cond(
-                accepted.status, accepted.reason,
-                f"{accepted.reason}, as decided on {ref.kind} {ref.parent}, which is in a "
-                "namespace you may not read (its listeners are not shown)")
-            result.hidden = True
-            return result
+            return _out_of_sight(self._listener_set_parent(route, ref, resolved, dropped, [],
+                                                           view=self.full), ref)
         if not ref.is_gateway:
             what = f"parent kind {ref.kind} of group {ref.group or 'core'}"
             notes.append(f"{route.ref} parentRefs[{ref.index}]: {what} is "
@@ -388,14 +381,8 @@ class Resolver:
         if visible:
             return self._gateway_parent(route, ref, gateway, resolved, dropped, notes)
         # Notes and messages would name the hidden Gateway's listeners: the outcome only.
-        result = self._gateway_parent(route, ref, gateway, resolved, dropped, [])
-        accepted = result.conditions[c.ACCEPTED]
-        result.conditions[c.ACCEPTED] = c.Cond(
-            accepted.status, accepted.reason,
-            f"{accepted.reason}, as decided on Gateway {ref.parent}, which is in a namespace "
-            "you may not read (its listeners are not shown)")
-        result.hidden = True
-        return result
+        return _out_of_sight(self._gateway_parent(route, ref, gateway, resolved, dropped, []),
+                             ref)
 
     def _listener_set_parent(self, route: Route, ref: ParentRef, resolved: c.Cond,
                              dropped: dict[int, tuple[str, str]],
@@ -638,3 +625,15 @@ def _resolved_refs(backends: list[BackendResolution]) -> c.Cond:
     more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
     assert first.reason is not None
     return c.false(first.reason, first.message + more)
+
+
+def _out_of_sight(result: ParentResult, ref: ParentRef) -> ParentResult:
+    """``result`` for a parent in a namespace the caller may not read: its Accepted keeps
+    status and reason, and says no more than the parentRef itself does."""
+    accepted = result.conditions[c.ACCEPTED]
+    result.conditions[c.ACCEPTED] = c.Cond(
+        accepted.status, accepted.reason,
+        f"{accepted.reason}, as decided on {ref.kind} {ref.parent}, which is in a namespace "
+        "you may not read (its listeners are not shown)")
+    result.hidden = True
+    return result
