@@ -189,7 +189,9 @@ class PageWorker:
             finally:
                 os.close(fd)
         except OSError as exc:  # the worker is gone (or memory is short): build it here
-            self._fail(f"sending a page failed ({type(exc).__name__}: {exc})")
+            self._fail(f"the worker process ended ({type(exc).__name__})"
+                       if isinstance(exc, ConnectionError)  # as a failed read says it
+                       else f"sending a page failed ({type(exc).__name__}: {exc})")
             future.set_exception(WorkerGone(self.failed or "gone"))
             return future
         self._waiting.append(future)

@@ -58,6 +58,16 @@ class Cluster:
         return self.store.view().count(kind)
 
 
+def crd(group: str, kind: str, plural: str, version: str = "v1",
+        scope: str = "Namespaced") -> dict[str, Any]:
+    """A CustomResourceDefinition serving one version of ``kind``."""
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.{group}"},
+            "spec": {"group": group, "scope": scope,
+                     "names": {"kind": kind, "plural": plural},
+                     "versions": [{"name": version, "served": True, "storage": True}]}}
+
+
 async def eventually(check: Callable[[], bool], timeout: float = 10.0) -> None:
     """Wait until ``check()`` holds; fail with the last state otherwise."""
     deadline = time.monotonic() + timeout

@@ -4,26 +4,16 @@ answers from the watched graph, and a deleted policy leaves the answer."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from netsight.analyzers.catalog import call_tool, to_json
-from tests.watching.conftest import Cluster, eventually, namespace
+from tests.watching.conftest import Cluster, crd, eventually, namespace
 
 pytestmark = pytest.mark.anyio
 
 GW = "gateway.networking.k8s.io"
 EG = "gateway.envoyproxy.io"
 
-
-def crd(group: str, kind: str, plural: str, version: str = "v1",
-        scope: str = "Namespaced") -> dict[str, Any]:
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": f"{plural}.{group}"},
-            "spec": {"group": group, "scope": scope,
-                     "names": {"kind": kind, "plural": plural},
-                     "versions": [{"name": version, "served": True, "storage": True}]}}
 
 
 POLICY = {"apiVersion": f"{EG}/v1alpha1", "kind": "ClientTrafficPolicy",

@@ -3,24 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 
 from netsight.analyzers.catalog import call_tool, to_json
 from netsight.graph.model import Kind
 from netsight.graph.store import SyncState
-from tests.watching.conftest import Cluster, eventually, namespace, pod
+from tests.watching.conftest import Cluster, crd, eventually, namespace, pod
 
 pytestmark = pytest.mark.anyio
 
-
-def crd(group: str, kind: str, plural: str) -> dict[str, Any]:
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": f"{plural}.{group}"},
-            "spec": {"group": group, "scope": "Namespaced",
-                     "names": {"kind": kind, "plural": plural},
-                     "versions": [{"name": "v1", "served": True, "storage": True}]}}
 
 
 async def test_a_provider_appears_and_disappears_with_its_crds(cluster: Cluster) -> None:

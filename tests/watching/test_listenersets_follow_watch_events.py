@@ -10,21 +10,13 @@ import pytest
 
 from netsight.analyzers.catalog import call_tool, to_json
 from netsight.graph.model import Rel
-from tests.watching.conftest import Cluster, eventually, namespace
+from tests.watching.conftest import Cluster, crd, eventually, namespace
 
 pytestmark = pytest.mark.anyio
 
 V1 = "gateway.networking.k8s.io/v1"
 X = "gateway.networking.x-k8s.io/v1alpha1"
 
-
-def crd(group: str, kind: str, plural: str, version: str = "v1",
-        scope: str = "Namespaced") -> dict[str, Any]:
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": f"{plural}.{group}"},
-            "spec": {"group": group, "scope": scope,
-                     "names": {"kind": kind, "plural": plural},
-                     "versions": [{"name": version, "served": True, "storage": True}]}}
 
 
 CRDS = [crd("gateway.networking.k8s.io", "GatewayClass", "gatewayclasses", scope="Cluster"),

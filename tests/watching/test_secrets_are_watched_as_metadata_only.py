@@ -14,8 +14,7 @@ from netsight.analyzers.catalog import call_tool, to_json
 from netsight.graph.records import SecretRecord
 from netsight.graph.store import SyncState
 from netsight.graph.watching import ClusterWatcher
-from tests.watching.conftest import FAST, Cluster, eventually, namespace
-from tests.watching.test_crds_and_rbac import crd
+from tests.watching.conftest import FAST, Cluster, crd, eventually, namespace
 
 pytestmark = pytest.mark.anyio
 
