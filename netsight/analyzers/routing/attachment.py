@@ -205,7 +205,7 @@ class Resolver:
             record = self.full.get(key)
             if record is not None and is_gateway_api(record):
                 state = gateways.evaluate(self.full, self.grants, record, self.shows)
-                listenersets.attach(self.full, self.grants, state, self.namespace_labels)
+                listenersets.attach(self.view, self.grants, state, self.namespace_labels)
                 self._hidden_gateways[key] = state
             else:
                 self._hidden_gateways[key] = None

@@ -74,8 +74,9 @@ def parent_ref(record: Record) -> tuple[str, str, str, str]:
 
 def attach(view: GraphView, grants: Grants, gateway: GatewayState, labels: Labels) -> None:
     """Evaluate the ListenerSets naming ``gateway`` and merge their listeners with its own;
-    sets ``gateway.listener_sets`` and its attachedListenerSets. ``grants`` are the whole
-    graph's ReferenceGrants, as for ``gateways.evaluate``."""
+    sets ``gateway.listener_sets`` and its attachedListenerSets. ``view`` is the caller's
+    (what it hides is decided on the whole graph and not shown, whether or not the Gateway
+    is hidden too); ``grants`` are the whole graph's, as for ``gateways.evaluate``."""
     key = (gateway.record.namespace, gateway.record.name)
     # ListenerSets in namespaces the caller may not read take ports all the same: decided
     # on the whole graph, and not shown (ListenerSetState.hidden).
