@@ -2,9 +2,9 @@
 (istioctl's virtualservice.RegexAnalyzer).
 
 Envoy compiles every ``regex`` StringMatch of a route with Google's RE2, so the judge here
-is RE2 itself (the ``google-re2`` binding, built from RE2's own sources), not Python's
-``re``: RE2 refuses look-around and backreferences that ``re`` accepts, and accepts
-``\\C`` and ``\\pN`` classes ``re`` does not know. istioctl compiles with Go's ``regexp``,
+is RE2 itself (``analyzers.regex``), not Python's ``re``: RE2 refuses look-around and
+backreferences that ``re`` accepts, and accepts ``\\C`` and ``\\pN`` classes ``re`` does
+not know. istioctl compiles with Go's ``regexp``,
 which follows RE2's syntax. Envoy also refuses a regex whose compiled program is larger
 than the runtime key ``re2.max_program_size.error_level``, which Istio's bootstrap sets
 to 32768 (pilot's extractRuntimeFlags): RE2 reports the program size, so that is judged
@@ -19,10 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
-
-import re2
 
 from netsight.analyzers import codes
 from netsight.analyzers.base import evidence, ref
@@ -34,6 +31,7 @@ from netsight.analyzers.mesh.objects import (
     istio_records,
     read_virtual_service,
 )
+from netsight.analyzers.regex import Verdict, judge
 from netsight.graph.records import GenericRecord
 from netsight.graph.store import GraphView
 
@@ -50,34 +48,6 @@ class Regex:
     pattern: str
     path: str  # e.g. spec.http[0].match[1].headers.end-user.regex
     field: str  # upstream's name for the field: uri, headers, corsPolicy.allowOrigins, ...
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    error: str | None  # RE2's parse error, or None
-    program_size: int  # 0 when the pattern does not compile
-
-
-def _options() -> re2.Options:
-    options = re2.Options()
-    options.log_errors = False  # the error is reported as a finding, not on stderr
-    return options
-
-
-_OPTIONS = _options()
-
-
-@lru_cache(maxsize=4096)
-def compile_re2(pattern: str) -> Verdict:
-    """RE2's verdict on one pattern (patterns repeat across VirtualServices: cached)."""
-    try:
-        compiled = re2.compile(pattern, _OPTIONS)
-    except re2.error as exc:
-        message = exc.args[0] if exc.args else exc
-        text = message.decode("utf-8", "replace") if isinstance(message, bytes) \
-            else str(message)
-        return Verdict(text, 0)
-    return Verdict(None, int(compiled.programsize))
 
 
 def _regex(raw: Any, path: str, field: str) -> Iterator[Regex]:
@@ -126,7 +96,7 @@ def _judged(view: GraphView) -> tuple[tuple[GenericRecord, Regex, Verdict], ...]
         except Unreadable:
             continue
         for found in regexes(vs):
-            verdict = compile_re2(found.pattern)
+            verdict = judge(found.pattern)
             if verdict.error is not None or verdict.program_size > ISTIO_MAX_PROGRAM_SIZE:
                 refused.append((record, found, verdict))
     return tuple(refused)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from netsight.analyzers import regex
 from netsight.analyzers.contracts import ResourceRef
 from netsight.graph.records import GenericRecord
 
@@ -385,8 +386,10 @@ def path_matches(pattern: str, path: str) -> bool:
     """As string_matches, plus path templates: ``{*}`` one segment, ``{**}`` any."""
     if not _TEMPLATE.search(pattern):
         return string_matches(pattern, path)
+    # RE2, not re: a pattern of several {**} would backtrack polynomially in the path.
     parts = []
     for piece in re.split(r"(\{\*\*?\})", pattern):
         parts.append("[^/]+" if piece == "{*}" else ".+" if piece == "{**}"
-                     else re.escape(piece))
-    return re.fullmatch("".join(parts), path) is not None
+                     else regex.escape(piece))
+    fits = regex.fullmatcher("".join(parts))
+    return not isinstance(fits, str) and fits(path)

@@ -7,18 +7,19 @@ is PathPrefix ``/``). Precedence among matching rules (HTTPRouteRule.matches): t
 the most specific matching hostname (non-wildcard characters, then characters), then exact
 path, longest prefix, method, most header matches, most query param matches, the oldest
 route, the route first in ``namespace/name`` order, and within a route the first rule and
-match in list order. RegularExpression matches are implementation-specific: netsight uses
-Python's re (full match) and ranks them after prefix matches.
+match in list order. RegularExpression matches are implementation-specific: netsight matches
+whole values with RE2, as Envoy does, and ranks them after prefix matches (rules with a pattern
+RE2 refuses are dropped by ``rules.invalid_rules``).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from netsight.analyzers import regex
 from netsight.analyzers.routing import hostnames
 from netsight.analyzers.routing.objects import GRPC_ROUTE, Route, as_list, as_map
 
@@ -82,11 +83,10 @@ _Test = Callable[[Request], bool]
 def _value_test(kind: str, pattern: str) -> Callable[[str | None], bool]:
     if kind == "Exact":
         return lambda value: value == pattern
-    try:
-        compiled = re.compile(pattern)
-    except re.error:
+    fits = regex.fullmatcher(pattern)
+    if isinstance(fits, str):  # refused by RE2: the rule is dropped, never matched
         return lambda value: False
-    return lambda value: value is not None and compiled.fullmatch(value) is not None
+    return lambda value: value is not None and fits(value)
 
 
 def _path_test(kind: str, value: str) -> Callable[[str], bool]:
@@ -98,11 +98,8 @@ def _path_test(kind: str, value: str) -> Callable[[str], bool]:
             return lambda path: True
         below = prefix + "/"
         return lambda path: path == prefix or path.startswith(below)
-    try:
-        compiled = re.compile(value)
-    except re.error:
-        return lambda path: False
-    return lambda path: compiled.fullmatch(path) is not None
+    fits = regex.fullmatcher(value)
+    return (lambda path: False) if isinstance(fits, str) else fits
 
 
 def _values_test(matches: list[tuple[str, Callable[[str | None], bool]]],

@@ -3,6 +3,8 @@
 RouteConditionReason UnsupportedValue ("a value for an Enum is not recognized") and
 IncompatibleFilters (e.g. URLRewrite with RequestRedirect in one HTTPRoute rule). A route
 with some such rules drops them (PartiallyInvalid); with only such rules it is not accepted.
+A RegularExpression match is implementation-specific; netsight judges it as Envoy-based
+implementations do, with RE2, and drops a rule whose pattern RE2 refuses (UnsupportedValue).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from netsight.analyzers import regex
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.objects import GRPC_ROUTE, HTTP_ROUTE, Route, as_list, as_map
 
@@ -42,9 +45,26 @@ def _enum(value: object, allowed: frozenset[str], field: str) -> tuple[str, str]
     return None
 
 
+_QUOTED = 60  # characters of a refused pattern quoted back
+
+
+def _regex(kind: object, value: object, field: str) -> tuple[str, str] | None:
+    if kind != "RegularExpression" or value is None:
+        return None
+    pattern = str(value)
+    error = regex.judge(pattern).error
+    if error is None:
+        return None
+    quoted = repr(pattern[:_QUOTED]) + ("..." if len(pattern) > _QUOTED else "")
+    return c.UNSUPPORTED_VALUE, f"{field} {quoted} is not valid RE2, the syntax Envoy " \
+        f"matches with ({error[:_QUOTED * 2]})"
+
+
 def _values(matches: object, field: str) -> tuple[str, str] | None:
     for j, entry in enumerate(as_list(matches)):
-        problem = _enum(as_map(entry).get("type"), _VALUE_MATCH_TYPES, f"{field}[{j}].type")
+        entry = as_map(entry)
+        problem = (_enum(entry.get("type"), _VALUE_MATCH_TYPES, f"{field}[{j}].type")
+                   or _regex(entry.get("type"), entry.get("value"), f"{field}[{j}].value"))
         if problem:
             return problem
     return None
@@ -66,6 +86,7 @@ def _http_rule(rule: Mapping[str, Any]) -> tuple[str, str] | None:
         match = as_map(match)
         path = as_map(match.get("path"))
         problem = (_enum(path.get("type"), _PATH_TYPES, f"matches[{i}].path.type")
+                   or _regex(path.get("type"), path.get("value"), f"matches[{i}].path.value")
                    or _values(match.get("headers"), f"matches[{i}].headers")
                    or _values(match.get("queryParams"), f"matches[{i}].queryParams")
                    or _enum(match.get("method"), _METHODS, f"matches[{i}].method"))
@@ -81,8 +102,11 @@ def _http_rule(rule: Mapping[str, Any]) -> tuple[str, str] | None:
 def _grpc_rule(rule: Mapping[str, Any]) -> tuple[str, str] | None:
     for i, match in enumerate(as_list(rule.get("matches"))):
         match = as_map(match)
-        problem = (_enum(as_map(match.get("method")).get("type"), _VALUE_MATCH_TYPES,
-                         f"matches[{i}].method.type")
+        method = as_map(match.get("method"))
+        kind = method.get("type") or "Exact"
+        problem = (_enum(method.get("type"), _VALUE_MATCH_TYPES, f"matches[{i}].method.type")
+                   or _regex(kind, method.get("service"), f"matches[{i}].method.service")
+                   or _regex(kind, method.get("method"), f"matches[{i}].method.method")
                    or _values(match.get("headers"), f"matches[{i}].headers"))
         if problem:
             return problem

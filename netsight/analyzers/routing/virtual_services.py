@@ -37,8 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import re2
-
+from netsight.analyzers import regex
 from netsight.analyzers.mesh.context import MeshContext
 from netsight.analyzers.mesh.hosts import (
     EXPORT_ALL,
@@ -59,7 +58,6 @@ from netsight.analyzers.mesh.objects import (
     VirtualService,
     read_gateway,
 )
-from netsight.analyzers.mesh.regexes import compile_re2
 from netsight.analyzers.mesh.virtual_services import istio_gateway_hosts
 from netsight.analyzers.routing.references import ready_endpoints
 from netsight.analyzers.routing.requests import Request
@@ -170,12 +168,10 @@ def string_fit(spec: Any, value: str | None, *, ignore_case: bool = False) -> Fi
         return got == want if "exact" in spec else got.startswith(want)
     if "regex" in spec:
         pattern = str(spec["regex"])
-        verdict = compile_re2(pattern)
-        if verdict.error is not None:
-            return f"regex {pattern!r} is not valid RE2 ({verdict.error}): the proxies " \
-                "refuse the route"
-        # The binding compile_re2 judges with; Envoy's safe_regex matches the whole value.
-        return re2.fullmatch(pattern, value) is not None
+        fits = regex.fullmatcher(pattern)
+        if isinstance(fits, str):
+            return f"regex {pattern!r} is not valid RE2 ({fits}): the proxies refuse the route"
+        return fits(value)
     return True  # {}: Istio makes it a presence match
 
 
