@@ -39,9 +39,9 @@ from typing import Any
 
 import networkx as nx
 
-from netsight.graph.loading import expand_lists, load_manifests, read_documents
-from netsight.graph.model import Kind, Rel, parse_key
-from netsight.graph.store import GraphStore
+from netsight.graph.ingest.manifests import expand_lists, load_manifests, read_documents
+from netsight.graph.model.kinds import Kind, Rel, parse_key
+from netsight.graph.store.live import GraphStore
 from netsight.sim.synthetic import generate
 
 OUT = Path(__file__).resolve().parent / "out"

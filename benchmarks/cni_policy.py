@@ -24,8 +24,8 @@ import statistics
 import time
 from typing import Any
 
-from netsight.analyzers.catalog import call_tool
-from netsight.graph.store import GraphStore, Source
+from netsight.analyzers.core.catalog import call_tool
+from netsight.graph.store.live import GraphStore, Source
 from netsight.sim.synthetic import generate
 
 Raw = dict[str, Any]

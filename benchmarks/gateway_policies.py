@@ -30,11 +30,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from netsight.analyzers.catalog import call_tool
+from netsight.analyzers.core.catalog import call_tool
 from netsight.analyzers.routing.attachment import Resolver
 from netsight.analyzers.routing.backend_tls import BackendTLSPolicies
 from netsight.analyzers.routing.policies import KNOWN_KINDS, gateway_attachments, refs_naming
-from netsight.graph.store import GraphStore, GraphView, Source
+from netsight.graph.store.live import GraphStore, GraphView, Source
 
 GW = "gateway.networking.k8s.io"
 EG = "gateway.envoyproxy.io/v1alpha1"

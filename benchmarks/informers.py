@@ -336,10 +336,10 @@ async def sync_netsight(kubeconfig: str, sim_pid: int, *, profile: str | None = 
     process's, once it has stopped after the sync."""
     import resource
 
-    from netsight.graph.client import KubeTransport
-    from netsight.graph.model import Kind
-    from netsight.graph.store import GraphStore, Source
-    from netsight.graph.watching import ClusterWatcher, InformerSettings
+    from netsight.graph.ingest.client import KubeTransport
+    from netsight.graph.ingest.informers import ClusterWatcher, InformerSettings
+    from netsight.graph.model.kinds import Kind
+    from netsight.graph.store.live import GraphStore, Source
 
     profiler = None
     if profile:
@@ -468,7 +468,7 @@ class GcPauses:
 def keep_young(settings: Any, interval: float | None = None) -> Any:
     """The collector's keeper as ClusterWatcher.wait_synced starts it, with the tree's
     settings (a baseline tree's may not know every one)."""
-    from netsight.graph.collecting import keep_collections_young
+    from netsight.graph.runtime.collector import keep_collections_young
 
     extra = {"young_threshold": settings.young_threshold} if hasattr(
         settings, "young_threshold") else {}
@@ -502,9 +502,9 @@ def count_idle(loop: asyncio.AbstractEventLoop) -> list[float]:
 
 async def sync_pods_netsight(kubeconfig: str) -> Result:
     """Only the Pod informer's list, into an empty graph: the part the baseline also does."""
-    from netsight.graph.client import KubeTransport
-    from netsight.graph.store import GraphStore, Source
-    from netsight.graph.watching import Informer, WatchedKind
+    from netsight.graph.ingest.client import KubeTransport
+    from netsight.graph.ingest.informers import Informer, WatchedKind
+    from netsight.graph.store.live import GraphStore, Source
 
     transport = await KubeTransport.connect(kubeconfig)
     store = GraphStore(source=Source.CLUSTER)
@@ -588,12 +588,12 @@ def profile_summary(profiler: Any, stem: Path) -> Result:
 
 COMPONENTS = (  # allocation site (file path part) -> what the bytes are
     ("networkx/", "networkx: adjacency and node/edge attribute dicts"),
-    ("netsight/graph/building.py", "building.py: indexes and reference bookkeeping"),
-    ("netsight/graph/records.py", "records.py: the records and their tuples"),
-    ("netsight/graph/selectors.py", "selectors.py: label maps and selectors"),
-    ("netsight/graph/model.py", "model.py: node keys"),
-    ("netsight/graph/watching.py", "watching.py: parsed JSON the records keep"),
-    ("netsight/graph/store.py", "store.py: change ring, problems"),
+    ("netsight/graph/store/building.py", "building.py: indexes and reference bookkeeping"),
+    ("netsight/graph/model/records.py", "records.py: the records and their tuples"),
+    ("netsight/graph/model/selectors.py", "selectors.py: label maps and selectors"),
+    ("netsight/graph/model/kinds.py", "model.py: node keys"),
+    ("netsight/graph/ingest/informers.py", "watching.py: parsed JSON the records keep"),
+    ("netsight/graph/store/live.py", "store.py: change ring, problems"),
 )
 
 
@@ -634,13 +634,13 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
     """Sync, then churn the simulator at ``rate`` writes/s; every watched event's latency
     from the simulator's write (wall time just before it) to ``GraphStore.apply`` returning
     here, and this process's RSS every ``sample_every`` seconds."""
-    from netsight.graph.client import KubeTransport
-    from netsight.graph.store import GraphStore, Source
-    from netsight.graph.watching import ClusterWatcher, Informer
+    from netsight.graph.ingest.client import KubeTransport
+    from netsight.graph.ingest.informers import ClusterWatcher, Informer
+    from netsight.graph.store.live import GraphStore, Source
 
     census: Any = None
     with contextlib.suppress(ImportError):  # an older tree (--compare-code) has none
-        from netsight.graph.footprint import census
+        from netsight.graph.store.footprint import census
     if trace:
         import tracemalloc
         tracemalloc.start()
@@ -708,7 +708,7 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
         gc.callbacks.append(gc_pauses.on_gc)
         samples: list[tuple[float, int, int, int, int, int, int]] = []
         # Every census_every seconds: the entries of each of the graph's per-object
-        # structures (netsight/graph/footprint.py), to tell state from leaks.
+        # structures (netsight/graph/store/footprint.py), to tell state from leaks.
         censuses: list[tuple[float, int, dict[str, int]]] = []
         last_census = [0.0]
         frozen_now = [-1]  # frozen objects at the last census (-1: none taken)
@@ -955,7 +955,7 @@ def code_at(ref: str) -> Path:
 
 async def watched_paths(url: str) -> list[tuple[str, str | None]]:
     """(path, Accept header) of every watch netsight's informers open on this server."""
-    from netsight.graph.watching import CRD_KIND, Transport, discover
+    from netsight.graph.ingest.informers import CRD_KIND, Transport, discover
 
     class Plain:  # discovery through plain aiohttp: the simulator takes any token
         def __init__(self, http: aiohttp.ClientSession) -> None:
@@ -1376,7 +1376,7 @@ def command_churn(args: argparse.Namespace, *, name: str | None = None) -> None:
 
 
 # "Flat": over the second half of the events, RSS grows less than SOAK_SLOPE_MIB per 100k
-# events, and no structure of the graph that should be stationary (netsight/graph/footprint.py
+# events, and no structure of the graph that should be stationary (netsight/graph/store/footprint.py
 # PER_OBJECT, less the in-flight ones) grows by more than SOAK_DRIFT. Counts that follow the
 # cluster (identities with its label variety) must be stationary too: churn keeps the
 # cluster's size and label variety bounded (netsight/sim/churn.py; warm_up), so a count still
@@ -1389,7 +1389,7 @@ SOAK_SLOPE_MIB = 1.0
 SOAK_DRIFT = 0.02  # fitted change over the second half, relative to the mean
 IN_FLIGHT = ("pending_targets", "pending_edges")
 # Not judged: shared_label_maps counts, besides the live label sets, the ones the typed
-# decoders' bounded label cache keeps alive (graph/typed.py, up to 8,192).
+# decoders' bounded label cache keeps alive (graph/ingest/typed_pages.py, up to 8,192).
 NOT_JUDGED = ("shared_label_maps",)
 
 
@@ -1458,7 +1458,7 @@ def structure_judgement(run: Result, events: int
     """(trend of each stationary structure over the second half, each in-flight structure
     at the start, at its highest and after the drain, whether the run could be judged: a
     census at rest at both ends and at least three over the second half)."""
-    from netsight.graph.footprint import PER_OBJECT
+    from netsight.graph.store.footprint import PER_OBJECT
 
     censuses = run.get("censuses") or []
     late = [c for c in censuses if c[1] >= events / 2]
@@ -1520,7 +1520,7 @@ def command_soak_piped(args: argparse.Namespace) -> None:
     process, netsight in a child (``_soak_child``) fed the watch lines through a pipe. A
     child that falls behind blocks the churn, so every write is applied whatever the
     machine's load, and the child's RSS is netsight's alone."""
-    from netsight.graph.watching import CORE_KINDS
+    from netsight.graph.ingest.informers import CORE_KINDS
     from netsight.sim.churn import ChurnDriver
     from netsight.sim.state import Selection
 
@@ -1582,15 +1582,15 @@ def soak_child_main(args: argparse.Namespace) -> None:
     pipe brings, with the collector handled as ClusterWatcher does (frozen after the sync,
     refrozen every InformerSettings.refreeze_interval, the heap's free pages released every
     InformerSettings.release_interval)."""
-    from netsight.graph.footprint import census
-    from netsight.graph.store import GraphStore, Source
-    from netsight.graph.watching import (
+    from netsight.graph.ingest.informers import (
         NEVER_WATCHED,
         Informer,
         InformerSettings,
         WatchedKind,
         release_free_memory,
     )
+    from netsight.graph.store.footprint import census
+    from netsight.graph.store.live import GraphStore, Source
 
     if args.trace:
         import tracemalloc
@@ -1692,7 +1692,7 @@ def tables(store: Any) -> dict[str, int]:
     """For a census: each family's container bytes (footprint.container_bytes; empty in a
     tree without it)."""
     try:
-        from netsight.graph.footprint import container_bytes
+        from netsight.graph.store.footprint import container_bytes
     except ImportError:
         return {}
     return container_bytes(store)
@@ -1703,7 +1703,7 @@ def heap_free() -> dict[str, int]:
     back (empty where glibc cannot tell, or in an older tree). Not for every sample: glibc
     walks its free lists for it (~1.5 ms per 1,000 free blocks)."""
     try:
-        from netsight.graph.allocator import heap_usage
+        from netsight.graph.runtime.allocator import heap_usage
     except ImportError:
         return {}
     usage = heap_usage()
@@ -1714,7 +1714,7 @@ def trimmed_rss() -> int:
     """RSS after glibc's malloc_trim: what the heap held free but kept (fragmentation, or
     the top of the heap pinned by a live block) is given back, what is live stays. A soak's
     RSS step that this takes back was the allocator's, not netsight's objects."""
-    from netsight.graph.watching import release_free_memory
+    from netsight.graph.ingest.informers import release_free_memory
 
     release_free_memory()
     return proc_status("VmRSS")
@@ -1781,7 +1781,7 @@ class PagesTransport:
 def command_apply(args: argparse.Namespace) -> None:
     """(a) CPU of listing and applying every watched kind in this process, pages from
     memory: A/B of the record and graph code while the machine is shared."""
-    from netsight.graph.watching import (
+    from netsight.graph.ingest.informers import (
         CORE_KINDS,
         InformerSettings,
         WatchedKind,
@@ -1848,9 +1848,9 @@ async def _apply_once(pages: dict[str, list[bytes]], kinds: dict[Any, Any], *, w
                       profile: bool) -> Result:
     """List every kind once into a new graph; with ``worker``, the Pod and EndpointSlice
     pages are built by a list worker (offloading.py), as in an initial sync."""
-    from netsight.graph.offloading import PageWorker
-    from netsight.graph.store import GraphStore, Source
-    from netsight.graph.watching import NEVER_WATCHED, Informer
+    from netsight.graph.ingest.informers import NEVER_WATCHED, Informer
+    from netsight.graph.ingest.list_worker import PageWorker
+    from netsight.graph.store.live import GraphStore, Source
 
     store = GraphStore(source=Source.CLUSTER)
     store.state.never_arrive(NEVER_WATCHED)
@@ -1895,7 +1895,7 @@ def build_watch_input(args: argparse.Namespace, path: Path) -> Result:
     order, in chunks of consecutive lines of one kind (as a stream hands them over)."""
     import pickle
 
-    from netsight.graph.watching import CORE_KINDS
+    from netsight.graph.ingest.informers import CORE_KINDS
     from netsight.sim.churn import ChurnDriver
     from netsight.sim.state import Selection
 
@@ -1974,8 +1974,8 @@ class ReplayTransport:
 def replay_informers(kinds: list[tuple[str, str, str, str, bool]], transport: Any
                      ) -> tuple[Any, dict[str, Any]]:
     """A cluster store, and an informer of each recorded kind over ``transport``, by path."""
-    from netsight.graph.store import GraphStore, Source
-    from netsight.graph.watching import NEVER_WATCHED, Informer, WatchedKind
+    from netsight.graph.ingest.informers import NEVER_WATCHED, Informer, WatchedKind
+    from netsight.graph.store.live import GraphStore, Source
 
     store = GraphStore(source=Source.CLUSTER, cluster_name="replay")
     store.state.never_arrive(NEVER_WATCHED)
@@ -2000,8 +2000,8 @@ def replay_main(args: argparse.Namespace) -> None:
     import pickle
 
     import netsight
-    from netsight.graph.store import RELATED_LIMIT
-    from netsight.graph.watching import InformerSettings
+    from netsight.graph.ingest.informers import InformerSettings
+    from netsight.graph.store.live import RELATED_LIMIT
 
     data = pickle.loads(Path(args.input).read_bytes())
     gc.disable()

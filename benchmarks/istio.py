@@ -33,8 +33,8 @@ import statistics
 import time
 from typing import Any
 
-from netsight.analyzers.catalog import call_tool
-from netsight.graph.store import GraphStore, GraphView, Source
+from netsight.analyzers.core.catalog import call_tool
+from netsight.graph.store.live import GraphStore, GraphView, Source
 from netsight.sim.synthetic import generate
 
 Raw = dict[str, Any]

@@ -30,11 +30,11 @@ import time
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any, TypeVar
 
-from netsight.analyzers.catalog import call_tool
-from netsight.graph.model import POD_LIKE_KINDS
-from netsight.graph.records import Record, WorkloadRecord
-from netsight.graph.selectors import LabelSelector
-from netsight.graph.store import GraphStore, GraphView, Source
+from netsight.analyzers.core.catalog import call_tool
+from netsight.graph.model.kinds import POD_LIKE_KINDS
+from netsight.graph.model.records import Record, WorkloadRecord
+from netsight.graph.model.selectors import LabelSelector
+from netsight.graph.store.live import GraphStore, GraphView, Source
 from netsight.sim.synthetic import generate
 
 Raw = dict[str, Any]

@@ -48,7 +48,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from netsight.analyzers.catalog import call_tool
+from netsight.analyzers.core.catalog import call_tool
 from netsight.analyzers.policy import classes
 from netsight.analyzers.policy.engine import PolicyEngine
 from netsight.analyzers.policy.reach import (
@@ -61,7 +61,7 @@ from netsight.analyzers.policy.reach import (
 )
 from netsight.analyzers.policy.universe import Universe, universe
 from netsight.analyzers.policy.verdict import Direction
-from netsight.graph.store import GraphStore, GraphView, Source
+from netsight.graph.store.live import GraphStore, GraphView, Source
 from netsight.sim.synthetic import generate
 
 Raw = dict[str, Any]

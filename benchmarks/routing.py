@@ -26,14 +26,26 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from netsight.analyzers.catalog import call_tool
-from netsight.analyzers.diff_routes import Args as DiffArgs
-from netsight.analyzers.diff_routes import _entry_listeners
+from netsight.analyzers.core.catalog import call_tool
 from netsight.analyzers.routing import hostnames
 from netsight.analyzers.routing.attachment import Resolver
-from netsight.analyzers.routing.objects import GATEWAY, HTTP_ROUTE, is_gateway_api, parent_gateways
+from netsight.analyzers.routing.gateway_objects import (
+    GATEWAY,
+    HTTP_ROUTE,
+    is_gateway_api,
+    parent_gateways,
+)
 from netsight.analyzers.routing.requests import Request, best_hostname, candidates
-from netsight.graph.store import EventType, GraphStore, GraphView, KindStatus, Source, SyncState
+from netsight.analyzers.tools.diff_routes import Args as DiffArgs
+from netsight.analyzers.tools.diff_routes import _entry_listeners
+from netsight.graph.store.live import (
+    EventType,
+    GraphStore,
+    GraphView,
+    KindStatus,
+    Source,
+    SyncState,
+)
 
 
 def cluster(gateways: int, routes_per_gateway: int, services: int = 20) -> GraphStore:

@@ -2,7 +2,7 @@
 per watch event enough to sustain 5,000 events/s? Measured, not taken (benchmarks/README.md,
 ``watch-worker``).
 
-The initial sync builds Pod list pages' records in a worker process (offloading.py, wire.py).
+The initial sync builds Pod list pages' records in a worker process (offloading.py, worker_rows.py).
 This asks the same of watch streams before any of it goes into the informers: the recorded
 watch streams of ``informers.py watch`` (100k pods, 30k events) are replayed through the
 real informers and GraphStore in five modes, alternated, each replay in a fresh process:
@@ -13,11 +13,11 @@ real informers and GraphStore in five modes, alternated, each replay in a fresh 
   below split it (so they differ from it in the decoding alone);
 - ``process``: a real worker process (a Unix socket; one request per chunk, as the stream
   hands chunks over) decodes each chunk's Pod lines and builds their records (typed.py),
-  answering with wire.py's rows (one page a chunk), the event types, deleted keys and
-  resourceVersions; this process rebuilds the records (wire.decode: interning, shared label
+  answering with worker_rows.py's rows (one page a chunk), the event types, deleted keys and
+  resourceVersions; this process rebuilds the records (worker_rows.decode: interning, shared label
   maps, owners and ports, exactly as for the list worker's pages) and applies them in
   order. Lines it cannot read would go the in-process way (none in this input).
-  EndpointSlices and NetworkPolicies stay in-process: wire.py has no slice form;
+  EndpointSlices and NetworkPolicies stay in-process: worker_rows.py has no slice form;
 - ``rows``: ``process`` with free, instant IPC: the worker's answers are computed in another
   process before the replay and taken from memory. What a worker could save at best with
   the records rebuilt here;
@@ -81,9 +81,14 @@ class Reply(msgspec.Struct, array_like=True):
 def pod_chunk_reply(lines: list[bytes]) -> bytes:
     """The worker's answer to one chunk's Pod lines: per line a record (as wire rows, one
     page a chunk), a deletion, or "read it yourself", with its resourceVersion."""
-    from netsight.graph import wire
-    from netsight.graph.model import Kind
-    from netsight.graph.typed import DeletedEvent, PodEvent, decode_typed_event, pod_record
+    from netsight.graph.ingest import worker_rows
+    from netsight.graph.ingest.typed_pages import (
+        DeletedEvent,
+        PodEvent,
+        decode_typed_event,
+        pod_record,
+    )
+    from netsight.graph.model.kinds import Kind
 
     codes = bytearray()
     versions: list[str] = []
@@ -113,7 +118,7 @@ def pod_chunk_reply(lines: list[bytes]) -> bytes:
             codes.append(_RECORD)
         versions.append(meta.resourceVersion or "")
     return _ENCODER.encode(Reply(bytes(codes), versions, deleted,
-                                 wire.encode(records) if records else b""))
+                                 worker_rows.encode(records) if records else b""))
 
 
 _ENCODER = msgspec.msgpack.Encoder()
@@ -208,8 +213,8 @@ async def chunks_of_lines(content: Any) -> AsyncIterator[list[bytes]]:
 def precomputed(data: dict[str, Any]) -> dict[str, collections.deque[tuple[Any, ...]]]:
     """``free``: each Pod and EndpointSlice line's record or deleted key, built now, in
     stream order (a slice from its previous version, as the informer would)."""
-    from netsight.graph.model import Kind, make_key
-    from netsight.graph.typed import DeletedEvent, decode_typed_event, event_record
+    from netsight.graph.ingest.typed_pages import DeletedEvent, decode_typed_event, event_record
+    from netsight.graph.model.kinds import Kind, make_key
 
     out: dict[str, collections.deque[tuple[Any, ...]]] = collections.defaultdict(
         collections.deque)
@@ -240,9 +245,9 @@ def precomputed(data: dict[str, Any]) -> dict[str, collections.deque[tuple[Any, 
 def replay_main(args: argparse.Namespace) -> None:
     """One replay in this process, in one mode; prints its figures as JSON."""
     import netsight
-    from netsight.graph import wire
-    from netsight.graph.store import RELATED_LIMIT
-    from netsight.graph.watching import Informer, InformerSettings
+    from netsight.graph.ingest import worker_rows
+    from netsight.graph.ingest.informers import Informer, InformerSettings
+    from netsight.graph.store.live import RELATED_LIMIT
 
     data = pickle.loads(Path(args.input).read_bytes())
     gc.disable()
@@ -285,7 +290,7 @@ def replay_main(args: argparse.Namespace) -> None:
                 writer.write(_FRAME.pack(len(request)) + request)
                 (size,) = _FRAME.unpack(await reader.readexactly(_FRAME.size))
                 reply = reply_decoder.decode(await reader.readexactly(size))
-            records: Iterator[Any] = iter(wire.decode(reply.page) if reply.page else ())
+            records: Iterator[Any] = iter(worker_rows.decode(reply.page) if reply.page else ())
             deleted = iter(reply.deleted)
             for line, code, version in zip(lines, reply.codes, reply.versions, strict=True):
                 if code == _RECORD:

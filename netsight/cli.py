@@ -19,11 +19,11 @@ from typing import IO, Any
 
 import orjson
 
-from netsight.analyzers.catalog import TOOLS, call_tool, get_tool, to_json
-from netsight.analyzers.contracts import ErrorCode, ToolFailure
-from netsight.analyzers.rendering import render_error, render_text
-from netsight.graph.loading import load_manifests
-from netsight.graph.store import GraphStore, Source
+from netsight.analyzers.core.catalog import TOOLS, call_tool, get_tool, to_json
+from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
+from netsight.analyzers.core.rendering import render_error, render_text
+from netsight.graph.ingest.manifests import load_manifests
+from netsight.graph.store.live import GraphStore, Source
 
 EXIT_TOOL_ERROR = 2
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from netsight.graph.loading import load_manifests
-from netsight.graph.store import GraphStore, Source
+from netsight.graph.ingest.manifests import load_manifests
+from netsight.graph.store.live import GraphStore, Source
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"

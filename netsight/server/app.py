@@ -28,8 +28,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from netsight.analyzers.catalog import TOOLS, ToolSpec
-from netsight.analyzers.contracts import ErrorCode, ToolError
+from netsight.analyzers.core.catalog import TOOLS, ToolSpec
+from netsight.analyzers.core.contracts import ErrorCode, ToolError
 from netsight.server import changes, dashboard, graph_api
 from netsight.server.auth import grant_of
 from netsight.server.changes import ChangeFeed

@@ -3,7 +3,7 @@
 Authentication: a bearer token, checked with the TokenReview API — the agent's service
 account token, as the architecture decisions settle it. Authorization: a SubjectAccessReview
 "may this user list pods in namespace N" for the namespaces in the graph; answers and graph
-exports then come from a :class:`~netsight.graph.scoping.ScopedView` of those namespaces.
+exports then come from a :class:`~netsight.graph.store.scoped.ScopedView` of those namespaces.
 The graph was filled with netsight's own, cluster-wide, RBAC: this filter is what keeps one
 team's agent from reading another team's topology.
 
@@ -38,10 +38,10 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocketClose
 
-from netsight.analyzers.contracts import ErrorCode, ToolError, ToolFailure
-from netsight.graph.scoping import ScopedView
-from netsight.graph.store import GraphStore, GraphView
-from netsight.graph.watching import Response
+from netsight.analyzers.core.contracts import ErrorCode, ToolError, ToolFailure
+from netsight.graph.ingest.informers import Response
+from netsight.graph.store.live import GraphStore, GraphView
+from netsight.graph.store.scoped import ScopedView
 from netsight.server.config import Settings
 
 log = logging.getLogger(__name__)

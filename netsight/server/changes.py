@@ -23,10 +23,10 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from netsight.analyzers.contracts import ErrorCode
-from netsight.graph.model import Rel, parse_key
-from netsight.graph.scoping import ScopedView
-from netsight.graph.store import Change, EventType, GraphStore, GraphView
+from netsight.analyzers.core.contracts import ErrorCode
+from netsight.graph.model.kinds import Rel, parse_key
+from netsight.graph.store.live import Change, EventType, GraphStore, GraphView
+from netsight.graph.store.scoped import ScopedView
 from netsight.server.auth import view_for
 from netsight.server.graph_api import BadFilter, error_response
 

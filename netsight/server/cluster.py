@@ -20,9 +20,9 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from netsight.graph.client import KubeTransport
-from netsight.graph.store import GraphStore, Source
-from netsight.graph.watching import Backoff, ClusterWatcher, InformerSettings
+from netsight.graph.ingest.client import KubeTransport
+from netsight.graph.ingest.informers import Backoff, ClusterWatcher, InformerSettings
+from netsight.graph.store.live import GraphStore, Source
 from netsight.server import warming
 from netsight.server.config import ConfigError, Settings
 from netsight.sim.apiserver import SimServer

@@ -29,11 +29,11 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from netsight.analyzers.base import did_you_mean
-from netsight.analyzers.contracts import ErrorCode, ToolError
-from netsight.graph.model import Kind, Rel, parse_key
-from netsight.graph.scoping import ScopedView
-from netsight.graph.store import GraphStore, GraphView
+from netsight.analyzers.core.base import did_you_mean
+from netsight.analyzers.core.contracts import ErrorCode, ToolError
+from netsight.graph.model.kinds import Kind, Rel, parse_key
+from netsight.graph.store.live import GraphStore, GraphView
+from netsight.graph.store.scoped import ScopedView
 from netsight.server.auth import view_for
 
 ENDPOINT = "/api/graph"

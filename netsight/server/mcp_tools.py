@@ -41,13 +41,13 @@ from mcp_types import (
 from pydantic import BaseModel
 from starlette.requests import Request
 
-from netsight.analyzers import deadline
-from netsight.analyzers.arguments import ToolArgs
-from netsight.analyzers.base import did_you_mean
-from netsight.analyzers.catalog import ToolSpec, analyzer_failure, parse_args, to_json
-from netsight.analyzers.contracts import DETAIL, ErrorCode, ToolFailure, ToolResult
-from netsight.analyzers.rendering import render_text
-from netsight.graph.store import GraphStore, GraphView
+from netsight.analyzers.core import deadline
+from netsight.analyzers.core.arguments import ToolArgs
+from netsight.analyzers.core.base import did_you_mean
+from netsight.analyzers.core.catalog import ToolSpec, analyzer_failure, parse_args, to_json
+from netsight.analyzers.core.contracts import DETAIL, ErrorCode, ToolFailure, ToolResult
+from netsight.analyzers.core.rendering import render_text
+from netsight.graph.store.live import GraphStore, GraphView
 from netsight.server.auth import view_for
 from netsight.server.notifying import ToolListNotifier
 from netsight.server.schemas import flattened
@@ -197,7 +197,7 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any], *,
         async with asyncio.timeout(host.timeout):
             view = await view_for(request, host.store, required=host.scoped)
             # The analyzer runs on the loop and cannot be cancelled: it checks this deadline
-            # in its long loops (analyzers/deadline.py) and stops, so the loop is held for
+            # in its long loops (analyzers/core/deadline.py) and stops, so the loop is held for
             # TOOL_TIMEOUT at most rather than for as long as the question takes.
             remaining = host.timeout - (time.perf_counter() - started)
             with deadline.within(remaining):

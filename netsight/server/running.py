@@ -30,8 +30,8 @@ import uvicorn
 from mcp.server.stdio import stdio_server
 from sse_starlette.sse import AppStatus
 
-from netsight.analyzers.catalog import TOOLS, ToolSpec
-from netsight.graph.watching import InformerSettings
+from netsight.analyzers.core.catalog import TOOLS, ToolSpec
+from netsight.graph.ingest.informers import InformerSettings
 from netsight.server import auth
 from netsight.server.app import Service, build_service
 from netsight.server.cluster import LiveGraph, live_graph

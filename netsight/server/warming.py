@@ -23,7 +23,7 @@ import time
 from typing import TYPE_CHECKING
 
 from netsight.analyzers.policy.engine import MODEL_KINDS, warm
-from netsight.graph.store import GraphStore
+from netsight.graph.store.live import GraphStore
 
 if TYPE_CHECKING:  # cluster.py starts keep_warm
     from netsight.server.cluster import LiveGraph

@@ -34,7 +34,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from netsight.graph.selectors import parse_selector_string
+from netsight.graph.model.selectors import parse_selector_string
 from netsight.sim.access import AccessPolicy
 from netsight.sim.resources import ResourceType
 from netsight.sim.state import (

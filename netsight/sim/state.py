@@ -20,7 +20,7 @@ from typing import Any, Final
 
 import orjson
 
-from netsight.graph.selectors import LabelSelector
+from netsight.graph.model.selectors import LabelSelector
 from netsight.sim.resources import CRD_TYPE, Registry, ResourceType, types_from_crd
 
 StorageKey = tuple[str, str]  # (group, kind): all versions of a kind share storage

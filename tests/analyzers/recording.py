@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
 
-from netsight.graph.model import Rel, parse_key
-from netsight.graph.records import Record
-from netsight.graph.selectors import LabelSelector
-from netsight.graph.store import GraphStore, GraphView
+from netsight.graph.model.kinds import Rel, parse_key
+from netsight.graph.model.records import Record
+from netsight.graph.model.selectors import LabelSelector
+from netsight.graph.store.live import GraphStore, GraphView
 
 
 class RecordingView(GraphView):

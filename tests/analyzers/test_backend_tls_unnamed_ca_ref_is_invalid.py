@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.backend_tls import BackendTLSPolicies
-from netsight.graph.store import GraphStore, Source
+from netsight.graph.store.live import GraphStore, Source
 
 V1 = "gateway.networking.k8s.io/v1"
 

@@ -22,8 +22,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from netsight.analyzers.catalog import call_tool, to_json
-from netsight.graph.store import EventType, GraphStore, Source
+from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.graph.store.live import EventType, GraphStore, Source
 from tests.analyzers.test_policy_engine_matches_reference import (
     NAMESPACES,
     PORTS,

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from netsight.analyzers.catalog import call_tool, to_json
-from netsight.graph.store import EventType, GraphStore
+from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.graph.store.live import EventType, GraphStore
 from tests.analyzers.test_testdata import TESTDATA
 from tests.conftest import store_from_yaml
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from netsight.analyzers.catalog import call_tool, to_json
-from netsight.analyzers.contracts import ErrorCode, ToolFailure
-from netsight.graph.scoping import ScopedView
-from netsight.graph.store import Source
+from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
+from netsight.graph.store.live import Source
+from netsight.graph.store.scoped import ScopedView
 from tests.analyzers.test_testdata import TESTDATA
 from tests.conftest import store_from_yaml
 from tests.graph.snapshots import snapshot

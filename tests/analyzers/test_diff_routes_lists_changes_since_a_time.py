@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.catalog import call_tool, to_json
-from netsight.analyzers.contracts import ErrorCode, ToolFailure
-from netsight.graph.store import EventType, GraphStore
+from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
+from netsight.graph.store.live import EventType, GraphStore
 from tests.analyzers.test_testdata import TESTDATA
 from tests.conftest import store_from_yaml
 

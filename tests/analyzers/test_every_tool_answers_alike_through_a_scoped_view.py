@@ -36,11 +36,11 @@ from typing import Any
 import pytest
 import yaml
 
-from netsight.analyzers.catalog import TOOLS, call_tool, to_json
-from netsight.analyzers.contracts import ToolFailure
-from netsight.graph.model import Kind, parse_key
-from netsight.graph.scoping import ScopedView
-from netsight.graph.store import GraphStore, GraphView, Source
+from netsight.analyzers.core.catalog import TOOLS, call_tool, to_json
+from netsight.analyzers.core.contracts import ToolFailure
+from netsight.graph.model.kinds import Kind, parse_key
+from netsight.graph.store.live import GraphStore, GraphView, Source
+from netsight.graph.store.scoped import ScopedView
 from tests.analyzers.test_testdata import CASES, load_case
 from tests.conftest import store_from_yaml
 

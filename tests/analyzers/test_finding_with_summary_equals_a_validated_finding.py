@@ -7,8 +7,8 @@ from __future__ import annotations
 import pydantic
 import pytest
 
-from netsight.analyzers import codes
-from netsight.analyzers.contracts import DETAIL, Evidence, Finding, ResourceRef
+from netsight.analyzers.core import codes
+from netsight.analyzers.core.contracts import DETAIL, Evidence, Finding, ResourceRef
 
 ROUTE = ResourceRef(kind="HTTPRoute", name="web", namespace="shop")
 

@@ -43,10 +43,10 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.catalog import call_tool, to_json
+from netsight.analyzers.core.catalog import call_tool, to_json
 from netsight.cli import main
-from netsight.graph.loading import load_manifests
-from netsight.graph.store import GraphStore
+from netsight.graph.ingest.manifests import load_manifests
+from netsight.graph.store.live import GraphStore
 from tests.conftest import CONFORMANCE, OWN_CORPUS, corpus_cases, corpus_id
 
 GATEWAY_CASES = corpus_cases("gateway")  # the shared corpus's and tests/corpus's

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from netsight.analyzers.catalog import call_tool, to_json
-from netsight.graph.store import GraphStore, KindStatus, SyncState
+from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.graph.store.live import GraphStore, KindStatus, SyncState
 from tests.analyzers.test_testdata import TESTDATA
 from tests.conftest import store_from_yaml
 

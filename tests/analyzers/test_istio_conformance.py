@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.mesh_config import UPSTREAM
+from netsight.analyzers.checks.mesh_config import UPSTREAM
 from netsight.cli import main
-from netsight.graph.model import is_cluster_scoped
+from netsight.graph.model.kinds import is_cluster_scoped
 from tests.conftest import CONFORMANCE, corpus_cases, corpus_id
 
 ISTIO_CASES = corpus_cases("istio")  # the shared corpus's and tests/corpus's

@@ -16,7 +16,7 @@ from netsight.analyzers.policy.istio_model import (
     path_matches,
     string_matches,
 )
-from netsight.graph.records import GenericRecord
+from netsight.graph.model.records import GenericRecord
 
 
 def record(kind: str, spec: Any, annotations: dict[str, str] | None = None) -> GenericRecord:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from netsight.analyzers.catalog import call_tool, to_json
-from netsight.graph.store import GraphStore
+from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.graph.store.live import GraphStore
 from tests.conftest import store_from_yaml
 
 CLUSTER = """

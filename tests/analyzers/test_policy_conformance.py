@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.catalog import call_tool, to_json
+from netsight.analyzers.core.catalog import call_tool, to_json
 from netsight.cli import main
-from netsight.graph.loading import load_manifests
-from netsight.graph.store import GraphStore, Source
+from netsight.graph.ingest.manifests import load_manifests
+from netsight.graph.store.live import GraphStore, Source
 from tests.conftest import CONFORMANCE, corpus_cases, corpus_id
 
 CASES = corpus_cases("netpol", "anp")

@@ -15,8 +15,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from netsight.analyzers.catalog import call_tool, to_json
-from netsight.graph.store import EventType, GraphStore, Source
+from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.graph.store.live import EventType, GraphStore, Source
 
 NAMESPACES = ("n1", "n2", "n3")
 LABEL_VALUES = {"app": ("a", "b"), "tier": ("web", "db")}

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.catalog import call_tool, to_json
-from netsight.analyzers.contracts import ToolFailure
+from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.contracts import ToolFailure
 from netsight.analyzers.policy.engine import warm
-from netsight.graph.store import GraphStore, GraphView, KindStatus, Source, SyncState
+from netsight.graph.store.live import GraphStore, GraphView, KindStatus, Source, SyncState
 from netsight.sim.scenarios import demo
 from tests.conftest import store_from_yaml
 

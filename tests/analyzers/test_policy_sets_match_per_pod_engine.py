@@ -27,9 +27,9 @@ from netsight.analyzers.policy.endpoints import Endpoint, from_pod
 from netsight.analyzers.policy.engine import PolicyEngine
 from netsight.analyzers.policy.universe import Universe, universe
 from netsight.analyzers.policy.verdict import Direction, Tri
-from netsight.graph.model import Kind
-from netsight.graph.records import PodRecord
-from netsight.graph.store import EventType, GraphStore, GraphView, Source
+from netsight.graph.model.kinds import Kind
+from netsight.graph.model.records import PodRecord
+from netsight.graph.store.live import EventType, GraphStore, GraphView, Source
 from tests.analyzers.test_policy_engine_matches_reference import PROTOCOLS, QUERY_PORTS
 from tests.analyzers.test_reach_matches_per_pod_evaluation import build, harder
 

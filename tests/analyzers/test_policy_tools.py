@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers import find_blocking_policies, reachability_matrix
-from netsight.analyzers.catalog import call_tool, to_json
-from netsight.analyzers.contracts import ErrorCode, ToolFailure
-from netsight.graph.model import Kind
+from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
+from netsight.analyzers.tools import find_blocking_policies, reachability_matrix
+from netsight.graph.model.kinds import Kind
 from tests.analyzers.test_testdata import CASES, run_case
 from tests.conftest import store_from_yaml
 

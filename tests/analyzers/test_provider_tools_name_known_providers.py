@@ -3,8 +3,8 @@ offers it exactly while that provider is installed."""
 
 from __future__ import annotations
 
-from netsight.analyzers.catalog import TOOLS
-from netsight.graph.watching import PROVIDER_GROUPS
+from netsight.analyzers.core.catalog import TOOLS
+from netsight.graph.ingest.informers import PROVIDER_GROUPS
 
 
 def test_provider_tools_name_known_providers() -> None:

@@ -19,14 +19,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from netsight.analyzers.catalog import call_tool, to_json
-from netsight.analyzers.contracts import ToolFailure
+from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.contracts import ToolFailure
 from netsight.analyzers.policy.endpoints import external, from_pod
 from netsight.analyzers.policy.engine import PolicyEngine
 from netsight.analyzers.policy.reach import within
-from netsight.graph.model import Kind
-from netsight.graph.records import PodRecord, ServiceRecord
-from netsight.graph.store import EventType, GraphStore, GraphView, Source
+from netsight.graph.model.kinds import Kind
+from netsight.graph.model.records import PodRecord, ServiceRecord
+from netsight.graph.store.live import EventType, GraphStore, GraphView, Source
 from tests.analyzers.test_policy_engine_matches_reference import PROTOCOLS, QUERY_PORTS, clusters
 
 ADDRESSES = ("10.1.0.2", "10.1.0.9", "10.1.1.3", "10.2.0.4", "10.0.0.1", "8.8.8.8",

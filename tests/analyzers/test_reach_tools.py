@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.catalog import call_tool, to_json
-from netsight.analyzers.contracts import ErrorCode, ToolFailure
-from netsight.graph.store import GraphView
+from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
+from netsight.graph.store.live import GraphView
 from tests.conftest import store_from_yaml
 
 CLUSTER = (Path(__file__).parent / "testdata" / "who_can_reach" /

@@ -5,8 +5,8 @@ not listed yet, it is unknown (None), never a guessed zero."""
 from __future__ import annotations
 
 from netsight.analyzers.routing.references import ready_endpoints
-from netsight.graph.records import ServiceRecord
-from netsight.graph.store import GraphStore, KindStatus, Source, SyncState
+from netsight.graph.model.records import ServiceRecord
+from netsight.graph.store.live import GraphStore, KindStatus, Source, SyncState
 from tests.graph.factories import apply_all, endpoint_slice, namespace, pod, service
 
 

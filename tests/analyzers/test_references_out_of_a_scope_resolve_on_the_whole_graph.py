@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.catalog import call_tool, to_json
-from netsight.graph.scoping import ScopedView
-from netsight.graph.store import GraphView
+from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.graph.store.live import GraphView
+from netsight.graph.store.scoped import ScopedView
 from tests.conftest import store_from_yaml
 
 CERTIFICATE_GRANT = """

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers import regex
+from netsight.analyzers.core import regex
 from netsight.analyzers.policy.istio_model import path_matches
 from netsight.analyzers.routing.requests import Request, matches
 
@@ -84,8 +84,8 @@ spec:
 # boundary (and its timeout) can stop one if a regression brings it back.
 CALLS = textwrap.dedent("""
     import json, sys
-    from netsight.analyzers.catalog import call_tool, to_json
-    from netsight.graph.scoping import ScopedView
+    from netsight.analyzers.core.catalog import call_tool, to_json
+    from netsight.graph.store.scoped import ScopedView
     from tests.conftest import store_from_yaml
     from tests.analyzers.test_regexes_match_in_linear_time import LONG, PROPOSED, ROUTES
 

@@ -8,16 +8,16 @@ import pkgutil
 from collections import defaultdict
 
 import netsight.analyzers
-from netsight.analyzers import codes, registry
-from netsight.analyzers.base import AnalyzerMetadata
-from netsight.analyzers.catalog import TOOLS
+from netsight.analyzers.core import codes, registry
+from netsight.analyzers.core.base import AnalyzerMetadata
+from netsight.analyzers.core.catalog import TOOLS
 from tests.analyzers.test_testdata import CASES, load_case, run_case
 
 
 def _modules_with_check() -> set[str]:
     found = set()
-    for info in pkgutil.iter_modules(netsight.analyzers.__path__):
-        module = importlib.import_module(f"netsight.analyzers.{info.name}")
+    for info in pkgutil.walk_packages(netsight.analyzers.__path__, "netsight.analyzers."):
+        module = importlib.import_module(info.name)
         if isinstance(getattr(module, "METADATA", None), AnalyzerMetadata) and hasattr(
             module, "check"
         ):

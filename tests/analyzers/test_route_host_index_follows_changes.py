@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from netsight.analyzers.routing.gateway_objects import GRPC_ROUTE, HTTP_ROUTE
 from netsight.analyzers.routing.hostindex import covers, routes_for_host
-from netsight.analyzers.routing.objects import GRPC_ROUTE, HTTP_ROUTE
-from netsight.graph.overlay import OverlayView
-from netsight.graph.records import to_record
-from netsight.graph.store import EventType, GraphStore, GraphView
+from netsight.graph.model.records import to_record
+from netsight.graph.store.live import EventType, GraphStore, GraphView
+from netsight.graph.store.overlay import OverlayView
 
 HOSTNAMES = ["a.example.com", "b.example.com", "*.example.com", "x.a.example.com",
              "*.a.example.com", "other.org"]

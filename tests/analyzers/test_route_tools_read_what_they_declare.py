@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from netsight.analyzers import (
+from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.tools import (
     check_gateway_status,
     check_route_resolution,
     diff_routes,
@@ -15,7 +16,6 @@ from netsight.analyzers import (
     gateway_list,
     list_ingresses,
 )
-from netsight.analyzers.catalog import call_tool, to_json
 from tests.analyzers.test_testdata import CASES, load_case, run_case
 from tests.conftest import store_from_yaml
 

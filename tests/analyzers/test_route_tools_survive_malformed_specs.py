@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.catalog import call_tool
-from netsight.graph.store import GraphStore, Source
+from netsight.analyzers.core.catalog import call_tool
+from netsight.graph.store.live import GraphStore, Source
 
 GROUP = "gateway.networking.k8s.io/v1"
 ODD: list[Any] = [None, 1, "x", [], {}, [1, "a", None], {"a": [None]}, True]

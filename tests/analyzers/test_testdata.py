@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.catalog import TOOLS, call_tool, to_json
-from netsight.analyzers.contracts import ToolFailure
-from netsight.graph.scoping import ScopedView
-from netsight.graph.store import GraphView, KindStatus, Source, SyncState
+from netsight.analyzers.core.catalog import TOOLS, call_tool, to_json
+from netsight.analyzers.core.contracts import ToolFailure
+from netsight.graph.store.live import GraphView, KindStatus, Source, SyncState
+from netsight.graph.store.scoped import ScopedView
 from tests.analyzers.recording import RecordingView
 from tests.conftest import store_from_yaml
 

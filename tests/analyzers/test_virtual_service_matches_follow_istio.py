@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.routing import virtual_services as vsr
+from netsight.analyzers.routing import istio_routes as vsr
 from netsight.analyzers.routing.requests import Request
 
 REQUEST = Request("shop.example.com", "/Reviews/42", "GET", {"End-User": "jason"},

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from netsight.analyzers.catalog import call_tool, to_json
+from netsight.analyzers.core.catalog import call_tool, to_json
 from tests.conftest import store_from_yaml
 from tests.deploy.conftest import RELEASE_NAMESPACE, Render, only
 

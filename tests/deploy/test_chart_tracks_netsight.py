@@ -4,7 +4,7 @@ the kinds it watches, so the chart cannot drift from the code unnoticed.
 The container's arguments go through ``netsight serve``'s own parser and, with the environment
 the pod sees (the chart's variables and the kubelet's KUBERNETES_SERVICE_HOST),
 through ``load_settings``, which is where netsight refuses a configuration at start. The
-ClusterRole is compared with ``CORE_KINDS`` and ``PROVIDER_GROUPS`` of graph/watching.py.
+ClusterRole is compared with ``CORE_KINDS`` and ``PROVIDER_GROUPS`` of graph/ingest/informers.py.
 """
 
 from __future__ import annotations
@@ -16,7 +16,12 @@ import pytest
 import yaml
 
 from netsight.cli import _parser
-from netsight.graph.watching import CORE_KINDS, CRD_KIND, METADATA_ONLY_KINDS, PROVIDER_GROUPS
+from netsight.graph.ingest.informers import (
+    CORE_KINDS,
+    CRD_KIND,
+    METADATA_ONLY_KINDS,
+    PROVIDER_GROUPS,
+)
 from netsight.server.config import load_settings
 from tests.deploy.conftest import CHART, VALUES_SETS, RecordingEnviron, Render, only, values
 

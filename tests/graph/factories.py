@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from netsight.graph.model import Rel
-from netsight.graph.store import EventType, GraphStore
+from netsight.graph.model.kinds import Rel
+from netsight.graph.store.live import EventType, GraphStore
 
 Raw = dict[str, Any]
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from netsight.graph.collecting import keep_collections_young
+from netsight.graph.runtime.collector import keep_collections_young
 
 
 @contextlib.asynccontextmanager

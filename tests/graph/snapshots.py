@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from netsight.graph.building import SELECTOR_RELS, GraphState
-from netsight.graph.model import Rel
-from netsight.graph.records import Record
+from netsight.graph.model.kinds import Rel
+from netsight.graph.model.records import Record
+from netsight.graph.store.building import SELECTOR_RELS, GraphState
 
 REL_VALUES = frozenset(Rel)
 

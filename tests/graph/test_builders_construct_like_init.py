@@ -8,16 +8,16 @@ from typing import Any
 
 import pytest
 
-from netsight.graph.builders import builder
-from netsight.graph.records import (
+from netsight.graph.model.constructors import builder
+from netsight.graph.model.records import (
     ContainerPort,
     Endpoint,
     EndpointGroup,
     EndpointSliceRecord,
     PodRecord,
 )
-from netsight.graph.selectors import shared_labels
-from netsight.graph.store import Change, EventType
+from netsight.graph.model.selectors import shared_labels
+from netsight.graph.store.live import Change, EventType
 
 POD: dict[str, Any] = {
     "kind": "Pod", "api_version": "v1", "namespace": "x", "name": "web-1",

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from netsight.graph.collecting import keep_collections_young, next_wait
+from netsight.graph.runtime.collector import keep_collections_young, next_wait
 from tests.graph.keeping import keeper
 
 pytestmark = pytest.mark.anyio

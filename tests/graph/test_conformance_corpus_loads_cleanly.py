@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from netsight.graph.loading import load_manifests
-from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel
-from netsight.graph.records import NetworkPolicyRecord, Record, ServiceRecord, WorkloadRecord
-from netsight.graph.store import GraphStore
+from netsight.graph.ingest.manifests import load_manifests
+from netsight.graph.model.kinds import POD_LIKE_KINDS, Kind, Rel
+from netsight.graph.model.records import NetworkPolicyRecord, Record, ServiceRecord, WorkloadRecord
+from netsight.graph.store.live import GraphStore
 from tests.conftest import CONFORMANCE, corpus_cases, corpus_id, corpus_name
 from tests.graph.factories import targets
 

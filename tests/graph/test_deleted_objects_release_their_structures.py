@@ -13,8 +13,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from netsight.graph.footprint import PER_OBJECT, census
-from netsight.graph.store import EventType, GraphStore
+from netsight.graph.store.footprint import PER_OBJECT, census
+from netsight.graph.store.live import EventType, GraphStore
 from tests.graph.snapshots import snapshot
 from tests.graph.universe import CLUSTER_SCOPED, Step, event_sequences
 

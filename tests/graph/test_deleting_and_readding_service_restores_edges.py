@@ -3,8 +3,8 @@ both its own selections and the references other objects make to it."""
 
 from __future__ import annotations
 
-from netsight.graph.model import Rel
-from netsight.graph.store import GraphStore
+from netsight.graph.model.kinds import Rel
+from netsight.graph.store.live import GraphStore
 from tests.graph.factories import apply_all, endpoint_slice, namespace, pod, service
 from tests.graph.snapshots import snapshot
 

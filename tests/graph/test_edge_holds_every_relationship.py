@@ -3,8 +3,8 @@ and losing one relationship keeps the others."""
 
 from __future__ import annotations
 
-from netsight.graph.model import Rel
-from netsight.graph.store import GraphStore
+from netsight.graph.model.kinds import Rel
+from netsight.graph.store.live import GraphStore
 from tests.graph.factories import apply_all, endpoint_slice, rels, service
 
 SLICE, SERVICE = "EndpointSlice/default/web-abc", "Service/default/web"

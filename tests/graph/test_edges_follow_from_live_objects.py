@@ -12,8 +12,8 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 
-from netsight.graph.model import Rel
-from netsight.graph.store import GraphStore
+from netsight.graph.model.kinds import Rel
+from netsight.graph.store.live import GraphStore
 from tests.graph.oracle import selector_matches
 from tests.graph.snapshots import snapshot
 from tests.graph.universe import CLUSTER_SCOPED, Raw, Step, event_sequences, final_state

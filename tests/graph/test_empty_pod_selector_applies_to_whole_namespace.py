@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from netsight.graph.model import Rel
-from netsight.graph.store import GraphStore
+from netsight.graph.model.kinds import Rel
+from netsight.graph.store.live import GraphStore
 from tests.graph.factories import apply_all, deployment, network_policy, pod, targets
 
 ALL_IN_PROD = {"Pod/prod/a", "Pod/prod/b", "Pod/prod/bare", "Deployment/prod/web"}

@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from netsight.graph.errors import MalformedObject
-from netsight.graph.records import (
+from netsight.graph.model.errors import MalformedObject
+from netsight.graph.model.records import (
     Endpoint,
     EndpointSliceRecord,
     _checked_endpoint,

@@ -5,7 +5,7 @@ is kept as written so that the reader can report it."""
 
 from __future__ import annotations
 
-from netsight.graph.records import GenericRecord, kept_fields, to_record
+from netsight.graph.model.records import GenericRecord, kept_fields, to_record
 
 RAW = {
     "apiVersion": "networking.istio.io/v1alpha3", "kind": "EnvoyFilter",

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from netsight.graph.model import Rel
-from netsight.graph.store import GraphStore
+from netsight.graph.model.kinds import Rel
+from netsight.graph.store.live import GraphStore
 from tests.graph.factories import apply_all, service, targets
 
 V1 = "gateway.networking.k8s.io/v1"

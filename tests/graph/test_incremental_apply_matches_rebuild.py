@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from netsight.graph.store import EventType, GraphStore
+from netsight.graph.store.live import EventType, GraphStore
 from tests.graph.snapshots import diff, empty_index_entries, snapshot
 from tests.graph.universe import Step, event_sequences, final_state
 

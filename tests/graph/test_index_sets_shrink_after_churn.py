@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import sys
 
-from netsight.graph.building import compacted
-from netsight.graph.store import GraphStore
+from netsight.graph.store.building import compacted
+from netsight.graph.store.live import GraphStore
 from tests.graph.factories import network_policy, pod
 
 SMALL = sys.getsizeof(set())  # a set of up to 4 members, in its built-in table

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from netsight.graph.building import record_references
-from netsight.graph.model import Rel
-from netsight.graph.store import GraphStore
+from netsight.graph.model.kinds import Rel
+from netsight.graph.store.building import record_references
+from netsight.graph.store.live import GraphStore
 from tests.graph.factories import apply_all, rels, service, targets
 
 INGRESS = "Ingress/default/web"

@@ -1,6 +1,6 @@
 """While the informers run, the collector's keeper also gives the heap's free pages back to
 the OS every so often: a block freed below live ones (a hash table rebuilt under churn)
-would otherwise stay in RSS as a hole in glibc's heap (netsight/graph/allocator.py)."""
+would otherwise stay in RSS as a hole in glibc's heap (netsight/graph/runtime/allocator.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from netsight.graph.allocator import heap_usage, release_free_memory
+from netsight.graph.runtime.allocator import heap_usage, release_free_memory
 from tests.graph.keeping import keeper
 
 pytestmark = pytest.mark.anyio

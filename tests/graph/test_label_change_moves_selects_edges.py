@@ -3,8 +3,8 @@ re-evaluated: SELECTS and APPLIES_TO edges follow the labels; other edges stay."
 
 from __future__ import annotations
 
-from netsight.graph.model import Rel
-from netsight.graph.store import GraphStore
+from netsight.graph.model.kinds import Rel
+from netsight.graph.store.live import GraphStore
 from tests.graph.factories import (
     apply_all,
     deployment,

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from netsight.graph.errors import MalformedObject
-from netsight.graph.selectors import (
+from netsight.graph.model.errors import MalformedObject
+from netsight.graph.model.selectors import (
     LabelSelector,
     Operator,
     Requirement,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from netsight.graph.shapes import list_metadata
+from netsight.graph.ingest.decoding import list_metadata
 
 META = {"resourceVersion": "7", "continue": "abc", "remainingItemCount": 3}
 ITEMS = [{"metadata": {"name": "p"}, "spec": {"volumes": [{"configMap": {

@@ -10,8 +10,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from netsight.graph.records import Record, to_record
-from netsight.graph.store import EventType, GraphStore
+from netsight.graph.model.records import Record, to_record
+from netsight.graph.store.live import EventType, GraphStore
 from tests.graph.snapshots import diff, snapshot
 from tests.graph.universe import Step, event_sequences
 

@@ -3,8 +3,8 @@ data never reaches a record."""
 
 from __future__ import annotations
 
-from netsight.graph.model import Rel
-from netsight.graph.records import SecretRecord
+from netsight.graph.model.kinds import Rel
+from netsight.graph.model.records import SecretRecord
 from tests.conftest import store_from_yaml
 
 SECRET = """
@@ -61,7 +61,7 @@ def test_secret_data_is_never_stored() -> None:
     record = store.state.record("Secret/shop/db-password")
     assert isinstance(record, SecretRecord)
     assert record.annotations == {}
-    # Only a verdict on the data as a TLS certificate is kept (graph/pem.py).
+    # Only a verdict on the data as a TLS certificate is kept (graph/model/pem.py).
     assert record.tls_problem == "no tls.crt"
     node = store.state.graph.nodes["Secret/shop/db-password"]
     for text in (repr(record), repr(node)):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from netsight.graph.loading import load_manifests
-from netsight.graph.records import ServiceRecord
-from netsight.graph.store import GraphStore, ProblemKind
+from netsight.graph.ingest.manifests import load_manifests
+from netsight.graph.model.records import ServiceRecord
+from netsight.graph.store.live import GraphStore, ProblemKind
 
 
 def service_yaml(port: int, namespace: str | None = None) -> str:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from netsight.graph.loading import load_manifests, manifest_files
-from netsight.graph.store import GraphStore
+from netsight.graph.ingest.manifests import load_manifests, manifest_files
+from netsight.graph.store.live import GraphStore
 
 
 def pod_yaml(name: str) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from netsight.graph.loading import load_manifests
-from netsight.graph.store import GraphStore, ProblemKind
+from netsight.graph.ingest.manifests import load_manifests
+from netsight.graph.store.live import GraphStore, ProblemKind
 
 BROKEN_MIDDLE = """\
 apiVersion: v1

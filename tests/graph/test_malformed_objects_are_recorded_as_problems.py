@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from netsight.graph.records import SecretRecord
-from netsight.graph.store import EventType, GraphStore, ProblemKind
+from netsight.graph.model.records import SecretRecord
+from netsight.graph.store.live import EventType, GraphStore, ProblemKind
 from tests.graph.factories import meta, network_policy, pod, service
 
 Raw = dict[str, Any]

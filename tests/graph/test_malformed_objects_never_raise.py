@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from netsight.graph.store import EventType, GraphStore, ProblemKind
+from netsight.graph.store.live import EventType, GraphStore, ProblemKind
 from tests.graph.snapshots import diff, empty_index_entries, snapshot
 from tests.graph.universe import Identity, Raw, bodies, identities, key_of
 
@@ -116,7 +116,7 @@ def test_a_reader_bug_is_a_problem_for_that_object_only(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A bug in a record builder must not stop a whole kind's informer: that object is
     reported and left out, every other object still arrives."""
-    from netsight.graph import records
+    from netsight.graph.model import records
 
     def broken(*args: Any) -> Any:
         raise RuntimeError("a bug")

@@ -3,9 +3,9 @@ place; a later valid version replaces the record and clears the problem."""
 
 from __future__ import annotations
 
-from netsight.graph.model import Rel
-from netsight.graph.records import ServiceRecord
-from netsight.graph.store import EventType, GraphStore, ProblemKind
+from netsight.graph.model.kinds import Rel
+from netsight.graph.model.records import ServiceRecord
+from netsight.graph.store.live import EventType, GraphStore, ProblemKind
 from tests.graph.factories import apply_all, pod, service, targets
 from tests.graph.snapshots import snapshot
 

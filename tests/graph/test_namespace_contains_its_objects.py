@@ -3,8 +3,8 @@ object drops the edges and keeps the objects."""
 
 from __future__ import annotations
 
-from netsight.graph.model import Rel
-from netsight.graph.store import GraphStore
+from netsight.graph.model.kinds import Rel
+from netsight.graph.store.live import GraphStore
 from tests.graph.factories import apply_all, namespace, network_policy, pod, service, targets
 
 SHOP_OBJECTS = {"Pod/shop/a", "Service/shop/web", "NetworkPolicy/shop/deny"}

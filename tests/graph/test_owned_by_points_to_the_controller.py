@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from netsight.graph.model import Rel
-from netsight.graph.store import GraphStore
+from netsight.graph.model.kinds import Rel
+from netsight.graph.store.live import GraphStore
 from tests.graph.factories import apply_all, deployment, pod, targets
 
 POD = "Pod/default/p"

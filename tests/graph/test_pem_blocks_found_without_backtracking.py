@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from netsight.graph.pem import _blocks, ca_bundle_problem, tls_data_problem
+from netsight.graph.model.pem import _blocks, ca_bundle_problem, tls_data_problem
 
 REFERENCE = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----(.*?)-----END \1-----", re.DOTALL)
 DER = base64.b64encode(b"\x30\x03\x02\x01\x01").decode()

@@ -8,8 +8,8 @@ import itertools
 
 import pytest
 
-from netsight.graph.model import Rel
-from netsight.graph.store import GraphStore
+from netsight.graph.model.kinds import Rel
+from netsight.graph.store.live import GraphStore
 from tests.graph.factories import apply_all, endpoint_slice, pod, rels, service, targets
 from tests.graph.snapshots import snapshot
 

@@ -3,8 +3,8 @@ kept pending — at 100k pods they cost ~18 MB and nothing would ever link them.
 
 from __future__ import annotations
 
-from netsight.graph.model import Rel
-from netsight.graph.store import GraphStore
+from netsight.graph.model.kinds import Rel
+from netsight.graph.store.live import GraphStore
 from tests.graph.factories import apply_all, deployment, pod, service, targets
 
 

@@ -3,7 +3,7 @@ graph's generation — and every ETag and cached answer built on it — does not
 
 from __future__ import annotations
 
-from netsight.graph.store import GraphStore
+from netsight.graph.store.live import GraphStore
 
 BROKEN = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "x"},
           "spec": {"ports": [{"port": "eighty"}]}}

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from netsight.graph import scoping
-from netsight.graph.model import Kind, Rel
-from netsight.graph.scoping import ScopedView, UnscopedRead
-from netsight.graph.selectors import LabelSelector
-from netsight.graph.store import EventType, GraphStore, GraphView, Source
+from netsight.graph.model.kinds import Kind, Rel
+from netsight.graph.model.selectors import LabelSelector
+from netsight.graph.store import scoped as scoping
+from netsight.graph.store.live import EventType, GraphStore, GraphView, Source
+from netsight.graph.store.scoped import ScopedView, UnscopedRead
 from tests.graph.factories import (
     Raw,
     apply_all,
@@ -91,7 +91,7 @@ def every_key(store: GraphStore) -> list[str]:
 
 def test_every_public_read_of_graph_view_is_overridden() -> None:
     public = {name for name in dir(GraphView) if not name.startswith("_")}
-    assert public <= set(vars(ScopedView)), "scope these in netsight/graph/scoping.py"
+    assert public <= set(vars(ScopedView)), "scope these in netsight/graph/store/scoped.py"
     assert not scoping.UNSCOPED
 
 

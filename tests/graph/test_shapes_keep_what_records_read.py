@@ -1,6 +1,7 @@
 """Informers decode Pods, EndpointSlices and the other core kinds into only the fields the
-records read (graph/shapes.py). A record built from a shaped body must equal the record built
-from the full body — and a malformed object must fail the same way — whatever the body holds."""
+records read (graph/ingest/decoding.py). A record built from a shaped body must equal the
+record built from the full body — and a malformed object must fail the same way — whatever
+the body holds."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from netsight.graph.errors import MalformedObject
-from netsight.graph.model import Kind
-from netsight.graph.records import Record, to_record
-from netsight.graph.shapes import decode_event, decode_page
+from netsight.graph.ingest.decoding import decode_event, decode_page
+from netsight.graph.model.errors import MalformedObject
+from netsight.graph.model.kinds import Kind
+from netsight.graph.model.records import Record, to_record
 from netsight.sim.synthetic import generate
 
 SHAPED_KINDS = (Kind.POD, Kind.ENDPOINT_SLICE, Kind.SERVICE, Kind.NETWORK_POLICY,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from netsight.graph.records import ConfigMapRecord, GenericRecord, SecretRecord, to_record
+from netsight.graph.model.records import ConfigMapRecord, GenericRecord, SecretRecord, to_record
 
 # A throwaway self-signed EC certificate and its key, made for this test.
 CERT = (

@@ -1,4 +1,4 @@
-"""The typed decoders' label cache (graph/typed.py) finds a label map by its items as
+"""The typed decoders' label cache (graph/ingest/typed_pages.py) finds a label map by its items as
 listed and is bounded in two generations: a label set some pod used within the last
 generation is still there when the cache fills, where emptying it at once made every label
 set in use miss again. Whatever the order, a label set decodes to its one shared map."""
@@ -9,8 +9,8 @@ from typing import Any
 
 import orjson
 
-from netsight.graph import typed, wire
-from netsight.graph.typed import decode_pod_page
+from netsight.graph.ingest import typed_pages, worker_rows
+from netsight.graph.ingest.typed_pages import decode_pod_page
 
 
 def labels_of(*labels: dict[str, str]) -> list[Any]:
@@ -23,19 +23,19 @@ def labels_of(*labels: dict[str, str]) -> list[Any]:
 
 def cached(labels: dict[str, str]) -> bool:
     items = tuple(labels.items())
-    return items in typed._LABELS or items in typed._LABELS_BEFORE
+    return items in typed_pages._LABELS or items in typed_pages._LABELS_BEFORE
 
 
 def test_a_label_set_in_use_survives_the_cache_filling() -> None:
     hot = {"app": "cache-test-hot", "tier": "web"}
-    every = typed._LABELS_GENERATION // 4
-    for n in range(3 * typed._LABELS_GENERATION):
+    every = typed_pages._LABELS_GENERATION // 4
+    for n in range(3 * typed_pages._LABELS_GENERATION):
         if n % every == 0:
             labels_of(hot)
         labels_of({"app": "cache-test", "serial": str(n)})
         assert cached(hot), n
-    held = len(typed._LABELS) + len(typed._LABELS_BEFORE)
-    assert typed._LABELS_GENERATION <= held <= 2 * typed._LABELS_GENERATION
+    held = len(typed_pages._LABELS) + len(typed_pages._LABELS_BEFORE)
+    assert typed_pages._LABELS_GENERATION <= held <= 2 * typed_pages._LABELS_GENERATION
 
 
 def test_one_label_set_in_any_order_is_one_shared_map() -> None:
@@ -47,14 +47,14 @@ def test_one_label_set_in_any_order_is_one_shared_map() -> None:
 
 
 def test_label_sets_rebuilt_from_another_process_use_the_current_generation() -> None:
-    # wire.py rebuilds the list worker's records through this cache: after two turns of
+    # worker_rows.py rebuilds the list worker's records through this cache: after two turns of
     # its generations, a label set it asks for again is shared and cached anew, not found
     # in a generation the cache has dropped.
     rebuilt = (("app", "cache-test-wire"),)
-    first = wire._shared_labels(rebuilt)
-    for turn in range(2 * typed._LABELS_GENERATION + 1):
+    first = worker_rows._shared_labels(rebuilt)
+    for turn in range(2 * typed_pages._LABELS_GENERATION + 1):
         filler = (("app", f"cache-test-filler-{turn}"),)
-        typed._share_labels(filler, dict(filler))
+        typed_pages._share_labels(filler, dict(filler))
     assert not cached(dict(rebuilt))
-    assert wire._shared_labels(rebuilt) == first
+    assert worker_rows._shared_labels(rebuilt) == first
     assert cached(dict(rebuilt))

@@ -1,5 +1,5 @@
 """Pod, EndpointSlice, Service, NetworkPolicy and Namespace list pages decoded into typed
-Structs (graph/typed.py) build the same records as the checked path (shapes.py +
+Structs (graph/ingest/typed_pages.py) build the same records as the checked path (shapes.py +
 to_record), and whatever the typed path refuses, the checked path still reads: a page is
 typed only when every object in it is usual."""
 
@@ -11,9 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from netsight.graph.model import Kind
-from netsight.graph.records import Record
-from netsight.graph.typed import (
+from netsight.graph.ingest.typed_pages import (
     EndpointSlicePage,
     decode_pod_page,
     decode_typed_page,
@@ -21,6 +19,8 @@ from netsight.graph.typed import (
     object_id,
     pod_record,
 )
+from netsight.graph.model.kinds import Kind
+from netsight.graph.model.records import Record
 from netsight.sim.synthetic import generate
 from tests.graph.test_shapes_keep_what_records_read import (
     junk,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from itertools import pairwise
 
-from netsight.graph.model import Rel
-from netsight.graph.store import GraphStore
+from netsight.graph.model.kinds import Rel
+from netsight.graph.store.live import GraphStore
 from tests.graph.factories import apply_all, endpoint_slice, namespace, pod, service
 
 

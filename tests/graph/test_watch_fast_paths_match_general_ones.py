@@ -17,14 +17,14 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from netsight.graph.building import (
+from netsight.graph.ingest.typed_pages import decode_typed_event, event_record
+from netsight.graph.model.records import EndpointSliceRecord, Record, to_record
+from netsight.graph.store.building import (
     _same_references,
     _slice_target_changes,
     record_references,
 )
-from netsight.graph.records import EndpointSliceRecord, Record, to_record
-from netsight.graph.store import RELATED_LIMIT, GraphStore, _changed_fields
-from netsight.graph.typed import decode_typed_event, event_record
+from netsight.graph.store.live import RELATED_LIMIT, GraphStore, _changed_fields
 from tests.graph.universe import (
     NAMESPACES,
     POD_NAMES,

@@ -14,7 +14,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from netsight.graph.store import EventType
+from netsight.graph.store.live import EventType
 
 NAMESPACES = ("alpha", "beta", "gamma")
 POD_NAMES = ("p1", "p2", "p3")

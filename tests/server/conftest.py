@@ -17,7 +17,7 @@ import orjson
 import pytest
 from mcp_types import CallToolResult
 
-from netsight.analyzers.catalog import TOOLS, ToolSpec
+from netsight.analyzers.core.catalog import TOOLS, ToolSpec
 from netsight.server.app import Service, build_service
 from netsight.server.cluster import LiveGraph, live_graph
 from netsight.server.config import Settings

@@ -10,7 +10,7 @@ import aiohttp
 import anyio
 import pytest
 
-from netsight.graph.store import EventType, GraphStore
+from netsight.graph.store.live import EventType, GraphStore
 from netsight.server import changes
 from tests.server.conftest import Served, eventually
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from netsight.analyzers.catalog import TOOLS, ToolSpec
+from netsight.analyzers.core.catalog import TOOLS, ToolSpec
 from netsight.server.config import Responses
 from netsight.sim.apiserver import SimServer
 from tests.server.conftest import serving, structured

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from netsight.graph.store import EventType
+from netsight.graph.store.live import EventType
 from netsight.server.graph_api import Selection, export, select_keys
 from tests.conftest import store_from_yaml
 

@@ -13,9 +13,9 @@ import aiohttp
 import pytest
 from mcp import Client
 
-from netsight.analyzers.catalog import TOOLS
+from netsight.analyzers.core.catalog import TOOLS
 from netsight.cli import main
-from netsight.graph.model import kind_id
+from netsight.graph.model.kinds import kind_id
 from netsight.server.schemas import flattened
 from netsight.sim.scenarios import demo
 from tests.server.conftest import Served, error_json, eventually, structured, without_metadata

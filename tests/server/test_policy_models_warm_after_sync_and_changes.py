@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from netsight.analyzers.policy.engine import warm
-from netsight.graph.store import GraphView
+from netsight.graph.store.live import GraphView
 from tests.server.conftest import Served, eventually
 
 pytestmark = pytest.mark.anyio

@@ -11,11 +11,11 @@ from typing import Any
 import orjson
 import pytest
 
-from netsight.analyzers import deadline
-from netsight.analyzers.catalog import TOOLS, call_tool, to_json
-from netsight.graph.model import Kind
-from netsight.graph.records import Record
-from netsight.graph.store import GraphStore, Source
+from netsight.analyzers.core import deadline
+from netsight.analyzers.core.catalog import TOOLS, call_tool, to_json
+from netsight.graph.model.kinds import Kind
+from netsight.graph.model.records import Record
+from netsight.graph.store.live import GraphStore, Source
 from netsight.server.mcp_tools import ToolHost, run_tool, timed_out
 from netsight.sim.synthetic import generate
 

@@ -15,7 +15,7 @@ from mcp import Client
 from mcp.client.subscriptions import ToolsListChanged
 from mcp_types import ServerNotification, ToolListChangedNotification
 
-from netsight.analyzers.catalog import TOOLS, ToolSpec
+from netsight.analyzers.core.catalog import TOOLS, ToolSpec
 from netsight.sim.apiserver import SimConfig, SimServer
 from netsight.sim.scenarios import GATEWAY_API_CRDS
 from tests.server.conftest import Served, error_json, eventually, serving, structured

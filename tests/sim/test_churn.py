@@ -12,7 +12,7 @@ import aiohttp
 import orjson
 import pytest
 
-from netsight.graph.store import EventType, GraphStore
+from netsight.graph.store.live import EventType, GraphStore
 from netsight.sim.apiserver import SimServer
 from netsight.sim.churn import ChurnController, ChurnDriver, ChurnLog, ChurnMix, churn
 from netsight.sim.state import Obj, SimState

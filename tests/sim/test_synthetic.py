@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
-from netsight.graph.loading import load_manifests
-from netsight.graph.model import Kind, Rel, make_key
-from netsight.graph.store import EventType, GraphStore
+from netsight.graph.ingest.manifests import load_manifests
+from netsight.graph.model.kinds import Kind, Rel, make_key
+from netsight.graph.store.live import EventType, GraphStore
 from netsight.sim.synthetic import RawObject, SyntheticCluster, generate, to_yaml
 
 PODS = 2_000

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from netsight.graph.client import KubeTransport
-from netsight.graph.store import GraphStore, Source
-from netsight.graph.watching import ClusterWatcher, InformerSettings
+from netsight.graph.ingest.client import KubeTransport
+from netsight.graph.ingest.informers import ClusterWatcher, InformerSettings
+from netsight.graph.store.live import GraphStore, Source
 from netsight.sim.apiserver import SimConfig, SimServer
 
 # NETSIGHT_TEST_LIST_WORKER=1 runs these tests with a list worker (offloading.py) started by

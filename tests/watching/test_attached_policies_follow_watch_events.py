@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from netsight.analyzers.catalog import call_tool, to_json
+from netsight.analyzers.core.catalog import call_tool, to_json
 from tests.watching.conftest import Cluster, crd, eventually, namespace
 
 pytestmark = pytest.mark.anyio

@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from netsight.analyzers.catalog import call_tool, to_json
-from netsight.graph.model import Kind
-from netsight.graph.store import SyncState
+from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.graph.model.kinds import Kind
+from netsight.graph.store.live import SyncState
 from tests.watching.conftest import Cluster, crd, eventually, namespace, pod
 
 pytestmark = pytest.mark.anyio

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.catalog import call_tool, to_json
-from netsight.graph.records import GenericRecord
+from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.graph.model.records import GenericRecord
 from tests.watching.conftest import Cluster, eventually, namespace
 
 pytestmark = pytest.mark.anyio

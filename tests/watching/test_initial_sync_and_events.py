@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from netsight.graph.model import Kind, Rel
-from netsight.graph.store import SyncState
+from netsight.graph.model.kinds import Kind, Rel
+from netsight.graph.store.live import SyncState
 from tests.watching.conftest import Cluster, eventually, namespace, pod, service
 
 pytestmark = pytest.mark.anyio

@@ -14,10 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from netsight.graph.client import KubeTransport
-from netsight.graph.model import Kind
-from netsight.graph.store import Change, EventType, GraphStore, Source
-from netsight.graph.watching import LIST_SLICE, Informer, InformerSettings, Response, WatchedKind
+from netsight.graph.ingest.client import KubeTransport
+from netsight.graph.ingest.informers import (
+    LIST_SLICE,
+    Informer,
+    InformerSettings,
+    Response,
+    WatchedKind,
+)
+from netsight.graph.model.kinds import Kind
+from netsight.graph.store.live import Change, EventType, GraphStore, Source
 from netsight.sim.apiserver import SimServer
 from tests.watching.conftest import namespace, pod
 

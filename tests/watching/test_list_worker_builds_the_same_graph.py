@@ -17,12 +17,8 @@ from typing import Any
 
 import pytest
 
-from netsight.graph.client import KubeTransport
-from netsight.graph.model import Kind
-from netsight.graph.offloading import PageWorker, usable_cpus
-from netsight.graph.records import PodRecord
-from netsight.graph.store import GraphStore, Source
-from netsight.graph.watching import (
+from netsight.graph.ingest.client import KubeTransport
+from netsight.graph.ingest.informers import (
     CORE_KINDS,
     NEVER_WATCHED,
     ClusterWatcher,
@@ -32,6 +28,10 @@ from netsight.graph.watching import (
     Transport,
     discover,
 )
+from netsight.graph.ingest.list_worker import PageWorker, usable_cpus
+from netsight.graph.model.kinds import Kind
+from netsight.graph.model.records import PodRecord
+from netsight.graph.store.live import GraphStore, Source
 from netsight.sim.apiserver import SimServer
 from netsight.sim.synthetic import generate
 from tests.watching.conftest import FAST, namespace, pod

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.catalog import call_tool, to_json
-from netsight.graph.model import Rel
+from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.graph.model.kinds import Rel
 from tests.watching.conftest import Cluster, crd, eventually, namespace
 
 pytestmark = pytest.mark.anyio

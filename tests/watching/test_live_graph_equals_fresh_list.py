@@ -16,9 +16,9 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from netsight.graph.client import KubeTransport
-from netsight.graph.store import EventType, GraphStore, Source
-from netsight.graph.watching import ClusterWatcher
+from netsight.graph.ingest.client import KubeTransport
+from netsight.graph.ingest.informers import ClusterWatcher
+from netsight.graph.store.live import EventType, GraphStore, Source
 from netsight.sim.apiserver import SimConfig, SimServer
 from netsight.sim.state import SimState
 from tests.watching.conftest import FAST, eventually

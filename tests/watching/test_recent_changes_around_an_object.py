@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from netsight.analyzers.catalog import call_tool, to_json
-from netsight.analyzers.contracts import ToolFailure
+from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.contracts import ToolFailure
 from tests.watching.conftest import Cluster, eventually, namespace, pod, service
 
 pytestmark = pytest.mark.anyio

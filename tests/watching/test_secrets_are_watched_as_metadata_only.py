@@ -10,10 +10,10 @@ import aiohttp
 import orjson
 import pytest
 
-from netsight.analyzers.catalog import call_tool, to_json
-from netsight.graph.records import SecretRecord
-from netsight.graph.store import SyncState
-from netsight.graph.watching import ClusterWatcher
+from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.graph.ingest.informers import ClusterWatcher
+from netsight.graph.model.records import SecretRecord
+from netsight.graph.store.live import SyncState
 from tests.watching.conftest import FAST, Cluster, crd, eventually, namespace
 
 pytestmark = pytest.mark.anyio

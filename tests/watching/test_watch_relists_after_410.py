@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from netsight.graph.client import KubeTransport
-from netsight.graph.model import Kind
-from netsight.graph.store import GraphStore, Source
-from netsight.graph.watching import ClusterWatcher
+from netsight.graph.ingest.client import KubeTransport
+from netsight.graph.ingest.informers import ClusterWatcher
+from netsight.graph.model.kinds import Kind
+from netsight.graph.store.live import GraphStore, Source
 from netsight.sim.apiserver import SimConfig, SimServer
 from tests.watching.conftest import FAST, Cluster, eventually, namespace, pod
 

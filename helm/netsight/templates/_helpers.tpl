@@ -61,7 +61,7 @@ app.kubernetes.io/part-of: netsight
 
 {{/*
 The API groups and resources netsight lists and watches: CORE_KINDS and PROVIDER_GROUPS of
-netsight/graph/watching.py (tests/deploy checks the two agree). Providers that watch every kind
+netsight/graph/ingest/informers.py (tests/deploy checks the two agree). Providers that watch every kind
 of their group are listed by resource all the same: RBAC here never uses wildcards.
 */}}
 {{- define "netsight.watchedResources" -}}

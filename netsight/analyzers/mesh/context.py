@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TypeVar
 
-from netsight.analyzers import codes
-from netsight.analyzers.base import evidence, ref
-from netsight.analyzers.contracts import Finding
+from netsight.analyzers.core import codes
+from netsight.analyzers.core.base import evidence, ref
+from netsight.analyzers.core.contracts import Finding
 from netsight.analyzers.mesh import defaults
 from netsight.analyzers.mesh.hosts import HostRegistry
-from netsight.analyzers.mesh.objects import (
+from netsight.analyzers.mesh.istio_objects import (
     DESTINATION_RULE,
     ENVOY_FILTER,
     GROUP,
@@ -41,16 +41,16 @@ from netsight.analyzers.mesh.objects import (
     read_virtual_service,
 )
 from netsight.analyzers.mesh.visibility import build_hosts
-from netsight.graph.model import POD_LIKE_KINDS, Kind
-from netsight.graph.records import (
+from netsight.graph.model.kinds import POD_LIKE_KINDS, Kind
+from netsight.graph.model.records import (
     GenericRecord,
     PodRecord,
     Record,
     ServiceRecord,
     WorkloadRecord,
 )
-from netsight.graph.selectors import LabelSelector
-from netsight.graph.store import GraphView
+from netsight.graph.model.selectors import LabelSelector
+from netsight.graph.store.live import GraphView
 
 T = TypeVar("T")
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from netsight.graph.model import Kind
-from netsight.graph.records import PodRecord, ServicePort, ServiceRecord
-from netsight.graph.store import GraphView, Source
+from netsight.graph.model.kinds import Kind
+from netsight.graph.model.records import PodRecord, ServicePort, ServiceRecord
+from netsight.graph.store.live import GraphView, Source
 
 NAMESPACE = "istio-system"  # istioctl's --istioNamespace default
 SERVICE = "istio-ingressgateway"  # meshConfig.ingressService's default

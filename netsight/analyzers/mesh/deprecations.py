@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from netsight.analyzers import codes
-from netsight.analyzers.base import evidence, ref
+from netsight.analyzers.core import codes
+from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.mesh.context import MeshContext
-from netsight.analyzers.mesh.objects import SIDECAR, istio_records
+from netsight.analyzers.mesh.istio_objects import SIDECAR, istio_records
 
 
 def deprecated_fields(ctx: MeshContext) -> None:

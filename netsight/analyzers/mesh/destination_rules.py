@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from netsight.analyzers import codes
-from netsight.analyzers.base import evidence, ref
+from netsight.analyzers.core import codes
+from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.mesh.context import MeshContext, PodLabels
 from netsight.analyzers.mesh.hosts import to_fqdn
-from netsight.analyzers.mesh.objects import NODE, labels_match
-from netsight.graph.records import PodRecord
+from netsight.analyzers.mesh.istio_objects import NODE, labels_match
+from netsight.graph.model.records import PodRecord
 
 # Labels Istio adds to every endpoint from its node (pilot's AugmentLabels).
 TOPOLOGY_LABELS = ("topology.kubernetes.io/region", "topology.kubernetes.io/zone",

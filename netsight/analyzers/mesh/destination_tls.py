@@ -11,10 +11,10 @@ its credentialName Secret (``<name>-cacert`` or the Secret's ``ca.crt``).
 
 from __future__ import annotations
 
-from netsight.analyzers import codes
-from netsight.analyzers.base import evidence, ref
+from netsight.analyzers.core import codes
+from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.mesh.context import MeshContext
-from netsight.analyzers.mesh.objects import ClientTls, DestinationRule
+from netsight.analyzers.mesh.istio_objects import ClientTls, DestinationRule
 
 ORIGINATING = frozenset({"SIMPLE", "MUTUAL"})
 

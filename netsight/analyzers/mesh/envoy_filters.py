@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Container
 
-from netsight.analyzers import codes
-from netsight.analyzers.base import evidence, ref
-from netsight.analyzers.codes import Code
+from netsight.analyzers.core import codes
+from netsight.analyzers.core.base import evidence, ref
+from netsight.analyzers.core.codes import Code
 from netsight.analyzers.mesh.context import MeshContext
-from netsight.analyzers.mesh.objects import ENVOY_FILTER, ConfigPatch, EnvoyFilter
+from netsight.analyzers.mesh.istio_objects import ENVOY_FILTER, ConfigPatch, EnvoyFilter
 
 __all__ = ["ENVOY_FILTER", "patches"]
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from netsight.analyzers import codes
-from netsight.analyzers.base import evidence, ref
+from netsight.analyzers.core import codes
+from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.mesh.context import MeshContext
-from netsight.analyzers.mesh.objects import IstioGateway, Server, ServerTls
+from netsight.analyzers.mesh.istio_objects import IstioGateway, Server, ServerTls
 
 
 def duplicate_certificates(ctx: MeshContext) -> None:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from netsight.analyzers import codes
-from netsight.analyzers.base import evidence, ref
+from netsight.analyzers.core import codes
+from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.mesh.context import MeshContext
-from netsight.analyzers.mesh.objects import GATEWAY_NAME_LABEL
-from netsight.graph.model import Kind, api_group
-from netsight.graph.records import GenericRecord, PodRecord
+from netsight.analyzers.mesh.istio_objects import GATEWAY_NAME_LABEL
+from netsight.graph.model.kinds import Kind, api_group
+from netsight.graph.model.records import GenericRecord, PodRecord
 
 # (kind, API group) of the Istio policies that select workloads.
 POLICY_KINDS = (("AuthorizationPolicy", "security.istio.io"),

@@ -5,7 +5,7 @@ A gateway proxy reads a server's certificate from the Secret ``credentialName`` 
 the namespace the gateway pods run in (not the Gateway's own), or from ``namespace/name``
 when the name carries one. Whether it exists is known whenever Secrets are watched (by name
 only, SECRET_METADATA). Its contents never reach netsight from a cluster; from manifests the
-record builder keeps a verdict on them instead of the data (graph/pem.py): keys cert and
+record builder keeps a verdict on them instead of the data (graph/model/pem.py): keys cert and
 key, else tls.crt and tls.key, with values, and a first PEM block that is an X.509
 certificate, whose validity is compared with the clock here (InvalidGatewayCredential,
 IST0161). Where the data was not at hand, that part is reported as not evaluated. A Gateway
@@ -16,14 +16,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from netsight.analyzers import codes
-from netsight.analyzers.base import evidence, ref
+from netsight.analyzers.core import codes
+from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.mesh.context import MeshContext
-from netsight.analyzers.mesh.objects import IstioGateway, Server
-from netsight.graph.model import Kind, make_key
-from netsight.graph.records import SecretRecord
-from netsight.graph.scoping import unrestricted
-from netsight.graph.store import GraphView, Source
+from netsight.analyzers.mesh.istio_objects import IstioGateway, Server
+from netsight.graph.model.kinds import Kind, make_key
+from netsight.graph.model.records import SecretRecord
+from netsight.graph.store.live import GraphView, Source
+from netsight.graph.store.scoped import unrestricted
 
 SECRET = "Secret"
 

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from netsight.graph.records import Record
+from netsight.graph.model.records import Record
 
 CLUSTER_DOMAIN = "cluster.local"  # meshConfig's default; netsight does not read MeshConfig
 SERVICE_DOMAIN = f"svc.{CLUSTER_DOMAIN}"

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from netsight.analyzers import codes
-from netsight.analyzers.base import evidence, ref
+from netsight.analyzers.core import codes
+from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.mesh.context import MeshContext
-from netsight.analyzers.mesh.objects import VIRTUAL_SERVICE
-from netsight.graph.model import Kind
-from netsight.graph.records import PodRecord, Record
+from netsight.analyzers.mesh.istio_objects import VIRTUAL_SERVICE
+from netsight.graph.model.kinds import Kind
+from netsight.graph.model.records import PodRecord, Record
 
 INJECTION_LABEL = "istio-injection"
 REVISION_LABEL = "istio.io/rev"

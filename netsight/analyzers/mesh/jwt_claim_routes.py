@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from netsight.analyzers import codes
-from netsight.analyzers.base import evidence, ref
+from netsight.analyzers.core import codes
+from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.mesh import defaults
 from netsight.analyzers.mesh.context import MeshContext, PodLabels
-from netsight.analyzers.mesh.objects import (
+from netsight.analyzers.mesh.istio_objects import (
     GATEWAY_NAME_LABEL,
     ISTIO_GATEWAY,
     MESH_GATEWAY,
@@ -30,11 +30,11 @@ from netsight.analyzers.mesh.objects import (
     labels_match,
     read_gateway,
 )
-from netsight.graph.model import Kind, api_group, make_key
-from netsight.graph.records import GenericRecord, PodRecord, Record, WorkloadRecord
-from netsight.graph.scoping import unrestricted
-from netsight.graph.selectors import LabelSelector
-from netsight.graph.store import GraphView
+from netsight.graph.model.kinds import Kind, api_group, make_key
+from netsight.graph.model.records import GenericRecord, PodRecord, Record, WorkloadRecord
+from netsight.graph.model.selectors import LabelSelector
+from netsight.graph.store.live import GraphView
+from netsight.graph.store.scoped import unrestricted
 
 REQUEST_AUTHENTICATION = "RequestAuthentication"
 SECURITY_GROUP = "security.istio.io"

@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from netsight.analyzers.mesh.objects import RouteRule
+from netsight.analyzers.mesh.istio_objects import RouteRule
 
 _EXACT, _PREFIX = "exact:", "prefix:"
 # Fields that are maps in the API: an empty one is the same as none.

@@ -9,12 +9,12 @@ sniffs or treats it as opaque TCP.
 
 from __future__ import annotations
 
-from netsight.analyzers import codes
-from netsight.analyzers.base import evidence, ref
+from netsight.analyzers.core import codes
+from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.mesh.context import MeshContext
-from netsight.analyzers.mesh.objects import VIRTUAL_SERVICE
-from netsight.graph.model import Kind
-from netsight.graph.records import ServicePort, ServiceRecord
+from netsight.analyzers.mesh.istio_objects import VIRTUAL_SERVICE
+from netsight.graph.model.kinds import Kind
+from netsight.graph.model.records import ServicePort, ServiceRecord
 
 PROTOCOLS = frozenset({"tcp", "udp", "grpc", "grpc-web", "http", "http_proxy", "http2",
                        "https", "tls", "mongo", "redis", "mysql", "hbone"})

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from netsight.analyzers import codes
-from netsight.analyzers.base import evidence, ref
+from netsight.analyzers.core import codes
+from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.mesh.context import MeshContext
 from netsight.analyzers.mesh.hosts import EXPORT_ALL, EXPORT_LOCAL
-from netsight.analyzers.mesh.objects import ServiceEntry
+from netsight.analyzers.mesh.istio_objects import ServiceEntry
 
 
 def addresses_required(ctx: MeshContext) -> None:

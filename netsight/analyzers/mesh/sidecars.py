@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from netsight.analyzers import codes
-from netsight.analyzers.base import evidence, ref
+from netsight.analyzers.core import codes
+from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.mesh.context import MeshContext, pods_or_templates
-from netsight.analyzers.mesh.objects import Sidecar
-from netsight.graph.model import Kind
-from netsight.graph.records import Record, WorkloadRecord
-from netsight.graph.selectors import LabelSelector
+from netsight.analyzers.mesh.istio_objects import Sidecar
+from netsight.graph.model.kinds import Kind
+from netsight.graph.model.records import Record, WorkloadRecord
+from netsight.graph.model.selectors import LabelSelector
 
 # Set on a pod by istio-cni when it redirects the pod's traffic to ztunnel (ambient mode).
 AMBIENT_REDIRECTION = "ambient.istio.io/redirection"

@@ -13,12 +13,12 @@ the pods and the other Telemetries, where istioctl reports each pod.
 
 from __future__ import annotations
 
-from netsight.analyzers import codes
-from netsight.analyzers.base import evidence, ref
+from netsight.analyzers.core import codes
+from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.mesh.context import MeshContext, pods_or_templates
-from netsight.analyzers.mesh.objects import TELEMETRY, Telemetry, describe
-from netsight.graph.records import Record
-from netsight.graph.selectors import LabelSelector
+from netsight.analyzers.mesh.istio_objects import TELEMETRY, Telemetry, describe
+from netsight.graph.model.records import Record
+from netsight.graph.model.selectors import LabelSelector
 
 __all__ = ["TELEMETRY", "selectors"]
 

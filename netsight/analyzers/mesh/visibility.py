@@ -15,15 +15,15 @@ from netsight.analyzers.mesh.hosts import (
     HostEntry,
     HostRegistry,
 )
-from netsight.analyzers.mesh.objects import (
+from netsight.analyzers.mesh.istio_objects import (
     SERVICE_ENTRY,
     Unreadable,
     istio_records,
     read_service_entry,
 )
-from netsight.graph.model import Kind
-from netsight.graph.records import ServiceRecord
-from netsight.graph.store import GraphView
+from netsight.graph.model.kinds import Kind
+from netsight.graph.model.records import ServiceRecord
+from netsight.graph.store.live import GraphView
 
 
 def build_hosts(view: GraphView) -> HostRegistry:

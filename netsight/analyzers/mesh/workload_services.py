@@ -26,11 +26,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
-from netsight.analyzers import codes
-from netsight.analyzers.base import evidence, ref
+from netsight.analyzers.core import codes
+from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.mesh.context import MeshContext
-from netsight.graph.model import Kind, make_key
-from netsight.graph.records import PodRecord, Record, ServiceRecord, WorkloadRecord
+from netsight.graph.model.kinds import Kind, make_key
+from netsight.graph.model.records import PodRecord, Record, ServiceRecord, WorkloadRecord
 
 WORKLOADS = (Kind.DEPLOYMENT, Kind.STATEFUL_SET, Kind.DAEMON_SET)
 INJECT = "sidecar.istio.io/inject"

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from netsight.analyzers.base import evidence, ref
-from netsight.analyzers.contracts import ResourceRef
+from netsight.analyzers.core.base import evidence, ref
+from netsight.analyzers.core.contracts import ResourceRef
 from netsight.analyzers.policy.endpoints import Endpoint
 from netsight.analyzers.policy.peers import (
     IPBlock,
@@ -32,8 +32,8 @@ from netsight.analyzers.policy.peers import (
     selector,
 )
 from netsight.analyzers.policy.verdict import Action, Direction, Layer, Step, Tri, tri_all
-from netsight.graph.records import GenericRecord
-from netsight.graph.selectors import LabelSelector
+from netsight.graph.model.records import GenericRecord
+from netsight.graph.model.selectors import LabelSelector
 
 ANP_KIND = "AdminNetworkPolicy"
 BANP_KIND = "BaselineAdminNetworkPolicy"

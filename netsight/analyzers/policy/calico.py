@@ -39,8 +39,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from netsight.analyzers.base import evidence, ref
-from netsight.analyzers.contracts import ResourceRef
+from netsight.analyzers.core.base import evidence, ref
+from netsight.analyzers.core.contracts import ResourceRef
 from netsight.analyzers.policy import calico_selectors as sel
 from netsight.analyzers.policy import netpol
 from netsight.analyzers.policy.endpoints import Endpoint
@@ -63,7 +63,7 @@ from netsight.analyzers.policy.verdict import (
     tri_all,
     tri_any,
 )
-from netsight.graph.records import GenericRecord
+from netsight.graph.model.records import GenericRecord
 
 GROUPS = ("crd.projectcalico.org", "projectcalico.org")
 NP_KINDS = ("NetworkPolicy.crd.projectcalico.org", "NetworkPolicy.projectcalico.org")

@@ -50,8 +50,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from netsight.analyzers.base import evidence, ref
-from netsight.analyzers.contracts import Evidence, ResourceRef
+from netsight.analyzers.core.base import evidence, ref
+from netsight.analyzers.core.contracts import Evidence, ResourceRef
 from netsight.analyzers.policy import netpol
 from netsight.analyzers.policy.endpoints import Endpoint
 from netsight.analyzers.policy.peers import (
@@ -73,7 +73,7 @@ from netsight.analyzers.policy.verdict import (
     tri_all,
     tri_any,
 )
-from netsight.graph.records import GenericRecord
+from netsight.graph.model.records import GenericRecord
 
 GROUP = "cilium.io"
 CNP_KIND = "CiliumNetworkPolicy"

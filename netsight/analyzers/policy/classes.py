@@ -66,9 +66,9 @@ from netsight.analyzers.policy.reach import (
 )
 from netsight.analyzers.policy.universe import Bits, Labels, Sets, Universe, members, universe
 from netsight.analyzers.policy.verdict import Action, Direction, Tri
-from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel, parse_key
-from netsight.graph.records import NetworkPolicyRecord, Record
-from netsight.graph.store import GraphView, ProblemKind
+from netsight.graph.model.kinds import POD_LIKE_KINDS, Kind, Rel, parse_key
+from netsight.graph.model.records import NetworkPolicyRecord, Record
+from netsight.graph.store.live import GraphView, ProblemKind
 
 # Kinds whose meaning the set evaluation models; any other kind the engine reads is a
 # policy kind it does not, found generically (see the module docstring).

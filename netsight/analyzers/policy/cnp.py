@@ -32,7 +32,7 @@ from netsight.analyzers.policy.anp import (
 )
 from netsight.analyzers.policy.peers import PortMatch, Unsupported, fields, items, port_number
 from netsight.analyzers.policy.verdict import Action, Direction
-from netsight.graph.records import GenericRecord, Record
+from netsight.graph.model.records import GenericRecord, Record
 
 # v1beta1 promoted v1alpha2's spec unchanged (tier, priority, subject, rules, protocols).
 V1ALPHA2 = "policy.networking.k8s.io/v1alpha2"

@@ -12,10 +12,10 @@ import ipaddress
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from netsight.analyzers.base import did_you_mean
-from netsight.analyzers.contracts import ErrorCode, ToolFailure
-from netsight.graph.model import Kind, Rel, make_key
-from netsight.graph.records import (
+from netsight.analyzers.core.base import did_you_mean
+from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
+from netsight.graph.model.kinds import Kind, Rel, make_key
+from netsight.graph.model.records import (
     EMPTY_MAP,
     ContainerPort,
     PodRecord,
@@ -23,8 +23,8 @@ from netsight.graph.records import (
     ServiceRecord,
     WorkloadRecord,
 )
-from netsight.graph.selectors import LabelSelector
-from netsight.graph.store import GraphView, Source
+from netsight.graph.model.selectors import LabelSelector
+from netsight.graph.store.live import GraphView, Source
 
 # Kinds a user may name as an end: a Service or a workload stands for its pods.
 NAMED_KINDS = {"Service": Kind.SERVICE, "Deployment": Kind.DEPLOYMENT,

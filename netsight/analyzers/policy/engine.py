@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from netsight.analyzers.contracts import ResourceRef
+from netsight.analyzers.core.contracts import ResourceRef
 from netsight.analyzers.policy import anp, calico, cilium, cnp, istio_authz, netpol
 from netsight.analyzers.policy.endpoints import Endpoint
 from netsight.analyzers.policy.peers import IPBlock, Namespaces
@@ -33,9 +33,9 @@ from netsight.analyzers.policy.verdict import (
     Verdict,
     tri_all,
 )
-from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel, make_key
-from netsight.graph.records import GenericRecord, NetworkPolicyRecord, Record
-from netsight.graph.store import GraphView, ProblemKind
+from netsight.graph.model.kinds import POD_LIKE_KINDS, Kind, Rel, make_key
+from netsight.graph.model.records import GenericRecord, NetworkPolicyRecord, Record
+from netsight.graph.store.live import GraphView, ProblemKind
 
 ROOT_NAMESPACE = istio_authz.ROOT_NAMESPACE  # Istio's (meshConfig.rootNamespace default)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
-from netsight.analyzers.contracts import Evidence, ResourceRef
+from netsight.analyzers.core.contracts import Evidence, ResourceRef
 from netsight.analyzers.policy.endpoints import Endpoint
 from netsight.analyzers.policy.istio_match import (
     Context,
@@ -56,9 +56,9 @@ from netsight.analyzers.policy.istio_model import (
 from netsight.analyzers.policy.peers import IPBlock, Namespaces
 from netsight.analyzers.policy.verdict import Action as Verb
 from netsight.analyzers.policy.verdict import Layer, Step, Tri
-from netsight.graph.model import Kind, Rel
-from netsight.graph.records import GenericRecord, ServiceRecord
-from netsight.graph.store import GraphView, Source
+from netsight.graph.model.kinds import Kind, Rel
+from netsight.graph.model.records import GenericRecord, ServiceRecord
+from netsight.graph.store.live import GraphView, Source
 
 KINDS = (AUTHZ_KIND, PEER_AUTHN_KIND)
 __all__ = ["KINDS", "ROOT_NAMESPACE", "Decision", "IstioLayer", "Request", "cidrs"]

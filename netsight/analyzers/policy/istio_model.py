@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from netsight.analyzers import regex
-from netsight.analyzers.contracts import ResourceRef
-from netsight.graph.records import GenericRecord
+from netsight.analyzers.core import regex
+from netsight.analyzers.core.contracts import ResourceRef
+from netsight.graph.model.records import GenericRecord
 
 GROUP = "security.istio.io"
 AUTHZ_KIND = "AuthorizationPolicy"  # the kind id of security.istio.io's; Linkerd's is suffixed

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from netsight.analyzers.base import evidence, ref
-from netsight.analyzers.contracts import Evidence, ResourceRef
+from netsight.analyzers.core.base import evidence, ref
+from netsight.analyzers.core.contracts import Evidence, ResourceRef
 from netsight.analyzers.policy.endpoints import Endpoint
 from netsight.analyzers.policy.peers import (
     IPBlock,
@@ -31,8 +31,8 @@ from netsight.analyzers.policy.peers import (
     selector,
 )
 from netsight.analyzers.policy.verdict import Action, Direction, Layer, Step, Tri, tri_all
-from netsight.graph.records import NetworkPolicyRecord
-from netsight.graph.selectors import LabelSelector
+from netsight.graph.model.records import NetworkPolicyRecord
+from netsight.graph.model.selectors import LabelSelector
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,11 +16,11 @@ from typing import Any
 
 from netsight.analyzers.policy.endpoints import Endpoint
 from netsight.analyzers.policy.verdict import Tri
-from netsight.graph.errors import MalformedObject
-from netsight.graph.model import Kind, make_key
-from netsight.graph.records import PROTOCOLS, Record
-from netsight.graph.selectors import LabelSelector, parse_label_selector
-from netsight.graph.store import GraphView
+from netsight.graph.model.errors import MalformedObject
+from netsight.graph.model.kinds import Kind, make_key
+from netsight.graph.model.records import PROTOCOLS, Record
+from netsight.graph.model.selectors import LabelSelector, parse_label_selector
+from netsight.graph.store.live import GraphView
 
 # Set by the API server on every namespace since Kubernetes 1.22; manifests may omit it.
 NAME_LABEL = "kubernetes.io/metadata.name"

@@ -33,18 +33,18 @@ from dataclasses import dataclass, field
 
 from pydantic import Field
 
-from netsight.analyzers import deadline
-from netsight.analyzers.contracts import Model
+from netsight.analyzers.core import deadline
+from netsight.analyzers.core.contracts import Model
 from netsight.analyzers.policy import istio_authz, istio_mesh, netpol
 from netsight.analyzers.policy.endpoints import Endpoint, external, from_pod, live
 from netsight.analyzers.policy.engine import PolicyEngine, _model
 from netsight.analyzers.policy.peers import IPBlock, Network, ports_match
 from netsight.analyzers.policy.results import DetailAware
 from netsight.analyzers.policy.verdict import Direction, DirectionVerdict, Tri, Verdict
-from netsight.graph.model import WORKLOAD_KINDS, Kind
-from netsight.graph.records import NetworkPolicyRecord, PodRecord, Record, WorkloadRecord
-from netsight.graph.selectors import LabelSelector, selector_from_map
-from netsight.graph.store import GraphView, Source
+from netsight.graph.model.kinds import WORKLOAD_KINDS, Kind
+from netsight.graph.model.records import NetworkPolicyRecord, PodRecord, Record, WorkloadRecord
+from netsight.graph.model.selectors import LabelSelector, selector_from_map
+from netsight.graph.store.live import GraphView, Source
 
 Labels = tuple[tuple[str, str], ...]
 Facts = tuple[object, ...]

@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
 
-from netsight.analyzers.contracts import DETAIL, Evidence, Model, ResourceRef
+from netsight.analyzers.core.contracts import DETAIL, Evidence, Model, ResourceRef
 from netsight.analyzers.policy.verdict import DirectionVerdict, Step
 
 

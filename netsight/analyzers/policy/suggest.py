@@ -25,10 +25,10 @@ from netsight.analyzers.policy.verdict import (
     Step,
     Verdict,
 )
-from netsight.graph.model import Kind, Rel, make_key
-from netsight.graph.records import PodRecord
-from netsight.graph.selectors import selector_from_map
-from netsight.graph.store import GraphView, Source
+from netsight.graph.model.kinds import Kind, Rel, make_key
+from netsight.graph.model.records import PodRecord
+from netsight.graph.model.selectors import selector_from_map
+from netsight.graph.store.live import GraphView, Source
 
 # Labels that differ pod by pod within one workload: a rule should not pin them.
 _VOLATILE = ("pod-template-hash", "controller-revision-hash", "statefulset.kubernetes.io/pod-name",

@@ -31,10 +31,10 @@ from netsight.analyzers.policy.endpoints import Endpoint, live
 from netsight.analyzers.policy.peers import IPBlock, Namespaces, PortMatch, ports_match
 from netsight.analyzers.policy.reach import _address, _peer_endpoint
 from netsight.analyzers.policy.verdict import Tri
-from netsight.graph.model import POD_LIKE_KINDS, Kind, Rel
-from netsight.graph.records import ContainerPort, PodRecord
-from netsight.graph.selectors import LabelSelector, Operator
-from netsight.graph.store import GraphView, Source
+from netsight.graph.model.kinds import POD_LIKE_KINDS, Kind, Rel
+from netsight.graph.model.records import ContainerPort, PodRecord
+from netsight.graph.model.selectors import LabelSelector, Operator
+from netsight.graph.store.live import GraphView, Source
 
 Labels = tuple[tuple[str, str], ...]
 Bits = int

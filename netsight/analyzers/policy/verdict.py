@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from netsight.analyzers.contracts import Evidence, ResourceRef
+from netsight.analyzers.core.contracts import Evidence, ResourceRef
 
 Tri = bool | None
 

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from netsight.analyzers.routing import conditions as c
-from netsight.analyzers.routing.objects import as_list, as_map, opt_str, spec_of, status_of
-from netsight.graph.records import Record
+from netsight.analyzers.routing.gateway_objects import as_list, as_map, opt_str, spec_of, status_of
+from netsight.graph.model.records import Record
 
 UNSUPPORTED_ADDRESS = "UnsupportedAddress"
 ADDRESS_NOT_ASSIGNED = "AddressNotAssigned"

@@ -28,13 +28,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from netsight.analyzers.routing import conditions as c
-from netsight.analyzers.routing import gateways, hostnames, listenersets, mesh, rules
+from netsight.analyzers.routing import gamma, gateways, hostnames, listenersets, rules
 from netsight.analyzers.routing.backend_tls import (
     BACKEND_TLS_POLICY,
     CONFIG_MAP,
     BackendTLSPolicies,
 )
-from netsight.analyzers.routing.objects import (
+from netsight.analyzers.routing.gateway_objects import (
     GATEWAY,
     GATEWAY_CLASS,
     GATEWAY_GROUP,
@@ -54,12 +54,12 @@ from netsight.analyzers.routing.objects import (
     read_route,
 )
 from netsight.analyzers.routing.references import BackendResolution, Grants, resolve_backend
-from netsight.graph.model import Kind, Rel, make_key, parse_key
-from netsight.graph.overlay import OverlayView
-from netsight.graph.records import Record
-from netsight.graph.scoping import unrestricted
-from netsight.graph.selectors import LabelSelector
-from netsight.graph.store import GraphView
+from netsight.graph.model.kinds import Kind, Rel, make_key, parse_key
+from netsight.graph.model.records import Record
+from netsight.graph.model.selectors import LabelSelector
+from netsight.graph.store.live import GraphView
+from netsight.graph.store.overlay import OverlayView
+from netsight.graph.store.scoped import unrestricted
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
@@ -258,7 +258,7 @@ class Resolver:
 
     def route_records_of(self, gateway: gateways.GatewayState) -> list[Record]:
         """Route records whose parentRefs name the Gateway: the graph's attaches_to edges
-        into it (graph/gateway_api.py), not a scan of every route."""
+        into it (graph/store/gateway_edges.py), not a scan of every route."""
         return [r for r in self.view.neighbors(gateway.record.key, Rel.ATTACHES_TO,
                                                 incoming=True)
                 if r.kind in ROUTE_KINDS and is_gateway_api(r)]
@@ -354,7 +354,7 @@ class Resolver:
     def _parent(self, route: Route, ref: ParentRef, resolved: c.Cond,
                 dropped: dict[int, tuple[str, str]], notes: list[str]) -> ParentResult:
         if ref.is_service:
-            accepted, _ = mesh.accept(self.full, route, ref, self.shows)
+            accepted, _ = gamma.accept(self.full, route, ref, self.shows)
             if accepted.ok and dropped and len(dropped) == len(route.rules):
                 reason, message = next(iter(dropped.values()))
                 accepted = c.false(reason, f"no valid rule: {message}")

@@ -17,10 +17,10 @@ either ``caCertificateRefs`` (one ConfigMap is Core support) or
   where the graph knows every ConfigMap: manifests, or a cluster whose ConfigMaps are
   watched by name (SECRET_METADATA); otherwise the condition is Unknown rather than
   guessed. The graph keeps no ConfigMap data: where a manifest carries it, whether
-  ``ca.crt`` is a PEM certificate bundle is judged when the record is built (graph/pem.py)
+  ``ca.crt`` is a PEM certificate bundle is judged when the record is built (graph/model/pem.py)
   and a malformed one is InvalidCACertificateRef; a watched ConfigMap resolves by existence.
 
-Targets are found through the graph's ``target_ref`` edges (graph/policy_attachment.py):
+Targets are found through the graph's ``target_ref`` edges (graph/store/policy_edges.py):
 the policies of a Service are its incoming edges, not a scan of every policy.
 """
 
@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from netsight.analyzers.routing import conditions as c
-from netsight.analyzers.routing.objects import (
+from netsight.analyzers.routing.gateway_objects import (
     SERVICE,
     as_list,
     as_map,
@@ -38,9 +38,9 @@ from netsight.analyzers.routing.objects import (
     opt_str,
     spec_of,
 )
-from netsight.graph.model import Kind, Rel, make_key
-from netsight.graph.records import ConfigMapRecord, Record, ServiceRecord
-from netsight.graph.store import GraphView, Source
+from netsight.graph.model.kinds import Kind, Rel, make_key
+from netsight.graph.model.records import ConfigMapRecord, Record, ServiceRecord
+from netsight.graph.store.live import GraphView, Source
 
 BACKEND_TLS_POLICY = "BackendTLSPolicy"
 CONFIG_MAP = "ConfigMap"

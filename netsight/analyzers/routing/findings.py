@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from netsight.analyzers import codes
-from netsight.analyzers.base import evidence, ref
-from netsight.analyzers.contracts import Finding
+from netsight.analyzers.core import codes
+from netsight.analyzers.core.base import evidence, ref
+from netsight.analyzers.core.contracts import Finding
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import observed
 from netsight.analyzers.routing.attachment import RouteResult
@@ -19,8 +19,8 @@ from netsight.analyzers.routing.gateways import GatewayState, ListenerSetState, 
 from netsight.analyzers.routing.listenersets import NOT_ALLOWED, PARENT_NOT_ACCEPTED
 from netsight.analyzers.routing.references import BackendResolution
 from netsight.analyzers.routing.report import listener_diff, observed_parent
-from netsight.graph.records import Record
-from netsight.graph.store import GraphView
+from netsight.graph.model.records import Record
+from netsight.graph.store.live import GraphView
 
 
 def route_findings(view: GraphView, result: RouteResult) -> list[Finding]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.backend_tls import CONFIG_MAP
-from netsight.analyzers.routing.objects import (
+from netsight.analyzers.routing.gateway_objects import (
     GATEWAY,
     Listener,
     as_list,
@@ -29,9 +29,9 @@ from netsight.analyzers.routing.objects import (
     spec_of,
 )
 from netsight.analyzers.routing.references import HIDDEN, Grants, Shows, shows_all
-from netsight.graph.model import make_key
-from netsight.graph.records import ConfigMapRecord, Record
-from netsight.graph.store import GraphView, Source
+from netsight.graph.model.kinds import make_key
+from netsight.graph.model.records import ConfigMapRecord, Record
+from netsight.graph.store.live import GraphView, Source
 
 INVALID_CA_CERTIFICATE_KIND = "InvalidCACertificateKind"
 INVALID_CA_CERTIFICATE_REF = "InvalidCACertificateRef"

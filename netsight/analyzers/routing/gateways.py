@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from netsight.analyzers.routing import addresses, frontend_tls, hostnames
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.backend_tls import CONFIG_MAP
-from netsight.analyzers.routing.objects import (
+from netsight.analyzers.routing.gateway_objects import (
     CORE_PROTOCOLS,
     GATEWAY_CLASS,
     GATEWAY_GROUP,
@@ -39,12 +39,12 @@ from netsight.analyzers.routing.objects import (
     status_of,
 )
 from netsight.analyzers.routing.references import Grants, Shows, resolve_certificate, shows_all
-from netsight.graph.errors import MalformedObject
-from netsight.graph.model import make_key
-from netsight.graph.records import Record
-from netsight.graph.scoping import unrestricted
-from netsight.graph.selectors import LabelSelector, parse_label_selector
-from netsight.graph.store import GraphView, Source
+from netsight.graph.model.errors import MalformedObject
+from netsight.graph.model.kinds import make_key
+from netsight.graph.model.records import Record
+from netsight.graph.model.selectors import LabelSelector, parse_label_selector
+from netsight.graph.store.live import GraphView, Source
+from netsight.graph.store.scoped import unrestricted
 
 # Route kinds each core protocol carries (Gateway API "Listener protocol and Route kind").
 PROTOCOL_KINDS: Mapping[str, tuple[str, ...]] = {

@@ -6,7 +6,7 @@ Gateway's routes (5k routes over 50 Gateways). The index maps each precise hostn
 each wildcard (``*.example.com``) to the routes naming it, plus the routes naming none
 (they take any host their listener takes). It is built once, kept with the graph
 (``GraphView.derived``) and moved forward by the route changes of the change ring; under an
-:class:`~netsight.graph.overlay.OverlayView` the base's index is adjusted by the overlay's
+:class:`~netsight.graph.store.overlay.OverlayView` the base's index is adjusted by the overlay's
 delta, so a what-if answer costs what its delta costs.
 """
 
@@ -16,15 +16,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from netsight.analyzers.routing import hostnames
-from netsight.analyzers.routing.objects import (
+from netsight.analyzers.routing.gateway_objects import (
     GRPC_ROUTE,
     HTTP_ROUTE,
     is_gateway_api,
     raw_hostnames,
 )
-from netsight.graph.overlay import OverlayView
-from netsight.graph.records import Record
-from netsight.graph.store import GraphView
+from netsight.graph.model.records import Record
+from netsight.graph.store.live import GraphView
+from netsight.graph.store.overlay import OverlayView
 
 KINDS = (HTTP_ROUTE, GRPC_ROUTE)
 _NAME = "routing.routes-by-hostname"

@@ -12,14 +12,14 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from netsight.analyzers import codes
-from netsight.analyzers.base import evidence, ref
-from netsight.analyzers.contracts import Finding
+from netsight.analyzers.core import codes
+from netsight.analyzers.core.base import evidence, ref
+from netsight.analyzers.core.contracts import Finding
+from netsight.analyzers.routing.gateway_objects import SECRET, not_in_input
 from netsight.analyzers.routing.ingresses import backend_target
-from netsight.analyzers.routing.objects import SECRET, not_in_input
-from netsight.graph.model import Kind, make_key
-from netsight.graph.records import IngressBackend, IngressClassRecord, IngressRecord
-from netsight.graph.store import GraphView, Source
+from netsight.graph.model.kinds import Kind, make_key
+from netsight.graph.model.records import IngressBackend, IngressClassRecord, IngressRecord
+from netsight.graph.store.live import GraphView, Source
 
 
 @dataclass

@@ -16,14 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from netsight.analyzers.routing.requests import Request
-from netsight.graph.model import Kind, make_key
-from netsight.graph.records import (
+from netsight.graph.model.kinds import Kind, make_key
+from netsight.graph.model.records import (
     IngressBackend,
     IngressClassRecord,
     IngressRecord,
     ServiceRecord,
 )
-from netsight.graph.store import GraphView
+from netsight.graph.store.live import GraphView
 
 
 @dataclass(frozen=True, slots=True)

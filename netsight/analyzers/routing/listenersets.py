@@ -27,15 +27,7 @@ from collections.abc import Callable, Mapping
 
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import hostnames
-from netsight.analyzers.routing.gateways import (
-    GatewayState,
-    ListenerSetState,
-    ListenerState,
-    listener_conflicts,
-    listener_state,
-    programmed,
-)
-from netsight.analyzers.routing.objects import (
+from netsight.analyzers.routing.gateway_objects import (
     GATEWAY,
     GATEWAY_GROUP,
     LISTENER_SET_KINDS,
@@ -45,13 +37,21 @@ from netsight.analyzers.routing.objects import (
     read_listeners,
     spec_of,
 )
+from netsight.analyzers.routing.gateways import (
+    GatewayState,
+    ListenerSetState,
+    ListenerState,
+    listener_conflicts,
+    listener_state,
+    programmed,
+)
 from netsight.analyzers.routing.references import Grants
-from netsight.graph.errors import MalformedObject
-from netsight.graph.model import Rel
-from netsight.graph.records import Record
-from netsight.graph.scoping import unrestricted
-from netsight.graph.selectors import parse_label_selector
-from netsight.graph.store import GraphView
+from netsight.graph.model.errors import MalformedObject
+from netsight.graph.model.kinds import Rel
+from netsight.graph.model.records import Record
+from netsight.graph.model.selectors import parse_label_selector
+from netsight.graph.store.live import GraphView
+from netsight.graph.store.scoped import unrestricted
 
 # Condition reasons of ListenerSetStatus (apis/v1 ListenerSetConditionReason).
 NOT_ALLOWED = "NotAllowed"

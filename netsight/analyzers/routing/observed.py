@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from netsight.analyzers.routing import conditions as c
-from netsight.analyzers.routing.objects import (
+from netsight.analyzers.routing.gateway_objects import (
     GATEWAY,
     GATEWAY_GROUP,
     ParentRef,
@@ -26,7 +26,7 @@ from netsight.analyzers.routing.objects import (
     opt_str,
     status_of,
 )
-from netsight.graph.records import Record
+from netsight.graph.model.records import Record
 
 Observed = dict[str, Mapping[str, Any]]
 

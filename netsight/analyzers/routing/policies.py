@@ -20,8 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from netsight.analyzers.routing.gateways import GatewayState
-from netsight.analyzers.routing.objects import (
+from netsight.analyzers.routing.gateway_objects import (
     GATEWAY,
     GATEWAY_CLASS,
     GATEWAY_GROUP,
@@ -31,9 +30,10 @@ from netsight.analyzers.routing.objects import (
     spec_of,
     status_of,
 )
-from netsight.graph.model import Rel, api_group, make_key
-from netsight.graph.records import Record
-from netsight.graph.store import GraphView
+from netsight.analyzers.routing.gateways import GatewayState
+from netsight.graph.model.kinds import Rel, api_group, make_key
+from netsight.graph.model.records import Record
+from netsight.graph.store.live import GraphView
 
 DIRECT, INHERITED = "Direct", "Inherited"
 

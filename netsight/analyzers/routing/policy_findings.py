@@ -7,17 +7,17 @@ analyzer, so one problem reads the same wherever it is reported.
 
 from __future__ import annotations
 
-from netsight.analyzers import codes
-from netsight.analyzers.base import evidence, ref
-from netsight.analyzers.contracts import Finding
+from netsight.analyzers.core import codes
+from netsight.analyzers.core.base import evidence, ref
+from netsight.analyzers.core.contracts import Finding
 from netsight.analyzers.routing import backend_tls as tls
 from netsight.analyzers.routing import conditions as c
+from netsight.analyzers.routing.gateway_objects import GATEWAY_GROUP, as_list, as_map, spec_of
 from netsight.analyzers.routing.gateways import GatewayState
-from netsight.analyzers.routing.objects import GATEWAY_GROUP, as_list, as_map, spec_of
 from netsight.analyzers.routing.policies import Attachment
-from netsight.graph.policy_attachment import target_key
-from netsight.graph.records import Record
-from netsight.graph.store import GraphView
+from netsight.graph.model.records import Record
+from netsight.graph.store.live import GraphView
+from netsight.graph.store.policy_edges import target_key
 
 BACKEND_TLS_CODES = (codes.BACKEND_TLS_POLICY_CONFLICTED, codes.BACKEND_TLS_POLICY_INVALID,
                      codes.BACKEND_TLS_POLICY_TARGET_NOT_FOUND,

@@ -1,7 +1,7 @@
 """The objects of a what-if question (diff_routes ``proposed``), read into an overlay delta.
 
-The text is read as manifests are (``graph/loading.py``: multi-document YAML, JSON, ``List``
-kinds) and each object into a record by the code the graph uses (``records.to_record``),
+The text is read as manifests are (``graph/ingest/manifests.py``: multi-document YAML, JSON,
+``List`` kinds) and each object into a record by the code the graph uses (``records.to_record``),
 but a proposal is a tool argument, not cluster input: anything that cannot be read is the
 caller's to fix, so it fails the call (INVALID_INPUT naming ``proposed``, the document and
 its line) instead of becoming a finding.
@@ -19,12 +19,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from netsight.analyzers.contracts import ErrorCode, ToolFailure
-from netsight.graph.errors import MalformedObject
-from netsight.graph.loading import expand_lists, read_documents
-from netsight.graph.overlay import OverlayView
-from netsight.graph.records import Record, invalid_values, object_id, to_record
-from netsight.graph.store import GraphView
+from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
+from netsight.graph.ingest.manifests import expand_lists, read_documents
+from netsight.graph.model.errors import MalformedObject
+from netsight.graph.model.records import Record, invalid_values, object_id, to_record
+from netsight.graph.store.live import GraphView
+from netsight.graph.store.overlay import OverlayView
 
 MAX_BYTES = 1 << 20
 MAX_OBJECTS = 100

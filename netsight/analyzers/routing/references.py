@@ -21,7 +21,7 @@ from typing import Any
 
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.backend_tls import BackendTLSPolicies, BackendTLSState
-from netsight.analyzers.routing.objects import (
+from netsight.analyzers.routing.gateway_objects import (
     GATEWAY_GROUP,
     REFERENCE_GRANT,
     SECRET,
@@ -35,9 +35,9 @@ from netsight.analyzers.routing.objects import (
     not_in_input,
     spec_of,
 )
-from netsight.graph.model import Kind, Rel, api_group, make_key
-from netsight.graph.records import EndpointSliceRecord, Record, SecretRecord, ServiceRecord
-from netsight.graph.store import GraphView, Source
+from netsight.graph.model.kinds import Kind, Rel, api_group, make_key
+from netsight.graph.model.records import EndpointSliceRecord, Record, SecretRecord, ServiceRecord
+from netsight.graph.store.live import GraphView, Source
 
 Shows = Callable[[str], bool]  # whether the caller may see an object, by key
 HIDDEN = "in a namespace you may not read"

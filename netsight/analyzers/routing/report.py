@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
 
-from netsight.analyzers.contracts import DETAIL, Model, OmitNone
+from netsight.analyzers.core.contracts import DETAIL, Model, OmitNone
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import observed
 from netsight.analyzers.routing.attachment import ParentResult, RouteResult

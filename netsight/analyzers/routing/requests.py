@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from netsight.analyzers import regex
+from netsight.analyzers.core import regex
 from netsight.analyzers.routing import hostnames
-from netsight.analyzers.routing.objects import GRPC_ROUTE, Route, as_list, as_map
+from netsight.analyzers.routing.gateway_objects import GRPC_ROUTE, Route, as_list, as_map
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,9 +12,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from netsight.analyzers import regex
+from netsight.analyzers.core import regex
 from netsight.analyzers.routing import conditions as c
-from netsight.analyzers.routing.objects import GRPC_ROUTE, HTTP_ROUTE, Route, as_list, as_map
+from netsight.analyzers.routing.gateway_objects import (
+    GRPC_ROUTE,
+    HTTP_ROUTE,
+    Route,
+    as_list,
+    as_map,
+)
 
 _PATH_TYPES = frozenset({"Exact", "PathPrefix", "RegularExpression"})
 _VALUE_MATCH_TYPES = frozenset({"Exact", "RegularExpression"})

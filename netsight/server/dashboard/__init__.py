@@ -35,10 +35,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from netsight.analyzers.catalog import parse_args, to_json
-from netsight.analyzers.contracts import ErrorCode, ToolError, ToolFailure
-from netsight.graph.model import Kind, parse_key
-from netsight.graph.store import GraphView
+from netsight.analyzers.core.catalog import parse_args, to_json
+from netsight.analyzers.core.contracts import ErrorCode, ToolError, ToolFailure
+from netsight.graph.model.kinds import Kind, parse_key
+from netsight.graph.store.live import GraphView
 from netsight.server.auth import view_for
 from netsight.server.mcp_tools import ToolHost, run_spec
 

@@ -1,0 +1,1 @@
+"""The checks analyze_config runs, each reporting findings with stable codes."""

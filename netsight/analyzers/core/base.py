@@ -1,0 +1,69 @@
+"""What every analyzer shares: its declared metadata and helpers over records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from netsight.analyzers.core.codes import Code
+from netsight.analyzers.core.contracts import (
+    ClusterMetadata,
+    ErrorCode,
+    Evidence,
+    ResourceRef,
+    ToolFailure,
+)
+from netsight.graph.model.records import Record
+from netsight.graph.store.live import GraphView
+
+
+@dataclass(frozen=True, slots=True)
+class AnalyzerMetadata:
+    """Declared up front so the registry can be checked: name, purpose, inputs, outputs."""
+
+    name: str
+    description: str
+    reads: frozenset[str]  # kinds the analyzer reads from the graph
+    codes: tuple[Code, ...]  # finding codes it may report
+
+
+def ref(record: Record) -> ResourceRef:
+    return ResourceRef(
+        kind=record.kind.partition(".")[0],
+        namespace=record.namespace or None,
+        name=record.name,
+        api_version=record.api_version,
+    )
+
+
+def evidence(record: Record, field_path: str, value: object) -> Evidence:
+    return Evidence(resource=ref(record), field_path=field_path, value=value)
+
+
+def metadata(view: GraphView, namespace: str | None = None) -> ClusterMetadata:
+    return ClusterMetadata(
+        cluster_name=view.cluster_name,
+        namespace=namespace,
+        graph_generation=view.generation,
+        source=view.source.value,
+        stale=view.staleness() or None,
+    )
+
+
+def require_namespace(view: GraphView, namespace: str | None, *, tool: str) -> None:
+    """NOT_FOUND for a namespace the graph has never seen (a likely typo)."""
+    if namespace is None:
+        return
+    known = view.namespaces()
+    if namespace not in known:
+        raise ToolFailure(
+            ErrorCode.NOT_FOUND,
+            f"namespace {namespace!r} not found{did_you_mean(namespace, known)}",
+            tool=tool,
+        )
+
+
+def did_you_mean(name: str, candidates: set[str] | list[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, sorted(candidates), n=3, cutoff=0.6)
+    return f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""

@@ -1,0 +1,1 @@
+"""The Service engine: selectors, ports, protocols and the endpoints behind each Service."""

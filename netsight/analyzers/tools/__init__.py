@@ -1,0 +1,1 @@
+"""One module per MCP tool: typed arguments -> analyze -> typed result."""

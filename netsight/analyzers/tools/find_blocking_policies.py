@@ -1,0 +1,233 @@
+"""find_blocking_policies: why can (or can't) A reach B on a port, across every policy layer."""
+
+from __future__ import annotations
+
+import re
+from itertools import islice
+from typing import Annotated, ClassVar
+
+from pydantic import AfterValidator, Field
+
+from netsight.analyzers.core.arguments import PortNumber, ToolArgs
+from netsight.analyzers.core.base import AnalyzerMetadata, metadata
+from netsight.analyzers.core.contracts import (
+    ErrorCode,
+    Model,
+    ResourceRef,
+    ToolFailure,
+    ToolResult,
+)
+from netsight.analyzers.policy.endpoints import NAMED_KINDS, Endpoint, Resolved, resolve
+from netsight.analyzers.policy.engine import READS, PolicyEngine
+from netsight.analyzers.policy.istio_authz import Request
+from netsight.analyzers.policy.results import DetailAware, DirectionOut
+from netsight.analyzers.policy.suggest import suggest
+from netsight.analyzers.policy.verdict import Verdict
+from netsight.graph.model.kinds import Kind
+from netsight.graph.model.records import PROTOCOLS, ServiceRecord
+from netsight.graph.store.live import GraphView
+
+NAME = "find_blocking_policies"
+
+METADATA = AnalyzerMetadata(
+    name=NAME,
+    description="Whether traffic from a source to a destination on a port is allowed, and "
+    "which policies block it: AdminNetworkPolicy, NetworkPolicy and "
+    "BaselineAdminNetworkPolicy evaluated in order, per direction (egress at the source, "
+    "ingress at the destination), then Istio AuthorizationPolicy and PeerAuthentication at "
+    "the destination's proxy (give method, path and host for rules that read them), with "
+    "the deciding rule and field path. A Service or "
+    "workload stands for its pods: the answer aggregates every source/destination pod pair "
+    "(allowed only if every pair is; the explained pair is the first denied, else the first "
+    "undecided). A Service port is translated to each pod's targetPort. allowed is null "
+    "when the input cannot decide it (e.g. Cilium or Calico policies present, pod IPs "
+    "unknown), with the reasons in notEvaluated.",
+    reads=READS | {Kind.SERVICE},
+    codes=(),
+)
+
+MAX_PAIRS = 10_000  # pod pairs evaluated per answer; beyond it the answer says so
+
+
+def _protocol(value: str) -> str:
+    upper = value.upper()
+    if upper not in PROTOCOLS:
+        raise ValueError(f"{value!r} is not a protocol: use TCP, UDP or SCTP")
+    return upper
+
+
+Protocol = Annotated[str, AfterValidator(_protocol)]
+
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # RFC 9110 token
+_HOST = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?"
+                   r"(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*)(:[0-9]{1,5})?$")
+
+
+def _method(value: str) -> str:
+    if not _TOKEN.match(value) or len(value) > 32:
+        raise ValueError(f"{value!r} is not an HTTP method (e.g. 'GET', 'POST')")
+    if value != value.upper():
+        # Methods are case-sensitive and policies match them exactly.
+        raise ValueError(f"{value!r}: HTTP methods are case-sensitive; did you mean "
+                         f"{value.upper()!r}?")
+    return value
+
+
+def _path(value: str) -> str:
+    if not value.startswith("/") or len(value) > 4096 or any(
+            c.isspace() or not c.isprintable() for c in value):
+        raise ValueError(f"{value!r} is not a request path: it starts with '/' and has no "
+                         "spaces (e.g. '/api/v1/items?page=2')")
+    return value
+
+
+def _host(value: str) -> str:
+    if len(value) > 261 or not _HOST.match(value):
+        raise ValueError(f"{value!r} is not a Host header value: a DNS name or IP, with an "
+                         "optional ':port' (e.g. 'reviews.shop.svc.cluster.local:9080')")
+    return value
+
+
+Method = Annotated[str, AfterValidator(_method)]
+RequestPath = Annotated[str, AfterValidator(_path)]
+Host = Annotated[str, AfterValidator(_host)]
+ENDPOINT_HELP = ("'namespace/pod', 'Kind/namespace/name' (Kind: " + ", ".join(NAMED_KINDS)
+                 + ") or 'ip:ADDR' for outside the cluster")
+
+
+class Args(ToolArgs):
+    source: str = Field(description=f"Where traffic starts: {ENDPOINT_HELP}")
+    destination: str = Field(description=f"Where traffic goes: {ENDPOINT_HELP}")
+    port: PortNumber = Field(description="Destination port (a Service port for a Service)")
+    protocol: Protocol = Field(default="TCP", description="TCP, UDP or SCTP")
+    method: Method | None = Field(default=None, description="HTTP method of the request, "
+                                  "e.g. 'GET' (Istio AuthorizationPolicy rules only; "
+                                  "without it, rules reading the method may match)")
+    path: RequestPath | None = Field(default=None, description="HTTP request path, e.g. "
+                                     "'/api/items' (Istio AuthorizationPolicy only)")
+    host: Host | None = Field(default=None, description="HTTP Host header as the client "
+                              "sends it, e.g. 'reviews:9080' (Istio AuthorizationPolicy only)")
+
+
+class PairCounts(Model):
+    total: int
+    allowed: int
+    denied: int
+    unknown: int
+    denied_pairs: list[str] = Field(description="Up to 5 denied 'source -> destination' pairs")
+
+
+class Result(ToolResult, DetailAware):
+    source: str
+    destination: str
+    port: int
+    protocol: str
+    allowed: bool | None = Field(description="null: the input cannot decide; see notEvaluated")
+    blocking_policies: list[ResourceRef]
+    explained: str | None = Field(default=None,
+                                  description="The pod pair the decisions are for")
+    decisions: list[DirectionOut] = Field(description="Egress at the source, then ingress at "
+                                          "the destination")
+    pairs: PairCounts | None = Field(default=None, description="When several pods take part")
+    not_evaluated: list[str]
+    suggestion: str | None = Field(default=None, description="Detail mode only: the smallest "
+                                   "change that admits the traffic, and what else it opens")
+
+    _detail_only: ClassVar[tuple[str, ...]] = ("suggestion",)
+
+
+def _targets(resolved: Resolved, port: int, protocol: str, *, tool: str = NAME
+             ) -> tuple[list[tuple[Endpoint, int]], list[str]]:
+    """Destination pods with the port traffic reaches them on (a Service port translated)."""
+    service: ServiceRecord | None = resolved.service
+    entry = None if service is None else next(
+        (p for p in service.ports if p.port == port and p.protocol == protocol), None)
+    if service is not None and entry is None and not service.headless:
+        # kube-proxy forwards only the Service's own ports: anything else sent to the
+        # ClusterIP goes nowhere, whatever the policies say.
+        have = ", ".join(p.describe() for p in service.ports) or "none"
+        raise ToolFailure(ErrorCode.NOT_FOUND, f"port: Service {service.ref} has no port "
+                          f"{port}/{protocol}; its ports: {have} (for a pod port, name the "
+                          "pod or workload instead)", tool=tool)
+    if entry is None:
+        # A pod, a workload, an outside address, or a headless Service (clients reach its
+        # pods' addresses directly, on any port).
+        return [(e, port) for e in resolved.endpoints], []
+    found, notes = [], []
+    for endpoint in resolved.endpoints:
+        target = entry.target_port
+        if isinstance(target, str):
+            number = next((p.port for p in endpoint.ports
+                           if p.name == target and p.protocol == protocol), None)
+            if number is None:
+                notes.append(f"targetPort {target!r} does not resolve on {endpoint.name}: "
+                             "the Service sends it no traffic")
+                continue
+            target = number
+        found.append((endpoint, target))
+    return found, notes
+
+
+def analyze(view: GraphView, args: Args) -> Result:
+    sources = resolve(view, args.source, argument="source", tool=NAME)
+    destinations = resolve(view, args.destination, argument="destination", tool=NAME)
+    if sources.endpoints[0].external and destinations.endpoints[0].external:
+        raise ToolFailure(ErrorCode.INVALID_INPUT, "destination: source and destination are "
+                          "both outside the cluster; no cluster policy applies between them",
+                          tool=NAME)
+    targets, notes = _targets(destinations, args.port, args.protocol)
+    if not targets:
+        raise ToolFailure(ErrorCode.NOT_FOUND, f"port: Service {args.destination} port "
+                          f"{args.port}/{args.protocol} resolves on none of its pods; see "
+                          "diagnose_service", tool=NAME)
+    request = Request(args.method, args.path, args.host)
+    # Compact answers carry no evidence: the rules a denial missed are looked up only for
+    # detail mode (the verdicts, steps and texts are the same either way).
+    engine = PolicyEngine(view, request=request, explain=args.detail)
+    verdicts: list[tuple[Verdict, Endpoint, Endpoint]] = []
+    every = ((src, dst, port) for src in sources.endpoints for dst, port in targets
+             # a pod to itself: plugins differ (loopback); not a policy question
+             if src.key is None or src.key != dst.key)
+    pairs = list(islice(every, MAX_PAIRS + 1))  # never the whole product in memory
+    truncated = len(pairs) > MAX_PAIRS
+    if truncated:
+        notes.append(f"only the first {MAX_PAIRS} of about "
+                     f"{len(sources.endpoints) * len(targets)} pod pairs were evaluated")
+    for src, dst, port in pairs[:MAX_PAIRS]:
+        verdicts.append((engine.evaluate(src, dst, port, args.protocol), src, dst))
+    if not verdicts:
+        raise ToolFailure(ErrorCode.INVALID_INPUT, "destination: the same pod as source; "
+                          "traffic of a pod to itself is not subject to policy", tool=NAME)
+    allowed = [v for v in verdicts if v[0].allowed is True]
+    denied = [v for v in verdicts if v[0].allowed is False]
+    unknown = [v for v in verdicts if v[0].allowed is None]
+    verdict, src, dst = (denied or unknown or allowed)[0]
+    # Unevaluated pairs leave "all allowed" undecided; one denied pair decides "no".
+    overall = False if denied else None if unknown or truncated else True
+    blocking: dict[str, ResourceRef] = {}
+    for v, _, _ in denied:
+        for ref in v.blocking:
+            blocking.setdefault(str(ref), ref)
+    # Allowed pairs may carry notes too: L7 rules (Cilium) not evaluated on top of an L4 allow.
+    reasons = list(dict.fromkeys([*notes, *(r for v, _, _ in (*unknown, *allowed)
+                                            for r in v.reasons())]))
+    several = len(verdicts) > 1
+    return Result(
+        metadata=metadata(view, dst.namespace),
+        source=args.source,
+        destination=args.destination,
+        port=args.port,
+        protocol=args.protocol,
+        allowed=overall,
+        blocking_policies=list(blocking.values()),
+        explained=f"{src.name} -> {dst.name}" if several else None,
+        decisions=[DirectionOut.of(verdict.egress, detail=args.detail),
+                   DirectionOut.of(verdict.ingress, detail=args.detail)],
+        pairs=PairCounts(total=len(verdicts), allowed=len(allowed), denied=len(denied),
+                         unknown=len(unknown),
+                         denied_pairs=[f"{s.name} -> {d.name}" for _, s, d in denied[:5]])
+        if several else None,
+        not_evaluated=reasons,
+        # Detail only: it counts the pods a change would open to.
+        suggestion=suggest(view, verdict, src, dst, request) if args.detail else None,
+    )

@@ -1,0 +1,1 @@
+"""What the graph holds: object kinds, slim records, label selectors."""

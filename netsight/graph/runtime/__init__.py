@@ -1,0 +1,1 @@
+"""Keeping a large live graph cheap: heap and garbage collector tuning."""
