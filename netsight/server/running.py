@@ -37,7 +37,7 @@ from netsight.server.app import Service, build_service
 from netsight.server.cluster import LiveGraph, live_graph
 from netsight.server.config import LOOPBACK, ConfigError, Settings, Transport
 from netsight.server.telemetry import Telemetry, configure_logging, setup
-from netsight.sim.access import SERVICE_ACCOUNT_TOKEN
+from netsight.sim.demo import DEMO_TOKEN
 
 log = logging.getLogger(__name__)
 
@@ -181,7 +181,7 @@ async def serve(settings: Settings, *, tools: Mapping[str, ToolSpec] = TOOLS,
                          f"'{settings.cluster_name}'); readiness at {server.url}/readyz")
                 if settings.demo and settings.authenticates:
                     announce("netsight: callers need a bearer token; the demo cluster knows "
-                             f"'{SERVICE_ACCOUNT_TOKEN}'")
+                             f"'{DEMO_TOKEN}'")
             await server.serve()
 
 
