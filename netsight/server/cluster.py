@@ -49,7 +49,7 @@ class LiveGraph:
     def ready(self) -> bool:
         return self.started and self.watcher is not None and self.watcher.ready
 
-    def _providers_changed(self, providers: set[str]) -> None:
+    def providers_changed(self, providers: set[str]) -> None:
         for listener in self.provider_listeners:
             listener(providers)
 
@@ -79,7 +79,7 @@ async def live_graph(settings: Settings, *, informers: InformerSettings | None =
         if not settings.secret_metadata:
             informer_settings = replace(informer_settings, metadata_only=frozenset())
         watcher = ClusterWatcher(transport, graph.store, informer_settings,
-                                 on_providers_changed=graph._providers_changed)
+                                 on_providers_changed=graph.providers_changed)
         graph.watcher = watcher
         tasks = [asyncio.create_task(_start(graph, watcher), name="informers:start"),
                  asyncio.create_task(warming.keep_warm(graph), name="policy-models:warm")]

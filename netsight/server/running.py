@@ -51,7 +51,7 @@ class HttpServer(uvicorn.Server):
                  sock: socket.socket | None = None) -> None:
         config = uvicorn.Config(
             service.app, lifespan="off", log_level=settings.log_level.lower(),
-            http=_http_protocol(),
+            http=http_protocol(),
             access_log=settings.log_level == "DEBUG",
             timeout_graceful_shutdown=int(max(1, settings.shutdown_timeout)),
         )
@@ -228,7 +228,7 @@ async def _cancel_on_signals(main: Awaitable[None]) -> None:
         await task
 
 
-def _http_protocol() -> type[asyncio.Protocol] | Literal["h11"]:
+def http_protocol() -> type[asyncio.Protocol] | Literal["h11"]:
     """httptools' parser (C) where installed, else h11 (pure Python): about 1 ms per call;
     with httptools, a response's header block leaves with its body (onewrite.py)."""
     try:
