@@ -229,8 +229,8 @@ async def _cancel_on_signals(main: Awaitable[None]) -> None:
 
 
 def http_protocol() -> type[asyncio.Protocol] | Literal["h11"]:
-    """httptools' parser (C) where installed, else h11 (pure Python): about 1 ms per call;
-    with httptools, a response's header block leaves with its body (onewrite.py)."""
+    """httptools' parser (C) where installed, else h11 (pure Python, slower on every
+    call); with httptools, a response's header block leaves with its body (onewrite.py)."""
     try:
         from netsight.server.onewrite import OneWriteHttpToolsProtocol
     except ImportError:  # pragma: no cover - platforms without a httptools wheel

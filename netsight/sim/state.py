@@ -292,8 +292,7 @@ class SimState:
         storage = storage_key(rtype)
         store = self.objects.get(storage, {})
         # Kept in name order between writes, as the API server's watch cache keeps its
-        # objects ordered: the first page of a list of 100k pods used to sort their keys
-        # and look every object up again (~70 ms before the page could be written).
+        # objects ordered: a list's first page then needs no sort of every key.
         version = (self.rv, len(store))
         ordered = self._ordered.get(storage)
         if ordered is None or ordered[0] != version:
