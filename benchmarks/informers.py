@@ -178,7 +178,7 @@ def bench_state() -> Any:
 
 def sim_main(args: argparse.Namespace) -> None:
     from netsight.sim.apiserver import SimConfig, SimServer, loop_factory
-    from netsight.sim.churn import ChurnController
+    from netsight.sim.remote_churn import ChurnController
     from netsight.sim.synthetic import generate
 
     async def serve() -> None:
@@ -231,7 +231,7 @@ def profile_first_churn(controller: Any, stem: str) -> None:
             profiler.stop()
             Path(stem + ".txt").write_text(profiler.output_text(unicode=False))
 
-        controller._task.add_done_callback(done)
+        controller.task.add_done_callback(done)
         return stats
 
     controller.start = profiled

@@ -114,24 +114,19 @@ class Reviews:
 
     async def may_list_pods(self, caller: Caller, namespace: str) -> bool:
         """Whether ``caller`` may list pods in ``namespace`` ("": in every namespace)."""
-        spec: dict[str, Any] = {
-            "user": caller.username, "groups": list(caller.groups),
-            "resourceAttributes": {"namespace": namespace, "verb": "list", "group": "",
-                                   "resource": "pods"}}
-        if caller.uid:
-            spec["uid"] = caller.uid
-        if caller.extra:
-            spec["extra"] = {k: list(v) for k, v in caller.extra}
-        status = await self._review(ACCESS_REVIEWS, {
-            "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
-            "spec": spec})
-        return status.get("allowed") is True
+        return await self._allowed(caller, {"resourceAttributes": {
+            "namespace": namespace, "verb": "list", "group": "", "resource": "pods"}})
 
     async def may_get_path(self, caller: Caller, path: str) -> bool:
         """Whether ``caller`` may ``get`` the non-resource URL ``path`` (``/metrics``), as a
         ClusterRole's ``nonResourceURLs`` grants it to Prometheus."""
+        return await self._allowed(caller, {"nonResourceAttributes": {"path": path,
+                                                                      "verb": "get"}})
+
+    async def _allowed(self, caller: Caller, attributes: dict[str, Any]) -> bool:
+        """A SubjectAccessReview of ``caller`` for ``attributes`` (resource or not)."""
         spec: dict[str, Any] = {"user": caller.username, "groups": list(caller.groups),
-                                "nonResourceAttributes": {"path": path, "verb": "get"}}
+                                **attributes}
         if caller.uid:
             spec["uid"] = caller.uid
         if caller.extra:

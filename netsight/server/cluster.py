@@ -15,18 +15,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import tempfile
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 from netsight.graph.ingest.client import KubeTransport
 from netsight.graph.ingest.informers import Backoff, ClusterWatcher, InformerSettings
 from netsight.graph.store.live import GraphStore, Source
 from netsight.server import warming
 from netsight.server.config import ConfigError, Settings
-from netsight.sim.apiserver import SimServer
-from netsight.sim.scenarios import demo
+from netsight.sim.demo import demo_cluster
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +49,7 @@ class LiveGraph:
     def ready(self) -> bool:
         return self.started and self.watcher is not None and self.watcher.ready
 
-    def _providers_changed(self, providers: set[str]) -> None:
+    def providers_changed(self, providers: set[str]) -> None:
         for listener in self.provider_listeners:
             listener(providers)
 
@@ -66,11 +63,9 @@ async def live_graph(settings: Settings, *, informers: InformerSettings | None =
     async with contextlib.AsyncExitStack() as stack:
         kubeconfig, context = settings.kubeconfig, settings.context
         if settings.demo:
-            sim = await stack.enter_async_context(_demo_simulator())
-            directory = stack.enter_context(tempfile.TemporaryDirectory(prefix="netsight-"))
-            kubeconfig = str(sim.write_kubeconfig(Path(directory) / "kubeconfig"))
-            context = None
-            log.info("demo: simulated API server at %s", sim.url)
+            demo = await stack.enter_async_context(demo_cluster())
+            kubeconfig, context = demo.kubeconfig, None
+            log.info("demo: simulated API server at %s", demo.url)
         try:
             transport = await KubeTransport.connect(kubeconfig, context)
         except Exception as exc:  # ConfigException, a missing or unreadable file, ...
@@ -84,7 +79,7 @@ async def live_graph(settings: Settings, *, informers: InformerSettings | None =
         if not settings.secret_metadata:
             informer_settings = replace(informer_settings, metadata_only=frozenset())
         watcher = ClusterWatcher(transport, graph.store, informer_settings,
-                                 on_providers_changed=graph._providers_changed)
+                                 on_providers_changed=graph.providers_changed)
         graph.watcher = watcher
         tasks = [asyncio.create_task(_start(graph, watcher), name="informers:start"),
                  asyncio.create_task(warming.keep_warm(graph), name="policy-models:warm")]
@@ -97,15 +92,6 @@ async def live_graph(settings: Settings, *, informers: InformerSettings | None =
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             await watcher.stop()
-
-
-@contextlib.asynccontextmanager
-async def _demo_simulator() -> AsyncIterator[SimServer]:
-    sim = SimServer()
-    sim.state.apply(demo())
-    sim.state.compact()  # nobody watches from before the load: drop its events
-    async with sim:
-        yield sim
 
 
 async def _start(graph: LiveGraph, watcher: ClusterWatcher) -> None:

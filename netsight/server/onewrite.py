@@ -2,14 +2,13 @@
 
 uvicorn writes the status line and headers as soon as the app sends ``http.response.start``
 and the body in a second write when ``http.response.body`` follows. With TCP_NODELAY each
-write is a segment of its own, so a client often wakes for the 180-byte header block, parses
-it, and sleeps again until the body arrives: a second wake-up, receive and parse on every
-other MCP answer (measured on the SDK client: 1.5 receives a call), and a second send on
-netsight's side. Every MCP answer is one ``Response`` (start and body sent in the same turn
-of the loop), so here the header block waits for the next write of the same response and
-leaves with it. A response whose body does not follow in the same turn (an SSE stream
-waiting for its first event) gets its headers on the loop's next turn, as soon as anything
-else would have run.
+write is a segment of its own, so a client often wakes for the header block alone, parses
+it, and sleeps again until the body arrives: a second wake-up, receive and parse on many
+MCP answers, and a second send on netsight's side. Every MCP answer is one ``Response``
+(start and body sent in the same turn of the loop), so here the header block waits for the
+next write of the same response and leaves with it. A response whose body does not follow
+in the same turn (an SSE stream waiting for its first event) gets its headers on the loop's
+next turn, as soon as anything else would have run.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ from netsight.server.app import Service, build_service
 from netsight.server.cluster import LiveGraph, live_graph
 from netsight.server.config import LOOPBACK, ConfigError, Settings, Transport
 from netsight.server.telemetry import Telemetry, configure_logging, setup
-from netsight.sim.access import SERVICE_ACCOUNT_TOKEN
+from netsight.sim.demo import DEMO_TOKEN
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ class HttpServer(uvicorn.Server):
                  sock: socket.socket | None = None) -> None:
         config = uvicorn.Config(
             service.app, lifespan="off", log_level=settings.log_level.lower(),
-            http=_http_protocol(),
+            http=http_protocol(),
             access_log=settings.log_level == "DEBUG",
             timeout_graceful_shutdown=int(max(1, settings.shutdown_timeout)),
         )
@@ -181,7 +181,7 @@ async def serve(settings: Settings, *, tools: Mapping[str, ToolSpec] = TOOLS,
                          f"'{settings.cluster_name}'); readiness at {server.url}/readyz")
                 if settings.demo and settings.authenticates:
                     announce("netsight: callers need a bearer token; the demo cluster knows "
-                             f"'{SERVICE_ACCOUNT_TOKEN}'")
+                             f"'{DEMO_TOKEN}'")
             await server.serve()
 
 
@@ -228,9 +228,9 @@ async def _cancel_on_signals(main: Awaitable[None]) -> None:
         await task
 
 
-def _http_protocol() -> type[asyncio.Protocol] | Literal["h11"]:
-    """httptools' parser (C) where installed, else h11 (pure Python): about 1 ms per call;
-    with httptools, a response's header block leaves with its body (onewrite.py)."""
+def http_protocol() -> type[asyncio.Protocol] | Literal["h11"]:
+    """httptools' parser (C) where installed, else h11 (pure Python, slower on every
+    call); with httptools, a response's header block leaves with its body (onewrite.py)."""
     try:
         from netsight.server.onewrite import OneWriteHttpToolsProtocol
     except ImportError:  # pragma: no cover - platforms without a httptools wheel

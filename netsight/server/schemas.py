@@ -6,10 +6,9 @@ writes each nested model as a ``$ref`` into ``$defs`` and each optional field as
 ``anyOf: [{type: X}, {type: null}]``; resolving a ``$ref`` rebuilds a validator per
 object, and each ``anyOf`` branch is a sub-validation. Inlining the references and writing
 the optional types as a type list (``type: [X, "null"]``, the same constraint in JSON
-Schema) took the SDK client's check of a find_blocking_policies answer with four blocking
-policies from about 0.54 to 0.32 ms — a part of every tool call's latency, measured in
-``benchmarks/serving.py``. The schema accepts and rejects exactly what pydantic's does
-(tests/server/test_output_schemas_validate_as_pydantic_writes_them.py).
+Schema) makes that check, a part of every tool call's latency, cheaper
+(``benchmarks/serving.py`` measures it). The schema accepts and rejects exactly what
+pydantic's does (tests/server/test_output_schemas_validate_as_pydantic_writes_them.py).
 
 A definition that refers to itself, directly or not, stays a ``$ref`` where it recurs
 (inlining it would never end), its definition kept in ``$defs``.

@@ -1,13 +1,12 @@
 """Keeping the policy analyzers' models built: after the first sync, and after changes.
 
 The policy tools keep a model per policy across calls (``analyzers/policy/engine.py``),
-built on the first question about its namespace: 0.3-0.8 ms more for that call, once per
-namespace, at 100k pods (250 namespaces) most calls of the first minutes. Here they are
+built on the first question about its namespace: that call pays for it, and in a large
+cluster most calls of the first minutes are such first questions. Here the models are
 built once the informers have synced, namespace by namespace, yielding the loop between
 two namespaces so tool calls and watch events are never held up by more than one
-namespace's models (a fraction of a millisecond). Not part of readiness: the whole pass
-costs about 0.1-0.2 s of CPU at 100k pods, which would only delay ``/readyz`` (the sync
-already takes ~10 s), and a call arriving first builds what it needs itself, as before.
+namespace's models. Not part of readiness: waiting for the pass would only delay
+``/readyz``, and a call arriving first builds what it needs itself.
 
 A change to a policy kind (or a Namespace) replaces records, and a replaced record's model
 is rebuilt on its next use; the admin tiers are rebuilt on any admin policy change. So the

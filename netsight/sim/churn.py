@@ -15,8 +15,7 @@ per second (every write is one watch event), for a duration or a number of write
   ``canary`` and ``stable`` (1 write). A pod thus carries one of at most six label sets
   of its ReplicaSet, and its replacement (restart, scale-up) the template's: the number
   of distinct label sets among the live pods is bounded and settles where relabels and
-  restarts balance (at 100k pods: 15,934 at the start, ~29,800 after ~1.7M writes; no
-  counter, random value or rollout adds new ones);
+  restarts balance (no counter, random value or rollout adds new ones);
 - **NetworkPolicy edit**: a port toggled on the first rule, or the pod selector gains or
   loses ``quarantined DoesNotExist`` (1 write).
 
@@ -26,15 +25,13 @@ the same seed gives the same writes, timestamps apart. A :class:`ChurnLog` can r
 write's resourceVersion and wall time (``time.time()`` just before the write), to measure
 how long an event takes to reach a watcher: the watcher sees the same resourceVersion.
 
-:class:`ChurnController` serves churn over HTTP on the simulated API server
-(``POST /sim/churn`` starts, ``GET`` reports, ``DELETE`` stops, ``GET /sim/churn/log``
-returns the log), so a benchmark can churn the simulator's process from outside.
+:class:`netsight.sim.remote_churn.ChurnController` serves churn over HTTP on the simulated
+API server, so a benchmark can churn the simulator's process from outside.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from array import array
 from collections import Counter
@@ -45,16 +42,12 @@ from random import Random
 from typing import Any
 
 import orjson
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
 
+from netsight.sim.inventory import App, Inventory
 from netsight.sim.resources import ResourceType
 from netsight.sim.state import ApiError, Obj, SimState, object_key
 
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # as the API server's generateName suffixes
-_MAX_PODS_PER_NODE = 110
-_SERVICE_NAME = "kubernetes.io/service-name"
 _TRIGGER_TIME = "endpoints.kubernetes.io/last-change-trigger-time"
 _NOT_QUARANTINED = {"key": "quarantined", "operator": "DoesNotExist"}
 _TOGGLED_PORT = {"port": 8443, "protocol": "TCP"}
@@ -126,46 +119,6 @@ class ChurnStats:
         }
 
 
-@dataclass
-class _Node:
-    name: str
-    prefix: str  # "10.64.3." : the node's /24 pod CIDR
-    host_ip: str
-    zone: str
-    used: set[int] = field(default_factory=set)  # host octets in use
-    pods: int = 0
-
-    def allocate(self, rng: Random) -> str:
-        used = self.used
-        if len(used) < 200:  # at most 110 pods a node: a free octet is found in ~2 tries
-            octet = rng.randrange(2, 255)
-            while octet in used:
-                octet = rng.randrange(2, 255)
-        else:
-            octet = rng.choice([i for i in range(2, 255) if i not in used])
-        used.add(octet)
-        self.pods += 1
-        return f"{self.prefix}{octet}"
-
-    def release(self, ip: str) -> None:
-        self.used.discard(int(ip.rpartition(".")[2]))
-        self.pods -= 1
-
-
-@dataclass
-class _App:
-    """A ReplicaSet with live pods, and the Service (with its slices) that selects them."""
-
-    namespace: str
-    replica_set: str
-    deployment: str | None
-    labels: dict[str, str]  # the pod template's labels
-    pods: list[str]
-    service: str | None = None
-    slices: list[str] = field(default_factory=list)
-    initial: int = 0  # replicas when churn began: scaling drifts back towards it
-
-
 def _copy(value: Any) -> Any:
     return orjson.loads(orjson.dumps(value))
 
@@ -204,25 +157,19 @@ class ChurnDriver:
         self.policy_type = self._type("networking.k8s.io/v1", "NetworkPolicy")
         self.rs_type = self._type("apps/v1", "ReplicaSet")
         self.deployment_type = self._type("apps/v1", "Deployment")
-        self.nodes: dict[str, _Node] = {}
-        self.node_names: list[str] = []
-        self.pod_node: dict[str, str] = {}  # pod key -> node name
-        self.pod_slice: dict[str, str] = {}  # pod key -> name of the slice that lists it
-        self.apps: list[_App] = []
-        self.app_of: dict[str, _App] = {}  # pod key -> app
-        self.scalable: list[_App] = []
-        self.policies: list[tuple[str, str]] = []
-        self._index()
+        self.inventory = inventory = Inventory.of(
+            pods=self._store(self.pod_type), slices=self._store(self.slice_type),
+            replica_sets=self._store(self.rs_type), policies=self._store(self.policy_type))
         self._mutations: list[tuple[str, Callable[[], None]]] = [
             ("restart", self.restart), ("scale", self.scale), ("label", self.relabel),
             ("policy", self.edit_policy),
         ]
         weights = (self.mix.restart, self.mix.scale, self.mix.label, self.mix.policy)
-        if not self.apps:
+        if not inventory.apps:
             weights = (0.0, 0.0, 0.0, self.mix.policy)
-        if not self.policies:
+        if not inventory.policies:
             weights = (*weights[:3], 0.0)
-        if not self.scalable:
+        if not inventory.scalable:
             weights = (weights[0], 0.0, *weights[2:])
         if not sum(weights):
             raise ValueError("nothing to churn: the state holds no ReplicaSet-owned pods "
@@ -237,75 +184,6 @@ class ChurnDriver:
 
     def _store(self, rtype: ResourceType) -> dict[str, Obj]:
         return self.state.objects.get((rtype.group, rtype.kind), {})
-
-    # --- the index -------------------------------------------------------------------------
-
-    def _index(self) -> None:
-        zones: dict[str, str] = {}
-        slices = self._store(self.slice_type)
-        slices_of: dict[tuple[str, str], list[str]] = {}
-        for key in sorted(slices):
-            obj = slices[key]
-            meta = obj["metadata"]
-            ns = meta.get("namespace", "")
-            service = (meta.get("labels") or {}).get(_SERVICE_NAME)
-            if service:
-                slices_of.setdefault((ns, service), []).append(meta["name"])
-            for endpoint in obj.get("endpoints") or ():
-                target = endpoint.get("targetRef") or {}
-                if target.get("kind") == "Pod" and target.get("name"):
-                    self.pod_slice[object_key(ns, target["name"])] = meta["name"]
-                if endpoint.get("nodeName") and endpoint.get("zone"):
-                    zones[endpoint["nodeName"]] = endpoint["zone"]
-        replica_sets = self._store(self.rs_type)
-        by_rs: dict[str, _App] = {}
-        pods = self._store(self.pod_type)
-        for key in sorted(pods):
-            obj = pods[key]
-            meta, spec, status = obj["metadata"], obj.get("spec") or {}, obj.get("status") or {}
-            ns, node_name, ip = meta.get("namespace", ""), spec.get("nodeName"), status.get("podIP")
-            if not (node_name and ip):
-                continue
-            node = self.nodes.get(node_name)
-            if node is None:
-                node = self.nodes[node_name] = _Node(
-                    node_name, ip.rpartition(".")[0] + ".", status.get("hostIP") or "",
-                    zones.get(node_name, ""))
-            node.used.add(int(ip.rpartition(".")[2]))
-            node.pods += 1
-            self.pod_node[key] = node_name
-            owner = next((o for o in meta.get("ownerReferences") or ()
-                          if o.get("kind") == "ReplicaSet"), None)
-            rs = replica_sets.get(object_key(ns, owner["name"])) if owner else None
-            if rs is None:
-                continue
-            rs_key = object_key(ns, rs["metadata"]["name"])
-            app = by_rs.get(rs_key)
-            if app is None:
-                deployment = next((o["name"] for o in rs["metadata"].get("ownerReferences") or ()
-                                   if o.get("kind") == "Deployment"), None)
-                template = (rs.get("spec") or {}).get("template") or {}
-                labels = dict((template.get("metadata") or {}).get("labels") or {})
-                app = by_rs[rs_key] = _App(ns, rs["metadata"]["name"], deployment, labels, [])
-                self.apps.append(app)
-            app.pods.append(meta["name"])
-            self.app_of[key] = app
-            slice_name = self.pod_slice.get(key)
-            if slice_name and app.service is None:
-                service = (slices[object_key(ns, slice_name)]["metadata"].get("labels")
-                           or {}).get(_SERVICE_NAME)
-                if service:
-                    app.service = service
-                    app.slices = slices_of.get((ns, service), [])
-        self.node_names = sorted(self.nodes)
-        for app in self.apps:
-            app.initial = len(app.pods)
-        scalable = [app for app in self.apps if app.deployment is not None]
-        # A one-replica app can only grow; scaling it would make the cluster drift larger.
-        self.scalable = [app for app in scalable if app.initial > 1] or scalable
-        policies = self._store(self.policy_type)
-        self.policies = [(p["metadata"].get("namespace", ""), p["metadata"]["name"])
-                         for p in (policies[k] for k in sorted(policies))]
 
     # --- writes ----------------------------------------------------------------------------
 
@@ -347,36 +225,24 @@ class ChurnDriver:
 
     # --- pods --------------------------------------------------------------------------------
 
-    def _pick_pod(self) -> tuple[_App, str]:
-        app = self.rng.choice(self.apps)
+    def _pick_pod(self) -> tuple[App, str]:
+        app = self.rng.choice(self.inventory.apps)
         return app, self.rng.choice(app.pods)
-
-    def _pick_node(self) -> _Node:
-        rng = self.rng
-        for _ in range(8):
-            node = self.nodes[rng.choice(self.node_names)]
-            if node.pods < _MAX_PODS_PER_NODE and len(node.used) < 253:
-                return node
-        for name in self.node_names:
-            node = self.nodes[name]
-            if node.pods < _MAX_PODS_PER_NODE and len(node.used) < 253:
-                return node
-        raise ApiError(422, "Invalid", "churn: every node is full")
 
     def _uid(self) -> str:
         h = f"{self.rng.getrandbits(128):032x}"
         return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:]}"
 
-    def _new_pod(self, app: _App) -> tuple[Obj, Obj]:
+    def _new_pod(self, app: App) -> tuple[Obj, Obj]:
         """A new pod of ``app`` (modelled on a live one) and its slice endpoint."""
         rng, ns = self.rng, app.namespace
         like = self.state.get(self.pod_type, ns, app.pods[0])
         meta = like["metadata"]
         prefix = meta.get("generateName") or f"{app.replica_set}-"
         name = prefix + "".join(rng.choices(_ALPHABET, k=5))
-        while object_key(ns, name) in self.pod_node:
+        while object_key(ns, name) in self.inventory.pod_node:
             name = prefix + "".join(rng.choices(_ALPHABET, k=5))
-        node = self._pick_node()
+        node = self.inventory.node_with_room(rng)
         ip = node.allocate(rng)
         ready = rng.random() >= 0.03
         uid, now = self._uid(), self._timestamp(self.clock())
@@ -401,8 +267,7 @@ class ChurnDriver:
             },
         }
         key = object_key(ns, name)
-        self.pod_node[key] = node.name
-        self.app_of[key] = app
+        self.inventory.add_pod(app, key, node)
         endpoint = {
             "addresses": [ip],
             "conditions": {"ready": ready, "serving": ready, "terminating": False},
@@ -412,15 +277,10 @@ class ChurnDriver:
         }
         return pod, endpoint
 
-    def _forget_pod(self, app: _App, name: str) -> str | None:
-        """Drop a deleted pod from the index; returns the slice that listed it."""
-        key = object_key(app.namespace, name)
-        app.pods.remove(name)
-        del self.app_of[key]
-        node = self.nodes[self.pod_node.pop(key)]
+    def _forget_pod(self, app: App, name: str) -> str | None:
+        """Drop a deleted pod from the inventory; returns the slice that listed it."""
         pod = self.state.get(self.pod_type, app.namespace, name)
-        node.release(pod["status"]["podIP"])
-        return self.pod_slice.pop(key, None)
+        return self.inventory.forget_pod(app, name, pod["status"]["podIP"])
 
     def _update_slice(self, ns: str, name: str, endpoints: list[Obj]) -> None:
         current = self.state.get(self.slice_type, ns, name)
@@ -445,7 +305,7 @@ class ChurnDriver:
             endpoints = [endpoint if (e.get("targetRef") or {}).get("name") == old else e
                          for e in current.get("endpoints") or ()]
             self._update_slice(ns, slice_name, endpoints)
-            self.pod_slice[object_key(ns, new_pod["metadata"]["name"])] = slice_name
+            self.inventory.pod_slice[object_key(ns, new_pod["metadata"]["name"])] = slice_name
 
     def scale(self) -> None:
         """Scale a Deployment up or down, with its ReplicaSet and slices.
@@ -454,7 +314,7 @@ class ChurnDriver:
         began with, so the cluster keeps its size over millions of writes.
         """
         rng = self.rng
-        app = rng.choice(self.scalable)
+        app = rng.choice(self.inventory.scalable)
         size = len(app.pods)
         low = max(1, app.initial - 3)
         high = max(2 * app.initial - low, low + 1)
@@ -469,7 +329,7 @@ class ChurnDriver:
                 self._set_replicas(self.deployment_type, app.namespace, app.deployment,
                                    len(app.pods))
 
-    def _scale_up(self, app: _App, count: int) -> None:
+    def _scale_up(self, app: App, count: int) -> None:
         ns = app.namespace
         added: list[tuple[str, Obj]] = []
         for _ in range(count):
@@ -492,7 +352,7 @@ class ChurnDriver:
                 sizes[target] = 0
             sizes[target] += 1
             added_to.setdefault(target, []).append(endpoint)
-            self.pod_slice[object_key(ns, name)] = target
+            self.inventory.pod_slice[object_key(ns, name)] = target
         for slice_name, endpoints in added_to.items():
             if slice_name in new:
                 self._create_slice(app, slice_name, endpoints)
@@ -501,14 +361,14 @@ class ChurnDriver:
                 self._update_slice(ns, slice_name,
                                    [*(current.get("endpoints") or ()), *endpoints])
 
-    def _slice_name(self, app: _App) -> str:
+    def _slice_name(self, app: App) -> str:
         name = ""
         while not name or name in app.slices:
             name = f"{app.service}-{''.join(self.rng.choices(_ALPHABET, k=5))}"
         app.slices.append(name)
         return name
 
-    def _create_slice(self, app: _App, name: str, endpoints: list[Obj]) -> None:
+    def _create_slice(self, app: App, name: str, endpoints: list[Obj]) -> None:
         """A new slice for the app's Service, like its first one."""
         like = self.state.get(self.slice_type, app.namespace, app.slices[0])
         meta = {k: v for k, v in like["metadata"].items() if k != "resourceVersion"}
@@ -518,7 +378,7 @@ class ChurnDriver:
         self._create(self.slice_type, {**like, "metadata": meta, "endpoints": endpoints},
                      app.namespace)
 
-    def _scale_down(self, app: _App, count: int) -> None:
+    def _scale_down(self, app: App, count: int) -> None:
         ns = app.namespace
         removed: dict[str, set[str]] = {}
         for name in self.rng.sample(app.pods, count):
@@ -569,7 +429,7 @@ class ChurnDriver:
 
     def edit_policy(self) -> None:
         """Toggle a port on the first rule, or ``quarantined DoesNotExist`` on the selector."""
-        ns, name = self.rng.choice(self.policies)
+        ns, name = self.rng.choice(self.inventory.policies)
         current = self.state.get(self.policy_type, ns, name)
         spec: Obj = _copy(current.get("spec") or {})
         rules = spec.get("ingress") or spec.get("egress")
@@ -651,96 +511,3 @@ async def pace(driver: ChurnDriver, *, rate: float, duration: float | None = Non
         stats.elapsed = loop.time() - start
         stats.running = False
     return stats
-
-
-class ChurnController:
-    """Churn over HTTP, for a simulator in another process than the benchmark.
-
-    ``POST /sim/churn`` with ``{"rate": 5000, "duration": 60}`` (or ``"count"``; optional
-    ``"seed"``, ``"mix": {"restart", "scale", "label", "policy"}``, ``"record": true`` to keep
-    the log, ``"scaleWorkloads": false``) starts churn and answers 202; 409 while churn runs.
-    ``GET /sim/churn`` reports progress; ``DELETE /sim/churn`` stops it and reports.
-    ``GET /sim/churn/log`` returns ``{"rv": [...], "at": [...]}`` of the last recorded run.
-
-    Wire it into :class:`netsight.sim.apiserver.SimApiServer` with
-    ``routes=[..., *ChurnController(self.state).routes(), ...]``.
-    """
-
-    def __init__(self, state: SimState) -> None:
-        self.state = state
-        self.stats: ChurnStats | None = None
-        self.log: ChurnLog | None = None
-        self._task: asyncio.Task[ChurnStats] | None = None
-        self._stop: asyncio.Event | None = None
-
-    def routes(self) -> list[Route]:
-        return [Route("/sim/churn", self._churn, methods=["GET", "POST", "DELETE"]),
-                Route("/sim/churn/log", self._log, methods=["GET"])]
-
-    @property
-    def running(self) -> bool:
-        return self._task is not None and not self._task.done()
-
-    def start(self, body: dict[str, Any]) -> ChurnStats:
-        if self.running:
-            raise ApiError(409, "Conflict", "churn is already running")
-        try:
-            rate = float(body["rate"])
-            duration = None if body.get("duration") is None else float(body["duration"])
-            count = None if body.get("count") is None else int(body["count"])
-            mix = ChurnMix.from_dict(body["mix"]) if body.get("mix") else None
-            seed = int(body.get("seed", 0))
-            if rate <= 0:
-                raise ValueError("rate must be positive")
-            if duration is None and count is None:
-                raise ValueError("give a duration or a count")
-            log = ChurnLog() if body.get("record") else None
-            driver = ChurnDriver(self.state, seed=seed, mix=mix, log=log,
-                                 scale_workloads=bool(body.get("scaleWorkloads", True)))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ApiError(400, "BadRequest", f"churn: {exc}") from None
-        stats = driver.stats
-        stats.running, stats.target_rate, stats.started = True, rate, time.time()
-        self.stats, self.log, self._stop = stats, log, asyncio.Event()
-        self._task = asyncio.create_task(pace(
-            driver, rate=rate, duration=duration, count=count, stop=self._stop),
-            name="sim:churn")
-        self._task.add_done_callback(self._finished)
-        return stats
-
-    def _finished(self, task: asyncio.Task[ChurnStats]) -> None:
-        if not task.cancelled() and task.exception() is not None and self.stats is not None:
-            self.stats.error = repr(task.exception())
-
-    async def stop(self) -> ChurnStats | None:
-        if self._stop is not None:
-            self._stop.set()
-        if self._task is not None:
-            with contextlib.suppress(Exception):
-                await self._task
-        return self.stats
-
-    async def _churn(self, request: Request) -> Response:
-        try:
-            if request.method == "POST":
-                raw = await request.body()
-                try:
-                    body = orjson.loads(raw or b"{}")
-                except orjson.JSONDecodeError as exc:
-                    raise ApiError(400, "BadRequest", f"churn: {exc}") from None
-                if not isinstance(body, dict):
-                    raise ApiError(400, "BadRequest", "churn: the body must be an object")
-                return _json(self.start(body).to_dict(), 202)
-            if request.method == "DELETE":
-                await self.stop()
-            return _json(self.stats.to_dict() if self.stats else {"running": False})
-        except ApiError as exc:
-            return _json(exc.status(), exc.code)
-
-    async def _log(self, request: Request) -> Response:
-        log = self.log or ChurnLog()
-        return _json({"rv": log.rvs.tolist(), "at": log.times.tolist()})
-
-
-def _json(data: Any, status: int = 200) -> Response:
-    return Response(orjson.dumps(data), status_code=status, media_type="application/json")

@@ -292,8 +292,7 @@ class SimState:
         storage = storage_key(rtype)
         store = self.objects.get(storage, {})
         # Kept in name order between writes, as the API server's watch cache keeps its
-        # objects ordered: the first page of a list of 100k pods used to sort their keys
-        # and look every object up again (~70 ms before the page could be written).
+        # objects ordered: a list's first page then needs no sort of every key.
         version = (self.rv, len(store))
         ordered = self._ordered.get(storage)
         if ordered is None or ordered[0] != version:
@@ -474,8 +473,13 @@ class SimState:
     def check_watch_from(self, resource_version: str | None) -> None:
         """Raise what open_watch would for this resourceVersion (400, 410), registering
         nothing."""
+        self._watch_start(resource_version)
+
+    def _watch_start(self, resource_version: str | None) -> int | None:
+        """The resourceVersion a watch resumes after; None: it starts from the current
+        state. Raises 400 for a malformed one, 410 for one the log no longer holds."""
         if resource_version in (None, "", "0"):
-            return
+            return None
         try:
             since = int(resource_version)
         except ValueError:
@@ -484,26 +488,20 @@ class SimState:
         if since < self.compacted_rv:
             raise ApiError(410, "Expired",
                            f"too old resource version: {since} ({self.compacted_rv})")
+        return since
 
     def open_watch(self, rtype: ResourceType, selection: Selection,
                    resource_version: str | None, *, metadata_only: bool = False) -> Watcher:
         """Register a watcher, queueing what it must see first. Raises 410 when too old."""
         watcher = Watcher(rtype, selection, metadata_only)
-        if resource_version in (None, "", "0"):
+        since = self._watch_start(resource_version)
+        if since is None:
             # "Get state and start at most recent": synthetic ADDED for current objects.
             _, items = self.list(rtype, selection)
             for obj in items:
                 watcher.put(watcher.line("ADDED", obj))
             watcher.last_rv = self.rv
         else:
-            try:
-                since = int(resource_version)
-            except ValueError:
-                raise ApiError(400, "BadRequest",
-                               f"invalid resourceVersion {resource_version!r}") from None
-            if since < self.compacted_rv:
-                raise ApiError(410, "Expired",
-                               f"too old resource version: {since} ({self.compacted_rv})")
             for event in self._events_after(since):
                 if event.storage == storage_key(rtype):
                     watcher.offer(event)

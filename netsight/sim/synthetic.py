@@ -160,9 +160,9 @@ class SyntheticCluster:
 def to_yaml(obj: RawObject) -> str:
     """One object as block-style YAML, the way ``kubectl get -o yaml`` lays it out.
 
-    PyYAML's dumper takes 30 s for a 10k-pod cluster; this writer handles only what API
-    objects hold (maps with string keys, lists, strings, integers, booleans, null) and
-    quotes any string YAML 1.1 could read as something else.
+    PyYAML's dumper is far too slow for clusters of this size; this writer handles only
+    what API objects hold (maps with string keys, lists, strings, integers, booleans, null)
+    and quotes any string YAML 1.1 could read as something else.
     """
     lines: list[str] = []
     _yaml_map(obj, "", lines)
@@ -260,7 +260,7 @@ def generate(
     if policies_per_namespace is not None and policies_per_namespace < 0:
         raise ValueError("policies_per_namespace must not be negative")
     # The objects are acyclic trees, freed by reference counting; left on, the cycle
-    # collector rescans the growing heap and makes building 5x slower.
+    # collector rescans the growing heap again and again.
     with paused_gc():
         builder = _Builder(
             seed=seed, pods=pods, not_ready_fraction=not_ready_fraction,

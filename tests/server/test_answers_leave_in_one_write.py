@@ -16,7 +16,7 @@ from starlette.types import Receive, Scope, Send
 from uvicorn.server import ServerState
 
 from netsight.server.onewrite import OneWriteHttpToolsProtocol
-from netsight.server.running import _http_protocol
+from netsight.server.running import http_protocol
 
 pytestmark = pytest.mark.anyio
 
@@ -134,4 +134,4 @@ async def test_headers_held_when_the_app_fails_are_written_before_the_close() ->
 
 
 def test_netsight_serves_http_with_the_one_write_protocol() -> None:
-    assert _http_protocol() is OneWriteHttpToolsProtocol
+    assert http_protocol() is OneWriteHttpToolsProtocol

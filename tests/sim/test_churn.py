@@ -14,7 +14,8 @@ import pytest
 
 from netsight.graph.store.live import EventType, GraphStore
 from netsight.sim.apiserver import SimServer
-from netsight.sim.churn import ChurnController, ChurnDriver, ChurnLog, ChurnMix, churn
+from netsight.sim.churn import ChurnDriver, ChurnLog, ChurnMix, churn
+from netsight.sim.remote_churn import ChurnController
 from netsight.sim.state import Obj, SimState
 from netsight.sim.synthetic import generate
 

@@ -1,0 +1,42 @@
+"""The demo cluster ``netsight serve --demo`` answers from: the server's one way into the sim.
+
+The simulated API server runs in the caller's process, on its loop, loaded with the demo
+scenario; the caller reaches it over loopback HTTP through a kubeconfig, exactly as it would
+reach a real API server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from netsight.sim.access import SERVICE_ACCOUNT_TOKEN
+from netsight.sim.apiserver import SimServer
+from netsight.sim.scenarios import demo
+
+# A bearer token the demo cluster's TokenReview accepts: its service account's.
+DEMO_TOKEN: Final = SERVICE_ACCOUNT_TOKEN
+
+
+@dataclass(frozen=True)
+class DemoCluster:
+    """Where the running demo cluster answers."""
+
+    kubeconfig: str  # a kubeconfig for the simulator; removed when the context ends
+    url: str
+
+
+@contextlib.asynccontextmanager
+async def demo_cluster() -> AsyncIterator[DemoCluster]:
+    """Run the simulated API server with the demo cluster for as long as the context."""
+    sim = SimServer()
+    sim.state.apply(demo())
+    sim.state.compact()  # nobody watches from before the load: drop its events
+    async with sim:
+        with tempfile.TemporaryDirectory(prefix="netsight-") as directory:
+            kubeconfig = sim.write_kubeconfig(Path(directory) / "kubeconfig")
+            yield DemoCluster(kubeconfig=str(kubeconfig), url=sim.url)
