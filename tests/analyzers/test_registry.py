@@ -8,29 +8,34 @@ import pkgutil
 from collections import defaultdict
 
 import netsight.analyzers
-from netsight.analyzers.core import codes, registry
-from netsight.analyzers.core.base import AnalyzerMetadata
+from netsight.analyzers.checks import CHECKS
+from netsight.analyzers.core import codes
 from netsight.analyzers.core.catalog import TOOLS
+from netsight.analyzers.core.declarations import Check
 from tests.analyzers.test_testdata import CASES, load_case, run_case
 
 
-def _modules_with_check() -> set[str]:
-    found = set()
+def _declared_checks() -> dict[str, list[Check]]:
+    """Every Check declared in a module under netsight.analyzers, by module."""
+    found: dict[str, list[Check]] = defaultdict(list)
     for info in pkgutil.walk_packages(netsight.analyzers.__path__, "netsight.analyzers."):
         module = importlib.import_module(info.name)
-        if isinstance(getattr(module, "METADATA", None), AnalyzerMetadata) and hasattr(
-            module, "check"
-        ):
-            found.add(module.__name__)
+        for value in vars(module).values():
+            if isinstance(value, Check) and value.run.__module__ == module.__name__:
+                found[module.__name__].append(value)
     return found
 
 
-def test_every_checking_analyzer_is_registered() -> None:
-    assert {m.__name__ for m in registry.ANALYZERS} == _modules_with_check()
+def test_every_check_is_registered_once() -> None:
+    declared = _declared_checks()
+    assert all(len(checks) == 1 for checks in declared.values()), declared
+    assert len(set(map(id, CHECKS))) == len(CHECKS)
+    assert {id(c) for checks in declared.values() for c in checks} == set(map(id, CHECKS))
+    assert all(module.startswith("netsight.analyzers.checks.") for module in declared)
 
 
 def test_analyzer_and_tool_names_are_unique() -> None:
-    names = [registry.metadata_of(m).name for m in registry.ANALYZERS]
+    names = [check.metadata.name for check in CHECKS]
     assert len(names) == len(set(names))
     assert not set(names) & set(TOOLS)
 
@@ -38,8 +43,8 @@ def test_analyzer_and_tool_names_are_unique() -> None:
 def test_codes_are_unique_well_formed_and_owned_by_one_analyzer() -> None:
     assert len({c.name for c in codes.CODES.values()}) == len(codes.CODES)
     owners: dict[str, list[str]] = defaultdict(list)
-    for module in registry.ANALYZERS:
-        meta = registry.metadata_of(module)
+    for check in CHECKS:
+        meta = check.metadata
         for code in meta.codes:
             owners[code.code].append(meta.name)
     assert set(owners) == set(codes.CODES), "a code no analyzer reports, or vice versa"
@@ -70,8 +75,8 @@ def test_declared_inputs_equal_what_analyzers_read() -> None:
         (name,) = query["args"]["analyzers"]
         _, view = run_case(case)
         by_analyzer[name] |= view.read
-    for module in registry.ANALYZERS:
-        meta = registry.metadata_of(module)
+    for check in CHECKS:
+        meta = check.metadata
         read = by_analyzer.get(meta.name, set())
         assert read <= meta.reads, f"{meta.name} read undeclared kinds {read - meta.reads}"
         assert read == meta.reads, f"{meta.name} never read {meta.reads - read} in testdata"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from netsight.analyzers.core import codes
-from netsight.analyzers.core.base import AnalyzerMetadata
 from netsight.analyzers.core.contracts import Finding
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Check
 from netsight.analyzers.routing.attachment import Resolver
 from netsight.analyzers.routing.backend_tls import BACKEND_TLS_POLICY
 from netsight.analyzers.routing.findings import (
@@ -79,3 +79,6 @@ def check(view: GraphView, namespace: str | None) -> Iterator[Finding]:
         if key not in seen:
             seen.add(key)
             yield finding
+
+
+CHECK = Check(METADATA, check)

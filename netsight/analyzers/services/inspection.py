@@ -1,7 +1,7 @@
 """Service health: selector, ports, protocols, endpoints, and the slices behind them.
 
 One inspection per Service, shared by ``diagnose_service`` (one Service in depth),
-``list_services`` (health per Service) and ``analyze_config`` (findings for all).
+``list_services`` (health per Service) and the ``services`` check of ``analyze_config``.
 
 Rules follow what Kubernetes itself does: a named targetPort resolves by name *and*
 protocol on each pod's containers and restartable init containers (``podutil.FindPort``);
@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from netsight.analyzers.core import codes
-from netsight.analyzers.core.base import AnalyzerMetadata, evidence, ref
+from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.core.contracts import Finding, Severity
-from netsight.graph.model.kinds import WORKLOAD_KINDS, Kind, Rel, make_key
+from netsight.graph.model.kinds import Kind, Rel, make_key
 from netsight.graph.model.records import (
     EndpointGroup,
     EndpointSliceRecord,
@@ -31,38 +31,6 @@ from netsight.graph.model.records import (
 )
 from netsight.graph.model.selectors import selector_from_map
 from netsight.graph.store.live import GraphView, Source
-
-METADATA = AnalyzerMetadata(
-    name="services",
-    description="Selectors that match nothing, unresolvable target ports, protocol "
-    "mismatches, ExternalName and headless pitfalls, endpoint health, and "
-    "EndpointSlices that disagree with the selector.",
-    # Namespace: the near-miss hint of NS0101 looks for matching pods in other namespaces.
-    reads=frozenset(
-        {Kind.SERVICE, Kind.POD, Kind.ENDPOINT_SLICE, Kind.ENDPOINTS, Kind.NAMESPACE,
-         *WORKLOAD_KINDS}
-    ),
-    codes=(
-        codes.SERVICE_SELECTS_NO_PODS,
-        codes.SERVICE_NO_READY_ENDPOINTS,
-        codes.SERVICE_ENDPOINTS_PARTIALLY_READY,
-        codes.TARGET_PORT_NOT_DECLARED,
-        codes.NAMED_TARGET_PORT_NOT_FOUND,
-        codes.PORT_PROTOCOL_MISMATCH,
-        codes.APP_PROTOCOL_MISMATCH,
-        codes.SERVICE_HAS_NO_PORTS,
-        codes.EXTERNAL_NAME_MISSING,
-        codes.EXTERNAL_NAME_IS_IP,
-        codes.EXTERNAL_NAME_TARGET_NOT_FOUND,
-        codes.EXTERNAL_NAME_SELECTOR_IGNORED,
-        codes.HEADLESS_PORT_REMAP_IGNORED,
-        codes.ENDPOINT_TARGETS_UNSELECTED_POD,
-        codes.SELECTED_POD_MISSING_FROM_ENDPOINTS,
-        codes.ENDPOINT_ADDRESS_MISMATCH,
-        codes.ENDPOINT_PORTS_MISMATCH,
-        codes.ENDPOINT_TARGET_POD_NOT_FOUND,
-    ),
-)
 
 ENDPOINTSLICE_CONTROLLER = "endpointslice-controller.k8s.io"
 
@@ -109,12 +77,6 @@ class ServiceReport:
     @property
     def worst(self) -> Severity:
         return min((f.severity for f in self.findings), key=lambda s: s.rank, default=Severity.OK)
-
-
-def check(view: GraphView, namespace: str | None) -> Iterator[Finding]:
-    for service in view.for_each(Kind.SERVICE, namespace):
-        assert isinstance(service, ServiceRecord)
-        yield from inspect(view, service).findings
 
 
 def inspect(

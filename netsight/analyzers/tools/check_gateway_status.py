@@ -6,8 +6,9 @@ from pydantic import Field
 
 from netsight.analyzers.core import codes
 from netsight.analyzers.core.arguments import Namespace, NamespacedName, PagedArgs
-from netsight.analyzers.core.base import AnalyzerMetadata, did_you_mean, metadata, require_namespace
+from netsight.analyzers.core.base import did_you_mean, metadata, require_namespace
 from netsight.analyzers.core.contracts import ErrorCode, Finding, Page, ToolFailure, ToolResult
+from netsight.analyzers.core.declarations import AnalyzerMetadata
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.attachment import Resolver

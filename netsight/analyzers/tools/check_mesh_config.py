@@ -8,8 +8,9 @@ from pydantic import Field
 
 from netsight.analyzers.checks import mesh_config
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
-from netsight.analyzers.core.base import AnalyzerMetadata, metadata, require_namespace
+from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import Finding, Page, Severity, ToolResult
+from netsight.analyzers.core.declarations import AnalyzerMetadata
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.graph.store.live import GraphView
 

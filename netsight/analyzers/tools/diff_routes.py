@@ -21,7 +21,7 @@ from pydantic import Field
 
 from netsight.analyzers.core import codes
 from netsight.analyzers.core.arguments import Namespace, NamespacedName, PortNumber, ToolArgs
-from netsight.analyzers.core.base import AnalyzerMetadata, did_you_mean, metadata, ref
+from netsight.analyzers.core.base import did_you_mean, metadata, ref
 from netsight.analyzers.core.contracts import (
     ErrorCode,
     Finding,
@@ -31,6 +31,7 @@ from netsight.analyzers.core.contracts import (
     ToolFailure,
     ToolResult,
 )
+from netsight.analyzers.core.declarations import AnalyzerMetadata
 from netsight.analyzers.mesh.context import MeshContext
 from netsight.analyzers.mesh.istio_objects import (
     DESTINATION_RULE,

@@ -9,7 +9,7 @@ from typing import Annotated, ClassVar
 from pydantic import AfterValidator, Field
 
 from netsight.analyzers.core.arguments import PortNumber, ToolArgs
-from netsight.analyzers.core.base import AnalyzerMetadata, metadata
+from netsight.analyzers.core.base import metadata
 from netsight.analyzers.core.contracts import (
     ErrorCode,
     Model,
@@ -17,6 +17,7 @@ from netsight.analyzers.core.contracts import (
     ToolFailure,
     ToolResult,
 )
+from netsight.analyzers.core.declarations import AnalyzerMetadata
 from netsight.analyzers.policy.endpoints import NAMED_KINDS, Endpoint, Resolved, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
 from netsight.analyzers.policy.istio_authz import Request

@@ -10,8 +10,9 @@ from pydantic import Field
 
 from netsight.analyzers.core import codes
 from netsight.analyzers.core.arguments import NamespacedName, ToolArgs
-from netsight.analyzers.core.base import AnalyzerMetadata, did_you_mean, evidence, metadata, ref
+from netsight.analyzers.core.base import did_you_mean, evidence, metadata, ref
 from netsight.analyzers.core.contracts import ErrorCode, Finding, OmitNone, ToolFailure, ToolResult
+from netsight.analyzers.core.declarations import AnalyzerMetadata
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import observed
 from netsight.analyzers.routing.attachment import Resolver, RouteResult

@@ -7,8 +7,9 @@ from enum import StrEnum
 from pydantic import Field
 
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
-from netsight.analyzers.core.base import AnalyzerMetadata, metadata, require_namespace
+from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import OmitNone, Page, ToolResult
+from netsight.analyzers.core.declarations import AnalyzerMetadata
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.attachment import Resolver

@@ -8,8 +8,9 @@ from pydantic import Field
 
 from netsight.analyzers.core import deadline
 from netsight.analyzers.core.arguments import Namespace, NamespacedName, PagedArgs, PortNumber
-from netsight.analyzers.core.base import AnalyzerMetadata, metadata, require_namespace
+from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import Page, ToolResult
+from netsight.analyzers.core.declarations import AnalyzerMetadata
 from netsight.analyzers.core.paging import decode_cursor, encode_cursor, query_fingerprint
 from netsight.analyzers.policy.endpoints import Endpoint, from_pod, live, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine

@@ -14,8 +14,9 @@ from datetime import UTC, datetime
 from pydantic import Field
 
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
-from netsight.analyzers.core.base import AnalyzerMetadata, metadata, require_namespace
+from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import ErrorCode, Model, Page, ToolFailure, ToolResult
+from netsight.analyzers.core.declarations import AnalyzerMetadata
 from netsight.analyzers.core.paging import decode_cursor, encode_cursor, query_fingerprint
 from netsight.graph.model.kinds import parse_key
 from netsight.graph.store.live import GraphView

@@ -8,8 +8,9 @@ from collections.abc import Iterable
 from pydantic import Field
 
 from netsight.analyzers.core.arguments import PagedArgs, PortNumber
-from netsight.analyzers.core.base import AnalyzerMetadata, metadata
+from netsight.analyzers.core.base import metadata
 from netsight.analyzers.core.contracts import ErrorCode, Page, ToolFailure, ToolResult
+from netsight.analyzers.core.declarations import AnalyzerMetadata
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.policy import classes
 from netsight.analyzers.policy.classes import Row, add_rows
