@@ -19,7 +19,7 @@ from netsight.analyzers.core.contracts import (
     ToolFailure,
     ToolResult,
 )
-from netsight.analyzers.core.declarations import AnalyzerMetadata
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.graph.store.live import GraphView
 
@@ -94,3 +94,6 @@ def analyze(view: GraphView, args: Args) -> Result:
         analyzers=names,
         page=page,
     )
+
+
+TOOL = Tool(METADATA, Args, Result, analyze)

@@ -7,7 +7,7 @@ from pydantic import Field
 from netsight.analyzers.core.arguments import Namespace, NamespacedName, PagedArgs
 from netsight.analyzers.core.base import did_you_mean, metadata, require_namespace
 from netsight.analyzers.core.contracts import ErrorCode, Finding, Page, ToolFailure, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.attachment import Resolver
@@ -19,8 +19,6 @@ from netsight.analyzers.routing.report import GatewayOut, gateway_out
 from netsight.graph.store.live import GraphView
 
 NAME = "check_gateway_status"
-# Offered by a live server only while the Gateway API CRDs are installed.
-PROVIDER = "gateway-api"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
@@ -98,3 +96,7 @@ def analyze(view: GraphView, args: Args) -> Result:
         not_evaluated=list(dict.fromkeys(n for s in chunk for n in s.notes)),
         page=page,
     )
+
+
+# Offered by a live server only while the Gateway API CRDs are installed.
+TOOL = Tool(METADATA, Args, Result, analyze, provider="gateway-api")

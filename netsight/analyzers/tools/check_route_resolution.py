@@ -10,7 +10,7 @@ from netsight.analyzers.core import deadline
 from netsight.analyzers.core.arguments import Namespace, NamespacedName, PagedArgs
 from netsight.analyzers.core.base import did_you_mean, metadata, require_namespace
 from netsight.analyzers.core.contracts import ErrorCode, Finding, Page, ToolFailure, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.attachment import Resolver, RouteResult
@@ -29,8 +29,6 @@ from netsight.graph.model.kinds import make_key
 from netsight.graph.store.live import GraphView
 
 NAME = "check_route_resolution"
-# Offered by a live server only while the Gateway API CRDs are installed.
-PROVIDER = "gateway-api"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
@@ -130,3 +128,7 @@ def analyze(view: GraphView, args: Args) -> Result:
         not_evaluated=list(dict.fromkeys(notes)),
         page=page,
     )
+
+
+# Offered by a live server only while the Gateway API CRDs are installed.
+TOOL = Tool(METADATA, Args, Result, analyze, provider="gateway-api")

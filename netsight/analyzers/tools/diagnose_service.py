@@ -15,7 +15,7 @@ from netsight.analyzers.core.contracts import (
     ToolFailure,
     ToolResult,
 )
-from netsight.analyzers.core.declarations import AnalyzerMetadata
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.services import inspection
 from netsight.graph.model.kinds import Kind, make_key
 from netsight.graph.model.records import ServiceRecord
@@ -124,3 +124,6 @@ def analyze(view: GraphView, args: Args) -> Result:
         findings=sorted(report.findings, key=lambda f: (f.severity.rank, f.code)),
         not_evaluated=report.not_evaluated,
     )
+
+
+TOOL = Tool(METADATA, Args, Result, analyze)

@@ -31,7 +31,7 @@ from netsight.analyzers.core.contracts import (
     ToolFailure,
     ToolResult,
 )
-from netsight.analyzers.core.declarations import AnalyzerMetadata
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.mesh.context import MeshContext
 from netsight.analyzers.mesh.istio_objects import (
     DESTINATION_RULE,
@@ -1137,3 +1137,6 @@ def _explain_miss(expected: str, layers: list[Layer],
         return f"the request is taken by {', '.join(taken)}; no matching rule routes to " \
             f"{expected}"
     return f"no rule matches the request, so it reaches no backend, {expected} included"
+
+
+TOOL = Tool(METADATA, Args, Result, analyze)

@@ -17,7 +17,7 @@ from netsight.analyzers.core.contracts import (
     ToolFailure,
     ToolResult,
 )
-from netsight.analyzers.core.declarations import AnalyzerMetadata
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.policy.endpoints import NAMED_KINDS, Endpoint, Resolved, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
 from netsight.analyzers.policy.istio_authz import Request
@@ -232,3 +232,6 @@ def analyze(view: GraphView, args: Args) -> Result:
         # Detail only: it counts the pods a change would open to.
         suggestion=suggest(view, verdict, src, dst, request) if args.detail else None,
     )
+
+
+TOOL = Tool(METADATA, Args, Result, analyze)

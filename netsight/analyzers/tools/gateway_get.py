@@ -12,7 +12,7 @@ from netsight.analyzers.core import codes
 from netsight.analyzers.core.arguments import NamespacedName, ToolArgs
 from netsight.analyzers.core.base import did_you_mean, evidence, metadata, ref
 from netsight.analyzers.core.contracts import ErrorCode, Finding, OmitNone, ToolFailure, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import observed
 from netsight.analyzers.routing.attachment import Resolver, RouteResult
@@ -50,8 +50,6 @@ from netsight.graph.model.kinds import Kind, make_key
 from netsight.graph.store.live import GraphView
 
 NAME = "gateway_get"
-# Offered by a live server only while the Gateway API CRDs are installed.
-PROVIDER = "gateway-api"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
@@ -272,3 +270,6 @@ def analyze(view: GraphView, args: Args) -> Result:
         not_evaluated=list(dict.fromkeys(notes)),
     )
 
+
+# Offered by a live server only while the Gateway API CRDs are installed.
+TOOL = Tool(METADATA, Args, Result, analyze, provider="gateway-api")
