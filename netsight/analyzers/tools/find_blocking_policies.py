@@ -137,7 +137,7 @@ class Result(ToolResult, DetailAware):
     _detail_only: ClassVar[tuple[str, ...]] = ("suggestion",)
 
 
-def _targets(resolved: Resolved, port: int, protocol: str, *, tool: str = NAME
+def port_targets(resolved: Resolved, port: int, protocol: str, *, tool: str = NAME
              ) -> tuple[list[tuple[Endpoint, int]], list[str]]:
     """Destination pods with the port traffic reaches them on (a Service port translated)."""
     service: ServiceRecord | None = resolved.service
@@ -176,7 +176,7 @@ def analyze(view: GraphView, args: Args) -> Result:
         raise ToolFailure(ErrorCode.INVALID_INPUT, "destination: source and destination are "
                           "both outside the cluster; no cluster policy applies between them",
                           tool=NAME)
-    targets, notes = _targets(destinations, args.port, args.protocol)
+    targets, notes = port_targets(destinations, args.port, args.protocol)
     if not targets:
         raise ToolFailure(ErrorCode.NOT_FOUND, f"port: Service {args.destination} port "
                           f"{args.port}/{args.protocol} resolves on none of its pods; see "
