@@ -228,12 +228,11 @@ def console() -> None:
     """The ``netsight`` script: :func:`main`, then an exit that skips tearing the heap down.
 
     Tearing the interpreter down frees every object one by one: nothing for ``netsight call``,
-    but 7-8 s for a 100k-pod cluster's graph (``netsight serve`` on 2 busy cores), spent after
-    the server has drained, out of the pod's termination grace period. So, as Instagram's
-    servers do, a clean return runs what a normal exit would run — the exit handlers
-    (logging's, OpenTelemetry's, multiprocessing's) and a flush of the standard streams — and
-    ends the process with ``os._exit``. An exception, or a thread still running, takes the
-    normal exit instead.
+    but seconds for a large cluster's graph (``netsight serve``), spent after the server has
+    drained, out of the pod's termination grace period. So, as Instagram's servers do, a clean
+    return runs what a normal exit would run — the exit handlers (logging's, OpenTelemetry's,
+    multiprocessing's) and a flush of the standard streams — and ends the process with
+    ``os._exit``. An exception, or a thread still running, takes the normal exit instead.
     """
     try:
         status = main()

@@ -1,5 +1,5 @@
-"""What a tool and an analyze_config check declare, typed, so that the catalog, the checks'
-list and the meta-tests read one value per module instead of module attributes."""
+"""What a tool and an analyze_config check declare: one typed value per module, which the
+catalog, the list of checks and the meta-tests read."""
 
 from __future__ import annotations
 
