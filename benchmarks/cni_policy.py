@@ -24,7 +24,7 @@ import statistics
 import time
 from typing import Any
 
-from netsight.analyzers.core.catalog import call_tool
+from netsight.analyzers.tools import call_tool
 from netsight.graph.store.live import GraphStore, Source
 from netsight.sim.synthetic import generate
 

@@ -30,10 +30,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from netsight.analyzers.core.catalog import call_tool
 from netsight.analyzers.routing.attachment import Resolver
 from netsight.analyzers.routing.backend_tls import BackendTLSPolicies
 from netsight.analyzers.routing.policies import KNOWN_KINDS, gateway_attachments, refs_naming
+from netsight.analyzers.tools import call_tool
 from netsight.graph.store.live import GraphStore, GraphView, Source
 
 GW = "gateway.networking.k8s.io"

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any, TypeVar
 
-from netsight.analyzers.core.catalog import call_tool
+from netsight.analyzers.tools import call_tool
 from netsight.graph.model.kinds import POD_LIKE_KINDS
 from netsight.graph.model.records import Record, WorkloadRecord
 from netsight.graph.model.selectors import LabelSelector

@@ -48,7 +48,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from netsight.analyzers.core.catalog import call_tool
 from netsight.analyzers.policy import classes
 from netsight.analyzers.policy.engine import PolicyEngine
 from netsight.analyzers.policy.reach import (
@@ -61,6 +60,7 @@ from netsight.analyzers.policy.reach import (
 )
 from netsight.analyzers.policy.universe import Universe, universe
 from netsight.analyzers.policy.verdict import Direction
+from netsight.analyzers.tools import call_tool
 from netsight.graph.store.live import GraphStore, GraphView, Source
 from netsight.sim.synthetic import generate
 

@@ -26,7 +26,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from netsight.analyzers.core.catalog import call_tool
 from netsight.analyzers.routing import hostnames
 from netsight.analyzers.routing.attachment import Resolver
 from netsight.analyzers.routing.gateway_objects import (
@@ -36,6 +35,7 @@ from netsight.analyzers.routing.gateway_objects import (
     parent_gateways,
 )
 from netsight.analyzers.routing.requests import Request, best_hostname, candidates
+from netsight.analyzers.tools import call_tool
 from netsight.analyzers.tools.diff_routes import Args as DiffArgs
 from netsight.analyzers.tools.diff_routes import _entry_listeners
 from netsight.graph.store.live import (

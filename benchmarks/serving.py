@@ -64,7 +64,7 @@ from jsonschema.validators import validator_for
 from mcp import Client
 from referencing import Registry
 
-from netsight.analyzers.core.catalog import TOOLS
+from netsight.analyzers.tools import TOOLS
 
 OUT = Path(__file__).resolve().parent / "out"
 NETSIGHT = [sys.executable, "-m", "netsight.cli"]

@@ -19,9 +19,10 @@ from typing import IO, Any
 
 import orjson
 
-from netsight.analyzers.core.catalog import TOOLS, call_tool, get_tool, to_json
+from netsight.analyzers.core.calling import answer, find, to_json
 from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
 from netsight.analyzers.core.rendering import render_error, render_text
+from netsight.analyzers.tools import TOOLS
 from netsight.graph.ingest.manifests import load_manifests
 from netsight.graph.store.live import GraphStore, Source
 
@@ -124,38 +125,38 @@ def main(argv: Sequence[str] | None = None, *, stdin: IO[str] | None = None,
 
 
 def _call(args: argparse.Namespace, stdin: IO[str] | None) -> dict[str, Any]:
-    spec = get_tool(args.tool)
+    tool = find(TOOLS, args.tool)
     try:
         raw_args = orjson.loads(args.args)
     except orjson.JSONDecodeError as exc:
         raise ToolFailure(ErrorCode.INVALID_INPUT, f"--args: not valid JSON ({exc})",
-                          tool=spec.name) from None
+                          tool=tool.name) from None
     if not isinstance(raw_args, dict):
         raise ToolFailure(ErrorCode.INVALID_INPUT,
                           "--args: must be a JSON object, e.g. '{\"service\": \"shop/cart\"}'",
-                          tool=spec.name)
+                          tool=tool.name)
     if args.detail:
         raw_args["detail"] = True
     if not args.manifests:
         raise ToolFailure(ErrorCode.INVALID_INPUT,
                           "--manifests: give at least one file or directory to analyze",
-                          tool=spec.name)
+                          tool=tool.name)
     store = GraphStore(source=Source.MANIFESTS, cluster_name=args.cluster_name)
     try:
         load_manifests(store, args.manifests, stdin=stdin)
     except FileNotFoundError as exc:
         raise ToolFailure(ErrorCode.INVALID_INPUT,
                           f"--manifests: no such file or directory: {exc.args[0]}",
-                          tool=spec.name) from None
-    result = call_tool(store.view(), spec.name, raw_args)
+                          tool=tool.name) from None
+    result = answer(tool, store.view(), raw_args)
     return to_json(result, detail=raw_args.get("detail") is True)
 
 
 def _tools(output: str, out: IO[str]) -> int:
     listing: list[dict[str, Any]] = [
-        {"name": spec.name, "description": spec.description, "readOnly": spec.read_only,
-         "inputSchema": spec.input_schema()}
-        for spec in TOOLS.values()
+        {"name": tool.name, "description": tool.description, "readOnly": tool.read_only,
+         "inputSchema": tool.input_schema()}
+        for tool in TOOLS.values()
     ]
     if output == "json":
         out.write(orjson.dumps(listing, option=orjson.OPT_INDENT_2).decode() + "\n")
@@ -227,12 +228,11 @@ def console() -> None:
     """The ``netsight`` script: :func:`main`, then an exit that skips tearing the heap down.
 
     Tearing the interpreter down frees every object one by one: nothing for ``netsight call``,
-    but 7-8 s for a 100k-pod cluster's graph (``netsight serve`` on 2 busy cores), spent after
-    the server has drained, out of the pod's termination grace period. So, as Instagram's
-    servers do, a clean return runs what a normal exit would run — the exit handlers
-    (logging's, OpenTelemetry's, multiprocessing's) and a flush of the standard streams — and
-    ends the process with ``os._exit``. An exception, or a thread still running, takes the
-    normal exit instead.
+    but seconds for a large cluster's graph (``netsight serve``), spent after the server has
+    drained, out of the pod's termination grace period. So, as Instagram's servers do, a clean
+    return runs what a normal exit would run — the exit handlers (logging's, OpenTelemetry's,
+    multiprocessing's) and a flush of the standard streams — and ends the process with
+    ``os._exit``. An exception, or a thread still running, takes the normal exit instead.
     """
     try:
         status = main()

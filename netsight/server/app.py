@@ -28,8 +28,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from netsight.analyzers.core.catalog import TOOLS, ToolSpec
+from netsight.analyzers.core.calling import AnyTool
 from netsight.analyzers.core.contracts import ErrorCode, ToolError
+from netsight.analyzers.tools import TOOLS
 from netsight.server import changes, dashboard, graph_api
 from netsight.server.auth import grant_of
 from netsight.server.changes import ChangeFeed
@@ -114,7 +115,7 @@ class Service:
 
 
 def build_service(graph: LiveGraph, settings: Settings, *,
-                  tools: Mapping[str, ToolSpec] = TOOLS,
+                  tools: Mapping[str, AnyTool] = TOOLS,
                   middleware: Sequence[Middleware] = (),
                   telemetry: Telemetry | None = None) -> Service:
     # Without one given: /metrics only, nothing exported (serve passes the environment's).

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp_types import (
@@ -43,8 +42,7 @@ from starlette.requests import Request
 
 from netsight.analyzers.core import deadline
 from netsight.analyzers.core.arguments import ToolArgs
-from netsight.analyzers.core.base import did_you_mean
-from netsight.analyzers.core.catalog import ToolSpec, analyzer_failure, parse_args, to_json
+from netsight.analyzers.core.calling import AnyTool, call, find, parse_args, to_json
 from netsight.analyzers.core.contracts import DETAIL, ErrorCode, ToolFailure, ToolResult
 from netsight.analyzers.core.rendering import render_text
 from netsight.graph.store.live import GraphStore, GraphView
@@ -68,7 +66,7 @@ class ToolHost:
     """What tool calls need; handed to handlers as the MCP server's lifespan context."""
 
     store: GraphStore
-    tools: Mapping[str, ToolSpec]
+    tools: Mapping[str, AnyTool]
     timeout: float
     providers: Callable[[], set[str]] = set
     in_flight: int = 0  # tool calls running now
@@ -78,26 +76,14 @@ class ToolHost:
     telemetry: Telemetry = field(default_factory=Telemetry.disabled)
 
     def visible(self) -> frozenset[str]:
-        return frozenset(name for name, spec in self.tools.items() if self.available(spec))
+        return frozenset(name for name, tool in self.tools.items() if self.available(tool))
 
-    def spec(self, name: str) -> ToolSpec:
-        spec = self.tools.get(name)
-        if spec is None:
-            visible = sorted(self.visible())
-            raise ToolFailure(ErrorCode.INVALID_INPUT,
-                              f"unknown tool {name!r}{did_you_mean(name, visible)}; "
-                              f"tools: {', '.join(visible)}", tool=name)
-        if not self.available(spec):
-            raise ToolFailure(ErrorCode.CRD_NOT_AVAILABLE,
-                              f"{name} needs the {getattr(spec, 'provider', '?')} CRDs, which "
-                              "this cluster does not serve now", tool=name)
-        return spec
+    def tool(self, name: str) -> AnyTool:
+        return find(self.tools, name, self.available)
 
-    def available(self, spec: ToolSpec) -> bool:
-        # A provider's tools exist while its CRDs do. ToolSpec has no provider field yet;
-        # tools that declare one (an attribute) appear and disappear with the provider.
-        provider = getattr(spec, "provider", None)
-        return provider is None or provider in self.providers()
+    def available(self, tool: AnyTool) -> bool:
+        # A provider's tools exist while its CRDs do.
+        return tool.provider is None or tool.provider in self.providers()
 
 
 class NetsightServer(Server[ToolHost]):
@@ -133,14 +119,13 @@ def build_mcp_server(host: ToolHost, notifier: ToolListNotifier) -> NetsightServ
         on_subscriptions_listen=notifier.listen,
         get_tool_input_schema=lambda name: _input_schema(host, name),
     )
-    # The SDK's own span per message goes to OpenTelemetry's global provider, which netsight
-    # never sets (telemetry.py): a no-op that still cost a span's bookkeeping per request.
-    # netsight's execute_tool span is the one a tool call reports.
-    server.middleware[:] = [m for m in server.middleware
-                            if not isinstance(m, OpenTelemetryMiddleware)]
-    server.middleware.append(notifier)
-    for spec in host.tools.values():
-        mcp_tool(spec)  # the schemas, generated now rather than in the first session's list
+    # The SDK's default middleware is its own span per message, sent to OpenTelemetry's
+    # global provider, which netsight never sets (telemetry.py): a no-op that still costs a
+    # span's bookkeeping per request. netsight's execute_tool span is the one a tool call
+    # reports, so the default list is replaced, the opt-out the SDK documents for it.
+    server.middleware[:] = [notifier]
+    for tool in host.tools.values():
+        mcp_tool(tool)  # the schemas, generated now rather than in the first session's list
     return server
 
 
@@ -155,26 +140,26 @@ def _version() -> str:
 
 def _input_schema(host: ToolHost, name: str) -> dict[str, Any] | None:
     # The SDK asks for it on every 2026-07-28 tools/call (Mcp-Param header checks): the
-    # cached one, since generating it from the model cost a quarter of a call's server time.
-    spec = host.tools.get(name)
-    return mcp_tool(spec).input_schema if spec is not None else None
+    # cached one, since generating it from the model is a large part of a call's server time.
+    tool = host.tools.get(name)
+    return mcp_tool(tool).input_schema if tool is not None else None
 
 
 @functools.cache
-def mcp_tool(spec: ToolSpec) -> Tool:
+def mcp_tool(tool: AnyTool) -> Tool:
     return Tool(
-        name=spec.name,
-        description=spec.description,
-        input_schema=spec.input_schema(),
+        name=tool.name,
+        description=tool.description,
+        input_schema=tool.input_schema(),
         # What the SDK client validates every answer against, flattened to check faster.
-        output_schema=flattened(spec.output_schema()),
-        annotations=ToolAnnotations(read_only_hint=spec.read_only, open_world_hint=False),
+        output_schema=flattened(tool.output_schema()),
+        annotations=ToolAnnotations(read_only_hint=tool.read_only, open_world_hint=False),
     )
 
 
 async def _list_tools(ctx: Any, params: PaginatedRequestParams | None) -> ListToolsResult:
     host: ToolHost = ctx.lifespan_context
-    return ListToolsResult(tools=[mcp_tool(s) for s in host.tools.values() if host.available(s)])
+    return ListToolsResult(tools=[mcp_tool(t) for t in host.tools.values() if host.available(t)])
 
 
 async def _call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
@@ -191,8 +176,8 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any], *,
     host.in_flight += 1
     started = time.perf_counter()
     try:
-        spec = host.spec(name)
-        args = parse_args(spec, arguments)
+        tool = host.tool(name)
+        args = parse_args(tool, arguments)
         detail = arguments.get("detail") is True
         async with asyncio.timeout(host.timeout):
             view = await view_for(request, host.store, required=host.scoped)
@@ -201,7 +186,7 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any], *,
             # TOOL_TIMEOUT at most rather than for as long as the question takes.
             remaining = host.timeout - (time.perf_counter() - started)
             with deadline.within(remaining):
-                result = await run_spec(spec, view, args)
+                result = await answered(tool, view, args)
         elapsed = time.perf_counter() - started
         if elapsed > host.timeout:
             # Past the deadline between two checks: the answer is complete, so it is
@@ -250,22 +235,11 @@ def timed_out(host: ToolHost, name: str, finished: Sequence[Any] = (), *,
     return ToolFailure(code, message, tool=name, detail=extra)
 
 
-async def run_spec(spec: ToolSpec, view: GraphView, args: ToolArgs) -> ToolResult:
-    """``catalog.call_tool`` for a spec of this server's catalog (which tests extend), with
-    room for tools that wait (probes): their ``run`` may return an awaitable."""
-    try:
-        result: Any = spec.run(view, args)
-        if inspect.isawaitable(result):
-            result = await result
-        answer: ToolResult = result
-        return answer
-    except ToolFailure as failure:
-        failure.tool = failure.tool or spec.name
-        raise
-    except deadline.DeadlineExceeded:
-        raise
-    except Exception as exc:  # an analyzer bug must not take the server down
-        raise analyzer_failure(spec, exc) from exc
+async def answered(tool: AnyTool, view: GraphView, args: ToolArgs) -> ToolResult:
+    """The catalog's call path (``calling.call``) on the loop; a tool that waits (a probe)
+    is awaited."""
+    result = call(tool, view, args)
+    return await result if inspect.isawaitable(result) else result
 
 
 def tool_error(failure: ToolFailure, name: str) -> CallToolResult:

@@ -30,7 +30,8 @@ import uvicorn
 from mcp.server.stdio import stdio_server
 from sse_starlette.sse import AppStatus
 
-from netsight.analyzers.core.catalog import TOOLS, ToolSpec
+from netsight.analyzers.core.calling import AnyTool
+from netsight.analyzers.tools import TOOLS
 from netsight.graph.ingest.informers import InformerSettings
 from netsight.server import auth
 from netsight.server.app import Service, build_service
@@ -156,7 +157,7 @@ def listen(settings: Settings, backlog: int = 2048) -> socket.socket:
     return sock
 
 
-async def serve(settings: Settings, *, tools: Mapping[str, ToolSpec] = TOOLS,
+async def serve(settings: Settings, *, tools: Mapping[str, AnyTool] = TOOLS,
                 informers: InformerSettings | None = None,
                 announce: Callable[[str], None] | None = None,
                 telemetry: Telemetry | None = None) -> None:

@@ -22,7 +22,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.calling import to_json
+from netsight.analyzers.tools import call_tool
 from netsight.graph.store.live import EventType, GraphStore, Source
 from tests.analyzers.test_policy_engine_matches_reference import (
     NAMESPACES,

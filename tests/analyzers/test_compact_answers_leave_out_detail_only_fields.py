@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.calling import to_json
 from netsight.analyzers.policy.results import DetailAware
+from netsight.analyzers.tools import call_tool
 from tests.analyzers.test_testdata import CASES
 from tests.conftest import store_from_yaml
 

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.calling import to_json
+from netsight.analyzers.tools import call_tool
 from netsight.graph.store.live import EventType, GraphStore
 from tests.analyzers.test_testdata import TESTDATA
 from tests.conftest import store_from_yaml

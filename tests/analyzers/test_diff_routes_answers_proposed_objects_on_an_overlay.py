@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.calling import to_json
 from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
+from netsight.analyzers.tools import call_tool
 from netsight.graph.store.live import Source
 from netsight.graph.store.scoped import ScopedView
 from tests.analyzers.test_testdata import TESTDATA

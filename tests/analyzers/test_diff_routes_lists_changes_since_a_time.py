@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.calling import to_json
 from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
+from netsight.analyzers.tools import call_tool
 from netsight.graph.store.live import EventType, GraphStore
 from tests.analyzers.test_testdata import TESTDATA
 from tests.conftest import store_from_yaml

@@ -36,8 +36,9 @@ from typing import Any
 import pytest
 import yaml
 
-from netsight.analyzers.core.catalog import TOOLS, call_tool, to_json
+from netsight.analyzers.core.calling import to_json
 from netsight.analyzers.core.contracts import ToolFailure
+from netsight.analyzers.tools import TOOLS, call_tool
 from netsight.graph.model.kinds import Kind, parse_key
 from netsight.graph.store.live import GraphStore, GraphView, Source
 from netsight.graph.store.scoped import ScopedView

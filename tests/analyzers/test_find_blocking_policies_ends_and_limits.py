@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.calling import to_json
 from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
-from netsight.analyzers.tools import find_blocking_policies
+from netsight.analyzers.tools import call_tool, find_blocking_policies
 from tests.conftest import store_from_yaml
 
 CLUSTER = """

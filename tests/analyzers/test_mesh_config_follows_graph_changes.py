@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.calling import to_json
+from netsight.analyzers.tools import call_tool
 from netsight.graph.store.live import GraphStore
 from tests.conftest import store_from_yaml
 

@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.calling import to_json
+from netsight.analyzers.tools import call_tool
 from netsight.cli import main
 from netsight.graph.ingest.manifests import load_manifests
 from netsight.graph.store.live import GraphStore, Source

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.calling import to_json
 from netsight.analyzers.core.contracts import ToolFailure
 from netsight.analyzers.policy.engine import warm
+from netsight.analyzers.tools import call_tool
 from netsight.graph.store.live import GraphStore, GraphView, KindStatus, Source, SyncState
 from netsight.sim.scenarios import demo
 from tests.conftest import store_from_yaml

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.calling import to_json
 from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
-from netsight.analyzers.tools import find_blocking_policies, reachability_matrix
+from netsight.analyzers.tools import call_tool, find_blocking_policies, reachability_matrix
 from netsight.graph.model.kinds import Kind
 from tests.analyzers.test_testdata import CASES, run_case
 from tests.conftest import store_from_yaml
@@ -146,10 +146,10 @@ def test_policy_tools_read_only_what_they_declare() -> None:
         _, view = run_case(case)
         read[case.parent.name] |= view.read
     for module in (find_blocking_policies, reachability_matrix):
-        declared = module.METADATA.reads
-        assert read[module.NAME] <= declared, read[module.NAME] - declared
+        name, declared = module.TOOL.name, module.TOOL.metadata.reads
+        assert read[name] <= declared, read[name] - declared
         assert {Kind.POD, Kind.NAMESPACE, Kind.NETWORK_POLICY, "AdminNetworkPolicy",
-                "BaselineAdminNetworkPolicy"} <= read[module.NAME]
+                "BaselineAdminNetworkPolicy"} <= read[name]
     assert Kind.SERVICE in read["find_blocking_policies"]
 
 

@@ -3,7 +3,7 @@ offers it exactly while that provider is installed."""
 
 from __future__ import annotations
 
-from netsight.analyzers.core.catalog import TOOLS
+from netsight.analyzers.tools import TOOLS
 from netsight.graph.ingest.informers import PROVIDER_GROUPS
 
 

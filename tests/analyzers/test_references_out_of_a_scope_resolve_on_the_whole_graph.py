@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.calling import to_json
+from netsight.analyzers.tools import call_tool
 from netsight.graph.store.live import GraphView
 from netsight.graph.store.scoped import ScopedView
 from tests.conftest import store_from_yaml

@@ -84,7 +84,8 @@ spec:
 # boundary (and its timeout) can stop one if a regression brings it back.
 CALLS = textwrap.dedent("""
     import json, sys
-    from netsight.analyzers.core.catalog import call_tool, to_json
+    from netsight.analyzers.core.calling import to_json
+    from netsight.analyzers.tools import call_tool
     from netsight.graph.store.scoped import ScopedView
     from tests.conftest import store_from_yaml
     from tests.analyzers.test_regexes_match_in_linear_time import LONG, PROPOSED, ROUTES

@@ -1,4 +1,4 @@
-"""The routing tools read exactly the kinds their METADATA declares (across testdata), and
+"""The routing tools read exactly the kinds their TOOL declares (across testdata), and
 their compact answers about one object stay small."""
 
 from __future__ import annotations
@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.calling import to_json
 from netsight.analyzers.tools import (
+    call_tool,
     check_gateway_status,
     check_route_resolution,
     diff_routes,
@@ -19,20 +20,19 @@ from netsight.analyzers.tools import (
 from tests.analyzers.test_testdata import CASES, load_case, run_case
 from tests.conftest import store_from_yaml
 
-TOOLS = {module.NAME: module.METADATA for module in (check_route_resolution,
-                                                     check_gateway_status, diff_routes,
-                                                     list_ingresses, gateway_list,
-                                                     gateway_get)}
+DECLARED = {module.TOOL.name: module.TOOL.metadata
+            for module in (check_route_resolution, check_gateway_status, diff_routes,
+                           list_ingresses, gateway_list, gateway_get)}
 
 
-@pytest.mark.parametrize("tool", sorted(TOOLS))
+@pytest.mark.parametrize("tool", sorted(DECLARED))
 def test_declared_reads_equal_what_the_tool_reads(tool: str) -> None:
     read: set[str] = set()
     for case in CASES:
         query, _, _ = load_case(case)
         if query["tool"] == tool:
             read |= run_case(case)[1].read
-    declared = TOOLS[tool].reads
+    declared = DECLARED[tool].reads
     assert read <= declared, f"undeclared: {read - declared}"
     assert read == declared, f"never read in testdata: {declared - read}"
 

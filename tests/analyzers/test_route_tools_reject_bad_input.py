@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.core.catalog import call_tool
 from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
+from netsight.analyzers.tools import call_tool
 from tests.analyzers.test_testdata import TESTDATA
 from tests.conftest import store_from_yaml
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.core.catalog import call_tool
+from netsight.analyzers.tools import call_tool
 from netsight.graph.store.live import GraphStore, Source
 
 GROUP = "gateway.networking.k8s.io/v1"

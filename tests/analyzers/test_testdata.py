@@ -23,8 +23,9 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.core.catalog import TOOLS, call_tool, to_json
+from netsight.analyzers.core.calling import to_json
 from netsight.analyzers.core.contracts import ToolFailure
+from netsight.analyzers.tools import TOOLS, call_tool
 from netsight.graph.store.live import GraphView, KindStatus, Source, SyncState
 from netsight.graph.store.scoped import ScopedView
 from tests.analyzers.recording import RecordingView

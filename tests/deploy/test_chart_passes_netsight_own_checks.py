@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.calling import to_json
+from netsight.analyzers.tools import call_tool
 from tests.conftest import store_from_yaml
 from tests.deploy.conftest import RELEASE_NAMESPACE, Render, only
 

@@ -17,7 +17,8 @@ import orjson
 import pytest
 from mcp_types import CallToolResult
 
-from netsight.analyzers.core.catalog import TOOLS, ToolSpec
+from netsight.analyzers.core.calling import AnyTool
+from netsight.analyzers.tools import TOOLS
 from netsight.server.app import Service, build_service
 from netsight.server.cluster import LiveGraph, live_graph
 from netsight.server.config import Settings
@@ -80,7 +81,7 @@ def settings_for(kubeconfig: Path, **overrides: Any) -> Settings:
 
 @contextlib.asynccontextmanager
 async def serving(sim: SimServer, tmp_path: Path, *, wait_ready: bool = True,
-                  tools: Mapping[str, ToolSpec] = TOOLS, **overrides: Any
+                  tools: Mapping[str, AnyTool] = TOOLS, **overrides: Any
                   ) -> AsyncIterator[Served]:
     kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig")
     settings = settings_for(kubeconfig, **overrides)

@@ -134,7 +134,7 @@ async def test_a_call_without_a_grant_is_refused_where_callers_are_checked() -> 
     path it does not see), it is refused, not answered from the whole graph."""
     import json
 
-    from netsight.analyzers.core.catalog import TOOLS
+    from netsight.analyzers.tools import TOOLS
     from netsight.graph.store.live import GraphStore
     from netsight.server.mcp_tools import ToolHost, run_tool
 

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from netsight.analyzers.core.catalog import TOOLS, ToolSpec
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.tools import TOOLS
 from netsight.server.config import Responses
 from netsight.sim.apiserver import SimServer
 from tests.server.conftest import serving, structured
@@ -31,10 +32,10 @@ async def _forever(view: Any, args: Any) -> Any:
 
 
 CATALOG = {**TOOLS,
-           "nap": ToolSpec("nap", "Answers after half a second", DIAGNOSE.args, DIAGNOSE.result,
-                           _nap),
-           "forever": ToolSpec("forever", "Never answers", DIAGNOSE.args, DIAGNOSE.result,
-                               _forever)}
+           "nap": Tool(AnalyzerMetadata("nap", "Answers after half a second", frozenset(), ()),
+                       DIAGNOSE.args, DIAGNOSE.result, _nap),
+           "forever": Tool(AnalyzerMetadata("forever", "Never answers", frozenset(), ()),
+                           DIAGNOSE.args, DIAGNOSE.result, _forever)}
 
 
 @pytest.mark.parametrize("responses", list(Responses))  # the answer: a JSON body, or SSE

@@ -13,7 +13,7 @@ import aiohttp
 import pytest
 from mcp import Client
 
-from netsight.analyzers.core.catalog import TOOLS
+from netsight.analyzers.tools import TOOLS
 from netsight.cli import main
 from netsight.graph.model.kinds import kind_id
 from netsight.server.schemas import flattened

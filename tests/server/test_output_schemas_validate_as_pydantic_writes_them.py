@@ -13,7 +13,7 @@ from jsonschema.validators import validator_for
 from pydantic import BaseModel
 from referencing import Registry
 
-from netsight.analyzers.core.catalog import TOOLS
+from netsight.analyzers.tools import TOOLS
 from netsight.server.mcp_tools import mcp_tool
 from netsight.server.schemas import flattened
 from tests.analyzers.test_testdata import CASES, load_case, run_case

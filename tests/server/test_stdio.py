@@ -8,7 +8,7 @@ import sys
 import pytest
 from mcp import Client, StdioServerParameters
 
-from netsight.analyzers.core.catalog import TOOLS
+from netsight.analyzers.tools import TOOLS
 from tests.server.conftest import error_json, structured
 
 pytestmark = pytest.mark.anyio

@@ -12,7 +12,8 @@ import orjson
 import pytest
 
 from netsight.analyzers.core import deadline
-from netsight.analyzers.core.catalog import TOOLS, call_tool, to_json
+from netsight.analyzers.core.calling import to_json
+from netsight.analyzers.tools import TOOLS, call_tool
 from netsight.graph.model.kinds import Kind
 from netsight.graph.model.records import Record
 from netsight.graph.store.live import GraphStore, Source

@@ -15,7 +15,8 @@ from mcp import Client
 from mcp.client.subscriptions import ToolsListChanged
 from mcp_types import ServerNotification, ToolListChangedNotification
 
-from netsight.analyzers.core.catalog import TOOLS, ToolSpec
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.tools import TOOLS
 from netsight.sim.apiserver import SimConfig, SimServer
 from netsight.sim.scenarios import GATEWAY_API_CRDS
 from tests.server.conftest import Served, error_json, eventually, serving, structured
@@ -24,9 +25,9 @@ pytestmark = pytest.mark.anyio
 
 
 DIAGNOSE = TOOLS["diagnose_service"]
-ROUTE_TOOL = ToolSpec(name="route_probe", description="A Gateway API tool",
-                          args=DIAGNOSE.args, result=DIAGNOSE.result, run=DIAGNOSE.run,
-                          provider="gateway-api")
+ROUTE_TOOL = Tool(AnalyzerMetadata("route_probe", "A Gateway API tool", frozenset(), ()),
+                  args=DIAGNOSE.args, result=DIAGNOSE.result, run=DIAGNOSE.run,
+                  provider="gateway-api")
 
 
 async def _slow(view: Any, args: Any) -> Any:
@@ -37,10 +38,10 @@ def _broken(view: Any, args: Any) -> Any:
     raise KeyError("a bug in an analyzer")
 
 
-BROKEN_TOOL = ToolSpec(name="broken", description="Has a bug", args=DIAGNOSE.args,
-                       result=DIAGNOSE.result, run=_broken)
-SLOW_TOOL = ToolSpec(name="slow", description="Never answers in time", args=DIAGNOSE.args,
-                     result=DIAGNOSE.result, run=_slow)
+BROKEN_TOOL = Tool(AnalyzerMetadata("broken", "Has a bug", frozenset(), ()),
+                   args=DIAGNOSE.args, result=DIAGNOSE.result, run=_broken)
+SLOW_TOOL = Tool(AnalyzerMetadata("slow", "Never answers in time", frozenset(), ()),
+                 args=DIAGNOSE.args, result=DIAGNOSE.result, run=_slow)
 CATALOG = {**TOOLS, ROUTE_TOOL.name: ROUTE_TOOL, SLOW_TOOL.name: SLOW_TOOL,
            BROKEN_TOOL.name: BROKEN_TOOL}
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.calling import to_json
+from netsight.analyzers.tools import call_tool
 from tests.watching.conftest import Cluster, crd, eventually, namespace
 
 pytestmark = pytest.mark.anyio

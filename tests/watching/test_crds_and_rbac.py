@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 
-from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.calling import to_json
+from netsight.analyzers.tools import call_tool
 from netsight.graph.model.kinds import Kind
 from netsight.graph.store.live import SyncState
 from tests.watching.conftest import Cluster, crd, eventually, namespace, pod

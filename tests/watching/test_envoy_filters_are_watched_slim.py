@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.calling import to_json
+from netsight.analyzers.tools import call_tool
 from netsight.graph.model.records import GenericRecord
 from tests.watching.conftest import Cluster, eventually, namespace
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.calling import to_json
 from netsight.analyzers.core.contracts import ToolFailure
+from netsight.analyzers.tools import call_tool
 from tests.watching.conftest import Cluster, eventually, namespace, pod, service
 
 pytestmark = pytest.mark.anyio

@@ -10,7 +10,8 @@ import aiohttp
 import orjson
 import pytest
 
-from netsight.analyzers.core.catalog import call_tool, to_json
+from netsight.analyzers.core.calling import to_json
+from netsight.analyzers.tools import call_tool
 from netsight.graph.ingest.informers import ClusterWatcher
 from netsight.graph.model.records import SecretRecord
 from netsight.graph.store.live import SyncState

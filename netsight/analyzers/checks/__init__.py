@@ -1,1 +1,24 @@
-"""The checks analyze_config runs, each reporting findings with stable codes."""
+"""The checks analyze_config runs, each reporting findings with stable codes.
+
+:data:`CHECKS` is their order in analyze_config's answer; a new check module is added here.
+"""
+
+from __future__ import annotations
+
+from netsight.analyzers.checks import (
+    gateway_routes,
+    ingress_lint,
+    input_problems,
+    istio_policy_lint,
+    mesh_config,
+    network_policy_lint,
+    orphan_slices,
+    service_health,
+    statefulset_services,
+)
+from netsight.analyzers.core.declarations import Check
+
+CHECKS: tuple[Check, ...] = (input_problems.CHECK, service_health.CHECK, orphan_slices.CHECK,
+                             statefulset_services.CHECK, gateway_routes.CHECK,
+                             network_policy_lint.CHECK, istio_policy_lint.CHECK,
+                             mesh_config.CHECK, ingress_lint.CHECK)

@@ -5,10 +5,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from netsight.analyzers.core import codes
-from netsight.analyzers.core.base import AnalyzerMetadata
 from netsight.analyzers.core.contracts import Finding
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Check
 from netsight.analyzers.routing.attachment import Resolver
 from netsight.analyzers.routing.backend_tls import BACKEND_TLS_POLICY
+from netsight.analyzers.routing.declared import (
+    ATTACHED_CODES,
+    ATTACHED_READS,
+    GATEWAY_CODES,
+    REQUEST_CODES,
+    ROUTE_CODES,
+)
 from netsight.analyzers.routing.findings import (
     gateway_findings,
     listener_set_findings,
@@ -21,12 +28,6 @@ from netsight.analyzers.routing.policy_findings import (
     backend_tls_findings,
     missing_target_findings,
 )
-from netsight.analyzers.tools import (
-    check_gateway_status,
-    check_route_resolution,
-    diff_routes,
-    gateway_get,
-)
 from netsight.graph.model.kinds import api_group
 from netsight.graph.store.live import GraphView
 
@@ -36,13 +37,10 @@ METADATA = AnalyzerMetadata(
     "backends, invalid or conflicting listeners, missing GatewayClasses, controller "
     "status that disagrees with the spec, BackendTLSPolicies that are not accepted or do "
     "not resolve, and policies attached to listeners or objects that do not exist.",
-    reads=gateway_get.METADATA.reads,
+    reads=ATTACHED_READS,
     # The registry keeps one owner per code: the NS05xx range is registered here, including
     # the request codes only diff_routes reports (a request is not part of the config).
-    codes=tuple(dict.fromkeys((*check_route_resolution.METADATA.codes,
-                               *check_gateway_status.METADATA.codes,
-                               *diff_routes.METADATA.codes,
-                               *gateway_get.METADATA.codes,
+    codes=tuple(dict.fromkeys((*ROUTE_CODES, *GATEWAY_CODES, *REQUEST_CODES, *ATTACHED_CODES,
                                codes.POLICY_TARGET_NOT_FOUND))),
 )
 
@@ -79,3 +77,6 @@ def check(view: GraphView, namespace: str | None) -> Iterator[Finding]:
         if key not in seen:
             seen.add(key)
             yield finding
+
+
+CHECK = Check(METADATA, check)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from netsight.analyzers.core import codes
-from netsight.analyzers.core.base import AnalyzerMetadata
 from netsight.analyzers.core.contracts import Finding
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Check
 from netsight.analyzers.routing import ingress_checks
 from netsight.analyzers.routing.gateway_objects import SECRET
 from netsight.graph.model.kinds import Kind
@@ -36,3 +36,6 @@ def check(view: GraphView, namespace: str | None) -> Iterator[Finding]:
     for finding in ingress_checks.conflicts(reports):
         if namespace is None or (finding.resource and finding.resource.namespace == namespace):
             yield finding
+
+
+CHECK = Check(METADATA, check)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from netsight.analyzers.core import codes
-from netsight.analyzers.core.base import AnalyzerMetadata
 from netsight.analyzers.core.contracts import Category, Evidence, Finding, ResourceRef
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Check
 from netsight.graph.store.live import GraphView, IngestProblem, ProblemKind, Source
 
 METADATA = AnalyzerMetadata(
@@ -84,3 +84,6 @@ def _finding(view: GraphView, problem: IngestProblem) -> Finding:
         "Keep one definition of the object.",
         evidence=evidence or (),
     )
+
+
+CHECK = Check(METADATA, check)

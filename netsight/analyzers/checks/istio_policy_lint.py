@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from netsight.analyzers.core import codes
-from netsight.analyzers.core.base import AnalyzerMetadata, evidence, ref
+from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.core.contracts import Finding
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Check
 from netsight.analyzers.policy.endpoints import Endpoint
 from netsight.analyzers.policy.istio_mesh import (
     ROOT_NAMESPACE,
@@ -134,3 +135,6 @@ def _not_evaluated(record: GenericRecord, problem: str) -> Finding:
         suggestion="Fix the field to the shape the Istio API reference gives.",
         evidence=[evidence(record, field_path, message)],
     )
+
+
+CHECK = Check(METADATA, check)

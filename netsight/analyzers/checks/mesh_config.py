@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from netsight.analyzers.core import codes
-from netsight.analyzers.core.base import AnalyzerMetadata
 from netsight.analyzers.core.codes import Code
 from netsight.analyzers.core.contracts import Finding
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Check
 from netsight.analyzers.mesh import (
     deprecations,
     destination_rules,
@@ -185,3 +185,6 @@ def evaluate(view: GraphView, namespace: str | None) -> Evaluation:
 
 def check(view: GraphView, namespace: str | None) -> Iterator[Finding]:
     yield from evaluate(view, namespace).findings
+
+
+CHECK = Check(METADATA, check)

@@ -12,8 +12,9 @@ from collections.abc import Iterator
 
 from netsight.analyzers.checks import cni_policy_lint
 from netsight.analyzers.core import codes
-from netsight.analyzers.core.base import AnalyzerMetadata, evidence, ref
+from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.core.contracts import Finding
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Check
 from netsight.analyzers.policy import anp, cnp, netpol
 from netsight.analyzers.policy.verdict import Direction
 from netsight.graph.model.kinds import POD_LIKE_KINDS, Kind, Rel
@@ -172,3 +173,6 @@ def _admin_policies(view: GraphView) -> Iterator[Finding]:
             suggestion="Give each policy of the tier its own priority.",
             evidence=[evidence(r, "spec.priority", priority) for r in records],
         )
+
+
+CHECK = Check(METADATA, check)

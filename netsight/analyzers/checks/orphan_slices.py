@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from netsight.analyzers.core import codes
-from netsight.analyzers.core.base import AnalyzerMetadata, evidence, ref
+from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.core.contracts import Finding
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Check
 from netsight.graph.model.kinds import Kind, make_key
 from netsight.graph.model.records import EndpointSliceRecord, EndpointsRecord
 from netsight.graph.store.live import GraphView
@@ -47,3 +48,6 @@ def check(view: GraphView, namespace: str | None) -> Iterator[Finding]:
                     f"the {record.kind}.",
                     evidence=[evidence(record, path, service)],
                 )
+
+
+CHECK = Check(METADATA, check)

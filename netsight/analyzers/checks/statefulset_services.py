@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from netsight.analyzers.core import codes
-from netsight.analyzers.core.base import AnalyzerMetadata, evidence, ref
+from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.core.contracts import Finding
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Check
 from netsight.graph.model.kinds import Kind, make_key
 from netsight.graph.model.records import ServiceRecord, WorkloadRecord
 from netsight.graph.store.live import GraphView
@@ -48,3 +49,6 @@ def check(view: GraphView, namespace: str | None) -> Iterator[Finding]:
                 evidence=[evidence(service, "spec.clusterIP",
                                    service.cluster_ips[0] if service.cluster_ips else None)],
             )
+
+
+CHECK = Check(METADATA, check)

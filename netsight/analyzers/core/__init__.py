@@ -1,2 +1,2 @@
-"""What every tool and check shares: contracts, finding codes, arguments, paging, deadlines, the
-catalog and its call path."""
+"""What every tool and check shares: contracts, finding codes, arguments, paging, deadlines,
+the Tool and Check declarations and the one call path. It imports no tool, check or engine."""

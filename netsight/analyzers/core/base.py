@@ -1,10 +1,8 @@
-"""What every analyzer shares: its declared metadata and helpers over records."""
+"""Helpers every analyzer shares: references and evidence from records, answer metadata,
+and the errors for a namespace or name the graph does not know."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from netsight.analyzers.core.codes import Code
 from netsight.analyzers.core.contracts import (
     ClusterMetadata,
     ErrorCode,
@@ -14,16 +12,6 @@ from netsight.analyzers.core.contracts import (
 )
 from netsight.graph.model.records import Record
 from netsight.graph.store.live import GraphView
-
-
-@dataclass(frozen=True, slots=True)
-class AnalyzerMetadata:
-    """Declared up front so the registry can be checked: name, purpose, inputs, outputs."""
-
-    name: str
-    description: str
-    reads: frozenset[str]  # kinds the analyzer reads from the graph
-    codes: tuple[Code, ...]  # finding codes it may report
 
 
 def ref(record: Record) -> ResourceRef:

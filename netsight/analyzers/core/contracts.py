@@ -119,8 +119,9 @@ class Finding(Model):
     def with_summary(self, summary: str) -> Finding:
         """This finding with another summary. The other fields, validated already and
         immutable, are shared rather than validated again: for analyzers that give one
-        finding per entry of every answer (diff_routes), where that was a third of the
-        answer's time. Built through pydantic's pickling protocol (``__getstate__``)."""
+        finding per entry of every answer (diff_routes), where validating each copy would
+        weigh on the whole answer. Built through pydantic's pickling protocol
+        (``__getstate__``)."""
         state = self.__getstate__()
         state["__dict__"] = {**state["__dict__"], "summary": summary}
         copy = Finding.__new__(Finding)

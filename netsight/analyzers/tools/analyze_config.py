@@ -1,4 +1,4 @@
-"""analyze_config: every registered analyzer over one namespace or the whole graph."""
+"""analyze_config: every check over one namespace or the whole graph."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from netsight.analyzers.core import codes, deadline, registry
+from netsight.analyzers.checks import CHECKS
+from netsight.analyzers.core import codes, deadline
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
-from netsight.analyzers.core.base import AnalyzerMetadata, metadata, require_namespace
+from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import (
     ErrorCode,
     Finding,
@@ -18,6 +19,7 @@ from netsight.analyzers.core.contracts import (
     ToolFailure,
     ToolResult,
 )
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.graph.store.live import GraphView
 
@@ -27,8 +29,8 @@ METADATA = AnalyzerMetadata(
     name=NAME,
     description="Run every analyzer over a namespace or the whole cluster and return all "
     "findings, worst first, with counts by severity and code.",
-    reads=frozenset().union(*(registry.metadata_of(m).reads for m in registry.ANALYZERS)),
-    codes=tuple(c for m in registry.ANALYZERS for c in registry.metadata_of(m).codes),
+    reads=frozenset().union(*(check.metadata.reads for check in CHECKS)),
+    codes=tuple(c for check in CHECKS for c in check.metadata.codes),
 )
 
 
@@ -53,7 +55,7 @@ class Result(ToolResult):
 
 def analyze(view: GraphView, args: Args) -> Result:
     require_namespace(view, args.namespace, tool=NAME)
-    available = registry.by_name()
+    available = {check.metadata.name: check for check in CHECKS}
     names = list(dict.fromkeys(args.analyzers or available))  # each analyzer runs once
     unknown = [n for n in names if n not in available]
     if unknown:
@@ -75,7 +77,7 @@ def analyze(view: GraphView, args: Args) -> Result:
     wanted = set(args.codes or ())
     findings: list[Finding] = []
     for name in deadline.checked(names):
-        for finding in registry.check_of(available[name])(view, args.namespace):
+        for finding in available[name].run(view, args.namespace):
             deadline.check(lambda: findings)  # over TOOL_TIMEOUT: the findings so far
             if finding.severity.rank <= threshold and (not wanted or finding.code in wanted):
                 findings.append(finding)
@@ -92,3 +94,6 @@ def analyze(view: GraphView, args: Args) -> Result:
         analyzers=names,
         page=page,
     )
+
+
+TOOL = Tool(METADATA, Args, Result, analyze)

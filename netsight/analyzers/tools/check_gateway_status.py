@@ -4,25 +4,21 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from netsight.analyzers.core import codes
 from netsight.analyzers.core.arguments import Namespace, NamespacedName, PagedArgs
-from netsight.analyzers.core.base import AnalyzerMetadata, did_you_mean, metadata, require_namespace
+from netsight.analyzers.core.base import did_you_mean, metadata, require_namespace
 from netsight.analyzers.core.contracts import ErrorCode, Finding, Page, ToolFailure, ToolResult
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.attachment import Resolver
-from netsight.analyzers.routing.backend_tls import BACKEND_TLS_POLICY
+from netsight.analyzers.routing.declared import GATEWAY_CODES, GATEWAY_READS
 from netsight.analyzers.routing.findings import gateway_findings
 from netsight.analyzers.routing.gateway_objects import GATEWAY, is_gateway_api
 from netsight.analyzers.routing.gateways import GatewayState
 from netsight.analyzers.routing.report import GatewayOut, gateway_out
-from netsight.analyzers.tools.check_route_resolution import METADATA as ROUTES_METADATA
-from netsight.graph.model.kinds import Kind
 from netsight.graph.store.live import GraphView
 
 NAME = "check_gateway_status"
-# Offered by a live server only while the Gateway API CRDs are installed.
-PROVIDER = "gateway-api"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
@@ -32,16 +28,8 @@ METADATA = AnalyzerMetadata(
     "(InvalidRouteKinds, InvalidCertificateRef, ...); the ListenerSets attached to each "
     "(Accepted/Programmed, their listeners' status, attachedListenerSets); GatewayClass "
     "problems; side by side with the status the cluster's controller wrote.",
-    # attachedRoutes reads every route's parentRefs and namespace labels, so this reads what
-    # routes read, but not their backends: attachment is parentRefs and allowedRoutes alone.
-    # (ConfigMaps: a Gateway's spec.infrastructure.parametersRef.)
-    reads=ROUTES_METADATA.reads - {BACKEND_TLS_POLICY, Kind.SERVICE,
-                                   Kind.ENDPOINT_SLICE},
-    codes=(codes.GATEWAY_CLASS_UNAVAILABLE, codes.LISTENER_INVALID_ROUTE_KINDS,
-           codes.LISTENER_CERTIFICATE_REF_INVALID, codes.LISTENER_CONFLICTED,
-           codes.LISTENER_NOT_ACCEPTED, codes.CONTROLLER_STATUS_DISAGREES,
-           codes.GATEWAY_NOT_ACCEPTED, codes.GATEWAY_BACKEND_CLIENT_CERTIFICATE_INVALID,
-           codes.LISTENER_SET_NOT_ACCEPTED),
+    reads=GATEWAY_READS,
+    codes=GATEWAY_CODES,
 )
 
 
@@ -108,3 +96,7 @@ def analyze(view: GraphView, args: Args) -> Result:
         not_evaluated=list(dict.fromkeys(n for s in chunk for n in s.notes)),
         page=page,
     )
+
+
+# Offered by a live server only while the Gateway API CRDs are installed.
+TOOL = Tool(METADATA, Args, Result, analyze, provider="gateway-api")

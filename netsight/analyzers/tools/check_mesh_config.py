@@ -8,14 +8,13 @@ from pydantic import Field
 
 from netsight.analyzers.checks import mesh_config
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
-from netsight.analyzers.core.base import AnalyzerMetadata, metadata, require_namespace
+from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import Finding, Page, Severity, ToolResult
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.graph.store.live import GraphView
 
 NAME = "check_mesh_config"
-# Offered by a live server only while the Istio CRDs are installed.
-PROVIDER = "istio"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
@@ -55,3 +54,7 @@ def analyze(view: GraphView, args: Args) -> Result:
         not_evaluated=evaluation.not_evaluated,
         page=page,
     )
+
+
+# Offered by a live server only while the Istio CRDs are installed.
+TOOL = Tool(METADATA, Args, Result, analyze, provider="istio")

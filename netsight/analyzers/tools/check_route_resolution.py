@@ -6,34 +6,29 @@ from typing import Literal
 
 from pydantic import Field
 
-from netsight.analyzers.core import codes, deadline
+from netsight.analyzers.core import deadline
 from netsight.analyzers.core.arguments import Namespace, NamespacedName, PagedArgs
-from netsight.analyzers.core.base import AnalyzerMetadata, did_you_mean, metadata, require_namespace
+from netsight.analyzers.core.base import did_you_mean, metadata, require_namespace
 from netsight.analyzers.core.contracts import ErrorCode, Finding, Page, ToolFailure, ToolResult
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.attachment import Resolver, RouteResult
-from netsight.analyzers.routing.backend_tls import BACKEND_TLS_POLICY, CONFIG_MAP
+from netsight.analyzers.routing.backend_tls import BACKEND_TLS_POLICY
+from netsight.analyzers.routing.declared import ROUTE_CODES, ROUTE_READS
 from netsight.analyzers.routing.findings import route_findings
 from netsight.analyzers.routing.gateway_objects import (
-    GATEWAY,
-    GATEWAY_CLASS,
-    LISTENER_SET_KINDS,
-    REFERENCE_GRANT,
     ROUTE_KINDS,
-    SECRET,
     Route,
     is_gateway_api,
     read_route,
 )
-from netsight.analyzers.routing.policy_findings import BACKEND_TLS_CODES, backend_tls_findings
+from netsight.analyzers.routing.policy_findings import backend_tls_findings
 from netsight.analyzers.routing.report import RouteOut, route_out
-from netsight.graph.model.kinds import Kind, make_key
+from netsight.graph.model.kinds import make_key
 from netsight.graph.store.live import GraphView
 
 NAME = "check_route_resolution"
-# Offered by a live server only while the Gateway API CRDs are installed.
-PROVIDER = "gateway-api"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
@@ -45,17 +40,8 @@ METADATA = AnalyzerMetadata(
     "and each backendRef resolved (kind, ReferenceGrant, existence, port, ready endpoints, "
     "the BackendTLSPolicy it is reached with); "
     "side by side with the status the cluster's controller wrote.",
-    # BackendTLSPolicy and ConfigMap: the TLS a backend Service port is reached with.
-    # ListenerSet and XListenerSet: listeners added to Gateways, and route parents.
-    reads=frozenset({*ROUTE_KINDS, GATEWAY, GATEWAY_CLASS, REFERENCE_GRANT, SECRET,
-                     Kind.SERVICE, Kind.ENDPOINT_SLICE, Kind.NAMESPACE, BACKEND_TLS_POLICY,
-                     CONFIG_MAP, *LISTENER_SET_KINDS}),
-    codes=(codes.ROUTE_NOT_ACCEPTED, codes.ROUTE_PARENT_NOT_FOUND,
-           codes.ROUTE_BACKEND_REF_NOT_PERMITTED, codes.ROUTE_BACKEND_INVALID_KIND,
-           codes.ROUTE_BACKEND_NOT_FOUND, codes.ROUTE_BACKEND_NO_READY_ENDPOINTS,
-           codes.ROUTE_RULES_DROPPED, codes.GATEWAY_CLASS_UNAVAILABLE,
-           codes.ROUTE_MESH_PARENT_NOT_FOUND,
-           codes.CONTROLLER_STATUS_DISAGREES, *BACKEND_TLS_CODES),
+    reads=ROUTE_READS,
+    codes=ROUTE_CODES,
 )
 
 RouteKind = Literal["HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute"]
@@ -142,3 +128,7 @@ def analyze(view: GraphView, args: Args) -> Result:
         not_evaluated=list(dict.fromkeys(notes)),
         page=page,
     )
+
+
+# Offered by a live server only while the Gateway API CRDs are installed.
+TOOL = Tool(METADATA, Args, Result, analyze, provider="gateway-api")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from netsight.analyzers.checks import service_health
 from netsight.analyzers.core.arguments import NamespacedName, PortName, PortNumber, ToolArgs
-from netsight.analyzers.core.base import AnalyzerMetadata, did_you_mean, metadata
+from netsight.analyzers.core.base import did_you_mean, metadata
 from netsight.analyzers.core.contracts import (
     ErrorCode,
     Finding,
@@ -14,6 +15,7 @@ from netsight.analyzers.core.contracts import (
     ToolFailure,
     ToolResult,
 )
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.services import inspection
 from netsight.graph.model.kinds import Kind, make_key
 from netsight.graph.model.records import ServiceRecord
@@ -26,8 +28,8 @@ METADATA = AnalyzerMetadata(
     description="Diagnose one Service: whether its selector matches pods, its target ports "
     "resolve with the right protocol, it has ready endpoints, and its EndpointSlices agree "
     "with the selector; ExternalName and headless specifics included.",
-    reads=inspection.METADATA.reads,
-    codes=inspection.METADATA.codes,
+    reads=service_health.METADATA.reads,
+    codes=service_health.METADATA.codes,
 )
 
 
@@ -122,3 +124,6 @@ def analyze(view: GraphView, args: Args) -> Result:
         findings=sorted(report.findings, key=lambda f: (f.severity.rank, f.code)),
         not_evaluated=report.not_evaluated,
     )
+
+
+TOOL = Tool(METADATA, Args, Result, analyze)

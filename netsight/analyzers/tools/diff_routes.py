@@ -21,7 +21,7 @@ from pydantic import Field
 
 from netsight.analyzers.core import codes
 from netsight.analyzers.core.arguments import Namespace, NamespacedName, PortNumber, ToolArgs
-from netsight.analyzers.core.base import AnalyzerMetadata, did_you_mean, metadata, ref
+from netsight.analyzers.core.base import did_you_mean, metadata, ref
 from netsight.analyzers.core.contracts import (
     ErrorCode,
     Finding,
@@ -31,6 +31,7 @@ from netsight.analyzers.core.contracts import (
     ToolFailure,
     ToolResult,
 )
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.mesh.context import MeshContext
 from netsight.analyzers.mesh.istio_objects import (
     DESTINATION_RULE,
@@ -44,6 +45,7 @@ from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import hostnames, ingresses, proposals
 from netsight.analyzers.routing import istio_routes as vsr
 from netsight.analyzers.routing.attachment import ParentResult, Resolver, RouteResult
+from netsight.analyzers.routing.declared import REQUEST_CODES, ROUTE_READS
 from netsight.analyzers.routing.gateway_objects import (
     GATEWAY,
     GRPC_ROUTE,
@@ -70,7 +72,6 @@ from netsight.analyzers.routing.requests import (
     is_grpc,
     why_shadowed,
 )
-from netsight.analyzers.tools.check_route_resolution import METADATA as ROUTES_METADATA
 from netsight.graph.model.kinds import Kind, make_key
 from netsight.graph.model.records import Record
 from netsight.graph.store.live import Change, GraphView
@@ -92,11 +93,9 @@ METADATA = AnalyzerMetadata(
     "destinations with subsets.",
     # HTTP requests meet HTTPRoutes and GRPCRoutes only (hostindex.KINDS); the shared
     # resolver still asks whether TLS/TCP/UDP routes are listed (its cache key).
-    reads=ROUTES_METADATA.reads | {Kind.INGRESS, Kind.INGRESS_CLASS, VIRTUAL_SERVICE,
-                                   DESTINATION_RULE, ISTIO_GATEWAY, SERVICE_ENTRY, Kind.POD,
-                                   SIDECAR},
-    codes=(codes.REQUEST_NOT_ROUTED, codes.REQUEST_GETS_ERROR,
-           codes.REQUEST_MISSES_EXPECTED_BACKEND),
+    reads=ROUTE_READS | {Kind.INGRESS, Kind.INGRESS_CLASS, VIRTUAL_SERVICE, DESTINATION_RULE,
+                         ISTIO_GATEWAY, SERVICE_ENTRY, Kind.POD, SIDECAR},
+    codes=REQUEST_CODES,
 )
 
 _HTTP_PROTOCOLS = ("HTTP", "HTTPS")
@@ -1138,3 +1137,6 @@ def _explain_miss(expected: str, layers: list[Layer],
         return f"the request is taken by {', '.join(taken)}; no matching rule routes to " \
             f"{expected}"
     return f"no rule matches the request, so it reaches no backend, {expected} included"
+
+
+TOOL = Tool(METADATA, Args, Result, analyze)

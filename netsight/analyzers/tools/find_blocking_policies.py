@@ -9,7 +9,7 @@ from typing import Annotated, ClassVar
 from pydantic import AfterValidator, Field
 
 from netsight.analyzers.core.arguments import PortNumber, ToolArgs
-from netsight.analyzers.core.base import AnalyzerMetadata, metadata
+from netsight.analyzers.core.base import metadata
 from netsight.analyzers.core.contracts import (
     ErrorCode,
     Model,
@@ -17,6 +17,7 @@ from netsight.analyzers.core.contracts import (
     ToolFailure,
     ToolResult,
 )
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.policy.endpoints import NAMED_KINDS, Endpoint, Resolved, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
 from netsight.analyzers.policy.istio_authz import Request
@@ -136,7 +137,7 @@ class Result(ToolResult, DetailAware):
     _detail_only: ClassVar[tuple[str, ...]] = ("suggestion",)
 
 
-def _targets(resolved: Resolved, port: int, protocol: str, *, tool: str = NAME
+def port_targets(resolved: Resolved, port: int, protocol: str, *, tool: str = NAME
              ) -> tuple[list[tuple[Endpoint, int]], list[str]]:
     """Destination pods with the port traffic reaches them on (a Service port translated)."""
     service: ServiceRecord | None = resolved.service
@@ -175,7 +176,7 @@ def analyze(view: GraphView, args: Args) -> Result:
         raise ToolFailure(ErrorCode.INVALID_INPUT, "destination: source and destination are "
                           "both outside the cluster; no cluster policy applies between them",
                           tool=NAME)
-    targets, notes = _targets(destinations, args.port, args.protocol)
+    targets, notes = port_targets(destinations, args.port, args.protocol)
     if not targets:
         raise ToolFailure(ErrorCode.NOT_FOUND, f"port: Service {args.destination} port "
                           f"{args.port}/{args.protocol} resolves on none of its pods; see "
@@ -231,3 +232,6 @@ def analyze(view: GraphView, args: Args) -> Result:
         # Detail only: it counts the pods a change would open to.
         suggestion=suggest(view, verdict, src, dst, request) if args.detail else None,
     )
+
+
+TOOL = Tool(METADATA, Args, Result, analyze)

@@ -10,12 +10,14 @@ from pydantic import Field
 
 from netsight.analyzers.core import codes
 from netsight.analyzers.core.arguments import NamespacedName, ToolArgs
-from netsight.analyzers.core.base import AnalyzerMetadata, did_you_mean, evidence, metadata, ref
+from netsight.analyzers.core.base import did_you_mean, evidence, metadata, ref
 from netsight.analyzers.core.contracts import ErrorCode, Finding, OmitNone, ToolFailure, ToolResult
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import observed
 from netsight.analyzers.routing.attachment import Resolver, RouteResult
 from netsight.analyzers.routing.backend_tls import BACKEND_TLS_POLICY, BackendTLSState
+from netsight.analyzers.routing.declared import ATTACHED_CODES, ATTACHED_READS
 from netsight.analyzers.routing.findings import gateway_findings
 from netsight.analyzers.routing.gateway_objects import (
     GATEWAY,
@@ -33,7 +35,6 @@ from netsight.analyzers.routing.policies import (
     gateway_attachments,
     route_policies,
 )
-from netsight.analyzers.routing.policy_findings import CODES as POLICY_CODES
 from netsight.analyzers.routing.policy_findings import attachment_findings, backend_tls_findings
 from netsight.analyzers.routing.report import (
     BackendTLSOut,
@@ -44,14 +45,11 @@ from netsight.analyzers.routing.report import (
     computed,
     gateway_out,
 )
-from netsight.analyzers.tools.check_route_resolution import METADATA as ROUTES_METADATA
 from netsight.analyzers.tools.gateway_list import addresses
 from netsight.graph.model.kinds import Kind, make_key
 from netsight.graph.store.live import GraphView
 
 NAME = "gateway_get"
-# Offered by a live server only while the Gateway API CRDs are installed.
-PROVIDER = "gateway-api"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
@@ -60,14 +58,8 @@ METADATA = AnalyzerMetadata(
     "attached through targetRefs to the Gateway, a listener (sectionName) or its "
     "GatewayClass (Envoy Gateway, kgateway, Istio; Inherited ones with the routes they "
     "reach), and the BackendTLSPolicies of its routes' backends with their conditions.",
-    # Policy kinds are read through the Gateway's target_ref edges; those netsight knows
-    # are declared, one of another kind is shown all the same.
-    reads=ROUTES_METADATA.reads | {kind for _, kind in KNOWN_KINDS},
-    codes=(*POLICY_CODES, codes.GATEWAY_CLASS_UNAVAILABLE, codes.LISTENER_INVALID_ROUTE_KINDS,
-           codes.LISTENER_CERTIFICATE_REF_INVALID, codes.LISTENER_CONFLICTED,
-           codes.LISTENER_NOT_ACCEPTED, codes.CONTROLLER_STATUS_DISAGREES,
-           codes.GATEWAY_NOT_ACCEPTED, codes.GATEWAY_BACKEND_CLIENT_CERTIFICATE_INVALID,
-           codes.LISTENER_SET_NOT_ACCEPTED),
+    reads=ATTACHED_READS,
+    codes=ATTACHED_CODES,
 )
 
 
@@ -278,3 +270,6 @@ def analyze(view: GraphView, args: Args) -> Result:
         not_evaluated=list(dict.fromkeys(notes)),
     )
 
+
+# Offered by a live server only while the Gateway API CRDs are installed.
+TOOL = Tool(METADATA, Args, Result, analyze, provider="gateway-api")

@@ -7,12 +7,13 @@ from enum import StrEnum
 from pydantic import Field
 
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
-from netsight.analyzers.core.base import AnalyzerMetadata, metadata, require_namespace
+from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import OmitNone, Page, ToolResult
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.attachment import Resolver
-from netsight.analyzers.routing.backend_tls import BACKEND_TLS_POLICY
+from netsight.analyzers.routing.declared import GATEWAY_READS
 from netsight.analyzers.routing.gateway_objects import (
     GATEWAY,
     as_list,
@@ -23,14 +24,10 @@ from netsight.analyzers.routing.gateway_objects import (
 )
 from netsight.analyzers.routing.gateways import GatewayState
 from netsight.analyzers.routing.report import Condition, computed
-from netsight.analyzers.tools.check_route_resolution import METADATA as ROUTES_METADATA
-from netsight.graph.model.kinds import Kind
 from netsight.graph.model.records import Record
 from netsight.graph.store.live import GraphView
 
 NAME = "gateway_list"
-# Offered by a live server only while the Gateway API CRDs are installed.
-PROVIDER = "gateway-api"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
@@ -38,11 +35,7 @@ METADATA = AnalyzerMetadata(
     "protocol, hostname, attachedRoutes) and a health verdict from the Accepted/Programmed "
     "conditions a conformant controller would set (down, degraded, unknown, ok), unhealthy "
     "first. gateway_get shows one Gateway's routes and attached policies.",
-    # attachedRoutes reads every route's parentRefs and namespace labels, so this reads what
-    # routes read, but not their backends: attachment is parentRefs and allowedRoutes alone.
-    # (ConfigMaps: a Gateway's spec.infrastructure.parametersRef.)
-    reads=ROUTES_METADATA.reads - {BACKEND_TLS_POLICY, Kind.SERVICE,
-                                   Kind.ENDPOINT_SLICE},
+    reads=GATEWAY_READS,
     codes=(),
 )
 
@@ -159,3 +152,6 @@ def analyze(view: GraphView, args: Args) -> Result:
         page=page,
     )
 
+
+# Offered by a live server only while the Gateway API CRDs are installed.
+TOOL = Tool(METADATA, Args, Result, analyze, provider="gateway-api")

@@ -6,8 +6,9 @@ from pydantic import Field
 
 from netsight.analyzers.checks import cni_policy_lint, network_policy_lint
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
-from netsight.analyzers.core.base import AnalyzerMetadata, metadata, require_namespace
+from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import Finding, Model, Page, ToolResult
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.policy import anp, calico, cnp, netpol
 from netsight.analyzers.policy.peers import PortMatch
@@ -154,3 +155,6 @@ def _admin_summary(record: object, found: dict[str, list[Finding]]) -> PolicySum
     ref = f"{record.kind}/{record.name}"
     return PolicySummary(policy=ref, selects=f"{subject} ({tier})", pods=None,
                          rules=_admin_rules(model), findings=found.get(ref, []))
+
+
+TOOL = Tool(METADATA, Args, Result, analyze)

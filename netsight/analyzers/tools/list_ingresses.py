@@ -6,8 +6,9 @@ from pydantic import Field
 
 from netsight.analyzers.checks import ingress_lint
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
-from netsight.analyzers.core.base import AnalyzerMetadata, metadata, require_namespace
+from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import Finding, OmitNone, Page, Severity, ToolResult
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.routing import ingress_checks
 from netsight.analyzers.routing.ingresses import backend_target
@@ -111,3 +112,6 @@ def analyze(view: GraphView, args: Args) -> Result:
         not_evaluated=list(dict.fromkeys(n for _, _, notes in chunk for n in notes)),
         page=page,
     )
+
+
+TOOL = Tool(METADATA, Args, Result, analyze)

@@ -7,9 +7,11 @@ from typing import Annotated
 
 from pydantic import Field, Strict
 
+from netsight.analyzers.checks import service_health
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
-from netsight.analyzers.core.base import AnalyzerMetadata, metadata, require_namespace
+from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import Model, Page, Severity, ToolResult
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.services import inspection
 from netsight.graph.model.kinds import Kind
@@ -22,7 +24,7 @@ METADATA = AnalyzerMetadata(
     name=NAME,
     description="List Services with type, ports, selected pods, ready endpoints and a health "
     "verdict (down, degraded, unknown, external, ok), unhealthy first.",
-    reads=inspection.METADATA.reads,
+    reads=service_health.METADATA.reads,
     codes=(),
 )
 
@@ -107,3 +109,6 @@ def analyze(view: GraphView, args: Args) -> Result:
         counts={h: n for h, n in counts.items() if n},
         page=page,
     )
+
+
+TOOL = Tool(METADATA, Args, Result, analyze)

@@ -8,8 +8,9 @@ from pydantic import Field
 
 from netsight.analyzers.core import deadline
 from netsight.analyzers.core.arguments import Namespace, NamespacedName, PagedArgs, PortNumber
-from netsight.analyzers.core.base import AnalyzerMetadata, metadata, require_namespace
+from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import Page, ToolResult
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.core.paging import decode_cursor, encode_cursor, query_fingerprint
 from netsight.analyzers.policy.endpoints import Endpoint, from_pod, live, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
@@ -131,3 +132,6 @@ def analyze(view: GraphView, args: Args) -> Result:
                   next_cursor=encode_cursor(end, fingerprint) if remaining else None),
         not_evaluated=list(reasons)[:20],
     )
+
+
+TOOL = Tool(METADATA, Args, Result, analyze)

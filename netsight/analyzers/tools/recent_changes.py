@@ -14,8 +14,9 @@ from datetime import UTC, datetime
 from pydantic import Field
 
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
-from netsight.analyzers.core.base import AnalyzerMetadata, metadata, require_namespace
+from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import ErrorCode, Model, Page, ToolFailure, ToolResult
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.core.paging import decode_cursor, encode_cursor, query_fingerprint
 from netsight.graph.model.kinds import parse_key
 from netsight.graph.store.live import GraphView
@@ -105,3 +106,6 @@ def analyze(view: GraphView, args: Args) -> Result:
         oldest_held=datetime.fromtimestamp(held[0].at, UTC) if held else None,
         page=page,
     )
+
+
+TOOL = Tool(METADATA, Args, Result, analyze)

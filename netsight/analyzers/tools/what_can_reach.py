@@ -9,8 +9,9 @@ from collections.abc import Callable
 from pydantic import Field
 
 from netsight.analyzers.core.arguments import PagedArgs, PortNumber
-from netsight.analyzers.core.base import AnalyzerMetadata, metadata
+from netsight.analyzers.core.base import metadata
 from netsight.analyzers.core.contracts import Page, ToolResult
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.policy import classes
 from netsight.analyzers.policy.classes import Row, add_rows
@@ -206,3 +207,5 @@ def _result(view: GraphView, args: Args, sources: tuple[Endpoint, ...], source_e
         not_evaluated=list(reasons)[:20],
     )
 
+
+TOOL = Tool(METADATA, Args, Result, analyze)

@@ -8,32 +8,16 @@ from collections.abc import Iterable
 from pydantic import Field
 
 from netsight.analyzers.core.arguments import PagedArgs, PortNumber
-from netsight.analyzers.core.base import AnalyzerMetadata, metadata
+from netsight.analyzers.core.base import metadata
 from netsight.analyzers.core.contracts import ErrorCode, Page, ToolFailure, ToolResult
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.core.paging import paginate, query_fingerprint
-from netsight.analyzers.policy import classes
+from netsight.analyzers.policy import classes, reach
 from netsight.analyzers.policy.classes import Row, add_rows
 from netsight.analyzers.policy.endpoints import Endpoint, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
-from netsight.analyzers.policy.reach import (
-    Group,
-    PeerOut,
-    Region,
-    Summary,
-    Tally,
-    _peer_endpoint,
-    cluster_endpoints,
-    external_regions,
-    fixed_groups,
-    flow,
-    group,
-    narrowed_sources,
-    policy_blocks,
-    summarize,
-    tally,
-)
 from netsight.analyzers.policy.verdict import Direction, Verdict
-from netsight.analyzers.tools.find_blocking_policies import ENDPOINT_HELP, Protocol, _targets
+from netsight.analyzers.tools.find_blocking_policies import ENDPOINT_HELP, Protocol, port_targets
 from netsight.graph.model.kinds import Kind
 from netsight.graph.store.live import GraphView
 
@@ -69,16 +53,16 @@ class Result(ToolResult):
     port: int
     protocol: str
     destination_pods: int = Field(description="Pods the destination stands for")
-    peers: list[PeerOut] = Field(description="Allowed or undecided sources: identities by "
-                                 "namespace and labels, then outside CIDRs")
-    summary: Summary
+    peers: list[reach.PeerOut] = Field(description="Allowed or undecided sources: identities "
+                                       "by namespace and labels, then outside CIDRs")
+    summary: reach.Summary
     page: Page
     not_evaluated: list[str]
 
 
 def analyze(view: GraphView, args: Args) -> Result:
     resolved = resolve(view, args.destination, argument="destination", tool=NAME)
-    targets, notes = _targets(resolved, args.port, args.protocol, tool=NAME)
+    targets, notes = port_targets(resolved, args.port, args.protocol, tool=NAME)
     if not targets:
         raise ToolFailure(ErrorCode.NOT_FOUND, f"port: Service {args.destination} port "
                           f"{args.port}/{args.protocol} resolves on none of its pods; see "
@@ -87,40 +71,40 @@ def analyze(view: GraphView, args: Args) -> Result:
     ends = [e for e, _ in targets]
     # Sources' IPs meet only the destinations' ingress ipBlocks; the destinations' IPs meet
     # every source's egress ipBlocks, which matter only when destinations are grouped.
-    blocks = policy_blocks(engine, ends, Direction.INGRESS)
+    blocks = reach.policy_blocks(engine, ends, Direction.INGRESS)
     mesh = engine.istio.anywhere()
-    fixed = fixed_groups(targets, policy_blocks(engine) if len(ends) > 1 else (), mesh)
+    fixed = reach.fixed_groups(targets, reach.policy_blocks(engine) if len(ends) > 1 else (), mesh)
     protocol = args.protocol
 
-    def evaluate(target: Group, port: int | None, peer: Endpoint) -> Verdict | None:
+    def evaluate(target: reach.Group, port: int | None, peer: Endpoint) -> Verdict | None:
         if peer.external and target.rep.external:
             return None
         assert port is not None
-        return flow(engine, peer, target.rep, port, protocol, Direction.INGRESS)
+        return reach.flow(engine, peer, target.rep, port, protocol, Direction.INGRESS)
 
     several = sum(len(g.members) for g, _ in fixed) > 1
     fast = classes.who_can_reach(engine, fixed, protocol)
-    narrowed = None if fast is not None else narrowed_sources(engine, fixed, protocol)
+    narrowed = None if fast is not None else reach.narrowed_sources(engine, fixed, protocol)
     if fast is not None:
         # Identities the set evaluation decided are rows; the rest (host network, the
         # destination's own identity, anything undecided) are asked about pod by pod.
         alone = resolved.endpoints[0].key if len(resolved.endpoints) == 1 else None
         sources: Iterable[Endpoint] = [
-            e for r in fast.exact if (e := _peer_endpoint(view, r, alone)) is not None]
+            e for r in fast.exact if (e := reach._peer_endpoint(view, r, alone)) is not None]
     else:
-        sources = cluster_endpoints(view, resolved.endpoints) if narrowed is None \
+        sources = reach.cluster_endpoints(view, resolved.endpoints) if narrowed is None \
             else narrowed[0]
-    peers = group(sources, blocks, False, mesh)
-    found = tally(peers, fixed, evaluate)
+    peers = reach.group(sources, blocks, False, mesh)
+    found = reach.tally(peers, fixed, evaluate)
     # Entries in order: identities (per-pod groups and the set evaluation's rows, both by
     # namespace and labels; an identity is in one of them), then outside CIDRs. Only the
     # page asked for is turned into PeerOut.
-    listed: list[Row | tuple[Group, Tally] | Region] = \
+    listed: list[Row | tuple[reach.Group, reach.Tally] | reach.Region] = \
         list(fast.rows) if fast is not None else []
     for p, t in found:
         if t.allowed or t.unknown:
             bisect.insort(listed, (p, t), key=classes.listing_order)
-    summary = summarize(found)
+    summary = reach.summarize(found)
     if fast is not None:
         summary = add_rows(summary, fast)
     entries = listed
@@ -128,7 +112,7 @@ def analyze(view: GraphView, args: Args) -> Result:
     for _, t in found:
         reasons.update(t.reasons)
     if not all(g.rep.external for g, _ in fixed):
-        regions = external_regions(blocks, lambda ext: [
+        regions = reach.external_regions(blocks, lambda ext: [
             (engine.evaluate(ext, g.rep, port, protocol), len(g.members))
             for g, port in fixed if port is not None and not g.rep.external])
         for region in regions:
@@ -155,3 +139,5 @@ def analyze(view: GraphView, args: Args) -> Result:
         not_evaluated=list(reasons)[:20],
     )
 
+
+TOOL = Tool(METADATA, Args, Result, analyze)

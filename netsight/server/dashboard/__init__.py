@@ -35,12 +35,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from netsight.analyzers.core.catalog import parse_args, to_json
+from netsight.analyzers.core.calling import parse_args, to_json
 from netsight.analyzers.core.contracts import ErrorCode, ToolError, ToolFailure
 from netsight.graph.model.kinds import Kind, parse_key
 from netsight.graph.store.live import GraphView
 from netsight.server.auth import view_for
-from netsight.server.mcp_tools import ToolHost, run_spec
+from netsight.server.mcp_tools import ToolHost, answered
 
 PAGE = "/dashboard"
 STATIC = "/dashboard/static"
@@ -121,12 +121,12 @@ def failure(exc: ToolFailure, endpoint: str) -> JSONResponse:
 async def call(host: ToolHost, view: GraphView, name: str, arguments: Mapping[str, Any]
                ) -> dict[str, Any]:
     """One catalog tool over ``view``, in detail mode, as its JSON; failures raise."""
-    spec = host.spec(name)
-    args = parse_args(spec, {**arguments, "detail": True})
+    tool = host.tool(name)
+    args = parse_args(tool, {**arguments, "detail": True})
     host.in_flight += 1
     try:
         async with asyncio.timeout(host.timeout):
-            return to_json(await run_spec(spec, view, args), detail=True)
+            return to_json(await answered(tool, view, args), detail=True)
     except TimeoutError:
         raise ToolFailure(ErrorCode.INTERNAL_ERROR, f"{name} did not answer within "
                           f"TOOL_TIMEOUT ({host.timeout:g}s)", tool=name) from None

@@ -1,0 +1,135 @@
+"""The one way a tool is called, by the CLI (``netsight call``) and the MCP server alike:
+find it by name, validate its arguments, run it, and turn every failure into a
+:class:`ToolFailure`. The catalog itself, the list of tools, is ``analyzers.tools.TOOLS``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from typing import Any, NoReturn
+
+from pydantic import ValidationError
+
+from netsight.analyzers.core.arguments import ToolArgs
+from netsight.analyzers.core.base import did_you_mean
+from netsight.analyzers.core.contracts import DETAIL, ErrorCode, ToolFailure, ToolResult
+from netsight.analyzers.core.deadline import DeadlineExceeded
+from netsight.analyzers.core.declarations import Tool
+from netsight.graph.store.live import GraphView
+
+log = logging.getLogger(__name__)
+
+AnyTool = Tool[Any, Any]
+# What a tool that waits (a probe) returns from call: its answer once awaited.
+Pending = Coroutine[Any, Any, ToolResult]
+
+
+def find(tools: Mapping[str, AnyTool], name: str,
+         offered: Callable[[AnyTool], bool] | None = None) -> AnyTool:
+    """The tool called ``name``; ``offered`` says which tools the caller may use now (a live
+    server offers a provider's tools only while its CRDs are served)."""
+    tool = tools.get(name)
+    if tool is None:
+        names = sorted(n for n, t in tools.items() if offered is None or offered(t))
+        raise ToolFailure(
+            ErrorCode.INVALID_INPUT,
+            f"unknown tool {name!r}{did_you_mean(name, names)}; tools: {', '.join(names)}",
+            tool=name,
+        )
+    if offered is not None and not offered(tool):
+        raise ToolFailure(ErrorCode.CRD_NOT_AVAILABLE,
+                          f"{name} needs the {tool.provider} CRDs, which this cluster does "
+                          "not serve now", tool=name)
+    return tool
+
+
+def parse_args(tool: AnyTool, raw: Mapping[str, Any]) -> ToolArgs:
+    try:
+        args: ToolArgs = tool.args.model_validate(dict(raw))
+    except ValidationError as exc:
+        raise ToolFailure(
+            ErrorCode.INVALID_INPUT, describe_validation_error(tool, exc), tool=tool.name
+        ) from None
+    return args
+
+
+def describe_validation_error(tool: AnyTool, exc: ValidationError) -> str:
+    """One sentence per bad argument, naming it and saying what would be valid."""
+    allowed = sorted(
+        {field.alias or name for name, field in tool.args.model_fields.items()}
+    )
+    messages = []
+    for error in exc.errors(include_url=False):
+        where = ".".join(str(part) for part in error["loc"]) or "arguments"
+        if error["type"] == "extra_forbidden":
+            messages.append(f"{where}: unknown argument; {tool.name} takes {', '.join(allowed)}")
+        elif error["type"] == "missing":
+            messages.append(f"{where}: required")
+        else:
+            text = error["msg"].removeprefix("Value error, ")
+            got = error.get("input")
+            shown = "" if isinstance(got, dict | list) or error["type"] == "value_error" \
+                else f" (got {got!r})"
+            messages.append(f"{where}: {text}{shown}")
+    return "; ".join(messages)
+
+
+def call(tool: AnyTool, view: GraphView, args: ToolArgs) -> ToolResult | Pending:
+    """Run ``tool`` on ``view``: its answer, or for a tool that waits a coroutine to await.
+    A ToolFailure names the tool; the caller's deadline (``deadline.within``) passes through;
+    any other exception is an analyzer bug, answered as INTERNAL_ERROR."""
+    try:
+        result = tool.run(view, args)
+    except Exception as exc:
+        _failed(tool, exc)
+    if inspect.isawaitable(result):
+        return _settled(tool, result)
+    done: ToolResult = result
+    return done
+
+
+async def _settled(tool: AnyTool, pending: Awaitable[ToolResult]) -> ToolResult:
+    try:
+        return await pending
+    except Exception as exc:
+        _failed(tool, exc)
+
+
+def _failed(tool: AnyTool, exc: Exception) -> NoReturn:
+    if isinstance(exc, ToolFailure):
+        exc.tool = exc.tool or tool.name
+        raise exc
+    if isinstance(exc, DeadlineExceeded):
+        raise exc
+    # An analyzer bug must not take the server down.
+    raise analyzer_failure(tool, exc) from exc
+
+
+def answer(tool: AnyTool, view: GraphView, raw_args: Mapping[str, Any]) -> ToolResult:
+    """:func:`call` for callers without an event loop (the CLI, tests): a tool that waits
+    runs on a loop of its own."""
+    result = call(tool, view, parse_args(tool, raw_args))
+    return asyncio.run(result) if inspect.isawaitable(result) else result
+
+
+def analyzer_failure(tool: AnyTool, exc: Exception) -> ToolFailure:
+    """What callers get for an analyzer's bug: INTERNAL_ERROR, the exception logged."""
+    log.exception("tool %s failed", tool.name, exc_info=exc)
+    return ToolFailure(
+        ErrorCode.INTERNAL_ERROR,
+        f"{tool.name} failed on an unexpected condition ({type(exc).__name__}); the "
+        "graph is unchanged, other tools keep working",
+        tool=tool.name,
+        # Not the exception's text: it may name objects of namespaces the caller cannot
+        # see. The log has it.
+        detail=type(exc).__name__,
+    )
+
+
+def to_json(result: ToolResult, *, detail: bool) -> dict[str, Any]:
+    """The structured result exactly as agents receive it (compact unless ``detail``)."""
+    data: dict[str, Any] = result.model_dump(mode="json", context={DETAIL: detail})
+    return data

@@ -1,0 +1,66 @@
+"""What a tool and an analyze_config check declare: one typed value per module, which the
+catalog, the list of checks and the meta-tests read."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from netsight.analyzers.core.arguments import ToolArgs
+from netsight.analyzers.core.codes import Code
+from netsight.analyzers.core.contracts import Finding, ToolResult
+from netsight.graph.store.live import GraphView
+
+A = TypeVar("A", bound=ToolArgs)
+R = TypeVar("R", bound=ToolResult)
+
+
+@dataclass(frozen=True, slots=True)
+class AnalyzerMetadata:
+    """Declared up front so the registry can be checked: name, purpose, inputs, outputs."""
+
+    name: str
+    description: str
+    reads: frozenset[str]  # kinds the analyzer reads from the graph
+    codes: tuple[Code, ...]  # finding codes it may report
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One analyze_config check: its metadata and the findings it reports over a namespace
+    (``None``: the whole graph)."""
+
+    metadata: AnalyzerMetadata
+    run: Callable[[GraphView, str | None], Iterator[Finding]]
+
+
+@dataclass(frozen=True, slots=True)
+class Tool(Generic[A, R]):
+    """One MCP tool: typed arguments -> ``run`` -> typed result.
+
+    ``run`` may return an awaitable, for tools that wait (probes); analyzers answer at once.
+    """
+
+    metadata: AnalyzerMetadata
+    args: type[A]
+    result: type[R]
+    run: Callable[[GraphView, A], R | Awaitable[R]]
+    # The provider whose CRDs the tool needs X;
+    # a live server offers the tool only while the cluster serves them. None: always.
+    provider: str | None = None
+    read_only: bool = True
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def description(self) -> str:
+        return self.metadata.description
+
+    def input_schema(self) -> dict[str, Any]:
+        return self.args.model_json_schema()
+
+    def output_schema(self) -> dict[str, Any]:
+        return self.result.model_json_schema(mode="serialization")
