@@ -41,8 +41,14 @@ from netsight.analyzers.mesh.istio_objects import (
     IstioGateway,
 )
 from netsight.analyzers.routing import conditions as c
-from netsight.analyzers.routing import hostnames, ingresses, proposals
-from netsight.analyzers.routing import istio_routes as vsr
+from netsight.analyzers.routing import (
+    hostnames,
+    ingresses,
+    istio_destinations,
+    istio_routes,
+    istio_rules,
+    proposals,
+)
 from netsight.analyzers.routing.attachment import ParentResult, Resolver, RouteResult
 from netsight.analyzers.routing.gateway_objects import (
     GATEWAY,
@@ -684,7 +690,7 @@ def _resolve(full: GraphView, args: Args, request: Request, shows: _Shows, *,
     return answer
 
 
-def parse_via(args: Args) -> vsr.Via | None:
+def parse_via(args: Args) -> istio_rules.Via | None:
     """``via`` and the arguments that go with it, checked together."""
     if args.via is None:
         if args.source_namespace is not None or args.source_labels is not None:
@@ -692,7 +698,7 @@ def parse_via(args: Args) -> vsr.Via | None:
                               "only with via 'mesh' (the sidecar-injected client they "
                               "describe); add via: 'mesh' or leave them out", tool=NAME)
         return None
-    via = vsr.parse_via(args.via)
+    via = istio_rules.parse_via(args.via)
     if isinstance(via, str):
         raise ToolFailure(ErrorCode.INVALID_INPUT, f"via: {via}", tool=NAME)
     if args.gateway is not None:
@@ -711,14 +717,14 @@ def parse_via(args: Args) -> vsr.Via | None:
     return via
 
 
-def _entry_gateway(full: GraphView, via: vsr.Via, shows: _Shows, *,
+def _entry_gateway(full: GraphView, via: istio_rules.Via, shows: _Shows, *,
                    must_exist: bool) -> IstioGateway | str | None:
     """The Istio Gateway ``via`` names (NOT_FOUND when missing or not the caller's to
     read, unless ``must_exist`` is off); a string says why it cannot be read."""
     assert via.gateway is not None
     namespace, name = via.gateway
     key = make_key(ISTIO_GATEWAY, namespace, name)
-    gateway = vsr.istio_gateway(full, via) if shows(key) else None
+    gateway = istio_routes.istio_gateway(full, via) if shows(key) else None
     if gateway is None and must_exist:
         known = {r.name for r in full.for_each(ISTIO_GATEWAY, namespace) if shows(r.key)}
         raise ToolFailure(ErrorCode.NOT_FOUND, f"via: Istio Gateway {namespace}/{name} not "
@@ -741,7 +747,7 @@ def _resolve_via(full: GraphView, args: Args, request: Request, shows: _Shows, *
         if not shows(make_key(Kind.NAMESPACE, "", args.source_namespace)):
             raise ToolFailure(ErrorCode.NOT_FOUND, f"source_namespace: namespace "
                               f"{args.source_namespace!r} not found", tool=NAME)
-        source = vsr.Source(args.source_namespace, args.source_labels)
+        source = istio_rules.Source(args.source_namespace, args.source_labels)
     else:
         found = _entry_gateway(full, via, shows, must_exist=must_exist)
         if isinstance(found, str):
@@ -751,7 +757,7 @@ def _resolve_via(full: GraphView, args: Args, request: Request, shows: _Shows, *
         if gateway is None and not isinstance(found, str):
             return answer  # gone in a proposal: not an entry any more
     ctx = MeshContext(full, None)
-    resolution = vsr.resolve(ctx, via, request, authority=args.host.strip().lower(),
+    resolution = istio_routes.resolve(ctx, via, request, authority=args.host.strip().lower(),
                              port=args.port, source=source, gateway=gateway)
     notes = [note for key, note in resolution.notes if key is None or shows(key)]
     answer.notes.extend(notes)
@@ -772,7 +778,7 @@ def _resolve_via(full: GraphView, args: Args, request: Request, shows: _Shows, *
     for loser, winner, because in resolution.shadowed:
         if not shows(loser.vs.record.key):
             continue
-        if isinstance(winner, vsr.Rule):
+        if isinstance(winner, istio_rules.Rule):
             shadowed_by = by
         else:
             shadowed_by = winner.record.ref if shows(winner.record.key) else HIDDEN_ROUTE
@@ -803,13 +809,13 @@ def _resolve_via(full: GraphView, args: Args, request: Request, shows: _Shows, *
     return answer
 
 
-def _rule_backends(ctx: MeshContext, rule: vsr.Rule) -> list[vsr.Destination]:
+def _rule_backends(ctx: MeshContext, rule: istio_rules.Rule) -> list[istio_rules.Destination]:
     routes = rule.spec.get("route")
-    return [vsr.destination(ctx, rule.vs, r.get("destination"))
+    return [istio_destinations.destination(ctx, rule.vs, r.get("destination"))
             for r in routes if isinstance(r, dict)] if isinstance(routes, list) else []
 
 
-def _vs_layer(resolution: vsr.Resolution, shows: _Shows) -> Layer:
+def _vs_layer(resolution: istio_rules.Resolution, shows: _Shows) -> Layer:
     rule = resolution.rule
     owner = rule.vs if rule is not None else resolution.owner
     hidden = owner is not None and not shows(owner.record.key)
@@ -837,7 +843,7 @@ def _vs_layer(resolution: vsr.Resolution, shows: _Shows) -> Layer:
                  undecided=resolution.undecided, delegated_from=_root_of(rule, shows))
 
 
-def _root_of(rule: vsr.Rule | None, shows: _Shows) -> str | None:
+def _root_of(rule: istio_rules.Rule | None, shows: _Shows) -> str | None:
     if rule is None or rule.root is None:
         return None
     root = rule.root
