@@ -69,7 +69,6 @@ def _order(vs: VirtualService) -> tuple[str, str, str]:
     return (record.created or "9999", record.name, record.namespace)
 
 
-
 def _best_host(vs: VirtualService, candidates: list[str]) -> tuple[tuple[int, int], str] | None:
     best: tuple[tuple[int, int], str] | None = None
     for host in vs.hosts:
@@ -134,7 +133,6 @@ def request_fqdns(view: GraphView, host: str, namespace: str | None) -> list[str
     elif len(parts) == 3 and parts[2] == "svc":
         found.append(f"{parts[0]}.{parts[1]}.{SERVICE_DOMAIN}")
     return found
-
 
 
 def istio_gateway(view: GraphView, via: Via) -> IstioGateway | str | None:
@@ -285,4 +283,3 @@ def _first_match(ctx: MeshContext, answer: Resolution, rules: list[Rule], reques
         take(ctx, answer, rule, port=port, proxy_namespace=proxy_namespace)
     if answer.rule is None:
         answer.outcome = "404"
-

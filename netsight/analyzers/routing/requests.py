@@ -65,6 +65,16 @@ def host_rank(hostname: str | None) -> tuple[int, int]:
     return (len(hostname), len(hostname))
 
 
+def request_host(value: str) -> str:
+    """The host a request names, without its port: ``shop.example.com:8443`` ->
+    ``shop.example.com``, ``[2001:db8::1]:80`` -> ``2001:db8::1`` (an IPv6 literal keeps its
+    colons), lowercased as DNS names compare."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1:value.index("]")] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
 def best_hostname(effective: list[str] | None, host: str) -> tuple[bool, str | None]:
     """(matches, the most specific hostname covering ``host``; the first of equals)."""
     if effective is None:

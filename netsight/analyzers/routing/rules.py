@@ -132,7 +132,6 @@ def refused_rules(backends: list[BackendResolution]) -> dict[int, str]:
             if b.ref.external_auth and b.reason not in (None, c.PENDING)}
 
 
-
 def partially_invalid(conditions: dict[str, c.Cond], route: Route,
                       dropped: Mapping[int, object], refused: dict[int, str]) -> None:
     """RouteConditionPartiallyInvalid for rules refused by an unresolved ExternalAuth
