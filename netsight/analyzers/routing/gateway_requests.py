@@ -11,9 +11,11 @@ and the answer says so without naming it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from netsight.analyzers.core import codes
-from netsight.analyzers.core.base import did_you_mean
-from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
+from netsight.analyzers.core.base import did_you_mean, ref
+from netsight.analyzers.core.contracts import ErrorCode, ResourceRef, ToolFailure
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import hostnames
 from netsight.analyzers.routing.attachment import ParentResult, Resolver, RouteResult
@@ -29,6 +31,7 @@ from netsight.analyzers.routing.gateway_objects import (
 )
 from netsight.analyzers.routing.gateways import GatewayState, ListenerState
 from netsight.analyzers.routing.hostindex import routes_for_host
+from netsight.analyzers.routing.kept import Kept
 from netsight.analyzers.routing.references import Shows
 from netsight.analyzers.routing.request_answers import (
     HIDDEN_GATEWAY,
@@ -39,22 +42,63 @@ from netsight.analyzers.routing.request_answers import (
 )
 from netsight.analyzers.routing.requests import (
     Candidate,
+    Match,
     Request,
     best_hostname,
     candidates,
+    compile_matches,
     host_rank,
     is_grpc,
     why_shadowed,
 )
-from netsight.analyzers.routing.route_layers import error_finding, ref_of, rule_layer
+from netsight.analyzers.routing.route_layers import LayerKey, Taken, error_finding, rule_layer
+from netsight.graph.model.records import Record
 from netsight.graph.store.live import GraphView
 
 _HTTP_PROTOCOLS = ("HTTP", "HTTPS")
-_LAYERS_KEPT = 4096
+_KEPT_AS = "routing.gateway_requests"
+_ENTRIES_KEPT = 4096
+_ROUTES_KEPT = 20_000
+
+# Programmed HTTP listeners of a Gateway by port, the most specific hostname first on each
+ByPort = list[tuple[int, list[ListenerState]]]
+
+
+@dataclass(frozen=True, slots=True)
+class KeptParts:
+    """What answering requests through the Gateway API derives from the graph and keeps
+    across answers, none of it depending on the request: each parsed route's compiled
+    matches, each Gateway's HTTP listeners by port, a route's hostnames on a listener, the
+    layer of a rule on a listener, and a Gateway's reference in findings."""
+
+    matches: Kept[str, Route, list[Match]] = field(
+        default_factory=lambda: Kept(_ROUTES_KEPT))
+    listeners: Kept[str, GatewayState, ByPort] = field(
+        default_factory=lambda: Kept(_ENTRIES_KEPT))
+    hostnames: Kept[tuple[str, ListenerState], Route, list[str] | None] = field(
+        default_factory=lambda: Kept(_ENTRIES_KEPT))
+    layers: Kept[LayerKey, RouteResult, Taken] = field(
+        default_factory=lambda: Kept(_ENTRIES_KEPT))
+    refs: Kept[str, Record, ResourceRef] = field(default_factory=lambda: Kept(_ENTRIES_KEPT))
+
+    def what_if(self) -> KeptParts:
+        """For one answer on an overlay: reads these, keeps nothing in them."""
+        return KeptParts(self.matches.what_if(), self.listeners.what_if(),
+                         self.hostnames.what_if(), self.layers.what_if(), self.refs.what_if())
+
+
+def kept_parts(view: GraphView) -> KeptParts:
+    """The parts kept with ``view``, the caller's: per scope for a scoped view (what a layer
+    shows depends on it), for one call on an overlay."""
+    kept = view.kept()
+    parts = kept.get(_KEPT_AS)
+    if not isinstance(parts, KeptParts):
+        parts = kept[_KEPT_AS] = KeptParts()
+    return parts
 
 
 def gateway_layers(full: GraphView, resolver: Resolver, asked: Asked, answer: Answer,
-                   shows: Shows, *, must_exist: bool) -> int:
+                   shows: Shows, parts: KeptParts, *, must_exist: bool) -> int:
     """Add a layer for each entry listener the request lands on (at ``asked.gateway``, or
     at every Gateway a route for the host is attached to), and the findings of those that
     do not forward it; return how many of them are on Gateways the caller may not read."""
@@ -68,9 +112,9 @@ def gateway_layers(full: GraphView, resolver: Resolver, asked: Asked, answer: An
     for state in targets:
         pairs = attached.get(state.record.key, [])
         visible = shows(state.record.key)
-        for listener in entry_listeners(state, host, asked.port):
+        for listener in entry_listeners(state, host, asked.port, parts.listeners):
             found = _candidates(state, listener, request, pairs, shows,
-                                notes if visible else [], resolver)
+                                notes if visible else [], resolver, parts)
             winner = found[0] if found else None
             if not visible:
                 if winner is None:
@@ -78,24 +122,26 @@ def gateway_layers(full: GraphView, resolver: Resolver, asked: Asked, answer: An
                 # The caller may not read the Gateway, but the request does go through it:
                 # the layer is shown, unnamed, with what the caller may read of the rule.
                 hidden_entries += 1
-                layer = rule_layer(resolver, state, listener, winner, shows).model_copy(
+                taken = rule_layer(resolver, state, listener, winner, shows, parts.layers)
+                layer = taken.layer.model_copy(
                     update={"entry": f"{HIDDEN_GATEWAY} (#{hidden_entries})", "port": None,
                             "entry_hidden": True})
                 answer.layers.append(layer)
                 if len(found) > 1:
                     _shadowed(answer, winner, found[1:], shows)
                 if layer.outcome in ("500", "503"):
-                    findings.append(error_finding(layer, winner, described))
+                    findings.append(error_finding(taken, winner, described))
                 continue
             if winner is None and asked.gateway is None:
                 # Without an entry Gateway, only the Gateways that route the request are
                 # layers; listeners that take the host matter only if none routes it.
                 continue
-            layer = rule_layer(resolver, state, listener, winner, shows)
+            taken = rule_layer(resolver, state, listener, winner, shows, parts.layers)
+            layer = taken.layer
             answer.layers.append(layer)
             if winner is None:
                 findings.append(codes.REQUEST_NOT_ROUTED.finding(
-                    ref_of(state.record), f"{described}: no route rule on {layer.entry} "
+                    _ref(state.record, parts), f"{described}: no route rule on {layer.entry} "
                     "matches (404)",
                     detail=f"Listener {layer.entry} takes the request, but no accepted "
                     "HTTPRoute attached to it has a hostname and rule matching it.",
@@ -105,7 +151,7 @@ def gateway_layers(full: GraphView, resolver: Resolver, asked: Asked, answer: An
             if len(found) > 1:
                 _shadowed(answer, winner, found[1:], shows)
             if layer.outcome in ("500", "503"):
-                findings.append(error_finding(layer, winner, described))
+                findings.append(error_finding(taken, winner, described))
     if hidden_entries:
         notes.append(f"the request is routed on {hidden_entries} listener(s) of "
                      "Gateways in namespaces you may not read; they are shown without "
@@ -114,7 +160,7 @@ def gateway_layers(full: GraphView, resolver: Resolver, asked: Asked, answer: An
 
 
 def not_routed(full: GraphView, resolver: Resolver, asked: Asked, answer: Answer,
-               shows: Shows) -> None:
+               shows: Shows, parts: KeptParts) -> None:
     """REQUEST_NOT_ROUTED for a request no layer takes: the listeners that take its host
     without a rule for it, or that no listener serves the host at all."""
     host = asked.request.host
@@ -125,7 +171,7 @@ def not_routed(full: GraphView, resolver: Resolver, asked: Asked, answer: Answer
                      for record in full.for_each(GATEWAY) if shows(record.key)
                      and is_gateway_api(record)
                      and (gw := resolver.gateway(record.namespace, record.name)) is not None
-                     for ls in entry_listeners(gw, host, asked.port)]
+                     for ls in entry_listeners(gw, host, asked.port, parts.listeners)]
         if unmatched:
             findings.append(codes.REQUEST_NOT_ROUTED.finding(
                 None, f"{described}: no route rule matches on any listener for the host (404)",
@@ -145,10 +191,15 @@ def not_routed(full: GraphView, resolver: Resolver, asked: Asked, answer: Answer
             suggestion="Check the Gateways' listeners with check_gateway_status."))
 
 
-def entry_listeners(state: GatewayState, host: str, port: int | None) -> list[ListenerState]:
-    """The listener a request for ``host`` lands on, per port of the Gateway."""
+def entry_listeners(state: GatewayState, host: str, port: int | None,
+                    kept: Kept[str, GatewayState, ByPort] | None = None
+                    ) -> list[ListenerState]:
+    """The listener a request for ``host`` lands on, per port of the Gateway (``port``:
+    that one only); ``kept``: where the Gateway's HTTP listeners are kept."""
+    by_port = _http_listeners(state) if kept is None else \
+        kept.get(state.record.key, state, _http_listeners)
     found = []
-    for on, listeners in _http_listeners(state):
+    for on, listeners in by_port:
         if port is None or on == port:
             # On one port the most specific listener hostname takes the request (listeners
             # come most specific first).
@@ -160,16 +211,9 @@ def entry_listeners(state: GatewayState, host: str, port: int | None) -> list[Li
     return found
 
 
-_HTTP_LISTENERS: dict[int, tuple[GatewayState, list[tuple[int, list[ListenerState]]]]] = {}
-
-
-def _http_listeners(state: GatewayState) -> list[tuple[int, list[ListenerState]]]:
+def _http_listeners(state: GatewayState) -> ByPort:
     """Programmed HTTP/HTTPS listeners of a managed Gateway, by port, the most specific
-    hostname first on each port (then in spec order); kept while the state is (a shared
-    resolver keeps states across answers)."""
-    held = _HTTP_LISTENERS.get(id(state))
-    if held is not None and held[0] is state:
-        return held[1]
+    hostname first on each port (then in spec order)."""
     by_port: dict[int, list[ListenerState]] = {}
     # The Gateway's listeners, then those of the ListenerSets it takes (GEP-1713): one
     # merged list, where precedence already left conflicted ones unprogrammed.
@@ -180,13 +224,9 @@ def _http_listeners(state: GatewayState) -> list[tuple[int, list[ListenerState]]
         if listener.protocol in _HTTP_PROTOCOLS and listener.port is not None \
                 and ls.conditions[c.PROGRAMMED].ok:
             by_port.setdefault(listener.port, []).append(ls)
-    found = [(port, sorted(listeners, key=lambda ls: host_rank(ls.listener.hostname),
-                           reverse=True))
-             for port, listeners in sorted(by_port.items())]
-    if len(_HTTP_LISTENERS) > 4096:
-        _HTTP_LISTENERS.clear()
-    _HTTP_LISTENERS[id(state)] = (state, found)
-    return found
+    return [(port, sorted(listeners, key=lambda ls: host_rank(ls.listener.hostname),
+                          reverse=True))
+            for port, listeners in sorted(by_port.items())]
 
 
 _Attached = tuple[RouteResult, ParentResult]
@@ -238,7 +278,7 @@ def _gateway_targets(full: GraphView, resolver: Resolver, asked: Asked,
 
 def _candidates(state: GatewayState, listener: ListenerState, request: Request,
                 pairs: list[_Attached], shows: Shows, notes: list[str],
-                resolver: Resolver) -> list[Candidate]:
+                resolver: Resolver, parts: KeptParts) -> list[Candidate]:
     found: list[Candidate] = []
     seen: set[str] = set()
     for result, parent in pairs:
@@ -254,29 +294,22 @@ def _candidates(state: GatewayState, listener: ListenerState, request: Request,
                              f"{route.record.namespace}: {why})")
             continue
         seen.add(route.record.key)
-        fits, hostname = best_hostname(_effective(route, listener), request.host)
+        # The route's hostnames on the listener, and its compiled matches: kept, as neither
+        # depends on the request.
+        effective = parts.hostnames.get(
+            (route.record.key, listener), route,
+            lambda r: hostnames.effective(listener.listener.hostname, r.hostnames))
+        fits, hostname = best_hostname(effective, request.host)
         if fits:
-            found.extend(candidates(route, hostname, request, result.dropped))
+            matches = parts.matches.get(route.record.key, route, compile_matches)
+            found.extend(candidates(route, hostname, request, result.dropped, matches))
     if len(found) > 1:
         found.sort(key=lambda cand: cand.rank)
     return found
 
 
-_EFFECTIVE: dict[tuple[int, int], tuple[Route, ListenerState, list[str] | None]] = {}
-
-
-def _effective(route: Route, listener: ListenerState) -> list[str] | None:
-    """The route's hostnames on the listener (``hostnames.effective``), kept per parsed route
-    and listener state: both are kept with the graph, and neither depends on the request."""
-    key = (id(route), id(listener))
-    held = _EFFECTIVE.get(key)
-    if held is not None and held[0] is route and held[1] is listener:
-        return held[2]
-    found = hostnames.effective(listener.listener.hostname, route.hostnames)
-    if len(_EFFECTIVE) >= _LAYERS_KEPT:
-        _EFFECTIVE.clear()
-    _EFFECTIVE[key] = (route, listener, found)
-    return found
+def _ref(record: Record, parts: KeptParts) -> ResourceRef:
+    return parts.refs.get(record.key, record, ref)
 
 
 def _shadowed(answer: Answer, winner: Candidate, others: list[Candidate],

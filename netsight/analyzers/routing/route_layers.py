@@ -8,18 +8,20 @@ once for every request that rule takes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from netsight.analyzers.core import codes
 from netsight.analyzers.core.base import ref
-from netsight.analyzers.core.contracts import Finding, ResourceRef
+from netsight.analyzers.core.contracts import Finding
 from netsight.analyzers.routing.attachment import Resolver, RouteResult
 from netsight.analyzers.routing.gateway_objects import HTTP_ROUTE, as_list, as_map
 from netsight.analyzers.routing.gateways import GatewayState, ListenerState
+from netsight.analyzers.routing.kept import Kept
 from netsight.analyzers.routing.references import Shows
 from netsight.analyzers.routing.report import backend_tls_out
 from netsight.analyzers.routing.request_answers import HIDDEN_ROUTE, BackendShare, Layer
 from netsight.analyzers.routing.requests import Candidate
 from netsight.graph.model.kinds import Kind, make_key
-from netsight.graph.model.records import Record
 
 
 def _filters(rule: dict[str, object]) -> tuple[list[str], str | None]:
@@ -39,20 +41,29 @@ def _filters(rule: dict[str, object]) -> tuple[list[str], str | None]:
     return described, answer
 
 
-_LAYERS: dict[tuple[int, int, int | None, int, bool, frozenset[int]],
-              tuple[RouteResult, ListenerState, Layer]] = {}
+# (route key, rule, match, listener, whether the route is shown, backends not shown)
+LayerKey = tuple[str, int, int | None, ListenerState, bool, frozenset[int]]
+
+
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """The layer of the rule that takes a request on a listener and, when that rule answers
+    500 or 503, its REQUEST_GETS_ERROR finding but for the summary (which names the
+    request): both follow from the rule and the listener alone."""
+
+    layer: Layer
+    error: Finding | None = None
 
 
 def rule_layer(resolver: Resolver, state: GatewayState, listener: ListenerState,
-               winner: Candidate | None, shows: Shows) -> Layer:
+               winner: Candidate | None, shows: Shows,
+               kept: Kept[LayerKey, RouteResult, Taken]) -> Taken:
     """The layer of ``winner``, the rule that takes the request on ``listener`` (None: no
-    rule does, a 404), shown as ``shows`` allows."""
+    rule does, a 404), shown as ``shows`` allows; kept while the route's result is (a
+    shared resolver keeps results until what they read changes)."""
     if winner is None:
-        return Layer(entry=f"{state.ref}/{listener.listener.name}",
-                     port=listener.listener.port, backends=[], outcome="404")
-    # A layer follows from the rule and the listener alone, not from the request: kept
-    # while the route's result is (a shared resolver keeps results until what they read
-    # changes), it is built once for every request that rule takes.
+        return Taken(Layer(entry=f"{state.ref}/{listener.listener.name}",
+                           port=listener.listener.port, backends=[], outcome="404"))
     result = resolver.resolve(winner.route)
     named = shows(winner.route.record.key)
     namespace = winner.route.record.namespace
@@ -61,18 +72,28 @@ def rule_layer(resolver: Resolver, state: GatewayState, listener: ListenerState,
     hidden = frozenset(i for i, b in enumerate(result.backends)
                        if b.ref.rule == winner.rule and b.ref.namespace != namespace
                        and not shows(make_key(Kind.SERVICE, b.ref.namespace, b.ref.name)))
-    key = (id(result), winner.rule, winner.match, id(listener), named, hidden)
-    held = _LAYERS.get(key)
-    if held is not None and held[0] is result and held[1] is listener:
-        return held[2]
+    key = (winner.route.record.key, winner.rule, winner.match, listener, named, hidden)
+    return kept.get(key, result,
+                    lambda held: _taken(held, state, listener, winner, named, hidden))
+
+
+def _taken(result: RouteResult, state: GatewayState, listener: ListenerState,
+           winner: Candidate, named: bool, hidden: frozenset[int]) -> Taken:
     layer = _new_layer(result, state, listener, winner, named, hidden)
-    if len(_LAYERS) >= _LAYERS_KEPT:
-        _LAYERS.clear()
-    _LAYERS[key] = (result, listener, layer)
-    return layer
-
-
-_LAYERS_KEPT = 4096
+    if layer.outcome not in ("500", "503"):
+        return Taken(layer)
+    return Taken(layer, codes.REQUEST_GETS_ERROR.finding(
+        ref(winner.route.record) if named else None, "",
+        detail="Every backendRef of the rule that takes the request has weight 0, so "
+        "no request is forwarded." if layer.backends and not any(
+            b.weight for b in layer.backends if not b.mirror) else
+        "The rule that takes the request has no usable backend: "
+        + "; ".join(f"{b.backend} {b.reason or _ready(b.ready_endpoints)}"
+                    for b in layer.backends) if layer.backends else
+        "The rule that takes the request has no backendRefs." if named else
+        "The rule that takes the request has no usable backend.",
+        suggestion="Fix the backendRefs (run check_route_resolution) or the "
+        "backend Service's endpoints (run diagnose_service)."))
 
 
 def _new_layer(result: RouteResult, state: GatewayState, listener: ListenerState,
@@ -116,51 +137,15 @@ def _new_layer(result: RouteResult, state: GatewayState, listener: ListenerState
                  filters=filters or None, backends=shares, outcome=outcome)
 
 
-_ERRORS: dict[int, tuple[Layer, Finding]] = {}
-
-
-def error_finding(layer: Layer, winner: Candidate, described: str) -> Finding:
-    """REQUEST_GETS_ERROR for a layer that answers 500 or 503. All but the summary follows
-    from the layer (kept per rule and listener, see ``rule_layer``): built once per layer, and
-    per request only copied with the request in its summary."""
-    held = _ERRORS.get(id(layer))
-    if held is None or held[0] is not layer:
-        named = not layer.hidden
-        template = codes.REQUEST_GETS_ERROR.finding(
-            ref_of(winner.route.record) if named else None, "",
-            detail="Every backendRef of the rule that takes the request has weight 0, so "
-            "no request is forwarded." if layer.backends and not any(
-                b.weight for b in layer.backends if not b.mirror) else
-            "The rule that takes the request has no usable backend: "
-            + "; ".join(f"{b.backend} {b.reason or _ready(b.ready_endpoints)}"
-                        for b in layer.backends) if layer.backends else
-            "The rule that takes the request has no backendRefs." if named else
-            "The rule that takes the request has no usable backend.",
-            suggestion="Fix the backendRefs (run check_route_resolution) or the "
-            "backend Service's endpoints (run diagnose_service).")
-        if len(_ERRORS) >= _LAYERS_KEPT:
-            _ERRORS.clear()
-        held = _ERRORS[id(layer)] = (layer, template)
+def error_finding(taken: Taken, winner: Candidate, described: str) -> Finding:
+    """REQUEST_GETS_ERROR for a layer that answers 500 or 503, its summary naming the
+    request."""
+    layer = taken.layer
+    assert taken.error is not None, "only a layer answering 500 or 503 has one"
     taken_by = HIDDEN_ROUTE if layer.hidden else winner.label
-    return held[1].with_summary(f"{described}: {taken_by} answers {layer.outcome}")
+    return taken.error.with_summary(f"{described}: {taken_by} answers {layer.outcome}")
 
 
 def _ready(count: int | None) -> str:
     # None: not known from the input, or the Service is in a namespace the caller may not read
     return "ready endpoints not shown" if count is None else f"{count} ready"
-
-
-_REFS: dict[int, tuple[Record, ResourceRef]] = {}
-
-
-def ref_of(record: Record) -> ResourceRef:
-    """``base.ref``, kept per record (frozen either way): a finding per layer otherwise
-    builds the same reference on every answer."""
-    held = _REFS.get(id(record))
-    if held is not None and held[0] is record:
-        return held[1]
-    if len(_REFS) >= _LAYERS_KEPT:
-        _REFS.clear()
-    found = ref(record)
-    _REFS[id(record)] = (record, found)
-    return found
