@@ -60,7 +60,7 @@ _KEPT_AS = "routing.gateway_requests"
 _ENTRIES_KEPT = 4096
 _ROUTES_KEPT = 20_000
 
-# Programmed HTTP listeners of a Gateway by port, the most specific hostname first on each
+# A Gateway's programmed HTTP listeners: (port, its listeners, most specific hostname first)
 ByPort = list[tuple[int, list[ListenerState]]]
 
 
