@@ -23,7 +23,7 @@ HIDDEN_ROUTE = "a route in a namespace you may not read"
 HIDDEN_GATEWAY = "a Gateway in a namespace you may not read"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Asked:
     """One request as the caller asks about it: where it enters and what it should reach."""
 
