@@ -34,10 +34,9 @@ from netsight.analyzers.routing.gateway_objects import (
     is_gateway_api,
     parent_gateways,
 )
+from netsight.analyzers.routing.gateway_requests import entry_listeners
 from netsight.analyzers.routing.requests import Request, best_hostname, candidates
 from netsight.analyzers.tools import call_tool
-from netsight.analyzers.tools.diff_routes import Args as DiffArgs
-from netsight.analyzers.tools.diff_routes import _entry_listeners
 from netsight.graph.store.live import (
     EventType,
     GraphStore,
@@ -99,7 +98,6 @@ def naive_every_gateway(view: GraphView, host: str, path: str) -> list[tuple[str
     """The baseline: (entry, the route taking the request) at every Gateway, every route
     of the cluster read for each, nothing indexed and nothing kept between queries."""
     request = Request(host, path)
-    args = DiffArgs(host=host, path=path)
     resolver = Resolver(view)  # fresh per query
     answer = []
     for record in sorted(view.for_each(GATEWAY), key=lambda r: r.key):
@@ -107,7 +105,7 @@ def naive_every_gateway(view: GraphView, host: str, path: str) -> list[tuple[str
             if is_gateway_api(record) else None
         if state is None:
             continue
-        for listener in _entry_listeners(state, args, host):
+        for listener in entry_listeners(state, host, None):
             found = []
             for route_record in view.for_each(HTTP_ROUTE):
                 if (record.namespace, record.name) not in parent_gateways(route_record):

@@ -84,6 +84,6 @@ def test_grpc_method_match_reads_service_and_method_from_the_path() -> None:
     ("2001:db8::1", "2001:db8::1"), ("10.0.0.1:80", "10.0.0.1"),
 ])
 def test_the_request_host_drops_only_the_port(given: str, host: str) -> None:
-    from netsight.analyzers.tools.diff_routes import request_host
+    from netsight.analyzers.routing.requests import request_host
 
     assert request_host(given) == host

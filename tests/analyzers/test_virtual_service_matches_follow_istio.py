@@ -9,18 +9,20 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.routing import istio_routes as vsr
+from netsight.analyzers.routing.istio_delegation import match_conflict, merge_rule
+from netsight.analyzers.routing.istio_matches import Fit, match_fit
+from netsight.analyzers.routing.istio_rules import Source, Via
 from netsight.analyzers.routing.requests import Request
 
 REQUEST = Request("shop.example.com", "/Reviews/42", "GET", {"End-User": "jason"},
                   {"debug": "1"})
-MESH = vsr.Via()
+MESH = Via()
 
 
 def fit(match: dict[str, Any], *, port: int | None = None,
-        labels: dict[str, str] | None = None) -> vsr.Fit:
-    return vsr.match_fit(match, REQUEST, authority="shop.example.com", via=MESH,
-                         vs_namespace="shop", port=port, source=vsr.Source("web", labels))
+        labels: dict[str, str] | None = None) -> Fit:
+    return match_fit(match, REQUEST, authority="shop.example.com", via=MESH,
+                     vs_namespace="shop", port=port, source=Source("web", labels))
 
 
 @pytest.mark.parametrize(("match", "expected"), [
@@ -85,17 +87,17 @@ def test_source_labels_and_port_decide_when_given() -> None:
 ])
 def test_a_delegate_match_must_lie_within_its_roots(root: Any, leaf: Any,
                                                     conflict: bool) -> None:
-    assert vsr._match_conflict({"uri": root} if root else {}, {"uri": leaf}) is conflict
+    assert match_conflict({"uri": root} if root else {}, {"uri": leaf}) is conflict
 
 
 def test_a_merged_delegate_rule_inherits_what_it_does_not_set() -> None:
     root = {"match": [{"uri": {"prefix": "/r"}, "headers": {"a": {"exact": "1"}}}],
             "timeout": "5s", "delegate": {"name": "d"}}
-    merged = vsr._merge_rule(root, {"match": [{"uri": {"prefix": "/r/x"},
-                                               "headers": {"b": {"exact": "2"}}}],
-                                    "route": [{"destination": {"host": "x"}}]})
+    merged = merge_rule(root, {"match": [{"uri": {"prefix": "/r/x"},
+                                          "headers": {"b": {"exact": "2"}}}],
+                               "route": [{"destination": {"host": "x"}}]})
     assert merged is not None
     assert merged["timeout"] == "5s"
     assert merged["match"] == [{"uri": {"prefix": "/r/x"},
                                 "headers": {"a": {"exact": "1"}, "b": {"exact": "2"}}}]
-    assert vsr._merge_rule(root, {"match": [{"uri": {"prefix": "/other"}}]}) is None
+    assert merge_rule(root, {"match": [{"uri": {"prefix": "/other"}}]}) is None

@@ -5,30 +5,21 @@ then, and the Gateway's are not (nor are a ListenerSet's for a Gateway parentRef
 ListenerSet its Gateway does not accept has no listener on it: the route is not accepted
 there (NoMatchingParent); one whose acceptance is undecided leaves the route undecided.
 
-For each parentRef (ParentReference, v1): the listeners named by ``sectionName`` and
-``port`` (both must match when both are set; NoMatchingParent when none is left), then
-those whose ``allowedRoutes`` admit the route's kind and namespace (NotAllowedByListeners),
-then those whose hostname intersects the route's (NoMatchingListenerHostname). A parent
-accepts the route when at least one listener is left. ResolvedRefs is the route's own:
-every backendRef must resolve. A listener's ``attachedRoutes`` counts the routes attached
-to it by parentRefs and allowedRoutes (with the hostname intersection, as the conformance
-test GatewayWithAttachedRoutes counts), whatever their other conditions: ListenerStatus
-"MUST count successfully attached Routes that may themselves have Accepted: false".
-
-``allowedRoutes.namespaces.from: Selector`` is matched against the labels of the route's
-Namespace object. When that object is not in the input (or Namespaces cannot be listed),
-only ``kubernetes.io/metadata.name``, which the API server sets on every namespace, is
-known: a selector reading any other label leaves the listener's answer undecided.
+Which listeners of a parent admit a route is routing/listener_admission.py. ResolvedRefs is
+the route's own: every backendRef must resolve. A listener's ``attachedRoutes`` counts the
+routes attached to it by parentRefs and allowedRoutes (with the hostname intersection, as
+the conformance test GatewayWithAttachedRoutes counts), whatever their other conditions:
+ListenerStatus "MUST count successfully attached Routes that may themselves have Accepted:
+false".
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from netsight.analyzers.routing import conditions as c
-from netsight.analyzers.routing import gamma, gateways, hostnames, listenersets, rules
+from netsight.analyzers.routing import gamma, gateways, listenersets, rules
 from netsight.analyzers.routing.backend_tls import (
     BACKEND_TLS_POLICY,
     CONFIG_MAP,
@@ -39,7 +30,6 @@ from netsight.analyzers.routing.gateway_objects import (
     GATEWAY_CLASS,
     GATEWAY_GROUP,
     GRPC_ROUTE,
-    HOSTNAME_KINDS,
     HTTP_ROUTE,
     LISTENER_SET_KINDS,
     REFERENCE_GRANT,
@@ -53,15 +43,24 @@ from netsight.analyzers.routing.gateway_objects import (
     is_gateway_api,
     read_route,
 )
-from netsight.analyzers.routing.references import BackendResolution, Grants, resolve_backend
+from netsight.analyzers.routing.listener_admission import (
+    NAMESPACE_NAME_LABEL,
+    accept,
+    hostnames_meet,
+    seniority,
+)
+from netsight.analyzers.routing.references import (
+    BackendResolution,
+    Grants,
+    resolve_backend,
+    resolved_refs,
+)
+from netsight.analyzers.routing.rules import partially_invalid, refused_rules
 from netsight.graph.model.kinds import Kind, Rel, make_key, parse_key
 from netsight.graph.model.records import Record
-from netsight.graph.model.selectors import LabelSelector
 from netsight.graph.store.live import GraphView
 from netsight.graph.store.overlay import OverlayView
 from netsight.graph.store.scoped import unrestricted
-
-NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 
 @dataclass
@@ -274,14 +273,14 @@ class Resolver:
         backends = [resolve_backend(self.full, self.grants, route, ref, self._ready,
                                     self.backend_tls, self.shows)
                     for ref in route.backend_refs]
-        resolved = _resolved_refs(backends)
+        resolved = resolved_refs(backends)
         dropped = rules.invalid_rules(route)
         notes: list[str] = []
-        refused = _refused_rules(backends)
+        refused = refused_rules(backends)
         parents = [self._parent(route, ref, resolved, dropped, notes)
                    for ref in route.parent_refs]
         for parent in parents:
-            _partially_invalid(parent, route, dropped, refused)
+            partially_invalid(parent.conditions, route, dropped, refused)
         controllers = sorted({p.gateway.controller for p in parents
                               if p.gateway is not None and p.gateway.controller})
         for backend in backends:
@@ -341,8 +340,9 @@ class Resolver:
             for ref in route.parent_refs:
                 if (ref.is_gateway or ref.is_listener_set) \
                         and (ref.kind, ref.namespace, ref.name) == where:
-                    _, accepting, undecided = self._accept(route, ref, listeners,
-                                                           f"{parent.kind} {ref.parent}")
+                    _, accepting, undecided = accept(route, ref, listeners,
+                                                     f"{parent.kind} {ref.parent}",
+                                                     self.namespace_labels)
                     attached.update(id(ls) for ls in accepting)
                     unsure.update(id(ls) for ls in undecided)
             for listener in listeners:
@@ -439,7 +439,8 @@ class Resolver:
                           candidates: list[gateways.ListenerState], what: str,
                           resolved: c.Cond, dropped: dict[int, tuple[str, str]],
                           notes: list[str], *, hidden: bool = False) -> ParentResult:
-        accepted, listeners, undecided = self._accept(route, ref, candidates, what)
+        accepted, listeners, undecided = accept(route, ref, candidates, what,
+                                                self.namespace_labels)
         attached = listeners
         if undecided:
             unknown = ", ".join(ls.listener.name for ls in undecided)
@@ -476,20 +477,20 @@ class Resolver:
         if not self.full.count(GRPC_ROUTE):
             return accepted, listeners  # the common case: no GRPCRoute anywhere
         other = GRPC_ROUTE if route.kind == HTTP_ROUTE else HTTP_ROUTE
-        mine = _seniority(route)
+        mine = seniority(route)
         # Rivals in namespaces the caller may not read hold listeners all the same.
         rivals = []
         for record in self.full.neighbors(gateway.record.key, Rel.ATTACHES_TO, incoming=True,
                                           kind=other):
             if is_gateway_api(record):
                 rival = self.route(record)
-                if _seniority(rival) < mine:
+                if seniority(rival) < mine:
                     rivals.append(rival)
         kept, lost = [], []
         for listener in listeners:
             winner = next((rival for rival in rivals
                            if self._attaches(rival, gateway, listener)
-                           and _hostnames_meet(listener, route, rival)), None)
+                           and hostnames_meet(listener, route, rival)), None)
             if winner is None:
                 kept.append(listener)
             else:
@@ -512,119 +513,11 @@ class Resolver:
         for ref in route.parent_refs:
             if ref.is_gateway and (ref.namespace, ref.name) == (gateway.record.namespace,
                                                                 gateway.record.name):
-                accepted, listeners, _ = self._accept(route, ref, gateway.listeners,
-                                                      f"Gateway {ref.parent}")
+                accepted, listeners, _ = accept(route, ref, gateway.listeners,
+                                                f"Gateway {ref.parent}", self.namespace_labels)
                 if accepted.ok and listener in listeners:
                     return True
         return False
-
-    def _accept(self, route: Route, ref: ParentRef, listeners: list[gateways.ListenerState],
-                what: str,
-                ) -> tuple[c.Cond, list[gateways.ListenerState], list[gateways.ListenerState]]:
-        """(Accepted, the listeners that accept the route, the listeners whose answer is
-        undecided because the route's namespace labels are unknown), among ``listeners``,
-        those of the parent the parentRef names (``what``: "Gateway ns/name")."""
-        candidates = [ls for ls in listeners
-                      if (ref.section_name is None or ls.listener.name == ref.section_name)
-                      and (ref.port is None or ls.listener.port == ref.port)]
-        if not candidates:
-            wanted = " and ".join(x for x in (
-                f"name {ref.section_name}" if ref.section_name else "",
-                f"port {ref.port}" if ref.port is not None else "") if x)
-            return c.false(c.NO_MATCHING_PARENT,
-                           f"{what} has no listener with {wanted}"), [], []
-        verdicts = [(ls, self._allows(ls, route)) for ls in candidates]
-        allowed = [ls for ls, ok in verdicts if ok]
-        undecided = [ls for ls, ok in verdicts if ok is None]
-        if route.kind in HOSTNAME_KINDS and route.hostnames:
-            undecided = [ls for ls in undecided
-                         if hostnames.effective(ls.hostname, route.hostnames) != []]
-        if not allowed:
-            return c.false(c.NOT_ALLOWED_BY_LISTENERS,
-                           f"no listener of {what} allows {route.kind} from namespace "
-                           f"{route.record.namespace}"), [], undecided
-        if route.kind in HOSTNAME_KINDS and route.hostnames:
-            allowed = [ls for ls in allowed
-                       if hostnames.effective(ls.hostname, route.hostnames) != []]
-            if not allowed:
-                return c.false(c.NO_MATCHING_LISTENER_HOSTNAME,
-                               f"no listener hostname of {what} intersects "
-                               f"{', '.join(route.hostnames)}"), [], undecided
-        names = ", ".join(ls.listener.name for ls in allowed)
-        return c.true(c.ACCEPTED, f"accepted by listener(s) {names}"), allowed, undecided
-
-    def _allows(self, listener: gateways.ListenerState, route: Route) -> bool | None:
-        """Whether the listener's allowedRoutes admit the route; None: undecided."""
-        if route.kind not in listener.supported_kinds:
-            return False
-        source = listener.listener.from_namespaces
-        if source == "All":
-            return True
-        if source == "Same":
-            # The namespace of the object declaring the listener (a ListenerSet's own).
-            assert listener.owner is not None
-            return route.record.namespace == listener.owner.namespace
-        if source == "Selector" and listener.selector is not None:
-            labels, missing = self.namespace_labels(route.record.namespace)
-            if missing is None or _reads_only_name(listener.selector):
-                return listener.selector.matches(labels)
-            return None
-        return False
-
-
-def _reads_only_name(selector: LabelSelector) -> bool:
-    """Whether the selector reads no label but the one every namespace carries."""
-    keys = {key for key, _ in selector.match_labels} | {r.key for r in selector.requirements}
-    return keys <= {NAMESPACE_NAME_LABEL}
-
-
-def _seniority(route: Route) -> tuple[str, str]:
-    # Oldest first (an unknown creation time counts as newest), then namespace/name.
-    return route.record.created or "9999", route.ref
-
-
-def _hostnames_meet(listener: gateways.ListenerState, a: Route, b: Route) -> bool:
-    mine = hostnames.effective(listener.hostname, a.hostnames)
-    theirs = hostnames.effective(listener.hostname, b.hostnames)
-    if mine is None or theirs is None:
-        return True  # one of them serves every hostname
-    return any(hostnames.intersect(x, y) is not None for x in mine for y in theirs)
-
-
-def _refused_rules(backends: list[BackendResolution]) -> dict[int, str]:
-    """Rule index -> why, for rules whose ExternalAuth filter calls a backendRef that does
-    not resolve. Such a rule is invalid but not dropped: the filter cannot be skipped, so
-    the requests it matches are refused (403 or 5xx; conformance
-    HTTPRouteExternalAuthPartiallyInvalid), and a route made only of such rules stays
-    Accepted (HTTPRouteExternalAuthBackendRefNotFound)."""
-    return {b.ref.rule: b.message for b in backends
-            if b.ref.external_auth and b.reason not in (None, c.PENDING)}
-
-
-def _partially_invalid(parent: ParentResult, route: Route, dropped: Mapping[int, object],
-                       refused: dict[int, str]) -> None:
-    """RouteConditionPartiallyInvalid for rules refused by an unresolved ExternalAuth
-    backendRef, when the route also has valid rules ("a combination of both valid and
-    invalid rules")."""
-    refused = {i: why for i, why in refused.items() if i not in dropped}
-    accepted = parent.conditions[c.ACCEPTED]
-    if not refused or not accepted.ok or len(refused) + len(dropped) >= len(route.rules):
-        return
-    message = "; ".join(f"rule {i} refuses its requests: {why}"
-                        for i, why in sorted(refused.items()))
-    earlier = parent.conditions.get(c.PARTIALLY_INVALID)
-    parent.conditions[c.PARTIALLY_INVALID] = c.true(
-        c.UNSUPPORTED_VALUE, f"{earlier.message}; {message}" if earlier else message)
-
-
-def _resolved_refs(backends: list[BackendResolution]) -> c.Cond:
-    failed = [b for b in backends if not b.ok]
-    if not failed:
-        return c.true(c.RESOLVED_REFS, f"all {len(backends)} backendRef(s) resolved")
-    first = failed[0]
-    more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
-    assert first.reason is not None
-    return c.false(first.reason, first.message + more)
 
 
 def _out_of_sight(result: ParentResult, ref: ParentRef) -> ParentResult:

@@ -2,12 +2,12 @@
 one host, without reading every route of every Gateway.
 
 diff_routes entering at every Gateway that serves a host would otherwise read each
-Gateway's routes (5k routes over 50 Gateways). The index maps each precise hostname and
-each wildcard (``*.example.com``) to the routes naming it, plus the routes naming none
-(they take any host their listener takes). It is built once, kept with the graph
-(``GraphView.derived``) and moved forward by the route changes of the change ring; under an
-:class:`~netsight.graph.store.overlay.OverlayView` the base's index is adjusted by the overlay's
-delta, so a what-if answer costs what its delta costs.
+Gateway's routes. The index maps each precise hostname and each wildcard
+(``*.example.com``) to the routes naming it, plus the routes naming none (they take any
+host their listener takes). It is built once, kept with the graph (``GraphView.derived``)
+and moved forward by the route changes of the change ring; under an
+:class:`~netsight.graph.store.overlay.OverlayView` the base's index is adjusted by the
+overlay's delta, so a what-if answer costs what its delta costs.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ of them can be programmed. ``status.attachedListenerSets`` of the Gateway counts
 Accepted ones.
 
 Creation time decides between ListenerSets; one without ``creationTimestamp`` (in manifests:
-not created yet) counts as newest, as routes do (attachment._seniority), and the tie falls to
+not created yet) counts as newest, as routes do (listener_admission.seniority), and the tie falls to
 "namespace/name".
 """
 

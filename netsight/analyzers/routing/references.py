@@ -212,3 +212,15 @@ def resolve_certificate(view: GraphView, grants: Grants, gateway: Record,
         return c.INVALID_CERTIFICATE_REF, f"{where}: Secret data is malformed ({problem})", \
             True
     return None, f"{where}: resolved", True
+
+
+def resolved_refs(backends: list[BackendResolution]) -> c.Cond:
+    """ResolvedRefs of a route: True when every backendRef resolves, else the first
+    failure's reason."""
+    failed = [b for b in backends if not b.ok]
+    if not failed:
+        return c.true(c.RESOLVED_REFS, f"all {len(backends)} backendRef(s) resolved")
+    first = failed[0]
+    more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+    assert first.reason is not None
+    return c.false(first.reason, first.message + more)

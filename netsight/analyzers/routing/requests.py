@@ -14,7 +14,7 @@ RE2 refuses are dropped by ``rules.invalid_rules``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -63,6 +63,16 @@ def host_rank(hostname: str | None) -> tuple[int, int]:
     if hostnames.is_wildcard(hostname):
         return (0, len(hostname))
     return (len(hostname), len(hostname))
+
+
+def request_host(value: str) -> str:
+    """The host a request names, without its port: ``shop.example.com:8443`` ->
+    ``shop.example.com``, ``[2001:db8::1]:80`` -> ``2001:db8::1`` (an IPv6 literal keeps its
+    colons), lowercased as DNS names compare."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1:value.index("]")] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
 
 
 def best_hostname(effective: list[str] | None, host: str) -> tuple[bool, str | None]:
@@ -126,7 +136,7 @@ def _all(tests: list[_Test]) -> _Test:
 
 def http_test(spec: Mapping[str, Any]) -> _Test:
     """An HTTPRouteMatch as a predicate over requests, read once (diff_routes keeps it
-    with the parsed route)."""
+    with the parsed route, see ``compile_matches``)."""
     path = as_map(spec.get("path")) or {"type": "PathPrefix", "value": "/"}
     path_fits = _path_test(str(path.get("type") or "PathPrefix"), str(path.get("value") or "/"))
     tests: list[_Test] = [lambda request: path_fits(request.path)]
@@ -194,31 +204,29 @@ def grpc_rank(spec: Mapping[str, Any]) -> tuple[int, int, int]:
 
 
 def candidates(route: Route, hostname: str | None, request: Request,
-               dropped: Container[int]) -> list[Candidate]:
+               dropped: Container[int], matches: Sequence[Match] | None = None
+               ) -> list[Candidate]:
+    """The route's rule matches that fit the request, ``hostname`` being the route hostname
+    that covers it; ``matches`` are the route's compiled ones, when kept (else compiled)."""
     found = []
     characters, length = host_rank(hostname)
     host = ((-characters, -length),)  # the rank's first item; the rest is the match's
-    for i, j, spec, fits, order in _matches_of(route):
+    for i, j, spec, fits, order in compile_matches(route) if matches is None else matches:
         if i not in dropped and fits(request):
             found.append(Candidate(route, i, j, spec, hostname, host + order))
     return found
 
 
 # (rule, match, spec, the match as a predicate, the rest of its rank after the hostname)
-_Match = tuple[int, int | None, Mapping[str, Any], _Test, tuple[Any, ...]]
-# Route -> its matches: what does not depend on the request, read once per parsed route
-# (diff_routes keeps parsed routes between answers).
-_MATCHES: dict[int, tuple[Route, list[_Match]]] = {}
-_MATCHES_KEPT = 20_000
+Match = tuple[int, int | None, Mapping[str, Any], _Test, tuple[Any, ...]]
 
 
-def _matches_of(route: Route) -> list[_Match]:
-    held = _MATCHES.get(id(route))
-    if held is not None and held[0] is route:
-        return held[1]
+def compile_matches(route: Route) -> list[Match]:
+    """The route's matches, each as a predicate and the rank it sorts by: what does not
+    depend on the request, read once per parsed route where it is kept."""
     grpc = route.kind == GRPC_ROUTE
     created = route.record.created or "9999"  # unknown creation time: treated as newest
-    found: list[_Match] = []
+    found: list[Match] = []
     for i, rule in enumerate(route.rules):
         specs: list[tuple[int | None, Mapping[str, Any]]] = [
             (j, as_map(m)) for j, m in enumerate(as_list(rule.get("matches")))]
@@ -227,9 +235,6 @@ def _matches_of(route: Route) -> list[_Match]:
             order = (tuple(-x for x in specificity), created, route.ref, i,
                      j if j is not None else 0)
             found.append((i, j, spec, grpc_test(spec) if grpc else http_test(spec), order))
-    if len(_MATCHES) >= _MATCHES_KEPT:
-        _MATCHES.clear()
-    _MATCHES[id(route)] = (route, found)
     return found
 
 

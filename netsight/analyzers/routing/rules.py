@@ -5,6 +5,8 @@ IncompatibleFilters (e.g. URLRewrite with RequestRedirect in one HTTPRoute rule)
 with some such rules drops them (PartiallyInvalid); with only such rules it is not accepted.
 A RegularExpression match is implementation-specific; netsight judges it as Envoy-based
 implementations do, with RE2, and drops a rule whose pattern RE2 refuses (UnsupportedValue).
+A rule whose ExternalAuth filter calls a backendRef that does not resolve is kept, and
+refuses its requests: it too makes the route PartiallyInvalid.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from netsight.analyzers.routing.gateway_objects import (
     as_list,
     as_map,
 )
+from netsight.analyzers.routing.references import BackendResolution
 
 _PATH_TYPES = frozenset({"Exact", "PathPrefix", "RegularExpression"})
 _VALUE_MATCH_TYPES = frozenset({"Exact", "RegularExpression"})
@@ -117,3 +120,29 @@ def _grpc_rule(rule: Mapping[str, Any]) -> tuple[str, str] | None:
         if problem:
             return problem
     return _filters(rule, _GRPC_FILTERS)
+
+
+def refused_rules(backends: list[BackendResolution]) -> dict[int, str]:
+    """Rule index -> why, for rules whose ExternalAuth filter calls a backendRef that does
+    not resolve. Such a rule is invalid but not dropped: the filter cannot be skipped, so
+    the requests it matches are refused (403 or 5xx; conformance
+    HTTPRouteExternalAuthPartiallyInvalid), and a route made only of such rules stays
+    Accepted (HTTPRouteExternalAuthBackendRefNotFound)."""
+    return {b.ref.rule: b.message for b in backends
+            if b.ref.external_auth and b.reason not in (None, c.PENDING)}
+
+
+def partially_invalid(conditions: dict[str, c.Cond], route: Route,
+                      dropped: Mapping[int, object], refused: dict[int, str]) -> None:
+    """RouteConditionPartiallyInvalid for rules refused by an unresolved ExternalAuth
+    backendRef, when the route also has valid rules ("a combination of both valid and
+    invalid rules")."""
+    refused = {i: why for i, why in refused.items() if i not in dropped}
+    accepted = conditions[c.ACCEPTED]
+    if not refused or not accepted.ok or len(refused) + len(dropped) >= len(route.rules):
+        return
+    message = "; ".join(f"rule {i} refuses its requests: {why}"
+                        for i, why in sorted(refused.items()))
+    earlier = conditions.get(c.PARTIALLY_INVALID)
+    conditions[c.PARTIALLY_INVALID] = c.true(
+        c.UNSUPPORTED_VALUE, f"{earlier.message}; {message}" if earlier else message)
