@@ -38,7 +38,6 @@ the per-pod path (``reach.tally`` over ``PolicyEngine``), whose answer is the re
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -49,7 +48,6 @@ from netsight.analyzers.policy.engine import (
     ROOT_NAMESPACE,
     UNEVALUATED,
     PolicyEngine,
-    _model,
 )
 from netsight.analyzers.policy.peers import IPBlock, Namespaces, PortMatch, ports_match
 from netsight.analyzers.policy.reach import (
@@ -78,24 +76,22 @@ MODELED: frozenset[str] = frozenset({
     # Read only by Istio's layer (a port's protocol), which has no say where no Istio
     # policy is: its kinds send their namespaces to the per-pod path.
     Kind.SERVICE})
+# The kinds of policies the engine reads but the set evaluation does not model, besides
+# those it lists as unevaluated.
+UNMODELED: tuple[str, ...] = tuple(sorted(READS - MODELED - {u.kind for u in UNEVALUATED}))
 
 
-def unmodeled_scopes(view: GraphView) -> set[str] | None:
+def _unmodeled_scopes(view: GraphView) -> frozenset[str] | None:
     """Namespaces holding objects of policy kinds the set evaluation does not model (their
     flows go to the per-pod path); None when such an object is cluster-scoped or in the
     mesh root namespace, where it may bear on any flow (the fast path is off)."""
     found: set[str] = set()
-    listed = {u.kind for u in UNEVALUATED}
-    for kind in sorted(READS - MODELED - listed):
+    for kind in UNMODELED:
         for record in view.for_each(kind):
             if not record.namespace or record.namespace == ROOT_NAMESPACE:
                 return None
             found.add(record.namespace)
-    return found
-
-
-_SCOPES: weakref.WeakKeyDictionary[PolicyEngine, tuple[frozenset[str] | None]] = \
-    weakref.WeakKeyDictionary()
+    return frozenset(found)
 
 
 def set_scope(engine: PolicyEngine) -> frozenset[str] | None:
@@ -103,16 +99,12 @@ def set_scope(engine: PolicyEngine) -> frozenset[str] | None:
     unreadable, both admin API versions are in use, Calico policies exist — Calico then
     decides every direction of every pod, ``calico.evaluate`` — or an unmodeled policy
     object is cluster-scoped); else the namespaces whose pods it leaves to the per-pod path
-    (``unmodeled_scopes``: Cilium, Istio and other policy objects there). Kept per engine
-    (one tool call, one view)."""
-    kept = _SCOPES.get(engine)
-    if kept is None:
-        found: frozenset[str] | None = None
-        if not (engine.unreadable() or engine.mixed_versions() or engine.calico_present()):
-            scopes = unmodeled_scopes(engine.view)
-            found = None if scopes is None else frozenset(scopes)
-        kept = _SCOPES[engine] = (found,)
-    return kept[0]
+    (``_unmodeled_scopes``: Cilium, Istio and other policy objects there, kept with the view
+    until one of those kinds changes)."""
+    if engine.unreadable() or engine.mixed_versions() or engine.calico_present():
+        return None
+    return engine.view.derived("policy.unmodeled scopes", UNMODELED,
+                                _unmodeled_scopes)
 
 
 def _scoped_out(uni: Universe, scope: frozenset[str]) -> Bits:
@@ -543,7 +535,7 @@ class TowardFixed:
             return found
         found = kept[namespace] = _NamespacePolicies(records)
         for record in records:
-            model = netpol_model(record)
+            model = self.engine.network_policy(record)
             if self.direction not in model.types:
                 continue
             subjects, _ = uni.selection(view, self.engine.namespaces, None,
@@ -833,12 +825,6 @@ def _admin_peers(rule: anp.Rule, other: Endpoint, ns: Namespaces) -> Tri:
     return found
 
 
-def netpol_model(record: NetworkPolicyRecord) -> netpol.NetPol:
-    model = _model(record, netpol.build)
-    assert isinstance(model, netpol.NetPol)
-    return model
-
-
 def _same(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
     return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
@@ -1123,7 +1109,7 @@ def reachability(engine: PolicyEngine, port: int, protocol: str) -> Matrix | Non
         # engine.network_policies(destination), from the identity's selector owners
         # (applies_to edges come from NetworkPolicies only); the ingress class reads
         # their ingress rules by content, so apps with policies alike share one.
-        policies = [netpol_model(r) for owner, rel in uni.selected[position].items()
+        policies = [engine.network_policy(r) for owner, rel in uni.selected[position].items()
                     if rel is Rel.APPLIES_TO and
                     isinstance(r := view.get(owner), NetworkPolicyRecord)]
         content = _ingress_content(uni, policies)

@@ -90,24 +90,9 @@ _POLICY_KINDS: dict[str, bool] = {
 }
 
 M = TypeVar("M")
-# key -> (record, model): a model is rebuilt only when its record changes (records are
-# immutable, so identity says "unchanged"). Bounded: cleared when it grows past the limit.
-_MODELS: dict[str, tuple[Record, object]] = {}
-_MODEL_LIMIT = 100_000
-_BUILT = [0]  # models built so far: what warm() tells its caller
-_ISTIO_MODELS: dict[str, tuple[GenericRecord, istio_authz.M]] = {}  # the same, for Istio's
-
-
-def _model(record: Record, build: Callable[[M], object]) -> object:
-    cached = _MODELS.get(record.key)
-    if cached is not None and cached[0] is record:
-        return cached[1]
-    _BUILT[0] += 1
-    if len(_MODELS) >= _MODEL_LIMIT:
-        _MODELS.clear()
-    model = build(record)  # type: ignore[arg-type]
-    _MODELS[record.key] = (record, model)
-    return model
+_MODEL_LIMIT = 100_000  # models kept per view at most (cleared past it)
+_APPLICABLE_LIMIT = 50_000  # subjects' answers kept per tiers (cleared past it)
+_ADMIN_KINDS = (anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND)
 
 
 @dataclass
@@ -125,59 +110,90 @@ class Tiers:
     by_namespace: dict[str, tuple[Record | None, list[anp.AdminPolicy],
                                   list[anp.AdminPolicy]]] = field(default_factory=dict)
     # PolicyEngine.applicable across calls: (namespace, labels, host network) -> (the
-    # Namespace record it was found with, admins, baselines, applies by id). Testing 500
-    # subjects was half of a find_blocking_policies.
+    # Namespace record it was found with, admins, baselines, applies by id).
     applicable: dict[tuple[str, tuple[tuple[str, str], ...], bool], tuple[
         Record | None, list[anp.AdminPolicy], list[anp.AdminPolicy], dict[int, Tri]]] = \
         field(default_factory=dict)
+    _networks: tuple[IPBlock, ...] | None = None
+
+    def networks(self) -> tuple[IPBlock, ...]:
+        """Every ``networks`` CIDR of the admin policies' rules."""
+        if self._networks is None:
+            found: dict[IPBlock, None] = {}
+            for policy in (*self.admins, *self.baselines):
+                for admin_rule in (*policy.ingress, *policy.egress):
+                    for admin_peer in admin_rule.peers:
+                        found.update(dict.fromkeys(admin_peer.networks))
+            self._networks = tuple(found)
+        return self._networks
 
 
-_APPLICABLE_LIMIT = 50_000  # subjects' answers kept per tiers (cleared past it)
+@dataclass(eq=False)
+class Kept:
+    """What the policy engine keeps with one view across calls (``GraphView.kept``, so a
+    scoped view keeps its own and an overlay none): a model per policy record, rebuilt
+    only when its record changes (records are immutable, so identity says "unchanged"),
+    and the admin tiers while no admin policy changed."""
+
+    models: dict[str, tuple[Record, object]] = field(default_factory=dict)
+    istio: dict[str, tuple[GenericRecord, istio_authz.M]] = field(default_factory=dict)
+    built: int = 0  # models built so far: what warm() tells its caller
+    # the admin kinds' generations the tiers were collected at, and the tiers
+    tiers: tuple[tuple[int, ...], Tiers] | None = None
+
+    def model(self, record: Record, build: Callable[[M], object]) -> object:
+        cached = self.models.get(record.key)
+        if cached is not None and cached[0] is record:
+            return cached[1]
+        self.built += 1
+        if len(self.models) >= _MODEL_LIMIT:
+            self.models.clear()  # bounded: deleted policies never pile up
+        model = build(record)  # type: ignore[arg-type]
+        self.models[record.key] = (record, model)
+        return model
+
+    def admin_tiers(self, view: GraphView) -> Tiers:
+        # While no admin policy changed in this graph, the tiers last collected stand.
+        generations = tuple(view.kind_generation(kind) for kind in _ADMIN_KINDS)
+        held = self.tiers
+        if held is not None and held[0] == generations:
+            return held[1]
+        records = tuple(r for kind in _ADMIN_KINDS for r in view.for_each(kind))
+        tiers = held[1] if held is not None and held[1].records == records else \
+            self._collect_tiers(records)
+        self.tiers = (generations, tiers)
+        return tiers
+
+    def _collect_tiers(self, records: tuple[Record, ...]) -> Tiers:
+        admins: list[anp.AdminPolicy] = []
+        baselines: list[anp.AdminPolicy] = []
+        for record in records:
+            if not isinstance(record, GenericRecord):
+                continue
+            if record.kind == anp.CNP_KIND:
+                if not cnp.evaluated(record):
+                    continue  # another group or version: see UNEVALUATED
+                model = self.model(record, cnp.build)
+            elif not record.api_version.startswith(anp.GROUP + "/") or (
+                    record.kind == anp.BANP_KIND and record.name != anp.BANP_NAME):
+                continue  # the API server admits no other BANP name
+            else:
+                model = self.model(record, anp.build)
+            assert isinstance(model, anp.AdminPolicy)
+            (baselines if model.baseline else admins).append(model)
+        for tier in (admins, baselines):
+            tier.sort(key=lambda p: (p.priority, p.record.name))
+        kinds = frozenset(p.record.kind for tier in (admins, baselines) for p in tier)
+        return Tiers(records, admins, baselines, kinds)
 
 
-_TIERS: Tiers | None = None
-_ADMIN_KINDS = (anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND)
-
-
-def _tiers(view: GraphView) -> Tiers:
-    # policy-scale: while no admin policy changed in this graph, the tiers last built from
-    # it stand; collecting their records again cost a sixth of a find_blocking_policies.
-    generations = tuple(view.kind_generation(kind) for kind in _ADMIN_KINDS)
-    kept = view.kept().get("policy.tiers")
-    if kept is not None and kept[0] == generations and isinstance(kept[1], Tiers) \
-            and kept[1] is _TIERS:
-        return kept[1]
-    tiers = _collect_tiers(view)
-    view.kept()["policy.tiers"] = (generations, tiers)
-    return tiers
-
-
-def _collect_tiers(view: GraphView) -> Tiers:
-    global _TIERS
-    records = tuple(r for kind in _ADMIN_KINDS for r in view.for_each(kind))
-    if _TIERS is not None and _TIERS.records == records:
-        return _TIERS
-    admins: list[anp.AdminPolicy] = []
-    baselines: list[anp.AdminPolicy] = []
-    for record in records:
-        if not isinstance(record, GenericRecord):
-            continue
-        if record.kind == anp.CNP_KIND:
-            if not cnp.evaluated(record):
-                continue  # another group or version: see UNEVALUATED
-            model = _model(record, cnp.build)
-        elif not record.api_version.startswith(anp.GROUP + "/") or (
-                record.kind == anp.BANP_KIND and record.name != anp.BANP_NAME):
-            continue  # the API server admits no other BANP name
-        else:
-            model = _model(record, anp.build)
-        assert isinstance(model, anp.AdminPolicy)
-        (baselines if model.baseline else admins).append(model)
-    for tier in (admins, baselines):
-        tier.sort(key=lambda p: (p.priority, p.record.name))
-    kinds = frozenset(p.record.kind for tier in (admins, baselines) for p in tier)
-    _TIERS = Tiers(records, admins, baselines, kinds)
-    return _TIERS
+def kept(view: GraphView) -> Kept:
+    """The engine's keepings for ``view`` (fresh for a view that keeps nothing)."""
+    store = view.kept()
+    found = store.get("policy.engine")
+    if not isinstance(found, Kept):
+        found = store["policy.engine"] = Kept()
+    return found
 
 
 class PolicyEngine:
@@ -190,6 +206,7 @@ class PolicyEngine:
         # many peers at once); verdicts, steps and reasons are the same.
         self.explain = explain
         self.namespaces = Namespaces(view)
+        self.kept = kept(view)
         self._tiers: Tiers | None = None
         self._unreadable: tuple[str, ...] | None = None
         self._applicable: dict[tuple[str, int, bool], tuple[
@@ -199,7 +216,8 @@ class PolicyEngine:
                                 tuple[tuple[str, ...], tuple[str, ...]]] = {}
         # HTTP attributes (method, path, host) only Istio's authorization reads.
         self.istio = istio_authz.IstioLayer(view, self.namespaces,
-                                            request or istio_authz.Request(), _ISTIO_MODELS)
+                                            request or istio_authz.Request(),
+                                            self.kept.istio)
         self._calico_present: bool | None = None
         self._cilium_by_ns: dict[str | None, list[cilium.CiliumPolicy]] = {}
         self._calico_by_ns: dict[str | None, list[calico.CalicoPolicy]] = {}
@@ -207,10 +225,14 @@ class PolicyEngine:
 
     # --- policies --------------------------------------------------------------------
 
+    def model(self, record: Record, build: Callable[[M], object]) -> object:
+        """``build(record)``, kept with the view for as long as the record is the same."""
+        return self.kept.model(record, build)
+
     @property
     def tiers(self) -> Tiers:
         if self._tiers is None:
-            self._tiers = _tiers(self.view)
+            self._tiers = self.kept.admin_tiers(self.view)
         return self._tiers
 
     def admin_policies(self) -> tuple[list[anp.AdminPolicy], list[anp.AdminPolicy]]:
@@ -288,10 +310,14 @@ class PolicyEngine:
         for record in self.view.neighbors(subject.key, Rel.APPLIES_TO, incoming=True,
                                           kind=Kind.NETWORK_POLICY):
             assert isinstance(record, NetworkPolicyRecord)
-            model = _model(record, netpol.build)
-            assert isinstance(model, netpol.NetPol)
-            found.append(model)
+            found.append(self.network_policy(record))
         return found
+
+    def network_policy(self, record: NetworkPolicyRecord) -> netpol.NetPol:
+        """The model of one NetworkPolicy, kept with the view."""
+        model = self.model(record, netpol.build)
+        assert isinstance(model, netpol.NetPol)
+        return model
 
     def cilium_policies(self, subject: Endpoint) -> list[cilium.CiliumPolicy]:
         """The CNPs of the subject's namespace and every CCNP (cilium.io), sorted by key."""
@@ -305,7 +331,7 @@ class PolicyEngine:
             for record in self.view.for_each(kind, scope):
                 if isinstance(record, GenericRecord) and \
                         record.api_version.startswith(cilium.GROUP + "/"):
-                    model = _model(record, cilium.build)
+                    model = self.model(record, cilium.build)
                     assert isinstance(model, cilium.CiliumPolicy)
                     found.append(model)
         found.sort(key=lambda p: p.record.key)
@@ -329,7 +355,7 @@ class PolicyEngine:
             scope = None if kind == calico.GNP_KIND else subject.namespace
             for record in self.view.for_each(kind, scope):
                 if isinstance(record, GenericRecord) and calico.is_calico(record):
-                    model = _model(record, calico.build)
+                    model = self.model(record, calico.build)
                     assert isinstance(model, calico.CalicoPolicy)
                     found.append(model)
         self._calico_by_ns[subject.namespace] = found
@@ -341,7 +367,7 @@ class PolicyEngine:
         for kind in calico.POLICY_KINDS:
             for record in self.view.for_each(kind):
                 if isinstance(record, GenericRecord) and calico.is_calico(record):
-                    model = _model(record, calico.build)
+                    model = self.model(record, calico.build)
                     assert isinstance(model, calico.CalicoPolicy)
                     for rule in (*model.ingress, *model.egress):
                         for end in (rule.source, rule.destination):
@@ -393,7 +419,7 @@ class PolicyEngine:
             for record in self.view.for_each(kind):
                 if isinstance(record, GenericRecord) and \
                         record.api_version.startswith(cilium.GROUP + "/"):
-                    model = _model(record, cilium.build)
+                    model = self.model(record, cilium.build)
                     assert isinstance(model, cilium.CiliumPolicy)
                     found.update(dict.fromkeys(model.blocks()))
         return tuple(found)
@@ -583,8 +609,8 @@ def warm(view: GraphView, namespace: str | None) -> int:
     peer authentication, the admin tiers and their narrowing to the namespace. Answers do
     not change: a call finds the models it would have built. Returns how many models were
     built (0: nothing was cold)."""
-    built = _BUILT[0]
     engine = PolicyEngine(view)
+    built = engine.kept.built
     if namespace is None:
         _ = engine.tiers  # the admin policies' models, sorted and kept with the graph
         kinds: tuple[tuple[str, Callable[[GenericRecord], bool], Callable[[Any], object]], ...] \
@@ -596,13 +622,13 @@ def warm(view: GraphView, namespace: str | None) -> int:
                  *((kind, calico.is_calico, calico.build) for kind in calico.NP_KINDS))
         for record in view.for_each(Kind.NETWORK_POLICY, namespace):
             if isinstance(record, NetworkPolicyRecord):
-                _model(record, netpol.build)
+                engine.network_policy(record)
     for kind, wanted, build in kinds:
         for record in view.for_each(kind, namespace):
             if isinstance(record, GenericRecord) and wanted(record):
-                _model(record, build)
+                engine.model(record, build)
     istio = engine.istio.warm(namespace) if namespace is not None else 0
-    return _BUILT[0] - built + istio
+    return engine.kept.built - built + istio
 
 
 def _cilium(record: GenericRecord) -> bool:

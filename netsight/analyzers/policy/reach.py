@@ -37,7 +37,7 @@ from netsight.analyzers.core import deadline
 from netsight.analyzers.core.contracts import Model
 from netsight.analyzers.policy import istio_authz, istio_mesh, netpol
 from netsight.analyzers.policy.endpoints import Endpoint, external, from_pod, live
-from netsight.analyzers.policy.engine import PolicyEngine, _model
+from netsight.analyzers.policy.engine import PolicyEngine
 from netsight.analyzers.policy.peers import IPBlock, Network, ports_match
 from netsight.analyzers.policy.results import DetailAware
 from netsight.analyzers.policy.verdict import Direction, DirectionVerdict, Tri, Verdict
@@ -200,9 +200,7 @@ def policy_blocks(engine: PolicyEngine, subjects: Iterable[Endpoint] | None = No
     if subjects is None:
         for record in engine.view.for_each(Kind.NETWORK_POLICY):
             if isinstance(record, NetworkPolicyRecord):
-                model = _model(record, netpol.build)
-                assert isinstance(model, netpol.NetPol)
-                models.append(model)
+                models.append(engine.network_policy(record))
     else:
         for subject in subjects:
             models.extend(engine.network_policies(subject))
@@ -213,30 +211,13 @@ def policy_blocks(engine: PolicyEngine, subjects: Iterable[Endpoint] | None = No
             for peer in rule.peers or ():
                 if peer.ip_block is not None:
                     found[peer.ip_block] = None
-    found.update(dict.fromkeys(_admin_blocks(engine)))
+    found.update(dict.fromkeys(engine.tiers.networks()))
     if subjects is None or direction is Direction.INGRESS:
         # Istio compares the source's address at the destination.
         found.update(dict.fromkeys(istio_authz.cidrs(engine.view)))
     found.update(dict.fromkeys(engine.cilium_blocks()))
     found.update(dict.fromkeys(engine.calico_blocks()))
     return tuple(found)
-
-
-_ADMIN_BLOCKS: list[tuple[object, tuple[IPBlock, ...]]] = []  # (tiers, their CIDRs)
-
-
-def _admin_blocks(engine: PolicyEngine) -> tuple[IPBlock, ...]:
-    """Every ``networks`` CIDR of the admin policies, kept while they are the same."""
-    tiers = engine.tiers
-    if _ADMIN_BLOCKS and _ADMIN_BLOCKS[0][0] is tiers:
-        return _ADMIN_BLOCKS[0][1]
-    found: dict[IPBlock, None] = {}
-    for policy in (*tiers.admins, *tiers.baselines):
-        for admin_rule in (*policy.ingress, *policy.egress):
-            for admin_peer in admin_rule.peers:
-                found.update(dict.fromkeys(admin_peer.networks))
-    _ADMIN_BLOCKS[:] = [(tiers, tuple(found))]
-    return _ADMIN_BLOCKS[0][1]
 
 
 # A block as integers: (version, first, last, excepts as (version, first, last)).
