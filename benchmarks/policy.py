@@ -51,14 +51,8 @@ from typing import Any
 from netsight.analyzers.core.catalog import call_tool
 from netsight.analyzers.policy import classes
 from netsight.analyzers.policy.engine import PolicyEngine
-from netsight.analyzers.policy.reach import (
-    cluster_endpoints,
-    flow,
-    group,
-    narrowed_sources,
-    policy_blocks,
-    tally,
-)
+from netsight.analyzers.policy.peer_groups import cluster_endpoints, group
+from netsight.analyzers.policy.reach import flow, narrowed_sources, policy_blocks, tally
 from netsight.analyzers.policy.universe import Universe, universe
 from netsight.analyzers.policy.verdict import Direction
 from netsight.graph.store.live import GraphStore, GraphView, Source

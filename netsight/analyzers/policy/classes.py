@@ -49,17 +49,16 @@ from netsight.analyzers.policy.engine import (
     UNEVALUATED,
     PolicyEngine,
 )
+from netsight.analyzers.policy.external_regions import Region
+from netsight.analyzers.policy.peer_groups import Group
 from netsight.analyzers.policy.peers import IPBlock, Namespaces, PortMatch, ports_match
-from netsight.analyzers.policy.reach import (
+from netsight.analyzers.policy.reach import Tally, policy_blocks
+from netsight.analyzers.policy.results import (
     MEMBERS_SHOWN,
-    Group,
     PeerOut,
     PodCounts,
-    Region,
     Summary,
-    Tally,
     peer_out,
-    policy_blocks,
     region_out,
 )
 from netsight.analyzers.policy.universe import Bits, Labels, Sets, Universe, members, universe

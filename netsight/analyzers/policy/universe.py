@@ -28,8 +28,8 @@ from operator import itemgetter
 from typing import Any
 
 from netsight.analyzers.policy.endpoints import Endpoint, live
+from netsight.analyzers.policy.peer_groups import parse_address, peer_endpoint
 from netsight.analyzers.policy.peers import IPBlock, Namespaces, PortMatch, ports_match
-from netsight.analyzers.policy.reach import _address, _peer_endpoint
 from netsight.analyzers.policy.verdict import Tri
 from netsight.graph.model.kinds import POD_LIKE_KINDS, Kind, Rel
 from netsight.graph.model.records import ContainerPort, PodRecord
@@ -271,7 +271,7 @@ def build(view: GraphView, key: tuple[object, ...]) -> Universe:
                     exact.add(content)
                 pods.append(record)
             elif record is not None and manifests and \
-                    _peer_endpoint(view, record, None) is not None:
+                    peer_endpoint(view, record, None) is not None:
                 exact.add(content)
                 exact_keys.setdefault(content, []).append(member)
         gathered.setdefault(content, []).append((labels, pods, selected))
@@ -292,7 +292,7 @@ def build(view: GraphView, key: tuple[object, ...]) -> Universe:
         found.keys.append(sorted(p.key for p in pods))
         count = 0
         for pod in pods:
-            parsed = tuple(_address(ip) for ip in pod.ips)
+            parsed = tuple(parse_address(ip) for ip in pod.ips)
             if len(parsed) == 1 and parsed[0] is not None:
                 found.single.setdefault(parsed[0][0], []).append((parsed[0][1], position))
                 count += 1

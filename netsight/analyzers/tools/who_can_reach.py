@@ -15,23 +15,16 @@ from netsight.analyzers.policy import classes
 from netsight.analyzers.policy.classes import Row, add_rows
 from netsight.analyzers.policy.endpoints import Endpoint, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
-from netsight.analyzers.policy.reach import (
+from netsight.analyzers.policy.external_regions import Region, external_regions
+from netsight.analyzers.policy.peer_groups import (
     Group,
-    PeerOut,
-    Region,
-    Summary,
-    Tally,
-    _peer_endpoint,
     cluster_endpoints,
-    external_regions,
     fixed_groups,
-    flow,
     group,
-    narrowed_sources,
-    policy_blocks,
-    summarize,
-    tally,
+    peer_endpoint,
 )
+from netsight.analyzers.policy.reach import Tally, flow, narrowed_sources, policy_blocks, tally
+from netsight.analyzers.policy.results import PeerOut, Summary, summarize
 from netsight.analyzers.policy.verdict import Direction, Verdict
 from netsight.analyzers.tools.find_blocking_policies import ENDPOINT_HELP, Protocol, _targets
 from netsight.graph.model.kinds import Kind
@@ -106,7 +99,7 @@ def analyze(view: GraphView, args: Args) -> Result:
         # destination's own identity, anything undecided) are asked about pod by pod.
         alone = resolved.endpoints[0].key if len(resolved.endpoints) == 1 else None
         sources: Iterable[Endpoint] = [
-            e for r in fast.exact if (e := _peer_endpoint(view, r, alone)) is not None]
+            e for r in fast.exact if (e := peer_endpoint(view, r, alone)) is not None]
     else:
         sources = cluster_endpoints(view, resolved.endpoints) if narrowed is None \
             else narrowed[0]
