@@ -309,3 +309,11 @@ def build(view: GraphView, key: tuple[object, ...]) -> Universe:
     for addresses in found.single.values():
         addresses.sort()
     return found
+
+
+def indexed_universe(view: GraphView) -> Universe | None:
+    """The view's universe; None for a view that keeps no identity index (an overlay)."""
+    try:
+        return universe(view)
+    except NotImplementedError:
+        return None
