@@ -20,7 +20,16 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from netsight.analyzers.core.contracts import ResourceRef
-from netsight.analyzers.policy import anp, calico, cilium, cnp, istio_authz, netpol
+from netsight.analyzers.policy import (
+    anp,
+    calico,
+    calico_evaluation,
+    cilium,
+    cilium_evaluation,
+    cnp,
+    istio_authz,
+    netpol,
+)
 from netsight.analyzers.policy.endpoints import Endpoint
 from netsight.analyzers.policy.kept_models import ADMIN_KINDS, Tiers, kept
 from netsight.analyzers.policy.peers import IPBlock, Namespaces
@@ -296,7 +305,7 @@ class PolicyEngine:
                 r for r in self.view.for_each(calico.TIER_KIND)
                 if isinstance(r, GenericRecord) and calico.is_calico(r))
         args = (direction, subject, other, destination, port, protocol, self.namespaces)
-        decision = calico.evaluate(
+        decision = calico_evaluation.evaluate(
             direction=direction, subject=subject, other=other, destination=destination,
             port=port, proto=protocol, ns=self.namespaces,
             policies=self.calico_policies(subject), k8s=self.network_policies(subject),
@@ -461,11 +470,11 @@ class PolicyEngine:
         k8s_decision = netpol.evaluate(policies, *args, explain=self.explain)
         np_decision: netpol.Decision | None = k8s_decision
         # --- CNI layers: where Cilium policies exist they and the NetworkPolicies make one
-        # policy per endpoint (cilium.evaluate).
+        # policy per endpoint (cilium_evaluation.evaluate).
         cilium_policies = self.cilium_policies(subject)
         if cilium_policies:
-            np_decision = cilium.evaluate(cilium_policies, cilium.netpol_say(k8s_decision),
-                                          *args)
+            np_decision = cilium_evaluation.evaluate(
+                cilium_policies, cilium_evaluation.netpol_say(k8s_decision), *args)
         # --- end CNI layers
         if np_decision is not None:
             steps.append(np_decision.step)

@@ -44,7 +44,7 @@ def _unmodeled_scopes(view: GraphView) -> frozenset[str] | None:
 def set_scope(engine: PolicyEngine) -> frozenset[str] | None:
     """Where the set evaluation may answer: None when nowhere (a kind it needs is
     unreadable, both admin API versions are in use, Calico policies exist — Calico then
-    decides every direction of every pod, ``calico.evaluate`` — or an unmodeled policy
+    decides every direction of every pod, ``calico_evaluation.evaluate`` — or an unmodeled policy
     object is cluster-scoped); else the namespaces whose pods it leaves to the per-pod path
     (``_unmodeled_scopes``: Cilium, Istio and other policy objects there, kept with the view
     until one of those kinds changes)."""
