@@ -41,17 +41,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from netsight.analyzers.policy import calico_selectors as sel
+from netsight.analyzers.policy import spec_reading as read
 from netsight.analyzers.policy.endpoints import Endpoint
-from netsight.analyzers.policy.peers import (
-    IPBlock,
-    Namespaces,
-    PortMatch,
-    Unsupported,
-    fields,
-    items,
-    port_number,
-    ports_match,
-)
+from netsight.analyzers.policy.peers import IPBlock, Namespaces, PortMatch, ports_match
+from netsight.analyzers.policy.spec_reading import Unsupported
 from netsight.analyzers.policy.verdict import Action, Direction, Tri, tri_all, tri_any
 from netsight.graph.model.records import GenericRecord
 
@@ -302,8 +295,8 @@ def build(record: GenericRecord) -> CalicoPolicy:
             raise Unsupported("spec.tier", "must be a tier name")
         if raw_order is not None and order is math.inf:
             raise Unsupported("spec.order", f"must be a number, got {raw_order!r}")
-        fields(spec, "spec", _SPEC_FIELDS if record.kind == GNP_KIND else
-               tuple(f for f in _SPEC_FIELDS if f != "namespaceSelector"))
+        read.fields(spec, "spec", _SPEC_FIELDS if record.kind == GNP_KIND else
+                    tuple(f for f in _SPEC_FIELDS if f != "namespaceSelector"))
         for flag in ("applyOnForward", "preDNAT", "doNotTrack"):
             if spec.get(flag):
                 raise Unsupported(f"spec.{flag}", "host-endpoint policy options are not "
@@ -313,7 +306,7 @@ def build(record: GenericRecord) -> CalicoPolicy:
             parse_selector(spec["namespaceSelector"], "spec.namespaceSelector")
         accounts = None if spec.get("serviceAccountSelector") in (None, "") else \
             parse_selector(spec["serviceAccountSelector"], "spec.serviceAccountSelector")
-        raw_rules = {d: items(spec.get(d.value), f"spec.{d.value}") for d in Direction}
+        raw_rules = {d: read.items(spec.get(d.value), f"spec.{d.value}") for d in Direction}
         types = _types(spec.get("types"), raw_rules)
     except Unsupported as problem:
         return CalicoPolicy(record, str(tier), order, frozenset(), problem=problem)
@@ -331,7 +324,7 @@ def _types(raw: Any, rules: Mapping[Direction, list[Any]]) -> frozenset[Directio
             return frozenset(Direction)
         return frozenset({Direction.INGRESS})
     found = set()
-    for i, value in enumerate(items(raw, "spec.types")):
+    for i, value in enumerate(read.items(raw, "spec.types")):
         if value not in ("Ingress", "Egress"):
             raise Unsupported(f"spec.types[{i}]", f"must be Ingress or Egress, got {value!r}")
         found.add(Direction(value.lower()))
@@ -346,8 +339,8 @@ def _guarded(raw: Any, index: int, path: str) -> Rule:
 
 
 def _rule(raw: Any, index: int, path: str) -> Rule:
-    rule = fields(raw, path, ("action", "protocol", "notProtocol", "icmp", "notICMP",
-                              "ipVersion", "source", "destination", "http", "metadata"))
+    rule = read.fields(raw, path, ("action", "protocol", "notProtocol", "icmp", "notICMP",
+                                   "ipVersion", "source", "destination", "http", "metadata"))
     if rule.get("action") not in _ACTIONS:
         raise Unsupported(f"{path}.action", f"must be Allow, Deny, Pass or Log, got "
                           f"{rule.get('action')!r}")
@@ -383,7 +376,7 @@ _END_FIELDS = ("nets", "notNets", "selector", "notSelector", "namespaceSelector"
 
 
 def _end(raw: Any, path: str, protocol: str | None, *, source: bool) -> End:
-    end = fields(raw or {}, path, _END_FIELDS)
+    end = read.fields(raw or {}, path, _END_FIELDS)
     if end.get("services"):
         raise Unsupported(f"{path}.services", "Service matches are not evaluated by netsight")
     for key in ("ports", "notPorts"):
@@ -400,13 +393,13 @@ def _end(raw: Any, path: str, protocol: str | None, *, source: bool) -> End:
         if end.get(key) is None:
             return None
         return tuple(IPBlock.parse(n, None, f"{path}.{key}[{i}]")
-                     for i, n in enumerate(items(end[key], f"{path}.{key}")))
+                     for i, n in enumerate(read.items(end[key], f"{path}.{key}")))
 
     def ports(key: str) -> tuple[PortMatch, ...] | None:
         if end.get(key) is None:
             return None
         return tuple(_port(p, protocol, f"{path}.{key}[{i}]")
-                     for i, p in enumerate(items(end[key], f"{path}.{key}")))
+                     for i, p in enumerate(read.items(end[key], f"{path}.{key}")))
 
     def selector(key: str) -> Selector | None:
         return None if end.get(key) in (None, "") else parse_selector(end[key],
@@ -415,11 +408,11 @@ def _end(raw: Any, path: str, protocol: str | None, *, source: bool) -> End:
     names = None
     account_selector = None
     if end.get("serviceAccounts") is not None:
-        accounts = fields(end["serviceAccounts"], f"{path}.serviceAccounts",
-                          ("names", "selector"))
+        accounts = read.fields(end["serviceAccounts"], f"{path}.serviceAccounts",
+                               ("names", "selector"))
         if accounts.get("names") is not None:
-            names = frozenset(str(n) for n in items(accounts["names"],
-                                                    f"{path}.serviceAccounts.names"))
+            names = frozenset(str(n) for n in read.items(accounts["names"],
+                                                         f"{path}.serviceAccounts.names"))
         if accounts.get("selector") not in (None, ""):
             account_selector = parse_selector(accounts["selector"],
                                               f"{path}.serviceAccounts.selector")
@@ -430,16 +423,16 @@ def _end(raw: Any, path: str, protocol: str | None, *, source: bool) -> End:
 
 def _port(raw: Any, protocol: str | None, path: str) -> PortMatch:
     if isinstance(raw, int) and not isinstance(raw, bool):
-        return PortMatch(protocol, port_number(raw, path))
+        return PortMatch(protocol, read.port_number(raw, path))
     if not isinstance(raw, str) or not raw:
         raise Unsupported(path, f"must be a port, a range 'from:to' or a name, got {raw!r}")
     if raw.isdigit():
-        return PortMatch(protocol, port_number(int(raw), path))
+        return PortMatch(protocol, read.port_number(int(raw), path))
     start, sep, stop = raw.partition(":")
     if sep:
         if not (start.isdigit() and stop.isdigit()):
             raise Unsupported(path, f"range {raw!r} must be 'from:to' with numbers")
-        first, last = port_number(int(start), path), port_number(int(stop), path)
+        first, last = read.port_number(int(start), path), read.port_number(int(stop), path)
         if last < first:
             raise Unsupported(path, f"range {raw!r} ends before it starts")
         return PortMatch(protocol, first, last)

@@ -51,17 +51,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from netsight.analyzers.policy import spec_reading as read
 from netsight.analyzers.policy.endpoints import Endpoint
-from netsight.analyzers.policy.peers import (
-    IPBlock,
-    Namespaces,
-    PortMatch,
-    Unsupported,
-    fields,
-    items,
-    port_number,
-    ports_match,
-)
+from netsight.analyzers.policy.peers import IPBlock, Namespaces, PortMatch, ports_match
+from netsight.analyzers.policy.spec_reading import Unsupported
 from netsight.analyzers.policy.verdict import Direction, Tri, tri_all, tri_any
 from netsight.graph.model.records import GenericRecord
 
@@ -182,7 +175,7 @@ def _label(endpoint: Endpoint, requirement: Requirement, ns: Namespaces) -> obje
 def parse_selector(raw: Any, path: str) -> Selector:
     if raw is None:
         raw = {}
-    selector = fields(raw, path, ("matchLabels", "matchExpressions"))
+    selector = read.fields(raw, path, ("matchLabels", "matchExpressions"))
     requirements: list[Requirement] = []
     labels = selector.get("matchLabels") or {}
     if not isinstance(labels, dict):
@@ -192,12 +185,12 @@ def parse_selector(raw: Any, path: str) -> Selector:
             raise Unsupported(f"{path}.matchLabels.{key}", "must be a string")
         requirements.append(_requirement(key, "In", [value], f"{path}.matchLabels.{key}",
                                          from_match_labels=True))
-    for i, raw_expr in enumerate(items(selector.get("matchExpressions"),
-                                       f"{path}.matchExpressions")):
+    for i, raw_expr in enumerate(read.items(selector.get("matchExpressions"),
+                                            f"{path}.matchExpressions")):
         where = f"{path}.matchExpressions[{i}]"
-        expr = fields(raw_expr, where, ("key", "operator", "values"))
+        expr = read.fields(raw_expr, where, ("key", "operator", "values"))
         key, operator = expr.get("key"), expr.get("operator")
-        values = items(expr.get("values"), f"{where}.values")
+        values = read.items(expr.get("values"), f"{where}.values")
         if not isinstance(key, str) or not key:
             raise Unsupported(f"{where}.key", "must be a label key")
         if operator not in ("In", "NotIn", "Exists", "DoesNotExist"):
@@ -404,7 +397,7 @@ _SPEC_FIELDS = ("endpointSelector", "nodeSelector", "ingress", "ingressDeny", "e
 
 def _spec(raw: Any, path: str, namespace: str | None, kind: str) -> Spec:
     try:
-        spec = fields(raw, path, _SPEC_FIELDS)
+        spec = read.fields(raw, path, _SPEC_FIELDS)
         has_ep, has_node = spec.get("endpointSelector") is not None, \
             spec.get("nodeSelector") is not None
         if has_ep == has_node:
@@ -417,7 +410,7 @@ def _spec(raw: Any, path: str, namespace: str | None, kind: str) -> Spec:
             parse_selector(spec["endpointSelector"], f"{path}.endpointSelector")
         if subject is not None and kind == CNP_KIND:
             subject = _in_policy_namespace(subject)
-        lists = {name: items(spec.get(name), f"{path}.{name}")
+        lists = {name: read.items(spec.get(name), f"{path}.{name}")
                  for name in ("ingress", "ingressDeny", "egress", "egressDeny")}
         default_deny = _default_deny(spec.get("enableDefaultDeny"), lists, path)
     except Unsupported as problem:
@@ -433,7 +426,7 @@ def _default_deny(raw: Any, lists: Mapping[str, list[Any]], path: str
                   ) -> dict[Direction, bool]:
     """Per direction: True unless enableDefaultDeny says false; the default is true for a
     direction that has rules (and irrelevant for one that has none)."""
-    given = fields(raw or {}, f"{path}.enableDefaultDeny", ("ingress", "egress"))
+    given = read.fields(raw or {}, f"{path}.enableDefaultDeny", ("ingress", "egress"))
     found = {}
     for direction in Direction:
         value = given.get(direction.value)
@@ -467,25 +460,25 @@ def _rule(raw: Any, index: int, name: str, path: str, namespace: str | None) -> 
     direction = name.removesuffix("Deny")
     peer_fields = _PEER_FIELDS[direction]
     extra = ("icmps", "authentication") if not deny else ("icmps",)
-    rule = fields(raw, path, (*peer_fields, *_NOT_EVALUATED[direction], "toPorts", *extra))
+    rule = read.fields(raw, path, (*peer_fields, *_NOT_EVALUATED[direction], "toPorts", *extra))
     for key in (*_NOT_EVALUATED[direction], "authentication"):
         if rule.get(key):
             raise Unsupported(f"{path}.{key}", "not evaluated by netsight")
     endpoints_key, cidr_key, set_key, entities_key = peer_fields
     peers: list[Peer] = []
-    for i, sel in enumerate(items(rule.get(endpoints_key), f"{path}.{endpoints_key}")):
+    for i, sel in enumerate(read.items(rule.get(endpoints_key), f"{path}.{endpoints_key}")):
         peers.append(Peer(selector=_namespaced(
             parse_selector(sel, f"{path}.{endpoints_key}[{i}]"), namespace)))
-    for i, cidr in enumerate(items(rule.get(cidr_key), f"{path}.{cidr_key}")):
+    for i, cidr in enumerate(read.items(rule.get(cidr_key), f"{path}.{cidr_key}")):
         peers.append(Peer(block=IPBlock.parse(cidr, None, f"{path}.{cidr_key}[{i}]")))
-    for i, entry in enumerate(items(rule.get(set_key), f"{path}.{set_key}")):
+    for i, entry in enumerate(read.items(rule.get(set_key), f"{path}.{set_key}")):
         where = f"{path}.{set_key}[{i}]"
-        entry = fields(entry, where, ("cidr", "except", "cidrGroupRef", "cidrGroupSelector"))
+        entry = read.fields(entry, where, ("cidr", "except", "cidrGroupRef", "cidrGroupSelector"))
         if "cidr" not in entry:
             raise Unsupported(where, "CIDR groups (cidrGroupRef, cidrGroupSelector) are not "
                               "evaluated by netsight")
         peers.append(Peer(block=IPBlock.parse(entry["cidr"], entry.get("except"), where)))
-    for i, entity in enumerate(items(rule.get(entities_key), f"{path}.{entities_key}")):
+    for i, entity in enumerate(read.items(rule.get(entities_key), f"{path}.{entities_key}")):
         if entity not in _ENTITIES:
             raise Unsupported(f"{path}.{entities_key}[{i}]", f"unknown entity {entity!r}")
         peers.append(Peer(entity=entity))
@@ -504,20 +497,20 @@ def _rule(raw: Any, index: int, name: str, path: str, namespace: str | None) -> 
 
 def _ports(raw: Any, path: str, deny: bool) -> tuple[tuple[PortMatch, ...] | None,
                                                    str | None]:
-    entries = items(raw, path)
+    entries = read.items(raw, path)
     if not entries:
         return None, None
     found: list[PortMatch] = []
     l7: list[str] = []
     for i, entry in enumerate(entries):
         where = f"{path}[{i}]"
-        rule = fields(entry, where, ("ports",) if deny else ("ports", *_L7))
+        rule = read.fields(entry, where, ("ports",) if deny else ("ports", *_L7))
         for key in _L7:
             value = rule.get(key)
             if value:
                 kinds = ", ".join(sorted(value)) if isinstance(value, dict) else key
                 l7.append(f"{where}.{key} ({kinds})")
-        ports = items(rule.get("ports"), f"{where}.ports")
+        ports = read.items(rule.get("ports"), f"{where}.ports")
         if not ports:
             found.append(PortMatch(None))  # every port and protocol
         for j, port in enumerate(ports):
@@ -526,7 +519,7 @@ def _ports(raw: Any, path: str, deny: bool) -> tuple[tuple[PortMatch, ...] | Non
 
 
 def _port(raw: Any, path: str) -> PortMatch:
-    entry = fields(raw, path, ("port", "endPort", "protocol"))
+    entry = read.fields(raw, path, ("port", "endPort", "protocol"))
     proto_raw = entry.get("protocol") or "ANY"
     if proto_raw not in _PROTOCOLS:
         raise Unsupported(f"{path}.protocol", f"{proto_raw!r} is not TCP, UDP, SCTP or ANY")
@@ -542,10 +535,10 @@ def _port(raw: Any, path: str) -> PortMatch:
         if end:
             raise Unsupported(f"{path}.endPort", "endPort needs a numeric port")
         return PortMatch(proto, name=port)
-    start = port_number(port, f"{path}.port")
+    start = read.port_number(port, f"{path}.port")
     if not end:
         return PortMatch(proto, start)
-    stop = port_number(end, f"{path}.endPort")
+    stop = read.port_number(end, f"{path}.endPort")
     if stop < start:
         raise Unsupported(f"{path}.endPort", "endPort must not be less than port")
     return PortMatch(proto, start, stop)
