@@ -87,6 +87,27 @@ def _any(parts: Iterable[Sets]) -> Sets:
     return true, unknown & ~true
 
 
+def rules_admit(rules: Iterable[netpol.Rule], ports: Callable[[netpol.Rule], Sets],
+                peers: Callable[[netpol.Rule], Sets]) -> tuple[Bits, Bits, bool]:
+    """Where NetworkPolicy ``rules`` of one policy admit, over identities: (true, unknown,
+    whether a rule could not be read), from where each rule's ports and peers match
+    (``ports(rule)``, ``peers(rule)``: true, unknown). A rule admits where both match."""
+    true = unknown = 0
+    problem = False
+    for rule in rules:
+        if rule.problem is not None:
+            problem = True
+            continue
+        ports_true, ports_unknown = ports(rule)
+        if not ports_true | ports_unknown:
+            continue
+        peers_true, peers_unknown = peers(rule)
+        hit = peers_true & ports_true
+        true |= hit
+        unknown |= (peers_true | peers_unknown) & (ports_true | ports_unknown) & ~hit
+    return true, unknown, problem
+
+
 class FixedEnd:
     """Evaluates the direction taken at ``subject`` against every identity of the universe
     as the other end (ingress at a destination over sources, egress at a source over
@@ -176,20 +197,8 @@ class FixedEnd:
     def rule_sets(self, rules: Iterable[netpol.Rule], home: str) -> tuple[Bits, Bits, bool]:
         """What NetworkPolicy ``rules`` of a policy in ``home`` admit: (true, unknown and
         not true, whether a rule could not be read)."""
-        true = unknown = 0
-        problem = False
-        for rule in rules:
-            if rule.problem is not None:
-                problem = True
-                continue
-            ports_true, ports_unknown = self.ports(rule.ports)
-            if not ports_true | ports_unknown:
-                continue
-            peers_true, peers_unknown = self._peers(rule, home)
-            hit = peers_true & ports_true
-            true |= hit
-            unknown |= (peers_true | peers_unknown) & (ports_true | ports_unknown) & ~hit
-        return true, unknown, problem
+        return rules_admit(rules, lambda rule: self.ports(rule.ports),
+                           lambda rule: self._peers(rule, home))
 
     def evaluate(self, applicable: tuple[list[anp.AdminPolicy], list[anp.AdminPolicy],
                                          dict[int, Tri]] | None = None,

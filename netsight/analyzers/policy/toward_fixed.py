@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from netsight.analyzers.policy import anp, netpol
 from netsight.analyzers.policy.endpoints import Endpoint
 from netsight.analyzers.policy.engine import PolicyEngine
-from netsight.analyzers.policy.fixed_end import admin_tier
+from netsight.analyzers.policy.fixed_end import admin_tier, rules_admit
 from netsight.analyzers.policy.peers import Namespaces
 from netsight.analyzers.policy.set_scope import Outcome, exact_where, scoped_out, set_scope
 from netsight.analyzers.policy.universe import Bits, Sets, Universe
@@ -224,22 +224,10 @@ class TowardFixed:
     def _np_sets(self, rules: tuple[netpol.Rule, ...], namespace: str) -> Sets:
         """Ingress: where a policy with these rules admits the fixed source, over every
         identity as the destination (``_np_answer`` per identity)."""
-        true = unknown = 0
-        problem = False
-        for rule in rules:
-            if rule.problem is not None:
-                problem = True
-                continue
-            ports_true, ports_unknown = self.uni.port_match(rule.ports, self.port,
-                                                            self.protocol)
-            if not ports_true | ports_unknown:
-                continue
-            peers = _peers_answer(rule, self.other, namespace, self.engine.namespaces)
-            if peers:
-                true |= ports_true
-                unknown |= ports_unknown
-            elif peers is None:
-                unknown |= ports_true | ports_unknown
+        ns = self.engine.namespaces
+        true, unknown, problem = rules_admit(
+            rules, lambda rule: self.uni.port_match(rule.ports, self.port, self.protocol),
+            lambda rule: self._const(_peers_answer(rule, self.other, namespace, ns)))
         return true, (self.uni.all if problem else unknown) & ~true
 
     def np_tier(self) -> Outcome:
