@@ -31,8 +31,8 @@ class DetailAware(Model):
         if not (info.context or {}).get(DETAIL):
             dropped = self._detail_only
             # Dropped before serialising rather than after: a verdict's steps and their
-            # evidence were most of a compact find_blocking_policies answer's serialisation
-            # (~60-90 us of ~100-140 a call), all of it thrown away.
+            # evidence are most of what a compact answer would serialise, only to throw it
+            # away.
             hidden = {name: None for name in self._detail_only
                       if getattr(self, name) is not None}
             if hidden:
@@ -71,8 +71,8 @@ class DirectionOut(DetailAware):
 
     @classmethod
     def of(cls, verdict: DirectionVerdict, *, detail: bool = True) -> DirectionOut:
-        """``detail=False``: without the steps, which only detail answers show (built and
-        dropped again, they were 7% of a compact find_blocking_policies call's handler)."""
+        """``detail=False``: without the steps, which only detail answers show (a compact
+        answer would build them only to drop them)."""
         return cls(direction=verdict.direction.value, at=verdict.endpoint,
                    allowed=verdict.allowed, path=verdict.path(),
                    steps=[StepOut.of(s) for s in verdict.steps] if detail else None)

@@ -3,7 +3,7 @@
 Set evaluation (``classes.py``) asks "which identities does this peer match?" once per
 peer instead of once per flow. An identity here is the graph's (namespace + label map),
 numbered; a set of identities is a Python ``int`` used as a bitset (``&``, ``|`` and
-``~`` over 16k identities cost a microsecond or two). Each answer is a pair of bitsets
+``~`` over every identity at once, in C). Each answer is a pair of bitsets
 ``(true, unknown)``; everything else is False, as in the three-valued matchers.
 
 Only identities whose pods are interchangeable for a policy get a bit: live pods on the pod
@@ -121,8 +121,8 @@ class Universe:
 
     def pod_bits(self, selector: LabelSelector) -> Bits:
         """The identities whose labels ``selector`` matches, from a label index over them
-        (a selector test per identity across every namespace cost tens of milliseconds
-        for a peer that names any namespace)."""
+        (not a selector test per identity of every namespace, for a peer that names any
+        namespace)."""
         found = self.pod_selections.get(selector)
         if found is not None:
             return found
@@ -174,8 +174,8 @@ class Universe:
             start = max(start, el + 1)
         if start <= last:
             ranges.append((start, last))
-        # The pods in each range counted per identity in C (Counter over a slice): a CIDR
-        # holding every pod IP was 100 ms of a what_can_reach when stepped one by one.
+        # The pods in each range counted per identity in C (Counter over a slice), not
+        # stepped one by one: a CIDR may hold every pod IP.
         counted: Counter[int] = Counter()
         pods = self.single.get(version, [])
         for low, high in ranges:
