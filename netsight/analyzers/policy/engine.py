@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from netsight.analyzers.core.contracts import ResourceRef
 from netsight.analyzers.policy import (
@@ -44,7 +44,7 @@ from netsight.analyzers.policy.verdict import (
     tri_all,
 )
 from netsight.graph.model.kinds import POD_LIKE_KINDS, Kind, Rel, make_key
-from netsight.graph.model.records import GenericRecord, NetworkPolicyRecord, Record
+from netsight.graph.model.records import GenericRecord, NetworkPolicyRecord
 from netsight.graph.store.live import GraphView, ProblemKind
 
 ROOT_NAMESPACE = istio_authz.ROOT_NAMESPACE  # Istio's (meshConfig.rootNamespace default)
@@ -99,7 +99,6 @@ _POLICY_KINDS: dict[str, bool] = {
     calico.TIER_KIND: False,
 }
 
-M = TypeVar("M")
 _APPLICABLE_LIMIT = 50_000  # subjects' answers kept per tiers (cleared past it)
 
 
@@ -131,10 +130,6 @@ class PolicyEngine:
         self._calico_tiers: dict[str, calico.Tier] | None = None
 
     # --- policies --------------------------------------------------------------------
-
-    def model(self, record: Record, build: Callable[[M], object]) -> object:
-        """``build(record)``, kept with the view for as long as the record is the same."""
-        return self.kept.model(record, build)
 
     @property
     def tiers(self) -> Tiers:
@@ -217,12 +212,14 @@ class PolicyEngine:
         for record in self.view.neighbors(subject.key, Rel.APPLIES_TO, incoming=True,
                                           kind=Kind.NETWORK_POLICY):
             assert isinstance(record, NetworkPolicyRecord)
-            found.append(self.network_policy(record))
+            model = self.kept.model(record, netpol.build)
+            assert isinstance(model, netpol.NetPol)
+            found.append(model)
         return found
 
     def network_policy(self, record: NetworkPolicyRecord) -> netpol.NetPol:
         """The model of one NetworkPolicy, kept with the view."""
-        model = self.model(record, netpol.build)
+        model = self.kept.model(record, netpol.build)
         assert isinstance(model, netpol.NetPol)
         return model
 
@@ -238,7 +235,7 @@ class PolicyEngine:
             for record in self.view.for_each(kind, scope):
                 if isinstance(record, GenericRecord) and \
                         record.api_version.startswith(cilium.GROUP + "/"):
-                    model = self.model(record, cilium.build)
+                    model = self.kept.model(record, cilium.build)
                     assert isinstance(model, cilium.CiliumPolicy)
                     found.append(model)
         found.sort(key=lambda p: p.record.key)
@@ -262,7 +259,7 @@ class PolicyEngine:
             scope = None if kind == calico.GNP_KIND else subject.namespace
             for record in self.view.for_each(kind, scope):
                 if isinstance(record, GenericRecord) and calico.is_calico(record):
-                    model = self.model(record, calico.build)
+                    model = self.kept.model(record, calico.build)
                     assert isinstance(model, calico.CalicoPolicy)
                     found.append(model)
         self._calico_by_ns[subject.namespace] = found
@@ -274,7 +271,7 @@ class PolicyEngine:
         for kind in calico.POLICY_KINDS:
             for record in self.view.for_each(kind):
                 if isinstance(record, GenericRecord) and calico.is_calico(record):
-                    model = self.model(record, calico.build)
+                    model = self.kept.model(record, calico.build)
                     assert isinstance(model, calico.CalicoPolicy)
                     for rule in (*model.ingress, *model.egress):
                         for end in (rule.source, rule.destination):
@@ -326,7 +323,7 @@ class PolicyEngine:
             for record in self.view.for_each(kind):
                 if isinstance(record, GenericRecord) and \
                         record.api_version.startswith(cilium.GROUP + "/"):
-                    model = self.model(record, cilium.build)
+                    model = self.kept.model(record, cilium.build)
                     assert isinstance(model, cilium.CiliumPolicy)
                     found.update(dict.fromkeys(model.blocks()))
         return tuple(found)
@@ -533,7 +530,7 @@ def warm(view: GraphView, namespace: str | None) -> int:
     for kind, wanted, build in kinds:
         for record in view.for_each(kind, namespace):
             if isinstance(record, GenericRecord) and wanted(record):
-                engine.model(record, build)
+                engine.kept.model(record, build)
     istio = engine.istio.warm(namespace) if namespace is not None else 0
     return engine.kept.built - built + istio
 
