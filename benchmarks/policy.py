@@ -18,7 +18,7 @@ analyzer, result model), p50/p99 in ms of:
   random source pods;
 - full identity reachability for one port (and again on a second port, what the first
   call built kept): every (source identity, destination identity)
-  verdict, by the set evaluation (``classes.reachability``, in full, with the identity
+  verdict, by the set evaluation (``identity_matrix.reachability``, in full, with the identity
   universe built first); beside it the previous method, who_can_reach's per-identity core
   for each destination identity, timed for a sample and scaled, and compared with the sets
   on that sample;
@@ -48,16 +48,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from netsight.analyzers.policy import classes
+from netsight.analyzers.policy import identity_matrix
 from netsight.analyzers.policy.engine import PolicyEngine
-from netsight.analyzers.policy.reach import (
-    cluster_endpoints,
-    flow,
-    group,
-    narrowed_sources,
-    policy_blocks,
-    tally,
-)
+from netsight.analyzers.policy.peer_groups import cluster_endpoints, group
+from netsight.analyzers.policy.reach import flow, narrowed_sources, policy_blocks, tally
 from netsight.analyzers.policy.universe import Universe, universe
 from netsight.analyzers.policy.verdict import Direction
 from netsight.analyzers.tools import call_tool
@@ -502,19 +496,19 @@ def measure_matrix(view: GraphView, naive: Naive, pods: list[Raw],
                    args: argparse.Namespace, ms: dict[str, Any],
                    naive_ms: dict[str, Any]) -> None:
     """Full identity reachability for one port: the set evaluation over every destination
-    identity (classes.reachability), beside who_can_reach's per-identity core (the
+    identity (identity_matrix.reachability), beside who_can_reach's per-identity core (the
     previous method, sampled and scaled) and the naive evaluator (scaled); the two
     netsight answers are compared on the sampled destinations."""
     engine = PolicyEngine(view, explain=False)
     took_universe, uni = timed(universe, view)
     cpu_universe = CPU[0]
-    took_matrix, matrix = timed(classes.reachability, engine, 8080, "TCP")
+    took_matrix, matrix = timed(identity_matrix.reachability, engine, 8080, "TCP")
     ms["cpu"]["full_identity_reachability_8080"] = {
         "total": round((cpu_universe + CPU[0]) * 1000, 1),
         "universe": round(cpu_universe * 1000, 1)}
     # Once more on another port: the policy models, peer sets and admin answers the first
     # call built are kept with the graph, as in a server that has answered before.
-    took_again, _ = timed(classes.reachability, PolicyEngine(view, explain=False), 5432,
+    took_again, _ = timed(identity_matrix.reachability, PolicyEngine(view, explain=False), 5432,
                           "TCP")
     ms["full_identity_reachability_5432_after_8080"] = round(took_again * 1000, 1)
     ms["cpu"]["full_identity_reachability_5432_after_8080"] = round(CPU[0] * 1000, 1)
@@ -558,7 +552,7 @@ def measure_matrix(view: GraphView, naive: Naive, pods: list[Raw],
         "note": "mean naive pair time x pod pairs"}
 
 
-def _disagreements(uni: Universe, matrix: classes.Matrix, target: Any,
+def _disagreements(uni: Universe, matrix: identity_matrix.Matrix, target: Any,
                    found: list[tuple[Any, Any]]) -> int:
     """Source identities the per-identity engine and the sets answer differently for one
     destination identity (sources the sets left to the per-pod path are not compared)."""

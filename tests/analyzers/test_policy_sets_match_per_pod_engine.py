@@ -1,6 +1,7 @@
-"""Property test: the set evaluation (analyzers/policy/classes.py), which decides a direction
-for every identity at once, says for each pod exactly what PolicyEngine.direction says for
-that pod, or leaves the identity to the per-pod path; never a different answer.
+"""Property test: the set evaluation (analyzers/policy/classes.py and the modules it
+names), which decides a direction for every identity at once, says for each pod exactly
+what PolicyEngine.direction says for that pod, or leaves the identity to the per-pod path;
+never a different answer.
 
 Clusters come from the per-pod reach test's generators (host-network pods, pods without an
 IP, unknown namespace labels, ipBlocks, several pods per identity), made harder here with
@@ -16,15 +17,12 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from netsight.analyzers.policy.classes import (
-    FixedEnd,
-    Outcome,
-    TowardFixed,
-    reachability,
-    set_scope,
-)
 from netsight.analyzers.policy.endpoints import Endpoint, from_pod
 from netsight.analyzers.policy.engine import PolicyEngine
+from netsight.analyzers.policy.fixed_end import FixedEnd
+from netsight.analyzers.policy.identity_matrix import reachability
+from netsight.analyzers.policy.set_scope import Outcome, set_scope
+from netsight.analyzers.policy.toward_fixed import TowardFixed
 from netsight.analyzers.policy.universe import Universe, universe
 from netsight.analyzers.policy.verdict import Direction, Tri
 from netsight.graph.model.kinds import Kind

@@ -23,7 +23,7 @@ from netsight.analyzers.core.calling import to_json
 from netsight.analyzers.core.contracts import ToolFailure
 from netsight.analyzers.policy.endpoints import external, from_pod
 from netsight.analyzers.policy.engine import PolicyEngine
-from netsight.analyzers.policy.reach import within
+from netsight.analyzers.policy.external_regions import within
 from netsight.analyzers.tools import call_tool
 from netsight.graph.model.kinds import Kind
 from netsight.graph.model.records import PodRecord, ServiceRecord

@@ -30,8 +30,8 @@ from netsight.analyzers.policy.istio_model import (
     build_peer_authn,
     string_matches,
 )
+from netsight.analyzers.policy.peer_groups import cluster_endpoints
 from netsight.analyzers.policy.peers import Namespaces
-from netsight.analyzers.policy.reach import cluster_endpoints
 from netsight.graph.model.kinds import POD_LIKE_KINDS, Kind
 from netsight.graph.model.records import GenericRecord
 from netsight.graph.store.live import GraphView, Source

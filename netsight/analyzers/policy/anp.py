@@ -18,19 +18,10 @@ from typing import Any
 
 from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.core.contracts import ResourceRef
+from netsight.analyzers.policy import spec_reading as read
 from netsight.analyzers.policy.endpoints import Endpoint
-from netsight.analyzers.policy.peers import (
-    IPBlock,
-    Namespaces,
-    PortMatch,
-    Unsupported,
-    fields,
-    items,
-    port_number,
-    ports_match,
-    protocol,
-    selector,
-)
+from netsight.analyzers.policy.peers import IPBlock, Namespaces, PortMatch, ports_match
+from netsight.analyzers.policy.spec_reading import Unsupported
 from netsight.analyzers.policy.verdict import Action, Direction, Layer, Step, Tri, tri_all
 from netsight.graph.model.records import GenericRecord
 from netsight.graph.model.selectors import LabelSelector
@@ -163,8 +154,8 @@ def build(record: GenericRecord) -> AdminPolicy:
         if not baseline and (not isinstance(priority, int) or isinstance(priority, bool) \
                     or not 0 <= priority <= 1000):
             raise Unsupported("spec.priority", f"must be 0-1000, got {priority!r}")
-        fields(spec, "spec", ("subject", "ingress", "egress", *(() if baseline else
-                                                                  ("priority",))))
+        read.fields(spec, "spec", ("subject", "ingress", "egress",
+                                   *(() if baseline else ("priority",))))
         namespaces, pods = parse_subject(spec.get("subject"))
     except Unsupported as problem:
         return AdminPolicy(record, baseline, base.priority, subject_problem=problem)
@@ -184,7 +175,7 @@ def rules_of(spec: Mapping[str, Any], parse: Callable[[Any, int, Direction], Rul
     for direction in Direction:
         path = f"spec.{direction.value}"
         try:
-            raw_rules = items(spec.get(direction.value), path)
+            raw_rules = read.items(spec.get(direction.value), path)
         except Unsupported as problem:
             rules[direction] = (Rule(0, "", Action.UNKNOWN, (), None, problem),)
             problems[direction] = problem
@@ -204,35 +195,35 @@ def parse_subject(raw: Any, *, any_namespace: bool = False
                   ) -> tuple[LabelSelector, LabelSelector | None]:
     """``any_namespace``: a ``pods`` entry may leave out its namespaceSelector (see
     ``_namespaced_pods``)."""
-    subject = fields(raw, "spec.subject", ("namespaces", "pods"))
+    subject = read.fields(raw, "spec.subject", ("namespaces", "pods"))
     if len(subject) != 1:
         raise Unsupported("spec.subject", "exactly one of namespaces or pods must be set")
     if "namespaces" in subject:
-        return selector(subject["namespaces"], "spec.subject.namespaces"), None
+        return read.selector(subject["namespaces"], "spec.subject.namespaces"), None
     return _namespaced_pods(subject["pods"], "spec.subject.pods", any_namespace)
 
 
 def _namespaced_pods(raw: Any, path: str, any_namespace: bool
                      ) -> tuple[LabelSelector, LabelSelector]:
-    pods = fields(raw, path, ("namespaceSelector", "podSelector"))
+    pods = read.fields(raw, path, ("namespaceSelector", "podSelector"))
     if "podSelector" not in pods or ("namespaceSelector" not in pods and not any_namespace):
         raise Unsupported(path, "needs namespaceSelector and podSelector")
     # ClusterNetworkPolicy's NamespacedPod marks namespaceSelector optional, a value (not a
     # pointer) whose zero is the empty selector: "if empty, it selects all Namespaces".
     # v1alpha1's requires it.
-    return (selector(pods.get("namespaceSelector", {}), f"{path}.namespaceSelector"),
-            selector(pods["podSelector"], f"{path}.podSelector"))
+    return (read.selector(pods.get("namespaceSelector", {}), f"{path}.namespaceSelector"),
+            read.selector(pods["podSelector"], f"{path}.podSelector"))
 
 
 def _rule(raw: Any, index: int, direction: Direction, baseline: bool) -> Rule:
     path = f"spec.{direction.value}[{index}]"
     key = direction.peers_field
-    rule = fields(raw, path, ("name", "action", key, "ports"))
+    rule = read.fields(raw, path, ("name", "action", key, "ports"))
     actions = ("Allow", "Deny") if baseline else ("Allow", "Deny", "Pass")
     if rule.get("action") not in actions:
         raise Unsupported(f"{path}.action", f"must be one of {', '.join(actions)}, got "
                           f"{rule.get('action')!r}")
-    raw_peers = items(rule.get(key), f"{path}.{key}")
+    raw_peers = read.items(rule.get(key), f"{path}.{key}")
     if not raw_peers:
         raise Unsupported(f"{path}.{key}", "must list at least one peer")
     peers = tuple(parse_peer(p, f"{path}.{key}[{i}]", direction) for i, p in enumerate(raw_peers))
@@ -244,7 +235,7 @@ def ports_of(raw: Any, path: str) -> tuple[PortMatch, ...] | None:
     """A rule's ``ports`` (portNumber, namedPort or portRange each); None: every port."""
     if raw is None:
         return None
-    ports = tuple(_port(p, f"{path}[{i}]") for i, p in enumerate(items(raw, path)))
+    ports = tuple(_port(p, f"{path}[{i}]") for i, p in enumerate(read.items(raw, path)))
     if not ports:
         # Absent means every port; an empty list is neither spelled out by the spec
         # nor read alike by implementations.
@@ -256,19 +247,19 @@ def parse_peer(raw: Any, path: str, direction: Direction, *, any_namespace: bool
                ) -> Peer:
     allowed = ("namespaces", "pods") + (("networks", "nodes")
                                          if direction is Direction.EGRESS else ())
-    peer = fields(raw, path, allowed)
+    peer = read.fields(raw, path, allowed)
     if len(peer) != 1:
         # The spec says to fail closed on a peer with no field set; an unknown field was
         # rejected above. Either way netsight does not guess what the CNI makes of it.
         raise Unsupported(path, "exactly one of " + ", ".join(allowed) + " must be set")
     if "namespaces" in peer:
-        return Peer(namespaces=selector(peer["namespaces"], f"{path}.namespaces"))
+        return Peer(namespaces=read.selector(peer["namespaces"], f"{path}.namespaces"))
     if "pods" in peer:
         namespaces, pods = _namespaced_pods(peer["pods"], f"{path}.pods", any_namespace)
         return Peer(namespaces=namespaces, pods=pods)
     if "nodes" in peer:
-        return Peer(nodes=selector(peer["nodes"], f"{path}.nodes"))
-    networks = items(peer["networks"], f"{path}.networks")
+        return Peer(nodes=read.selector(peer["nodes"], f"{path}.nodes"))
+    networks = read.items(peer["networks"], f"{path}.networks")
     if not networks:
         raise Unsupported(f"{path}.networks", "must list at least one CIDR")
     return Peer(networks=tuple(IPBlock.parse(n, None, f"{path}.networks[{i}]")
@@ -276,7 +267,7 @@ def parse_peer(raw: Any, path: str, direction: Direction, *, any_namespace: bool
 
 
 def _port(raw: Any, path: str) -> PortMatch:
-    entry = fields(raw, path, ("portNumber", "namedPort", "portRange"))
+    entry = read.fields(raw, path, ("portNumber", "namedPort", "portRange"))
     if len(entry) != 1:
         raise Unsupported(path, "exactly one of portNumber, namedPort, portRange must be set")
     if "namedPort" in entry:
@@ -286,15 +277,15 @@ def _port(raw: Any, path: str) -> PortMatch:
         # The named container port carries its own protocol.
         return PortMatch(None, name=name)
     if "portNumber" in entry:
-        number = fields(entry["portNumber"], f"{path}.portNumber", ("protocol", "port"))
-        return PortMatch(protocol(number.get("protocol"), f"{path}.portNumber.protocol"),
-                         port_number(number.get("port"), f"{path}.portNumber.port"))
-    span = fields(entry["portRange"], f"{path}.portRange", ("protocol", "start", "end"))
-    start = port_number(span.get("start"), f"{path}.portRange.start")
-    end = port_number(span.get("end"), f"{path}.portRange.end")
+        number = read.fields(entry["portNumber"], f"{path}.portNumber", ("protocol", "port"))
+        return PortMatch(read.protocol(number.get("protocol"), f"{path}.portNumber.protocol"),
+                         read.port_number(number.get("port"), f"{path}.portNumber.port"))
+    span = read.fields(entry["portRange"], f"{path}.portRange", ("protocol", "start", "end"))
+    start = read.port_number(span.get("start"), f"{path}.portRange.start")
+    end = read.port_number(span.get("end"), f"{path}.portRange.end")
     if end < start:
         raise Unsupported(f"{path}.portRange", "end must not be less than start")
-    return PortMatch(protocol(span.get("protocol"), f"{path}.portRange.protocol"), start, end)
+    return PortMatch(read.protocol(span.get("protocol"), f"{path}.portRange.protocol"), start, end)
 
 
 @dataclass(frozen=True, slots=True)

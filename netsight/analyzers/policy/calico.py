@@ -30,39 +30,22 @@ Not evaluated, so answered undecided: ``http`` matches, source ports, ``services
 service-account label selectors beyond ``projectcalico.org/name``, ``applyOnForward``,
 ``preDNAT``, ``doNotTrack``, host endpoints (host-network pods), and whether an outside
 address is in a (Global)NetworkSet a selector picks. ICMP rules match no TCP/UDP/SCTP flow.
+The tiers are walked for one flow in :mod:`calico_evaluation`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from netsight.analyzers.core.base import evidence, ref
-from netsight.analyzers.core.contracts import ResourceRef
 from netsight.analyzers.policy import calico_selectors as sel
-from netsight.analyzers.policy import netpol
+from netsight.analyzers.policy import spec_reading as read
 from netsight.analyzers.policy.endpoints import Endpoint
-from netsight.analyzers.policy.peers import (
-    IPBlock,
-    Namespaces,
-    PortMatch,
-    Unsupported,
-    fields,
-    items,
-    port_number,
-    ports_match,
-)
-from netsight.analyzers.policy.verdict import (
-    Action,
-    Direction,
-    Layer,
-    Step,
-    Tri,
-    tri_all,
-    tri_any,
-)
+from netsight.analyzers.policy.peers import IPBlock, Namespaces, PortMatch, ports_match
+from netsight.analyzers.policy.spec_reading import Unsupported
+from netsight.analyzers.policy.verdict import Action, Direction, Tri, tri_all, tri_any
 from netsight.graph.model.records import GenericRecord
 
 GROUPS = ("crd.projectcalico.org", "projectcalico.org")
@@ -312,8 +295,8 @@ def build(record: GenericRecord) -> CalicoPolicy:
             raise Unsupported("spec.tier", "must be a tier name")
         if raw_order is not None and order is math.inf:
             raise Unsupported("spec.order", f"must be a number, got {raw_order!r}")
-        fields(spec, "spec", _SPEC_FIELDS if record.kind == GNP_KIND else
-               tuple(f for f in _SPEC_FIELDS if f != "namespaceSelector"))
+        read.fields(spec, "spec", _SPEC_FIELDS if record.kind == GNP_KIND else
+                    tuple(f for f in _SPEC_FIELDS if f != "namespaceSelector"))
         for flag in ("applyOnForward", "preDNAT", "doNotTrack"):
             if spec.get(flag):
                 raise Unsupported(f"spec.{flag}", "host-endpoint policy options are not "
@@ -323,7 +306,7 @@ def build(record: GenericRecord) -> CalicoPolicy:
             parse_selector(spec["namespaceSelector"], "spec.namespaceSelector")
         accounts = None if spec.get("serviceAccountSelector") in (None, "") else \
             parse_selector(spec["serviceAccountSelector"], "spec.serviceAccountSelector")
-        raw_rules = {d: items(spec.get(d.value), f"spec.{d.value}") for d in Direction}
+        raw_rules = {d: read.items(spec.get(d.value), f"spec.{d.value}") for d in Direction}
         types = _types(spec.get("types"), raw_rules)
     except Unsupported as problem:
         return CalicoPolicy(record, str(tier), order, frozenset(), problem=problem)
@@ -341,7 +324,7 @@ def _types(raw: Any, rules: Mapping[Direction, list[Any]]) -> frozenset[Directio
             return frozenset(Direction)
         return frozenset({Direction.INGRESS})
     found = set()
-    for i, value in enumerate(items(raw, "spec.types")):
+    for i, value in enumerate(read.items(raw, "spec.types")):
         if value not in ("Ingress", "Egress"):
             raise Unsupported(f"spec.types[{i}]", f"must be Ingress or Egress, got {value!r}")
         found.add(Direction(value.lower()))
@@ -356,8 +339,8 @@ def _guarded(raw: Any, index: int, path: str) -> Rule:
 
 
 def _rule(raw: Any, index: int, path: str) -> Rule:
-    rule = fields(raw, path, ("action", "protocol", "notProtocol", "icmp", "notICMP",
-                              "ipVersion", "source", "destination", "http", "metadata"))
+    rule = read.fields(raw, path, ("action", "protocol", "notProtocol", "icmp", "notICMP",
+                                   "ipVersion", "source", "destination", "http", "metadata"))
     if rule.get("action") not in _ACTIONS:
         raise Unsupported(f"{path}.action", f"must be Allow, Deny, Pass or Log, got "
                           f"{rule.get('action')!r}")
@@ -393,7 +376,7 @@ _END_FIELDS = ("nets", "notNets", "selector", "notSelector", "namespaceSelector"
 
 
 def _end(raw: Any, path: str, protocol: str | None, *, source: bool) -> End:
-    end = fields(raw or {}, path, _END_FIELDS)
+    end = read.fields(raw or {}, path, _END_FIELDS)
     if end.get("services"):
         raise Unsupported(f"{path}.services", "Service matches are not evaluated by netsight")
     for key in ("ports", "notPorts"):
@@ -410,13 +393,13 @@ def _end(raw: Any, path: str, protocol: str | None, *, source: bool) -> End:
         if end.get(key) is None:
             return None
         return tuple(IPBlock.parse(n, None, f"{path}.{key}[{i}]")
-                     for i, n in enumerate(items(end[key], f"{path}.{key}")))
+                     for i, n in enumerate(read.items(end[key], f"{path}.{key}")))
 
     def ports(key: str) -> tuple[PortMatch, ...] | None:
         if end.get(key) is None:
             return None
         return tuple(_port(p, protocol, f"{path}.{key}[{i}]")
-                     for i, p in enumerate(items(end[key], f"{path}.{key}")))
+                     for i, p in enumerate(read.items(end[key], f"{path}.{key}")))
 
     def selector(key: str) -> Selector | None:
         return None if end.get(key) in (None, "") else parse_selector(end[key],
@@ -425,11 +408,11 @@ def _end(raw: Any, path: str, protocol: str | None, *, source: bool) -> End:
     names = None
     account_selector = None
     if end.get("serviceAccounts") is not None:
-        accounts = fields(end["serviceAccounts"], f"{path}.serviceAccounts",
-                          ("names", "selector"))
+        accounts = read.fields(end["serviceAccounts"], f"{path}.serviceAccounts",
+                               ("names", "selector"))
         if accounts.get("names") is not None:
-            names = frozenset(str(n) for n in items(accounts["names"],
-                                                    f"{path}.serviceAccounts.names"))
+            names = frozenset(str(n) for n in read.items(accounts["names"],
+                                                         f"{path}.serviceAccounts.names"))
         if accounts.get("selector") not in (None, ""):
             account_selector = parse_selector(accounts["selector"],
                                               f"{path}.serviceAccounts.selector")
@@ -440,16 +423,16 @@ def _end(raw: Any, path: str, protocol: str | None, *, source: bool) -> End:
 
 def _port(raw: Any, protocol: str | None, path: str) -> PortMatch:
     if isinstance(raw, int) and not isinstance(raw, bool):
-        return PortMatch(protocol, port_number(raw, path))
+        return PortMatch(protocol, read.port_number(raw, path))
     if not isinstance(raw, str) or not raw:
         raise Unsupported(path, f"must be a port, a range 'from:to' or a name, got {raw!r}")
     if raw.isdigit():
-        return PortMatch(protocol, port_number(int(raw), path))
+        return PortMatch(protocol, read.port_number(int(raw), path))
     start, sep, stop = raw.partition(":")
     if sep:
         if not (start.isdigit() and stop.isdigit()):
             raise Unsupported(path, f"range {raw!r} must be 'from:to' with numbers")
-        first, last = port_number(int(start), path), port_number(int(stop), path)
+        first, last = read.port_number(int(start), path), read.port_number(int(stop), path)
         if last < first:
             raise Unsupported(path, f"range {raw!r} ends before it starts")
         return PortMatch(protocol, first, last)
@@ -487,198 +470,3 @@ def tiers(records: Iterable[GenericRecord]) -> dict[str, Tier]:
             (float(order) if isinstance(order, int | float) else math.inf)
         found[record.name] = Tier(record.name, value, action == "Pass", problem)
     return found
-
-
-# --- evaluation --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    steps: tuple[Step, ...]
-    blocking: tuple[ResourceRef, ...] = ()
-    not_evaluated: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Member:
-    """A policy in a tier: a Calico policy, or a Kubernetes NetworkPolicy as Calico has it."""
-
-    order: float
-    name: str
-    calico: CalicoPolicy | None = None
-    k8s: netpol.NetPol | None = None
-
-
-AdminStep = Callable[[], Any]  # -> anp.Decision | None, computed only when reached
-
-
-def evaluate(*, direction: Direction, subject: Endpoint, other: Endpoint,
-             destination: Endpoint, port: int, proto: str, ns: Namespaces,
-             policies: Sequence[CalicoPolicy], k8s: Sequence[netpol.NetPol],
-             # k8s: the Kubernetes NetworkPolicies selecting the subject
-             known_tiers: Mapping[str, Tier], admin: AdminStep, baseline: AdminStep,
-             non_pods: bool) -> Decision:
-    """Calico's answer at ``subject`` for ``direction``, tier by tier."""
-    flow = f"{other.name} on {port}/{proto}"
-    source, dest = (other, subject) if direction is Direction.INGRESS else (subject, other)
-    steps: list[Step] = []
-    members: dict[str, list[Member]] = {}
-    for policy in policies:
-        if policy.tier in ADMIN_TIERS or policy.tier in BASELINE_TIERS:
-            why = (f"{policy.label}: a Calico policy in tier {policy.tier} is ordered among "
-                   "the AdminNetworkPolicies; not evaluated by netsight")
-            return _unknown(steps, why)
-        members.setdefault(policy.tier, []).append(
-            Member(policy.order, policy.record.name, calico=policy))
-    for model in k8s:
-        members.setdefault(DEFAULT_TIER, []).append(
-            Member(K8S_POLICY_ORDER, f"knp.default.{model.record.name}", k8s=model))
-    order: list[tuple[float, str]] = []
-    for name in members:
-        tier = known_tiers.get(name)
-        if tier is None:
-            return _unknown(steps, f"tier {name!r} (of {_names(members[name])}) does not "
-                            "exist; Calico rejects policies naming it")
-        if tier.problem is not None:
-            return _unknown(steps, tier.problem)
-        order.append((tier.order, name))
-    order += [(ADMIN_TIERS["adminnetworkpolicy"], "adminnetworkpolicy"),
-              (BASELINE_TIERS["baselineadminnetworkpolicy"], "baselineadminnetworkpolicy")]
-    for _, name in sorted(order):
-        if name in ADMIN_TIERS or name in BASELINE_TIERS:
-            decision = (admin if name in ADMIN_TIERS else baseline)()
-            if decision is None:
-                continue
-            steps.append(decision.step)
-            if decision.step.action in (Action.ALLOW, Action.DENY, Action.UNKNOWN):
-                return Decision(tuple(steps), decision.blocking, decision.not_evaluated)
-            continue  # Pass: on to the next tier
-        found = _tier(known_tiers[name], members[name], direction=direction, subject=subject,
-                      other=other, source=source, destination=dest, port=port, proto=proto,
-                      ns=ns, non_pods=non_pods, flow=flow)
-        if found is None:
-            continue
-        step, blocking, unknown = found
-        steps.append(step)
-        if step.action is not Action.PASS:
-            return Decision(tuple(steps), blocking, unknown)
-    steps.append(Step(Layer.CALICO, Action.ALLOW,
-                      f"no Calico tier decides {direction.value} at {subject.name}: the "
-                      "Kubernetes namespace profile allows"))
-    return Decision(tuple(steps))
-
-
-def _names(members: list[Member]) -> str:
-    return ", ".join(m.name for m in members)
-
-
-def _unknown(steps: list[Step], why: str) -> Decision:
-    steps.append(Step(Layer.CALICO, Action.UNKNOWN, why))
-    return Decision(tuple(steps), not_evaluated=(why,))
-
-
-def _tier(tier: Tier, members: list[Member], *, direction: Direction, subject: Endpoint,
-          other: Endpoint, source: Endpoint, destination: Endpoint, port: int, proto: str,
-          ns: Namespaces, non_pods: bool, flow: str
-          ) -> tuple[Step, tuple[ResourceRef, ...], tuple[str, ...]] | None:
-    """The tier's step, or None when no policy of it applies to ``subject``."""
-    applying: list[Member] = []
-    for member in sorted(members, key=lambda m: (m.order, m.name)):
-        if member.k8s is not None:
-            if direction in member.k8s.types:  # (given: those selecting the subject)
-                applying.append(member)
-            continue
-        policy = member.calico
-        assert policy is not None
-        if policy.problem is None and direction not in policy.types:
-            continue
-        applies = policy.applies_to(subject, ns)
-        if applies is None:
-            why = f"{policy.label}: " + (f"{policy.problem} (not evaluated)" if policy.problem
-                                         else f"whether it selects {subject.name} depends on "
-                                         "labels the input does not give")
-            return Step(Layer.CALICO, Action.UNKNOWN, why, ref(policy.record)), (), (why,)
-        if applies:
-            applying.append(member)
-    if not applying:
-        return None
-    where = f"tier {tier.name}"
-    for member in applying:
-        if member.k8s is not None:
-            found = _k8s_policy(member.k8s, direction, other, destination, port, proto, ns)
-            if found is None:
-                continue
-            if isinstance(found, str):
-                return Step(Layer.CALICO, Action.UNKNOWN, found), (), (found,)
-            rule_index, raw = found
-            record = member.k8s.record
-            path = f"spec.{direction.value}[{rule_index}]"
-            return Step(Layer.CALICO, Action.ALLOW,
-                        f"{where}, NetworkPolicy {record.ref} (order 1000) {path} allows "
-                        f"{flow}", ref(record), rule_index,
-                        (evidence(record, path, raw),)), (), ()
-        policy = member.calico
-        assert policy is not None
-        for rule in policy.rules(direction):
-            matched = rule.matches(source, destination, port=port, proto=proto,
-                                   policy_namespace=policy.namespace, ns=ns,
-                                   non_pods=non_pods)
-            if matched is False:
-                continue
-            path = f"spec.{direction.value}[{rule.index}]"
-            if matched is None:
-                why = f"{policy.label} {path}: " + (
-                    f"{rule.problem} (not evaluated)" if rule.problem is not None else
-                    f"whether it matches {other.name} depends on what the input does not "
-                    "give (namespace or service-account labels, an IP, network sets or "
-                    "host endpoints)")
-                return Step(Layer.CALICO, Action.UNKNOWN, why, ref(policy.record),
-                            rule.index), (), (why,)
-            if rule.action is None:
-                continue  # Log: evaluation goes on
-            raw_rules = (policy.record.spec or {}).get(direction.value) or []
-            order = "no order" if policy.order == math.inf else f"order {policy.order:g}"
-            step = Step(Layer.CALICO, rule.action,
-                        f"{where}, {policy.label} ({order}) {path} matches {flow}",
-                        ref(policy.record), rule.index,
-                        (evidence(policy.record, path, raw_rules[rule.index]
-                                  if rule.index < len(raw_rules) else None),))
-            blocking = (ref(policy.record),) if rule.action is Action.DENY else ()
-            return step, blocking, ()
-    names = _names(applying)
-    if tier.pass_at_end:
-        return Step(Layer.CALICO, Action.PASS,
-                    f"{where}: {names} select {subject.name} and none matches {flow}; the "
-                    "tier's defaultAction is Pass"), (), ()
-    refs = tuple(_member_ref(m) for m in applying)
-    return Step(Layer.CALICO, Action.DENY,
-                f"end of {where}: {names} select {subject.name} for {direction.value} and "
-                f"no rule matches {flow} (the tier's default action is Deny)",
-                refs[0] if refs else None), refs, ()
-
-
-def _member_ref(member: Member) -> ResourceRef:
-    if member.calico is not None:
-        return ref(member.calico.record)
-    assert member.k8s is not None
-    return ref(member.k8s.record)
-
-
-def _k8s_policy(model: netpol.NetPol, direction: Direction, other: Endpoint,
-                destination: Endpoint, port: int, proto: str, ns: Namespaces
-                ) -> tuple[int, Any] | str | None:
-    """The first rule of a Kubernetes NetworkPolicy admitting the flow (its index and raw
-    form), a reason when that cannot be told, or None."""
-    record = model.record
-    raw_rules = record.ingress if direction is Direction.INGRESS else record.egress
-    for rule in model.rules(direction):
-        if rule.problem is not None:
-            return f"NetworkPolicy {record.ref}: {rule.problem} (not evaluated)"
-        peers, ports = rule.matches(other, destination, port, proto, record.namespace, ns)
-        found = tri_all((peers, ports))
-        if found:
-            return rule.index, raw_rules[rule.index]
-        if found is None:
-            return (f"NetworkPolicy {record.ref} spec.{direction.value}[{rule.index}]: "
-                    f"whether it admits {other.name} depends on what the input does not give")
-    return None

@@ -39,8 +39,9 @@ Semantics per the Cilium policy language docs and pkg/k8s/apis/cilium.io/utils:
 
 Cilium translates Kubernetes NetworkPolicies into the same per-endpoint policy: an endpoint
 a NetworkPolicy isolates is default-deny in that direction, and a flow is allowed when an
-allow rule of any NetworkPolicy, CNP or CCNP allows it and no deny rule denies it. Cilium
-does not implement AdminNetworkPolicy; netsight keeps its tiers around this layer.
+allow rule of any NetworkPolicy, CNP or CCNP allows it and no deny rule denies it
+(:mod:`cilium_evaluation`). Cilium does not implement AdminNetworkPolicy; netsight keeps
+its tiers around this layer.
 """
 
 from __future__ import annotations
@@ -50,29 +51,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from netsight.analyzers.core.base import evidence, ref
-from netsight.analyzers.core.contracts import Evidence, ResourceRef
-from netsight.analyzers.policy import netpol
+from netsight.analyzers.policy import spec_reading as read
 from netsight.analyzers.policy.endpoints import Endpoint
-from netsight.analyzers.policy.peers import (
-    IPBlock,
-    Namespaces,
-    PortMatch,
-    Unsupported,
-    fields,
-    items,
-    port_number,
-    ports_match,
-)
-from netsight.analyzers.policy.verdict import (
-    Action,
-    Direction,
-    Layer,
-    Step,
-    Tri,
-    tri_all,
-    tri_any,
-)
+from netsight.analyzers.policy.peers import IPBlock, Namespaces, PortMatch, ports_match
+from netsight.analyzers.policy.spec_reading import Unsupported
+from netsight.analyzers.policy.verdict import Direction, Tri, tri_all, tri_any
 from netsight.graph.model.records import GenericRecord
 
 GROUP = "cilium.io"
@@ -192,7 +175,7 @@ def _label(endpoint: Endpoint, requirement: Requirement, ns: Namespaces) -> obje
 def parse_selector(raw: Any, path: str) -> Selector:
     if raw is None:
         raw = {}
-    selector = fields(raw, path, ("matchLabels", "matchExpressions"))
+    selector = read.fields(raw, path, ("matchLabels", "matchExpressions"))
     requirements: list[Requirement] = []
     labels = selector.get("matchLabels") or {}
     if not isinstance(labels, dict):
@@ -202,12 +185,12 @@ def parse_selector(raw: Any, path: str) -> Selector:
             raise Unsupported(f"{path}.matchLabels.{key}", "must be a string")
         requirements.append(_requirement(key, "In", [value], f"{path}.matchLabels.{key}",
                                          from_match_labels=True))
-    for i, raw_expr in enumerate(items(selector.get("matchExpressions"),
-                                       f"{path}.matchExpressions")):
+    for i, raw_expr in enumerate(read.items(selector.get("matchExpressions"),
+                                            f"{path}.matchExpressions")):
         where = f"{path}.matchExpressions[{i}]"
-        expr = fields(raw_expr, where, ("key", "operator", "values"))
+        expr = read.fields(raw_expr, where, ("key", "operator", "values"))
         key, operator = expr.get("key"), expr.get("operator")
-        values = items(expr.get("values"), f"{where}.values")
+        values = read.items(expr.get("values"), f"{where}.values")
         if not isinstance(key, str) or not key:
             raise Unsupported(f"{where}.key", "must be a label key")
         if operator not in ("In", "NotIn", "Exists", "DoesNotExist"):
@@ -414,7 +397,7 @@ _SPEC_FIELDS = ("endpointSelector", "nodeSelector", "ingress", "ingressDeny", "e
 
 def _spec(raw: Any, path: str, namespace: str | None, kind: str) -> Spec:
     try:
-        spec = fields(raw, path, _SPEC_FIELDS)
+        spec = read.fields(raw, path, _SPEC_FIELDS)
         has_ep, has_node = spec.get("endpointSelector") is not None, \
             spec.get("nodeSelector") is not None
         if has_ep == has_node:
@@ -427,7 +410,7 @@ def _spec(raw: Any, path: str, namespace: str | None, kind: str) -> Spec:
             parse_selector(spec["endpointSelector"], f"{path}.endpointSelector")
         if subject is not None and kind == CNP_KIND:
             subject = _in_policy_namespace(subject)
-        lists = {name: items(spec.get(name), f"{path}.{name}")
+        lists = {name: read.items(spec.get(name), f"{path}.{name}")
                  for name in ("ingress", "ingressDeny", "egress", "egressDeny")}
         default_deny = _default_deny(spec.get("enableDefaultDeny"), lists, path)
     except Unsupported as problem:
@@ -443,7 +426,7 @@ def _default_deny(raw: Any, lists: Mapping[str, list[Any]], path: str
                   ) -> dict[Direction, bool]:
     """Per direction: True unless enableDefaultDeny says false; the default is true for a
     direction that has rules (and irrelevant for one that has none)."""
-    given = fields(raw or {}, f"{path}.enableDefaultDeny", ("ingress", "egress"))
+    given = read.fields(raw or {}, f"{path}.enableDefaultDeny", ("ingress", "egress"))
     found = {}
     for direction in Direction:
         value = given.get(direction.value)
@@ -477,25 +460,25 @@ def _rule(raw: Any, index: int, name: str, path: str, namespace: str | None) -> 
     direction = name.removesuffix("Deny")
     peer_fields = _PEER_FIELDS[direction]
     extra = ("icmps", "authentication") if not deny else ("icmps",)
-    rule = fields(raw, path, (*peer_fields, *_NOT_EVALUATED[direction], "toPorts", *extra))
+    rule = read.fields(raw, path, (*peer_fields, *_NOT_EVALUATED[direction], "toPorts", *extra))
     for key in (*_NOT_EVALUATED[direction], "authentication"):
         if rule.get(key):
             raise Unsupported(f"{path}.{key}", "not evaluated by netsight")
     endpoints_key, cidr_key, set_key, entities_key = peer_fields
     peers: list[Peer] = []
-    for i, sel in enumerate(items(rule.get(endpoints_key), f"{path}.{endpoints_key}")):
+    for i, sel in enumerate(read.items(rule.get(endpoints_key), f"{path}.{endpoints_key}")):
         peers.append(Peer(selector=_namespaced(
             parse_selector(sel, f"{path}.{endpoints_key}[{i}]"), namespace)))
-    for i, cidr in enumerate(items(rule.get(cidr_key), f"{path}.{cidr_key}")):
+    for i, cidr in enumerate(read.items(rule.get(cidr_key), f"{path}.{cidr_key}")):
         peers.append(Peer(block=IPBlock.parse(cidr, None, f"{path}.{cidr_key}[{i}]")))
-    for i, entry in enumerate(items(rule.get(set_key), f"{path}.{set_key}")):
+    for i, entry in enumerate(read.items(rule.get(set_key), f"{path}.{set_key}")):
         where = f"{path}.{set_key}[{i}]"
-        entry = fields(entry, where, ("cidr", "except", "cidrGroupRef", "cidrGroupSelector"))
+        entry = read.fields(entry, where, ("cidr", "except", "cidrGroupRef", "cidrGroupSelector"))
         if "cidr" not in entry:
             raise Unsupported(where, "CIDR groups (cidrGroupRef, cidrGroupSelector) are not "
                               "evaluated by netsight")
         peers.append(Peer(block=IPBlock.parse(entry["cidr"], entry.get("except"), where)))
-    for i, entity in enumerate(items(rule.get(entities_key), f"{path}.{entities_key}")):
+    for i, entity in enumerate(read.items(rule.get(entities_key), f"{path}.{entities_key}")):
         if entity not in _ENTITIES:
             raise Unsupported(f"{path}.{entities_key}[{i}]", f"unknown entity {entity!r}")
         peers.append(Peer(entity=entity))
@@ -514,20 +497,20 @@ def _rule(raw: Any, index: int, name: str, path: str, namespace: str | None) -> 
 
 def _ports(raw: Any, path: str, deny: bool) -> tuple[tuple[PortMatch, ...] | None,
                                                    str | None]:
-    entries = items(raw, path)
+    entries = read.items(raw, path)
     if not entries:
         return None, None
     found: list[PortMatch] = []
     l7: list[str] = []
     for i, entry in enumerate(entries):
         where = f"{path}[{i}]"
-        rule = fields(entry, where, ("ports",) if deny else ("ports", *_L7))
+        rule = read.fields(entry, where, ("ports",) if deny else ("ports", *_L7))
         for key in _L7:
             value = rule.get(key)
             if value:
                 kinds = ", ".join(sorted(value)) if isinstance(value, dict) else key
                 l7.append(f"{where}.{key} ({kinds})")
-        ports = items(rule.get("ports"), f"{where}.ports")
+        ports = read.items(rule.get("ports"), f"{where}.ports")
         if not ports:
             found.append(PortMatch(None))  # every port and protocol
         for j, port in enumerate(ports):
@@ -536,7 +519,7 @@ def _ports(raw: Any, path: str, deny: bool) -> tuple[tuple[PortMatch, ...] | Non
 
 
 def _port(raw: Any, path: str) -> PortMatch:
-    entry = fields(raw, path, ("port", "endPort", "protocol"))
+    entry = read.fields(raw, path, ("port", "endPort", "protocol"))
     proto_raw = entry.get("protocol") or "ANY"
     if proto_raw not in _PROTOCOLS:
         raise Unsupported(f"{path}.protocol", f"{proto_raw!r} is not TCP, UDP, SCTP or ANY")
@@ -552,187 +535,10 @@ def _port(raw: Any, path: str) -> PortMatch:
         if end:
             raise Unsupported(f"{path}.endPort", "endPort needs a numeric port")
         return PortMatch(proto, name=port)
-    start = port_number(port, f"{path}.port")
+    start = read.port_number(port, f"{path}.port")
     if not end:
         return PortMatch(proto, start)
-    stop = port_number(end, f"{path}.endPort")
+    stop = read.port_number(end, f"{path}.endPort")
     if stop < start:
         raise Unsupported(f"{path}.endPort", "endPort must not be less than port")
     return PortMatch(proto, start, stop)
-
-
-# --- evaluation ----------------------------------------------------------------------
-
-
-# Cilium's answer takes the NetworkPolicy tier's place, in the same shape.
-Decision = netpol.Decision
-
-
-@dataclass(frozen=True, slots=True)
-class NetPolSay:
-    """What the NetworkPolicies isolating the subject say, as Cilium merges them."""
-
-    isolating: bool
-    allowed: Tri  # False when none isolates
-    step: Step | None = None
-    blocking: tuple[ResourceRef, ...] = ()
-    not_evaluated: tuple[str, ...] = ()
-
-
-def netpol_say(decision: netpol.Decision | None) -> NetPolSay:
-    """The NetworkPolicy tier's decision (netpol.Decision or None) as Cilium merges it."""
-    if decision is None:
-        return NetPolSay(False, False)
-    action = decision.step.action
-    if action is Action.ALLOW:
-        return NetPolSay(True, True, decision.step)
-    if action is Action.DENY:
-        return NetPolSay(True, False, decision.step, decision.blocking)
-    return NetPolSay(True, None, decision.step, (), decision.not_evaluated)
-
-
-def evaluate(policies: Iterable[CiliumPolicy], netpols: NetPolSay, direction: Direction,
-             subject: Endpoint, other: Endpoint, destination: Endpoint, port: int,
-             proto: str, ns: Namespaces) -> Decision | None:
-    """The merged per-endpoint policy's answer; None when no NetworkPolicy, CNP or CCNP
-    has anything to say about ``subject`` in ``direction``."""
-    flow = f"{other.name} on {port}/{proto}"
-    unknown: list[str] = list(netpols.not_evaluated)
-    denied: list[tuple[CiliumPolicy, Spec, Rule]] = []
-    allowed: list[tuple[CiliumPolicy, Spec, Rule]] = []
-    deny_unknown = allow_unknown = False
-    active: list[Tri] = [True] if netpols.isolating else []
-    enforced: list[Tri] = [True] if netpols.isolating else []
-    selecting: list[CiliumPolicy] = []
-    selecting_specs: list[tuple[CiliumPolicy, Spec]] = []
-    for policy in policies:
-        if policy.problem is not None:
-            why = f"{policy.label}: {policy.problem} (not evaluated)"
-            unknown.append(why)
-            active.append(None)
-            enforced.append(None)
-            allow_unknown = deny_unknown = True
-            continue
-        for spec in policy.specs:
-            if spec.problem is None and not spec.active(direction):
-                continue
-            applies = policy.applies_to(spec, subject, ns)
-            if applies is False:
-                continue
-            if applies is None:
-                allow_unknown = deny_unknown = True
-                why = f"{policy.label} {spec.path}: " + (
-                    f"{spec.problem} (not evaluated)" if spec.problem is not None else
-                    f"a host policy (nodeSelector) governs host-network pod {subject.name}; "
-                    "host policies are not evaluated by netsight" if spec.host_policy else
-                    f"whether it selects {subject.name} depends on labels the input does "
-                    "not give")
-                unknown.append(why)
-                active.append(None)
-                enforced.append(None)
-                continue
-            if policy not in selecting:
-                selecting.append(policy)
-            selecting_specs.append((policy, spec))
-            active.append(True)
-            enforced.append(spec.default_deny.get(direction, True))
-            for rule in spec.denies(direction):
-                found = rule.matches(other, subject, destination, port, proto, ns)
-                if found:
-                    denied.append((policy, spec, rule))
-                elif found is None:
-                    deny_unknown = True
-                    unknown.append(_unknown(policy, spec, rule, direction, other))
-            for rule in spec.allows(direction):
-                found = rule.matches(other, subject, destination, port, proto, ns)
-                if found:
-                    allowed.append((policy, spec, rule))
-                elif found is None:
-                    allow_unknown = True
-                    unknown.append(_unknown(policy, spec, rule, direction, other))
-    if not active:
-        return None
-    if denied:
-        policy, spec, rule = denied[0]
-        path = spec.rule_path(rule, direction)
-        return Decision(Step(
-            Layer.CILIUM, Action.DENY, f"{policy.record.ref} {path} matches {flow}",
-            ref(policy.record), rule.index, (_evidence(policy, spec, rule, direction),)),
-            blocking=tuple(dict.fromkeys(ref(p.record) for p, _, _ in denied)))
-    allow: Tri = True if (allowed or netpols.allowed) else \
-        (None if allow_unknown or netpols.allowed is None else False)
-    is_enforced = tri_any(enforced)
-    if allow is True or (allow is False and is_enforced is False):
-        # Allowed by a rule, or not default-deny here (only enableDefaultDeny: false
-        # rules select the endpoint): either way only a deny rule could still refuse it.
-        if deny_unknown:
-            return _unknown_decision(unknown)
-        return _allow(allowed, netpols, selecting, direction, subject, flow)
-    if allow is None or is_enforced is not True:
-        return _unknown_decision(unknown)
-    parts = [str(p.record.ref) for p in selecting]
-    if netpols.isolating:
-        parts.append("NetworkPolicy " + ", ".join(str(r) for r in netpols.blocking)
-                     if netpols.blocking else "NetworkPolicies")
-    verb = "selects" if len(parts) == 1 else "select"
-    text = (f"{', '.join(parts)} {verb} {subject.name} for {direction.value} (default deny) "
-            f"and no allow rule admits {flow}")
-    proof: tuple[Evidence, ...] = tuple(
-        evidence(p.record, f"{s.path}.{direction.value}",
-                 f"{len(s.allows(direction))} allow rule(s), none admits {other.name}")
-        for p, s in selecting_specs)
-    blocking = tuple(dict.fromkeys((*(ref(p.record) for p in selecting), *netpols.blocking)))
-    return Decision(Step(Layer.CILIUM, Action.DENY, text,
-                         blocking[0] if blocking else None, None, proof), blocking=blocking)
-
-
-def _allow(allowed: list[tuple[CiliumPolicy, Spec, Rule]], netpols: NetPolSay,
-           selecting: list[CiliumPolicy], direction: Direction, subject: Endpoint,
-           flow: str) -> Decision:
-    if allowed:
-        policy, spec, rule = allowed[0]
-        path = spec.rule_path(rule, direction)
-        text = f"{policy.record.ref} {path} allows {flow}"
-        notes: tuple[str, ...] = ()
-        if rule.l7 is not None:
-            text += "; its L7 rules are not evaluated"
-            notes = (f"{policy.label} {path}: L7 rules {rule.l7} further restrict what "
-                     "passes on this port (not evaluated by netsight)",)
-        return Decision(Step(Layer.CILIUM, Action.ALLOW, text, ref(policy.record),
-                             rule.index, (_evidence(policy, spec, rule, direction),)),
-                        not_evaluated=notes)
-    if netpols.allowed and netpols.step is not None:
-        return Decision(netpols.step)
-    names = ", ".join(str(p.record.ref) for p in selecting)
-    verb = "selects" if len(selecting) == 1 else "select"
-    return Decision(Step(Layer.CILIUM, Action.ALLOW,
-                         f"{names} {verb} {subject.name} for {direction.value} only with "
-                         f"enableDefaultDeny false, and no deny rule matches {flow}"))
-
-
-def _unknown(policy: CiliumPolicy, spec: Spec, rule: Rule, direction: Direction,
-             other: Endpoint) -> str:
-    path = spec.rule_path(rule, direction)
-    if rule.problem is not None:
-        return f"{policy.label}: {rule.problem} (not evaluated)"
-    return (f"{policy.label} {path}: whether it matches {other.name} depends on what the "
-            "input does not give (namespace labels, a template's service account, labels "
-            "Cilium's label filter may drop, the cluster name, or what a host-network pod "
-            "or outside address is to Cilium)")
-
-
-def _unknown_decision(unknown: list[str]) -> Decision:
-    reasons = tuple(dict.fromkeys(unknown)) or ("the Cilium policy layer is undecided",)
-    return Decision(Step(Layer.CILIUM, Action.UNKNOWN, "; ".join(reasons)),
-                    not_evaluated=reasons)
-
-
-def _evidence(policy: CiliumPolicy, spec: Spec, rule: Rule, direction: Direction
-              ) -> Evidence:
-    record = policy.record
-    raw_spec: Any = record.spec if spec.path == "spec" else \
-        (record.specs or ())[int(spec.path[6:-1])]
-    name = direction.value + ("Deny" if rule.deny else "")
-    raw_rules = raw_spec.get(name) or [] if isinstance(raw_spec, dict) else []
-    value = raw_rules[rule.index] if rule.index < len(raw_rules) else None
-    return evidence(record, spec.rule_path(rule, direction), value)

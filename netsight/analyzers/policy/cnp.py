@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from netsight.analyzers.policy import spec_reading as read
 from netsight.analyzers.policy.anp import (
     CNP_KIND,
     AdminPolicy,
@@ -30,7 +31,8 @@ from netsight.analyzers.policy.anp import (
     ports_of,
     rules_of,
 )
-from netsight.analyzers.policy.peers import PortMatch, Unsupported, fields, items, port_number
+from netsight.analyzers.policy.peers import PortMatch
+from netsight.analyzers.policy.spec_reading import Unsupported
 from netsight.analyzers.policy.verdict import Action, Direction
 from netsight.graph.model.records import GenericRecord, Record
 
@@ -59,7 +61,7 @@ def build(record: GenericRecord) -> AdminPolicy:
             raise Unsupported("spec.tier", f"must be Admin or Baseline, got {tier!r}")
         if not 0 <= order <= 1000:
             raise Unsupported("spec.priority", f"must be 0-1000, got {priority!r}")
-        fields(spec, "spec", ("tier", "priority", "subject", "ingress", "egress"))
+        read.fields(spec, "spec", ("tier", "priority", "subject", "ingress", "egress"))
         namespaces, pods = parse_subject(spec.get("subject"), any_namespace=True)
     except Unsupported as problem:
         return AdminPolicy(record, baseline, order, subject_problem=problem)
@@ -77,15 +79,15 @@ def _v1alpha2_rule(raw: Any, index: int, direction: Direction) -> Rule:
 def _rule(raw: Any, index: int, direction: Direction, *, legacy_ports: bool = False) -> Rule:
     path = f"spec.{direction.value}[{index}]"
     key = direction.peers_field
-    rule = fields(raw, path, ("name", "action", key, "protocols")
-                  + (("ports",) if legacy_ports else ()))
+    rule = read.fields(raw, path, ("name", "action", key, "protocols")
+                       + (("ports",) if legacy_ports else ()))
     if "ports" in rule and "protocols" in rule:
         raise Unsupported(path, "either ports (early v1alpha2) or protocols, not both")
     action = _ACTIONS.get(str(rule.get("action")))
     if action is None:
         raise Unsupported(f"{path}.action", f"must be Accept, Deny or Pass, got "
                           f"{rule.get('action')!r}")
-    raw_peers = items(rule.get(key), f"{path}.{key}")
+    raw_peers = read.items(rule.get(key), f"{path}.{key}")
     if not raw_peers:
         raise Unsupported(f"{path}.{key}", "must list at least one peer")
     peers = tuple(parse_peer(p, f"{path}.{key}[{i}]", direction, any_namespace=True)
@@ -93,13 +95,13 @@ def _rule(raw: Any, index: int, direction: Direction, *, legacy_ports: bool = Fa
     if "ports" in rule:
         return Rule(index, str(rule.get("name") or ""), action, peers,
                     ports_of(rule["ports"], f"{path}.ports"))
-    protocols = items(rule.get("protocols"), f"{path}.protocols")
+    protocols = read.items(rule.get("protocols"), f"{path}.protocols")
     ports = tuple(_protocol(p, f"{path}.protocols[{i}]") for i, p in enumerate(protocols))
     return Rule(index, str(rule.get("name") or ""), action, peers, ports or None)
 
 
 def _protocol(raw: Any, path: str) -> PortMatch:
-    entry = fields(raw, path, ("tcp", "udp", "sctp", "destinationNamedPort"))
+    entry = read.fields(raw, path, ("tcp", "udp", "sctp", "destinationNamedPort"))
     if len(entry) != 1:
         raise Unsupported(path, "exactly one of tcp, udp, sctp, destinationNamedPort")
     if "destinationNamedPort" in entry:
@@ -108,20 +110,20 @@ def _protocol(raw: Any, path: str) -> PortMatch:
             raise Unsupported(f"{path}.destinationNamedPort", "must be a port name")
         return PortMatch(None, name=name)  # the container port carries the protocol
     (transport, value), = entry.items()
-    attributes = fields(value or {}, f"{path}.{transport}", ("destinationPort",))
+    attributes = read.fields(value or {}, f"{path}.{transport}", ("destinationPort",))
     port = attributes.get("destinationPort")
     proto = _TRANSPORTS[transport]
     if port is None:
         return PortMatch(proto)
     where = f"{path}.{transport}.destinationPort"
-    port = fields(port, where, ("number", "range"))
+    port = read.fields(port, where, ("number", "range"))
     if len(port) != 1:
         raise Unsupported(where, "exactly one of number, range")
     if "number" in port:
-        return PortMatch(proto, port_number(port["number"], f"{where}.number"))
-    span = fields(port["range"], f"{where}.range", ("start", "end"))
-    start = port_number(span.get("start"), f"{where}.range.start")
-    end = port_number(span.get("end"), f"{where}.range.end")
+        return PortMatch(proto, read.port_number(port["number"], f"{where}.number"))
+    span = read.fields(port["range"], f"{where}.range", ("start", "end"))
+    start = read.port_number(span.get("start"), f"{where}.range.start")
+    end = read.port_number(span.get("end"), f"{where}.range.end")
     if end < start:
         raise Unsupported(f"{where}.range", "end must not be less than start")
     return PortMatch(proto, start, end)

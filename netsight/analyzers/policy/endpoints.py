@@ -85,7 +85,7 @@ def _by_address(view: GraphView, text: str, address: ipaddress.IPv4Address |
     """An address is outside the cluster unless a pod or a Service's ClusterIP has it: then
     policies see that pod (or the Service's pods after kube-proxy), not an outsider."""
     canonical = address.compressed
-    # The API server writes addresses in canonical form; compare strings, not 100k parses.
+    # The API server writes addresses in canonical form: compare strings, parse nothing.
     pods = [p for p in view.for_each(Kind.POD)
             if isinstance(p, PodRecord) and canonical in p.ips]
     if pods:

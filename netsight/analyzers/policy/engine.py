@@ -9,19 +9,29 @@ Baseline tier (the BANP, ClusterNetworkPolicies of tier Baseline); then the defa
 allow. Traffic flows when both directions allow it.
 
 An engine lives for one tool call. It finds a pod's NetworkPolicies through the graph's
-``applies_to`` edges, and keeps policy models (and the sorted cluster-scoped tiers) across
-calls for as long as their records are the same objects.
+``applies_to`` edges; the policy models and the sorted cluster-scoped tiers it reads are
+kept with the view across calls (:mod:`kept_models`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any
 
 from netsight.analyzers.core.contracts import ResourceRef
-from netsight.analyzers.policy import anp, calico, cilium, cnp, istio_authz, netpol
+from netsight.analyzers.policy import (
+    anp,
+    calico,
+    calico_evaluation,
+    cilium,
+    cilium_evaluation,
+    cnp,
+    istio_authz,
+    netpol,
+)
 from netsight.analyzers.policy.endpoints import Endpoint
+from netsight.analyzers.policy.kept_models import ADMIN_KINDS, Tiers, kept
 from netsight.analyzers.policy.peers import IPBlock, Namespaces
 from netsight.analyzers.policy.verdict import (
     Action,
@@ -34,7 +44,7 @@ from netsight.analyzers.policy.verdict import (
     tri_all,
 )
 from netsight.graph.model.kinds import POD_LIKE_KINDS, Kind, Rel, make_key
-from netsight.graph.model.records import GenericRecord, NetworkPolicyRecord, Record
+from netsight.graph.model.records import GenericRecord, NetworkPolicyRecord
 from netsight.graph.store.live import GraphView, ProblemKind
 
 ROOT_NAMESPACE = istio_authz.ROOT_NAMESPACE  # Istio's (meshConfig.rootNamespace default)
@@ -89,95 +99,7 @@ _POLICY_KINDS: dict[str, bool] = {
     calico.TIER_KIND: False,
 }
 
-M = TypeVar("M")
-# key -> (record, model): a model is rebuilt only when its record changes (records are
-# immutable, so identity says "unchanged"). Bounded: cleared when it grows past the limit.
-_MODELS: dict[str, tuple[Record, object]] = {}
-_MODEL_LIMIT = 100_000
-_BUILT = [0]  # models built so far: what warm() tells its caller
-_ISTIO_MODELS: dict[str, tuple[GenericRecord, istio_authz.M]] = {}  # the same, for Istio's
-
-
-def _model(record: Record, build: Callable[[M], object]) -> object:
-    cached = _MODELS.get(record.key)
-    if cached is not None and cached[0] is record:
-        return cached[1]
-    _BUILT[0] += 1
-    if len(_MODELS) >= _MODEL_LIMIT:
-        _MODELS.clear()
-    model = build(record)  # type: ignore[arg-type]
-    _MODELS[record.key] = (record, model)
-    return model
-
-
-@dataclass
-class Tiers:
-    """The cluster-scoped policies, sorted, and per namespace the ones that could select its
-    pods. Kept across calls while the policy records are the same objects (records are
-    immutable: same objects, same policies), so a call pays one pass over the records, not
-    a rebuild."""
-
-    records: tuple[Record, ...]
-    admins: list[anp.AdminPolicy]
-    baselines: list[anp.AdminPolicy]
-    kinds: frozenset[str]
-    # namespace -> (its Namespace record when filtered, admins, baselines)
-    by_namespace: dict[str, tuple[Record | None, list[anp.AdminPolicy],
-                                  list[anp.AdminPolicy]]] = field(default_factory=dict)
-    # PolicyEngine.applicable across calls: (namespace, labels, host network) -> (the
-    # Namespace record it was found with, admins, baselines, applies by id). Testing 500
-    # subjects was half of a find_blocking_policies.
-    applicable: dict[tuple[str, tuple[tuple[str, str], ...], bool], tuple[
-        Record | None, list[anp.AdminPolicy], list[anp.AdminPolicy], dict[int, Tri]]] = \
-        field(default_factory=dict)
-
-
 _APPLICABLE_LIMIT = 50_000  # subjects' answers kept per tiers (cleared past it)
-
-
-_TIERS: Tiers | None = None
-_ADMIN_KINDS = (anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND)
-
-
-def _tiers(view: GraphView) -> Tiers:
-    # policy-scale: while no admin policy changed in this graph, the tiers last built from
-    # it stand; collecting their records again cost a sixth of a find_blocking_policies.
-    generations = tuple(view.kind_generation(kind) for kind in _ADMIN_KINDS)
-    kept = view.kept().get("policy.tiers")
-    if kept is not None and kept[0] == generations and isinstance(kept[1], Tiers) \
-            and kept[1] is _TIERS:
-        return kept[1]
-    tiers = _collect_tiers(view)
-    view.kept()["policy.tiers"] = (generations, tiers)
-    return tiers
-
-
-def _collect_tiers(view: GraphView) -> Tiers:
-    global _TIERS
-    records = tuple(r for kind in _ADMIN_KINDS for r in view.for_each(kind))
-    if _TIERS is not None and _TIERS.records == records:
-        return _TIERS
-    admins: list[anp.AdminPolicy] = []
-    baselines: list[anp.AdminPolicy] = []
-    for record in records:
-        if not isinstance(record, GenericRecord):
-            continue
-        if record.kind == anp.CNP_KIND:
-            if not cnp.evaluated(record):
-                continue  # another group or version: see UNEVALUATED
-            model = _model(record, cnp.build)
-        elif not record.api_version.startswith(anp.GROUP + "/") or (
-                record.kind == anp.BANP_KIND and record.name != anp.BANP_NAME):
-            continue  # the API server admits no other BANP name
-        else:
-            model = _model(record, anp.build)
-        assert isinstance(model, anp.AdminPolicy)
-        (baselines if model.baseline else admins).append(model)
-    for tier in (admins, baselines):
-        tier.sort(key=lambda p: (p.priority, p.record.name))
-    kinds = frozenset(p.record.kind for tier in (admins, baselines) for p in tier)
-    _TIERS = Tiers(records, admins, baselines, kinds)
-    return _TIERS
 
 
 class PolicyEngine:
@@ -190,6 +112,7 @@ class PolicyEngine:
         # many peers at once); verdicts, steps and reasons are the same.
         self.explain = explain
         self.namespaces = Namespaces(view)
+        self.kept = kept(view)
         self._tiers: Tiers | None = None
         self._unreadable: tuple[str, ...] | None = None
         self._applicable: dict[tuple[str, int, bool], tuple[
@@ -199,7 +122,8 @@ class PolicyEngine:
                                 tuple[tuple[str, ...], tuple[str, ...]]] = {}
         # HTTP attributes (method, path, host) only Istio's authorization reads.
         self.istio = istio_authz.IstioLayer(view, self.namespaces,
-                                            request or istio_authz.Request(), _ISTIO_MODELS)
+                                            request or istio_authz.Request(),
+                                            self.kept.istio)
         self._calico_present: bool | None = None
         self._cilium_by_ns: dict[str | None, list[cilium.CiliumPolicy]] = {}
         self._calico_by_ns: dict[str | None, list[calico.CalicoPolicy]] = {}
@@ -210,7 +134,7 @@ class PolicyEngine:
     @property
     def tiers(self) -> Tiers:
         if self._tiers is None:
-            self._tiers = _tiers(self.view)
+            self._tiers = self.kept.admin_tiers(self.view)
         return self._tiers
 
     def admin_policies(self) -> tuple[list[anp.AdminPolicy], list[anp.AdminPolicy]]:
@@ -288,10 +212,16 @@ class PolicyEngine:
         for record in self.view.neighbors(subject.key, Rel.APPLIES_TO, incoming=True,
                                           kind=Kind.NETWORK_POLICY):
             assert isinstance(record, NetworkPolicyRecord)
-            model = _model(record, netpol.build)
+            model = self.kept.model(record, netpol.build)
             assert isinstance(model, netpol.NetPol)
             found.append(model)
         return found
+
+    def network_policy(self, record: NetworkPolicyRecord) -> netpol.NetPol:
+        """The model of one NetworkPolicy, kept with the view."""
+        model = self.kept.model(record, netpol.build)
+        assert isinstance(model, netpol.NetPol)
+        return model
 
     def cilium_policies(self, subject: Endpoint) -> list[cilium.CiliumPolicy]:
         """The CNPs of the subject's namespace and every CCNP (cilium.io), sorted by key."""
@@ -305,7 +235,7 @@ class PolicyEngine:
             for record in self.view.for_each(kind, scope):
                 if isinstance(record, GenericRecord) and \
                         record.api_version.startswith(cilium.GROUP + "/"):
-                    model = _model(record, cilium.build)
+                    model = self.kept.model(record, cilium.build)
                     assert isinstance(model, cilium.CiliumPolicy)
                     found.append(model)
         found.sort(key=lambda p: p.record.key)
@@ -329,7 +259,7 @@ class PolicyEngine:
             scope = None if kind == calico.GNP_KIND else subject.namespace
             for record in self.view.for_each(kind, scope):
                 if isinstance(record, GenericRecord) and calico.is_calico(record):
-                    model = _model(record, calico.build)
+                    model = self.kept.model(record, calico.build)
                     assert isinstance(model, calico.CalicoPolicy)
                     found.append(model)
         self._calico_by_ns[subject.namespace] = found
@@ -341,7 +271,7 @@ class PolicyEngine:
         for kind in calico.POLICY_KINDS:
             for record in self.view.for_each(kind):
                 if isinstance(record, GenericRecord) and calico.is_calico(record):
-                    model = _model(record, calico.build)
+                    model = self.kept.model(record, calico.build)
                     assert isinstance(model, calico.CalicoPolicy)
                     for rule in (*model.ingress, *model.egress):
                         for end in (rule.source, rule.destination):
@@ -372,7 +302,7 @@ class PolicyEngine:
                 r for r in self.view.for_each(calico.TIER_KIND)
                 if isinstance(r, GenericRecord) and calico.is_calico(r))
         args = (direction, subject, other, destination, port, protocol, self.namespaces)
-        decision = calico.evaluate(
+        decision = calico_evaluation.evaluate(
             direction=direction, subject=subject, other=other, destination=destination,
             port=port, proto=protocol, ns=self.namespaces,
             policies=self.calico_policies(subject), k8s=self.network_policies(subject),
@@ -393,7 +323,7 @@ class PolicyEngine:
             for record in self.view.for_each(kind):
                 if isinstance(record, GenericRecord) and \
                         record.api_version.startswith(cilium.GROUP + "/"):
-                    model = _model(record, cilium.build)
+                    model = self.kept.model(record, cilium.build)
                     assert isinstance(model, cilium.CiliumPolicy)
                     found.update(dict.fromkeys(model.blocks()))
         return tuple(found)
@@ -537,11 +467,11 @@ class PolicyEngine:
         k8s_decision = netpol.evaluate(policies, *args, explain=self.explain)
         np_decision: netpol.Decision | None = k8s_decision
         # --- CNI layers: where Cilium policies exist they and the NetworkPolicies make one
-        # policy per endpoint (cilium.evaluate).
+        # policy per endpoint (cilium_evaluation.evaluate).
         cilium_policies = self.cilium_policies(subject)
         if cilium_policies:
-            np_decision = cilium.evaluate(cilium_policies, cilium.netpol_say(k8s_decision),
-                                          *args)
+            np_decision = cilium_evaluation.evaluate(
+                cilium_policies, cilium_evaluation.netpol_say(k8s_decision), *args)
         # --- end CNI layers
         if np_decision is not None:
             steps.append(np_decision.step)
@@ -572,7 +502,7 @@ def _finish(direction: Direction, subject: Endpoint, steps: list[Step],
 # Kinds whose records have models kept across calls: a change to one of them (or to a
 # Namespace, whose labels narrow the admin tiers) may leave a model to build.
 MODEL_KINDS: frozenset[str] = frozenset({
-    Kind.NETWORK_POLICY, Kind.NAMESPACE, *_ADMIN_KINDS, *cilium.KINDS, *calico.POLICY_KINDS,
+    Kind.NETWORK_POLICY, Kind.NAMESPACE, *ADMIN_KINDS, *cilium.KINDS, *calico.POLICY_KINDS,
     *istio_authz.KINDS})
 
 
@@ -583,8 +513,8 @@ def warm(view: GraphView, namespace: str | None) -> int:
     peer authentication, the admin tiers and their narrowing to the namespace. Answers do
     not change: a call finds the models it would have built. Returns how many models were
     built (0: nothing was cold)."""
-    built = _BUILT[0]
     engine = PolicyEngine(view)
+    built = engine.kept.built
     if namespace is None:
         _ = engine.tiers  # the admin policies' models, sorted and kept with the graph
         kinds: tuple[tuple[str, Callable[[GenericRecord], bool], Callable[[Any], object]], ...] \
@@ -596,13 +526,13 @@ def warm(view: GraphView, namespace: str | None) -> int:
                  *((kind, calico.is_calico, calico.build) for kind in calico.NP_KINDS))
         for record in view.for_each(Kind.NETWORK_POLICY, namespace):
             if isinstance(record, NetworkPolicyRecord):
-                _model(record, netpol.build)
+                engine.network_policy(record)
     for kind, wanted, build in kinds:
         for record in view.for_each(kind, namespace):
             if isinstance(record, GenericRecord) and wanted(record):
-                _model(record, build)
+                engine.kept.model(record, build)
     istio = engine.istio.warm(namespace) if namespace is not None else 0
-    return _BUILT[0] - built + istio
+    return engine.kept.built - built + istio
 
 
 def _cilium(record: GenericRecord) -> bool:

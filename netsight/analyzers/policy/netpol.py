@@ -17,19 +17,10 @@ from dataclasses import dataclass
 
 from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.core.contracts import Evidence, ResourceRef
+from netsight.analyzers.policy import spec_reading as read
 from netsight.analyzers.policy.endpoints import Endpoint
-from netsight.analyzers.policy.peers import (
-    IPBlock,
-    Namespaces,
-    PortMatch,
-    Unsupported,
-    fields,
-    items,
-    port_number,
-    ports_match,
-    protocol,
-    selector,
-)
+from netsight.analyzers.policy.peers import IPBlock, Namespaces, PortMatch, ports_match
+from netsight.analyzers.policy.spec_reading import Unsupported
 from netsight.analyzers.policy.verdict import Action, Direction, Layer, Step, Tri, tri_all
 from netsight.graph.model.records import NetworkPolicyRecord
 from netsight.graph.model.selectors import LabelSelector
@@ -121,9 +112,9 @@ def _guarded(raw: object, index: int, direction: Direction) -> Rule:
 def _rule(raw: object, index: int, direction: Direction) -> Rule:
     path = f"spec.{direction.value}[{index}]"
     peers_key = direction.peers_field
-    rule = fields(raw, path, (peers_key, "ports"))
-    peers = items(rule.get(peers_key), f"{path}.{peers_key}")
-    ports = items(rule.get("ports"), f"{path}.ports")
+    rule = read.fields(raw, path, (peers_key, "ports"))
+    peers = read.items(rule.get(peers_key), f"{path}.{peers_key}")
+    ports = read.items(rule.get("ports"), f"{path}.ports")
     return Rule(
         index,
         tuple(_peer(p, f"{path}.{peers_key}[{i}]") for i, p in enumerate(peers)) or None,
@@ -132,26 +123,26 @@ def _rule(raw: object, index: int, direction: Direction) -> Rule:
 
 
 def _peer(raw: object, path: str) -> Peer:
-    peer = fields(raw, path, ("podSelector", "namespaceSelector", "ipBlock"))
+    peer = read.fields(raw, path, ("podSelector", "namespaceSelector", "ipBlock"))
     if "ipBlock" in peer:
         if len(peer) > 1:
             raise Unsupported(path, "ipBlock cannot be combined with selectors (the API "
                               "server rejects it)")
-        block = fields(peer["ipBlock"], f"{path}.ipBlock", ("cidr", "except"))
+        block = read.fields(peer["ipBlock"], f"{path}.ipBlock", ("cidr", "except"))
         return Peer(ip_block=IPBlock.parse(block.get("cidr"), block.get("except"),
                                            f"{path}.ipBlock"))
     pods = None if peer.get("podSelector") is None else \
-        selector(peer["podSelector"], f"{path}.podSelector")
+        read.selector(peer["podSelector"], f"{path}.podSelector")
     namespaces = None if peer.get("namespaceSelector") is None else \
-        selector(peer["namespaceSelector"], f"{path}.namespaceSelector")
+        read.selector(peer["namespaceSelector"], f"{path}.namespaceSelector")
     if pods is None and namespaces is None:
         raise Unsupported(path, "a peer must set podSelector, namespaceSelector or ipBlock")
     return Peer(pods=pods, namespaces=namespaces)
 
 
 def _port(raw: object, path: str) -> PortMatch:
-    entry = fields(raw, path, ("protocol", "port", "endPort"))
-    proto = protocol(entry.get("protocol"), f"{path}.protocol")
+    entry = read.fields(raw, path, ("protocol", "port", "endPort"))
+    proto = read.protocol(entry.get("protocol"), f"{path}.protocol")
     port, end = entry.get("port"), entry.get("endPort")
     if isinstance(port, str):
         if end is not None:
@@ -163,10 +154,10 @@ def _port(raw: object, path: str) -> PortMatch:
         if end is not None:
             raise Unsupported(f"{path}.endPort", "endPort needs port")
         return PortMatch(proto)
-    start = port_number(port, f"{path}.port")
+    start = read.port_number(port, f"{path}.port")
     if end is None:
         return PortMatch(proto, start)
-    stop = port_number(end, f"{path}.endPort")
+    stop = read.port_number(end, f"{path}.endPort")
     if stop < start:
         raise Unsupported(f"{path}.endPort", "endPort must not be less than port")
     return PortMatch(proto, start, stop)

@@ -1,8 +1,8 @@
 """Matchers shared by every policy kind: namespaces, IP blocks and ports, three-valued.
 
 A matcher answers True, False, or None when the input cannot tell (a pod whose IP is not
-in the manifests, a namespace whose labels are unknown). Built once per policy version;
-building raises :class:`Unsupported` for any shape netsight does not evaluate.
+in the manifests, a namespace whose labels are unknown). Built once per policy version
+(:mod:`spec_reading` refuses any shape netsight does not evaluate).
 """
 
 from __future__ import annotations
@@ -10,57 +10,22 @@ from __future__ import annotations
 import functools
 import ipaddress
 import socket
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from netsight.analyzers.policy import spec_reading as read
 from netsight.analyzers.policy.endpoints import Endpoint
 from netsight.analyzers.policy.verdict import Tri
-from netsight.graph.model.errors import MalformedObject
 from netsight.graph.model.kinds import Kind, make_key
-from netsight.graph.model.records import PROTOCOLS, Record
-from netsight.graph.model.selectors import LabelSelector, parse_label_selector
+from netsight.graph.model.records import Record
+from netsight.graph.model.selectors import LabelSelector
 from netsight.graph.store.live import GraphView
 
 # Set by the API server on every namespace since Kubernetes 1.22; manifests may omit it.
 NAME_LABEL = "kubernetes.io/metadata.name"
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
-
-
-class Unsupported(Exception):
-    """A policy shape netsight does not evaluate (or the API server would reject)."""
-
-    def __init__(self, field_path: str, message: str) -> None:
-        super().__init__(f"{field_path}: {message}")
-        self.field_path, self.message = field_path, message
-
-
-def fields(raw: Any, path: str, known: Iterable[str]) -> Mapping[str, Any]:
-    """``raw`` as an object holding only ``known`` keys; anything else is Unsupported."""
-    if not isinstance(raw, dict):
-        raise Unsupported(path, f"must be an object, got {type(raw).__name__}")
-    extra = sorted(set(raw) - set(known))
-    if extra:
-        raise Unsupported(f"{path}.{extra[0]}", "a field netsight does not evaluate")
-    return raw
-
-
-def items(raw: Any, path: str) -> list[Any]:
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise Unsupported(path, f"must be a list, got {type(raw).__name__}")
-    return raw
-
-
-def selector(raw: Any, path: str) -> LabelSelector:
-    if raw is not None:
-        fields(raw, path, ("matchLabels", "matchExpressions"))
-    try:
-        return parse_label_selector(raw, path)
-    except MalformedObject as exc:
-        raise Unsupported(exc.field_path or path, exc.message) from None
 
 
 def selector_keys(sel: LabelSelector) -> set[str]:
@@ -114,9 +79,9 @@ class IPBlock:
 
     @classmethod
     def parse(cls, cidr: Any, excepts: Any, path: str) -> IPBlock:
-        network = _network(cidr, f"{path}.cidr")
-        rest = tuple(_network(e, f"{path}.except[{i}]")
-                     for i, e in enumerate(items(excepts, f"{path}.except")))
+        network = read.network(cidr, f"{path}.cidr")
+        rest = tuple(read.network(e, f"{path}.except[{i}]")
+                     for i, e in enumerate(read.items(excepts, f"{path}.except")))
         return cls(network, rest)
 
     def contains(self, address: str) -> bool:
@@ -166,22 +131,6 @@ def _parse(address: str) -> tuple[int, int] | None:
         return None
 
 
-def _network(raw: Any, path: str) -> Network:
-    if not isinstance(raw, str):
-        raise Unsupported(path, "must be a CIDR string")
-    try:
-        return ipaddress.ip_network(raw, strict=False)
-    except ValueError:
-        raise Unsupported(path, f"{raw!r} is not a CIDR") from None
-
-
-def protocol(raw: Any, path: str) -> str:
-    value = "TCP" if raw is None else raw
-    if value not in PROTOCOLS:
-        raise Unsupported(path, f"protocol {raw!r} is not TCP, UDP or SCTP")
-    return str(value)
-
-
 @dataclass(frozen=True, slots=True)
 class PortMatch:
     """One port entry: a protocol (None: any), and a number range or a name (or neither: all
@@ -209,12 +158,6 @@ class PortMatch:
                               str(self.start) if self.end in (None, self.start)
                               else f"{self.start}-{self.end}")
         return f"{where}/{self.protocol or 'any'}"
-
-
-def port_number(raw: Any, path: str) -> int:
-    if not isinstance(raw, int) or isinstance(raw, bool) or not 1 <= raw <= 65535:
-        raise Unsupported(path, f"must be a port number 1-65535, got {raw!r}")
-    return raw
 
 
 def ports_match(ports: tuple[PortMatch, ...] | None, port: int, proto: str,

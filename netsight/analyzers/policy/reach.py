@@ -1,89 +1,33 @@
 """Reach: every peer of one end, grouped by identity, and whether traffic flows between them.
 
 ``who_can_reach`` fixes the destination and asks about every source; ``what_can_reach`` fixes
-the source and asks about every destination. Peers are evaluated per *identity* (namespace +
-label set): policies select pods by labels, so pods sharing both share the verdict. Three
-per-pod facts can still tell them apart, and an identity is split on them, never guessed:
-
-- the pod's IPs, against every ipBlock / ``networks`` CIDR a policy names (the split key is
-  which of those blocks the IPs fall in, not the IPs themselves);
-- host networking (and then the node, for ANP ``nodes`` peers);
-- the pod's container ports, where the peer is the destination (named ports resolve there);
-- with Istio policies present, what the mesh reads: the service account (the principal), the
-  sidecar container and the annotations that opt a pod in or out of the mesh or its ports.
-
-One representative pair per (peer group, fixed group) is evaluated with
-:class:`engine.PolicyEngine`, so the answer is exactly the per-pod one; parts of a split
-identity that got the same answer are shown as one again. The direction at the fixed end is
-evaluated first and, when it denies outright, the other is skipped. When the fixed end's
-ingress decides by selectors alone, :func:`narrowed_sources` finds the only sources that can
-get anything but a denial through the graph's selector indexes, instead of trying every pod.
-Outside the cluster, the address space is cut at every CIDR boundary a policy names; inside
-one piece every ipBlock answers alike, so one address stands for it, and the pieces with
-the same answer are written back as a CIDR with ``except``.
+the source and asks about every destination. Peers are evaluated per group of pods alike
+(:mod:`peer_groups`): one representative pair per (peer group, fixed group) is evaluated
+with :class:`engine.PolicyEngine`, so the answer is exactly the per-pod one; parts of a
+split identity that got the same answer are shown as one again. The direction at the fixed
+end is evaluated first and, when it denies outright, the other is skipped. When the fixed
+end's ingress decides by selectors alone, :func:`narrowed_sources` finds the only sources
+that can get anything but a denial through the graph's selector indexes, instead of trying
+every pod. Outside the cluster, :mod:`external_regions` stands one address for each piece
+of the address space every ipBlock answers alike.
 """
 
 from __future__ import annotations
 
-import ipaddress
-import itertools
-import socket
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from pydantic import Field
-
 from netsight.analyzers.core import deadline
-from netsight.analyzers.core.contracts import Model
-from netsight.analyzers.policy import istio_authz, istio_mesh, netpol
-from netsight.analyzers.policy.endpoints import Endpoint, external, from_pod, live
-from netsight.analyzers.policy.engine import PolicyEngine, _model
-from netsight.analyzers.policy.peers import IPBlock, Network, ports_match
-from netsight.analyzers.policy.results import DetailAware
+from netsight.analyzers.policy import istio_authz, netpol
+from netsight.analyzers.policy.endpoints import Endpoint, live
+from netsight.analyzers.policy.engine import PolicyEngine
+from netsight.analyzers.policy.peer_groups import Group, Labels, peer_endpoint
+from netsight.analyzers.policy.peers import IPBlock, ports_match
 from netsight.analyzers.policy.verdict import Direction, DirectionVerdict, Tri, Verdict
 from netsight.graph.model.kinds import WORKLOAD_KINDS, Kind
-from netsight.graph.model.records import NetworkPolicyRecord, PodRecord, Record, WorkloadRecord
-from netsight.graph.model.selectors import LabelSelector, selector_from_map
-from netsight.graph.store.live import GraphView, Source
-
-Labels = tuple[tuple[str, str], ...]
-Facts = tuple[object, ...]
-
-
-def cluster_endpoints(view: GraphView, fixed: tuple[Endpoint, ...] = ()
-                      ) -> Iterator[Endpoint]:
-    """Every live pod; in manifests also each workload without pods, standing for them.
-    When the fixed end is one pod, it is left out (a pod and itself: not a policy
-    question); of several, each stays a peer of the others."""
-    alone = fixed[0].key if len(fixed) == 1 else None
-    for record in view.for_each(Kind.POD):
-        if isinstance(record, PodRecord) and live(record) and record.key != alone:
-            yield from_pod(record)
-    if view.source is not Source.MANIFESTS:
-        return
-    for kind in sorted(WORKLOAD_KINDS):
-        for workload in view.for_each(kind):
-            if not isinstance(workload, WorkloadRecord):
-                continue
-            selector = workload.selector or selector_from_map(workload.pod_labels)
-            if workload.key != alone and not any(
-                    isinstance(r, PodRecord)
-                    for r in view.matching(workload.namespace, selector)):
-                yield from_pod(workload)
-
-
-def _peer_endpoint(view: GraphView, record: Record, alone: str | None) -> Endpoint | None:
-    """The endpoint a pod-like record stands for as a peer, as cluster_endpoints has it."""
-    if record.key == alone:
-        return None
-    if isinstance(record, PodRecord):
-        return from_pod(record) if live(record) else None
-    if not isinstance(record, WorkloadRecord) or view.source is not Source.MANIFESTS:
-        return None
-    selector = record.selector or selector_from_map(record.pod_labels)
-    if any(isinstance(r, PodRecord) for r in view.matching(record.namespace, selector)):
-        return None
-    return from_pod(record)
+from netsight.graph.model.records import NetworkPolicyRecord, PodRecord, Record
+from netsight.graph.model.selectors import LabelSelector
+from netsight.graph.store.live import Source
 
 
 def narrowed_sources(engine: PolicyEngine, fixed: list[tuple[Group, int | None]],
@@ -153,7 +97,7 @@ def narrowed_sources(engine: PolicyEngine, fixed: list[tuple[Group, int | None]]
 
     def take(record: Record) -> None:
         if record.key not in chosen:
-            endpoint = _peer_endpoint(view, record, alone)
+            endpoint = peer_endpoint(view, record, alone)
             if endpoint is not None:
                 chosen[record.key] = endpoint
 
@@ -186,7 +130,7 @@ def narrowed_sources(engine: PolicyEngine, fixed: list[tuple[Group, int | None]]
                 take(record)
     if view.source is Source.MANIFESTS:
         total += sum(1 for kind in WORKLOAD_KINDS for record in view.for_each(kind)
-                     if _peer_endpoint(view, record, alone) is not None)
+                     if peer_endpoint(view, record, alone) is not None)
     return list(chosen.values()), total
 
 
@@ -200,9 +144,7 @@ def policy_blocks(engine: PolicyEngine, subjects: Iterable[Endpoint] | None = No
     if subjects is None:
         for record in engine.view.for_each(Kind.NETWORK_POLICY):
             if isinstance(record, NetworkPolicyRecord):
-                model = _model(record, netpol.build)
-                assert isinstance(model, netpol.NetPol)
-                models.append(model)
+                models.append(engine.network_policy(record))
     else:
         for subject in subjects:
             models.extend(engine.network_policies(subject))
@@ -213,135 +155,13 @@ def policy_blocks(engine: PolicyEngine, subjects: Iterable[Endpoint] | None = No
             for peer in rule.peers or ():
                 if peer.ip_block is not None:
                     found[peer.ip_block] = None
-    found.update(dict.fromkeys(_admin_blocks(engine)))
+    found.update(dict.fromkeys(engine.tiers.networks()))
     if subjects is None or direction is Direction.INGRESS:
         # Istio compares the source's address at the destination.
         found.update(dict.fromkeys(istio_authz.cidrs(engine.view)))
     found.update(dict.fromkeys(engine.cilium_blocks()))
     found.update(dict.fromkeys(engine.calico_blocks()))
     return tuple(found)
-
-
-_ADMIN_BLOCKS: list[tuple[object, tuple[IPBlock, ...]]] = []  # (tiers, their CIDRs)
-
-
-def _admin_blocks(engine: PolicyEngine) -> tuple[IPBlock, ...]:
-    """Every ``networks`` CIDR of the admin policies, kept while they are the same."""
-    tiers = engine.tiers
-    if _ADMIN_BLOCKS and _ADMIN_BLOCKS[0][0] is tiers:
-        return _ADMIN_BLOCKS[0][1]
-    found: dict[IPBlock, None] = {}
-    for policy in (*tiers.admins, *tiers.baselines):
-        for admin_rule in (*policy.ingress, *policy.egress):
-            for admin_peer in admin_rule.peers:
-                found.update(dict.fromkeys(admin_peer.networks))
-    _ADMIN_BLOCKS[:] = [(tiers, tuple(found))]
-    return _ADMIN_BLOCKS[0][1]
-
-
-# A block as integers: (version, first, last, excepts as (version, first, last)).
-Compiled = tuple[int, int, int, tuple[tuple[int, int, int], ...]]
-
-
-def compile_blocks(blocks: tuple[IPBlock, ...]) -> tuple[Compiled, ...]:
-    def span(net: Network) -> tuple[int, int, int]:
-        return net.version, int(net.network_address), int(net.broadcast_address)
-    return tuple((*span(b.cidr), tuple(span(e) for e in b.excepts)) for b in blocks)
-
-
-def _address(text: str) -> tuple[int, int] | None:
-    """(version, value) of an IP; None if it does not parse (IPBlock.matches then raises
-    too, so such a pod never gets here from a graph that holds it)."""
-    try:
-        return 4, int.from_bytes(socket.inet_pton(socket.AF_INET, text), "big")
-    except OSError:
-        pass
-    try:
-        return 6, int(ipaddress.IPv6Address(text))
-    except ValueError:
-        return None
-
-
-def ip_facts(ips: tuple[str, ...], blocks: tuple[Compiled, ...]) -> tuple[Tri, ...]:
-    """``tuple(b.matches(endpoint) for b in blocks)``, the IPs parsed once."""
-    if not ips:
-        return (None,) * len(blocks)
-    parsed = [a for a in map(_address, ips) if a is not None]
-    answers: list[Tri] = []
-    for version, first, last, excepts in blocks:
-        found = {version == v and first <= value <= last and not any(
-            v == ev and ef <= value <= el for ev, ef, el in excepts)
-            for v, value in parsed}
-        answers.append(found.pop() if len(found) == 1 else None)
-    return tuple(answers)
-
-
-def facts(endpoint: Endpoint, blocks: tuple[Compiled, ...], with_ports: bool,
-          mesh: bool = False) -> Facts:
-    """What besides namespace and labels the verdict can depend on."""
-    return (endpoint.host_network, endpoint.node if endpoint.host_network else None,
-            ip_facts(endpoint.ips, blocks) if blocks else (),
-            tuple(sorted(endpoint.ports, key=_port_key)) if with_ports else (),
-            endpoint.service_account,  # Istio's principal; Cilium and Calico select on it
-            istio_mesh.identity_facts(endpoint)[1:] if mesh else ())
-
-
-def _port_key(port: object) -> tuple[int, str, str]:
-    return (getattr(port, "port", 0), getattr(port, "protocol", ""), getattr(port, "name", "")
-            or "")
-
-
-@dataclass
-class Group:
-    """Pods of one identity that also share every per-pod fact the verdict can depend on."""
-
-    namespace: str
-    labels: Labels
-    facts: Facts
-    members: list[Endpoint] = field(default_factory=list)
-    split: str | None = None  # why this identity was split: the facts that differ
-
-    @property
-    def rep(self) -> Endpoint:
-        return self.members[0]
-
-    def keys(self) -> set[str | None]:
-        return {m.key for m in self.members}
-
-
-_FACT_NAMES = ("host network", "node", "pod IPs against policy CIDRs", "container ports",
-               "service account", "mesh membership")
-
-
-def group(endpoints: Iterable[Endpoint], blocks: tuple[IPBlock, ...], with_ports: bool,
-          mesh: bool = False) -> list[Group]:
-    """Endpoints grouped by (namespace, labels, facts), sorted; split identities say why."""
-    groups: dict[tuple[str, Labels, Facts], Group] = {}
-    label_keys: dict[int, Labels] = {}
-    compiled = compile_blocks(blocks)
-    for endpoint in endpoints:
-        assert endpoint.namespace is not None
-        labels = label_keys.get(id(endpoint.labels))
-        if labels is None:
-            labels = label_keys[id(endpoint.labels)] = tuple(sorted(endpoint.labels.items()))
-        shown = facts(endpoint, compiled, with_ports, mesh)
-        key = (endpoint.namespace, labels, shown)
-        found = groups.get(key)
-        if found is None:
-            found = groups[key] = Group(endpoint.namespace, labels, shown)
-        found.members.append(endpoint)
-    by_identity: dict[tuple[str, Labels], list[Group]] = {}
-    for g in groups.values():
-        by_identity.setdefault((g.namespace, g.labels), []).append(g)
-    for parts in by_identity.values():
-        if len(parts) > 1:
-            differ = [name for i, name in enumerate(_FACT_NAMES)
-                      if len({p.facts[i] for p in parts}) > 1]
-            for part in parts:
-                part.split = ", ".join(differ)
-    for g in groups.values():
-        g.members.sort(key=lambda e: e.name)
-    return sorted(groups.values(), key=lambda g: (g.namespace, g.labels, g.rep.name))
 
 
 def flow(engine: PolicyEngine, source: Endpoint, destination: Endpoint, port: int,
@@ -455,181 +275,3 @@ def merge(found: list[tuple[Group, Tally]]) -> list[tuple[Group, Tally]]:
             merged.append((peer, tallied))
     merged.sort(key=lambda found: (found[0].namespace, found[0].labels, found[0].rep.name))
     return merged
-
-
-# --- outside the cluster --------------------------------------------------------------------
-
-
-@dataclass
-class Region:
-    """Addresses of one family with the same answer: sorted, disjoint [first, last] pieces."""
-
-    version: int
-    pieces: list[tuple[int, int]]
-    tally: Tally
-
-
-def external_regions(blocks: tuple[IPBlock, ...],
-                     evaluate: Callable[[Endpoint], Iterable[tuple[Verdict, int]]]
-                     ) -> list[Region]:
-    """The address space cut at every CIDR boundary the blocks name; each piece evaluated
-    once (one address stands for it: every block contains all of a piece or none of it),
-    pieces with the same answer gathered into one region."""
-    regions: list[Region] = []
-    for version, bits in ((4, 32), (6, 128)):
-        points = {0, 2 ** bits}
-        for block in blocks:
-            for net in (block.cidr, *block.excepts):
-                if net.version == version:
-                    points.add(int(net.network_address))
-                    points.add(int(net.broadcast_address) + 1)
-        edges = sorted(points)
-        by_answer: dict[tuple[int, int, int], Region] = {}
-        for start, stop in itertools.pairwise(edges):
-            address = str(ipaddress.IPv4Address(start) if version == 4
-                          else ipaddress.IPv6Address(start))
-            result = Tally()
-            for verdict, count in evaluate(external(address)):
-                result.add(verdict, count)
-            answer = (result.allowed, result.denied, result.unknown)
-            region = by_answer.get(answer)
-            if region is None:
-                region = by_answer[answer] = Region(version, [], result)
-                regions.append(region)
-            else:
-                region.tally.reasons.update(result.reasons)
-            if region.pieces and region.pieces[-1][1] + 1 == start:
-                region.pieces[-1] = (region.pieces[-1][0], stop - 1)
-            else:
-                region.pieces.append((start, stop - 1))
-    return regions
-
-
-def describe_region(region: Region, blocks: tuple[IPBlock, ...]) -> tuple[str, list[str]]:
-    """(CIDR, except CIDRs), the way ipBlocks are written: the smallest network a policy
-    names (or the whole family) that holds the region, and the addresses in it that are
-    not part of the region."""
-    make: Callable[[int], ipaddress.IPv4Address | ipaddress.IPv6Address] = \
-        ipaddress.IPv4Address if region.version == 4 else ipaddress.IPv6Address
-    first, last = region.pieces[0][0], region.pieces[-1][1]
-    whole: Network = ipaddress.ip_network("0.0.0.0/0" if region.version == 4 else "::/0")
-    exact = list(ipaddress.summarize_address_range(make(first), make(last)))
-    candidates: list[Network] = [whole, *(n for b in blocks for n in (b.cidr, *b.excepts)
-                           if n.version == region.version)]
-    if len(exact) == 1:
-        candidates.append(ipaddress.ip_network(str(exact[0])))
-    cover = min((n for n in candidates
-                 if int(n.network_address) <= first and int(n.broadcast_address) >= last),
-                key=lambda n: n.num_addresses)
-    gaps: list[tuple[int, int]] = []
-    position = int(cover.network_address)
-    for start, stop in region.pieces:
-        if start > position:
-            gaps.append((position, start - 1))
-        position = stop + 1
-    if position <= int(cover.broadcast_address):
-        gaps.append((position, int(cover.broadcast_address)))
-    excepts = [str(n) for start, stop in gaps
-               for n in ipaddress.summarize_address_range(make(start), make(stop))]
-    return str(cover), excepts
-
-
-def within(address: str, cidr: str, excepts: Iterable[str]) -> bool:
-    """Whether ``address`` is in ``cidr`` and none of ``excepts`` (for tests and clients)."""
-    ip = ipaddress.ip_address(address)
-    net = ipaddress.ip_network(cidr)
-    return ip.version == net.version and ip in net and not any(
-        ip.version == e.version and ip in e for e in map(ipaddress.ip_network, excepts))
-
-
-# --- the wire form ---------------------------------------------------------------------------
-
-MEMBERS_SHOWN = 50
-
-
-class PodCounts(Model):
-    allowed: int
-    denied: int
-    unknown: int
-
-
-class PeerOut(DetailAware):
-    namespace: str | None = Field(default=None, description="Null outside the cluster")
-    labels: dict[str, str] | None = Field(default=None, description="The identity's labels")
-    cidr: str | None = Field(default=None, description="Outside the cluster: the addresses")
-    except_: list[str] | None = Field(default=None, alias="except",
-                                      description="Addresses inside cidr that are not meant")
-    pods: int | None = Field(default=None, description="Pods of this identity (or group)")
-    allowed: bool | None = Field(description="true: on every pod pair; false: only some "
-                                 "pairs (see counts); null: cannot be decided (see reasons)")
-    ports: list[str] | None = Field(default=None, description="Without a port in the "
-                                    "query: the destination's declared ports traffic flows to")
-    unknown_ports: list[str] | None = Field(default=None, description="Without a port: the "
-                                            "declared ports whose verdict is undecided")
-    counts: PodCounts | None = Field(default=None, description="When the fixed end has "
-                                     "several pods: how many of them each outcome covers")
-    split: str | None = Field(default=None, description="Set when this identity's pods were "
-                              "evaluated apart: the per-pod facts that differ (pod IPs "
-                              "against policy CIDRs, host network, container ports); members "
-                              "lists the pods of this part")
-    members: list[str] | None = Field(default=None, description=f"Pods of the group (first "
-                                      f"{MEMBERS_SHOWN}); always when split, else detail "
-                                      "mode only")
-    reasons: list[str] | None = Field(default=None, description="Why allowed is null")
-
-
-class Summary(Model):
-    identities: int = Field(description="In-cluster peer groups listed (identities; a split "
-                            "one counts per part)")
-    allowed_pods: int = Field(description="Peer pods allowed with every pod of the fixed end")
-    partial_pods: int = Field(description="Peer pods allowed with some pods of the fixed end "
-                              "only")
-    unknown_pods: int = Field(description="Peer pods whose verdict cannot be decided")
-    denied_pods: int = Field(description="Peer pods denied (not listed)")
-
-
-def summarize(found: list[tuple[Group, Tally]]) -> Summary:
-    counts = {"allowed": 0, "partial": 0, "unknown": 0, "denied": 0}
-    for peer, tallied in found:
-        verdict = tallied.verdict
-        outcome = "allowed" if verdict is True else "unknown" if verdict is None else \
-            "partial" if tallied.allowed or tallied.unknown else "denied"
-        counts[outcome] += len(peer.members)
-    return Summary(identities=sum(1 for _, t in found if t.allowed or t.unknown),
-                   allowed_pods=counts["allowed"], partial_pods=counts["partial"],
-                   unknown_pods=counts["unknown"], denied_pods=counts["denied"])
-
-
-def fixed_groups(targets: Iterable[tuple[Endpoint, int | None]], blocks: tuple[IPBlock, ...],
-                 mesh: bool = False) -> list[tuple[Group, int | None]]:
-    """The fixed end's pods grouped like peers, per port (its IPs and ports matter too)."""
-    found: list[tuple[Group, int | None]] = []
-    by_port: dict[int | None, list[Endpoint]] = {}
-    for endpoint, port in targets:
-        if endpoint.external:
-            found.append((Group("", (), (), [endpoint]), port))
-        else:
-            by_port.setdefault(port, []).append(endpoint)
-    return found + [(g, port) for port, endpoints in by_port.items()
-                    for g in group(endpoints, blocks, True, mesh)]
-
-
-def peer_out(peer: Group, tallied: Tally, *, several: bool, detail: bool) -> PeerOut:
-    members = [m.name for m in peer.members[:MEMBERS_SHOWN]] \
-        if peer.split is not None or detail else None
-    return PeerOut(namespace=peer.namespace, labels=dict(peer.labels), pods=len(peer.members),
-                   allowed=tallied.verdict,
-                   counts=PodCounts(allowed=tallied.allowed, denied=tallied.denied,
-                                    unknown=tallied.unknown) if several else None,
-                   split=peer.split, members=members,
-                   reasons=list(tallied.reasons)[:10] or None)
-
-
-def region_out(region: Region, blocks: tuple[IPBlock, ...], *, several: bool) -> PeerOut:
-    cidr, excepts = describe_region(region, blocks)
-    tallied = region.tally
-    return PeerOut.model_validate({
-        "cidr": cidr, "except": excepts or None, "allowed": tallied.verdict,
-        "counts": PodCounts(allowed=tallied.allowed, denied=tallied.denied,
-                            unknown=tallied.unknown) if several else None,
-        "reasons": list(tallied.reasons)[:10] or None})

@@ -3,7 +3,7 @@
 Set evaluation (``classes.py``) asks "which identities does this peer match?" once per
 peer instead of once per flow. An identity here is the graph's (namespace + label map),
 numbered; a set of identities is a Python ``int`` used as a bitset (``&``, ``|`` and
-``~`` over 16k identities cost a microsecond or two). Each answer is a pair of bitsets
+``~`` over every identity at once, in C). Each answer is a pair of bitsets
 ``(true, unknown)``; everything else is False, as in the three-valued matchers.
 
 Only identities whose pods are interchangeable for a policy get a bit: live pods on the pod
@@ -28,8 +28,8 @@ from operator import itemgetter
 from typing import Any
 
 from netsight.analyzers.policy.endpoints import Endpoint, live
+from netsight.analyzers.policy.peer_groups import parse_address, peer_endpoint
 from netsight.analyzers.policy.peers import IPBlock, Namespaces, PortMatch, ports_match
-from netsight.analyzers.policy.reach import _address, _peer_endpoint
 from netsight.analyzers.policy.verdict import Tri
 from netsight.graph.model.kinds import POD_LIKE_KINDS, Kind, Rel
 from netsight.graph.model.records import ContainerPort, PodRecord
@@ -121,8 +121,8 @@ class Universe:
 
     def pod_bits(self, selector: LabelSelector) -> Bits:
         """The identities whose labels ``selector`` matches, from a label index over them
-        (a selector test per identity across every namespace cost tens of milliseconds
-        for a peer that names any namespace)."""
+        (not a selector test per identity of every namespace, for a peer that names any
+        namespace)."""
         found = self.pod_selections.get(selector)
         if found is not None:
             return found
@@ -174,8 +174,8 @@ class Universe:
             start = max(start, el + 1)
         if start <= last:
             ranges.append((start, last))
-        # The pods in each range counted per identity in C (Counter over a slice): a CIDR
-        # holding every pod IP was 100 ms of a what_can_reach when stepped one by one.
+        # The pods in each range counted per identity in C (Counter over a slice), not
+        # stepped one by one: a CIDR may hold every pod IP.
         counted: Counter[int] = Counter()
         pods = self.single.get(version, [])
         for low, high in ranges:
@@ -271,7 +271,7 @@ def build(view: GraphView, key: tuple[object, ...]) -> Universe:
                     exact.add(content)
                 pods.append(record)
             elif record is not None and manifests and \
-                    _peer_endpoint(view, record, None) is not None:
+                    peer_endpoint(view, record, None) is not None:
                 exact.add(content)
                 exact_keys.setdefault(content, []).append(member)
         gathered.setdefault(content, []).append((labels, pods, selected))
@@ -292,7 +292,7 @@ def build(view: GraphView, key: tuple[object, ...]) -> Universe:
         found.keys.append(sorted(p.key for p in pods))
         count = 0
         for pod in pods:
-            parsed = tuple(_address(ip) for ip in pod.ips)
+            parsed = tuple(parse_address(ip) for ip in pod.ips)
             if len(parsed) == 1 and parsed[0] is not None:
                 found.single.setdefault(parsed[0][0], []).append((parsed[0][1], position))
                 count += 1
@@ -309,3 +309,11 @@ def build(view: GraphView, key: tuple[object, ...]) -> Universe:
     for addresses in found.single.values():
         addresses.sort()
     return found
+
+
+def indexed_universe(view: GraphView) -> Universe | None:
+    """The view's universe; None for a view that keeps no identity index (an overlay)."""
+    try:
+        return universe(view)
+    except NotImplementedError:
+        return None

@@ -17,24 +17,16 @@ from netsight.analyzers.policy import classes
 from netsight.analyzers.policy.classes import Row, add_rows
 from netsight.analyzers.policy.endpoints import Endpoint, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
-from netsight.analyzers.policy.reach import (
+from netsight.analyzers.policy.external_regions import Region, external_regions
+from netsight.analyzers.policy.peer_groups import (
     Group,
-    PeerOut,
-    Region,
-    Summary,
-    Tally,
-    _peer_endpoint,
     cluster_endpoints,
-    external_regions,
     fixed_groups,
-    flow,
     group,
-    merge,
-    peer_out,
-    policy_blocks,
-    summarize,
-    tally,
+    peer_endpoint,
 )
+from netsight.analyzers.policy.reach import Tally, flow, merge, policy_blocks, tally
+from netsight.analyzers.policy.results import PeerOut, Summary, peer_out, summarize
 from netsight.analyzers.policy.verdict import Direction, Verdict
 from netsight.analyzers.tools.find_blocking_policies import ENDPOINT_HELP, Protocol
 from netsight.graph.store.live import GraphView
@@ -118,7 +110,7 @@ def analyze(view: GraphView, args: Args) -> Result:
         if fast is not None:
             alone = resolved.endpoints[0].key if len(resolved.endpoints) == 1 else None
             peers = group([e for r in fast.exact
-                           if (e := _peer_endpoint(view, r, alone)) is not None],
+                           if (e := peer_endpoint(view, r, alone)) is not None],
                           blocks, True, mesh)
         else:
             peers = group(cluster_endpoints(view, resolved.endpoints), blocks, True, mesh)

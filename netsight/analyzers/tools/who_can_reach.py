@@ -12,10 +12,20 @@ from netsight.analyzers.core.base import metadata
 from netsight.analyzers.core.contracts import ErrorCode, Page, ToolFailure, ToolResult
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.core.paging import paginate, query_fingerprint
-from netsight.analyzers.policy import classes, reach
+from netsight.analyzers.policy import classes
 from netsight.analyzers.policy.classes import Row, add_rows
 from netsight.analyzers.policy.endpoints import Endpoint, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
+from netsight.analyzers.policy.external_regions import Region, external_regions
+from netsight.analyzers.policy.peer_groups import (
+    Group,
+    cluster_endpoints,
+    fixed_groups,
+    group,
+    peer_endpoint,
+)
+from netsight.analyzers.policy.reach import Tally, flow, narrowed_sources, policy_blocks, tally
+from netsight.analyzers.policy.results import PeerOut, Summary, summarize
 from netsight.analyzers.policy.verdict import Direction, Verdict
 from netsight.analyzers.tools.find_blocking_policies import ENDPOINT_HELP, Protocol, port_targets
 from netsight.graph.model.kinds import Kind
@@ -53,9 +63,9 @@ class Result(ToolResult):
     port: int
     protocol: str
     destination_pods: int = Field(description="Pods the destination stands for")
-    peers: list[reach.PeerOut] = Field(description="Allowed or undecided sources: identities "
-                                       "by namespace and labels, then outside CIDRs")
-    summary: reach.Summary
+    peers: list[PeerOut] = Field(description="Allowed or undecided sources: identities by "
+                                 "namespace and labels, then outside CIDRs")
+    summary: Summary
     page: Page
     not_evaluated: list[str]
 
@@ -71,40 +81,40 @@ def analyze(view: GraphView, args: Args) -> Result:
     ends = [e for e, _ in targets]
     # Sources' IPs meet only the destinations' ingress ipBlocks; the destinations' IPs meet
     # every source's egress ipBlocks, which matter only when destinations are grouped.
-    blocks = reach.policy_blocks(engine, ends, Direction.INGRESS)
+    blocks = policy_blocks(engine, ends, Direction.INGRESS)
     mesh = engine.istio.anywhere()
-    fixed = reach.fixed_groups(targets, reach.policy_blocks(engine) if len(ends) > 1 else (), mesh)
+    fixed = fixed_groups(targets, policy_blocks(engine) if len(ends) > 1 else (), mesh)
     protocol = args.protocol
 
-    def evaluate(target: reach.Group, port: int | None, peer: Endpoint) -> Verdict | None:
+    def evaluate(target: Group, port: int | None, peer: Endpoint) -> Verdict | None:
         if peer.external and target.rep.external:
             return None
         assert port is not None
-        return reach.flow(engine, peer, target.rep, port, protocol, Direction.INGRESS)
+        return flow(engine, peer, target.rep, port, protocol, Direction.INGRESS)
 
     several = sum(len(g.members) for g, _ in fixed) > 1
     fast = classes.who_can_reach(engine, fixed, protocol)
-    narrowed = None if fast is not None else reach.narrowed_sources(engine, fixed, protocol)
+    narrowed = None if fast is not None else narrowed_sources(engine, fixed, protocol)
     if fast is not None:
         # Identities the set evaluation decided are rows; the rest (host network, the
         # destination's own identity, anything undecided) are asked about pod by pod.
         alone = resolved.endpoints[0].key if len(resolved.endpoints) == 1 else None
         sources: Iterable[Endpoint] = [
-            e for r in fast.exact if (e := reach._peer_endpoint(view, r, alone)) is not None]
+            e for r in fast.exact if (e := peer_endpoint(view, r, alone)) is not None]
     else:
-        sources = reach.cluster_endpoints(view, resolved.endpoints) if narrowed is None \
+        sources = cluster_endpoints(view, resolved.endpoints) if narrowed is None \
             else narrowed[0]
-    peers = reach.group(sources, blocks, False, mesh)
-    found = reach.tally(peers, fixed, evaluate)
+    peers = group(sources, blocks, False, mesh)
+    found = tally(peers, fixed, evaluate)
     # Entries in order: identities (per-pod groups and the set evaluation's rows, both by
     # namespace and labels; an identity is in one of them), then outside CIDRs. Only the
     # page asked for is turned into PeerOut.
-    listed: list[Row | tuple[reach.Group, reach.Tally] | reach.Region] = \
+    listed: list[Row | tuple[Group, Tally] | Region] = \
         list(fast.rows) if fast is not None else []
     for p, t in found:
         if t.allowed or t.unknown:
             bisect.insort(listed, (p, t), key=classes.listing_order)
-    summary = reach.summarize(found)
+    summary = summarize(found)
     if fast is not None:
         summary = add_rows(summary, fast)
     entries = listed
@@ -112,7 +122,7 @@ def analyze(view: GraphView, args: Args) -> Result:
     for _, t in found:
         reasons.update(t.reasons)
     if not all(g.rep.external for g, _ in fixed):
-        regions = reach.external_regions(blocks, lambda ext: [
+        regions = external_regions(blocks, lambda ext: [
             (engine.evaluate(ext, g.rep, port, protocol), len(g.members))
             for g, port in fixed if port is not None and not g.rep.external])
         for region in regions:
