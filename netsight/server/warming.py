@@ -1,12 +1,12 @@
 """Keeping the policy analyzers' models built: after the first sync, and after changes.
 
-The policy tools keep a model per policy across calls (``analyzers/policy/engine.py``),
-built on the first question about its namespace: that call pays for it, and in a large
-cluster most calls of the first minutes are such first questions. Here the models are
-built once the informers have synced, namespace by namespace, yielding the loop between
-two namespaces so tool calls and watch events are never held up by more than one
-namespace's models. Not part of readiness: waiting for the pass would only delay
-``/readyz``, and a call arriving first builds what it needs itself.
+The policy tools keep a model per policy across calls, with the graph they describe
+(``analyzers/policy/kept_models.py``), built on the first question about its namespace: that
+call pays for it, and in a large cluster most calls of the first minutes are such first
+questions. Here the models are built once the informers have synced, namespace by namespace,
+yielding the loop between two namespaces so tool calls and watch events are never held up by
+more than one namespace's models. Not part of readiness: waiting for the pass would only
+delay ``/readyz``, and a call arriving first builds what it needs itself.
 
 A change to a policy kind (or a Namespace) replaces records, and a replaced record's model
 is rebuilt on its next use; the admin tiers are rebuilt on any admin policy change. So the
