@@ -29,6 +29,7 @@ from netsight.graph.store.live import Change, EventType, GraphStore, GraphView
 from netsight.graph.store.scoped import ScopedView
 from netsight.server.auth import view_for
 from netsight.server.graph_api import BadFilter, error_response
+from netsight.server.request_limits import MAX_DIGITS, whole_number
 
 ENDPOINT = "/api/graph/changes"
 KEEPALIVE = 15.0  # seconds: proxies drop connections that stay silent longer
@@ -63,10 +64,11 @@ def start_position(request: Request, store: GraphStore) -> int:
     text = request.headers.get("last-event-id") or request.query_params.get("since")
     if text is None:
         return store.generation
-    if not text.isdigit():
+    generation = whole_number(text)
+    if generation is None:
         raise BadFilter(ErrorCode.INVALID_INPUT, "since/Last-Event-ID: a graph generation "
-                        f"(a whole number); got {text!r}")
-    return int(text)
+                        f"(a whole number of at most {MAX_DIGITS} digits); got {text[:20]!r}")
+    return generation
 
 
 def changes_after(store: GraphStore, generation: int) -> list[Change]:
