@@ -31,10 +31,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from netsight.analyzers.core.catalog import TOOLS, ToolSpec
 from netsight.analyzers.core.contracts import ErrorCode, ToolError
 from netsight.server import changes, dashboard, graph_api
-from netsight.server.auth import grant_of
+from netsight.server.auth import AccessCheckFailed, Guard, ReviewHealth, grant_of, guard_of
 from netsight.server.changes import ChangeFeed
 from netsight.server.cluster import LiveGraph
 from netsight.server.config import LOOPBACK, Responses, Settings
+from netsight.server.http_errors import HttpFailure, http_failure_handler
 from netsight.server.mcp_tools import NetsightServer, ToolHost, build_mcp_server
 from netsight.server.notifying import ToolListNotifier
 from netsight.server.rebinding import LoopbackOnly
@@ -102,6 +103,7 @@ class Service:
     sessions: StreamableHTTPSessionManager
     exchanges: Exchanges
     app: ASGIApp  # McpFirst in front of the Starlette app
+    guard: Guard | None = None  # callers' checks, where they are checked
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -122,7 +124,10 @@ def build_service(graph: LiveGraph, settings: Settings, *,
     host = ToolHost(store=graph.store, tools=tools, timeout=settings.tool_timeout,
                     providers=lambda: graph.providers, telemetry=telemetry,
                     scoped=bool(middleware))
-    telemetry.attach(graph, tools=tools, in_flight=lambda: host.in_flight)
+    guard = guard_of(middleware)
+    access = guard.health if guard is not None else None
+    telemetry.attach(graph, tools=tools, in_flight=lambda: host.in_flight,
+                     review_failures=None if access is None else lambda: access.failures)
     notifier = ToolListNotifier(host.visible)
     graph.provider_listeners.append(notifier.tools_may_have_changed)
     mcp = build_mcp_server(host, notifier)
@@ -139,7 +144,11 @@ def build_service(graph: LiveGraph, settings: Settings, *,
         return JSONResponse({"status": "ok"})
 
     async def readyz(request: Request) -> Response:
-        return readiness(graph, detail=await sees_cluster(request))
+        try:
+            detail = await sees_cluster(request)
+        except AccessCheckFailed:
+            detail = False  # the probe still answers; its detail waits for a decision
+        return readiness(graph, detail=detail, access=access)
 
     async def metrics(request: Request) -> Response:
         if host.scoped and not await may_scrape(request):
@@ -183,14 +192,22 @@ def build_service(graph: LiveGraph, settings: Settings, *,
             *dashboard.routes(host),  # /dashboard and the JSON endpoints it calls
         ],
         middleware=checks,
+        # 413 and 503 raised past an endpoint (an access check that could not be made)
+        exception_handlers={HttpFailure: http_failure_handler},
     )
     return Service(graph, host, notifier, mcp, feed, sessions, exchanges,
-                   McpFirst(app, exchanges, checks))
+                   McpFirst(app, exchanges, checks), guard)
 
 
-def readiness(graph: LiveGraph, *, detail: bool = True) -> Response:
+def readiness(graph: LiveGraph, *, detail: bool = True, access: ReviewHealth | None = None
+              ) -> Response:
     """Ready or not, and each kind's informer state; ``detail`` adds its event and relist
-    counts and last error (whole-cluster figures: not for every caller)."""
+    counts and last error (whole-cluster figures: not for every caller).
+
+    ``access``: where callers are checked, whether their access checks are failing now.
+    That makes the server degraded, not unready: every replica asks the same API server, so
+    failing readiness would take them all out of the Service at once, turning a 503 that
+    says why (and the answers still-cached decisions allow) into refused connections."""
     kinds: dict[str, dict[str, Any]] = {}
     for kind, status in sorted(graph.store.sync.items()):
         entry: dict[str, Any] = {"state": status.state.value}
@@ -204,6 +221,15 @@ def readiness(graph: LiveGraph, *, detail: bool = True) -> Response:
     body: dict[str, Any] = {"ready": graph.ready, "discovered": graph.started, "kinds": kinds}
     if graph.start_error and detail:
         body["error"] = graph.start_error
+    if access is not None:
+        failing = access.failing()
+        checks: dict[str, Any] = {"state": "failing" if failing else "ok"}
+        if failing:
+            body["degraded"] = ["accessChecks"]
+            checks["reviews"] = list(failing)
+            if detail:
+                checks["errors"] = failing
+        body["accessChecks"] = checks
     return JSONResponse(body, status_code=200 if graph.ready else 503)
 
 
