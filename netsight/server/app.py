@@ -10,7 +10,6 @@ where answers are built: the tool host and the graph selection.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,38 +34,12 @@ from netsight.server.auth import AccessCheckFailed, Guard, ReviewHealth, grant_o
 from netsight.server.changes import ChangeFeed
 from netsight.server.cluster import LiveGraph
 from netsight.server.config import LOOPBACK, Responses, Settings
+from netsight.server.draining import Admission, WhileSessionsRun
 from netsight.server.http_errors import HttpFailure, http_failure_handler
 from netsight.server.mcp_tools import NetsightServer, ToolHost, build_mcp_server
 from netsight.server.notifying import ToolListNotifier
 from netsight.server.rebinding import LoopbackOnly
 from netsight.server.telemetry import METRICS_ENDPOINT, Telemetry, setup
-
-
-class Exchanges:
-    """ASGI wrapper counting MCP POST exchanges until their response is fully sent.
-
-    Shutdown drains on this, not on tool calls: a call that has returned may still have its
-    response queued on the SSE stream, and cancelling the sessions then would lose it.
-    """
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-        self.open = 0
-        self.idle = asyncio.Event()
-        self.idle.set()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
-            await self.app(scope, receive, send)
-            return
-        self.open += 1
-        self.idle.clear()
-        try:
-            await self.app(scope, receive, send)
-        finally:
-            self.open -= 1
-            if self.open == 0:
-                self.idle.set()
 
 
 class McpFirst:
@@ -101,16 +74,24 @@ class Service:
     mcp: NetsightServer
     feed: ChangeFeed
     sessions: StreamableHTTPSessionManager
-    exchanges: Exchanges
-    app: ASGIApp  # McpFirst in front of the Starlette app
+    endpoint: WhileSessionsRun  # the MCP endpoint, answering while the sessions run
+    admission: Admission  # in front of everything: closes at shutdown, counts MCP exchanges
     guard: Guard | None = None  # callers' checks, where they are checked
+
+    @property
+    def app(self) -> ASGIApp:
+        return self.admission
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         """MCP sessions are served inside this context; open change streams end with it."""
         try:
             async with self.sessions.run():
-                yield
+                self.endpoint.running = True
+                try:
+                    yield
+                finally:
+                    self.endpoint.running = False
         finally:
             self.feed.close()
 
@@ -138,7 +119,7 @@ def build_service(graph: LiveGraph, settings: Settings, *,
         app=mcp, security_settings=_security(settings.host),
         json_response=settings.responses is Responses.JSON)
     feed = ChangeFeed(graph.store)
-    exchanges = Exchanges(StreamableHTTPASGIApp(sessions))
+    endpoint = WhileSessionsRun(StreamableHTTPASGIApp(sessions))
 
     async def healthz(_: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -188,15 +169,15 @@ def build_service(graph: LiveGraph, settings: Settings, *,
             Route(graph_api.ENDPOINT, api_graph, methods=["GET"]),
             Route(changes.ENDPOINT, api_changes, methods=["GET"]),
             Route(METRICS_ENDPOINT, metrics, methods=["GET"]),
-            Route("/mcp", exchanges),
+            Route("/mcp", endpoint),
             *dashboard.routes(host),  # /dashboard and the JSON endpoints it calls
         ],
         middleware=checks,
         # 413 and 503 raised past an endpoint (an access check that could not be made)
         exception_handlers={HttpFailure: http_failure_handler},
     )
-    return Service(graph, host, notifier, mcp, feed, sessions, exchanges,
-                   McpFirst(app, exchanges, checks), guard)
+    return Service(graph, host, notifier, mcp, feed, sessions, endpoint,
+                   Admission(McpFirst(app, endpoint, checks)), guard)
 
 
 def readiness(graph: LiveGraph, *, detail: bool = True, access: ReviewHealth | None = None
