@@ -30,7 +30,6 @@ from types import FrameType
 from typing import IO, Literal
 
 import uvicorn
-from mcp.server.stdio import stdio_server
 from sse_starlette.sse import AppStatus
 
 from netsight.analyzers.core.catalog import TOOLS, ToolSpec
@@ -39,6 +38,7 @@ from netsight.server import auth
 from netsight.server.app import Service, build_service
 from netsight.server.cluster import LiveGraph, live_graph
 from netsight.server.config import LOOPBACK, ConfigError, Settings, Transport
+from netsight.server.stdio_transport import stdio_streams
 from netsight.server.telemetry import Telemetry, configure_logging, setup
 from netsight.sim.demo import DEMO_TOKEN
 
@@ -207,7 +207,7 @@ async def _serve_stdio(service: Service, graph: LiveGraph,
     if announce is not None:
         announce(f"netsight: MCP over stdio (cluster '{graph.store.cluster_name}', "
                  f"{'synced' if graph.ready else 'still syncing'})")
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_streams() as (read_stream, write_stream):
         await service.mcp.run(read_stream, write_stream,
                               service.mcp.create_initialization_options())
 
