@@ -52,6 +52,7 @@ Result = dict[str, Any]
 MiB = 1024 * 1024
 SNAPSHOT = OUT / "informers-code"
 CHILD_ENV = dict(os.environ)
+SIM_CONTROL_TOKEN = "NETSIGHT_SIM_CONTROL_TOKEN"  # workers find the /sim/ token here
 
 
 def snapshot_code() -> str:
@@ -203,6 +204,8 @@ def sim_main(args: argparse.Namespace) -> None:
         await server.start()
         server.write_kubeconfig(Path(args.kubeconfig))
         print(json.dumps({"url": server.url, "pid": os.getpid(), "objects": count,
+                          # a baseline tree's simulator (--compare-code) may have none
+                          "controlToken": getattr(server, "control_token", None),
                           "counts": counts, "generate_s": round(generated, 2),
                           "load_s": round(time.perf_counter() - started, 2),
                           "loop": type(asyncio.get_running_loop()).__module__,
@@ -265,6 +268,8 @@ class Sim:
         self.info: Result = json.loads(line)
         self.url: str = self.info["url"]
         self.pid: int = self.info["pid"]
+        # The /sim/ endpoints' bearer token: to workers in their environment, never argv.
+        self.control: dict[str, str] = control_headers(self.info.get("controlToken"))
         print(f"simulator ready: {self.info['objects']} objects, loaded in "
               f"{self.info['load_s']} s, {self.info['rss_bytes'] / MiB:.0f} MiB",
               file=sys.stderr, flush=True)
@@ -315,7 +320,8 @@ def spawn(sim: Sim, variant: str, *, code: Path = SNAPSHOT, **options: Any) -> R
                "--kubeconfig", str(sim.kubeconfig), "--sim-pid", str(sim.pid),
                "--options", json.dumps(options)]
     done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT,
-                          env={**CHILD_ENV, "PYTHONPATH": str(code)})
+                          env={**CHILD_ENV, "PYTHONPATH": str(code),
+                               SIM_CONTROL_TOKEN: sim.info.get("controlToken") or ""})
     if done.returncode != 0:
         sys.exit(f"{variant} failed:\n{done.stderr[-5000:]}")
     result: Result = json.loads(done.stdout.strip().splitlines()[-1])
@@ -660,7 +666,9 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
     assert await watcher.wait_synced(600)
     sync_s = time.perf_counter() - sync_started
 
-    async with aiohttp.ClientSession(base_url=_sim_url(kubeconfig)) as http:
+    async with aiohttp.ClientSession(
+            base_url=_sim_url(kubeconfig),
+            headers=control_headers(os.environ.get(SIM_CONTROL_TOKEN))) as http:
         state = await (await http.get("/sim/state")).json()
         base_rv = int(state["resourceVersion"]) + 1
         original_handle = Informer._handle
@@ -885,6 +893,12 @@ def percentiles(values: list[float]) -> Result:
             "p999": at(0.999), "max": round(1000 * values[-1], 3)}
 
 
+def control_headers(token: str | None) -> dict[str, str]:
+    """What a request to the simulator's /sim/ endpoints carries (nothing for a simulator
+    without a control token)."""
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
 def _sim_url(kubeconfig: str) -> str:
     import yaml
 
@@ -993,7 +1007,8 @@ async def sim_churn_run(sim: Sim, paths: list[tuple[str, str | None]], *, rate: 
                 events[0] += chunk.count(b"\n") - chunk.count(b'"BOOKMARK"')
 
     timeout = aiohttp.ClientTimeout(total=None)
-    async with aiohttp.ClientSession(base_url=sim.url, timeout=timeout) as http:
+    async with aiohttp.ClientSession(base_url=sim.url, timeout=timeout,
+                                     headers=sim.control) as http:
         rv = str((await (await http.get("/sim/state")).json())["resourceVersion"])
         tasks = [asyncio.create_task(consume(http, path, accept, rv)) for path, accept in paths]
         await asyncio.sleep(1.0)  # the streams are open

@@ -61,6 +61,9 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--kubeconfig", metavar="PATH",
                      help="write a kubeconfig for this server (kubectl, netsight serve)")
     sim.add_argument("--bookmark-interval", type=float, default=60.0)
+    sim.add_argument("--control-token-file", metavar="PATH",
+                     help="write the bearer token of the /sim/ control endpoints here "
+                          "(readable by you only); it is printed otherwise")
 
     serve = sub.add_parser(
         "serve", help="serve MCP (Streamable HTTP at /mcp, or stdio) and the graph API",
@@ -191,9 +194,20 @@ def _sim(args: argparse.Namespace, out: IO[str]) -> int:
         await server.start()
         if args.kubeconfig:
             server.write_kubeconfig(Path(args.kubeconfig))
+        token = server.control_token or ""
+        if args.control_token_file:
+            # Created private before the token is in it: other local users must not read it.
+            path = Path(args.control_token_file)
+            path.touch(mode=0o600)
+            path.chmod(0o600)
+            path.write_text(token + "\n")
+            control = f"control token in {path}"
+        else:
+            control = f"control token {token}"
         out.write(f"netsight sim: {count} objects at {server.url} "
                   f"(loaded in {time.perf_counter() - started:.1f}s)"
-                  + (f"; kubeconfig {args.kubeconfig}" if args.kubeconfig else "") + "\n")
+                  + (f"; kubeconfig {args.kubeconfig}" if args.kubeconfig else "")
+                  + f"; {control} (Authorization: Bearer, for /sim/)\n")
         out.flush()
         try:
             await asyncio.Event().wait()

@@ -10,7 +10,6 @@ where answers are built: the tool host and the graph selection.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,41 +31,16 @@ from netsight.analyzers.core.calling import AnyTool
 from netsight.analyzers.core.contracts import ErrorCode, ToolError
 from netsight.analyzers.tools import TOOLS
 from netsight.server import changes, dashboard, graph_api
-from netsight.server.auth import grant_of
+from netsight.server.auth import AccessCheckFailed, Guard, ReviewHealth, grant_of, guard_of
 from netsight.server.changes import ChangeFeed
 from netsight.server.cluster import LiveGraph
 from netsight.server.config import LOOPBACK, Responses, Settings
+from netsight.server.draining import Admission, WhileSessionsRun
+from netsight.server.http_errors import HttpFailure, http_failure_handler
 from netsight.server.mcp_tools import NetsightServer, ToolHost, build_mcp_server
 from netsight.server.notifying import ToolListNotifier
 from netsight.server.rebinding import LoopbackOnly
 from netsight.server.telemetry import METRICS_ENDPOINT, Telemetry, setup
-
-
-class Exchanges:
-    """ASGI wrapper counting MCP POST exchanges until their response is fully sent.
-
-    Shutdown drains on this, not on tool calls: a call that has returned may still have its
-    response queued on the SSE stream, and cancelling the sessions then would lose it.
-    """
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-        self.open = 0
-        self.idle = asyncio.Event()
-        self.idle.set()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
-            await self.app(scope, receive, send)
-            return
-        self.open += 1
-        self.idle.clear()
-        try:
-            await self.app(scope, receive, send)
-        finally:
-            self.open -= 1
-            if self.open == 0:
-                self.idle.set()
 
 
 class McpFirst:
@@ -101,15 +75,24 @@ class Service:
     mcp: NetsightServer
     feed: ChangeFeed
     sessions: StreamableHTTPSessionManager
-    exchanges: Exchanges
-    app: ASGIApp  # McpFirst in front of the Starlette app
+    endpoint: WhileSessionsRun  # the MCP endpoint, answering while the sessions run
+    admission: Admission  # in front of everything: closes at shutdown, counts MCP exchanges
+    guard: Guard | None = None  # callers' checks, where they are checked
+
+    @property
+    def app(self) -> ASGIApp:
+        return self.admission
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         """MCP sessions are served inside this context; open change streams end with it."""
         try:
             async with self.sessions.run():
-                yield
+                self.endpoint.running = True
+                try:
+                    yield
+                finally:
+                    self.endpoint.running = False
         finally:
             self.feed.close()
 
@@ -123,7 +106,10 @@ def build_service(graph: LiveGraph, settings: Settings, *,
     host = ToolHost(store=graph.store, tools=tools, timeout=settings.tool_timeout,
                     providers=lambda: graph.providers, telemetry=telemetry,
                     scoped=bool(middleware))
-    telemetry.attach(graph, tools=tools, in_flight=lambda: host.in_flight)
+    guard = guard_of(middleware)
+    access = guard.health if guard is not None else None
+    telemetry.attach(graph, tools=tools, in_flight=lambda: host.in_flight,
+                     review_failures=None if access is None else lambda: access.failures)
     notifier = ToolListNotifier(host.visible)
     graph.provider_listeners.append(notifier.tools_may_have_changed)
     mcp = build_mcp_server(host, notifier)
@@ -134,13 +120,17 @@ def build_service(graph: LiveGraph, settings: Settings, *,
         app=mcp, security_settings=_security(settings.host),
         json_response=settings.responses is Responses.JSON)
     feed = ChangeFeed(graph.store)
-    exchanges = Exchanges(StreamableHTTPASGIApp(sessions))
+    endpoint = WhileSessionsRun(StreamableHTTPASGIApp(sessions))
 
     async def healthz(_: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
     async def readyz(request: Request) -> Response:
-        return readiness(graph, detail=await sees_cluster(request))
+        try:
+            detail = await sees_cluster(request)
+        except AccessCheckFailed:
+            detail = False  # the probe still answers; its detail waits for a decision
+        return readiness(graph, detail=detail, access=access)
 
     async def metrics(request: Request) -> Response:
         if host.scoped and not await may_scrape(request):
@@ -180,18 +170,26 @@ def build_service(graph: LiveGraph, settings: Settings, *,
             Route(graph_api.ENDPOINT, api_graph, methods=["GET"]),
             Route(changes.ENDPOINT, api_changes, methods=["GET"]),
             Route(METRICS_ENDPOINT, metrics, methods=["GET"]),
-            Route("/mcp", exchanges),
+            Route("/mcp", endpoint),
             *dashboard.routes(host),  # /dashboard and the JSON endpoints it calls
         ],
         middleware=checks,
+        # 413 and 503 raised past an endpoint (an access check that could not be made)
+        exception_handlers={HttpFailure: http_failure_handler},
     )
-    return Service(graph, host, notifier, mcp, feed, sessions, exchanges,
-                   McpFirst(app, exchanges, checks))
+    return Service(graph, host, notifier, mcp, feed, sessions, endpoint,
+                   Admission(McpFirst(app, endpoint, checks)), guard)
 
 
-def readiness(graph: LiveGraph, *, detail: bool = True) -> Response:
+def readiness(graph: LiveGraph, *, detail: bool = True, access: ReviewHealth | None = None
+              ) -> Response:
     """Ready or not, and each kind's informer state; ``detail`` adds its event and relist
-    counts and last error (whole-cluster figures: not for every caller)."""
+    counts and last error (whole-cluster figures: not for every caller).
+
+    ``access``: where callers are checked, whether their access checks are failing now.
+    That makes the server degraded, not unready: every replica asks the same API server, so
+    failing readiness would take them all out of the Service at once, turning a 503 that
+    says why (and the answers still-cached decisions allow) into refused connections."""
     kinds: dict[str, dict[str, Any]] = {}
     for kind, status in sorted(graph.store.sync.items()):
         entry: dict[str, Any] = {"state": status.state.value}
@@ -205,6 +203,15 @@ def readiness(graph: LiveGraph, *, detail: bool = True) -> Response:
     body: dict[str, Any] = {"ready": graph.ready, "discovered": graph.started, "kinds": kinds}
     if graph.start_error and detail:
         body["error"] = graph.start_error
+    if access is not None:
+        failing = access.failing()
+        checks: dict[str, Any] = {"state": "failing" if failing else "ok"}
+        if failing:
+            body["degraded"] = ["accessChecks"]
+            checks["reviews"] = list(failing)
+            if detail:
+                checks["errors"] = failing
+        body["accessChecks"] = checks
     return JSONResponse(body, status_code=200 if graph.ready else 503)
 
 

@@ -10,8 +10,11 @@ team's agent from reading another team's topology.
 Both reviews are cached briefly (valid tokens ``TOKEN_TTL``, decisions ``ACCESS_TTL``) so a
 burst of tool calls costs the API server one review, not one per call; concurrent lookups of
 the same key share one request. Tokens are cached under their SHA-256 and never logged. A
-review that fails (API server unreachable, RBAC missing) fails closed: 503 for a token, a
-hidden namespace for an access decision — and neither failure is cached.
+review that fails (API server unreachable, RBAC missing) fails closed and says so: 503 over
+HTTP, a ToolError over MCP — never an answer built from a decision that was not made (a
+namespace hidden because its review failed would look like an empty one). Failures are not
+cached; decisions cached before the failure stay usable for their lifetime. ``ReviewHealth``
+counts the failures for ``/metrics`` and tells ``/readyz`` the checks are failing.
 
 ``/healthz`` and ``/readyz`` stay open: the kubelet probes them without a token. What is
 about the whole cluster rather than a namespace — ``/readyz``'s detail (events, relists and
@@ -27,7 +30,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Hashable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 import aiohttp
@@ -43,6 +46,7 @@ from netsight.graph.ingest.informers import Response
 from netsight.graph.store.live import GraphStore, GraphView
 from netsight.graph.store.scoped import ScopedView
 from netsight.server.config import Settings
+from netsight.server.http_errors import HttpFailure
 
 log = logging.getLogger(__name__)
 
@@ -53,12 +57,54 @@ CACHE_LIMIT = 10_000  # entries per cache; the oldest go first
 REVIEW_CONCURRENCY = 16  # token reviews, and access reviews, in flight at once
 TOKEN_REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
 ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+TOKEN_REVIEW, ACCESS_REVIEW = "TokenReview", "SubjectAccessReview"  # the review kinds
 GRANT = "netsight.grant"  # the ASGI scope key the middleware sets for an authenticated caller
 REALM = 'Bearer realm="netsight"'
 
 
 class ReviewFailed(Exception):
     """The API server did not answer a review (unreachable, 5xx, or netsight lacks RBAC)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind  # TokenReview or SubjectAccessReview
+
+
+class AccessCheckFailed(HttpFailure):
+    """An access decision a request needs could not be made: the request fails (503, or a
+    ToolError over MCP) rather than being answered as if the namespaces were hidden."""
+
+    def __init__(self, question: str, exc: ReviewFailed) -> None:
+        super().__init__(ErrorCode.INTERNAL_ERROR,
+                         f"the access check could not be made now ({question}: {exc}); "
+                         "nothing is answered without it: retry shortly",
+                         status=503, headers={"Retry-After": "1"})
+
+
+@dataclass
+class ReviewHealth:
+    """How the reviews fared: failures by kind for ``/metrics``, and which kinds are failing
+    now (their last review failed, within ``ACCESS_TTL``) for ``/readyz``."""
+
+    failures: dict[str, int] = field(default_factory=dict)  # since start, by review kind
+    # kind -> when (monotonic) and why its last review failed; gone once one succeeds
+    last_failures: dict[str, tuple[float, str]] = field(default_factory=dict)
+    clock: Callable[[], float] = time.monotonic
+
+    def failed(self, exc: ReviewFailed) -> None:
+        self.failures[exc.kind] = self.failures.get(exc.kind, 0) + 1
+        self.last_failures[exc.kind] = (self.clock(), str(exc))
+
+    def succeeded(self, kind: str) -> None:
+        self.last_failures.pop(kind, None)
+
+    def failing(self) -> dict[str, str]:
+        """The kinds failing now, with their last error. A failure older than ``ACCESS_TTL``
+        with no review since says nothing about now: no decision it could have made is
+        still kept."""
+        now = self.clock()
+        return {kind: error for kind, (at, error) in sorted(self.last_failures.items())
+                if now - at < ACCESS_TTL}
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +141,7 @@ class Reviews:
         if self.audiences:
             spec["audiences"] = list(self.audiences)
         status = await self._review(TOKEN_REVIEWS, {
-            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": spec})
+            "apiVersion": "authentication.k8s.io/v1", "kind": TOKEN_REVIEW, "spec": spec})
         if status.get("authenticated") is not True:
             return None
         if self.audiences and not set(self.audiences) & set(status.get("audiences") or ()):
@@ -132,8 +178,7 @@ class Reviews:
         if caller.extra:
             spec["extra"] = {k: list(v) for k, v in caller.extra}
         status = await self._review(ACCESS_REVIEWS, {
-            "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
-            "spec": spec})
+            "apiVersion": "authorization.k8s.io/v1", "kind": ACCESS_REVIEW, "spec": spec})
         return status.get("allowed") is True
 
     async def _review(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -145,13 +190,13 @@ class Reviews:
             finally:
                 response.release()
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-            raise ReviewFailed(f"{kind}: {type(exc).__name__}: {exc}") from None
+            raise ReviewFailed(kind, f"{type(exc).__name__}: {exc}") from None
         if response.status not in (200, 201):
-            raise ReviewFailed(f"{kind}: HTTP {response.status} {_status_message(raw)}")
+            raise ReviewFailed(kind, f"HTTP {response.status} {_status_message(raw)}")
         try:
             answer = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            raise ReviewFailed(f"{kind}: the answer is not JSON") from None
+            raise ReviewFailed(kind, "the answer is not JSON") from None
         status = answer.get("status") if isinstance(answer, dict) else None
         return status if isinstance(status, dict) else {}
 
@@ -225,8 +270,19 @@ class Guard:
         self.decisions: Memo[tuple[Caller, str], bool] = Memo(access_ttl,
                                                              limit=10 * CACHE_LIMIT)
         self.paths: Memo[tuple[Caller, str], bool] = Memo(access_ttl)  # non-resource URLs
+        self.health = ReviewHealth()
         self._limit = asyncio.Semaphore(REVIEW_CONCURRENCY)
         self._token_limit = asyncio.Semaphore(REVIEW_CONCURRENCY)
+
+    async def _recorded(self, kind: str, review: Awaitable[V]) -> V:
+        """``review``'s answer, its outcome counted once however many requests wait on it."""
+        try:
+            answer = await review
+        except ReviewFailed as exc:
+            self.health.failed(exc)
+            raise
+        self.health.succeeded(kind)
+        return answer
 
     async def authenticate(self, token: str) -> Caller | None:
         """The caller ``token`` stands for; None if it is not valid.
@@ -241,33 +297,38 @@ class Guard:
             # repeating a bad token could make the API server review without end: at most
             # this many at a time, apart from the access reviews of valid callers.
             async with self._token_limit:
-                return await self.reviews.token(token)
+                return await self._recorded(TOKEN_REVIEW, self.reviews.token(token))
 
         return await self.tokens.get(digest, review)
 
     async def may_list_pods(self, caller: Caller, namespace: str) -> bool:
+        """Raises:
+            AccessCheckFailed: the SubjectAccessReview could not be made."""
         async def review() -> bool:
             async with self._limit:
-                return await self.reviews.may_list_pods(caller, namespace)
+                return await self._recorded(ACCESS_REVIEW,
+                                            self.reviews.may_list_pods(caller, namespace))
 
         try:
             return await self.decisions.get((caller, namespace), review)
         except ReviewFailed as exc:
-            log.warning("cannot check whether %s may list pods in %s (%s); hiding it",
-                        caller.username, namespace or "every namespace", exc)
-            return False
+            question = f"may {caller.username} list pods in {namespace or 'every namespace'}"
+            log.warning("cannot check %s (%s); refusing the request", question, exc)
+            raise AccessCheckFailed(question, exc) from None
 
     async def may_get_path(self, caller: Caller, path: str) -> bool:
+        """Raises:
+            AccessCheckFailed: the SubjectAccessReview could not be made."""
         async def review() -> bool:
             async with self._limit:
-                return await self.reviews.may_get_path(caller, path)
+                return await self._recorded(ACCESS_REVIEW, self.reviews.may_get_path(caller, path))
 
         try:
             return await self.paths.get((caller, path), review)
         except ReviewFailed as exc:
-            log.warning("cannot check whether %s may get %s (%s); refusing", caller.username,
-                        path, exc)
-            return False
+            question = f"may {caller.username} get {path}"
+            log.warning("cannot check %s (%s); refusing the request", question, exc)
+            raise AccessCheckFailed(question, exc) from None
 
     async def sees_cluster(self, caller: Caller) -> bool:
         """Whether ``caller`` may list pods in every namespace: sees the whole graph, so
@@ -276,7 +337,11 @@ class Guard:
 
     async def visible(self, caller: Caller, namespaces: Iterable[str]) -> frozenset[str] | None:
         """The namespaces of ``namespaces`` ``caller`` may list pods in; None: all of them
-        (a cluster-wide grant, one review instead of one per namespace)."""
+        (a cluster-wide grant, one review instead of one per namespace).
+
+        Raises:
+            AccessCheckFailed: one of the decisions could not be made (never a partial set).
+        """
         if await self.may_list_pods(caller, ""):
             return None
         decided = {ns: self.decisions.peek((caller, ns)) for ns in namespaces}
@@ -387,6 +452,16 @@ def _refuse(status: int, message: str, scope: Scope, challenge: str | None) -> J
     body = ToolError(code=code, message=message, tool=scope["path"]).model_dump(mode="json")
     headers = {"WWW-Authenticate": challenge} if challenge else {"Retry-After": "1"}
     return JSONResponse(body, status_code=status, headers=headers)
+
+
+def guard_of(middleware: Iterable[Middleware]) -> Guard | None:
+    """The Guard of the auth middleware among ``middleware``; None where callers are not
+    checked."""
+    for entry in middleware:
+        guard = entry.kwargs.get("guard")  # AuthMiddleware's, the one taking a Guard
+        if isinstance(guard, Guard):
+            return guard
+    return None
 
 
 def middleware(settings: Settings, api: Poster | None) -> list[Middleware]:

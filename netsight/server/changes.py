@@ -9,6 +9,8 @@ enough for a view to update in place.
 
 When the ring no longer holds every change after the client's position (it fell more than
 the ring's size behind), a ``reset`` event says so: refetch ``/api/graph``, then continue.
+When the caller's access can no longer be checked (the API server cannot review), an
+``error`` event (a ToolError) ends the stream rather than filtering what it may not decide.
 """
 
 from __future__ import annotations
@@ -23,12 +25,13 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from netsight.analyzers.core.contracts import ErrorCode
+from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
 from netsight.graph.model.kinds import Rel, parse_key
 from netsight.graph.store.live import Change, EventType, GraphStore, GraphView
 from netsight.graph.store.scoped import ScopedView
 from netsight.server.auth import view_for
 from netsight.server.graph_api import BadFilter, error_response
+from netsight.server.request_limits import MAX_DIGITS, whole_number
 
 ENDPOINT = "/api/graph/changes"
 KEEPALIVE = 15.0  # seconds: proxies drop connections that stay silent longer
@@ -63,10 +66,11 @@ def start_position(request: Request, store: GraphStore) -> int:
     text = request.headers.get("last-event-id") or request.query_params.get("since")
     if text is None:
         return store.generation
-    if not text.isdigit():
+    generation = whole_number(text)
+    if generation is None:
         raise BadFilter(ErrorCode.INVALID_INPUT, "since/Last-Event-ID: a graph generation "
-                        f"(a whole number); got {text!r}")
-    return int(text)
+                        f"(a whole number of at most {MAX_DIGITS} digits); got {text[:20]!r}")
+    return generation
 
 
 def changes_after(store: GraphStore, generation: int) -> list[Change]:
@@ -124,7 +128,11 @@ async def stream(feed: ChangeFeed, position: int,
     while not feed.closed:
         wake = feed.next_wake()  # taken before reading: a change after the read wakes us
         if views is not None:
-            view = await views()
+            try:
+                view = await views()
+            except ToolFailure as exc:  # the caller's access could not be checked: no more
+                yield sse("error", exc.to_error(ENDPOINT).model_dump(mode="json"))
+                return
         if lost_changes(store, position):
             position = store.generation
             yield sse("reset", {"generation": position,
@@ -152,6 +160,7 @@ async def changes_endpoint(request: Request, feed: ChangeFeed) -> Response:
         position = start_position(request, feed.store)
     except BadFilter as exc:
         return error_response(exc, ENDPOINT)
+    await view_for(request, feed.store)  # an access check that cannot be made: 503, no stream
     return StreamingResponse(stream(feed, position, lambda: view_for(request, feed.store)),
                              media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

@@ -35,6 +35,7 @@ from netsight.graph.model.kinds import Kind, Rel, parse_key
 from netsight.graph.store.live import GraphStore, GraphView
 from netsight.graph.store.scoped import ScopedView
 from netsight.server.auth import view_for
+from netsight.server.request_limits import whole_number
 
 ENDPOINT = "/api/graph"
 MAX_DEPTH = 5
@@ -103,10 +104,11 @@ def parse_selection(request: Request, view: GraphView, known_kinds: Iterable[str
         raise BadFilter(ErrorCode.INVALID_INPUT, "depth: only meaningful with around=Kind/ns/name")
     depth = 1
     if depth_text is not None:
-        if not depth_text.isdigit() or not 0 <= int(depth_text) <= MAX_DEPTH:
+        hops = whole_number(depth_text)
+        if hops is None or hops > MAX_DEPTH:
             raise BadFilter(ErrorCode.INVALID_INPUT,
-                            f"depth: a whole number 0-{MAX_DEPTH}; got {depth_text!r}")
-        depth = int(depth_text)
+                            f"depth: a whole number 0-{MAX_DEPTH}; got {depth_text[:20]!r}")
+        depth = hops
     if around is not None:
         if around.count("/") not in (1, 2) or not all(around.split("/")):
             raise BadFilter(ErrorCode.INVALID_INPUT, f"around: 'Kind/namespace/name' or "

@@ -1,12 +1,13 @@
 """Running ``netsight serve``: one uvloop event loop, the live graph, and a transport.
 
 HTTP: uvicorn serves the Starlette app while the informers sync (``/readyz`` tells when they
-have). Shutdown on SIGTERM/SIGINT, in order: stop accepting connections, end the change
-streams and ``subscriptions/listen`` streams, let in-flight MCP exchanges finish — the
-response sent, not just the tool returned — for up to ``shutdown_timeout``, stop the MCP
-session manager (which cancels whatever is still running and closes the sessions' streams),
-close the remaining HTTP connections, then stop the informers and the simulator. The process
-then exits 0.
+have). Shutdown on SIGTERM/SIGINT, in order: answer every new request with 503 and
+``Connection: close`` (draining.py), stop accepting connections, end the change streams and
+``subscriptions/listen`` streams, let in-flight MCP exchanges finish — the response sent,
+not just the tool returned — within ``shutdown_timeout``, stop the MCP session manager (which
+cancels whatever is still running and closes the sessions' streams), close the remaining
+HTTP connections within what is left of that budget, then stop the informers and the
+simulator. The process then exits 0.
 
 stdio: the MCP server reads JSON-RPC from stdin and writes to stdout (logs go to stderr),
 until stdin closes or a signal arrives. It waits briefly for the first sync, so the first
@@ -18,16 +19,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import signal
 import socket
 import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
+from types import FrameType
 from typing import IO, Literal
 
 import uvicorn
-from mcp.server.stdio import stdio_server
 from sse_starlette.sse import AppStatus
 
 from netsight.analyzers.core.calling import AnyTool
@@ -37,6 +39,7 @@ from netsight.server import auth
 from netsight.server.app import Service, build_service
 from netsight.server.cluster import LiveGraph, live_graph
 from netsight.server.config import LOOPBACK, ConfigError, Settings, Transport
+from netsight.server.stdio_transport import stdio_streams
 from netsight.server.telemetry import Telemetry, configure_logging, setup
 from netsight.sim.demo import DEMO_TOKEN
 
@@ -85,7 +88,7 @@ class HttpServer(uvicorn.Server):
         try:
             await super().serve(sockets=sockets or [self.socket])
         finally:
-            await self._end_sessions()
+            await self.end_sessions()
 
     async def _run_sessions(self, started: asyncio.Event) -> None:
         # Entered and left in this one task: the session manager's task group requires it.
@@ -93,7 +96,7 @@ class HttpServer(uvicorn.Server):
             started.set()
             await self._stop_sessions.wait()
 
-    async def _end_sessions(self) -> None:
+    async def end_sessions(self) -> None:
         self._stop_sessions.set()
         if self._sessions_task is not None:
             await self._sessions_task
@@ -114,17 +117,28 @@ class HttpServer(uvicorn.Server):
             for sig, handler in originals.items():
                 signal.signal(sig, handler)
 
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        # From the signal on, new requests (kept-alive connections too) get a clean 503.
+        self.service.admission.close()
+        super().handle_exit(sig, frame)
+
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settings.shutdown_timeout
+        admission = self.service.admission
+        admission.close()
         for server in self.servers:
             server.close()  # stop accepting
         self.service.feed.close()  # change streams end; their connections close
         self.service.notifier.close()  # so do subscriptions/listen streams, gracefully
-        exchanges = self.service.exchanges
-        if exchanges.open:
-            log.info("draining %d MCP exchange(s)", exchanges.open)
+        if admission.open:
+            log.info("draining %d MCP exchange(s)", admission.open)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(exchanges.idle.wait(), self.settings.shutdown_timeout)
-        await self._end_sessions()  # cancels what is left, closes MCP streams
+                await asyncio.wait_for(admission.idle.wait(), self.settings.shutdown_timeout)
+        await self.end_sessions()  # cancels what is left, closes MCP streams
+        # One budget for the whole drain: uvicorn waits for the other responses (a graph
+        # export, say) with what is left of it, then cancels them.
+        self.config.timeout_graceful_shutdown = max(1, math.ceil(deadline - loop.time()))
         await super().shutdown(sockets)
 
     async def start(self) -> str:
@@ -194,7 +208,7 @@ async def _serve_stdio(service: Service, graph: LiveGraph,
     if announce is not None:
         announce(f"netsight: MCP over stdio (cluster '{graph.store.cluster_name}', "
                  f"{'synced' if graph.ready else 'still syncing'})")
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_streams() as (read_stream, write_stream):
         await service.mcp.run(read_stream, write_stream,
                               service.mcp.create_initialization_options())
 

@@ -160,10 +160,12 @@ class Telemetry:
             yield Observation(count, {"gen_ai.tool.name": tool, "error.type": code})
 
     def attach(self, graph: LiveGraph, *, tools: Iterable[str],
-               in_flight: Callable[[], int] | None = None) -> None:
+               in_flight: Callable[[], int] | None = None,
+               review_failures: Callable[[], Mapping[str, int]] | None = None) -> None:
         """What one service's telemetry reads: the catalog's tool names (metric labels), and
-        gauges of the live graph and of ``in_flight`` calls, read at collection (a scrape, an
-        OTLP export)."""
+        gauges of the live graph and of ``in_flight`` calls, and the count of access reviews
+        that could not be made (``review_failures``, by review kind), read at collection (a
+        scrape, an OTLP export)."""
         self.tools = frozenset(tools)
         if self._observing:  # instruments are registered once per meter
             return
@@ -200,6 +202,15 @@ class Telemetry:
             self.meter.create_observable_gauge(
                 "netsight.tool_calls.in_flight", [running], unit="{call}",
                 description="MCP tool calls running now")
+        if review_failures is not None:
+            def failures(_: CallbackOptions) -> Iterable[Observation]:
+                for review, count in tuple(review_failures().items()):
+                    yield Observation(count, {"review": review})
+
+            self.meter.create_observable_counter(
+                "netsight.access_checks.failures", [failures], unit="{review}",
+                description="TokenReviews and SubjectAccessReviews that could not be made "
+                            "(each failed the requests that needed it), by review")
 
     async def metrics_endpoint(self, _: Request) -> Response:
         if self.registry is None:

@@ -10,6 +10,12 @@ their CRD exists. List items carry no kind/apiVersion, as the real server sends 
 Fault injection (``SimState.faults`` in-process, or ``POST /sim/faults``): latency, status
 codes such as 500 or 429 for the next N requests, 403 for chosen resources, stalled
 watches, and ending or expiring every open watch.
+
+The control endpoints under ``/sim/`` (faults, the access policy, state, churn) decide who
+netsight's callers are and what the cluster shows: any local user could otherwise reach them
+on the printed port. They need ``Authorization: Bearer <control_token>``, a random token
+made when the server is, known only in-process (and to whom ``netsight sim`` prints it);
+with ``control=False`` (the demo netsight serves) they are not served at all.
 """
 
 from __future__ import annotations
@@ -17,7 +23,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import hmac
 import itertools
+import secrets
 import socket
 import time
 from collections import OrderedDict, deque
@@ -30,9 +38,12 @@ import orjson
 import uvicorn
 import yaml
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from netsight.graph.model.selectors import parse_selector_string
 from netsight.sim.access import AccessPolicy
@@ -48,6 +59,7 @@ from netsight.sim.state import (
 )
 
 JSON = "application/json"
+CONTROL = "/sim/"  # the control endpoints' prefix
 VERSION = {"major": "1", "minor": "34", "gitVersion": "v1.34.0-netsight-sim",
            "platform": "linux/amd64", "goVersion": "go1.24", "compiler": "gc"}
 
@@ -77,12 +89,38 @@ class SimConfig:
     snapshot_ttl: float = 300.0  # how long a list's continue token stays valid
 
 
-class SimApiServer:
-    """The ASGI application over a :class:`SimState`."""
+class ControlGuard:
+    """Every path under ``/sim/`` — the simulator's routes and any added later, such as
+    churn's — for the holder of ``token`` only; None: not served."""
 
-    def __init__(self, state: SimState | None = None, config: SimConfig | None = None) -> None:
+    def __init__(self, app: ASGIApp, token: str | None) -> None:
+        self.app, self.token = app, token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].startswith(CONTROL):
+            if self.token is None:
+                error = ApiError(404, "NotFound", "the simulator's control endpoints are not "
+                                 "served here")
+                await error_response(error)(scope, receive, send)
+                return
+            scheme, _, given = Headers(scope=scope).get("authorization", "").partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(),
+                                                                     self.token.encode()):
+                error = ApiError(401, "Unauthorized", "the control endpoints need "
+                                 "Authorization: Bearer <the simulator's control token>")
+                await error_response(error)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+class SimApiServer:
+    """The ASGI application over a :class:`SimState`; ``control``: serve ``/sim/``."""
+
+    def __init__(self, state: SimState | None = None, config: SimConfig | None = None, *,
+                 control: bool = True) -> None:
         self.state = state or SimState()
         self.config = config or SimConfig()
+        self.control_token = secrets.token_urlsafe(32) if control else None
         self.access = AccessPolicy.default()
         self._snapshots: OrderedDict[str, Snapshot] = OrderedDict()
         self._ids = itertools.count(1)
@@ -105,7 +143,7 @@ class SimApiServer:
                                                            "DELETE"]),
             Route("/apis/{rest:path}", self._groups, methods=["GET", "POST", "PUT", "PATCH",
                                                               "DELETE"]),
-        ])
+        ], middleware=[Middleware(ControlGuard, token=self.control_token)])
 
     # --- discovery -----------------------------------------------------------------------
 
@@ -454,8 +492,8 @@ class SimServer:
     """Runs a :class:`SimApiServer` with uvicorn on a loopback port, in the running loop."""
 
     def __init__(self, state: SimState | None = None, *, host: str = "127.0.0.1",
-                 port: int = 0, config: SimConfig | None = None) -> None:
-        self.api = SimApiServer(state, config)
+                 port: int = 0, config: SimConfig | None = None, control: bool = True) -> None:
+        self.api = SimApiServer(state, config, control=control)
         self.host, self.port = host, port
         self._server: uvicorn.Server | None = None
         self._task: asyncio.Task[None] | None = None
@@ -467,6 +505,11 @@ class SimServer:
     @property
     def access(self) -> AccessPolicy:
         return self.api.access
+
+    @property
+    def control_token(self) -> str | None:
+        """The bearer token of the ``/sim/`` endpoints; None where they are not served."""
+        return self.api.control_token
 
     @property
     def url(self) -> str:

@@ -32,8 +32,11 @@ class DemoCluster:
 
 @contextlib.asynccontextmanager
 async def demo_cluster() -> AsyncIterator[DemoCluster]:
-    """Run the simulated API server with the demo cluster for as long as the context."""
-    sim = SimServer()
+    """Run the simulated API server with the demo cluster for as long as the context.
+
+    Without its control endpoints: nothing drives the demo, and served they would let any
+    local user rewrite who netsight's callers are (``/sim/access``)."""
+    sim = SimServer(control=False)
     sim.state.apply(demo())
     sim.state.compact()  # nobody watches from before the load: drop its events
     async with sim:

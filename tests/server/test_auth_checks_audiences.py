@@ -98,7 +98,8 @@ async def test_a_review_answered_without_audiences_is_refused_when_one_is_requir
     for the API server's audience, not netsight's."""
     issue_audience_tokens(sim)
     async with aiohttp.ClientSession() as http, \
-            http.post(f"{sim.url}/sim/access", json={"audienceAware": False}) as answer:
+            http.post(f"{sim.url}/sim/access", json={"audienceAware": False},
+                      headers=bearer(str(sim.control_token))) as answer:
         assert answer.status == 200
     _, review = await token_review(sim, {"token": ADMIN, "audiences": ["netsight"]})
     assert review["status"]["authenticated"] is True

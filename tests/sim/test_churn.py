@@ -212,7 +212,8 @@ async def test_churn_over_http() -> None:
     state = loaded(300)
     async with SimServer(state) as sim:
         sim.api.app.router.routes.extend(ChurnController(sim.state).routes())
-        async with aiohttp.ClientSession(base_url=sim.url) as http:
+        control = {"Authorization": f"Bearer {sim.control_token}"}
+        async with aiohttp.ClientSession(base_url=sim.url, headers=control) as http:
             bad = await http.post("/sim/churn", json={"duration": 1})
             assert bad.status == 400
             long = await http.post("/sim/churn", json={"rate": 100, "duration": 60})

@@ -46,8 +46,13 @@ async def post(http: aiohttp.ClientSession, url: str, body: dict[str, Any],
         return response.status, orjson.loads(await response.read())
 
 
-async def configure(http: aiohttp.ClientSession, url: str, body: dict[str, Any]) -> int:
-    async with http.post(url + "/sim/access", data=orjson.dumps(body)) as response:
+def control(sim: SimServer) -> dict[str, str]:
+    return {"Authorization": f"Bearer {sim.control_token}"}
+
+
+async def configure(http: aiohttp.ClientSession, sim: SimServer, body: dict[str, Any]) -> int:
+    async with http.post(sim.url + "/sim/access", data=orjson.dumps(body),
+                         headers=control(sim)) as response:
         return response.status
 
 
@@ -128,7 +133,8 @@ async def test_the_policy_is_set_over_http_too() -> None:
         body = {"tokens": {"carol-token": {"username": "carol", "groups": ["team-pay"]}},
                 "rules": [{"group": "team-pay", "verbs": ["list"], "resources": ["pods"],
                            "namespaces": ["pay"]}]}
-        async with http.post(sim.url + "/sim/access", data=orjson.dumps(body)) as response:
+        async with http.post(sim.url + "/sim/access", data=orjson.dumps(body),
+                             headers=control(sim)) as response:
             assert response.status == 200
             assert b"carol-token" not in await response.read()
         _, answer = await post(http, sim.url + TOKEN_REVIEWS, token_review("carol-token"),
@@ -139,12 +145,12 @@ async def test_the_policy_is_set_over_http_too() -> None:
                                NETSIGHT)
         assert answer["status"]["allowed"] is True
 
-        assert await configure(http, sim.url, {"revoke": ["carol-token"]}) == 200
+        assert await configure(http, sim, {"revoke": ["carol-token"]}) == 200
         _, answer = await post(http, sim.url + TOKEN_REVIEWS, token_review("carol-token"),
                                NETSIGHT)
         assert answer["status"]["authenticated"] is False
-        assert await configure(http, sim.url, {"reset": True}) == 200
+        assert await configure(http, sim, {"reset": True}) == 200
         assert sim.access.authenticate(SERVICE_ACCOUNT_TOKEN) is not None
         assert sim.access.rules
         assert all(r.user == SERVICE_ACCOUNT for r in sim.access.rules)
-        assert await configure(http, sim.url, {"rules": [{"verbs": ["get"]}]}) == 400
+        assert await configure(http, sim, {"rules": [{"verbs": ["get"]}]}) == 400

@@ -36,11 +36,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from netsight.analyzers.core.calling import parse_args, to_json
-from netsight.analyzers.core.contracts import ErrorCode, ToolError, ToolFailure
+from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
 from netsight.graph.model.kinds import Kind, parse_key
 from netsight.graph.store.live import GraphView
 from netsight.server.auth import view_for
+from netsight.server.http_errors import failure_response
 from netsight.server.mcp_tools import ToolHost, answered
+from netsight.server.request_limits import read_body
 
 PAGE = "/dashboard"
 STATIC = "/dashboard/static"
@@ -71,10 +73,6 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
-STATUS = {ErrorCode.INVALID_INPUT: 400, ErrorCode.NOT_FOUND: 404, ErrorCode.FORBIDDEN: 403,
-          ErrorCode.AUTH_FAILED: 401, ErrorCode.CRD_NOT_AVAILABLE: 404,
-          ErrorCode.PROVIDER_NOT_FOUND: 404, ErrorCode.PROBE_TIMEOUT: 504,
-          ErrorCode.PROBE_LIMIT_REACHED: 429, ErrorCode.INTERNAL_ERROR: 500}
 RANK = {"critical": 0, "warning": 1, "info": 2, "ok": 3}
 
 
@@ -104,18 +102,12 @@ def assets() -> dict[str, Asset]:
 def serve_asset(request: Request) -> Response:
     found = assets().get(request.url.path)
     if found is None:
-        return failure(ToolFailure(ErrorCode.NOT_FOUND, f"no file {request.url.path!r}"),
-                       request.url.path)
+        return failure_response(ToolFailure(ErrorCode.NOT_FOUND,
+                                            f"no file {request.url.path!r}"), request.url.path)
     headers = {"ETag": found.etag, "Cache-Control": "no-cache", **SECURITY_HEADERS}
     if request.headers.get("if-none-match") == found.etag:
         return Response(status_code=304, headers=headers)
     return Response(found.body, media_type=found.content_type, headers=headers)
-
-
-def failure(exc: ToolFailure, endpoint: str) -> JSONResponse:
-    error = ToolError(code=exc.code, message=exc.message, tool=exc.tool or endpoint,
-                      detail=exc.detail)
-    return JSONResponse(error.model_dump(mode="json"), status_code=STATUS.get(exc.code, 500))
 
 
 async def call(host: ToolHost, view: GraphView, name: str, arguments: Mapping[str, Any]
@@ -149,8 +141,8 @@ def summarize(view: GraphView) -> dict[str, Any]:
 
 async def summary_endpoint(request: Request, host: ToolHost) -> Response:
     if request.query_params:
-        return failure(ToolFailure(ErrorCode.INVALID_INPUT,
-                                   "the summary takes no parameters"), SUMMARY)
+        return failure_response(ToolFailure(ErrorCode.INVALID_INPUT,
+                                            "the summary takes no parameters"), SUMMARY)
     return JSONResponse(summarize(await view_for(request, host.store)),
                         headers={"Cache-Control": "no-cache"})
 
@@ -217,7 +209,7 @@ async def findings_endpoint(request: Request, host: ToolHost) -> Response:
         return JSONResponse(await object_findings(host, view, key),
                             headers={"Cache-Control": "no-store"})
     except ToolFailure as exc:
-        return failure(exc, FINDINGS)
+        return failure_response(exc, FINDINGS)
 
 
 # --- GET /api/findings/overview[?namespace=N] -----------------------------------------------
@@ -254,7 +246,7 @@ async def overview_endpoint(request: Request, host: ToolHost) -> Response:
         return JSONResponse({"objects": worst, "counts": counts},
                             headers={"Cache-Control": "no-store"})
     except ToolFailure as exc:
-        return failure(exc, OVERVIEW)
+        return failure_response(exc, OVERVIEW)
 
 
 # --- POST /api/verdict ---------------------------------------------------------------------
@@ -265,9 +257,7 @@ async def verdict_endpoint(request: Request, host: ToolHost) -> Response:
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
             raise ToolFailure(ErrorCode.INVALID_INPUT, "send the question as JSON "
                               "(Content-Type: application/json)")
-        raw = await request.body()
-        if len(raw) > MAX_BODY:
-            raise ToolFailure(ErrorCode.INVALID_INPUT, f"the body is over {MAX_BODY} bytes")
+        raw = await read_body(request, MAX_BODY)
         try:
             question = orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -280,7 +270,7 @@ async def verdict_endpoint(request: Request, host: ToolHost) -> Response:
         answer = await call(host, view, "find_blocking_policies", question)
         return JSONResponse(answer, headers={"Cache-Control": "no-store"})
     except ToolFailure as exc:
-        return failure(exc, VERDICT)
+        return failure_response(exc, VERDICT)
 
 
 def routes(host: ToolHost) -> list[Route]:
