@@ -22,12 +22,12 @@ Service and is owned by it), so an edge's data is the set of its relationships, 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import chain, islice
 from operator import attrgetter
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import networkx as nx
 
@@ -52,6 +52,16 @@ from netsight.graph.model.records import (
 )
 from netsight.graph.model.selectors import LabelSelector, Operator, selector_from_map
 from netsight.graph.store import gateway_edges, policy_edges
+from netsight.graph.store.digraph import (
+    add_node,
+    link,
+    link_new,
+    nodes,
+    predecessors,
+    set_record,
+    successors,
+    unlink,
+)
 from netsight.graph.store.selector_index import NamespaceSelectors
 
 Edge = tuple[str, str, Rel]
@@ -129,38 +139,6 @@ def _owner_reference(record: Record, owner: tuple[str, str]) -> Edge:
     return record.key, make_key(owner_kind, owner_ns, owner_name), Rel.OWNED_BY
 
 
-class NodeData(MutableMapping[str, Any]):
-    """A node's attributes: just its record, in one slot instead of a dict.
-
-    A dict per node cost ~180 bytes at 100k+ nodes; this reads the same through networkx
-    (``graph.nodes[key]["record"]``, ``graph.nodes(data=True)``).
-    """
-
-    __slots__ = ("record",)
-
-    def __init__(self, record: Record) -> None:
-        self.record = record
-
-    def __getitem__(self, name: str) -> Any:
-        if name != "record":
-            raise KeyError(name)
-        return self.record
-
-    def __setitem__(self, name: str, value: Any) -> None:
-        if name != "record" or not isinstance(value, Record):
-            raise KeyError(f"a node holds one attribute, 'record' (a Record); got {name!r}")
-        self.record = value
-
-    def __delitem__(self, name: str) -> None:
-        raise KeyError(f"a node's record cannot be deleted ({name!r}); remove the node")
-
-    def __iter__(self) -> Iterator[str]:
-        yield "record"
-
-    def __len__(self) -> int:
-        return 1
-
-
 class Identity:
     """The pod-like objects of one namespace that carry the same labels.
 
@@ -216,7 +194,7 @@ class GraphState:
             del self.pending[target]
 
     def record(self, key: str) -> Record | None:
-        node: NodeData | None = self.graph._node.get(key)
+        node = nodes(self.graph).get(key)
         return None if node is None else node.record
 
     def keys_of(self, kind: str, namespace: str | None = None) -> Iterator[str]:
@@ -255,24 +233,24 @@ class GraphState:
         graph = self.graph
         if key not in graph:
             return
-        yield from graph._succ[key]
-        yield from graph._pred[key]
+        yield from successors(graph)[key]
+        yield from predecessors(graph)[key]
         yield from self.selected_keys(key)
-        record = graph._node[key].record
+        record = nodes(graph)[key].record
         yield from self.selectors_of(record)
 
     def adjacent_prefix(self, key: str, limit: int) -> tuple[str, ...]:
         """``tuple(islice(self.adjacent_keys(key), limit))``, built from whole parts where
         they fit (the change ring takes one of these for every event)."""
         graph = self.graph
-        succ = graph._succ.get(key)
+        succ = successors(graph).get(key)
         if succ is None or limit <= 0:
             return ()
         found = tuple(succ) if len(succ) < limit else tuple(islice(succ, limit))
         rest = limit - len(found)
         if not rest:
             return found
-        pred = graph._pred[key]
+        pred = predecessors(graph)[key]
         found += tuple(pred) if len(pred) < rest else tuple(islice(pred, rest))
         rest = limit - len(found)
         if not rest:
@@ -282,7 +260,7 @@ class GraphState:
             rest = limit - len(found)
             if not rest:
                 return found
-        selectors = self.selectors_of(graph._node[key].record)
+        selectors = self.selectors_of(nodes(graph)[key].record)
         if selectors:
             found += tuple(selectors) if len(selectors) < rest else tuple(
                 islice(selectors, rest))
@@ -372,7 +350,7 @@ def replace_record(state: GraphState, old: Record, record: Record) -> None:
     """Replace ``old``, the record the graph holds under ``record``'s key, with a record
     not equal to it (``upsert``'s last case, for a caller that has compared them)."""
     key = record.key
-    state.graph._node[key].record = record
+    set_record(state.graph, key, record)
     old_refs: tuple[Edge, ...] = ()
     new_refs: tuple[Edge, ...] = ()
     # A slice's references are its owner, its Service and its endpoints' pods: with the
@@ -417,11 +395,7 @@ def _add_pod(state: GraphState, record: PodRecord) -> None:
     two."""
     key, ns = record.key, record.namespace
     graph = state.graph
-    succ, pred = graph._succ, graph._pred
-    graph._node[key] = NodeData(record)
-    out: dict[str, dict[Rel, bool]] = {}
-    incoming: dict[str, dict[Rel, bool]] = {}
-    succ[key], pred[key] = out, incoming
+    add_node(graph, record)
     per_ns = state.by_kind.get(record.kind)
     if per_ns is None:
         per_ns = state.by_kind[record.kind] = {}
@@ -432,16 +406,12 @@ def _add_pod(state: GraphState, record: PodRecord) -> None:
     if ns:
         ns_key = _NAMESPACE_KEYS.get(ns) or _namespace_key(ns)
         if ns_key in graph:
-            contains = _SINGLE.get(Rel.CONTAINS) or _single(Rel.CONTAINS)
-            succ[ns_key][key] = contains
-            incoming[ns_key] = contains
+            link_new(graph, ns_key, key, Rel.CONTAINS)
     owner = record.owner
     if owner is not None:
         target = _OWNER_KEYS.get((ns, owner)) or _owner_key(ns, owner)
         if target in graph:
-            owned_by = _SINGLE.get(Rel.OWNED_BY) or _single(Rel.OWNED_BY)
-            out[target] = owned_by
-            pred[target][key] = owned_by
+            link_new(graph, key, target, Rel.OWNED_BY)
         elif not state.never_arriving or target.partition("/")[0] not in state.never_arriving:
             state.pending.setdefault(target, set()).add((key, target, Rel.OWNED_BY))
     if state.pending:
@@ -516,7 +486,7 @@ def remove(state: GraphState, key: str) -> Record | None:
     else:
         _unlink_references(state, record_references(record))
     # References other objects make to this one wait for it to come back.
-    for source, data in graph._pred[key].items():
+    for source, data in predecessors(graph)[key].items():
         for rel in data:
             if rel in _REFERENCE_RELS:
                 state.pending.setdefault(key, set()).add((source, key, rel))
@@ -534,10 +504,7 @@ def remove(state: GraphState, key: str) -> Record | None:
 def _add(state: GraphState, record: Record) -> None:
     key, ns = record.key, record.namespace
     graph = state.graph
-    # What DiGraph.add_node does, with a slotted attribute holder instead of a dict.
-    graph._node[key] = NodeData(record)
-    graph._succ[key] = {}
-    graph._pred[key] = {}
+    add_node(graph, record)
     state.by_kind.setdefault(record.kind, {}).setdefault(ns, set()).add(key)
     # Namespace containment is derived from by_kind rather than stored as references:
     # one edge per object, no per-object bookkeeping.
@@ -726,55 +693,3 @@ def compacted(members: set[V]) -> set[V]:
     n = len(members)
     fresh = _SET_BYTES if n <= 4 else _SET_BYTES + (16 << (2 * n).bit_length())
     return set(members) if sys.getsizeof(members) > 2 * fresh else members
-
-
-
-# Edge data dicts are shared, one per set of relationships, and never mutated: a dict per
-# edge cost ~160 bytes, and a 100k-pod graph has ~1M edges. Changing an edge's
-# relationships swaps in another shared dict (copy-on-write). Readers must treat edge data
-# as read-only.
-_EDGE_DATA: dict[frozenset[Rel], dict[Rel, bool]] = {}
-
-
-def _edge_data(rels: frozenset[Rel]) -> dict[Rel, bool]:
-    data = _EDGE_DATA.get(rels)
-    if data is None:
-        data = _EDGE_DATA[rels] = dict.fromkeys(sorted(rels), True)
-    return data
-
-
-_SINGLE: dict[Rel, dict[Rel, bool]] = {}
-
-
-def _single(rel: Rel) -> dict[Rel, bool]:
-    data = _SINGLE[rel] = _edge_data(frozenset((rel,)))
-    return data
-
-
-def link(graph: nx.DiGraph, source: str, target: str, rel: Rel) -> None:
-    """Add ``rel`` to the edge source -> target; both nodes must exist."""
-    succ = graph._succ[source]
-    data = succ.get(target)
-    if data is None:  # the usual case: a new edge with one relationship
-        shared = _SINGLE.get(rel) or _single(rel)
-    elif rel in data:
-        return
-    else:
-        shared = _edge_data(frozenset(data) | {rel})
-    succ[target] = shared
-    graph._pred[target][source] = shared
-
-
-def unlink(graph: nx.DiGraph, source: str, target: str, rel: Rel) -> None:
-    succ = graph._succ.get(source)
-    data = succ.get(target) if succ is not None else None
-    if data is None or rel not in data:
-        return
-    rest = frozenset(data) - {rel}
-    if rest:
-        shared = _edge_data(rest)
-        succ[target] = shared
-        graph._pred[target][source] = shared
-    else:
-        del succ[target]
-        del graph._pred[target][source]

@@ -14,7 +14,7 @@ import sys
 
 from netsight.graph.ingest import typed_pages
 from netsight.graph.model import records, selectors
-from netsight.graph.store import building
+from netsight.graph.store import building, digraph
 from netsight.graph.store.live import GraphStore
 
 # What a create-then-delete cycle must leave unchanged (the change ring, the generation and
@@ -50,7 +50,7 @@ def census(store: GraphStore, *, edges: bool = True) -> dict[str, int]:
         buckets += sum(map(len, index.by_pair.values())) + sum(map(len, index.by_key.values()))
         buckets += len(index.everything) + len(index.unanchored)
     return {
-        "nodes": len(state.graph._node),
+        "nodes": len(digraph.nodes(state.graph)),
         "edges": int(state.graph.number_of_edges()) if edges else -1,
         "by_kind_keys": sum(len(keys) for per_ns in state.by_kind.values()
                             for keys in per_ns.values()),
@@ -91,8 +91,7 @@ def census(store: GraphStore, *, edges: bool = True) -> dict[str, int]:
         # and grows by doubling once new keys (restarted pods' new names) have used up its
         # free slots, so at 100k pods one such growth is a step of several MiB of RSS that
         # is live memory, not fragmentation.
-        "table_bytes": sum(map(sys.getsizeof, (state.graph._node, state.graph._adj,
-                                                state.graph._pred)))
+        "table_bytes": digraph.table_bytes(state.graph)
         + sum(sys.getsizeof(keys) for per_ns in state.by_kind.values()
               for keys in per_ns.values()),
     }
@@ -118,10 +117,9 @@ def container_bytes(store: GraphStore) -> dict[str, int]:
         buckets += size(index.owners) + size(index.by_pair) + size(index.by_key)
         buckets += sum(map(size, index.by_pair.values())) + sum(map(size, index.by_key.values()))
     return {
-        "bytes_node_attrs": sum(map(size, graph._node.values())),
-        "bytes_successors": sum(map(size, graph._adj.values())),
-        "bytes_predecessors": sum(map(size, graph._pred.values()))
-        if graph._pred is not graph._adj else 0,
+        "bytes_node_attrs": sum(map(size, digraph.nodes(graph).values())),
+        "bytes_successors": sum(map(size, digraph.successors(graph).values())),
+        "bytes_predecessors": sum(map(size, digraph.predecessors(graph).values())),
         "bytes_identity_members": members,
         "bytes_identity_selected_by": selected_by,
         "bytes_label_index": size(state.by_label) + sum(map(size, state.by_label.values()))

@@ -32,6 +32,7 @@ from netsight.graph.model.records import (
     to_record,
 )
 from netsight.graph.model.selectors import LabelSelector
+from netsight.graph.store import digraph
 from netsight.graph.store.building import SELECTOR_RELS, GraphState, add, remove, replace_record
 
 log = logging.getLogger(__name__)
@@ -271,7 +272,7 @@ class GraphStore:
         ``apply_record`` one record at a time (tests/graph/test_listed_pages_apply_like_events.py).
         """
         state = self.state
-        nodes = state.graph._node
+        nodes = digraph.nodes(state.graph)
         problems, invalid = self.problems, self._invalid
         ring, listeners, kind_generations = self.changes, self.listeners, self.kind_generations
         added = EventType.ADDED
@@ -450,7 +451,7 @@ class GraphView:
 
     def for_each(self, kind: str, namespace: str | None = None) -> Iterator[Record]:
         """Records of one kind, in one namespace or all; order is unspecified."""
-        nodes = self._state.graph._node
+        nodes = digraph.nodes(self._state.graph)
         for key in self._state.keys_of(kind, namespace):
             yield nodes[key].record
 
@@ -468,7 +469,7 @@ class GraphView:
         graph = state.graph
         if key not in graph:
             return
-        nodes = graph._node
+        nodes = digraph.nodes(graph)
         others: Iterable[str]
         if rel in SELECTOR_RELS:
             # Selector edges live in the identity index, not in networkx (building.py).
@@ -479,7 +480,8 @@ class GraphView:
                 owned = state.selector_rel(nodes[key].record)
                 others = state.selected_keys(key) if owned is rel else ()
         else:
-            adjacency = graph._pred[key] if incoming else graph._succ[key]
+            table = digraph.predecessors(graph) if incoming else digraph.successors(graph)
+            adjacency = table[key]
             others = [other for other, data in adjacency.items() if rel in data]
         for other in others:
             found: Record = nodes[other].record
@@ -497,10 +499,10 @@ class GraphView:
         graph = state.graph
         if key not in graph:
             return
-        for target, data in graph._succ[key].items():
+        for target, data in digraph.successors(graph)[key].items():
             for rel in data:
                 yield target, rel
-        owned = state.selector_rel(graph._node[key].record)
+        owned = state.selector_rel(digraph.nodes(graph)[key].record)
         if owned is not None:
             for target in state.selected_keys(key):
                 yield target, owned
@@ -515,7 +517,7 @@ class GraphView:
             return
         run: list[str] = []
         run_rel: Rel | None = None
-        for target, data in graph._succ[key].items():
+        for target, data in digraph.successors(graph)[key].items():
             for rel in data:
                 if rel is not run_rel:
                     if run_rel is not None:
@@ -524,7 +526,7 @@ class GraphView:
                 run.append(target)
         if run_rel is not None:
             yield run_rel, run
-        owned = state.selector_rel(graph._node[key].record)
+        owned = state.selector_rel(digraph.nodes(graph)[key].record)
         if owned is not None:
             yield owned, state.selected_keys(key)
 
@@ -553,7 +555,7 @@ class GraphView:
 
     def matching(self, namespace: str, selector: LabelSelector) -> Iterator[Record]:
         """Pods and workload templates in ``namespace`` the selector matches, via the index."""
-        nodes = self._state.graph._node
+        nodes = digraph.nodes(self._state.graph)
         for key in self._state.matching(namespace, selector):
             yield nodes[key].record
 
