@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from netsight.graph.ingest.informers import Backoff
 from netsight.graph.model.kinds import kind_id
-from netsight.graph.model.records import to_record
+from netsight.graph.model.reading import to_record
 
 
 def test_same_kind_name_in_two_groups_gets_two_keys() -> None:

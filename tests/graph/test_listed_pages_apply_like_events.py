@@ -10,7 +10,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from netsight.graph.model.records import Record, to_record
+from netsight.graph.model.reading import to_record
+from netsight.graph.model.records import Record
 from netsight.graph.store.digraph import predecessors, successors
 from netsight.graph.store.live import EventType, GraphStore
 from tests.graph.snapshots import diff, snapshot

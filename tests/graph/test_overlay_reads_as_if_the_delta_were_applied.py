@@ -6,7 +6,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 
 from netsight.graph.model.kinds import Rel
-from netsight.graph.model.records import Record, to_record
+from netsight.graph.model.reading import to_record
+from netsight.graph.model.records import Record
 from netsight.graph.store.building import record_selector
 from netsight.graph.store.live import EventType, GraphStore, GraphView
 from netsight.graph.store.overlay import OverlayView

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from netsight.graph.ingest.typed_pages import decode_typed_event, event_record
 from netsight.graph.model.kinds import Kind
-from netsight.graph.model.records import EndpointSliceRecord, Record, to_record
+from netsight.graph.model.reading import to_record
+from netsight.graph.model.records import EndpointSliceRecord, Record
 from netsight.sim.synthetic import generate
 from tests.graph.test_shapes_keep_what_records_read import outcome, pods, slices
 

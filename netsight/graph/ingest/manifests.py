@@ -21,7 +21,7 @@ import orjson
 import yaml
 
 from netsight.graph.model.errors import MalformedObject
-from netsight.graph.model.records import object_id
+from netsight.graph.model.reading import object_id
 from netsight.graph.runtime.collector import paused_gc
 from netsight.graph.store.live import EventType, GraphStore, IngestProblem, ProblemKind
 

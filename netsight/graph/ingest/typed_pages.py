@@ -28,13 +28,20 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from netsight.graph.model.constructors import builder
+from netsight.graph.model.core_records import MESH_PROXY_CONTAINERS
 from netsight.graph.model.errors import MalformedObject
+from netsight.graph.model.field_values import (
+    KEPT_ANNOTATION_PREFIXES,
+    interned,
+    kept_annotations,
+    policy_rules,
+    share_owner,
+    timestamp,
+)
 from netsight.graph.model.kinds import Kind, ObjectId, kind_id
 from netsight.graph.model.records import (
     EMPTY_MAP,
     IANA_SVC_NAME,
-    KEPT_ANNOTATION_PREFIXES,
-    MESH_PROXY_CONTAINERS,
     ContainerPort,
     Endpoint,
     EndpointGroup,
@@ -46,11 +53,6 @@ from netsight.graph.model.records import (
     Record,
     ServicePort,
     ServiceRecord,
-    _intern,
-    _kept_annotations,
-    _rules,
-    _timestamp,
-    share_owner,
 )
 from netsight.graph.model.selectors import parse_label_selector, shared_labels
 
@@ -358,7 +360,7 @@ def slice_record(item: EndpointSlice, api_version: str = "discovery.k8s.io/v1",
         labels=labels,
         annotations=_annotations(meta.annotations),
         owner=None if meta.ownerReferences is None else _owner(meta.ownerReferences),
-        created=_timestamp(meta.creationTimestamp),
+        created=timestamp(meta.creationTimestamp),
         service_name=labels.get("kubernetes.io/service-name"),
         managed_by=labels.get("endpointslice.kubernetes.io/managed-by"),
         address_type=str(item.addressType or "IPv4"),
@@ -411,7 +413,7 @@ def service_record(item: Service, api_version: str = "v1",
         labels=_labels(meta),
         annotations=_annotations(meta.annotations),
         owner=None if meta.ownerReferences is None else _owner(meta.ownerReferences),
-        created=_timestamp(meta.creationTimestamp),
+        created=timestamp(meta.creationTimestamp),
         type=spec.type or "ClusterIP",
         cluster_ips=tuple(cluster_ips),
         selector=spec.selector or None,
@@ -430,8 +432,8 @@ def network_policy_record(item: NetworkPolicy, api_version: str = "networking.k8
     that raises it."""
     meta = item.metadata
     spec = item.spec or _NO_POLICY_SPEC
-    ingress = _rules(spec.ingress, "spec.ingress")
-    egress = _rules(spec.egress, "spec.egress")
+    ingress = policy_rules(spec.ingress, "spec.ingress")
+    egress = policy_rules(spec.egress, "spec.egress")
     # Default per the API: Ingress always, Egress when the policy has egress rules.
     types = spec.policyTypes or (["Ingress", "Egress"] if egress else ["Ingress"])
     return NetworkPolicyRecord(
@@ -442,7 +444,7 @@ def network_policy_record(item: NetworkPolicy, api_version: str = "networking.k8
         labels=_labels(meta),
         annotations=_annotations(meta.annotations),
         owner=None if meta.ownerReferences is None else _owner(meta.ownerReferences),
-        created=_timestamp(meta.creationTimestamp),
+        created=timestamp(meta.creationTimestamp),
         pod_selector=parse_label_selector(spec.podSelector, "spec.podSelector"),
         policy_types=tuple(dict.fromkeys(types)),
         ingress=ingress,
@@ -465,7 +467,7 @@ def namespace_record(item: Namespace, api_version: str = "v1") -> NamespaceRecor
         labels=_labels(meta),
         annotations=_annotations(meta.annotations),
         owner=None if meta.ownerReferences is None else _owner(meta.ownerReferences),
-        created=_timestamp(meta.creationTimestamp),
+        created=timestamp(meta.creationTimestamp),
     )
 
 
@@ -496,7 +498,7 @@ def pod_record(pod: Pod, default_namespace: str = "") -> PodRecord:
         labels=_labels(meta),
         annotations=_annotations(meta.annotations),
         owner=None if meta.ownerReferences is None else _owner(meta.ownerReferences),
-        created=_timestamp(meta.creationTimestamp),
+        created=timestamp(meta.creationTimestamp),
         ips=tuple(ips),
         phase=phase,
         ready=ready,
@@ -595,11 +597,11 @@ def _annotations(raw: Any) -> Mapping[str, str]:
     """As ``records._kept_annotations``, without looking at each annotation again when
     its keys are a set seen before that holds none worth keeping."""
     if type(raw) is not dict or not raw:
-        return _kept_annotations(raw)
+        return kept_annotations(raw)
     keys = tuple(raw)
     if keys in _PLAIN_KEYS:
         return EMPTY_MAP
-    kept = _kept_annotations(raw)
+    kept = kept_annotations(raw)
     if not any(type(k) is str and k.startswith(KEPT_ANNOTATION_PREFIXES) for k in keys):
         if len(_PLAIN_KEYS) >= _CACHE_LIMIT:
             _PLAIN_KEYS.clear()
@@ -632,7 +634,7 @@ def _find_owner(refs: tuple[OwnerReference, ...]) -> tuple[str, str] | None:
     if chosen is None:
         return None
     kid = kind_id(chosen.apiVersion or "v1", chosen.kind or "")
-    return share_owner((_intern(kid), intern(chosen.name or "")))
+    return share_owner((interned(kid), intern(chosen.name or "")))
 
 
 # --- watch events ---------------------------------------------------------------------------

@@ -25,14 +25,9 @@ from netsight.graph.ingest.typed_pages import (
     _POD_RECORD,
     share_label_items,
 )
+from netsight.graph.model.field_values import share_owner
 from netsight.graph.model.kinds import Kind
-from netsight.graph.model.records import (
-    EMPTY_MAP,
-    ContainerPort,
-    PodRecord,
-    Record,
-    share_owner,
-)
+from netsight.graph.model.records import EMPTY_MAP, ContainerPort, PodRecord, Record
 
 LabelItems = tuple[tuple[str, str], ...]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 
 from netsight.graph.ingest import typed_pages
-from netsight.graph.model import records, selectors
+from netsight.graph.model import core_records, field_values, selectors
 from netsight.graph.store import building, digraph
 from netsight.graph.store.live import GraphStore
 
@@ -82,8 +82,8 @@ def census(store: GraphStore, *, edges: bool = True) -> dict[str, int]:
         "cache_typed_labels": len(typed_pages._LABELS) + len(typed_pages._LABELS_BEFORE),
         "cache_typed_containers": len(typed_pages._CONTAINERS),
         "cache_typed_owners": len(typed_pages._OWNERS),
-        "cache_record_ports": len(records._PORTS),
-        "cache_record_owners": len(records._OWNERS),
+        **core_records.cache_sizes(),
+        **field_values.cache_sizes(),
         "cache_namespace_keys": len(building._NAMESPACE_KEYS),
         "cache_owner_keys": len(building._OWNER_KEYS),
         # Bytes of the hash tables keyed by object (the graph's node and adjacency dicts,

@@ -23,14 +23,8 @@ from typing import Any, TypeVar
 from netsight.graph.model.constructors import builder
 from netsight.graph.model.errors import MalformedObject
 from netsight.graph.model.kinds import Kind, Rel, make_key
-from netsight.graph.model.records import (
-    ContainerPort,
-    PodRecord,
-    Record,
-    invalid_values,
-    object_id,
-    to_record,
-)
+from netsight.graph.model.reading import object_id, to_record
+from netsight.graph.model.records import ContainerPort, PodRecord, Record, invalid_values
 from netsight.graph.model.selectors import LabelSelector
 from netsight.graph.store import digraph
 from netsight.graph.store.building import SELECTOR_RELS, GraphState, add, remove, replace_record
