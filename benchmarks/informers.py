@@ -641,6 +641,9 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
     census: Any = None
     with contextlib.suppress(ImportError):  # an older tree (--compare-code) has none
         from netsight.graph.store.footprint import census
+    typed_caches: Any = dict  # the typed decoders' caches: the store's census does not see them
+    with contextlib.suppress(ImportError):
+        from netsight.graph.ingest.shared_parts import cache_sizes as typed_caches
     if trace:
         import tracemalloc
         tracemalloc.start()
@@ -728,13 +731,14 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
             if census is not None and census_every and at - last_census[0] >= census_every:
                 last_census[0] = at
                 frozen_now[0] = gc.get_freeze_count()
-                censuses.append((at, received, census(store) | tables(store) | heap_free()))
+                censuses.append((at, received, census(store) | typed_caches() | tables(store)
+                                 | heap_free()))
             samples.append((at, proc_status("VmRSS"), received, proc_status("VmRSS", sim_pid),
                             identities, frozen_now[0], traced))
 
         if census is not None and census_every:
             # At rest, before the first write: where in-flight structures must return to.
-            censuses.append((0.0, 0, census(store) | tables(store) | heap_free()))
+            censuses.append((0.0, 0, census(store) | typed_caches() | tables(store) | heap_free()))
         rss_start = proc_status("VmRSS")
         cpu0, sim_cpu0 = time.process_time(), cpu_seconds(sim_pid)
         times0 = os.times()
@@ -780,7 +784,8 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
         gc.callbacks.remove(gc_pauses.on_gc)
         sample(sum(s.events for s in store.sync.values()))
         if census is not None and census_every:
-            censuses.append((samples[-1][0], samples[-1][2], census(store) | tables(store)))
+            censuses.append((samples[-1][0], samples[-1][2],
+                             census(store) | typed_caches() | tables(store)))
         rss_end = proc_status("VmRSS")
         gc.collect()
         rss_after_collect = proc_status("VmRSS")

@@ -82,12 +82,8 @@ def pod_chunk_reply(lines: list[bytes]) -> bytes:
     """The worker's answer to one chunk's Pod lines: per line a record (as wire rows, one
     page a chunk), a deletion, or "read it yourself", with its resourceVersion."""
     from netsight.graph.ingest import worker_rows
-    from netsight.graph.ingest.typed_pages import (
-        DeletedEvent,
-        PodEvent,
-        decode_typed_event,
-        pod_record,
-    )
+    from netsight.graph.ingest.typed_events import DeletedEvent, PodEvent, decode_typed_event
+    from netsight.graph.ingest.typed_records import pod_record
     from netsight.graph.model.kinds import Kind
 
     codes = bytearray()
@@ -213,7 +209,7 @@ async def chunks_of_lines(content: Any) -> AsyncIterator[list[bytes]]:
 def precomputed(data: dict[str, Any]) -> dict[str, collections.deque[tuple[Any, ...]]]:
     """``free``: each Pod and EndpointSlice line's record or deleted key, built now, in
     stream order (a slice from its previous version, as the informer would)."""
-    from netsight.graph.ingest.typed_pages import DeletedEvent, decode_typed_event, event_record
+    from netsight.graph.ingest.typed_events import DeletedEvent, decode_typed_event, event_record
     from netsight.graph.model.kinds import Kind, make_key
 
     out: dict[str, collections.deque[tuple[Any, ...]]] = collections.defaultdict(

@@ -1,4 +1,4 @@
-"""Pod and EndpointSlice watch events decoded into typed Structs (graph/ingest/typed_pages.py)
+"""Pod and EndpointSlice watch events decoded into typed Structs (graph/ingest/typed_events.py)
 build the same records as the checked path (shapes.py + to_record, with the previous version), and
 whatever is unusual (a bookmark, an ERROR, a malformed object) is not read typed."""
 
@@ -10,7 +10,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from netsight.graph.ingest.typed_pages import decode_typed_event, event_record
+from netsight.graph.ingest.typed_events import decode_typed_event, event_record
 from netsight.graph.model.kinds import Kind
 from netsight.graph.model.reading import to_record
 from netsight.graph.model.records import EndpointSliceRecord, Record

@@ -17,7 +17,7 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from netsight.graph.ingest.typed_pages import decode_typed_event, event_record
+from netsight.graph.ingest.typed_events import decode_typed_event, event_record
 from netsight.graph.model.reading import to_record
 from netsight.graph.model.records import EndpointSliceRecord, Record
 from netsight.graph.store.building import (

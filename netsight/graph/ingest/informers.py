@@ -36,16 +36,15 @@ import orjson
 
 from netsight.graph.ingest.decoding import decode_event, decode_page, list_metadata
 from netsight.graph.ingest.list_worker import PageWorker, usable_cpus
-from netsight.graph.ingest.typed_pages import (
+from netsight.graph.ingest.typed_events import (
     PodEvent,
     TypedEvent,
-    TypedPage,
     decode_typed_event,
-    decode_typed_page,
     event_record,
     has_typed_events,
-    pod_record,
 )
+from netsight.graph.ingest.typed_pages import TypedPage, decode_typed_page
+from netsight.graph.ingest.typed_records import pod_record
 from netsight.graph.model.errors import MalformedObject
 from netsight.graph.model.kinds import WORKLOAD_KINDS, kind_id, make_key
 from netsight.graph.model.records import Record

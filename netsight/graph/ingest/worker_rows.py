@@ -20,11 +20,8 @@ from sys import intern
 
 import msgspec
 
-from netsight.graph.ingest.typed_pages import (
-    _CONTAINERS_LIMIT,
-    _POD_RECORD,
-    share_label_items,
-)
+from netsight.graph.ingest.shared_parts import CONTAINERS_LIMIT, share_label_items
+from netsight.graph.ingest.typed_records import POD_RECORD
 from netsight.graph.model.field_values import share_owner
 from netsight.graph.model.kinds import Kind
 from netsight.graph.model.records import EMPTY_MAP, ContainerPort, PodRecord, Record
@@ -117,13 +114,13 @@ def encode(records: list[Record]) -> bytes:
 def decode(data: bytes | memoryview) -> list[Record]:
     """The records :func:`encode` was given, rebuilt in this process."""
     page: Page = _DECODER.decode(data)
-    labels = [_shared_labels(items) for items in page.labels]
+    labels = [share_label_items(items) for items in page.labels]
     owners = [share_owner((intern(kind), intern(name))) for kind, name in page.owners]
     records: list[Record] = []
     append = records.append
     port_lists = [_shared_ports(ports) for ports in page.container_ports]
     for row in page.pods:
-        append(_POD_RECORD(
+        append(POD_RECORD(
             kind=Kind.POD,
             api_version="v1",
             namespace=intern(row.namespace),
@@ -147,12 +144,6 @@ def decode(data: bytes | memoryview) -> list[Record]:
     return records
 
 
-def _shared_labels(items: LabelItems) -> Mapping[str, str]:
-    if not items:
-        return EMPTY_MAP
-    return share_label_items(items)
-
-
 # Port lists as sent -> the tuple of ContainerPorts every pod with them shares (as the
 # pods of one template share theirs when built in this process, typed._containers).
 _PORTS: dict[tuple[tuple[int, str, str | None, str], ...], tuple[ContainerPort, ...]] = {}
@@ -162,7 +153,7 @@ def _shared_ports(ports: tuple[tuple[int, str, str | None, str], ...]
                   ) -> tuple[ContainerPort, ...]:
     found = _PORTS.get(ports)
     if found is None:
-        if len(_PORTS) >= _CONTAINERS_LIMIT:
+        if len(_PORTS) >= CONTAINERS_LIMIT:
             _PORTS.clear()
         found = _PORTS[ports] = tuple(
             ContainerPort(port=port, protocol=intern(protocol),

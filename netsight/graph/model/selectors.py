@@ -140,6 +140,11 @@ def shared_labels(raw: object, path: str) -> Mapping[str, str]:
     return shared
 
 
+def shared_label_maps() -> int:
+    """How many label maps are shared now (a census of the graph's structures)."""
+    return len(_LABELS)
+
+
 def selector_from_map(labels: Mapping[str, str]) -> LabelSelector:
     return LabelSelector(match_labels=tuple(sorted(labels.items())))
 

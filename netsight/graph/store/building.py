@@ -564,6 +564,11 @@ def _unlink_owner(state: GraphState, key: str, namespace: str, owner: tuple[str,
         _discard(state.pending, target, (key, target, Rel.OWNED_BY))
 
 
+def cache_sizes() -> dict[str, int]:
+    """Entries in this module's bounded caches (footprint.census)."""
+    return {"cache_namespace_keys": len(_NAMESPACE_KEYS), "cache_owner_keys": len(_OWNER_KEYS)}
+
+
 def _owner_key(namespace: str, owner: tuple[str, str]) -> str:
     if len(_OWNER_KEYS) >= 65536:
         _OWNER_KEYS.clear()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sys
 
-from netsight.graph.ingest import typed_pages
 from netsight.graph.model import core_records, field_values, selectors
 from netsight.graph.store import building, digraph
 from netsight.graph.store.live import GraphStore
@@ -72,20 +71,17 @@ def census(store: GraphStore, *, edges: bool = True) -> dict[str, int]:
         "pending_targets": len(state.pending),
         "pending_edges": sum(map(len, state.pending.values())),
         "problems": len(store.problems),
-        "invalid": len(store._invalid),
-        "shared_label_maps": len(selectors._LABELS),
+        "invalid": len(store.invalid_keys),
+        "shared_label_maps": selectors.shared_label_maps(),
         "changes": len(store.changes),
         "kind_generations": len(store.kind_generations),
         "derived": len(store.derived),
         "kept": len(store.kept),
-        # Bounded caches (cleared when full; the typed label maps aged in two generations).
-        "cache_typed_labels": len(typed_pages._LABELS) + len(typed_pages._LABELS_BEFORE),
-        "cache_typed_containers": len(typed_pages._CONTAINERS),
-        "cache_typed_owners": len(typed_pages._OWNERS),
+        # Bounded caches (cleared when full); the typed decoders' are counted by their
+        # module (ingest/shared_parts.cache_sizes), which the store does not reach.
         **core_records.cache_sizes(),
         **field_values.cache_sizes(),
-        "cache_namespace_keys": len(building._NAMESPACE_KEYS),
-        "cache_owner_keys": len(building._OWNER_KEYS),
+        **building.cache_sizes(),
         # Bytes of the hash tables keyed by object (the graph's node and adjacency dicts,
         # the by-kind key sets). Not entries: a table never shrinks when keys are deleted,
         # and grows by doubling once new keys (restarted pods' new names) have used up its

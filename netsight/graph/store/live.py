@@ -148,7 +148,7 @@ class GraphStore:
     # kind -> the generation of its last change (GraphView.kind_generation)
     kind_generations: dict[str, int] = field(default_factory=dict)
     # Keys of records with an invalid-value problem: most applies can skip the lookup.
-    _invalid: set[str] = field(default_factory=set, repr=False)
+    invalid_keys: set[str] = field(default_factory=set, repr=False)
     # The ports of the last pod found to have no invalid value (_note_invalid_values).
     _valid_ports: tuple[ContainerPort, ...] | None = field(default=None, repr=False)
     created_at: float = field(default_factory=time.time)
@@ -214,7 +214,7 @@ class GraphStore:
         # The object's problem goes with it: readers see that as a change too.
         if self.problems:
             self.problems.pop(f"{key}#invalid", None)
-            self._invalid.discard(key)
+            self.invalid_keys.discard(key)
             dropped = self.problems.pop(key, None) is not None
         else:
             dropped = False
@@ -236,7 +236,7 @@ class GraphStore:
         # field but the key, which follows from three of them).
         fields = _changed_fields(before, record)
         same = not fields and before is not None and type(before) is type(record)
-        if same and key not in self._invalid and key not in self.problems:
+        if same and key not in self.invalid_keys and key not in self.problems:
             # A status-only update (a pod's conditions' timestamps, its resourceVersion):
             # nothing netsight reads changed, and no problem is waiting to be cleared.
             return False
@@ -267,7 +267,7 @@ class GraphStore:
         """
         state = self.state
         nodes = digraph.nodes(state.graph)
-        problems, invalid = self.problems, self._invalid
+        problems, invalid = self.problems, self.invalid_keys
         ring, listeners, kind_generations = self.changes, self.listeners, self.kind_generations
         added = EventType.ADDED
         # A pod's invalid values are in its ports alone, and the pods of one template share
@@ -309,18 +309,18 @@ class GraphStore:
         # A pod's invalid values are in its ports alone, and the pods of one template share
         # one ports tuple (typed.py): once one is found valid, the next pod skips the check.
         ports = record.ports if isinstance(record, PodRecord) else None
-        if ports is not None and ports is self._valid_ports and record.key not in self._invalid:
+        if ports is not None and ports is self._valid_ports and record.key not in self.invalid_keys:
             return False
         notes = invalid_values(record)
         if not notes and ports is not None:
             self._valid_ports = ports
-        if not notes and record.key not in self._invalid:
+        if not notes and record.key not in self.invalid_keys:
             return False
         key = f"{record.key}#invalid"
         if not notes:
-            self._invalid.discard(record.key)
+            self.invalid_keys.discard(record.key)
             return self.problems.pop(key, None) is not None
-        self._invalid.add(record.key)
+        self.invalid_keys.add(record.key)
         problem = IngestProblem(
             ProblemKind.INVALID_VALUE,
             "; ".join(n.message for n in notes) + " (kept as written)",
@@ -338,7 +338,7 @@ class GraphStore:
             remove(self.state, key)
             self.problems.pop(key, None)
             self.problems.pop(f"{key}#invalid", None)
-            self._invalid.discard(key)
+            self.invalid_keys.discard(key)
             self.generation += 1
             self._record_change(Change(self.generation, time.time(), EventType.DELETED, key,
                                        related=related))
