@@ -337,7 +337,8 @@ async def sync_netsight(kubeconfig: str, sim_pid: int, *, profile: str | None = 
     import resource
 
     from netsight.graph.ingest.client import KubeTransport
-    from netsight.graph.ingest.informers import ClusterWatcher, InformerSettings
+    from netsight.graph.ingest.cluster_watcher import ClusterWatcher
+    from netsight.graph.ingest.informers import InformerSettings
     from netsight.graph.model.kinds import Kind
     from netsight.graph.store.live import GraphStore, Source
 
@@ -503,7 +504,8 @@ def count_idle(loop: asyncio.AbstractEventLoop) -> list[float]:
 async def sync_pods_netsight(kubeconfig: str) -> Result:
     """Only the Pod informer's list, into an empty graph: the part the baseline also does."""
     from netsight.graph.ingest.client import KubeTransport
-    from netsight.graph.ingest.informers import Informer, WatchedKind
+    from netsight.graph.ingest.discovery import WatchedKind
+    from netsight.graph.ingest.informers import Informer
     from netsight.graph.store.live import GraphStore, Source
 
     transport = await KubeTransport.connect(kubeconfig)
@@ -635,7 +637,8 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
     from the simulator's write (wall time just before it) to ``GraphStore.apply`` returning
     here, and this process's RSS every ``sample_every`` seconds."""
     from netsight.graph.ingest.client import KubeTransport
-    from netsight.graph.ingest.informers import ClusterWatcher, Informer
+    from netsight.graph.ingest.cluster_watcher import ClusterWatcher
+    from netsight.graph.ingest.informers import Informer
     from netsight.graph.store.live import GraphStore, Source
 
     census: Any = None
@@ -666,7 +669,7 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
     async with aiohttp.ClientSession(base_url=_sim_url(kubeconfig)) as http:
         state = await (await http.get("/sim/state")).json()
         base_rv = int(state["resourceVersion"]) + 1
-        original_handle = Informer._handle
+        original_handle = Informer.handle_line
 
         arrived = [0]
 
@@ -704,7 +707,7 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
 
             freezer = asyncio.create_task(freeze())
 
-        Informer._handle = timed_handle  # type: ignore[method-assign,assignment]
+        Informer.handle_line = timed_handle  # type: ignore[method-assign,assignment]
         await asyncio.sleep(2)  # let the watches settle after the sync
         # Sized for the keeper's fastest clock (100 a second) and the automatic safety net.
         gc_pauses = GcPauses(time.perf_counter, capacity=int(duration * 200) + 10_000)
@@ -960,7 +963,8 @@ def code_at(ref: str) -> Path:
 
 async def watched_paths(url: str) -> list[tuple[str, str | None]]:
     """(path, Accept header) of every watch netsight's informers open on this server."""
-    from netsight.graph.ingest.informers import CRD_KIND, Transport, discover
+    from netsight.graph.ingest.api_responses import Transport
+    from netsight.graph.ingest.discovery import CRD_KIND, discover
 
     class Plain:  # discovery through plain aiohttp: the simulator takes any token
         def __init__(self, http: aiohttp.ClientSession) -> None:
@@ -1525,7 +1529,7 @@ def command_soak_piped(args: argparse.Namespace) -> None:
     process, netsight in a child (``_soak_child``) fed the watch lines through a pipe. A
     child that falls behind blocks the churn, so every write is applied whatever the
     machine's load, and the child's RSS is netsight's alone."""
-    from netsight.graph.ingest.informers import CORE_KINDS
+    from netsight.graph.ingest.discovery import CORE_KINDS
     from netsight.sim.churn import ChurnDriver
     from netsight.sim.state import Selection
 
@@ -1587,13 +1591,9 @@ def soak_child_main(args: argparse.Namespace) -> None:
     pipe brings, with the collector handled as ClusterWatcher does (frozen after the sync,
     refrozen every InformerSettings.refreeze_interval, the heap's free pages released every
     InformerSettings.release_interval)."""
-    from netsight.graph.ingest.informers import (
-        NEVER_WATCHED,
-        Informer,
-        InformerSettings,
-        WatchedKind,
-        release_free_memory,
-    )
+    from netsight.graph.ingest.discovery import NEVER_WATCHED, WatchedKind
+    from netsight.graph.ingest.informers import Informer, InformerSettings
+    from netsight.graph.runtime.allocator import release_free_memory
     from netsight.graph.store.footprint import census
     from netsight.graph.store.live import GraphStore, Source
 
@@ -1719,7 +1719,7 @@ def trimmed_rss() -> int:
     """RSS after glibc's malloc_trim: what the heap held free but kept (fragmentation, or
     the top of the heap pinned by a live block) is given back, what is live stays. A soak's
     RSS step that this takes back was the allocator's, not netsight's objects."""
-    from netsight.graph.ingest.informers import release_free_memory
+    from netsight.graph.runtime.allocator import release_free_memory
 
     release_free_memory()
     return proc_status("VmRSS")
@@ -1786,11 +1786,8 @@ class PagesTransport:
 def command_apply(args: argparse.Namespace) -> None:
     """(a) CPU of listing and applying every watched kind in this process, pages from
     memory: A/B of the record and graph code while the machine is shared."""
-    from netsight.graph.ingest.informers import (
-        CORE_KINDS,
-        InformerSettings,
-        WatchedKind,
-    )
+    from netsight.graph.ingest.discovery import CORE_KINDS, WatchedKind
+    from netsight.graph.ingest.informers import InformerSettings
     from netsight.sim.synthetic import generate
 
     gc.disable()
@@ -1853,7 +1850,8 @@ async def _apply_once(pages: dict[str, list[bytes]], kinds: dict[Any, Any], *, w
                       profile: bool) -> Result:
     """List every kind once into a new graph; with ``worker``, the Pod and EndpointSlice
     pages are built by a list worker (offloading.py), as in an initial sync."""
-    from netsight.graph.ingest.informers import NEVER_WATCHED, Informer
+    from netsight.graph.ingest.discovery import NEVER_WATCHED
+    from netsight.graph.ingest.informers import Informer
     from netsight.graph.ingest.list_worker import PageWorker
     from netsight.graph.store.live import GraphStore, Source
 
@@ -1900,7 +1898,7 @@ def build_watch_input(args: argparse.Namespace, path: Path) -> Result:
     order, in chunks of consecutive lines of one kind (as a stream hands them over)."""
     import pickle
 
-    from netsight.graph.ingest.informers import CORE_KINDS
+    from netsight.graph.ingest.discovery import CORE_KINDS
     from netsight.sim.churn import ChurnDriver
     from netsight.sim.state import Selection
 
@@ -1979,7 +1977,8 @@ class ReplayTransport:
 def replay_informers(kinds: list[tuple[str, str, str, str, bool]], transport: Any
                      ) -> tuple[Any, dict[str, Any]]:
     """A cluster store, and an informer of each recorded kind over ``transport``, by path."""
-    from netsight.graph.ingest.informers import NEVER_WATCHED, Informer, WatchedKind
+    from netsight.graph.ingest.discovery import NEVER_WATCHED, WatchedKind
+    from netsight.graph.ingest.informers import Informer
     from netsight.graph.store.live import GraphStore, Source
 
     store = GraphStore(source=Source.CLUSTER, cluster_name="replay")
@@ -2016,7 +2015,7 @@ def replay_main(args: argparse.Namespace) -> None:
     took: dict[str, list[float]] = defaultdict(list)
 
     def timed(informer: Any) -> Any:
-        handle, kind = informer._handle, informer.kind.kind
+        handle, kind = informer.handle_line, informer.kind.kind
 
         def _handle(line: bytes, resource_version: str) -> str:
             # CPU time of this thread: other processes on a shared machine do not count.
@@ -2040,7 +2039,7 @@ def replay_main(args: argparse.Namespace) -> None:
         settings = InformerSettings()
         collector = asyncio.create_task(keep_young(settings, args.refreeze))
         for informer in informers.values():
-            informer._handle = timed(informer)
+            informer.handle_line = timed(informer)
         watches = [asyncio.create_task(i.watch(v))
                    for i, v in zip(informers.values(), versions, strict=True)]
         await transport.watching.wait()

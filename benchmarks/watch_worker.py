@@ -295,7 +295,7 @@ def replay_main(args: argparse.Namespace) -> None:
                     namespace, name = next(deleted)
                     store.apply_deleted(informer._key(namespace, name))
                 else:
-                    resource_version = informer._handle(line, resource_version)
+                    resource_version = informer.handle_line(line, resource_version)
                     events[0] += 1
                     continue
                 informer.status.events += 1
@@ -305,7 +305,7 @@ def replay_main(args: argparse.Namespace) -> None:
 
     async def watch_inline(informer: Informer, resource_version: str) -> str:
         response = await transport.get(informer.kind.path, [("watch", "1")])
-        handle = informer._handle
+        handle = informer.handle_line
         async for lines in chunks_of_lines(response.content):
             for line in lines:
                 resource_version = handle(line, resource_version)
@@ -313,13 +313,13 @@ def replay_main(args: argparse.Namespace) -> None:
         return resource_version
 
     async def watch_counted(informer: Informer, resource_version: str) -> str:
-        handle = informer._handle
+        handle = informer.handle_line
 
         def counted(line: bytes, version: str) -> str:
             events[0] += 1
             return str(handle(line, version))
 
-        informer._handle = counted  # type: ignore[method-assign,assignment]
+        informer.handle_line = counted  # type: ignore[method-assign,assignment]
         return await informer.watch(resource_version)
 
     async def replay() -> tuple[float, float]:

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from netsight.graph.ingest.client import KubeTransport
-from netsight.graph.ingest.informers import Backoff, ClusterWatcher, InformerSettings
+from netsight.graph.ingest.cluster_watcher import ClusterWatcher
+from netsight.graph.ingest.informers import Backoff, InformerSettings
 from netsight.graph.store.live import GraphStore, Source
 from netsight.server import warming
 from netsight.server.config import ConfigError, Settings

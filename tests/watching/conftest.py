@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from netsight.graph.ingest.client import KubeTransport
-from netsight.graph.ingest.informers import ClusterWatcher, InformerSettings
+from netsight.graph.ingest.cluster_watcher import ClusterWatcher
+from netsight.graph.ingest.informers import InformerSettings
 from netsight.graph.store.live import GraphStore, Source
 from netsight.sim.apiserver import SimConfig, SimServer
 
