@@ -21,7 +21,7 @@ def test_owner_keys_follow_the_owner_group_and_scope() -> None:
         "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "node-1",
                              "controller": True}]}})
     assert pod.owner == ("Node", "node-1")
-    from netsight.graph.store.building import record_references
+    from netsight.graph.store.record_edges import record_references
     assert [target for _, target, _ in record_references(pod)] == ["Node/node-1"]
 
 

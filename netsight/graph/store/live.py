@@ -27,7 +27,9 @@ from netsight.graph.model.reading import object_id, to_record
 from netsight.graph.model.records import ContainerPort, PodRecord, Record, invalid_values
 from netsight.graph.model.selectors import LabelSelector
 from netsight.graph.store import digraph
-from netsight.graph.store.building import SELECTOR_RELS, GraphState, add, remove, replace_record
+from netsight.graph.store.building import add, remove, replace_record
+from netsight.graph.store.graph_state import GraphState
+from netsight.graph.store.record_edges import SELECTOR_RELS
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -19,12 +19,6 @@ from typing import Any, TypeVar
 from netsight.graph.model.kinds import POD_LIKE_KINDS, Kind, Rel, make_key, parse_key
 from netsight.graph.model.records import Record
 from netsight.graph.model.selectors import LabelSelector
-from netsight.graph.store.building import (
-    SELECTOR_RELS,
-    record_references,
-    record_selector,
-    selectable_labels,
-)
 from netsight.graph.store.live import (
     Change,
     ChangeHorizon,
@@ -32,6 +26,12 @@ from netsight.graph.store.live import (
     IngestProblem,
     Source,
     edge_runs,
+)
+from netsight.graph.store.record_edges import (
+    SELECTOR_RELS,
+    record_references,
+    record_selector,
+    selectable_labels,
 )
 
 T = TypeVar("T")
