@@ -38,14 +38,8 @@ from netsight.analyzers.routing.gateway_objects import (
 from netsight.analyzers.routing.requests import Request, best_hostname, candidates
 from netsight.analyzers.tools.diff_routes import Args as DiffArgs
 from netsight.analyzers.tools.diff_routes import _entry_listeners
-from netsight.graph.store.live import (
-    EventType,
-    GraphStore,
-    GraphView,
-    KindStatus,
-    Source,
-    SyncState,
-)
+from netsight.graph.store.live import EventType, GraphStore, GraphView, Source
+from netsight.graph.store.sync_status import KindStatus, SyncState
 
 
 def cluster(gateways: int, routes_per_gateway: int, services: int = 20) -> GraphStore:

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from netsight.analyzers.core.catalog import call_tool, to_json
-from netsight.graph.store.live import GraphStore, KindStatus, SyncState
+from netsight.graph.store.live import GraphStore
+from netsight.graph.store.sync_status import KindStatus, SyncState
 from tests.analyzers.test_testdata import TESTDATA
 from tests.conftest import store_from_yaml
 

@@ -13,7 +13,8 @@ import pytest
 from netsight.analyzers.core.catalog import call_tool, to_json
 from netsight.analyzers.core.contracts import ToolFailure
 from netsight.analyzers.policy.engine import warm
-from netsight.graph.store.live import GraphStore, GraphView, KindStatus, Source, SyncState
+from netsight.graph.store.live import GraphStore, GraphView, Source
+from netsight.graph.store.sync_status import KindStatus, SyncState
 from netsight.sim.scenarios import demo
 from tests.conftest import store_from_yaml
 

@@ -25,8 +25,9 @@ import pytest
 
 from netsight.analyzers.core.catalog import TOOLS, call_tool, to_json
 from netsight.analyzers.core.contracts import ToolFailure
-from netsight.graph.store.live import GraphView, KindStatus, Source, SyncState
+from netsight.graph.store.live import GraphView, Source
 from netsight.graph.store.scoped import ScopedView
+from netsight.graph.store.sync_status import KindStatus, SyncState
 from tests.analyzers.recording import RecordingView
 from tests.conftest import store_from_yaml
 

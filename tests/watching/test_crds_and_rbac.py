@@ -8,7 +8,7 @@ import pytest
 
 from netsight.analyzers.core.catalog import call_tool, to_json
 from netsight.graph.model.kinds import Kind
-from netsight.graph.store.live import SyncState
+from netsight.graph.store.sync_status import SyncState
 from tests.watching.conftest import Cluster, crd, eventually, namespace, pod
 
 pytestmark = pytest.mark.anyio

@@ -13,7 +13,7 @@ import pytest
 from netsight.analyzers.core.catalog import call_tool, to_json
 from netsight.graph.ingest.cluster_watcher import ClusterWatcher
 from netsight.graph.model.records import SecretRecord
-from netsight.graph.store.live import SyncState
+from netsight.graph.store.sync_status import SyncState
 from tests.watching.conftest import FAST, Cluster, crd, eventually, namespace
 
 pytestmark = pytest.mark.anyio

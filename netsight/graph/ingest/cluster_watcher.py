@@ -38,7 +38,8 @@ from netsight.graph.ingest.list_worker import PageWorker
 from netsight.graph.ingest.watch_stream import stream_lines
 from netsight.graph.runtime.allocator import release_free_memory
 from netsight.graph.runtime.collector import keep_collections_young
-from netsight.graph.store.live import GraphStore, SyncState
+from netsight.graph.store.live import GraphStore
+from netsight.graph.store.sync_status import SyncState
 
 log = logging.getLogger(__name__)
 

@@ -57,7 +57,8 @@ from netsight.graph.ingest.watch_stream import stream_lines
 from netsight.graph.model.errors import MalformedObject
 from netsight.graph.model.kinds import make_key
 from netsight.graph.model.records import Record
-from netsight.graph.store.live import EventType, GraphStore, KindStatus, SyncState
+from netsight.graph.store.live import EventType, GraphStore
+from netsight.graph.store.sync_status import KindStatus, SyncState
 
 log = logging.getLogger(__name__)
 

@@ -19,20 +19,14 @@ from typing import Any, TypeVar
 from netsight.graph.model.kinds import POD_LIKE_KINDS, Kind, Rel, make_key, parse_key
 from netsight.graph.model.records import Record
 from netsight.graph.model.selectors import LabelSelector
-from netsight.graph.store.live import (
-    Change,
-    ChangeHorizon,
-    GraphView,
-    IngestProblem,
-    Source,
-    edge_runs,
-)
+from netsight.graph.store.live import Change, GraphView, IngestProblem, Source
 from netsight.graph.store.record_edges import (
     SELECTOR_RELS,
     record_references,
     record_selector,
     selectable_labels,
 )
+from netsight.graph.store.view import ChangeHorizon, edge_runs
 
 T = TypeVar("T")
 
@@ -152,7 +146,7 @@ class OverlayView(GraphView):
                 yield other.key, rel
 
     def out_edge_runs(self, key: str) -> Iterator[tuple[Rel, Iterable[str]]]:
-        return edge_runs(self.out_edges(key))
+        return edge_runs((target, (rel,)) for target, rel in self.out_edges(key))
 
     def kind_generation(self, kind: str) -> int:
         # A timing of the graph beneath; whatever is kept by it (derived) is not shared

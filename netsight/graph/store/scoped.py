@@ -25,14 +25,8 @@ from typing import Any, NoReturn, TypeVar
 from netsight.graph.model.kinds import Kind, Rel, parse_key
 from netsight.graph.model.records import Record
 from netsight.graph.model.selectors import LabelSelector
-from netsight.graph.store.live import (
-    Change,
-    ChangeHorizon,
-    GraphView,
-    IngestProblem,
-    Source,
-    edge_runs,
-)
+from netsight.graph.store.live import Change, GraphView, IngestProblem, Source
+from netsight.graph.store.view import ChangeHorizon, edge_runs
 
 T = TypeVar("T")
 
@@ -141,7 +135,7 @@ class ScopedView(GraphView):
                 yield target, rel
 
     def out_edge_runs(self, key: str) -> Iterator[tuple[Rel, Iterable[str]]]:
-        return edge_runs(self.out_edges(key))
+        return edge_runs((target, (rel,)) for target, rel in self.out_edges(key))
 
     def kind_generation(self, kind: str) -> int:
         # When the kind changed anywhere: a timing, not an object. Whatever is kept until the
