@@ -31,6 +31,11 @@ class Transient(Exception):
         self.retry_after = retry_after
 
 
+# What ends a list or a watch that a retry after a backoff may get past: the answers above,
+# a dropped or refused connection, a timeout, a body that is not JSON.
+RETRYABLE = (Transient, aiohttp.ClientError, TimeoutError, OSError, orjson.JSONDecodeError)
+
+
 class Response(Protocol):
     """The part of an aiohttp response the informers use."""
 

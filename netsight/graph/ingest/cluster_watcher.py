@@ -8,23 +8,13 @@ import asyncio
 import functools
 import gc
 import logging
-import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import aiohttp
 import orjson
 
-from netsight.graph.ingest.api_responses import (
-    Forbidden,
-    Gone,
-    NotServed,
-    Transient,
-    Transport,
-    check_response,
-    get_json,
-    raise_on_error,
-)
+from netsight.graph.ingest import api_responses
+from netsight.graph.ingest.api_responses import Transport
 from netsight.graph.ingest.discovery import (
     CRD_KIND,
     NEVER_WATCHED,
@@ -35,7 +25,7 @@ from netsight.graph.ingest.discovery import (
 )
 from netsight.graph.ingest.informers import Backoff, Informer, InformerSettings
 from netsight.graph.ingest.list_worker import PageWorker
-from netsight.graph.ingest.watch_stream import stream_lines
+from netsight.graph.ingest.watch_stream import stream_lines, watch_params
 from netsight.graph.runtime.allocator import release_free_memory
 from netsight.graph.runtime.collector import keep_collections_young
 from netsight.graph.store.live import GraphStore
@@ -210,32 +200,29 @@ class ClusterWatcher:
                     await self._rediscover()
                 resource_version = await self._watch_crds(resource_version)
                 backoff.reset()
-            except Gone:
+            except api_responses.Gone:
                 resource_version = None
-            except (Forbidden, NotServed) as exc:
+            except (api_responses.Forbidden, api_responses.NotServed) as exc:
                 log.warning("cannot watch CRDs (%s); providers are fixed at start", exc)
                 return
-            except (Transient, aiohttp.ClientError, TimeoutError, OSError,
-                    orjson.JSONDecodeError) as exc:
+            except api_responses.RETRYABLE as exc:
                 log.warning("CRD watch: %s", exc)
                 resource_version = None
                 await asyncio.sleep(backoff.next_delay(getattr(exc, "retry_after", None)))
 
     async def _crd_version(self) -> str:
-        data = await get_json(self.transport, CRD_KIND.path, [("limit", "1")])
+        data = await api_responses.get_json(self.transport, CRD_KIND.path, [("limit", "1")])
         return str((data.get("metadata") or {}).get("resourceVersion") or "")
 
     async def _watch_crds(self, resource_version: str) -> str:
-        params = [("watch", "1"), ("resourceVersion", resource_version),
-                  ("allowWatchBookmarks", "true"),
-                  ("timeoutSeconds", str(random.randint(*self.settings.watch_timeout)))]
+        params = watch_params(resource_version, self.settings.watch_timeout)
         response = await self.transport.get(CRD_KIND.path, params)
         try:
             if response.status != 200:
-                check_response(response, await response.read())
+                api_responses.check_response(response, await response.read())
             async for line in stream_lines(response, self.settings.inactivity_timeout):
                 event = orjson.loads(line)
-                raise_on_error(event)
+                api_responses.raise_on_error(event)
                 meta = (event.get("object") or {}).get("metadata") or {}
                 resource_version = str(meta.get("resourceVersion") or resource_version)
                 if event.get("type") in ("ADDED", "MODIFIED", "DELETED"):

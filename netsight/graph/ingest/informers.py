@@ -29,14 +29,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import aiohttp
-import orjson
-
 from netsight.graph.ingest.api_responses import (
+    RETRYABLE,
     Forbidden,
     Gone,
     NotServed,
-    Transient,
     Transport,
     check_response,
     raise_on_error,
@@ -53,7 +50,7 @@ from netsight.graph.ingest.typed_events import (
 )
 from netsight.graph.ingest.typed_pages import TypedPage, decode_typed_page
 from netsight.graph.ingest.typed_records import pod_record
-from netsight.graph.ingest.watch_stream import stream_lines
+from netsight.graph.ingest.watch_stream import stream_lines, watch_params
 from netsight.graph.model.errors import MalformedObject
 from netsight.graph.model.kinds import make_key
 from netsight.graph.model.records import Record
@@ -210,8 +207,7 @@ class Informer:
                 self.down(SyncState.STOPPED, str(exc))
                 self.synced.set()
                 return
-            except (Transient, aiohttp.ClientError, TimeoutError, OSError,
-                    orjson.JSONDecodeError) as exc:
+            except RETRYABLE as exc:
                 self.down(SyncState.RETRYING, f"{type(exc).__name__}: {exc}")
                 # Resume from the last event applied, not from where the failed stream began:
                 # replaying applied events would flicker deleted objects back into the graph.
@@ -401,10 +397,7 @@ class Informer:
 
     async def watch(self, resource_version: str) -> str:
         """Consume one watch stream; return the last resourceVersion when it ends."""
-        low, high = self.settings.watch_timeout
-        params = [("watch", "1"), ("resourceVersion", resource_version),
-                  ("allowWatchBookmarks", "true"),
-                  ("timeoutSeconds", str(random.randint(low, high)))]
+        params = watch_params(resource_version, self.settings.watch_timeout)
         accept = self.kind.accept
         async with asyncio.timeout(self.settings.inactivity_timeout):
             response = await self.transport.get(self.kind.path, params,

@@ -17,7 +17,7 @@ import msgspec
 from netsight.graph.ingest.api_objects import EndpointSlice, NonEmpty, ObjectMeta, Pod
 from netsight.graph.ingest.typed_records import pod_record, slice_record
 from netsight.graph.model.kinds import Kind
-from netsight.graph.model.records import Record
+from netsight.graph.model.records import EndpointSliceRecord, Record
 
 
 class WatchedMeta(ObjectMeta, gc=False):
@@ -103,4 +103,5 @@ def event_record(event: TypedEvent, api_version: str,
         return pod_record(event.object)
     if isinstance(event, DeletedEvent):
         raise TypeError("a DELETED event builds no record")
-    return slice_record(event.object, api_version, previous=previous)
+    return slice_record(event.object, api_version, previous=previous
+                        if isinstance(previous, EndpointSliceRecord) else None)

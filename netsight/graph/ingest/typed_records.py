@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from operator import is_
 from sys import intern
+from typing import Any
 
 from netsight.graph.ingest.api_objects import (
     EndpointConditions,
@@ -18,6 +19,7 @@ from netsight.graph.ingest.api_objects import (
     Namespace,
     NetworkPolicy,
     NetworkPolicySpec,
+    ObjectMeta,
     Pod,
     PodSpec,
     PodStatus,
@@ -42,7 +44,6 @@ from netsight.graph.model.records import (
     NamespaceRecord,
     NetworkPolicyRecord,
     PodRecord,
-    Record,
     ServicePort,
     ServiceRecord,
 )
@@ -51,7 +52,7 @@ from netsight.graph.model.selectors import parse_label_selector
 
 def slice_record(item: EndpointSlice, api_version: str = "discovery.k8s.io/v1",
                  default_namespace: str = "", *,
-                 previous: Record | None = None) -> EndpointSliceRecord:
+                 previous: EndpointSliceRecord | None = None) -> EndpointSliceRecord:
     """The record ``to_record`` builds from the same EndpointSlice.
 
     ``previous`` is the slice's record before this version (a watch event): each endpoint
@@ -63,7 +64,7 @@ def slice_record(item: EndpointSlice, api_version: str = "discovery.k8s.io/v1",
     labels = labels_of(meta)
     endpoints: list[Endpoint] = []
     before: tuple[Endpoint, ...] = ()
-    if isinstance(previous, EndpointSliceRecord):
+    if previous is not None:
         before = previous.group.endpoints
     for i, ep in enumerate(item.endpoints or ()):
         conditions, ref = ep.conditions or _NO_CONDITIONS, ep.targetRef
@@ -87,8 +88,7 @@ def slice_record(item: EndpointSlice, api_version: str = "discovery.k8s.io/v1",
             node_name=intern(ep.nodeName) if ep.nodeName else None,
         ))
     group: EndpointGroup | None = None
-    if isinstance(previous, EndpointSliceRecord) and _same_ports(item.ports or (),
-                                                                 previous.group.ports):
+    if previous is not None and _same_ports(item.ports or (), previous.group.ports):
         # Unchanged endpoints and ports (most updates change one endpoint, or none):
         # the previous group itself, which compares by identity.
         old_group = previous.group
@@ -156,14 +156,7 @@ def service_record(item: Service, api_version: str = "v1",
     if not cluster_ips and spec.clusterIP:
         cluster_ips = [intern(spec.clusterIP)]
     return ServiceRecord(
-        kind=Kind.SERVICE,
-        api_version=api_version,
-        namespace=intern(meta.namespace or default_namespace),
-        name=intern(meta.name),
-        labels=labels_of(meta),
-        annotations=annotations_of(meta.annotations),
-        owner=None if meta.ownerReferences is None else owner_of(meta.ownerReferences),
-        created=timestamp(meta.creationTimestamp),
+        **_base(meta, Kind.SERVICE, api_version, meta.namespace or default_namespace),
         type=spec.type or "ClusterIP",
         cluster_ips=tuple(cluster_ips),
         selector=spec.selector or None,
@@ -187,14 +180,7 @@ def network_policy_record(item: NetworkPolicy, api_version: str = "networking.k8
     # Default per the API: Ingress always, Egress when the policy has egress rules.
     types = spec.policyTypes or (["Ingress", "Egress"] if egress else ["Ingress"])
     return NetworkPolicyRecord(
-        kind=Kind.NETWORK_POLICY,
-        api_version=api_version,
-        namespace=intern(meta.namespace or default_namespace),
-        name=intern(meta.name),
-        labels=labels_of(meta),
-        annotations=annotations_of(meta.annotations),
-        owner=None if meta.ownerReferences is None else owner_of(meta.ownerReferences),
-        created=timestamp(meta.creationTimestamp),
+        **_base(meta, Kind.NETWORK_POLICY, api_version, meta.namespace or default_namespace),
         pod_selector=parse_label_selector(spec.podSelector, "spec.podSelector"),
         policy_types=tuple(dict.fromkeys(types)),
         ingress=ingress,
@@ -208,17 +194,17 @@ _NO_POLICY_SPEC = NetworkPolicySpec()
 def namespace_record(item: Namespace, api_version: str = "v1") -> NamespaceRecord:
     """The record ``to_record`` builds from the same Namespace (cluster-scoped: a
     namespace in its metadata is ignored)."""
-    meta = item.metadata
-    return NamespaceRecord(
-        kind=Kind.NAMESPACE,
-        api_version=api_version,
-        namespace="",
-        name=intern(meta.name),
-        labels=labels_of(meta),
-        annotations=annotations_of(meta.annotations),
-        owner=None if meta.ownerReferences is None else owner_of(meta.ownerReferences),
-        created=timestamp(meta.creationTimestamp),
-    )
+    return NamespaceRecord(**_base(item.metadata, Kind.NAMESPACE, api_version, ""))
+
+
+def _base(meta: ObjectMeta, kind: str, api_version: str, namespace: str) -> dict[str, Any]:
+    """The fields every record has, for the kinds listed by the hundred rather than by the
+    hundred thousand (a pod's and a slice's are passed one by one)."""
+    return {"kind": kind, "api_version": api_version, "namespace": intern(namespace),
+            "name": intern(meta.name), "labels": labels_of(meta),
+            "annotations": annotations_of(meta.annotations),
+            "owner": None if meta.ownerReferences is None else owner_of(meta.ownerReferences),
+            "created": timestamp(meta.creationTimestamp)}
 
 
 def pod_record(pod: Pod, default_namespace: str = "") -> PodRecord:

@@ -4,10 +4,20 @@ timeout (a silent stream is a dead stream)."""
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from collections.abc import AsyncIterator
 
 from netsight.graph.ingest.api_responses import Response, Transient
+
+
+def watch_params(resource_version: str, timeout: tuple[int, int]) -> list[tuple[str, str]]:
+    """A watch from ``resource_version``, with bookmarks, that the server ends after a time
+    drawn from ``timeout`` (seconds): watches started together do not all end together."""
+    return [("watch", "1"), ("resourceVersion", resource_version),
+            ("allowWatchBookmarks", "true"),
+            ("timeoutSeconds", str(random.randint(*timeout)))]
+
 
 _CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution
 

@@ -268,6 +268,66 @@ class GraphView:
         return self._state.edge_count()
 
 
+class WrappedView(GraphView):
+    """A view answering from another view beneath it (overlay.py, scoped.py).
+
+    ``GraphView.__init__`` is not called: its slots (the store, the raw state) stay empty,
+    so nothing in a subclass can reach past the view beneath into the graph. What describes
+    the graph as a whole rather than any object (its generation and source, the informers'
+    state, the change ring's reach) reads the same through it.
+    """
+
+    __slots__ = ("_inner",)
+
+    def __init__(self, view: GraphView) -> None:
+        self._inner = view
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Each subclass takes these reads as its own, as if it had written them: a view
+        # over a view defines every GraphView read itself, and none falls through to
+        # GraphView's, which would read the raw graph (scoped.UNSCOPED refuses any other).
+        super().__init_subclass__(**kwargs)
+        for name in _WHOLE_GRAPH_READS:
+            if name not in vars(cls):
+                setattr(cls, name, vars(WrappedView)[name])
+
+    @property
+    def generation(self) -> int:
+        return self._inner.generation
+
+    @property
+    def source(self) -> Source:
+        return self._inner.source
+
+    @property
+    def cluster_name(self) -> str:
+        return self._inner.cluster_name
+
+    def kind_generation(self, kind: str) -> int:
+        # A timing, not an object. Whatever is kept until the kind changes (derived) must
+        # still be kept per view: a subclass keys or builds its own.
+        return self._inner.kind_generation(kind)
+
+    def out_edge_runs(self, key: str) -> Iterator[tuple[Rel, Iterable[str]]]:
+        return edge_runs((target, (rel,)) for target, rel in self.out_edges(key))
+
+    def unreadable(self, kind: str) -> str | None:
+        return self._inner.unreadable(kind)  # about the informers, not about any object
+
+    def untracked(self, kind: str) -> str | None:
+        return self._inner.untracked(kind)  # about the informers, not about any object
+
+    def staleness(self) -> dict[str, float]:
+        return self._inner.staleness()
+
+    def change_horizon(self) -> ChangeHorizon:
+        return self._inner.change_horizon()  # about the ring, not about any object
+
+
+_WHOLE_GRAPH_READS = ("generation", "source", "cluster_name", "kind_generation", "out_edge_runs",
+                      "unreadable", "untracked", "staleness", "change_horizon")
+
+
 def _derived(store: GraphStore, name: Hashable, kinds: tuple[str, ...], view: GraphView,
              build: Callable[[GraphView], T]) -> T:
     generations = tuple(store.kind_generations.get(kind, 0) for kind in kinds)
