@@ -21,7 +21,7 @@ from netsight.graph.ingest.typed_events import decode_typed_event, event_record
 from netsight.graph.model.reading import to_record
 from netsight.graph.model.records import EndpointSliceRecord, Record
 from netsight.graph.store.building import same_references, slice_target_changes
-from netsight.graph.store.live import RELATED_LIMIT, GraphStore, _changed_fields
+from netsight.graph.store.live import RELATED_LIMIT, GraphStore, changed_fields
 from netsight.graph.store.record_edges import record_references
 from tests.graph.universe import (
     NAMESPACES,
@@ -111,6 +111,6 @@ def test_changed_fields_are_the_fields_whose_values_differ(
     after = to_record(data.draw(bodies(identity), label="after"))
     expected = tuple(f.name for f in fields(before)
                      if getattr(before, f.name) != getattr(after, f.name))
-    assert _changed_fields(before, after) == expected
-    assert _changed_fields(before, before) == ()
-    assert _changed_fields(None, after) == ()
+    assert changed_fields(before, after) == expected
+    assert changed_fields(before, before) == ()
+    assert changed_fields(None, after) == ()

@@ -202,7 +202,7 @@ class GraphStore:
         # One comparison, field by field, both for "equal?" and for the change's fields:
         # no field differs exactly when == would find the records equal (it compares every
         # field but the key, which follows from three of them).
-        fields = _changed_fields(before, record)
+        fields = changed_fields(before, record)
         same = not fields and before is not None and type(before) is type(record)
         if same and key not in self.invalid_keys and key not in self.problems:
             # A status-only update (a pod's conditions' timestamps, its resourceVersion):
@@ -340,7 +340,9 @@ class GraphStore:
 _CHANGE = builder(Change)
 
 
-def _changed_fields(before: Record | None, after: Record | None) -> tuple[str, ...]:
+def changed_fields(before: Record | None, after: Record | None) -> tuple[str, ...]:
+    """The fields whose values differ between two versions of a record (none when either is
+    missing or they are records of two types)."""
     if before is None or after is None or type(before) is not type(after):
         return ()
     names, values = _FIELDS.get(type(before)) or _fields(type(before))
