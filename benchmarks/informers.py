@@ -590,12 +590,15 @@ def profile_summary(profiler: Any, stem: Path) -> Result:
 
 COMPONENTS = (  # allocation site (file path part) -> what the bytes are
     ("networkx/", "networkx: adjacency and node/edge attribute dicts"),
+    ("netsight/graph/store/digraph.py", "digraph.py: node data and adjacency dicts"),
     ("netsight/graph/store/building.py", "building.py: indexes and reference bookkeeping"),
-    ("netsight/graph/model/records.py", "records.py: the records and their tuples"),
+    ("netsight/graph/model/core_records.py", "core_records.py: records read the checked way"),
+    ("netsight/graph/ingest/typed_records.py", "typed_records.py: records read typed"),
+    ("netsight/graph/ingest/shared_parts.py", "shared_parts.py: shared ports and owners"),
     ("netsight/graph/model/selectors.py", "selectors.py: label maps and selectors"),
-    ("netsight/graph/model/kinds.py", "model.py: node keys"),
-    ("netsight/graph/ingest/informers.py", "watching.py: parsed JSON the records keep"),
-    ("netsight/graph/store/live.py", "store.py: change ring, problems"),
+    ("netsight/graph/model/kinds.py", "kinds.py: node keys"),
+    ("netsight/graph/ingest/informers.py", "informers.py: parsed JSON the records keep"),
+    ("netsight/graph/store/live.py", "live.py: change ring, problems"),
 )
 
 
@@ -1398,7 +1401,7 @@ SOAK_SLOPE_MIB = 1.0
 SOAK_DRIFT = 0.02  # fitted change over the second half, relative to the mean
 IN_FLIGHT = ("pending_targets", "pending_edges")
 # Not judged: shared_label_maps counts, besides the live label sets, the ones the typed
-# decoders' bounded label cache keeps alive (graph/ingest/typed_pages.py, up to 8,192).
+# decoders' bounded label cache keeps alive (graph/ingest/shared_parts.py, two generations).
 NOT_JUDGED = ("shared_label_maps",)
 
 
@@ -1849,7 +1852,7 @@ async def _list_all(informers: list[Any]) -> None:
 async def _apply_once(pages: dict[str, list[bytes]], kinds: dict[Any, Any], *, worker: bool,
                       profile: bool) -> Result:
     """List every kind once into a new graph; with ``worker``, the Pod and EndpointSlice
-    pages are built by a list worker (offloading.py), as in an initial sync."""
+    pages are built by a list worker (list_worker.py), as in an initial sync."""
     from netsight.graph.ingest.discovery import NEVER_WATCHED
     from netsight.graph.ingest.informers import Informer
     from netsight.graph.ingest.list_worker import PageWorker

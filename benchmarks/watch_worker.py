@@ -2,17 +2,18 @@
 per watch event enough to sustain 5,000 events/s? Measured, not taken (benchmarks/README.md,
 ``watch-worker``).
 
-The initial sync builds Pod list pages' records in a worker process (offloading.py, worker_rows.py).
+The initial sync builds Pod list pages' records in a worker process (list_worker.py,
+worker_rows.py).
 This asks the same of watch streams before any of it goes into the informers: the recorded
 watch streams of ``informers.py watch`` (100k pods, 30k events) are replayed through the
 real informers and GraphStore in five modes, alternated, each replay in a fresh process:
 
-- ``off``: the informers as they are (``Informer.watch``: typed.py decodes each line and
+- ``off``: the informers as they are (``Informer.watch``: typed_events.py decodes each line and
   builds its record in this process);
 - ``inline``: the same per-line path, the stream split a chunk at a time as the modes
   below split it (so they differ from it in the decoding alone);
 - ``process``: a real worker process (a Unix socket; one request per chunk, as the stream
-  hands chunks over) decodes each chunk's Pod lines and builds their records (typed.py),
+  hands chunks over) decodes each chunk's Pod lines and builds their records (typed_records.py),
   answering with worker_rows.py's rows (one page a chunk), the event types, deleted keys and
   resourceVersions; this process rebuilds the records (worker_rows.decode: interning, shared label
   maps, owners and ports, exactly as for the list worker's pages) and applies them in

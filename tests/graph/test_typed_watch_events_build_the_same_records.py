@@ -1,6 +1,7 @@
-"""Pod and EndpointSlice watch events decoded into typed Structs (graph/ingest/typed_events.py)
-build the same records as the checked path (shapes.py + to_record, with the previous version), and
-whatever is unusual (a bookmark, an ERROR, a malformed object) is not read typed."""
+"""Pod and EndpointSlice watch events decoded into typed Structs
+(graph/ingest/typed_events.py) build the same records as the checked path (decoding.py +
+to_record, with the previous version), and whatever is unusual (a bookmark, an ERROR, a
+malformed object) is not read typed."""
 
 from __future__ import annotations
 

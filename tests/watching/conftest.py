@@ -18,7 +18,7 @@ from netsight.graph.ingest.informers import InformerSettings
 from netsight.graph.store.live import GraphStore, Source
 from netsight.sim.apiserver import SimConfig, SimServer
 
-# NETSIGHT_TEST_LIST_WORKER=1 runs these tests with a list worker (offloading.py) started by
+# NETSIGHT_TEST_LIST_WORKER=1 runs these tests with a list worker (list_worker.py) started by
 # every multi-page initial list (its pages are built here until it is ready); unset or 0,
 # as by default on these small clusters, without one.
 _WORKER = os.environ.get("NETSIGHT_TEST_LIST_WORKER") == "1"

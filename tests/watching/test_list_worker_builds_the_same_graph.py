@@ -1,4 +1,4 @@
-"""The list worker (offloading.py) changes where list pages are built, never the graph.
+"""The list worker (list_worker.py) changes where list pages are built, never the graph.
 
 A synthetic cluster (pods of many templates, their services and EndpointSlices, policies)
 plus objects the typed path refuses is listed once with the worker and once without; the

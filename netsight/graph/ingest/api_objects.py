@@ -119,7 +119,7 @@ class EndpointSlice(msgspec.Struct, gc=False):
     ports: list[SlicePort] | None = None
 
 
-# IntOrString naming a container port, as records._int_or_port_name accepts it.
+# IntOrString naming a container port, as field_values.int_or_port_name accepts it.
 PortName = Annotated[str, msgspec.Meta(pattern=IANA_SVC_NAME.pattern)]
 
 
@@ -149,7 +149,8 @@ class Service(msgspec.Struct, gc=False):
 
 class NetworkPolicySpec(msgspec.Struct, gc=False):
     # Read by the checked path's own functions (selectors.parse_label_selector,
-    # records._rules), which raise MalformedObject: the page is then read the checked way.
+    # field_values.policy_rules), which raise MalformedObject: the page is then read the
+    # checked way.
     podSelector: Any = None
     policyTypes: list[Literal["Ingress", "Egress"]] | None = None
     ingress: Any = None

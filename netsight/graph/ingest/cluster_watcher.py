@@ -74,7 +74,7 @@ class ClusterWatcher:
         (those of other kinds never send it a page: a kind still retrying must not keep it).
 
         Re-lists after the sync (a 410, a reconnect) are of one kind at a time and rare;
-        a worker kept for them would hold its memory (tens of MiB) for good, and one
+        a worker kept for them would hold its memory for good, and one
         started for each would cost a process start and its imports.
         """
         worker = self._worker
@@ -98,7 +98,7 @@ class ClusterWatcher:
     async def wait_synced(self, timeout: float | None = None) -> bool:
         """Wait for the initial sync of every kind, with the garbage collector held off.
 
-        A bulk load of 100k+ objects allocates millions of long-lived containers; the
+        A bulk load allocates millions of long-lived containers; the
         cyclic GC would rescan them again and again. After the load, ``gc.freeze()``
         moves them out of its reach for good.
         """

@@ -13,8 +13,9 @@ The loop per kind follows kopf's watching, in three layers:
    returns the last resourceVersion seen when the server ends the stream normally.
 
 Bodies are read raw and decoded with msgspec into only the fields the records read
-(shapes.py), or in full with orjson for kinds without a shape; kubernetes-asyncio only provides
-configuration, authentication and TLS. Its generated models are about 20 times slower.
+(typed_pages.py, typed_events.py, decoding.py), or in full with orjson for kinds without a
+shape; kubernetes-asyncio only provides configuration, authentication and TLS, as its
+generated models would cost many times what the decoding does.
 """
 
 from __future__ import annotations
@@ -61,10 +62,10 @@ log = logging.getLogger(__name__)
 
 
 # Pages a list worker may be sent and not have answered; while it is this far behind, the
-# informer builds the next page itself rather than wait (offloading.py).
+# informer builds the next page itself rather than wait (list_worker.py).
 WORKER_BACKLOG = 2
-# How long the end of a list waits for the worker's answer to a page (it takes ~50 ms);
-# then the page is built here and the worker is no longer used.
+# How long the end of a list waits for the worker's answer to a page (many times what a
+# page takes it); then the page is built here and the worker is no longer used.
 WORKER_PATIENCE = 2.0
 
 
@@ -84,8 +85,8 @@ class _ListedPage:
 
 
 # Objects of a list page built into records, or applied, between two turns of the event
-# loop. A page is ~100 ms of CPU at 1,000 pods: in slices, the next page's request goes out
-# while this one is still being built, and the server answers probes and tools meanwhile.
+# loop. A page holds the loop for long: in slices, the next page's request goes out while
+# this one is still being built, and the server answers probes and tools meanwhile.
 LIST_SLICE = 100
 
 
@@ -110,9 +111,8 @@ class Backoff:
 @dataclass
 class InformerSettings:
     # The initial list's ``limit``. 1000 rather than client-go's 500: fewer pages (each an
-    # HTTP round trip, a call_api and a decoder call) cost ~5-8% less sync CPU at 30k-100k
-    # pods for ~6 MiB more RSS; 5000 saved no more CPU and held 50 MiB more at 30k pods
-    # (benchmarks/informers.py sync --page-sizes).
+    # HTTP round trip and a decoder call) cost less sync CPU for a little more RSS; larger
+    # pages save no more CPU and hold much more memory.
     page_size: int = 1000
     watch_timeout: tuple[int, int] = (240, 360)  # timeoutSeconds, drawn per watch
     inactivity_timeout: float = 420.0  # no byte for this long: the stream is dead
@@ -120,38 +120,32 @@ class InformerSettings:
     backoff_base: float = 0.5
     backoff_cap: float = 30.0
     # After the initial sync: collect the youngest generation and freeze its survivors this
-    # often (seconds), and run one full collection this often (collecting.py); 0 leaves the
-    # collector alone. At 0.01 a tick's young collection pauses ~0.3 ms at 5,000 events/s
-    # (0.025: ~0.7 ms, up to 3-5 ms); the automatic ones it replaces (every 700
-    # allocations net of the old records each event frees) paused 7.5-13 ms at 100k pods,
-    # for the same total CPU. Was 1 s, then 0.25 (a second's survivors made ~20 ms gen-1
-    # collections), then 0.025 (a fixed 0.01 woke an idle server 100 times a second);
-    # benchmarks/informers.py _replay --refreeze.
+    # often (seconds), and run one full collection this often (runtime/collector.py); 0
+    # leaves the collector alone. A short interval keeps each pause short under churn,
+    # for the same total CPU as the automatic collections it replaces.
     refreeze_interval: float = 0.01
-    # ... while collections have work; one that finds next to nothing (under 1/4 of
-    # 0.25 ms) doubles the wait, up to this, so an idle server wakes 4 times a second.
+    # ... while collections have work; one that finds next to nothing doubles the wait, up
+    # to this, so an idle server seldom wakes.
     refreeze_idle_interval: float = 0.25
     full_collection_interval: float = 3600.0
     # Meanwhile, automatic young collections only after this many net allocations (the
     # default is 700): a safety net for code that holds the loop, never reached under churn.
     young_threshold: int = 10_000
     # And the heap's free pages given back to the OS this often, or within a second of RSS
-    # rising 4 MiB (collecting.py): rebuilt hash tables leave holes of several MiB in
-    # glibc's heap that RSS would keep (0: only after the sync).
+    # rising (runtime/collector.py): rebuilt hash tables leave holes in glibc's heap that
+    # RSS would keep (0: only after the sync).
     release_interval: float = 60.0
     # Kinds watched for their existence only (METADATA_ONLY_KINDS); empty: not watched.
     metadata_only: frozenset[tuple[str, str]] = field(
         default_factory=lambda: METADATA_ONLY_KINDS)
     # The initial sync's Pod pages are read and built into records by a worker process
-    # (offloading.py) while this one applies them; None: when this process may use two
+    # (list_worker.py) while this one applies them; None: when this process may use two
     # whole CPUs or more (its affinity, its cgroup's CPU quota). Re-lists after the sync
-    # are built in this process. At 100k pods it took ~27% of this process's sync CPU and
-    # 10-18% of the wall time, for ~5 s of its own CPU and ~67 MiB while it runs
-    # (benchmarks/README.md).
+    # are built in this process.
     list_worker: bool | None = None
     # A list starts the worker when its first page says this many objects are left (or
-    # that more pages follow, without a count): a process start costs ~0.5 s of the other
-    # CPU and tens of MiB for its lifetime; until it is ready, pages are built here.
+    # that more pages follow, without a count): a process start costs the other CPU and
+    # memory for its lifetime; until it is ready, pages are built here.
     list_worker_min_objects: int = 10_000
 
     @property
@@ -174,7 +168,7 @@ class Informer:
         self.synced = asyncio.Event()
         self.stopping = False
         self.resource_version: str | None = None  # where a resumed watch would start
-        # Pods and slices: events decoded straight into records (typed.py).
+        # Pods and slices: events decoded straight into records (typed_events.py).
         self._typed_events = has_typed_events(kind.kind_id) and not kind.metadata_only
         # Read for every event: computed once (WatchedKind derives them each time).
         self._kind_id, self._api_version = kind.kind_id, kind.api_version
@@ -239,7 +233,7 @@ class Informer:
         page's request (which takes a few turns to be written out) would leave only once
         the page is applied, and the server would prepare it while netsight waits.
 
-        With a list worker (offloading.py) for the kind, a large list starts it; once it
+        With a list worker (list_worker.py) for the kind, a large list starts it; once it
         is ready, pages go to it as they arrive, and those it has built are applied here
         meanwhile. While it is ``WORKER_BACKLOG`` pages behind, the next page is built
         here instead. Pages are applied in list order; one the worker has not answered
@@ -276,7 +270,7 @@ class Informer:
                     listed = _ListedPage(body, worker.submit(kind.kind_id, kind.api_version,
                                                              body))
                 else:
-                    # The core kinds come typed (typed.py) unless the page holds anything
+                    # The core kinds come typed (typed_pages.py) unless the page holds anything
                     # unusual.
                     typed = decode_typed_page(kind.kind_id, body)
                     page = decode_page(kind.kind_id, body) if typed is None else {
@@ -437,7 +431,7 @@ class Informer:
         return new_version
 
     def _apply_typed(self, event: TypedEvent) -> str | None:
-        """Apply an event typed.py decoded; its resourceVersion ("" if none), or None if
+        """Apply an event typed_events.py decoded; its resourceVersion ("" if none), or None if
         the event must go the checked way after all (an object of another kind or version,
         or a record the typed path failed to build)."""
         obj, store, api_version = event.object, self.store, self._api_version

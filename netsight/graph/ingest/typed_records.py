@@ -56,10 +56,10 @@ def slice_record(item: EndpointSlice, api_version: str = "discovery.k8s.io/v1",
     """The record ``to_record`` builds from the same EndpointSlice.
 
     ``previous`` is the slice's record before this version (a watch event): each endpoint
-    equal to the one at its position there is taken from there, as ``records._endpoint``
-    does. A slice is rewritten whenever one of its ~100 endpoints changes; an unchanged
-    endpoint then costs no allocation, and an identity check to compare (upsert, the
-    change ring's changed fields)."""
+    equal to the one at its position there is taken from there, as
+    ``core_records.slice_endpoint`` does. A slice is rewritten whenever one of its (up to
+    100) endpoints changes; an unchanged endpoint then costs no allocation, and an identity
+    check to compare (upsert, the change ring's changed fields)."""
     meta = item.metadata
     labels = labels_of(meta)
     endpoints: list[Endpoint] = []

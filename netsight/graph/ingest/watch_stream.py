@@ -100,8 +100,7 @@ async def stream_lines(response: Response, inactivity: float) -> AsyncIterator[b
             if not chunk:
                 break
             # Lines found with find (memchr), not split: bytes.split walks the chunk a byte
-            # at a time, ~3 us for a pod's line (5.5-7 KB) against ~0.2 for find; -2.4 to
-            # -3.5 us an event in the replay (benchmarks/README.md, `watch-http`).
+            # at a time, and a pod's line is several KB.
             end = chunk.find(b"\n")
             if end < 0:
                 pending.append(chunk)

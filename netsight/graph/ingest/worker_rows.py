@@ -1,16 +1,18 @@
 """The records of a Pod list page in a compact form, to pass them between processes.
 
-A worker process (offloading.py) decodes Pod list pages and builds their records; the
-informer's process only rebuilds them from this form: ~13 us a pod against ~45 us to read
-the page's JSON and build them (5.5 KB of JSON a pod, 135 bytes here). The form is msgpack
-of array-like Structs: per page, each distinct label set, owner and port list once, and
-each pod as a row referring to them. Rebuilding interns the strings the typed path interns
-and takes label maps and owners from the same shared caches (typed.py, records.py), so the
-rebuilt records are equal to the worker's and share their parts as records built in this
-process would: the graph's identities and memory are those of an in-process list.
+A worker process (list_worker.py) decodes Pod list pages and builds their records; the
+informer's process only rebuilds them from this form, for a fraction of what reading the
+page's JSON and building them costs (a pod is several KB of JSON, and a short row here).
+The form is msgpack of array-like Structs: per page, each distinct label set, owner and
+port list once, and each pod as a row referring to them; a row carries a PodRecord's
+fields, less its kind and apiVersion (tests/graph/test_fields_are_declared_once.py).
+Rebuilding interns the strings the typed path interns and takes label maps and owners from
+the same shared caches (shared_parts.py, field_values.py), so the rebuilt records are equal
+to the worker's and share their parts as records built in this process would: the graph's
+identities and memory are those of an in-process list.
 
-EndpointSlices are not sent this way: rebuilding a slice's endpoints here cost ~67 us a
-slice against ~84 us to read and build it (benchmarks/README.md), so they stay in-process.
+EndpointSlices are not sent this way: rebuilding a slice's endpoints here costs nearly
+what reading and building it does, so they stay in-process.
 """
 
 from __future__ import annotations
@@ -145,7 +147,7 @@ def decode(data: bytes | memoryview) -> list[Record]:
 
 
 # Port lists as sent -> the tuple of ContainerPorts every pod with them shares (as the
-# pods of one template share theirs when built in this process, typed._containers).
+# pods of one template share theirs when built in this process, shared_parts.py).
 _PORTS: dict[tuple[tuple[int, str, str | None, str], ...], tuple[ContainerPort, ...]] = {}
 
 

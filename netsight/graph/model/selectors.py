@@ -114,7 +114,7 @@ class Labels(dict[str, str]):
         return dict, (dict(self),)
 
 
-# Pods of one ReplicaSet carry identical labels: sharing one map saves ~300 bytes a pod.
+# Pods of one ReplicaSet carry identical labels: they share one map.
 # Weak values, so label sets no record uses any more (old pod-template-hashes) go away.
 _LABELS: weakref.WeakValueDictionary[tuple[tuple[str, str], ...], Labels] = (
     weakref.WeakValueDictionary())

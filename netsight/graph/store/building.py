@@ -133,7 +133,7 @@ def same_references(old: Record, new: Record) -> bool:
     if isinstance(old, EndpointSliceRecord) and isinstance(new, EndpointSliceRecord):
         before, after = old.group.endpoints, new.group.endpoints
         # The endpoints' pods, position by position, read in C: most of a slice's
-        # endpoints are the previous version's own (typed.slice_record).
+        # endpoints are the previous version's own (typed_records.slice_record).
         return old.service_name == new.service_name and len(before) == len(after) and (
             list(map(_TARGET_POD, before)) == list(map(_TARGET_POD, after)))
     return False
@@ -385,10 +385,9 @@ def compacted(members: set[V]) -> set[V]:
     twice that size.
 
     A set never shrinks on removal, and takes a table of its own (off the 8-slot one built
-    into the set object) with its fifth member: under churn every index set
-    ends up with the table its busiest moment needed, and most keep it. In the 1M-event
-    soak at 100k pods that was the identities' member sets, the label index and the
-    selector matches growing 3.5 MiB over the second half while their entries stayed flat
+    into the set object) with its fifth member: under churn every index set (identities'
+    members, the label index, selector matches) would end up with the table its busiest
+    moment needed, and keep it, its bytes growing while its entries stay flat
     (footprint.container_bytes). A copy of n members has the built-in table up to 4 of
     them, else 16 bytes a slot for the smallest power of two above 2n (CPython's set
     merge); one at least twice that is copied, so a set is copied again only after its

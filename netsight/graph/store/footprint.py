@@ -31,10 +31,10 @@ def census(store: GraphStore, *, edges: bool = True) -> dict[str, int]:
     """Entries in each structure; ``edges=False`` skips the edge count (a pass over every
     node), for frequent sampling."""
     state = store.state
-    # One pass, one namespace's label contents at a time: a soak takes a census every 5% of
-    # its events in the process it measures, so what the census allocates must not show as
-    # RSS (building every identity's frozenset at once was ~19 MiB at 100k pods, left as a
-    # hole in the heap that the soak's RSS slope then measured).
+    # One pass, one namespace's label contents at a time: a soak takes censuses in the
+    # process it measures, so what the census allocates must not show as RSS (every
+    # identity's frozenset at once would leave a hole in the heap, which the soak's RSS
+    # slope would then measure).
     identities = label_sets = members = selected_by = 0
     for per_ns in state.identities.values():
         contents: set[frozenset[tuple[str, str]]] = set()
@@ -85,8 +85,7 @@ def census(store: GraphStore, *, edges: bool = True) -> dict[str, int]:
         # Bytes of the hash tables keyed by object (the graph's node and adjacency dicts,
         # the by-kind key sets). Not entries: a table never shrinks when keys are deleted,
         # and grows by doubling once new keys (restarted pods' new names) have used up its
-        # free slots, so at 100k pods one such growth is a step of several MiB of RSS that
-        # is live memory, not fragmentation.
+        # free slots: such a step of RSS is live memory, not fragmentation.
         "table_bytes": digraph.table_bytes(state.graph)
         + sum(sys.getsizeof(keys) for per_ns in state.by_kind.values()
               for keys in per_ns.values()),

@@ -196,7 +196,7 @@ class GraphStore:
 
     def apply_record(self, record: Record, *, location: str | None = None) -> bool:
         """Add or replace an object whose record is already built (an ADDED or MODIFIED
-        event read by typed.py); returns whether the graph changed."""
+        event read typed, typed_events.py); returns whether the graph changed."""
         key = record.key
         before = self.state.record(key)
         # One comparison, field by field, both for "equal?" and for the change's fields:
@@ -239,7 +239,8 @@ class GraphStore:
         ring, listeners, kind_generations = self.changes, self.listeners, self.kind_generations
         added = EventType.ADDED
         # A pod's invalid values are in its ports alone, and the pods of one template share
-        # one ports tuple (typed.py): one found valid is not looked at again in this page.
+        # one ports tuple (shared_parts.py): one found valid is not looked at again in this
+        # page.
         valid_ports: tuple[ContainerPort, ...] | None = None
         changed = 0
         for record in records:
@@ -275,7 +276,8 @@ class GraphStore:
     def _note_invalid_values(self, record: Record, location: str | None) -> bool:
         """Track values kept as written that the API server would reject; True if changed."""
         # A pod's invalid values are in its ports alone, and the pods of one template share
-        # one ports tuple (typed.py): once one is found valid, the next pod skips the check.
+        # one ports tuple (shared_parts.py): once one is found valid, the next pod skips
+        # the check.
         ports = record.ports if isinstance(record, PodRecord) else None
         if ports is not None and ports is self._valid_ports and record.key not in self.invalid_keys:
             return False
