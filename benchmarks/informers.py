@@ -343,7 +343,8 @@ async def sync_netsight(kubeconfig: str, sim_pid: int, *, profile: str | None = 
     import resource
 
     from netsight.graph.ingest.client import KubeTransport
-    from netsight.graph.ingest.informers import ClusterWatcher, InformerSettings
+    from netsight.graph.ingest.cluster_watcher import ClusterWatcher
+    from netsight.graph.ingest.informers import InformerSettings
     from netsight.graph.model.kinds import Kind
     from netsight.graph.store.live import GraphStore, Source
 
@@ -509,7 +510,8 @@ def count_idle(loop: asyncio.AbstractEventLoop) -> list[float]:
 async def sync_pods_netsight(kubeconfig: str) -> Result:
     """Only the Pod informer's list, into an empty graph: the part the baseline also does."""
     from netsight.graph.ingest.client import KubeTransport
-    from netsight.graph.ingest.informers import Informer, WatchedKind
+    from netsight.graph.ingest.discovery import WatchedKind
+    from netsight.graph.ingest.informers import Informer
     from netsight.graph.store.live import GraphStore, Source
 
     transport = await KubeTransport.connect(kubeconfig)
@@ -594,12 +596,15 @@ def profile_summary(profiler: Any, stem: Path) -> Result:
 
 COMPONENTS = (  # allocation site (file path part) -> what the bytes are
     ("networkx/", "networkx: adjacency and node/edge attribute dicts"),
+    ("netsight/graph/store/digraph.py", "digraph.py: node data and adjacency dicts"),
     ("netsight/graph/store/building.py", "building.py: indexes and reference bookkeeping"),
-    ("netsight/graph/model/records.py", "records.py: the records and their tuples"),
+    ("netsight/graph/model/core_records.py", "core_records.py: records read the checked way"),
+    ("netsight/graph/ingest/typed_records.py", "typed_records.py: records read typed"),
+    ("netsight/graph/ingest/shared_parts.py", "shared_parts.py: shared ports and owners"),
     ("netsight/graph/model/selectors.py", "selectors.py: label maps and selectors"),
-    ("netsight/graph/model/kinds.py", "model.py: node keys"),
-    ("netsight/graph/ingest/informers.py", "watching.py: parsed JSON the records keep"),
-    ("netsight/graph/store/live.py", "store.py: change ring, problems"),
+    ("netsight/graph/model/kinds.py", "kinds.py: node keys"),
+    ("netsight/graph/ingest/informers.py", "informers.py: parsed JSON the records keep"),
+    ("netsight/graph/store/live.py", "live.py: change ring, problems"),
 )
 
 
@@ -641,12 +646,16 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
     from the simulator's write (wall time just before it) to ``GraphStore.apply`` returning
     here, and this process's RSS every ``sample_every`` seconds."""
     from netsight.graph.ingest.client import KubeTransport
-    from netsight.graph.ingest.informers import ClusterWatcher, Informer
+    from netsight.graph.ingest.cluster_watcher import ClusterWatcher
+    from netsight.graph.ingest.informers import Informer
     from netsight.graph.store.live import GraphStore, Source
 
     census: Any = None
     with contextlib.suppress(ImportError):  # an older tree (--compare-code) has none
         from netsight.graph.store.footprint import census
+    typed_caches: Any = dict  # the typed decoders' caches: the store's census does not see them
+    with contextlib.suppress(ImportError):
+        from netsight.graph.ingest.shared_parts import cache_sizes as typed_caches
     if trace:
         import tracemalloc
         tracemalloc.start()
@@ -671,7 +680,7 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
             headers=control_headers(os.environ.get(SIM_CONTROL_TOKEN))) as http:
         state = await (await http.get("/sim/state")).json()
         base_rv = int(state["resourceVersion"]) + 1
-        original_handle = Informer._handle
+        original_handle = Informer.handle_line
 
         arrived = [0]
 
@@ -709,7 +718,7 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
 
             freezer = asyncio.create_task(freeze())
 
-        Informer._handle = timed_handle  # type: ignore[method-assign,assignment]
+        Informer.handle_line = timed_handle  # type: ignore[method-assign,assignment]
         await asyncio.sleep(2)  # let the watches settle after the sync
         # Sized for the keeper's fastest clock (100 a second) and the automatic safety net.
         gc_pauses = GcPauses(time.perf_counter, capacity=int(duration * 200) + 10_000)
@@ -736,13 +745,14 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
             if census is not None and census_every and at - last_census[0] >= census_every:
                 last_census[0] = at
                 frozen_now[0] = gc.get_freeze_count()
-                censuses.append((at, received, census(store) | tables(store) | heap_free()))
+                censuses.append((at, received, census(store) | typed_caches() | tables(store)
+                                 | heap_free()))
             samples.append((at, proc_status("VmRSS"), received, proc_status("VmRSS", sim_pid),
                             identities, frozen_now[0], traced))
 
         if census is not None and census_every:
             # At rest, before the first write: where in-flight structures must return to.
-            censuses.append((0.0, 0, census(store) | tables(store) | heap_free()))
+            censuses.append((0.0, 0, census(store) | typed_caches() | tables(store) | heap_free()))
         rss_start = proc_status("VmRSS")
         cpu0, sim_cpu0 = time.process_time(), cpu_seconds(sim_pid)
         times0 = os.times()
@@ -788,7 +798,8 @@ async def churn_run(kubeconfig: str, sim_pid: int, *, rate: float, duration: flo
         gc.callbacks.remove(gc_pauses.on_gc)
         sample(sum(s.events for s in store.sync.values()))
         if census is not None and census_every:
-            censuses.append((samples[-1][0], samples[-1][2], census(store) | tables(store)))
+            censuses.append((samples[-1][0], samples[-1][2],
+                             census(store) | typed_caches() | tables(store)))
         rss_end = proc_status("VmRSS")
         gc.collect()
         rss_after_collect = proc_status("VmRSS")
@@ -969,7 +980,8 @@ def code_at(ref: str) -> Path:
 
 async def watched_paths(url: str) -> list[tuple[str, str | None]]:
     """(path, Accept header) of every watch netsight's informers open on this server."""
-    from netsight.graph.ingest.informers import CRD_KIND, Transport, discover
+    from netsight.graph.ingest.api_responses import Transport
+    from netsight.graph.ingest.discovery import CRD_KIND, discover
 
     class Plain:  # discovery through plain aiohttp: the simulator takes any token
         def __init__(self, http: aiohttp.ClientSession) -> None:
@@ -1404,7 +1416,7 @@ SOAK_SLOPE_MIB = 1.0
 SOAK_DRIFT = 0.02  # fitted change over the second half, relative to the mean
 IN_FLIGHT = ("pending_targets", "pending_edges")
 # Not judged: shared_label_maps counts, besides the live label sets, the ones the typed
-# decoders' bounded label cache keeps alive (graph/ingest/typed_pages.py, up to 8,192).
+# decoders' bounded label cache keeps alive (graph/ingest/shared_parts.py, two generations).
 NOT_JUDGED = ("shared_label_maps",)
 
 
@@ -1535,7 +1547,7 @@ def command_soak_piped(args: argparse.Namespace) -> None:
     process, netsight in a child (``_soak_child``) fed the watch lines through a pipe. A
     child that falls behind blocks the churn, so every write is applied whatever the
     machine's load, and the child's RSS is netsight's alone."""
-    from netsight.graph.ingest.informers import CORE_KINDS
+    from netsight.graph.ingest.discovery import CORE_KINDS
     from netsight.sim.churn import ChurnDriver
     from netsight.sim.state import Selection
 
@@ -1597,13 +1609,9 @@ def soak_child_main(args: argparse.Namespace) -> None:
     pipe brings, with the collector handled as ClusterWatcher does (frozen after the sync,
     refrozen every InformerSettings.refreeze_interval, the heap's free pages released every
     InformerSettings.release_interval)."""
-    from netsight.graph.ingest.informers import (
-        NEVER_WATCHED,
-        Informer,
-        InformerSettings,
-        WatchedKind,
-        release_free_memory,
-    )
+    from netsight.graph.ingest.discovery import NEVER_WATCHED, WatchedKind
+    from netsight.graph.ingest.informers import Informer, InformerSettings
+    from netsight.graph.runtime.allocator import release_free_memory
     from netsight.graph.store.footprint import census
     from netsight.graph.store.live import GraphStore, Source
 
@@ -1729,7 +1737,7 @@ def trimmed_rss() -> int:
     """RSS after glibc's malloc_trim: what the heap held free but kept (fragmentation, or
     the top of the heap pinned by a live block) is given back, what is live stays. A soak's
     RSS step that this takes back was the allocator's, not netsight's objects."""
-    from netsight.graph.ingest.informers import release_free_memory
+    from netsight.graph.runtime.allocator import release_free_memory
 
     release_free_memory()
     return proc_status("VmRSS")
@@ -1796,11 +1804,8 @@ class PagesTransport:
 def command_apply(args: argparse.Namespace) -> None:
     """(a) CPU of listing and applying every watched kind in this process, pages from
     memory: A/B of the record and graph code while the machine is shared."""
-    from netsight.graph.ingest.informers import (
-        CORE_KINDS,
-        InformerSettings,
-        WatchedKind,
-    )
+    from netsight.graph.ingest.discovery import CORE_KINDS, WatchedKind
+    from netsight.graph.ingest.informers import InformerSettings
     from netsight.sim.synthetic import generate
 
     gc.disable()
@@ -1862,8 +1867,9 @@ async def _list_all(informers: list[Any]) -> None:
 async def _apply_once(pages: dict[str, list[bytes]], kinds: dict[Any, Any], *, worker: bool,
                       profile: bool) -> Result:
     """List every kind once into a new graph; with ``worker``, the Pod and EndpointSlice
-    pages are built by a list worker (offloading.py), as in an initial sync."""
-    from netsight.graph.ingest.informers import NEVER_WATCHED, Informer
+    pages are built by a list worker (list_worker.py), as in an initial sync."""
+    from netsight.graph.ingest.discovery import NEVER_WATCHED
+    from netsight.graph.ingest.informers import Informer
     from netsight.graph.ingest.list_worker import PageWorker
     from netsight.graph.store.live import GraphStore, Source
 
@@ -1910,7 +1916,7 @@ def build_watch_input(args: argparse.Namespace, path: Path) -> Result:
     order, in chunks of consecutive lines of one kind (as a stream hands them over)."""
     import pickle
 
-    from netsight.graph.ingest.informers import CORE_KINDS
+    from netsight.graph.ingest.discovery import CORE_KINDS
     from netsight.sim.churn import ChurnDriver
     from netsight.sim.state import Selection
 
@@ -1989,7 +1995,8 @@ class ReplayTransport:
 def replay_informers(kinds: list[tuple[str, str, str, str, bool]], transport: Any
                      ) -> tuple[Any, dict[str, Any]]:
     """A cluster store, and an informer of each recorded kind over ``transport``, by path."""
-    from netsight.graph.ingest.informers import NEVER_WATCHED, Informer, WatchedKind
+    from netsight.graph.ingest.discovery import NEVER_WATCHED, WatchedKind
+    from netsight.graph.ingest.informers import Informer
     from netsight.graph.store.live import GraphStore, Source
 
     store = GraphStore(source=Source.CLUSTER, cluster_name="replay")
@@ -2026,7 +2033,7 @@ def replay_main(args: argparse.Namespace) -> None:
     took: dict[str, list[float]] = defaultdict(list)
 
     def timed(informer: Any) -> Any:
-        handle, kind = informer._handle, informer.kind.kind
+        handle, kind = informer.handle_line, informer.kind.kind
 
         def _handle(line: bytes, resource_version: str) -> str:
             # CPU time of this thread: other processes on a shared machine do not count.
@@ -2050,7 +2057,7 @@ def replay_main(args: argparse.Namespace) -> None:
         settings = InformerSettings()
         collector = asyncio.create_task(keep_young(settings, args.refreeze))
         for informer in informers.values():
-            informer._handle = timed(informer)
+            informer.handle_line = timed(informer)
         watches = [asyncio.create_task(i.watch(v))
                    for i, v in zip(informers.values(), versions, strict=True)]
         await transport.watching.wait()

@@ -37,14 +37,8 @@ from netsight.analyzers.routing.gateway_objects import (
 from netsight.analyzers.routing.gateway_requests import entry_listeners
 from netsight.analyzers.routing.requests import Request, best_hostname, candidates
 from netsight.analyzers.tools import call_tool
-from netsight.graph.store.live import (
-    EventType,
-    GraphStore,
-    GraphView,
-    KindStatus,
-    Source,
-    SyncState,
-)
+from netsight.graph.store.live import EventType, GraphStore, GraphView, Source
+from netsight.graph.store.sync_status import KindStatus, SyncState
 
 
 def cluster(gateways: int, routes_per_gateway: int, services: int = 20) -> GraphStore:

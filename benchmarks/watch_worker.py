@@ -2,17 +2,18 @@
 per watch event enough to sustain 5,000 events/s? Measured, not taken (benchmarks/README.md,
 ``watch-worker``).
 
-The initial sync builds Pod list pages' records in a worker process (offloading.py, worker_rows.py).
+The initial sync builds Pod list pages' records in a worker process (list_worker.py,
+worker_rows.py).
 This asks the same of watch streams before any of it goes into the informers: the recorded
 watch streams of ``informers.py watch`` (100k pods, 30k events) are replayed through the
 real informers and GraphStore in five modes, alternated, each replay in a fresh process:
 
-- ``off``: the informers as they are (``Informer.watch``: typed.py decodes each line and
+- ``off``: the informers as they are (``Informer.watch``: typed_events.py decodes each line and
   builds its record in this process);
 - ``inline``: the same per-line path, the stream split a chunk at a time as the modes
   below split it (so they differ from it in the decoding alone);
 - ``process``: a real worker process (a Unix socket; one request per chunk, as the stream
-  hands chunks over) decodes each chunk's Pod lines and builds their records (typed.py),
+  hands chunks over) decodes each chunk's Pod lines and builds their records (typed_records.py),
   answering with worker_rows.py's rows (one page a chunk), the event types, deleted keys and
   resourceVersions; this process rebuilds the records (worker_rows.decode: interning, shared label
   maps, owners and ports, exactly as for the list worker's pages) and applies them in
@@ -82,12 +83,8 @@ def pod_chunk_reply(lines: list[bytes]) -> bytes:
     """The worker's answer to one chunk's Pod lines: per line a record (as wire rows, one
     page a chunk), a deletion, or "read it yourself", with its resourceVersion."""
     from netsight.graph.ingest import worker_rows
-    from netsight.graph.ingest.typed_pages import (
-        DeletedEvent,
-        PodEvent,
-        decode_typed_event,
-        pod_record,
-    )
+    from netsight.graph.ingest.typed_events import DeletedEvent, PodEvent, decode_typed_event
+    from netsight.graph.ingest.typed_records import pod_record
     from netsight.graph.model.kinds import Kind
 
     codes = bytearray()
@@ -213,7 +210,7 @@ async def chunks_of_lines(content: Any) -> AsyncIterator[list[bytes]]:
 def precomputed(data: dict[str, Any]) -> dict[str, collections.deque[tuple[Any, ...]]]:
     """``free``: each Pod and EndpointSlice line's record or deleted key, built now, in
     stream order (a slice from its previous version, as the informer would)."""
-    from netsight.graph.ingest.typed_pages import DeletedEvent, decode_typed_event, event_record
+    from netsight.graph.ingest.typed_events import DeletedEvent, decode_typed_event, event_record
     from netsight.graph.model.kinds import Kind, make_key
 
     out: dict[str, collections.deque[tuple[Any, ...]]] = collections.defaultdict(
@@ -299,7 +296,7 @@ def replay_main(args: argparse.Namespace) -> None:
                     namespace, name = next(deleted)
                     store.apply_deleted(informer._key(namespace, name))
                 else:
-                    resource_version = informer._handle(line, resource_version)
+                    resource_version = informer.handle_line(line, resource_version)
                     events[0] += 1
                     continue
                 informer.status.events += 1
@@ -309,7 +306,7 @@ def replay_main(args: argparse.Namespace) -> None:
 
     async def watch_inline(informer: Informer, resource_version: str) -> str:
         response = await transport.get(informer.kind.path, [("watch", "1")])
-        handle = informer._handle
+        handle = informer.handle_line
         async for lines in chunks_of_lines(response.content):
             for line in lines:
                 resource_version = handle(line, resource_version)
@@ -317,13 +314,13 @@ def replay_main(args: argparse.Namespace) -> None:
         return resource_version
 
     async def watch_counted(informer: Informer, resource_version: str) -> str:
-        handle = informer._handle
+        handle = informer.handle_line
 
         def counted(line: bytes, version: str) -> str:
             events[0] += 1
             return str(handle(line, version))
 
-        informer._handle = counted  # type: ignore[method-assign,assignment]
+        informer.handle_line = counted  # type: ignore[method-assign,assignment]
         return await informer.watch(resource_version)
 
     async def replay() -> tuple[float, float]:

@@ -42,7 +42,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocketClose
 
 from netsight.analyzers.core.contracts import ErrorCode, ToolError, ToolFailure
-from netsight.graph.ingest.informers import Response
+from netsight.graph.ingest.api_responses import Response
 from netsight.graph.store.live import GraphStore, GraphView
 from netsight.graph.store.scoped import ScopedView
 from netsight.server.config import Settings

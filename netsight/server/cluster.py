@@ -19,7 +19,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 
 from netsight.graph.ingest.client import KubeTransport
-from netsight.graph.ingest.informers import Backoff, ClusterWatcher, InformerSettings
+from netsight.graph.ingest.cluster_watcher import ClusterWatcher
+from netsight.graph.ingest.informers import Backoff, InformerSettings
 from netsight.graph.store.live import GraphStore, Source
 from netsight.server import warming
 from netsight.server.config import ConfigError, Settings

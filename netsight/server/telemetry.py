@@ -45,7 +45,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from starlette.requests import Request
 from starlette.responses import Response
 
-from netsight.graph.store.live import SyncState
+from netsight.graph.store.sync_status import SyncState
 
 if TYPE_CHECKING:
     from mcp_types import CallToolRequestParams, CallToolResult

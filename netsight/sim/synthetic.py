@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from netsight.graph.ingest.manifests import paused_gc
+from netsight.graph.runtime.collector import paused_gc
 
 RawObject = dict[str, Any]
 

@@ -10,7 +10,8 @@ from typing import Any
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.backend_tls import BackendTLSPolicies
 from netsight.graph.model.records import ServiceRecord
-from netsight.graph.store.live import GraphStore, KindStatus, Source, SyncState
+from netsight.graph.store.live import GraphStore, Source
+from netsight.graph.store.sync_status import KindStatus, SyncState
 
 V1 = "gateway.networking.k8s.io/v1"
 

@@ -8,7 +8,8 @@ from typing import Any
 
 from netsight.analyzers.core.calling import to_json
 from netsight.analyzers.tools import call_tool
-from netsight.graph.store.live import GraphStore, KindStatus, SyncState
+from netsight.graph.store.live import GraphStore
+from netsight.graph.store.sync_status import KindStatus, SyncState
 from tests.analyzers.test_testdata import TESTDATA
 from tests.conftest import store_from_yaml
 

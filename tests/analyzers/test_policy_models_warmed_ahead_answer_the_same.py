@@ -14,7 +14,8 @@ from netsight.analyzers.core.calling import to_json
 from netsight.analyzers.core.contracts import ToolFailure
 from netsight.analyzers.policy.engine import warm
 from netsight.analyzers.tools import call_tool
-from netsight.graph.store.live import GraphStore, GraphView, KindStatus, Source, SyncState
+from netsight.graph.store.live import GraphStore, GraphView, Source
+from netsight.graph.store.sync_status import KindStatus, SyncState
 from netsight.sim.scenarios import demo
 from tests.conftest import store_from_yaml
 

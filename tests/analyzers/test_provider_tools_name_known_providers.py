@@ -4,7 +4,7 @@ offers it exactly while that provider is installed."""
 from __future__ import annotations
 
 from netsight.analyzers.tools import TOOLS
-from netsight.graph.ingest.informers import PROVIDER_GROUPS
+from netsight.graph.ingest.discovery import PROVIDER_GROUPS
 
 
 def test_provider_tools_name_known_providers() -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from netsight.analyzers.routing.references import ready_endpoints
 from netsight.graph.model.records import ServiceRecord
-from netsight.graph.store.live import GraphStore, KindStatus, Source, SyncState
+from netsight.graph.store.live import GraphStore, Source
+from netsight.graph.store.sync_status import KindStatus, SyncState
 from tests.graph.factories import apply_all, endpoint_slice, namespace, pod, service
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from netsight.analyzers.routing.gateway_objects import GRPC_ROUTE, HTTP_ROUTE
 from netsight.analyzers.routing.hostindex import covers, routes_for_host
-from netsight.graph.model.records import to_record
+from netsight.graph.model.reading import to_record
 from netsight.graph.store.live import EventType, GraphStore, GraphView
 from netsight.graph.store.overlay import OverlayView
 

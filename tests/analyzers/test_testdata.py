@@ -26,8 +26,9 @@ import pytest
 from netsight.analyzers.core.calling import to_json
 from netsight.analyzers.core.contracts import ToolFailure
 from netsight.analyzers.tools import TOOLS, call_tool
-from netsight.graph.store.live import GraphView, KindStatus, Source, SyncState
+from netsight.graph.store.live import GraphView, Source
 from netsight.graph.store.scoped import ScopedView
+from netsight.graph.store.sync_status import KindStatus, SyncState
 from tests.analyzers.recording import RecordingView
 from tests.conftest import store_from_yaml
 

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from netsight.cli import _parser
-from netsight.graph.ingest.informers import (
+from netsight.graph.ingest.discovery import (
     CORE_KINDS,
     CRD_KIND,
     METADATA_ONLY_KINDS,

@@ -6,7 +6,8 @@ from typing import Any
 
 from netsight.graph.model.kinds import Rel
 from netsight.graph.model.records import Record
-from netsight.graph.store.building import SELECTOR_RELS, GraphState
+from netsight.graph.store.graph_state import GraphState
+from netsight.graph.store.record_edges import SELECTOR_RELS
 
 REL_VALUES = frozenset(Rel)
 

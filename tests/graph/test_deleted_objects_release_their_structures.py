@@ -40,7 +40,7 @@ def apply(store: GraphStore, steps: list[Step]) -> None:
 
 def indexes(store: GraphStore) -> dict[str, Any]:
     return {"graph": snapshot(store.state), "problems": dict(store.problems),
-            "invalid": set(store._invalid),
+            "invalid": set(store.invalid_keys),
             "pending": {k: frozenset(v) for k, v in store.state.pending.items()}}
 
 

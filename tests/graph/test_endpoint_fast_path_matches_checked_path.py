@@ -8,14 +8,10 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from netsight.graph.model.core_records import checked_slice_endpoint, slice_endpoint
 from netsight.graph.model.errors import MalformedObject
-from netsight.graph.model.records import (
-    Endpoint,
-    EndpointSliceRecord,
-    _checked_endpoint,
-    _endpoint,
-    to_record,
-)
+from netsight.graph.model.reading import to_record
+from netsight.graph.model.records import Endpoint, EndpointSliceRecord
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.sampled_from(
     ["", "10.0.0.1", "node-1", "Pod", "Service", "web-1"]))
@@ -46,7 +42,8 @@ def build(function: Any, *args: Any) -> object:
 
 @given(endpoint=endpoints)
 def test_fast_path_equals_checked_path(endpoint: Any) -> None:
-    assert build(_endpoint, endpoint, 3) == build(_checked_endpoint, endpoint, "endpoints[3]")
+    assert build(slice_endpoint, endpoint, 3) == build(checked_slice_endpoint, endpoint,
+                                                       "endpoints[3]")
 
 
 usual = st.fixed_dictionaries({
@@ -61,15 +58,15 @@ usual = st.fixed_dictionaries({
 
 @given(endpoint=endpoints, before=endpoints)
 def test_a_previous_endpoint_never_changes_what_is_built(endpoint: Any, before: Any) -> None:
-    previous = build(_endpoint, before, 3)
+    previous = build(slice_endpoint, before, 3)
     if isinstance(previous, Endpoint):
-        assert build(_endpoint, endpoint, 3, previous) == build(_endpoint, endpoint, 3)
+        assert build(slice_endpoint, endpoint, 3, previous) == build(slice_endpoint, endpoint, 3)
 
 
 @given(endpoint=usual, before=usual)
 def test_an_unchanged_endpoint_is_the_previous_object(endpoint: Any, before: Any) -> None:
-    previous = _endpoint(before, 3)
-    fresh, reused = _endpoint(endpoint, 3), _endpoint(endpoint, 3, previous)
+    previous = slice_endpoint(before, 3)
+    fresh, reused = slice_endpoint(endpoint, 3), slice_endpoint(endpoint, 3, previous)
     assert reused == fresh
     assert (reused is previous) == (fresh == previous)
 

@@ -5,7 +5,9 @@ is kept as written so that the reader can report it."""
 
 from __future__ import annotations
 
-from netsight.graph.model.records import GenericRecord, kept_fields, to_record
+from netsight.graph.model.generic_records import kept_fields
+from netsight.graph.model.reading import to_record
+from netsight.graph.model.records import GenericRecord
 
 RAW = {
     "apiVersion": "networking.istio.io/v1alpha3", "kind": "EnvoyFilter",

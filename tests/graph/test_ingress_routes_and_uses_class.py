@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from netsight.graph.model.kinds import Rel
-from netsight.graph.store.building import record_references
 from netsight.graph.store.live import GraphStore
+from netsight.graph.store.record_edges import record_references
 from tests.graph.factories import apply_all, rels, service, targets
 
 INGRESS = "Ingress/default/web"

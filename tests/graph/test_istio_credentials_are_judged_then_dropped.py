@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from netsight.graph.model.pem import Credential, istio_credential
-from netsight.graph.model.records import SecretRecord, to_record
+from netsight.graph.model.reading import to_record
+from netsight.graph.model.records import SecretRecord
 from tests.graph.test_tls_data_is_judged_then_dropped import CERT, KEY, text
 
 VALID = Credential(None, "2026-11-23T23:46:09Z", "2036-11-20T23:46:09Z")

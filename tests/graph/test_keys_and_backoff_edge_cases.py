@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from netsight.graph.ingest.informers import Backoff
 from netsight.graph.model.kinds import kind_id
-from netsight.graph.model.records import to_record
+from netsight.graph.model.reading import to_record
 
 
 def test_same_kind_name_in_two_groups_gets_two_keys() -> None:
@@ -21,7 +21,7 @@ def test_owner_keys_follow_the_owner_group_and_scope() -> None:
         "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "node-1",
                              "controller": True}]}})
     assert pod.owner == ("Node", "node-1")
-    from netsight.graph.store.building import record_references
+    from netsight.graph.store.record_edges import record_references
     assert [target for _, target, _ in record_references(pod)] == ["Node/node-1"]
 
 

@@ -10,7 +10,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from netsight.graph.model.records import Record, to_record
+from netsight.graph.model.reading import to_record
+from netsight.graph.model.records import Record
+from netsight.graph.store.digraph import predecessors, successors
 from netsight.graph.store.live import EventType, GraphStore
 from tests.graph.snapshots import diff, snapshot
 from tests.graph.universe import Step, event_sequences
@@ -20,8 +22,8 @@ def state_of(store: GraphStore) -> dict[str, Any]:
     return {
         "graph": snapshot(store.state),
         # Both directions of every edge, as networkx keeps them (snapshot reads successors).
-        "adjacency": ({k: dict(v) for k, v in store.state.graph._succ.items()},
-                      {k: dict(v) for k, v in store.state.graph._pred.items()}),
+        "adjacency": ({k: dict(v) for k, v in successors(store.state.graph).items()},
+                      {k: dict(v) for k, v in predecessors(store.state.graph).items()}),
         "pending": {k: frozenset(v) for k, v in store.state.pending.items()},
         "problems": dict(store.problems),
         "generation": store.generation,

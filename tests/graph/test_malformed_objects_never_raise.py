@@ -116,12 +116,12 @@ def test_a_reader_bug_is_a_problem_for_that_object_only(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A bug in a record builder must not stop a whole kind's informer: that object is
     reported and left out, every other object still arrives."""
-    from netsight.graph.model import records
+    from netsight.graph.model import core_records
 
     def broken(*args: Any) -> Any:
         raise RuntimeError("a bug")
 
-    monkeypatch.setitem(records._BUILDERS, "Service", broken)
+    monkeypatch.setitem(core_records.BUILDERS, "Service", broken)
     store = GraphStore()
     service = {"apiVersion": "v1", "kind": "Service",
                "metadata": {"name": "web", "namespace": "x"}, "spec": {}}

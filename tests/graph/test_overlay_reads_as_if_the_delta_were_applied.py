@@ -6,10 +6,11 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 
 from netsight.graph.model.kinds import Rel
-from netsight.graph.model.records import Record, to_record
-from netsight.graph.store.building import record_selector
+from netsight.graph.model.reading import to_record
+from netsight.graph.model.records import Record
 from netsight.graph.store.live import EventType, GraphStore, GraphView
 from netsight.graph.store.overlay import OverlayView
+from netsight.graph.store.record_edges import record_selector
 from tests.conftest import store_from_yaml
 from tests.graph.snapshots import snapshot
 from tests.graph.universe import Step, event_sequences

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from netsight.graph.model.pem import _blocks, ca_bundle_problem, tls_data_problem
+from netsight.graph.model.pem import ca_bundle_problem, pem_blocks, tls_data_problem
 
 REFERENCE = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----(.*?)-----END \1-----", re.DOTALL)
 DER = base64.b64encode(b"\x30\x03\x02\x01\x01").decode()
@@ -30,7 +30,7 @@ DER = base64.b64encode(b"\x30\x03\x02\x01\x01").decode()
     "-----BEGIN AB-----x-----END A-----y-----END AB-----",
 ])
 def test_blocks_are_those_the_reference_pattern_finds(text: str) -> None:
-    assert list(_blocks(text)) == [(m.group(1), m.group(2)) for m in REFERENCE.finditer(text)]
+    assert list(pem_blocks(text)) == [(m.group(1), m.group(2)) for m in REFERENCE.finditer(text)]
 
 
 def test_a_mebibyte_of_unterminated_begin_lines_is_judged() -> None:

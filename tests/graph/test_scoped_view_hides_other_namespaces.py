@@ -96,7 +96,7 @@ def test_every_public_read_of_graph_view_is_overridden() -> None:
 
 
 def test_a_read_nobody_scoped_fails_loudly(scoped: ScopedView) -> None:
-    wider = type("Wider", (ScopedView,), {"peek": scoping._refuse("peek")})
+    wider = type("Wider", (ScopedView,), {"peek": scoping.refusing_read("peek")})
     with pytest.raises(UnscopedRead, match=r"GraphView\.peek"):
         _ = wider(scoped, {VISIBLE}).peek
     with pytest.raises(AttributeError):  # the raw store and state are not reachable

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from netsight.graph.ingest.decoding import decode_event, decode_page
 from netsight.graph.model.errors import MalformedObject
 from netsight.graph.model.kinds import Kind
-from netsight.graph.model.records import Record, to_record
+from netsight.graph.model.reading import to_record
+from netsight.graph.model.records import Record
 from netsight.sim.synthetic import generate
 
 SHAPED_KINDS = (Kind.POD, Kind.ENDPOINT_SLICE, Kind.SERVICE, Kind.NETWORK_POLICY,

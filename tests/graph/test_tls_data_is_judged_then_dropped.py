@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from netsight.graph.model.records import ConfigMapRecord, GenericRecord, SecretRecord, to_record
+from netsight.graph.model.reading import to_record
+from netsight.graph.model.records import ConfigMapRecord, GenericRecord, SecretRecord
 
 # A throwaway self-signed EC certificate and its key, made for this test.
 CERT = (

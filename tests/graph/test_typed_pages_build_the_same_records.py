@@ -1,6 +1,6 @@
 """Pod, EndpointSlice, Service, NetworkPolicy and Namespace list pages decoded into typed
-Structs (graph/ingest/typed_pages.py) build the same records as the checked path (shapes.py +
-to_record), and whatever the typed path refuses, the checked path still reads: a page is
+Structs (graph/ingest/typed_pages.py) build the same records as the checked path (decoding.py
++ to_record), and whatever the typed path refuses, the checked path still reads: a page is
 typed only when every object in it is usual."""
 
 from __future__ import annotations
@@ -11,14 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from netsight.graph.ingest.api_objects import EndpointSlice
 from netsight.graph.ingest.typed_pages import (
-    EndpointSlicePage,
     decode_pod_page,
     decode_typed_page,
     list_page_records,
-    object_id,
-    pod_record,
 )
+from netsight.graph.ingest.typed_records import object_id, pod_record
 from netsight.graph.model.kinds import Kind
 from netsight.graph.model.records import Record
 from netsight.sim.synthetic import generate
@@ -89,7 +88,8 @@ def test_generated_slices_are_read_typed_into_the_same_records() -> None:
     cluster = generate(pods=400, seed=5, policies_per_namespace=4)
     objects = [o for o in cluster.objects() if o["kind"] == "EndpointSlice"]
     typed = decode_typed_page(Kind.ENDPOINT_SLICE, page(objects))
-    assert isinstance(typed, EndpointSlicePage)
+    assert typed is not None
+    assert all(isinstance(item, EndpointSlice) for item in typed.items)
     records = list(typed.records("discovery.k8s.io/v1"))
     assert len(records) == len(objects)
     for obj, record in zip(objects, records, strict=True):

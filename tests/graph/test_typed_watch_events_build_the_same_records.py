@@ -1,6 +1,7 @@
-"""Pod and EndpointSlice watch events decoded into typed Structs (graph/ingest/typed_pages.py)
-build the same records as the checked path (shapes.py + to_record, with the previous version), and
-whatever is unusual (a bookmark, an ERROR, a malformed object) is not read typed."""
+"""Pod and EndpointSlice watch events decoded into typed Structs
+(graph/ingest/typed_events.py) build the same records as the checked path (decoding.py +
+to_record, with the previous version), and whatever is unusual (a bookmark, an ERROR, a
+malformed object) is not read typed."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from netsight.graph.ingest.typed_pages import decode_typed_event, event_record
+from netsight.graph.ingest.typed_events import decode_typed_event, event_record
 from netsight.graph.model.kinds import Kind
-from netsight.graph.model.records import EndpointSliceRecord, Record, to_record
+from netsight.graph.model.reading import to_record
+from netsight.graph.model.records import EndpointSliceRecord, Record
 from netsight.sim.synthetic import generate
 from tests.graph.test_shapes_keep_what_records_read import outcome, pods, slices
 

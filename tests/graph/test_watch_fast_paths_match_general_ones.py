@@ -2,8 +2,8 @@
 
 - the change ring's neighbours (``GraphState.adjacent_prefix``) are the first keys
   ``adjacent_keys`` yields, for any limit;
-- a slice update's moved references (``_slice_target_changes``) are what comparing both
-  versions' ``record_references`` leaves, and ``_same_references`` holds only when those are
+- a slice update's moved references (``slice_target_changes``) are what comparing both
+  versions' ``record_references`` leaves, and ``same_references`` holds only when those are
   equal;
 - the changed fields a change records are the fields whose values differ.
 """
@@ -17,14 +17,12 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from netsight.graph.ingest.typed_pages import decode_typed_event, event_record
-from netsight.graph.model.records import EndpointSliceRecord, Record, to_record
-from netsight.graph.store.building import (
-    _same_references,
-    _slice_target_changes,
-    record_references,
-)
-from netsight.graph.store.live import RELATED_LIMIT, GraphStore, _changed_fields
+from netsight.graph.ingest.typed_events import decode_typed_event, event_record
+from netsight.graph.model.reading import to_record
+from netsight.graph.model.records import EndpointSliceRecord, Record
+from netsight.graph.store.building import same_references, slice_target_changes
+from netsight.graph.store.live import RELATED_LIMIT, GraphStore, changed_fields
+from netsight.graph.store.record_edges import record_references
 from tests.graph.universe import (
     NAMESPACES,
     POD_NAMES,
@@ -76,9 +74,9 @@ def test_slice_updates_move_the_references_a_full_comparison_would(
     new_raw = data.draw(endpoint_slices(namespace, name), label="new")
     for new in (_slice(new_raw), _slice(new_raw, previous=old)):
         old_refs, new_refs = record_references(old), record_references(new)
-        if _same_references(old, new):
+        if same_references(old, new):
             assert old_refs == new_refs
-        changes = _slice_target_changes(old, new)
+        changes = slice_target_changes(old, new)
         if changes is not None:
             assert changes == (_only(old_refs, new_refs), _only(new_refs, old_refs))
 
@@ -99,8 +97,8 @@ def test_a_restarted_pods_endpoint_moves_one_reference_each_way() -> None:
     assert again.group is old.group  # nothing left to compare field by field
     new = _slice(version([POD_NAMES[0], POD_NAMES[2]]), previous=old)
     assert new.group.ports is old.group.ports
-    assert not _same_references(old, new)
-    assert _slice_target_changes(old, new) == (
+    assert not same_references(old, new)
+    assert slice_target_changes(old, new) == (
         (("EndpointSlice/alpha/s1-a", "Pod/alpha/p2", "targets"),),
         (("EndpointSlice/alpha/s1-a", "Pod/alpha/p3", "targets"),))
 
@@ -113,6 +111,6 @@ def test_changed_fields_are_the_fields_whose_values_differ(
     after = to_record(data.draw(bodies(identity), label="after"))
     expected = tuple(f.name for f in fields(before)
                      if getattr(before, f.name) != getattr(after, f.name))
-    assert _changed_fields(before, after) == expected
-    assert _changed_fields(before, before) == ()
-    assert _changed_fields(None, after) == ()
+    assert changed_fields(before, after) == expected
+    assert changed_fields(before, before) == ()
+    assert changed_fields(None, after) == ()

@@ -11,7 +11,7 @@ import aiohttp
 import networkx as nx
 import pytest
 
-from netsight.graph.store.live import SyncState
+from netsight.graph.store.sync_status import SyncState
 from netsight.sim.apiserver import SimServer
 from tests.server.conftest import Served, eventually, serving
 

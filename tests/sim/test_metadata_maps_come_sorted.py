@@ -1,7 +1,7 @@
 """Labels and annotations reach clients with their keys sorted, as the API server writes
 them (Go maps, in key order): in lists and in watch events, whatever order a write sent.
-netsight's decoders look a label map up as listed (graph/ingest/typed_pages.py), so a simulator that
-kept a writer's order would measure a cache the real server never sees."""
+netsight's decoders look a label map up as listed (graph/ingest/shared_parts.py), so a
+simulator that kept a writer's order would measure a cache the real server never sees."""
 
 from __future__ import annotations
 

@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 
 from netsight.graph.ingest.client import KubeTransport
-from netsight.graph.ingest.informers import ClusterWatcher, InformerSettings
+from netsight.graph.ingest.cluster_watcher import ClusterWatcher
+from netsight.graph.ingest.informers import InformerSettings
 from netsight.graph.store.live import GraphStore, Source
 from netsight.sim.apiserver import SimConfig, SimServer
 
-# NETSIGHT_TEST_LIST_WORKER=1 runs these tests with a list worker (offloading.py) started by
+# NETSIGHT_TEST_LIST_WORKER=1 runs these tests with a list worker (list_worker.py) started by
 # every multi-page initial list (its pages are built here until it is ready); unset or 0,
 # as by default on these small clusters, without one.
 _WORKER = os.environ.get("NETSIGHT_TEST_LIST_WORKER") == "1"

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from netsight.graph.model.kinds import Kind, Rel
-from netsight.graph.store.live import SyncState
+from netsight.graph.store.sync_status import SyncState
 from tests.watching.conftest import Cluster, eventually, namespace, pod, service
 
 pytestmark = pytest.mark.anyio

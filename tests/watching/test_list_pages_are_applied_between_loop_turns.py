@@ -14,14 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from netsight.graph.ingest.api_responses import Response
 from netsight.graph.ingest.client import KubeTransport
-from netsight.graph.ingest.informers import (
-    LIST_SLICE,
-    Informer,
-    InformerSettings,
-    Response,
-    WatchedKind,
-)
+from netsight.graph.ingest.discovery import WatchedKind
+from netsight.graph.ingest.informers import LIST_SLICE, Informer, InformerSettings
 from netsight.graph.model.kinds import Kind
 from netsight.graph.store.live import Change, EventType, GraphStore, Source
 from netsight.sim.apiserver import SimServer

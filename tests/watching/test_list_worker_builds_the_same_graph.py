@@ -1,4 +1,4 @@
-"""The list worker (offloading.py) changes where list pages are built, never the graph.
+"""The list worker (list_worker.py) changes where list pages are built, never the graph.
 
 A synthetic cluster (pods of many templates, their services and EndpointSlices, policies)
 plus objects the typed path refuses is listed once with the worker and once without; the
@@ -17,17 +17,11 @@ from typing import Any
 
 import pytest
 
+from netsight.graph.ingest.api_responses import Response, Transport
 from netsight.graph.ingest.client import KubeTransport
-from netsight.graph.ingest.informers import (
-    CORE_KINDS,
-    NEVER_WATCHED,
-    ClusterWatcher,
-    Informer,
-    InformerSettings,
-    Response,
-    Transport,
-    discover,
-)
+from netsight.graph.ingest.cluster_watcher import ClusterWatcher
+from netsight.graph.ingest.discovery import CORE_KINDS, NEVER_WATCHED, discover
+from netsight.graph.ingest.informers import Informer, InformerSettings
 from netsight.graph.ingest.list_worker import PageWorker, usable_cpus
 from netsight.graph.model.kinds import Kind
 from netsight.graph.model.records import PodRecord

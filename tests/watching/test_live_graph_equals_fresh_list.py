@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from netsight.graph.ingest.client import KubeTransport
-from netsight.graph.ingest.informers import ClusterWatcher
+from netsight.graph.ingest.cluster_watcher import ClusterWatcher
 from netsight.graph.store.live import EventType, GraphStore, Source
 from netsight.sim.apiserver import SimConfig, SimServer
 from netsight.sim.state import SimState

@@ -12,9 +12,9 @@ import pytest
 
 from netsight.analyzers.core.calling import to_json
 from netsight.analyzers.tools import call_tool
-from netsight.graph.ingest.informers import ClusterWatcher
+from netsight.graph.ingest.cluster_watcher import ClusterWatcher
 from netsight.graph.model.records import SecretRecord
-from netsight.graph.store.live import SyncState
+from netsight.graph.store.sync_status import SyncState
 from tests.watching.conftest import FAST, Cluster, crd, eventually, namespace
 
 pytestmark = pytest.mark.anyio

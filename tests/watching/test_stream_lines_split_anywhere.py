@@ -12,7 +12,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from netsight.graph.ingest.informers import stream_lines
+from netsight.graph.ingest.watch_stream import stream_lines
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from netsight.graph.ingest.client import KubeTransport
-from netsight.graph.ingest.informers import ClusterWatcher
+from netsight.graph.ingest.cluster_watcher import ClusterWatcher
 from netsight.graph.model.kinds import Kind
 from netsight.graph.store.live import GraphStore, Source
 from netsight.sim.apiserver import SimConfig, SimServer

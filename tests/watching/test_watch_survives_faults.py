@@ -9,7 +9,7 @@ import pytest
 from netsight.analyzers.core.calling import to_json
 from netsight.analyzers.tools import call_tool
 from netsight.graph.model.kinds import Kind
-from netsight.graph.store.live import SyncState
+from netsight.graph.store.sync_status import SyncState
 from tests.watching.conftest import Cluster, eventually, namespace, pod
 
 pytestmark = pytest.mark.anyio

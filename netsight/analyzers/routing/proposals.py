@@ -22,7 +22,8 @@ from typing import Any
 from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
 from netsight.graph.ingest.manifests import expand_lists, read_documents
 from netsight.graph.model.errors import MalformedObject
-from netsight.graph.model.records import Record, invalid_values, object_id, to_record
+from netsight.graph.model.reading import object_id, to_record
+from netsight.graph.model.records import Record, invalid_values
 from netsight.graph.store.live import GraphView
 from netsight.graph.store.overlay import OverlayView
 

@@ -13,7 +13,7 @@ from typing import Any
 import aiohttp
 from kubernetes_asyncio import client, config
 
-from netsight.graph.ingest.informers import Response
+from netsight.graph.ingest.api_responses import Response
 
 # No total timeout: a watch legitimately stays open for minutes. The informers enforce an
 # inactivity timeout on the stream instead; connecting must still be quick.

@@ -1,170 +1,98 @@
 """Decode list pages and watch events into only the fields the records read.
 
 A Pod from the API server is 4-8 KB of JSON, most of it ``managedFields``, images, env,
-volumes, probes and container statuses that no record keeps. Parsing all of it into Python
-objects, only to drop them, was a third of the informers' time at 100k pods. msgspec decodes
-against a *shape* — nested TypedDicts naming the fields
-:func:`netsight.graph.model.records.to_record` reads — and skips everything else inside its
-C parser, without building objects for it.
+volumes, probes and container statuses that no record keeps; parsing all of it into Python
+objects only to drop them would cost more than the records. msgspec decodes against a
+*shape* — nested TypedDicts naming the fields
+:func:`netsight.graph.model.reading.to_record` reads — and skips everything else inside its
+C parser, without building objects for it. The shapes are derived from the Structs that
+declare those fields (api_objects.py); kinds declared there have one, the others are
+decoded in full.
 
 The shapes only select fields; they do not validate them: every leaf is ``Any``, so a
-malformed value reaches the record builder exactly as before and is reported there with its
-field path. Where a *container* on the way to a leaf has the wrong type (``spec`` a string),
-msgspec refuses the whole body, and it is decoded again with orjson, in full: one bad
-object costs speed, never correctness. ``tests/graph/test_shapes_keep_what_records_read.py``
-checks that records built from shaped and from full bodies are equal.
+malformed value reaches the record builder exactly as it was written and is reported there
+with its field path. Where a *container* on the way to a leaf has the wrong type (``spec``
+a string), msgspec refuses the whole body, and it is decoded again with orjson, in full:
+one bad object costs speed, never correctness.
+``tests/graph/test_shapes_keep_what_records_read.py`` checks that records built from shaped
+and from full bodies are equal.
 """
 
 from __future__ import annotations
 
 import contextlib
-from typing import Any, TypedDict
+import types
+from typing import Any, TypedDict, Union, get_args, get_origin
 
 import msgspec
 import orjson
 
+from netsight.graph.ingest.api_objects import DECLARED, ObjectMeta
 from netsight.graph.model.kinds import Kind
 
-
-class _OwnerReference(TypedDict, total=False):
-    apiVersion: Any
-    kind: Any
-    name: Any
-    controller: Any
+# Shapes are made at import from the Structs; mypy reads a TypedDict() call as a static
+# declaration, so they are made through an untyped name.
+_TYPED_DICT: Any = TypedDict
 
 
-class _ObjectMeta(TypedDict, total=False):
-    name: Any
-    generateName: Any
-    namespace: Any
-    labels: Any
-    annotations: Any
-    ownerReferences: list[_OwnerReference] | None
-    creationTimestamp: Any
-    deletionTimestamp: Any
-    resourceVersion: Any
+def _shape(struct: type[msgspec.Struct], **extra: Any) -> Any:
+    """A TypedDict naming the fields ``struct`` declares (and ``extra``): every field
+    optional, every leaf ``Any``, every nested Struct its own shape."""
+    fields = {field.encode_name: _field_shape(field.type)
+              for field in msgspec.structs.fields(struct)}
+    return _TYPED_DICT(f"{struct.__name__}Shape", {**fields, **extra}, total=False)
 
 
-class _ContainerPort(TypedDict, total=False):
-    containerPort: Any
-    protocol: Any
-    name: Any
+def _field_shape(declared: Any) -> Any:
+    """The shape of one declared field: a nested Struct, a list of them, either or null;
+    anything else is a leaf."""
+    origin = get_origin(declared)
+    if origin is Union or origin is types.UnionType:
+        others = [arg for arg in get_args(declared) if arg is not type(None)]
+        inner = _field_shape(others[0]) if len(others) == 1 else Any
+        return Any if inner is Any else inner | None
+    if origin is list or origin is tuple:
+        args = get_args(declared)
+        item = _field_shape(args[0]) if args else Any
+        return Any if item is Any else types.GenericAlias(list, (item,))
+    if isinstance(declared, type) and issubclass(declared, msgspec.Struct):
+        return _shape(declared)
+    return Any
 
 
-class _Container(TypedDict, total=False):
-    name: Any
-    restartPolicy: Any
-    ports: list[_ContainerPort] | None
+# Every object's metadata, with two fields the typed path never needs: the informers resume
+# a watch from an event's resourceVersion, and object_id names generateName when a name is
+# missing.
+_META = _shape(ObjectMeta, resourceVersion=Any, generateName=Any)
 
 
-class _PodSpec(TypedDict, total=False):
-    containers: list[_Container] | None
-    initContainers: list[_Container] | None
-    nodeName: Any
-    hostNetwork: Any
-    serviceAccountName: Any
-    hostname: Any
-    subdomain: Any
+def _object_shape(struct: type[msgspec.Struct]) -> Any:
+    """A list item or a watch event's object: ``struct``'s fields, and the identity every
+    object carries (an event's object has its kind and apiVersion; list items have not)."""
+    return _shape(struct, apiVersion=Any, kind=Any, metadata=_META)
 
 
-class _PodIP(TypedDict, total=False):
-    ip: Any
+def _decoders(item: Any) -> tuple[msgspec.json.Decoder[Any], msgspec.json.Decoder[Any]]:
+    """The list page decoder and the watch event decoder of objects shaped as ``item``."""
+    page = _TYPED_DICT("Page", {"metadata": Any, "items": list[item] | None}, total=False)
+    event = _TYPED_DICT("Event", {"type": Any, "object": item}, total=False)
+    return msgspec.json.Decoder(page), msgspec.json.Decoder(event)
 
 
-class _PodCondition(TypedDict, total=False):
-    type: Any
-    status: Any
+class _WholeObject(msgspec.Struct):
+    """Ingresses and IngressClasses: spec and status in full (their records read most of
+    them)."""
 
+    spec: Any = None
+    status: Any = None
 
-class _PodStatus(TypedDict, total=False):
-    podIP: Any
-    podIPs: list[_PodIP] | None
-    phase: Any
-    conditions: list[_PodCondition] | None
-
-
-class _Pod(TypedDict, total=False):
-    apiVersion: Any
-    kind: Any
-    metadata: _ObjectMeta
-    spec: _PodSpec | None
-    status: _PodStatus | None
-
-
-class _PodList(TypedDict, total=False):
-    metadata: Any
-    items: list[_Pod] | None
-
-
-class _PodEvent(TypedDict, total=False):
-    type: Any
-    object: _Pod
-
-
-class _TargetRef(TypedDict, total=False):
-    kind: Any
-    name: Any
-
-
-class _Endpoint(TypedDict, total=False):
-    addresses: Any
-    conditions: Any
-    targetRef: _TargetRef | None
-    nodeName: Any
-
-
-class _EndpointSlice(TypedDict, total=False):
-    apiVersion: Any
-    kind: Any
-    metadata: _ObjectMeta
-    addressType: Any
-    endpoints: list[_Endpoint] | None
-    ports: Any
-
-
-class _EndpointSliceList(TypedDict, total=False):
-    metadata: Any
-    items: list[_EndpointSlice] | None
-
-
-class _EndpointSliceEvent(TypedDict, total=False):
-    type: Any
-    object: _EndpointSlice
-
-
-class _Object(TypedDict, total=False):
-    """Services, NetworkPolicies, Namespaces, Ingresses, IngressClasses: spec and status in
-    full (their records read most of them), metadata without managedFields."""
-
-    apiVersion: Any
-    kind: Any
-    metadata: _ObjectMeta
-    spec: Any
-    status: Any
-
-
-class _ObjectList(TypedDict, total=False):
-    metadata: Any
-    items: list[_Object] | None
-
-
-class _ObjectEvent(TypedDict, total=False):
-    type: Any
-    object: _Object
-
-
-_OBJECTS = (msgspec.json.Decoder(_ObjectList), msgspec.json.Decoder(_ObjectEvent))
 
 # Kind id -> (list page decoder, watch event decoder), for kinds whose record builders are
-# known to read nothing else (records.py). Every other kind is decoded in full: a custom
-# resource's record keeps its whole spec, and some keep fields beside it.
+# known to read nothing else. Every other kind is decoded in full: a custom resource's
+# record keeps its whole spec, and some keep fields beside it.
 _DECODERS: dict[str, tuple[msgspec.json.Decoder[Any], msgspec.json.Decoder[Any]]] = {
-    Kind.POD: (msgspec.json.Decoder(_PodList), msgspec.json.Decoder(_PodEvent)),
-    Kind.ENDPOINT_SLICE: (msgspec.json.Decoder(_EndpointSliceList),
-                          msgspec.json.Decoder(_EndpointSliceEvent)),
-    Kind.SERVICE: _OBJECTS, Kind.NETWORK_POLICY: _OBJECTS, Kind.NAMESPACE: _OBJECTS,
-    Kind.INGRESS: _OBJECTS, Kind.INGRESS_CLASS: _OBJECTS,
-}
+    kind: _decoders(_object_shape(item)) for kind, item in DECLARED.items()}
+_DECODERS[Kind.INGRESS] = _DECODERS[Kind.INGRESS_CLASS] = _decoders(_object_shape(_WholeObject))
 
 
 def decode_page(kind_id: str, body: bytes) -> dict[str, Any]:

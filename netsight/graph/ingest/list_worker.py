@@ -1,10 +1,10 @@
 """Build the records of list pages in a worker process, on the second CPU.
 
-An initial sync of 100k pods spends most of the informers' CPU reading Pod pages
-(msgspec's parse of 5.5 KB of JSON a pod, then the typed records, typed.py), and the rest
+A large initial sync spends most of the informers' CPU reading Pod pages (msgspec's parse
+of several KB of JSON a pod, then the typed records, typed_records.py), and the rest
 applying records to the graph, all on one core. :class:`PageWorker` hands each Pod page's
 raw bytes to a child process, which reads it and sends back the records in the compact
-form of worker_rows.py; the informer's process rebuilds them (under a third of the cost of
+form of worker_rows.py; the informer's process rebuilds them (a fraction of the cost of
 reading the page) and applies them meanwhile. Pages are answered in the order sent, so an
 informer can send the next page while it applies this one.
 
@@ -145,10 +145,9 @@ class PageWorker:
         and the graph); :attr:`ready` once it has imported what it needs.
 
         A page goes to the worker as a memfd (one copy, one write call) passed over a Unix
-        socket: written through the event loop's stream, its ~5 MB would move a socket
-        buffer (~200 KB) per turn of the loop, while the loop is busy applying records,
-        and the worker would wait for its input. Replies (~135 bytes a pod) are read by the
-        loop.
+        socket: written through the event loop's stream, its megabytes would move one socket
+        buffer per turn of the loop, while the loop is busy applying records, and the worker
+        would wait for its input. Replies (a compact row a pod) are read by the loop.
         """
         self.started = True
         if not hasattr(os, "memfd_create"):

@@ -10,7 +10,6 @@ documents still load.
 from __future__ import annotations
 
 import contextlib
-import gc
 import re
 import sys
 from collections.abc import Iterable, Iterator
@@ -22,7 +21,8 @@ import orjson
 import yaml
 
 from netsight.graph.model.errors import MalformedObject
-from netsight.graph.model.records import object_id
+from netsight.graph.model.reading import object_id
+from netsight.graph.runtime.collector import paused_gc
 from netsight.graph.store.live import EventType, GraphStore, IngestProblem, ProblemKind
 
 # libyaml is several times faster; PyYAML's wheels ship it.
@@ -128,23 +128,6 @@ def expand_lists(body: object) -> Iterator[object]:
                 yield from expand_lists(item)
             return
     yield body
-
-
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """Hold the cyclic garbage collector off during a bulk load.
-
-    A load allocates hundreds of thousands of long-lived containers, and each allocation
-    burst triggers collections that rescan them all: over half the load time at 10k pods
-    (benchmarks/README.md). Reference counting still frees garbage meanwhile.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def load_manifests(

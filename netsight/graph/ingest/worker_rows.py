@@ -1,16 +1,18 @@
 """The records of a Pod list page in a compact form, to pass them between processes.
 
-A worker process (offloading.py) decodes Pod list pages and builds their records; the
-informer's process only rebuilds them from this form: ~13 us a pod against ~45 us to read
-the page's JSON and build them (5.5 KB of JSON a pod, 135 bytes here). The form is msgpack
-of array-like Structs: per page, each distinct label set, owner and port list once, and
-each pod as a row referring to them. Rebuilding interns the strings the typed path interns
-and takes label maps and owners from the same shared caches (typed.py, records.py), so the
-rebuilt records are equal to the worker's and share their parts as records built in this
-process would: the graph's identities and memory are those of an in-process list.
+A worker process (list_worker.py) decodes Pod list pages and builds their records; the
+informer's process only rebuilds them from this form, for a fraction of what reading the
+page's JSON and building them costs (a pod is several KB of JSON, and a short row here).
+The form is msgpack of array-like Structs: per page, each distinct label set, owner and
+port list once, and each pod as a row referring to them; a row carries a PodRecord's
+fields, less its kind and apiVersion (tests/graph/test_fields_are_declared_once.py).
+Rebuilding interns the strings the typed path interns and takes label maps and owners from
+the same shared caches (shared_parts.py, field_values.py), so the rebuilt records are equal
+to the worker's and share their parts as records built in this process would: the graph's
+identities and memory are those of an in-process list.
 
-EndpointSlices are not sent this way: rebuilding a slice's endpoints here cost ~67 us a
-slice against ~84 us to read and build it (benchmarks/README.md), so they stay in-process.
+EndpointSlices are not sent this way: rebuilding a slice's endpoints here costs nearly
+what reading and building it does, so they stay in-process.
 """
 
 from __future__ import annotations
@@ -20,19 +22,11 @@ from sys import intern
 
 import msgspec
 
-from netsight.graph.ingest.typed_pages import (
-    _CONTAINERS_LIMIT,
-    _POD_RECORD,
-    share_label_items,
-)
+from netsight.graph.ingest.shared_parts import CONTAINERS_LIMIT, share_label_items
+from netsight.graph.ingest.typed_records import POD_RECORD
+from netsight.graph.model.field_values import share_owner
 from netsight.graph.model.kinds import Kind
-from netsight.graph.model.records import (
-    EMPTY_MAP,
-    ContainerPort,
-    PodRecord,
-    Record,
-    share_owner,
-)
+from netsight.graph.model.records import EMPTY_MAP, ContainerPort, PodRecord, Record
 
 LabelItems = tuple[tuple[str, str], ...]
 
@@ -122,13 +116,13 @@ def encode(records: list[Record]) -> bytes:
 def decode(data: bytes | memoryview) -> list[Record]:
     """The records :func:`encode` was given, rebuilt in this process."""
     page: Page = _DECODER.decode(data)
-    labels = [_shared_labels(items) for items in page.labels]
+    labels = [share_label_items(items) for items in page.labels]
     owners = [share_owner((intern(kind), intern(name))) for kind, name in page.owners]
     records: list[Record] = []
     append = records.append
     port_lists = [_shared_ports(ports) for ports in page.container_ports]
     for row in page.pods:
-        append(_POD_RECORD(
+        append(POD_RECORD(
             kind=Kind.POD,
             api_version="v1",
             namespace=intern(row.namespace),
@@ -152,14 +146,8 @@ def decode(data: bytes | memoryview) -> list[Record]:
     return records
 
 
-def _shared_labels(items: LabelItems) -> Mapping[str, str]:
-    if not items:
-        return EMPTY_MAP
-    return share_label_items(items)
-
-
 # Port lists as sent -> the tuple of ContainerPorts every pod with them shares (as the
-# pods of one template share theirs when built in this process, typed._containers).
+# pods of one template share theirs when built in this process, shared_parts.py).
 _PORTS: dict[tuple[tuple[int, str, str | None, str], ...], tuple[ContainerPort, ...]] = {}
 
 
@@ -167,7 +155,7 @@ def _shared_ports(ports: tuple[tuple[int, str, str | None, str], ...]
                   ) -> tuple[ContainerPort, ...]:
     found = _PORTS.get(ports)
     if found is None:
-        if len(_PORTS) >= _CONTAINERS_LIMIT:
+        if len(_PORTS) >= CONTAINERS_LIMIT:
             _PORTS.clear()
         found = _PORTS[ports] = tuple(
             ContainerPort(port=port, protocol=intern(protocol),

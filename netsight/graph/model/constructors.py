@@ -2,11 +2,11 @@
 hundred thousand (PodRecord, Endpoint, Change).
 
 A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``, which
-looks the attribute up on the type again for every field: ~60% of the ~8 µs a PodRecord's
-twenty fields cost. :func:`builder` generates the same initialisation (as dataclasses
-itself does, with ``exec``) that sets each slot through its descriptor directly, then runs
-``__post_init__`` as ``__init__`` would. Every field must be passed, by keyword: a field
-added later with a default fails loudly instead of being silently skipped.
+looks the attribute up on the type again for every field: most of what building a
+PodRecord's twenty fields costs. :func:`builder` generates the same initialisation (as
+dataclasses itself does, with ``exec``) that sets each slot through its descriptor
+directly, then runs ``__post_init__`` as ``__init__`` would. Every field must be passed, by
+keyword: a field added later with a default fails loudly instead of being silently skipped.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ TLS_CERT_KEY, TLS_PRIVATE_KEY = "tls.crt", "tls.key"
 CA_CERT_KEY = "ca.crt"  # BackendTLSPolicy: the key a caCertificateRef ConfigMap holds
 
 # One BEGIN or END line, its trailing dashes left unconsumed so that "-----END A-----BEGIN
-# B-----" yields both. Pairing the markers afterwards (``_blocks``) finds what
+# B-----" yields both. Pairing the markers afterwards (``pem_blocks``) finds what
 # ``-----BEGIN (L)-----(.*?)-----END \1-----`` finds, in n log n: that pattern backtracks
 # to the end of the text from every BEGIN without an END, quadratic on data a caller sends
 # (diff_routes ``proposed`` takes 1 MiB).
@@ -118,7 +118,7 @@ def istio_credential(data: object, string_data: object) -> Credential:
 
 
 def _certificate(raw: bytes, key: str) -> Credential:
-    for _, body in _blocks(raw.decode("latin-1")):
+    for _, body in pem_blocks(raw.decode("latin-1")):
         try:
             der = base64.b64decode("".join(body.split()), validate=True)
         except (binascii.Error, ValueError):
@@ -136,7 +136,7 @@ def _rfc3339(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _blocks(text: str) -> Iterator[tuple[str, str]]:
+def pem_blocks(text: str) -> Iterator[tuple[str, str]]:
     """(label, body) of each PEM block, leftmost first, as the regex above would match them
     (a block ends at the first END line of its label; the search resumes after it)."""
     markers = [(m.group(1), m.group(2), m.start(), m.end() + _DASHES)
@@ -160,7 +160,7 @@ def _blocks(text: str) -> Iterator[tuple[str, str]]:
 def _der_blocks(text: str) -> list[str] | None:
     """The labels of the PEM blocks in ``text``; None when a block's body is not DER."""
     labels = []
-    for label, raw in _blocks(text):
+    for label, raw in pem_blocks(text):
         body = "".join(raw.split())
         try:
             der = base64.b64decode(body, validate=True)

@@ -1,18 +1,16 @@
 """Giving the heap pages glibc keeps free back to the OS, after the sync and then now and
-then (``collecting.keep_collections_young``).
+then (``collector.keep_collections_young``).
 
 glibc returns freed memory to the OS only from the top of its heap; a block freed below a
 live one stays in RSS as a free hole until later allocations happen to reuse it. After the
 sync that is most of the list pages and their parsed JSON. Under churn it is mostly the
-graph's large hash tables: networkx's node, adjacency and predecessor dicts (7.3 MiB each at
-100k pods) are rebuilt now and then at the same size (a deleted key's slot stays used, so
-once restarted pods' new names have used up the free slots the table is copied into a new
-one and the old one freed). In the 1M-event soak at 100k pods that was a 7-7.5 MiB step of
-RSS near 865k events, the three tables' rebuild, which glibc's free bytes (``heap_usage``)
-showed as a hole and ``malloc_trim`` gave back (benchmarks/README.md, ``soak-step``).
-Fixing glibc's ``M_MMAP_THRESHOLD`` so that such tables get their own mappings did not
-prevent it: glibc serves a large request from a free heap chunk that fits before it maps
-anything, so the threshold only decides how the heap grows.
+graph's large hash tables: networkx's node, adjacency and predecessor dicts are rebuilt now
+and then at the same size (a deleted key's slot stays used, so once restarted pods' new
+names have used up the free slots the table is copied into a new one and the old one
+freed), which glibc's free bytes (``heap_usage``) show as a hole and ``malloc_trim`` gives
+back. Setting glibc's ``M_MMAP_THRESHOLD`` so that such tables get their own mappings does
+not prevent it: glibc serves a large request from a free heap chunk that fits before it
+maps anything, so the threshold only decides how the heap grows.
 """
 
 from __future__ import annotations
@@ -70,7 +68,7 @@ class HeapUsage:
 def heap_usage() -> HeapUsage | None:
     """What glibc holds (None: not glibc 2.33 or later). Python's small objects are in
     pymalloc's arenas, mapped on their own and counted in neither. glibc walks its free
-    lists for it (~1.5 ms per 1,000 free blocks)."""
+    lists for it: not for a hot path."""
     mallinfo2 = getattr(_libc(), "mallinfo2", None)
     if mallinfo2 is None:
         return None

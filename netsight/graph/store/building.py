@@ -1,362 +1,38 @@
 """Apply one object change to the graph, keeping nodes, edges and indexes exact.
 
-This is the only code that mutates the graph. Manifest loading and the watch streams both
-call it, one object at a time, so a graph built incrementally equals one built from
-scratch (the property tests check exactly that). Nothing here does I/O.
-
-Edges come from two sources:
-- *references by name* (slice -> Service, Ingress -> Service, object -> owner): recorded
-  even when the target does not exist yet, and linked the moment it appears;
-- *label selectors* (Service -> pods, NetworkPolicy -> pods): not stored as networkx edges
-  at all. Pod-likes with the same labels share an :class:`Identity`; a selector is matched
-  against identities, and its edges are the members of the identities it matches. That is
-  ~80% of all edges at 100k pods (a default-deny policy "selects" every pod of its
-  namespace), kept as one entry per identity instead of one edge per pod. Read them through
-  :meth:`GraphState.selected_keys`, :meth:`GraphState.selectors_of` or ``GraphView``.
-
-One pair of nodes can be related in more than one way (an EndpointSlice belongs to its
-Service and is owned by it), so an edge's data is the set of its relationships, stored as
-``{Rel: True}`` keys: one dict per edge, lighter than a MultiDiGraph's dict per relation.
+This is the only code that mutates the graph (graph_state.py). Manifest loading and the
+watch streams both call it, one object at a time, so a graph built incrementally equals one
+built from scratch (the property tests check exactly that). Nothing here does I/O.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping
-from dataclasses import dataclass, field
-from itertools import chain, islice
 from operator import attrgetter
-from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import TypeVar
 
-import networkx as nx
-
-from netsight.graph.model.kinds import (
-    POD_LIKE_KINDS,
-    Kind,
-    Rel,
-    is_cluster_scoped,
-    make_key,
-    parse_key,
+from netsight.graph.model.kinds import POD_LIKE_KINDS, Kind, Rel, is_cluster_scoped, make_key
+from netsight.graph.model.records import EndpointSliceRecord, PodRecord, Record
+from netsight.graph.store.digraph import (
+    add_node,
+    link,
+    link_new,
+    predecessors,
+    set_record,
+    unlink,
 )
-from netsight.graph.model.records import (
-    EndpointSliceRecord,
-    EndpointsRecord,
-    GenericRecord,
-    IngressRecord,
-    NetworkPolicyRecord,
-    PodRecord,
-    Record,
-    ServiceRecord,
-    WorkloadRecord,
+from netsight.graph.store.graph_state import GraphState, Identity
+from netsight.graph.store.record_edges import (
+    REFERENCE_RELS,
+    Edge,
+    record_references,
+    record_selector,
+    selectable_labels,
 )
-from netsight.graph.model.selectors import LabelSelector, Operator, selector_from_map
-from netsight.graph.store import gateway_edges, policy_edges
 from netsight.graph.store.selector_index import NamespaceSelectors
 
-Edge = tuple[str, str, Rel]
 K = TypeVar("K")
 V = TypeVar("V")
-
-SELECTOR_RELS = frozenset({Rel.SELECTS, Rel.APPLIES_TO})
-EMPTY_SELECTED: Mapping[str, Rel] = MappingProxyType({})
-# Relationships that come from one object naming another (record_references).
-_REFERENCE_RELS = frozenset(
-    {Rel.BELONGS_TO, Rel.TARGETS, Rel.ROUTES_TO, Rel.USES_CLASS, Rel.OWNED_BY, Rel.ATTACHES_TO,
-     Rel.TARGET_REF})
-
-
-def selectable_labels(record: Record) -> Mapping[str, str]:
-    """The labels a Service or policy selector is matched against."""
-    if isinstance(record, WorkloadRecord):
-        return record.pod_labels
-    return record.labels
-
-
-def record_selector(record: Record) -> tuple[Rel, LabelSelector] | None:
-    """The pod selector an object carries, with the edge type its matches get."""
-    if isinstance(record, ServiceRecord):
-        # A Service without a selector selects nothing; its endpoints are managed elsewhere.
-        if record.selector is None or record.type == "ExternalName":
-            return None
-        return Rel.SELECTS, selector_from_map(record.selector)
-    if isinstance(record, NetworkPolicyRecord):
-        return Rel.APPLIES_TO, record.pod_selector
-    return None
-
-
-def record_references(record: Record) -> tuple[Edge, ...]:
-    """Edges to other objects named by this record (targets may not exist yet)."""
-    ns = record.namespace
-    if type(record) is PodRecord:  # most records: a pod names its owner at most
-        if record.owner is None:
-            return ()
-        return (_owner_reference(record, record.owner),)
-    refs: list[Edge] = []
-    if isinstance(record, EndpointSliceRecord | EndpointsRecord):
-        service = record.service_name if isinstance(record, EndpointSliceRecord) else record.name
-        if service:
-            refs.append((record.key, make_key(Kind.SERVICE, ns, service), Rel.BELONGS_TO))
-        for group in record.groups:
-            for endpoint in group.endpoints:
-                if endpoint.target_pod:
-                    refs.append(
-                        (record.key, make_key(Kind.POD, ns, endpoint.target_pod), Rel.TARGETS)
-                    )
-    elif isinstance(record, IngressRecord):
-        for backend in record.backends():
-            if backend.service:
-                refs.append(
-                    (record.key, make_key(Kind.SERVICE, ns, backend.service), Rel.ROUTES_TO)
-                )
-        if record.class_name:
-            refs.append(
-                (record.key, make_key(Kind.INGRESS_CLASS, "", record.class_name), Rel.USES_CLASS)
-            )
-    elif isinstance(record, GenericRecord) and record.spec is not None:
-        refs.extend(gateway_edges.references(record))
-        refs.extend(policy_edges.references(record))
-    if record.owner is not None:
-        refs.append(_owner_reference(record, record.owner))
-    # dict.fromkeys: de-duplicate, keep order (two paths to one Service are one edge).
-    return tuple(dict.fromkeys(refs))
-
-
-def _owner_reference(record: Record, owner: tuple[str, str]) -> Edge:
-    owner_kind, owner_name = owner
-    # A cluster-scoped owner (the Node of a mirror pod) has no namespace.
-    owner_ns = "" if is_cluster_scoped(owner_kind) else record.namespace
-    return record.key, make_key(owner_kind, owner_ns, owner_name), Rel.OWNED_BY
-
-
-class NodeData(MutableMapping[str, Any]):
-    """A node's attributes: just its record, in one slot instead of a dict.
-
-    A dict per node cost ~180 bytes at 100k+ nodes; this reads the same through networkx
-    (``graph.nodes[key]["record"]``, ``graph.nodes(data=True)``).
-    """
-
-    __slots__ = ("record",)
-
-    def __init__(self, record: Record) -> None:
-        self.record = record
-
-    def __getitem__(self, name: str) -> Any:
-        if name != "record":
-            raise KeyError(name)
-        return self.record
-
-    def __setitem__(self, name: str, value: Any) -> None:
-        if name != "record" or not isinstance(value, Record):
-            raise KeyError(f"a node holds one attribute, 'record' (a Record); got {name!r}")
-        self.record = value
-
-    def __delitem__(self, name: str) -> None:
-        raise KeyError(f"a node's record cannot be deleted ({name!r}); remove the node")
-
-    def __iter__(self) -> Iterator[str]:
-        yield "record"
-
-    def __len__(self) -> int:
-        return 1
-
-
-class Identity:
-    """The pod-like objects of one namespace that carry the same labels.
-
-    Selectors see labels only, so they match an identity as a whole: a selector is tested
-    once per identity rather than once per pod, and a pod joining an existing identity
-    takes its selector edges from ``selected_by`` without testing anything. Label maps are
-    shared between records with equal labels (``selectors.shared_labels``), so an identity
-    is keyed by the map's ``id``; it holds the map, which keeps that id from being reused.
-    """
-
-    __slots__ = ("labels", "members", "namespace", "selected_by")
-
-    def __init__(self, namespace: str, labels: Mapping[str, str]) -> None:
-        self.namespace = namespace
-        self.labels = labels
-        self.members: set[str] = set()
-        # selector owner -> edge type, for every selector of the namespace that matches
-        self.selected_by: dict[str, Rel] = {}
-
-    def __repr__(self) -> str:
-        return f"Identity({self.namespace}, {dict(self.labels)}, {len(self.members)} members)"
-
-
-@dataclass
-class GraphState:
-    """The graph and the indexes that keep incremental updates cheap."""
-
-    graph: nx.DiGraph = field(default_factory=nx.DiGraph)
-    # kind -> namespace ("" for cluster-scoped) -> keys
-    by_kind: dict[str, dict[str, set[str]]] = field(default_factory=dict)
-    # namespace -> id of a label map -> the identity of the pod-likes carrying it
-    identities: dict[str, dict[int, Identity]] = field(default_factory=dict)
-    # (namespace, label key, label value) -> identities with that label
-    by_label: dict[tuple[str, str, str], set[Identity]] = field(default_factory=dict)
-    # (namespace, label key) -> the values present: Exists selectors expand through by_label.
-    by_label_key: dict[tuple[str, str], set[str]] = field(default_factory=dict)
-    # namespace -> its selector owners (Services, policies), indexed by an anchor label
-    selectors: dict[str, NamespaceSelectors] = field(default_factory=dict)
-    # selector owner -> the identities its selector matches (its virtual edges)
-    selected: dict[str, set[Identity]] = field(default_factory=dict)
-    # target key -> references naming it while it is absent (linked the moment it arrives).
-    # Only absent targets: a present one has the edge itself. Declared references are not
-    # stored either; record_references() derives them from the record again when needed.
-    pending: dict[str, set[Edge]] = field(default_factory=dict)
-    # Kinds that never enter this graph (from a cluster: the workloads, which are not
-    # watched): references to them are not kept pending, as nothing would ever link them.
-    never_arriving: frozenset[str] = frozenset()
-
-    def never_arrive(self, kinds: Iterable[str]) -> None:
-        """Declare kinds that will never be added; forget references waiting for them."""
-        self.never_arriving = frozenset(kinds)
-        for target in [t for t in self.pending if parse_key(t).kind in self.never_arriving]:
-            del self.pending[target]
-
-    def record(self, key: str) -> Record | None:
-        node: NodeData | None = self.graph._node.get(key)
-        return None if node is None else node.record
-
-    def keys_of(self, kind: str, namespace: str | None = None) -> Iterator[str]:
-        per_ns = self.by_kind.get(kind)
-        if not per_ns:
-            return
-        if namespace is not None:
-            yield from per_ns.get(namespace, ())
-            return
-        for keys in per_ns.values():
-            yield from keys
-
-    def selected_keys(self, owner: str) -> Iterator[str]:
-        """Pod-likes the selector of ``owner`` (a Service or policy) matches."""
-        # chained in C: an export reads every member of every selector this way
-        return chain.from_iterable(
-            identity.members for identity in self.selected.get(owner, ()))
-
-    def selector_rel(self, record: Record) -> Rel | None:
-        """The edge type of the selector ``record`` owns in the graph (SELECTS for a
-        Service, APPLIES_TO for a policy); None if it owns none."""
-        index = self.selectors.get(record.namespace)
-        selected = index.owners.get(record.key) if index is not None else None
-        return None if selected is None else selected[0]
-
-    def selectors_of(self, record: Record) -> Mapping[str, Rel]:
-        """Selector owners matching a pod-like record -> their edge type (SELECTS or
-        APPLIES_TO); empty for any other record."""
-        if record.kind not in POD_LIKE_KINDS:
-            return EMPTY_SELECTED
-        identity = self.identity(record)
-        return EMPTY_SELECTED if identity is None else identity.selected_by
-
-    def adjacent_keys(self, key: str) -> Iterator[str]:
-        """Keys one edge away from ``key`` in either direction, selector edges included."""
-        graph = self.graph
-        if key not in graph:
-            return
-        yield from graph._succ[key]
-        yield from graph._pred[key]
-        yield from self.selected_keys(key)
-        record = graph._node[key].record
-        yield from self.selectors_of(record)
-
-    def adjacent_prefix(self, key: str, limit: int) -> tuple[str, ...]:
-        """``tuple(islice(self.adjacent_keys(key), limit))``, built from whole parts where
-        they fit (the change ring takes one of these for every event)."""
-        graph = self.graph
-        succ = graph._succ.get(key)
-        if succ is None or limit <= 0:
-            return ()
-        found = tuple(succ) if len(succ) < limit else tuple(islice(succ, limit))
-        rest = limit - len(found)
-        if not rest:
-            return found
-        pred = graph._pred[key]
-        found += tuple(pred) if len(pred) < rest else tuple(islice(pred, rest))
-        rest = limit - len(found)
-        if not rest:
-            return found
-        if key in self.selected:
-            found += tuple(islice(self.selected_keys(key), rest))
-            rest = limit - len(found)
-            if not rest:
-                return found
-        selectors = self.selectors_of(graph._node[key].record)
-        if selectors:
-            found += tuple(selectors) if len(selectors) < rest else tuple(
-                islice(selectors, rest))
-        return found
-
-    def edges(self) -> Iterator[tuple[str, str, frozenset[Rel]]]:
-        """Every edge, stored and selector edges alike, as (source, target, relationships)."""
-        virtual: dict[tuple[str, str], set[Rel]] = {}
-        for owner, identities in self.selected.items():
-            for identity in identities:
-                rel = identity.selected_by[owner]
-                for member in identity.members:
-                    virtual.setdefault((owner, member), set()).add(rel)
-        for source, target, data in self.graph.edges(data=True):
-            extra = virtual.pop((source, target), set())
-            yield source, target, frozenset(data) | extra
-        for (source, target), rels in virtual.items():
-            yield source, target, frozenset(rels)
-
-    def edge_count(self) -> int:
-        selector_edges = sum(len(identity.members) for identities in self.selected.values()
-                             for identity in identities)
-        return int(self.graph.number_of_edges()) + selector_edges
-
-    def identity(self, record: Record) -> Identity | None:
-        """The identity a pod-like record belongs to (None if it is not in the graph)."""
-        labels = selectable_labels(record)
-        return self.identities.get(record.namespace, {}).get(id(labels))
-
-    def matching(self, namespace: str, selector: LabelSelector) -> set[str]:
-        """Pod-like keys in ``namespace`` whose labels the selector matches."""
-        keys: set[str] = set()
-        for identity in self.matching_identities(namespace, selector):
-            keys |= identity.members
-        return keys
-
-    def matching_identities(self, namespace: str, selector: LabelSelector
-                            ) -> Iterator[Identity]:
-        """Identities in ``namespace`` whose labels the selector matches: one test each."""
-        for identity in self._candidates(namespace, selector):
-            if selector.matches(identity.labels):
-                yield identity
-
-    def _candidates(self, namespace: str, selector: LabelSelector) -> Iterable[Identity]:
-        # Narrow with the most selective index entry; matches() then checks every term.
-        best: set[Identity] | None = None
-        for key, value in selector.match_labels:
-            found = self.by_label.get((namespace, key, value))
-            if not found:
-                return ()
-            if best is None or len(found) < len(best):
-                best = found
-        for req in selector.requirements:
-            if req.operator is Operator.IN:
-                union: set[Identity] = set()
-                for value in req.values:
-                    union |= self.by_label.get((namespace, req.key, value), set())
-                found = union
-            elif req.operator is Operator.EXISTS:
-                found = set()
-                for value in self.by_label_key.get((namespace, req.key), ()):
-                    found |= self.by_label[(namespace, req.key, value)]
-            else:
-                continue
-            if not found:
-                return ()
-            if best is None or len(found) < len(best):
-                best = found
-        if best is not None:
-            return best
-        return list(self.identities.get(namespace, {}).values())
-
-
-# --- mutation ------------------------------------------------------------------------------
 
 
 def upsert(state: GraphState, record: Record) -> None:
@@ -372,15 +48,15 @@ def replace_record(state: GraphState, old: Record, record: Record) -> None:
     """Replace ``old``, the record the graph holds under ``record``'s key, with a record
     not equal to it (``upsert``'s last case, for a caller that has compared them)."""
     key = record.key
-    state.graph._node[key].record = record
+    set_record(state.graph, key, record)
     old_refs: tuple[Edge, ...] = ()
     new_refs: tuple[Edge, ...] = ()
     # A slice's references are its owner, its Service and its endpoints' pods: with the
     # first two unchanged, only the pods' TARGETS edges can differ.
-    changes = _slice_target_changes(old, record)
+    changes = slice_target_changes(old, record)
     if changes is not None:
         old_refs, new_refs = changes
-    elif not _same_references(old, record):
+    elif not same_references(old, record):
         old_refs, new_refs = record_references(old), record_references(record)
     if old_refs != new_refs:
         # Most updates (pod status) keep their references and skip this; a slice that
@@ -417,11 +93,7 @@ def _add_pod(state: GraphState, record: PodRecord) -> None:
     two."""
     key, ns = record.key, record.namespace
     graph = state.graph
-    succ, pred = graph._succ, graph._pred
-    graph._node[key] = NodeData(record)
-    out: dict[str, dict[Rel, bool]] = {}
-    incoming: dict[str, dict[Rel, bool]] = {}
-    succ[key], pred[key] = out, incoming
+    add_node(graph, record)
     per_ns = state.by_kind.get(record.kind)
     if per_ns is None:
         per_ns = state.by_kind[record.kind] = {}
@@ -432,16 +104,12 @@ def _add_pod(state: GraphState, record: PodRecord) -> None:
     if ns:
         ns_key = _NAMESPACE_KEYS.get(ns) or _namespace_key(ns)
         if ns_key in graph:
-            contains = _SINGLE.get(Rel.CONTAINS) or _single(Rel.CONTAINS)
-            succ[ns_key][key] = contains
-            incoming[ns_key] = contains
+            link_new(graph, ns_key, key, Rel.CONTAINS)
     owner = record.owner
     if owner is not None:
         target = _OWNER_KEYS.get((ns, owner)) or _owner_key(ns, owner)
         if target in graph:
-            owned_by = _SINGLE.get(Rel.OWNED_BY) or _single(Rel.OWNED_BY)
-            out[target] = owned_by
-            pred[target][key] = owned_by
+            link_new(graph, key, target, Rel.OWNED_BY)
         elif not state.never_arriving or target.partition("/")[0] not in state.never_arriving:
             state.pending.setdefault(target, set()).add((key, target, Rel.OWNED_BY))
     if state.pending:
@@ -455,7 +123,7 @@ def _add_pod(state: GraphState, record: PodRecord) -> None:
         identity.members.add(key)
 
 
-def _same_references(old: Record, new: Record) -> bool:
+def same_references(old: Record, new: Record) -> bool:
     """True when two versions of an object certainly name the same objects: cheaper than
     building and comparing their references (a slice's ~100 keys, on every update)."""
     if type(old) is not type(new) or old.owner != new.owner:
@@ -465,7 +133,7 @@ def _same_references(old: Record, new: Record) -> bool:
     if isinstance(old, EndpointSliceRecord) and isinstance(new, EndpointSliceRecord):
         before, after = old.group.endpoints, new.group.endpoints
         # The endpoints' pods, position by position, read in C: most of a slice's
-        # endpoints are the previous version's own (typed.slice_record).
+        # endpoints are the previous version's own (typed_records.slice_record).
         return old.service_name == new.service_name and len(before) == len(after) and (
             list(map(_TARGET_POD, before)) == list(map(_TARGET_POD, after)))
     return False
@@ -474,7 +142,7 @@ def _same_references(old: Record, new: Record) -> bool:
 _TARGET_POD = attrgetter("target_pod")
 
 
-def _slice_target_changes(old: Record, new: Record
+def slice_target_changes(old: Record, new: Record
                           ) -> tuple[tuple[Edge, ...], tuple[Edge, ...]] | None:
     """For two versions of a slice that name the same Service and owner (so only TARGETS
     edges can differ: a restarted pod's endpoint swapped for its replacement's), the edges
@@ -516,9 +184,9 @@ def remove(state: GraphState, key: str) -> Record | None:
     else:
         _unlink_references(state, record_references(record))
     # References other objects make to this one wait for it to come back.
-    for source, data in graph._pred[key].items():
+    for source, data in predecessors(graph)[key].items():
         for rel in data:
-            if rel in _REFERENCE_RELS:
+            if rel in REFERENCE_RELS:
                 state.pending.setdefault(key, set()).add((source, key, rel))
     if record.kind in POD_LIKE_KINDS:
         _unindex_labels(state, record)  # pod-likes own no selector
@@ -534,10 +202,7 @@ def remove(state: GraphState, key: str) -> Record | None:
 def _add(state: GraphState, record: Record) -> None:
     key, ns = record.key, record.namespace
     graph = state.graph
-    # What DiGraph.add_node does, with a slotted attribute holder instead of a dict.
-    graph._node[key] = NodeData(record)
-    graph._succ[key] = {}
-    graph._pred[key] = {}
+    add_node(graph, record)
     state.by_kind.setdefault(record.kind, {}).setdefault(ns, set()).add(key)
     # Namespace containment is derived from by_kind rather than stored as references:
     # one edge per object, no per-object bookkeeping.
@@ -595,6 +260,11 @@ def _unlink_owner(state: GraphState, key: str, namespace: str, owner: tuple[str,
         unlink(state.graph, key, target, Rel.OWNED_BY)
     else:
         _discard(state.pending, target, (key, target, Rel.OWNED_BY))
+
+
+def cache_sizes() -> dict[str, int]:
+    """Entries in this module's bounded caches (footprint.census)."""
+    return {"cache_namespace_keys": len(_NAMESPACE_KEYS), "cache_owner_keys": len(_OWNER_KEYS)}
 
 
 def _owner_key(namespace: str, owner: tuple[str, str]) -> str:
@@ -715,10 +385,9 @@ def compacted(members: set[V]) -> set[V]:
     twice that size.
 
     A set never shrinks on removal, and takes a table of its own (off the 8-slot one built
-    into the set object) with its fifth member: under churn every index set
-    ends up with the table its busiest moment needed, and most keep it. In the 1M-event
-    soak at 100k pods that was the identities' member sets, the label index and the
-    selector matches growing 3.5 MiB over the second half while their entries stayed flat
+    into the set object) with its fifth member: under churn every index set (identities'
+    members, the label index, selector matches) would end up with the table its busiest
+    moment needed, and keep it, its bytes growing while its entries stay flat
     (footprint.container_bytes). A copy of n members has the built-in table up to 4 of
     them, else 16 bytes a slot for the smallest power of two above 2n (CPython's set
     merge); one at least twice that is copied, so a set is copied again only after its
@@ -726,55 +395,3 @@ def compacted(members: set[V]) -> set[V]:
     n = len(members)
     fresh = _SET_BYTES if n <= 4 else _SET_BYTES + (16 << (2 * n).bit_length())
     return set(members) if sys.getsizeof(members) > 2 * fresh else members
-
-
-
-# Edge data dicts are shared, one per set of relationships, and never mutated: a dict per
-# edge cost ~160 bytes, and a 100k-pod graph has ~1M edges. Changing an edge's
-# relationships swaps in another shared dict (copy-on-write). Readers must treat edge data
-# as read-only.
-_EDGE_DATA: dict[frozenset[Rel], dict[Rel, bool]] = {}
-
-
-def _edge_data(rels: frozenset[Rel]) -> dict[Rel, bool]:
-    data = _EDGE_DATA.get(rels)
-    if data is None:
-        data = _EDGE_DATA[rels] = dict.fromkeys(sorted(rels), True)
-    return data
-
-
-_SINGLE: dict[Rel, dict[Rel, bool]] = {}
-
-
-def _single(rel: Rel) -> dict[Rel, bool]:
-    data = _SINGLE[rel] = _edge_data(frozenset((rel,)))
-    return data
-
-
-def link(graph: nx.DiGraph, source: str, target: str, rel: Rel) -> None:
-    """Add ``rel`` to the edge source -> target; both nodes must exist."""
-    succ = graph._succ[source]
-    data = succ.get(target)
-    if data is None:  # the usual case: a new edge with one relationship
-        shared = _SINGLE.get(rel) or _single(rel)
-    elif rel in data:
-        return
-    else:
-        shared = _edge_data(frozenset(data) | {rel})
-    succ[target] = shared
-    graph._pred[target][source] = shared
-
-
-def unlink(graph: nx.DiGraph, source: str, target: str, rel: Rel) -> None:
-    succ = graph._succ.get(source)
-    data = succ.get(target) if succ is not None else None
-    if data is None or rel not in data:
-        return
-    rest = frozenset(data) - {rel}
-    if rest:
-        shared = _edge_data(rest)
-        succ[target] = shared
-        graph._pred[target][source] = shared
-    else:
-        del succ[target]
-        del graph._pred[target][source]

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import sys
 
-from netsight.graph.ingest import typed_pages
-from netsight.graph.model import records, selectors
-from netsight.graph.store import building
+from netsight.graph.model import core_records, field_values, selectors
+from netsight.graph.store import building, digraph
 from netsight.graph.store.live import GraphStore
 
 # What a create-then-delete cycle must leave unchanged (the change ring, the generation and
@@ -32,10 +31,10 @@ def census(store: GraphStore, *, edges: bool = True) -> dict[str, int]:
     """Entries in each structure; ``edges=False`` skips the edge count (a pass over every
     node), for frequent sampling."""
     state = store.state
-    # One pass, one namespace's label contents at a time: a soak takes a census every 5% of
-    # its events in the process it measures, so what the census allocates must not show as
-    # RSS (building every identity's frozenset at once was ~19 MiB at 100k pods, left as a
-    # hole in the heap that the soak's RSS slope then measured).
+    # One pass, one namespace's label contents at a time: a soak takes censuses in the
+    # process it measures, so what the census allocates must not show as RSS (every
+    # identity's frozenset at once would leave a hole in the heap, which the soak's RSS
+    # slope would then measure).
     identities = label_sets = members = selected_by = 0
     for per_ns in state.identities.values():
         contents: set[frozenset[tuple[str, str]]] = set()
@@ -50,7 +49,7 @@ def census(store: GraphStore, *, edges: bool = True) -> dict[str, int]:
         buckets += sum(map(len, index.by_pair.values())) + sum(map(len, index.by_key.values()))
         buckets += len(index.everything) + len(index.unanchored)
     return {
-        "nodes": len(state.graph._node),
+        "nodes": len(digraph.nodes(state.graph)),
         "edges": int(state.graph.number_of_edges()) if edges else -1,
         "by_kind_keys": sum(len(keys) for per_ns in state.by_kind.values()
                             for keys in per_ns.values()),
@@ -72,27 +71,22 @@ def census(store: GraphStore, *, edges: bool = True) -> dict[str, int]:
         "pending_targets": len(state.pending),
         "pending_edges": sum(map(len, state.pending.values())),
         "problems": len(store.problems),
-        "invalid": len(store._invalid),
-        "shared_label_maps": len(selectors._LABELS),
+        "invalid": len(store.invalid_keys),
+        "shared_label_maps": selectors.shared_label_maps(),
         "changes": len(store.changes),
         "kind_generations": len(store.kind_generations),
         "derived": len(store.derived),
         "kept": len(store.kept),
-        # Bounded caches (cleared when full; the typed label maps aged in two generations).
-        "cache_typed_labels": len(typed_pages._LABELS) + len(typed_pages._LABELS_BEFORE),
-        "cache_typed_containers": len(typed_pages._CONTAINERS),
-        "cache_typed_owners": len(typed_pages._OWNERS),
-        "cache_record_ports": len(records._PORTS),
-        "cache_record_owners": len(records._OWNERS),
-        "cache_namespace_keys": len(building._NAMESPACE_KEYS),
-        "cache_owner_keys": len(building._OWNER_KEYS),
+        # Bounded caches (cleared when full); the typed decoders' are counted by their
+        # module (ingest/shared_parts.cache_sizes), which the store does not reach.
+        **core_records.cache_sizes(),
+        **field_values.cache_sizes(),
+        **building.cache_sizes(),
         # Bytes of the hash tables keyed by object (the graph's node and adjacency dicts,
         # the by-kind key sets). Not entries: a table never shrinks when keys are deleted,
         # and grows by doubling once new keys (restarted pods' new names) have used up its
-        # free slots, so at 100k pods one such growth is a step of several MiB of RSS that
-        # is live memory, not fragmentation.
-        "table_bytes": sum(map(sys.getsizeof, (state.graph._node, state.graph._adj,
-                                                state.graph._pred)))
+        # free slots: such a step of RSS is live memory, not fragmentation.
+        "table_bytes": digraph.table_bytes(state.graph)
         + sum(sys.getsizeof(keys) for per_ns in state.by_kind.values()
               for keys in per_ns.values()),
     }
@@ -118,10 +112,9 @@ def container_bytes(store: GraphStore) -> dict[str, int]:
         buckets += size(index.owners) + size(index.by_pair) + size(index.by_key)
         buckets += sum(map(size, index.by_pair.values())) + sum(map(size, index.by_key.values()))
     return {
-        "bytes_node_attrs": sum(map(size, graph._node.values())),
-        "bytes_successors": sum(map(size, graph._adj.values())),
-        "bytes_predecessors": sum(map(size, graph._pred.values()))
-        if graph._pred is not graph._adj else 0,
+        "bytes_node_attrs": sum(map(size, digraph.nodes(graph).values())),
+        "bytes_successors": sum(map(size, digraph.successors(graph).values())),
+        "bytes_predecessors": sum(map(size, digraph.predecessors(graph).values())),
         "bytes_identity_members": members,
         "bytes_identity_selected_by": selected_by,
         "bytes_label_index": size(state.by_label) + sum(map(size, state.by_label.values()))

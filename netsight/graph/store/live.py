@@ -1,10 +1,8 @@
-"""The live graph: one mutable store, read through views.
+"""The live graph: one mutable store, read through views (view.py).
 
 Writers (manifest loading, the watch streams) call :meth:`GraphStore.apply` with one raw
 object change at a time; every change that alters the graph bumps ``generation``. Readers
-(analyzers) get a :class:`GraphView`, which offers lookups and index queries but no way to
-mutate, and never copies the graph. Analyzers are synchronous, so on the single asyncio loop
-a view is consistent for the whole of one call.
+(analyzers) get a :class:`GraphView` from :meth:`GraphStore.view`.
 """
 
 from __future__ import annotations
@@ -12,42 +10,44 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
-from collections.abc import Set as AbstractSet
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from itertools import compress
 from operator import attrgetter, ne
-from typing import Any, TypeVar
+from typing import Any
 
 from netsight.graph.model.constructors import builder
 from netsight.graph.model.errors import MalformedObject
-from netsight.graph.model.kinds import Kind, Rel, make_key
-from netsight.graph.model.records import (
-    ContainerPort,
-    PodRecord,
-    Record,
-    invalid_values,
-    object_id,
-    to_record,
-)
-from netsight.graph.model.selectors import LabelSelector
-from netsight.graph.store.building import SELECTOR_RELS, GraphState, add, remove, replace_record
+from netsight.graph.model.kinds import make_key
+from netsight.graph.model.reading import object_id, to_record
+from netsight.graph.model.records import ContainerPort, PodRecord, Record, invalid_values
+from netsight.graph.store import digraph
+from netsight.graph.store.building import add, remove, replace_record
+from netsight.graph.store.graph_state import GraphState
+from netsight.graph.store.sync_status import KindStatus, Source
+from netsight.graph.store.view import GraphView
+
+# GraphView and Source are read by every analyzer: importable from here, with the store.
+__all__ = [
+    "CHANGE_RING_SIZE",
+    "RELATED_LIMIT",
+    "Change",
+    "EventType",
+    "GraphStore",
+    "GraphView",
+    "IngestProblem",
+    "ProblemKind",
+    "Source",
+]
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 
 class EventType(StrEnum):
     ADDED = "ADDED"
     MODIFIED = "MODIFIED"
     DELETED = "DELETED"
-
-
-class Source(StrEnum):
-    MANIFESTS = "manifests"
-    CLUSTER = "cluster"
-    DEMO = "demo"
 
 
 class ProblemKind(StrEnum):
@@ -99,45 +99,8 @@ class Change:
     related: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class ChangeHorizon:
-    """How far back the change ring reaches."""
-
-    generation: int  # every change after this generation is held (0: none was dropped)
-    at: float  # time.time() of the newest dropped change (0.0: none was dropped)
-    started_at: float  # when the graph was created: nothing before is known
-
-
-class SyncState(StrEnum):
-    SYNCING = "syncing"  # listing for the first time
-    SYNCED = "synced"  # listed, and the watch is up
-    RETRYING = "retrying"  # the list or watch failed; retrying with backoff
-    FORBIDDEN = "forbidden"  # RBAC denies list/watch of this kind
-    STOPPED = "stopped"  # the kind's CRD went away
-
-
-@dataclass
-class KindStatus:
-    """How current the graph is for one watched kind (written by the informers)."""
-
-    kind: str
-    state: SyncState = SyncState.SYNCING
-    last_error: str | None = None
-    down_since: float | None = None  # time.time() when the watch went down
-    synced_at: float | None = None
-    relists: int = 0
-    events: int = 0
-
-    @property
-    def settled(self) -> bool:
-        """Synced, or never going to be (forbidden, stopped): readiness stops waiting."""
-        return self.state in (SyncState.SYNCED, SyncState.FORBIDDEN, SyncState.STOPPED)
-
-
 CHANGE_RING_SIZE = 10_000
 RELATED_LIMIT = 64
-# Derived structures kept per store (GraphView.derived); a scope of callers keeps its own.
-DERIVED_LIMIT = 32
 
 
 @dataclass
@@ -153,7 +116,7 @@ class GraphStore:
     # kind -> the generation of its last change (GraphView.kind_generation)
     kind_generations: dict[str, int] = field(default_factory=dict)
     # Keys of records with an invalid-value problem: most applies can skip the lookup.
-    _invalid: set[str] = field(default_factory=set, repr=False)
+    invalid_keys: set[str] = field(default_factory=set, repr=False)
     # The ports of the last pod found to have no invalid value (_note_invalid_values).
     _valid_ports: tuple[ContainerPort, ...] | None = field(default=None, repr=False)
     created_at: float = field(default_factory=time.time)
@@ -219,7 +182,7 @@ class GraphStore:
         # The object's problem goes with it: readers see that as a change too.
         if self.problems:
             self.problems.pop(f"{key}#invalid", None)
-            self._invalid.discard(key)
+            self.invalid_keys.discard(key)
             dropped = self.problems.pop(key, None) is not None
         else:
             dropped = False
@@ -233,15 +196,15 @@ class GraphStore:
 
     def apply_record(self, record: Record, *, location: str | None = None) -> bool:
         """Add or replace an object whose record is already built (an ADDED or MODIFIED
-        event read by typed.py); returns whether the graph changed."""
+        event read typed, typed_events.py); returns whether the graph changed."""
         key = record.key
         before = self.state.record(key)
         # One comparison, field by field, both for "equal?" and for the change's fields:
         # no field differs exactly when == would find the records equal (it compares every
         # field but the key, which follows from three of them).
-        fields = _changed_fields(before, record)
+        fields = changed_fields(before, record)
         same = not fields and before is not None and type(before) is type(record)
-        if same and key not in self._invalid and key not in self.problems:
+        if same and key not in self.invalid_keys and key not in self.problems:
             # A status-only update (a pod's conditions' timestamps, its resourceVersion):
             # nothing netsight reads changed, and no problem is waiting to be cleared.
             return False
@@ -271,12 +234,13 @@ class GraphStore:
         ``apply_record`` one record at a time (tests/graph/test_listed_pages_apply_like_events.py).
         """
         state = self.state
-        nodes = state.graph._node
-        problems, invalid = self.problems, self._invalid
+        nodes = digraph.nodes(state.graph)
+        problems, invalid = self.problems, self.invalid_keys
         ring, listeners, kind_generations = self.changes, self.listeners, self.kind_generations
         added = EventType.ADDED
         # A pod's invalid values are in its ports alone, and the pods of one template share
-        # one ports tuple (typed.py): one found valid is not looked at again in this page.
+        # one ports tuple (shared_parts.py): one found valid is not looked at again in this
+        # page.
         valid_ports: tuple[ContainerPort, ...] | None = None
         changed = 0
         for record in records:
@@ -312,20 +276,21 @@ class GraphStore:
     def _note_invalid_values(self, record: Record, location: str | None) -> bool:
         """Track values kept as written that the API server would reject; True if changed."""
         # A pod's invalid values are in its ports alone, and the pods of one template share
-        # one ports tuple (typed.py): once one is found valid, the next pod skips the check.
+        # one ports tuple (shared_parts.py): once one is found valid, the next pod skips
+        # the check.
         ports = record.ports if isinstance(record, PodRecord) else None
-        if ports is not None and ports is self._valid_ports and record.key not in self._invalid:
+        if ports is not None and ports is self._valid_ports and record.key not in self.invalid_keys:
             return False
         notes = invalid_values(record)
         if not notes and ports is not None:
             self._valid_ports = ports
-        if not notes and record.key not in self._invalid:
+        if not notes and record.key not in self.invalid_keys:
             return False
         key = f"{record.key}#invalid"
         if not notes:
-            self._invalid.discard(record.key)
+            self.invalid_keys.discard(record.key)
             return self.problems.pop(key, None) is not None
-        self._invalid.add(record.key)
+        self.invalid_keys.add(record.key)
         problem = IngestProblem(
             ProblemKind.INVALID_VALUE,
             "; ".join(n.message for n in notes) + " (kept as written)",
@@ -343,7 +308,7 @@ class GraphStore:
             remove(self.state, key)
             self.problems.pop(key, None)
             self.problems.pop(f"{key}#invalid", None)
-            self._invalid.discard(key)
+            self.invalid_keys.discard(key)
             self.generation += 1
             self._record_change(Change(self.generation, time.time(), EventType.DELETED, key,
                                        related=related))
@@ -377,22 +342,9 @@ class GraphStore:
 _CHANGE = builder(Change)
 
 
-def _derived(store: GraphStore, name: Hashable, kinds: tuple[str, ...], view: GraphView,
-             build: Callable[[GraphView], T]) -> T:
-    generations = tuple(store.kind_generations.get(kind, 0) for kind in kinds)
-    held = store.derived.get(name)
-    if held is not None and held[0] == generations:
-        store.derived.move_to_end(name)
-        return held[1]  # type: ignore[return-value]  # stored by this function for name
-    value = build(view)
-    store.derived[name] = (generations, value)
-    store.derived.move_to_end(name)
-    while len(store.derived) > DERIVED_LIMIT:
-        store.derived.popitem(last=False)
-    return value
-
-
-def _changed_fields(before: Record | None, after: Record | None) -> tuple[str, ...]:
+def changed_fields(before: Record | None, after: Record | None) -> tuple[str, ...]:
+    """The fields whose values differ between two versions of a record (none when either is
+    missing or they are records of two types)."""
     if before is None or after is None or type(before) is not type(after):
         return ()
     names, values = _FIELDS.get(type(before)) or _fields(type(before))
@@ -419,255 +371,3 @@ def _fields(cls: type[Record]) -> tuple[tuple[str, ...], Callable[[Record], tupl
     names = tuple(f.name for f in fields(cls))
     found = _FIELDS[cls] = (names, attrgetter(*names))
     return found
-
-
-class GraphView:
-    """Read-only access to the graph for analyzers."""
-
-    __slots__ = ("_state", "_store")
-
-    def __init__(self, store: GraphStore) -> None:
-        self._store = store
-        self._state = store.state
-
-    @property
-    def generation(self) -> int:
-        return self._store.generation
-
-    @property
-    def source(self) -> Source:
-        return self._store.source
-
-    @property
-    def cluster_name(self) -> str:
-        return self._store.cluster_name
-
-    def get(self, key: str) -> Record | None:
-        return self._state.record(key)
-
-    def exists(self, key: str) -> bool:
-        return key in self._state.graph
-
-    def for_each(self, kind: str, namespace: str | None = None) -> Iterator[Record]:
-        """Records of one kind, in one namespace or all; order is unspecified."""
-        nodes = self._state.graph._node
-        for key in self._state.keys_of(kind, namespace):
-            yield nodes[key].record
-
-    def count(self, kind: str, namespace: str | None = None) -> int:
-        per_ns = self._state.by_kind.get(kind, {})
-        if namespace is not None:
-            return len(per_ns.get(namespace, ()))
-        return sum(len(keys) for keys in per_ns.values())
-
-    def neighbors(
-        self, key: str, rel: Rel, *, incoming: bool = False, kind: str | None = None
-    ) -> Iterator[Record]:
-        """Records related to ``key`` by ``rel``: its targets, or with ``incoming`` its sources."""
-        state = self._state
-        graph = state.graph
-        if key not in graph:
-            return
-        nodes = graph._node
-        others: Iterable[str]
-        if rel in SELECTOR_RELS:
-            # Selector edges live in the identity index, not in networkx (building.py).
-            if incoming:
-                others = [owner for owner, owner_rel in
-                          state.selectors_of(nodes[key].record).items() if owner_rel is rel]
-            else:
-                owned = state.selector_rel(nodes[key].record)
-                others = state.selected_keys(key) if owned is rel else ()
-        else:
-            adjacency = graph._pred[key] if incoming else graph._succ[key]
-            others = [other for other, data in adjacency.items() if rel in data]
-        for other in others:
-            found: Record = nodes[other].record
-            if kind is None or found.kind == kind:
-                yield found
-
-    def adjacent_keys(self, key: str) -> Iterator[str]:
-        """Keys of every node one edge away from ``key``, in either direction."""
-        return self._state.adjacent_keys(key)
-
-    def out_edges(self, key: str) -> Iterator[tuple[str, Rel]]:
-        """(target key, relationship) for every relationship out of ``key``, selector
-        edges included: one pass for an export, instead of one ``neighbors`` call a type."""
-        state = self._state
-        graph = state.graph
-        if key not in graph:
-            return
-        for target, data in graph._succ[key].items():
-            for rel in data:
-                yield target, rel
-        owned = state.selector_rel(graph._node[key].record)
-        if owned is not None:
-            for target in state.selected_keys(key):
-                yield target, owned
-
-    def out_edge_runs(self, key: str) -> Iterator[tuple[Rel, Iterable[str]]]:
-        """``out_edges`` in runs of one relationship, in the same order: (relationship,
-        target keys). A selector's matches are one run, so an export can encode them in
-        bulk rather than one edge at a time."""
-        state = self._state
-        graph = state.graph
-        if key not in graph:
-            return
-        run: list[str] = []
-        run_rel: Rel | None = None
-        for target, data in graph._succ[key].items():
-            for rel in data:
-                if rel is not run_rel:
-                    if run_rel is not None:
-                        yield run_rel, run
-                    run, run_rel = [], rel
-                run.append(target)
-        if run_rel is not None:
-            yield run_rel, run
-        owned = state.selector_rel(graph._node[key].record)
-        if owned is not None:
-            yield owned, state.selected_keys(key)
-
-    def kind_generation(self, kind: str) -> int:
-        """The graph generation at which an object of ``kind`` last changed (0: never).
-        Lets an analyzer keep something derived from one kind until that kind changes."""
-        return self._store.kind_generations.get(kind, 0)
-
-    def derived(self, name: Hashable, kinds: Iterable[str],
-                build: Callable[[GraphView], T]) -> T:
-        """``build(self)``, kept with the store until an object of one of ``kinds`` changes.
-
-        For indexes an analyzer would otherwise rebuild on every call (routes by hostname):
-        ``build`` must read only objects of ``kinds``, and callers must not mutate the
-        value, unless it keeps itself current: with no ``kinds`` it is kept until evicted
-        (the store keeps the most recently used few), e.g. an index moved forward from
-        :meth:`changes_since`, or a cache whose entries are checked against their records.
-        """
-        return _derived(self._store, name, tuple(kinds), self, build)
-
-    def pending_references(self, key: str) -> Iterator[tuple[str, Rel]]:
-        """References objects make to ``key`` while it is absent, as (source key, rel):
-        the edges that will appear when it arrives (a route naming a missing Service)."""
-        for source, _, rel in self._state.pending.get(key, ()):
-            yield source, rel
-
-    def matching(self, namespace: str, selector: LabelSelector) -> Iterator[Record]:
-        """Pods and workload templates in ``namespace`` the selector matches, via the index."""
-        nodes = self._state.graph._node
-        for key in self._state.matching(namespace, selector):
-            yield nodes[key].record
-
-    def kept(self) -> dict[str, Any]:
-        """Where an analyzer keeps what it derives from this graph across calls (indexes
-        kept current by generation): it lives and dies with the store, so nothing derived
-        from one graph is ever taken for another's. Entries check their own validity
-        (unlike :meth:`derived`, nothing here is dropped when a kind changes)."""
-        return self._store.kept
-
-    def identities(self) -> Iterator[tuple[str, Mapping[str, str], AbstractSet[str],
-                                           Mapping[str, Rel]]]:
-        """Every identity (pod-likes of a namespace sharing one label map): (namespace,
-        labels, member keys, selector owner -> edge type). The sets are the graph's own,
-        read-only, valid until the next change."""
-        for per_ns in self._state.identities.values():
-            for identity in per_ns.values():
-                yield identity.namespace, identity.labels, identity.members, \
-                    identity.selected_by
-
-    def matching_label_maps(self, namespace: str, selector: LabelSelector
-                            ) -> Iterator[Mapping[str, str]]:
-        """The label map of each identity in ``namespace`` the selector matches (one test
-        per identity, through the label index)."""
-        for identity in self._state.matching_identities(namespace, selector):
-            yield identity.labels
-
-    def namespaces(self) -> set[str]:
-        """Namespaces that exist as objects or hold at least one object."""
-        names = {ns for per_ns in self._state.by_kind.values() for ns in per_ns if ns}
-        names.update(r.name for r in self.for_each(Kind.NAMESPACE))
-        return names
-
-    def kinds(self) -> list[str]:
-        return sorted(self._state.by_kind)
-
-    def problems(self) -> list[IngestProblem]:
-        return list(self._store.problems.values())
-
-    def unreadable(self, kind: str) -> str | None:
-        """Why objects of ``kind`` cannot be trusted to be complete, or None if they can.
-
-        A kind RBAC forbids, or one whose first list has not finished, is empty in the
-        graph without being empty in the cluster; analyzers must not read that as "none".
-        """
-        status = self._store.sync.get(kind)
-        if status is None:
-            return None  # manifests: what was given is all there is
-        if status.state is SyncState.FORBIDDEN:
-            return f"{kind}: listing is forbidden ({status.last_error})"
-        if status.synced_at is None:
-            return f"{kind}: not listed yet ({status.state.value})"
-        return None
-
-    def untracked(self, kind: str) -> str | None:
-        """Why a missing object of ``kind`` may still exist in the cluster, or None.
-
-        From manifests, what was given is all there is. From a cluster, only the kinds an
-        informer lists are known: one that is not watched (Secrets with SECRET_METADATA off,
-        an older API server) is as unknown as one RBAC forbids or not listed yet.
-        """
-        if self.source is Source.MANIFESTS:
-            return None
-        if kind not in self._store.sync:
-            return f"{kind}: not watched"
-        return self.unreadable(kind)
-
-    def staleness(self) -> dict[str, float]:
-        """Kinds whose watch is down, with the seconds since it went down."""
-        now = time.time()
-        return {kind: round(now - status.down_since, 1)
-                for kind, status in self._store.sync.items()
-                if status.down_since is not None}
-
-    def change_horizon(self) -> ChangeHorizon:
-        """How far back :meth:`changes_since` reaches: before it, changes are not known."""
-        generation, at = self._store.dropped
-        return ChangeHorizon(generation, at, self._store.created_at)
-
-    def changes_since(self, generation: int, *, at: float | None = None,
-                      newest_first: bool = False) -> Iterator[Change]:
-        """Changes after ``generation`` (and, given ``at``, taken in after that time) that
-        the ring still holds, oldest first (``newest_first``: from the newest back, lazily,
-        for a reader that stops after a few)."""
-        # From the newest back: a few recent changes cost a few steps, not the whole ring.
-        newer = []
-        for change in reversed(self._store.changes):
-            if change.generation <= generation or (at is not None and change.at <= at):
-                break
-            if newest_first:
-                yield change
-            else:
-                newer.append(change)
-        yield from reversed(newer)
-
-    @property
-    def node_count(self) -> int:
-        return int(self._state.graph.number_of_nodes())
-
-    @property
-    def edge_count(self) -> int:
-        return self._state.edge_count()
-
-
-def edge_runs(edges: Iterable[tuple[str, Rel]]) -> Iterator[tuple[Rel, list[str]]]:
-    """(target, relationship) pairs as runs of one relationship, in order: ``out_edge_runs``
-    for views that filter or compute their edges one at a time."""
-    run: list[str] = []
-    run_rel: Rel | None = None
-    for target, rel in edges:
-        if rel is not run_rel:
-            if run_rel is not None:
-                yield run_rel, run
-            run, run_rel = [], rel
-        run.append(target)
-    if run_rel is not None:
-        yield run_rel, run

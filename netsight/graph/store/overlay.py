@@ -19,20 +19,14 @@ from typing import Any, TypeVar
 from netsight.graph.model.kinds import POD_LIKE_KINDS, Kind, Rel, make_key, parse_key
 from netsight.graph.model.records import Record
 from netsight.graph.model.selectors import LabelSelector
-from netsight.graph.store.building import (
+from netsight.graph.store.live import Change, IngestProblem
+from netsight.graph.store.record_edges import (
     SELECTOR_RELS,
     record_references,
     record_selector,
     selectable_labels,
 )
-from netsight.graph.store.live import (
-    Change,
-    ChangeHorizon,
-    GraphView,
-    IngestProblem,
-    Source,
-    edge_runs,
-)
+from netsight.graph.store.view import GraphView, WrappedView
 
 T = TypeVar("T")
 
@@ -41,18 +35,15 @@ _SELECTOR_KINDS = (Kind.SERVICE, Kind.NETWORK_POLICY)
 _REFERENCE_RELS = frozenset(Rel) - SELECTOR_RELS - {Rel.CONTAINS}
 
 
-class OverlayView(GraphView):
+class OverlayView(WrappedView):
     """``view`` with ``delta`` applied: key -> the record that replaces or adds it, or None
     to delete it. ``problems`` are the delta's own (values kept as written)."""
 
-    __slots__ = ("_added", "_base_has", "_by_kind", "_delta", "_extra_problems", "_inner",
-                 "_refs_in")
+    __slots__ = ("_added", "_base_has", "_by_kind", "_delta", "_extra_problems", "_refs_in")
 
     def __init__(self, view: GraphView, delta: Mapping[str, Record | None],
                  problems: Iterable[IngestProblem] = ()) -> None:
-        # GraphView.__init__ is not called: its slots (the store, the raw state) stay empty,
-        # so nothing here can reach past ``view`` into the graph, let alone write it.
-        self._inner = view
+        super().__init__(view)  # nothing here can reach past ``view``, let alone write it
         self._delta = dict(delta)
         self._base_has = {key: view.exists(key) for key in self._delta}
         # Keys the delta brings in that are absent beneath (pending references may name them).
@@ -80,18 +71,6 @@ class OverlayView(GraphView):
         return self._inner
 
     # --- the GraphView interface ----------------------------------------------------------
-
-    @property
-    def generation(self) -> int:
-        return self._inner.generation
-
-    @property
-    def source(self) -> Source:
-        return self._inner.source
-
-    @property
-    def cluster_name(self) -> str:
-        return self._inner.cluster_name
 
     def get(self, key: str) -> Record | None:
         if key in self._delta:
@@ -150,14 +129,6 @@ class OverlayView(GraphView):
         for rel in Rel:
             for other in self._related(record, rel, False):
                 yield other.key, rel
-
-    def out_edge_runs(self, key: str) -> Iterator[tuple[Rel, Iterable[str]]]:
-        return edge_runs(self.out_edges(key))
-
-    def kind_generation(self, kind: str) -> int:
-        # A timing of the graph beneath; whatever is kept by it (derived) is not shared
-        # with an overlay, which builds its own.
-        return self._inner.kind_generation(kind)
 
     def derived(self, name: Hashable, kinds: Iterable[str],
                 build: Callable[[GraphView], T]) -> T:
@@ -233,18 +204,6 @@ class OverlayView(GraphView):
         delta = self._delta
         found = [p for p in self._inner.problems() if p.key.partition("#")[0] not in delta]
         return found + self._extra_problems
-
-    def unreadable(self, kind: str) -> str | None:
-        return self._inner.unreadable(kind)
-
-    def untracked(self, kind: str) -> str | None:
-        return self._inner.untracked(kind)
-
-    def staleness(self) -> dict[str, float]:
-        return self._inner.staleness()
-
-    def change_horizon(self) -> ChangeHorizon:
-        return self._inner.change_horizon()
 
     def changes_since(self, generation: int, *, at: float | None = None,
                       newest_first: bool = False) -> Iterator[Change]:

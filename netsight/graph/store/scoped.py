@@ -25,14 +25,8 @@ from typing import Any, NoReturn, TypeVar
 from netsight.graph.model.kinds import Kind, Rel, parse_key
 from netsight.graph.model.records import Record
 from netsight.graph.model.selectors import LabelSelector
-from netsight.graph.store.live import (
-    Change,
-    ChangeHorizon,
-    GraphView,
-    IngestProblem,
-    Source,
-    edge_runs,
-)
+from netsight.graph.store.live import Change, IngestProblem
+from netsight.graph.store.view import GraphView, WrappedView
 
 T = TypeVar("T")
 
@@ -43,15 +37,13 @@ class UnscopedRead(NotImplementedError):
     """A ``GraphView`` read that :class:`ScopedView` does not know how to restrict."""
 
 
-class ScopedView(GraphView):
+class ScopedView(WrappedView):
     """``view`` as seen by a caller allowed only ``namespaces`` (plus cluster-scoped objects)."""
 
-    __slots__ = ("_allowed", "_inner")
+    __slots__ = ("_allowed",)
 
     def __init__(self, view: GraphView, namespaces: Iterable[str]) -> None:
-        # GraphView.__init__ is not called on purpose: its slots (the store and the raw
-        # state) stay empty, so code reaching for them fails instead of reading everything.
-        self._inner = view
+        super().__init__(view)  # code reaching for the raw graph fails, reads nothing
         self._allowed = frozenset(namespaces)
 
     @property
@@ -87,17 +79,6 @@ class ScopedView(GraphView):
 
     # --- the GraphView interface, restricted ---------------------------------------------
 
-    @property
-    def generation(self) -> int:
-        return self._inner.generation
-
-    @property
-    def source(self) -> Source:
-        return self._inner.source
-
-    @property
-    def cluster_name(self) -> str:
-        return self._inner.cluster_name
 
     def get(self, key: str) -> Record | None:
         record = self._inner.get(key)
@@ -139,15 +120,6 @@ class ScopedView(GraphView):
         for target, rel in self._inner.out_edges(key):
             if self.shows(target):
                 yield target, rel
-
-    def out_edge_runs(self, key: str) -> Iterator[tuple[Rel, Iterable[str]]]:
-        return edge_runs(self.out_edges(key))
-
-    def kind_generation(self, kind: str) -> int:
-        # When the kind changed anywhere: a timing, not an object. Whatever is kept until the
-        # kind changes must still be kept per scope (scope_digest), not shared with the
-        # unrestricted view.
-        return self._inner.kind_generation(kind)
 
     def derived(self, name: Hashable, kinds: Iterable[str],
                 build: Callable[[GraphView], T]) -> T:
@@ -210,18 +182,6 @@ class ScopedView(GraphView):
             return problem.name in self._allowed
         return True  # cluster-scoped objects, and manifest documents that never parsed
 
-    def unreadable(self, kind: str) -> str | None:
-        return self._inner.unreadable(kind)  # about the informers, not about any object
-
-    def untracked(self, kind: str) -> str | None:
-        return self._inner.untracked(kind)  # about the informers, not about any object
-
-    def staleness(self) -> dict[str, float]:
-        return self._inner.staleness()
-
-    def change_horizon(self) -> ChangeHorizon:
-        return self._inner.change_horizon()  # about the ring, not about any object
-
     def changes_since(self, generation: int, *, at: float | None = None,
                       newest_first: bool = False) -> Iterator[Change]:
         for change in self._inner.changes_since(generation, at=at, newest_first=newest_first):
@@ -257,7 +217,9 @@ def _everything(key: str) -> bool:
     return True
 
 
-def _refuse(name: str) -> Any:
+def refusing_read(name: str) -> Any:
+    """A property that raises :class:`UnscopedRead` on access: a read nobody scoped."""
+
     def fail(self: ScopedView, *args: Any, **kwargs: Any) -> NoReturn:
         raise UnscopedRead(f"GraphView.{name} is not restricted to the caller's namespaces "
                            "yet; add it to netsight/graph/store/scoped.py")
@@ -270,4 +232,4 @@ def _refuse(name: str) -> Any:
 UNSCOPED = frozenset(name for name in dir(GraphView)
                      if not name.startswith("_") and name not in vars(ScopedView))
 for _name in UNSCOPED:
-    setattr(ScopedView, _name, _refuse(_name))
+    setattr(ScopedView, _name, refusing_read(_name))

@@ -2,9 +2,9 @@
 
 When a pod arrives or its labels change, the graph must find every Service and policy
 selector of its namespace that matches it. Testing all of them costs O(selectors) per pod
-(about a hundred in a busy namespace, a quarter of a 100k-pod sync). Instead each selector
-is filed under one *anchor* - a label it cannot match without - and a pod looks up only the
-anchors its own labels name, then tests those few candidates in full.
+(about a hundred in a busy namespace), which would be much of a large sync. Instead each
+selector is filed under one *anchor* - a label it cannot match without - and a pod looks up
+only the anchors its own labels name, then tests those few candidates in full.
 
 Anchors, best first: a ``matchLabels`` pair; an ``In`` requirement (filed under each of its
 values); an ``Exists`` requirement (filed under the key). An empty selector matches every

@@ -1,0 +1,104 @@
+"""The API server's answers as the informers act on them: HTTP statuses and ERROR events
+become a small set of errors, handled in one place (the informer loop)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import aiohttp
+import orjson
+
+
+class Gone(Exception):
+    """410: the resourceVersion (or continue token) is too old; re-list."""
+
+
+class Forbidden(Exception):
+    """403: RBAC does not let netsight list or watch this kind."""
+
+
+class NotServed(Exception):
+    """404: the API server no longer serves this kind (its CRD was deleted)."""
+
+
+class Transient(Exception):
+    """5xx, 429 or an unreadable answer: retry after a backoff."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+# What ends a list or a watch that a retry after a backoff may get past: the answers above,
+# a dropped or refused connection, a timeout, a body that is not JSON.
+RETRYABLE = (Transient, aiohttp.ClientError, TimeoutError, OSError, orjson.JSONDecodeError)
+
+
+class Response(Protocol):
+    """The part of an aiohttp response the informers use."""
+
+    status: int
+    content: aiohttp.StreamReader
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    async def read(self) -> bytes: ...
+
+    def release(self) -> Any: ...
+
+
+class Transport(Protocol):
+    """GET a path with query parameters and hand back the raw, unread response."""
+
+    async def get(self, path: str, params: list[tuple[str, str]], *,
+                  accept: str | None = None) -> Response: ...
+
+
+def check_response(response: Response, body: bytes | None = None) -> None:
+    status = response.status
+    if 200 <= status < 300:
+        return
+    message = _status_message(body) or f"HTTP {status}"
+    if status == 410:
+        raise Gone(message)
+    if status == 403:
+        raise Forbidden(message)
+    if status == 404:
+        raise NotServed(message)
+    retry_after = response.headers.get("Retry-After")
+    raise Transient(f"HTTP {status}: {message}",
+                    float(retry_after) if retry_after and retry_after.isdigit() else None)
+
+
+def _status_message(body: bytes | None) -> str | None:
+    if not body:
+        return None
+    with contextlib.suppress(orjson.JSONDecodeError, AttributeError):
+        message = orjson.loads(body).get("message")
+        return str(message) if message else None
+    return None
+
+
+def raise_on_error(event: Mapping[str, Any]) -> None:
+    """An ERROR event ends the stream: 410 means re-list, anything else retry."""
+    if event.get("type") != "ERROR":
+        return
+    obj = event.get("object") or {}
+    if obj.get("code") == 410:
+        raise Gone(str(obj.get("message")))
+    raise Transient(f"watch error {obj.get('code')}: {obj.get('message')}")
+
+
+async def get_json(transport: Transport, path: str,
+                    params: list[tuple[str, str]] | None = None) -> dict[str, Any]:
+    response = await transport.get(path, params or [])
+    try:
+        body = await response.read()
+    finally:
+        response.release()
+    check_response(response, body)
+    data: dict[str, Any] = orjson.loads(body)
+    return data

@@ -1,0 +1,242 @@
+"""Keep the graph current from a cluster: one informer per watched kind, started and
+stopped as CRDs come and go, the list worker of the initial sync, and the collector's keeper
+once the graph is loaded."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import gc
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import orjson
+
+from netsight.graph.ingest import api_responses
+from netsight.graph.ingest.api_responses import Transport
+from netsight.graph.ingest.discovery import (
+    CRD_KIND,
+    NEVER_WATCHED,
+    PROVIDER_GROUPS,
+    WatchedKind,
+    discover,
+    providers_of,
+)
+from netsight.graph.ingest.informers import Backoff, Informer, InformerSettings
+from netsight.graph.ingest.list_worker import PageWorker
+from netsight.graph.ingest.watch_stream import stream_lines, watch_params
+from netsight.graph.runtime.allocator import release_free_memory
+from netsight.graph.runtime.collector import keep_collections_young
+from netsight.graph.store.live import GraphStore
+from netsight.graph.store.sync_status import SyncState
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ClusterWatcher:
+    """Runs the informers for every watched kind and follows CRDs as they come and go."""
+
+    transport: Transport
+    store: GraphStore
+    settings: InformerSettings = field(default_factory=InformerSettings)
+    on_providers_changed: Callable[[set[str]], None] | None = None
+    informers: dict[WatchedKind, tuple[Informer, asyncio.Task[None]]] = field(
+        default_factory=dict)
+    providers: set[str] = field(default_factory=set)
+    _crd_task: asyncio.Task[None] | None = None
+    _gc_task: asyncio.Task[None] | None = None
+    # Whether the initial sync started a list worker, and the pages whose records it built.
+    list_worker_started: bool = False
+    offloaded_pages: int = 0
+    _worker: PageWorker | None = None
+    _worker_task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Discover, start every informer, and follow CRDs. Returns once started."""
+        # Pods name their ReplicaSet (and others their Deployment, Node...) as owner; those
+        # kinds are not watched, so such references are never waited on.
+        self.store.state.never_arrive(NEVER_WATCHED)
+        kinds = await discover(self.transport, self.settings.metadata_only)
+        if self.settings.use_list_worker and any(PageWorker.handles(k.kind_id) for k in kinds):
+            self._worker = PageWorker()  # started by the first large list
+        for kind in kinds:
+            self._start(kind)
+        if self._worker is not None:
+            self._worker_task = asyncio.create_task(self._retire_worker(),
+                                                    name="informer:list-worker")
+        self._publish_providers()
+        self._crd_task = asyncio.create_task(self._follow_crds(), name="informer:crds")
+
+    async def _retire_worker(self) -> None:
+        """Stop the list worker once the informers of the kinds it builds have synced
+        (those of other kinds never send it a page: a kind still retrying must not keep it).
+
+        Re-lists after the sync (a 410, a reconnect) are of one kind at a time and rare;
+        a worker kept for them would hold its memory for good, and one
+        started for each would cost a process start and its imports.
+        """
+        worker = self._worker
+        assert worker is not None
+        try:
+            await asyncio.gather(*(i.synced.wait() for i, _ in self.informers.values()
+                                   if worker.handles(i.kind.kind_id)))
+        finally:
+            for informer, _ in self.informers.values():
+                informer.worker = None
+            self._worker = None
+            self.list_worker_started |= worker.started
+            self.offloaded_pages += worker.pages
+            await worker.close()
+
+    async def list_worker_done(self) -> None:
+        """Wait until the list worker, if one was started, has stopped."""
+        if self._worker_task is not None:
+            await self._worker_task
+
+    async def wait_synced(self, timeout: float | None = None) -> bool:
+        """Wait for the initial sync of every kind, with the garbage collector held off.
+
+        A bulk load allocates millions of long-lived containers; the
+        cyclic GC would rescan them again and again. After the load, ``gc.freeze()``
+        moves them out of its reach for good.
+        """
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            await asyncio.wait_for(
+                asyncio.gather(*(i.synced.wait() for i, _ in self.informers.values())),
+                timeout)
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            gc.freeze()
+            if enabled:
+                gc.enable()
+            release_free_memory()
+            if self._gc_task is None and self.settings.refreeze_interval > 0:
+                self._gc_task = asyncio.create_task(keep_collections_young(
+                    self.settings.refreeze_interval, self.settings.full_collection_interval,
+                    self.settings.young_threshold, self.settings.release_interval,
+                    idle_interval=self.settings.refreeze_idle_interval),
+                    name="informer:gc")
+
+    @property
+    def ready(self) -> bool:
+        return all(i.status.settled for i, _ in self.informers.values())
+
+    async def stop(self, timeout: float = 5.0) -> None:
+        tasks = [task for _, task in self.informers.values()]
+        for informer, _ in self.informers.values():
+            informer.stopping = True
+        if self._crd_task is not None:
+            tasks.append(self._crd_task)
+        if self._gc_task is not None:
+            tasks.append(self._gc_task)
+        if self._worker_task is not None:
+            tasks.append(self._worker_task)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=timeout)
+            for task in pending:
+                log.error("informer task %s did not stop in %ss", task.get_name(), timeout)
+        self.informers.clear()
+        self._crd_task = self._gc_task = self._worker_task = None
+
+    def _start(self, kind: WatchedKind) -> None:
+        if kind in self.informers:
+            return
+        informer = Informer(self.transport, self.store, kind, self.settings,
+                            worker=self._worker)
+        informer.status.state, informer.status.down_since = SyncState.SYNCING, None
+        task = asyncio.create_task(informer.run(), name=f"informer:{kind.kind_id}")
+        task.add_done_callback(functools.partial(self._finished, kind))
+        self.informers[kind] = (informer, task)
+
+    def _finished(self, kind: WatchedKind, task: asyncio.Task[None]) -> None:
+        """An informer ended by itself (its kind is no longer served, or a bug): drop it,
+        so the next discovery can start it again, and drop the objects it vouched for."""
+        entry = self.informers.get(kind)
+        if entry is None or entry[1] is not task or task.cancelled():
+            return
+        del self.informers[kind]
+        error = task.exception()
+        if error is not None:
+            # A bug, not the API: keep the (now aging) objects and say they are stale.
+            log.error("informer %s failed", kind.kind_id, exc_info=error)
+            entry[0].down(SyncState.RETRYING, f"informer failed: {error!r}")
+        else:
+            self.store.remove_kind(kind.kind_id)
+
+    def _stop(self, kind: WatchedKind) -> None:
+        entry = self.informers.pop(kind, None)
+        if entry is None:
+            return
+        informer, task = entry
+        informer.stopping = True
+        task.cancel()
+        informer.status.state = SyncState.STOPPED
+        informer.status.down_since = None
+        self.store.remove_kind(kind.kind_id)
+
+    def _publish_providers(self) -> None:
+        providers = providers_of(self.informers)
+        if providers != self.providers:
+            self.providers = providers
+            if self.on_providers_changed is not None:
+                self.on_providers_changed(set(providers))
+
+    async def _follow_crds(self) -> None:
+        """Re-discover whenever CRDs change; start and stop informers to match."""
+        backoff = Backoff(self.settings.backoff_base, self.settings.backoff_cap)
+        resource_version: str | None = None
+        while True:
+            try:
+                if resource_version is None:
+                    resource_version = await self._crd_version()
+                    await self._rediscover()
+                resource_version = await self._watch_crds(resource_version)
+                backoff.reset()
+            except api_responses.Gone:
+                resource_version = None
+            except (api_responses.Forbidden, api_responses.NotServed) as exc:
+                log.warning("cannot watch CRDs (%s); providers are fixed at start", exc)
+                return
+            except api_responses.RETRYABLE as exc:
+                log.warning("CRD watch: %s", exc)
+                resource_version = None
+                await asyncio.sleep(backoff.next_delay(getattr(exc, "retry_after", None)))
+
+    async def _crd_version(self) -> str:
+        data = await api_responses.get_json(self.transport, CRD_KIND.path, [("limit", "1")])
+        return str((data.get("metadata") or {}).get("resourceVersion") or "")
+
+    async def _watch_crds(self, resource_version: str) -> str:
+        params = watch_params(resource_version, self.settings.watch_timeout)
+        response = await self.transport.get(CRD_KIND.path, params)
+        try:
+            if response.status != 200:
+                api_responses.check_response(response, await response.read())
+            async for line in stream_lines(response, self.settings.inactivity_timeout):
+                event = orjson.loads(line)
+                api_responses.raise_on_error(event)
+                meta = (event.get("object") or {}).get("metadata") or {}
+                resource_version = str(meta.get("resourceVersion") or resource_version)
+                if event.get("type") in ("ADDED", "MODIFIED", "DELETED"):
+                    spec = (event.get("object") or {}).get("spec") or {}
+                    if spec.get("group") in PROVIDER_GROUPS:
+                        await self._rediscover()
+        finally:
+            response.release()
+        return resource_version
+
+    async def _rediscover(self) -> None:
+        current = set(await discover(self.transport, self.settings.metadata_only))
+        for kind in current - set(self.informers):
+            self._start(kind)
+        for kind in set(self.informers) - current:
+            self._stop(kind)
+        self._publish_providers()

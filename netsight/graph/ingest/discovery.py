@@ -1,0 +1,146 @@
+"""Which kinds to watch: the core networking kinds, those of the networking providers
+whose CRDs are installed, and the kinds watched by name only (metadata)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from netsight.graph.ingest.api_responses import NotServed, Transport, get_json
+from netsight.graph.model.kinds import WORKLOAD_KINDS, kind_id
+
+META_GROUP = "meta.k8s.io"
+
+
+@dataclass(frozen=True, slots=True)
+class WatchedKind:
+    group: str
+    version: str
+    kind: str
+    plural: str
+    namespaced: bool
+    # Listed and watched as PartialObjectMetadata: the object's identity and labels, never
+    # its body (a Secret's data must not even reach netsight's memory).
+    metadata_only: bool = False
+
+    @property
+    def accept(self) -> tuple[str, str] | None:
+        """Accept headers asking for metadata only, for lists and for watches."""
+        if not self.metadata_only:
+            return None
+        # No plain application/json fallback: a server that cannot answer with metadata
+        # only must refuse (406) rather than send whole Secrets.
+        return (f"application/json;as=PartialObjectMetadataList;g={META_GROUP};v=v1",
+                f"application/json;as=PartialObjectMetadata;g={META_GROUP};v=v1")
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def path(self) -> str:
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        return f"{base}/{self.plural}"
+
+    @property
+    def kind_id(self) -> str:
+        """The kind as graph keys spell it."""
+        return kind_id(self.api_version, self.kind)
+
+
+# Kinds watched whenever the API serves them.
+CORE_KINDS: tuple[tuple[str, str], ...] = (
+    ("", "Namespace"), ("", "Pod"), ("", "Service"),
+    ("discovery.k8s.io", "EndpointSlice"), ("networking.k8s.io", "NetworkPolicy"),
+    ("networking.k8s.io", "Ingress"), ("networking.k8s.io", "IngressClass"),
+)
+
+# Kinds whose objects only matter by name (a TLS certificateRef, a CA bundle reference):
+# watched as metadata only, when the settings keep them.
+METADATA_ONLY_KINDS: frozenset[tuple[str, str]] = frozenset({("", "Secret"), ("", "ConfigMap")})
+
+# Provider API groups -> (provider name, kinds to watch; None: every kind in the group).
+PROVIDER_GROUPS: dict[str, tuple[str, frozenset[str] | None]] = {
+    "gateway.networking.k8s.io": ("gateway-api", None),
+    "gateway.networking.x-k8s.io": ("gateway-api", None),
+    "policy.networking.k8s.io": ("network-policy-api", None),
+    "networking.istio.io": ("istio", frozenset({
+        "VirtualService", "DestinationRule", "Gateway", "ServiceEntry", "Sidecar",
+        "WorkloadEntry", "WorkloadGroup", "EnvoyFilter"})),
+    "security.istio.io": ("istio", frozenset({
+        "AuthorizationPolicy", "PeerAuthentication", "RequestAuthentication"})),
+    # Istio's policies that attach to a Gateway through targetRefs, like the two above.
+    "telemetry.istio.io": ("istio", frozenset({"Telemetry"})),
+    "extensions.istio.io": ("istio", frozenset({"WasmPlugin"})),
+    "cilium.io": ("cilium", frozenset({
+        "CiliumNetworkPolicy", "CiliumClusterwideNetworkPolicy", "CiliumCIDRGroup"})),
+    "crd.projectcalico.org": ("calico", frozenset({
+        "NetworkPolicy", "GlobalNetworkPolicy", "NetworkSet", "GlobalNetworkSet", "Tier"})),
+    # projectcalico.org (Calico's API server) serves the same objects as these CRDs: not
+    # watched twice.
+    "policy.linkerd.io": ("linkerd", frozenset({
+        "Server", "ServerAuthorization", "AuthorizationPolicy", "MeshTLSAuthentication",
+        "NetworkAuthentication", "HTTPRoute"})),
+    "linkerd.io": ("linkerd", frozenset({"ServiceProfile"})),
+    "kuma.io": ("kuma", frozenset({
+        "Mesh", "MeshTrafficPermission", "MeshHTTPRoute", "MeshTCPRoute", "MeshService",
+        "TrafficPermission", "TrafficRoute"})),
+    "gateway.kgateway.dev": ("kgateway", None),
+    # Envoy Gateway's policies attach to Gateways, listeners and routes through targetRefs.
+    "gateway.envoyproxy.io": ("envoy-gateway", frozenset({
+        "ClientTrafficPolicy", "BackendTrafficPolicy", "SecurityPolicy",
+        "EnvoyExtensionPolicy"})),
+}
+
+# Kinds objects refer to (as owners) that no informer watches.
+NEVER_WATCHED: frozenset[str] = WORKLOAD_KINDS | {"Node"}
+
+CRD_KIND = WatchedKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition",
+                       "customresourcedefinitions", False)
+
+
+async def discover(transport: Transport,
+                   metadata_only: frozenset[tuple[str, str]] = METADATA_ONLY_KINDS
+                   ) -> list[WatchedKind]:
+    """The kinds to watch: core networking kinds, those of installed providers, and the
+    ``metadata_only`` kinds (by name only)."""
+    found: list[WatchedKind] = []
+    core = await get_json(transport, "/api/v1")
+    found.extend(_kinds_of("", "v1", core, metadata_only))
+    groups = await get_json(transport, "/apis")
+    for group in groups.get("groups") or ():
+        name = group.get("name")
+        preferred = str((group.get("preferredVersion") or {}).get("version"))
+        if name in PROVIDER_GROUPS or any(g == name for g, _ in CORE_KINDS):
+            try:
+                resources = await get_json(transport, f"/apis/{name}/{preferred}")
+            except NotServed:
+                continue
+            found.extend(_kinds_of(name, preferred, resources, metadata_only))
+    return [k for k in found if k.metadata_only or wanted(k.group, k.kind)]
+
+
+def wanted(group: str, kind: str) -> bool:
+    if (group, kind) in CORE_KINDS:
+        return True
+    provider = PROVIDER_GROUPS.get(group)
+    return provider is not None and (provider[1] is None or kind in provider[1])
+
+
+def providers_of(kinds: Iterable[WatchedKind]) -> set[str]:
+    return {PROVIDER_GROUPS[k.group][0] for k in kinds if k.group in PROVIDER_GROUPS}
+
+
+def _kinds_of(group: str, version: str, resources: Mapping[str, Any],
+              metadata_only: frozenset[tuple[str, str]] = frozenset()) -> list[WatchedKind]:
+    kinds = []
+    for entry in resources.get("resources") or ():
+        name = str(entry.get("name", ""))
+        verbs = entry.get("verbs") or ()
+        if "/" in name or "list" not in verbs or "watch" not in verbs:
+            continue  # subresources (pods/status) and kinds that cannot be watched
+        kind = str(entry["kind"])
+        kinds.append(WatchedKind(group, version, kind, name, bool(entry.get("namespaced")),
+                                 metadata_only=(group, kind) in metadata_only))
+    return kinds

@@ -1,0 +1,170 @@
+"""Reading one field of a raw API object: its value as the record keeps it, or a
+MalformedObject naming the field's path when the API server would not have accepted it."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from netsight.graph.model.errors import MalformedObject
+from netsight.graph.model.kinds import kind_id
+from netsight.graph.model.records import EMPTY_MAP, IANA_SVC_NAME
+
+# Annotations that change networking behaviour; every other annotation is dropped.
+KEPT_ANNOTATION_PREFIXES = (
+    "kubernetes.io/ingress.class",
+    "ingressclass.kubernetes.io/",
+    "service.kubernetes.io/",
+    "service.beta.kubernetes.io/",
+    "networking.istio.io/",
+    "sidecar.istio.io/",
+    "istio.io/",
+    "ambient.istio.io/",
+    "traffic.sidecar.istio.io/",
+    "linkerd.io/",
+    "config.linkerd.io/",
+    "kuma.io/",
+    "policy.cilium.io/",
+    "io.cilium/",
+)
+
+
+def interned(value: str) -> str:
+    # Kind members are already singletons, and sys.intern takes exact str only.
+    return sys.intern(value) if type(value) is str else value
+
+
+def timestamp(raw: object) -> str | None:
+    # YAML reads an unquoted RFC 3339 timestamp as a datetime; keep the API's string form.
+    if isinstance(raw, datetime):
+        return raw.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return raw if isinstance(raw, str) and raw else None
+
+
+def frozen_copy(raw: Any, path: str) -> Any:
+    """A deep copy of JSON-like data, so a record never shares the caller's containers."""
+    try:
+        return orjson.loads(orjson.dumps(raw, default=str))
+    except orjson.JSONEncodeError as exc:
+        # YAML allows keys JSON does not (`80: x`), and nesting beyond orjson's limit.
+        raise MalformedObject(path, f"is not JSON-compatible data ({exc})") from None
+
+
+def kept_annotations(raw: object) -> Mapping[str, str]:
+    if not isinstance(raw, dict):
+        return EMPTY_MAP
+    kept = {
+        k: v
+        for k, v in raw.items()
+        if isinstance(k, str) and isinstance(v, str) and k.startswith(KEPT_ANNOTATION_PREFIXES)
+    }
+    return kept or EMPTY_MAP
+
+
+def controller_owner(raw: object) -> tuple[str, str] | None:
+    """(kind id, name) of the controlling owner, or of the first owner if none controls."""
+    if not isinstance(raw, list):
+        return None
+    if len(raw) == 1:  # the usual case: one owner, controlling or not
+        chosen = raw[0]
+        if not isinstance(chosen, dict) or not chosen.get("kind") or not chosen.get("name"):
+            return None
+    else:
+        owners = [o for o in raw if isinstance(o, dict) and o.get("kind") and o.get("name")]
+        chosen = next((o for o in owners if o.get("controller")), owners[0] if owners else None)
+        if chosen is None:
+            return None
+    # The kind as keys spell it: apps/v1 ReplicaSet -> ReplicaSet, an Istio Gateway owner
+    # -> Gateway.networking.istio.io.
+    kid = kind_id(str(chosen.get("apiVersion") or "v1"), str(chosen["kind"]))
+    return share_owner((interned(kid), interned(str(chosen["name"]))))
+
+
+def share_owner(owner: tuple[str, str]) -> tuple[str, str]:
+    """One tuple for every record naming the same owner: the pods of one ReplicaSet."""
+    shared = _OWNERS.get(owner)
+    if shared is None:
+        if len(_OWNERS) >= _OWNERS_LIMIT:
+            _OWNERS.clear()
+        shared = _OWNERS[owner] = owner
+    return shared
+
+
+_OWNERS: dict[tuple[str, str], tuple[str, str]] = {}
+_OWNERS_LIMIT = 65536
+
+
+def as_list(raw: object, path: str) -> list[Any]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise MalformedObject(path, f"must be a list, got {type(raw).__name__}")
+    return raw
+
+
+def as_dict(raw: object, path: str) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise MalformedObject(path, f"must be an object, got {type(raw).__name__}")
+    return raw
+
+
+def port_number(raw: object, path: str, *, optional: bool = False) -> int | None:
+    if raw is None and optional:
+        return None
+    # bool is an int subclass in Python; YAML `true` is never a port.
+    if not isinstance(raw, int) or isinstance(raw, bool) or not 1 <= raw <= 65535:
+        raise MalformedObject(path, f"must be a port number from 1 to 65535, got {raw!r}")
+    return raw
+
+
+def port_protocol(raw: object, path: str) -> str:
+    """A protocol as written. A string outside TCP/UDP/SCTP is kept (and reported by
+    :func:`invalid_values`): dropping the whole object would hide more than it shows."""
+    if raw is None:
+        return "TCP"
+    if not isinstance(raw, str) or not raw:
+        raise MalformedObject(path, f"must be TCP, UDP or SCTP, got {raw!r}")
+    return interned(raw)
+
+
+def optional_str(raw: object, path: str) -> str | None:
+    if raw is None or raw == "":
+        return None
+    if not isinstance(raw, str):
+        raise MalformedObject(path, f"must be a string, got {type(raw).__name__}")
+    # Port, node, container and account names repeat across thousands of objects.
+    return interned(raw)
+
+
+def int_or_port_name(raw: object, path: str) -> int | str:
+    """An IntOrString port reference: a number, or an IANA_SVC_NAME naming a container port."""
+    if isinstance(raw, str):
+        if not IANA_SVC_NAME.match(raw):
+            raise MalformedObject(
+                path,
+                f"{raw!r} is neither a port number nor a valid port name (IANA_SVC_NAME: "
+                "lowercase letters, digits and '-', at least one letter, at most 15 characters)",
+            )
+        return raw
+    number = port_number(raw, path)
+    assert number is not None
+    return number
+
+
+def policy_rules(raw: object, path: str) -> tuple[Mapping[str, Any], ...]:
+    rules = as_list(raw, path)
+    for i, rule in enumerate(rules):
+        if not isinstance(rule, dict):
+            raise MalformedObject(f"{path}[{i}]", "must be an object")
+    return tuple(frozen_copy(rules, path))
+
+
+def cache_sizes() -> dict[str, int]:
+    """Entries in this module's bounded caches (graph/store/footprint.py)."""
+    return {"cache_record_owners": len(_OWNERS)}
