@@ -12,16 +12,18 @@ from typing import Annotated
 from pydantic import AfterValidator, ConfigDict, Field
 
 from netsight.analyzers.core.contracts import Model
+from netsight.analyzers.core.quoting import quoted
 from netsight.graph.model.records import IANA_SVC_NAME
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+# Matched whole (fullmatch): "$" would also match before a final newline ("shop\n").
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
 def _namespace(value: str) -> str:
-    if len(value) > 63 or not _DNS_LABEL.match(value):
+    if len(value) > 63 or not _DNS_LABEL.fullmatch(value):
         raise ValueError(
-            f"{value!r} is not a namespace name: lowercase letters, digits and '-', "
+            f"{quoted(value)} is not a namespace name: lowercase letters, digits and '-', "
             "at most 63 characters"
         )
     return value
@@ -29,18 +31,20 @@ def _namespace(value: str) -> str:
 
 def _namespaced_name(value: str) -> str:
     namespace, sep, name = value.partition("/")
-    if not sep or not _DNS_LABEL.match(namespace) or not _DNS_SUBDOMAIN.match(name) \
-            or len(name) > 253:
-        raise ValueError(f"must be 'namespace/name', e.g. 'shop/cart'; got {value!r}")
+    if not sep or len(name) > 253 or not _DNS_LABEL.fullmatch(namespace) \
+            or not _DNS_SUBDOMAIN.fullmatch(name):
+        raise ValueError(f"must be 'namespace/name', e.g. 'shop/cart'; got {quoted(value)}")
     return value
 
 
 def _port_name(value: str) -> str:
-    if not IANA_SVC_NAME.match(value):
-        hint = "; give a port number as a JSON number" if value.isdigit() else ""
+    if not IANA_SVC_NAME.fullmatch(value):
+        # isascii: "²".isdigit() holds too, and is no port number.
+        number = value.isascii() and value.isdigit()
+        hint = "; give a port number as a JSON number" if number else ""
         raise ValueError(
-            f"{value!r} is not a port name (lowercase letters, digits and '-', at least one "
-            f"letter, at most 15 characters){hint}"
+            f"{quoted(value)} is not a port name (lowercase letters, digits and '-', at least "
+            f"one letter, at most 15 characters){hint}"
         )
     return value
 

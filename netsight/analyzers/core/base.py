@@ -10,6 +10,7 @@ from netsight.analyzers.core.contracts import (
     ResourceRef,
     ToolFailure,
 )
+from netsight.analyzers.core.quoting import quoted
 from netsight.graph.model.records import Record
 from netsight.graph.store.live import GraphView
 
@@ -45,7 +46,7 @@ def require_namespace(view: GraphView, namespace: str | None, *, tool: str) -> N
     if namespace not in known:
         raise ToolFailure(
             ErrorCode.NOT_FOUND,
-            f"namespace {namespace!r} not found{did_you_mean(namespace, known)}",
+            f"namespace {quoted(namespace)} not found{did_you_mean(namespace, known)}",
             tool=tool,
         )
 
@@ -53,5 +54,9 @@ def require_namespace(view: GraphView, namespace: str | None, *, tool: str) -> N
 def did_you_mean(name: str, candidates: set[str] | list[str]) -> str:
     import difflib
 
-    close = difflib.get_close_matches(name, sorted(candidates), n=3, cutoff=0.6)
+    # Only names of a length that can reach the cutoff (difflib's own first test,
+    # real_quick_ratio): a caller's megabyte-long name is then not indexed for nothing.
+    fair = sorted(c for c in candidates
+                  if not c or 2.0 * min(len(c), len(name)) / (len(c) + len(name)) >= 0.6)
+    close = difflib.get_close_matches(name, fair, n=3, cutoff=0.6) if fair else []
     return f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""

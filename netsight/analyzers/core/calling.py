@@ -18,6 +18,7 @@ from netsight.analyzers.core.base import did_you_mean
 from netsight.analyzers.core.contracts import DETAIL, ErrorCode, ToolFailure, ToolResult
 from netsight.analyzers.core.deadline import DeadlineExceeded
 from netsight.analyzers.core.declarations import Tool
+from netsight.analyzers.core.quoting import quoted, shortened
 from netsight.graph.store.live import GraphView
 
 log = logging.getLogger(__name__)
@@ -36,8 +37,8 @@ def find(tools: Mapping[str, AnyTool], name: str,
         names = sorted(n for n, t in tools.items() if offered is None or offered(t))
         raise ToolFailure(
             ErrorCode.INVALID_INPUT,
-            f"unknown tool {name!r}{did_you_mean(name, names)}; tools: {', '.join(names)}",
-            tool=name,
+            f"unknown tool {quoted(name)}{did_you_mean(name, names)}; tools: {', '.join(names)}",
+            tool=shortened(name),
         )
     if offered is not None and not offered(tool):
         raise ToolFailure(ErrorCode.CRD_NOT_AVAILABLE,
@@ -63,7 +64,8 @@ def describe_validation_error(tool: AnyTool, exc: ValidationError) -> str:
     )
     messages = []
     for error in exc.errors(include_url=False):
-        where = ".".join(str(part) for part in error["loc"]) or "arguments"
+        # A location holds the caller's words too: an unknown argument, a header name.
+        where = shortened(".".join(str(part) for part in error["loc"])) or "arguments"
         if error["type"] == "extra_forbidden":
             messages.append(f"{where}: unknown argument; {tool.name} takes {', '.join(allowed)}")
         elif error["type"] == "missing":
@@ -72,7 +74,7 @@ def describe_validation_error(tool: AnyTool, exc: ValidationError) -> str:
             text = error["msg"].removeprefix("Value error, ")
             got = error.get("input")
             shown = "" if isinstance(got, dict | list) or error["type"] == "value_error" \
-                else f" (got {got!r})"
+                else f" (got {quoted(got)})"
             messages.append(f"{where}: {text}{shown}")
     return "; ".join(messages)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from netsight.analyzers.core.base import did_you_mean
 from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
+from netsight.analyzers.core.quoting import quoted, shortened
 from netsight.graph.model.kinds import Kind, Rel, make_key
 from netsight.graph.model.records import (
     EMPTY_MAP,
@@ -30,6 +31,9 @@ from netsight.graph.store.live import GraphView, Source
 NAMED_KINDS = {"Service": Kind.SERVICE, "Deployment": Kind.DEPLOYMENT,
                "StatefulSet": Kind.STATEFUL_SET, "DaemonSet": Kind.DAEMON_SET}
 _TERMINAL_PHASES = ("Succeeded", "Failed")
+# An IPv6 address ending in an IPv4 one (45 characters) with a zone ("%eth0"), which names an
+# interface of at most 15 characters: longer text is no address, however much ipaddress takes.
+_LONGEST_ADDRESS = 45 + 1 + 15
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,10 +117,13 @@ def resolve(view: GraphView, text: str, *, argument: str, tool: str) -> Resolved
     if text.startswith("ip:"):
         address = text[3:]
         try:
+            if len(address) > _LONGEST_ADDRESS:
+                raise ValueError(address)
             parsed = ipaddress.ip_address(address)
         except ValueError:
             raise fail(ErrorCode.INVALID_INPUT,
-                       f"{address!r} is not an IP address (e.g. 'ip:203.0.113.7')") from None
+                       f"{quoted(address)} is not an IP address (e.g. 'ip:203.0.113.7')"
+                       ) from None
         return _by_address(view, text, parsed, fail=fail, argument=argument)
     parts = text.split("/")
     if len(parts) == 2:
@@ -131,28 +138,29 @@ def resolve(view: GraphView, text: str, *, argument: str, tool: str) -> Resolved
         if len(found) > 1:
             kinds = ", ".join(f"{k}/{text}" for k, _ in found)
             raise fail(ErrorCode.INVALID_INPUT,
-                       f"{text!r} is no pod and is ambiguous: name one of {kinds}")
+                       f"{quoted(text)} is no pod and is ambiguous: name one of {kinds}")
         if not found:
             known = {r.name for r in view.for_each(Kind.POD, namespace)}
             raise fail(ErrorCode.NOT_FOUND,
-                       f"no pod, Service or workload {text!r}{did_you_mean(name, known)}; "
+                       f"no pod, Service or workload {quoted(text)}{did_you_mean(name, known)}; "
                        "give 'namespace/pod', 'Kind/namespace/name' or 'ip:ADDR'")
         parts = [found[0][0], namespace, name]
     if len(parts) != 3 or not all(parts):
         raise fail(ErrorCode.INVALID_INPUT,
-                   f"{text!r}: give 'namespace/pod', 'Kind/namespace/name' (Kind one of "
+                   f"{quoted(text)}: give 'namespace/pod', 'Kind/namespace/name' (Kind one of "
                    f"{', '.join(NAMED_KINDS)}) or 'ip:ADDR'")
     kind_name, namespace, name = parts
     kind = NAMED_KINDS.get(kind_name)
     if kind is None:
         raise fail(ErrorCode.INVALID_INPUT,
-                   f"kind {kind_name!r} cannot be an end of a flow; use one of "
+                   f"kind {quoted(kind_name)} cannot be an end of a flow; use one of "
                    f"{', '.join(NAMED_KINDS)}, or 'namespace/pod'")
     record = view.get(make_key(kind, namespace, name))
     if record is None:
         known = {r.name for r in view.for_each(kind, namespace)}
         raise fail(ErrorCode.NOT_FOUND,
-                   f"{kind_name} {namespace}/{name} not found{did_you_mean(name, known)}")
+                   f"{kind_name} {shortened(f'{namespace}/{name}')} not found"
+                   f"{did_you_mean(name, known)}")
     if isinstance(record, ServiceRecord):
         members = _service_members(view, record)
         if not members:

@@ -16,13 +16,18 @@ from datetime import UTC, datetime
 from pydantic import Field
 
 from netsight.analyzers.core.contracts import ErrorCode, Model, ToolFailure
+from netsight.analyzers.core.quoting import quoted, shortened
 from netsight.analyzers.routing.gateway_objects import GATEWAY, ROUTE_KINDS
 from netsight.analyzers.routing.request_answers import Layer, Shadowed
 from netsight.graph.model.kinds import Kind, make_key
 from netsight.graph.store.live import Change, GraphView
 
 _LIMIT = 20
-_DURATION = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+# Matched whole, ASCII digits only ("²" is a digit to str.isdigit, and no number to int).
+_DURATION = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", re.ASCII)
+# More digits than this (past leading zeros) reach back before 1970 in any unit, and are
+# no graph generation either: refused before int() reads them.
+_DIGITS = 18
 
 
 class ChangeOut(Model):
@@ -41,20 +46,29 @@ def _iso(at: float) -> str:
 
 def _since_time(value: str, now: float, tool: str) -> float:
     """A time from an RFC 3339 timestamp or a duration back from ``now``."""
-    duration = _DURATION.match(value)
+    duration = _DURATION.fullmatch(value)
     if duration is not None and any(duration.groups()):
-        days, hours, minutes, seconds = (int(g or 0) for g in duration.groups())
-        return now - (((days * 24 + hours) * 60 + minutes) * 60 + seconds)
+        if any(len(g.lstrip("0")) > _DIGITS for g in duration.groups() if g):
+            back = float("inf")
+        else:
+            days, hours, minutes, seconds = (int(g or 0) for g in duration.groups())
+            back = (((days * 24 + hours) * 60 + minutes) * 60 + seconds)
+        if back > now:
+            raise ToolFailure(ErrorCode.INVALID_INPUT, f"against: {quoted(value)} reaches "
+                              "back before 1970; give a shorter duration ('10m', '2h', '1d'), "
+                              "an RFC 3339 time or a graph generation", tool=tool)
+        return now - back
     try:
         when = datetime.fromisoformat(value)
-    except ValueError:
-        raise ToolFailure(ErrorCode.INVALID_INPUT, f"against: {value!r} is neither a graph "
+        since = when.timestamp() if when.tzinfo is not None else 0.0
+        _iso(since)  # fails for a time whose UTC form is before year 1 ('0001-01-01T00:00+01:00')
+    except (ValueError, OverflowError, OSError):
+        raise ToolFailure(ErrorCode.INVALID_INPUT, f"against: {quoted(value)} is neither a graph "
                           "generation, an RFC 3339 time ('2025-06-01T10:00:00Z') nor a "
                           "duration ('10m', '2h', '1d')", tool=tool) from None
     if when.tzinfo is None:
-        raise ToolFailure(ErrorCode.INVALID_INPUT, f"against: {value!r} has no time zone; "
+        raise ToolFailure(ErrorCode.INVALID_INPUT, f"against: {quoted(value)} has no time zone; "
                           "add 'Z' (UTC) or an offset such as '+02:00'", tool=tool)
-    since = when.timestamp()
     if since > now:
         raise ToolFailure(ErrorCode.INVALID_INPUT, f"against: {value} is in the future (now "
                           f"is {_iso(now)})", tool=tool)
@@ -66,14 +80,19 @@ def _held_changes(view: GraphView, against: int | str, notes: list[str],
     """The changes since ``against``, newest first (read lazily: the caller stops after
     a few); a bad ``against`` fails here, before any is read."""
     horizon = view.change_horizon()
-    if isinstance(against, int) or against.isdigit():
+    if isinstance(against, str) and against.isascii() and against.isdigit() \
+            and len(against.lstrip("0")) > _DIGITS:
+        raise ToolFailure(ErrorCode.INVALID_INPUT, f"against: generation {shortened(against)} "
+                          f"is ahead of the graph (now at {view.generation})", tool=tool)
+    if isinstance(against, int) or (against.isascii() and against.isdigit()):
         generation = int(against)
         if generation < 0:
-            raise ToolFailure(ErrorCode.INVALID_INPUT, f"against: generation {generation} is "
-                              "negative; give 0 or more", tool=tool)
+            raise ToolFailure(ErrorCode.INVALID_INPUT, f"against: generation "
+                              f"{quoted(generation)} is negative; give 0 or more", tool=tool)
         if generation > view.generation:
-            raise ToolFailure(ErrorCode.INVALID_INPUT, f"against: generation {generation} is "
-                              f"ahead of the graph (now at {view.generation})", tool=tool)
+            raise ToolFailure(ErrorCode.INVALID_INPUT, f"against: generation "
+                              f"{quoted(generation)} is ahead of the graph (now at "
+                              f"{view.generation})", tool=tool)
         if generation < horizon.generation:
             notes.append(f"against: changes up to generation {horizon.generation} are no "
                          "longer held (the change ring keeps the newest); what changed "

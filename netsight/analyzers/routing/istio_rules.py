@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from netsight.analyzers.core.quoting import quoted
 from netsight.analyzers.mesh.hosts import EXPORT_ALL, export_scopes, is_wildcard
 from netsight.analyzers.mesh.istio_objects import VirtualService
 
@@ -37,7 +38,7 @@ def parse_via(value: str) -> Via | str:
     kind, _, name = value.partition(" ")
     namespace, sep, gateway = name.strip().partition("/")
     if kind != "gateway" or not sep or not namespace or not gateway or "/" in gateway:
-        return f"{value!r} is neither 'mesh' nor 'gateway <namespace>/<name>' (an Istio " \
+        return f"{quoted(value)} is neither 'mesh' nor 'gateway <namespace>/<name>' (an Istio " \
             "Gateway, e.g. 'gateway istio-system/ingress')"
     return Via((namespace, gateway))
 

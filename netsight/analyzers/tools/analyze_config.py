@@ -21,6 +21,7 @@ from netsight.analyzers.core.contracts import (
 )
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.core.paging import paginate, query_fingerprint
+from netsight.analyzers.core.quoting import listed
 from netsight.graph.store.live import GraphView
 
 NAME = "analyze_config"
@@ -61,7 +62,7 @@ def analyze(view: GraphView, args: Args) -> Result:
     if unknown:
         raise ToolFailure(
             ErrorCode.INVALID_INPUT,
-            f"analyzers: unknown analyzer(s) {', '.join(unknown)}; "
+            f"analyzers: unknown analyzer(s) {listed(unknown)}; "
             f"available: {', '.join(available)}",
             tool=NAME,
         )
@@ -70,7 +71,7 @@ def analyze(view: GraphView, args: Args) -> Result:
         if bad:
             raise ToolFailure(
                 ErrorCode.INVALID_INPUT,
-                f"codes: unknown finding code(s) {', '.join(bad)}; codes look like NS0101",
+                f"codes: unknown finding code(s) {listed(bad)}; codes look like NS0101",
                 tool=NAME,
             )
     threshold = Severity(args.min_severity).rank

@@ -18,6 +18,7 @@ from netsight.analyzers.core.contracts import (
     ToolResult,
 )
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.quoting import quoted
 from netsight.analyzers.policy.endpoints import NAMED_KINDS, Endpoint, Resolved, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
 from netsight.analyzers.policy.istio_authz import Request
@@ -53,7 +54,7 @@ MAX_PAIRS = 10_000  # pod pairs evaluated per answer; beyond it the answer says 
 def _protocol(value: str) -> str:
     upper = value.upper()
     if upper not in PROTOCOLS:
-        raise ValueError(f"{value!r} is not a protocol: use TCP, UDP or SCTP")
+        raise ValueError(f"{quoted(value)} is not a protocol: use TCP, UDP or SCTP")
     return upper
 
 
@@ -65,26 +66,26 @@ _HOST = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?
 
 
 def _method(value: str) -> str:
-    if not _TOKEN.match(value) or len(value) > 32:
-        raise ValueError(f"{value!r} is not an HTTP method (e.g. 'GET', 'POST')")
+    if len(value) > 32 or not _TOKEN.fullmatch(value):
+        raise ValueError(f"{quoted(value)} is not an HTTP method (e.g. 'GET', 'POST')")
     if value != value.upper():
         # Methods are case-sensitive and policies match them exactly.
-        raise ValueError(f"{value!r}: HTTP methods are case-sensitive; did you mean "
-                         f"{value.upper()!r}?")
+        raise ValueError(f"{quoted(value)}: HTTP methods are case-sensitive; did you mean "
+                         f"{quoted(value.upper())}?")
     return value
 
 
 def _path(value: str) -> str:
     if not value.startswith("/") or len(value) > 4096 or any(
             c.isspace() or not c.isprintable() for c in value):
-        raise ValueError(f"{value!r} is not a request path: it starts with '/' and has no "
+        raise ValueError(f"{quoted(value)} is not a request path: it starts with '/' and has no "
                          "spaces (e.g. '/api/v1/items?page=2')")
     return value
 
 
 def _host(value: str) -> str:
-    if len(value) > 261 or not _HOST.match(value):
-        raise ValueError(f"{value!r} is not a Host header value: a DNS name or IP, with an "
+    if len(value) > 261 or not _HOST.fullmatch(value):
+        raise ValueError(f"{quoted(value)} is not a Host header value: a DNS name or IP, with an "
                          "optional ':port' (e.g. 'reviews.shop.svc.cluster.local:9080')")
     return value
 

@@ -18,6 +18,7 @@ from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import ErrorCode, Model, Page, ToolFailure, ToolResult
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
 from netsight.analyzers.core.paging import decode_cursor, encode_cursor, query_fingerprint
+from netsight.analyzers.core.quoting import quoted, shortened
 from netsight.graph.model.kinds import parse_key
 from netsight.graph.store.live import GraphView
 
@@ -67,7 +68,7 @@ def analyze(view: GraphView, args: Args) -> Result:
         if len(parts) not in (2, 3) or not all(parts):
             raise ToolFailure(
                 ErrorCode.INVALID_INPUT,
-                f"around: must be 'Kind/namespace/name' or 'Kind/name', got {args.around!r}",
+                f"around: must be 'Kind/namespace/name' or 'Kind/name', got {quoted(args.around)}",
                 tool=NAME,
             )
         keys = {args.around} | set(view.adjacent_keys(args.around))
@@ -75,8 +76,8 @@ def analyze(view: GraphView, args: Args) -> Result:
         if not view.exists(args.around) and not known_once:
             raise ToolFailure(
                 ErrorCode.NOT_FOUND,
-                f"around: {args.around} is not in the graph and has no recorded changes; "
-                "kinds are spelled as in the API (Service, Pod, NetworkPolicy)",
+                f"around: {shortened(args.around)} is not in the graph and has no recorded "
+                "changes; kinds are spelled as in the API (Service, Pod, NetworkPolicy)",
                 tool=NAME,
             )
     since = time.time() - args.minutes * 60

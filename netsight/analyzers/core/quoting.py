@@ -1,0 +1,36 @@
+"""A caller's value as error messages quote it: at most a short prefix.
+
+A value can be megabytes long; an error that echoed it whole would send back as much as it
+was sent, or more where a message names it twice. A prefix is enough to recognise it.
+"""
+
+from __future__ import annotations
+
+QUOTED = 80  # characters of a value an error message shows
+
+
+def quoted(value: object) -> str:
+    """``repr(value)``, or of its first :data:`QUOTED` characters and how long it is."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+        # repr() of an integer of more than 4300 digits raises; the size says enough.
+        return f"an integer of {value.bit_length()} bits"
+    if isinstance(value, str):
+        return repr(value) if len(value) <= QUOTED else \
+            f"{value[:QUOTED]!r}... ({len(value)} characters)"
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):  # a huge integer inside, or nesting too deep
+        return f"a {type(value).__name__}"
+    return text if len(text) <= QUOTED else f"{text[:QUOTED]}... ({len(text)} characters)"
+
+
+def shortened(text: str, most: int = QUOTED) -> str:
+    """``text`` as is when short, else its first ``most`` characters and its length (for a
+    value shown without quotes, such as an argument's name)."""
+    return text if len(text) <= most else f"{text[:most]}... ({len(text)} characters)"
+
+
+def listed(values: list[str], most: int = 5) -> str:
+    """The first ``most`` of ``values``, each :func:`shortened`, joined; and how many more."""
+    shown = ", ".join(shortened(value) for value in values[:most])
+    return shown if len(values) <= most else f"{shown} and {len(values) - most} more"
