@@ -183,10 +183,12 @@ class Resolver:
         key = make_key(GATEWAY, namespace, name)
         if key not in self._gateways:
             record = self.view.get(key)
-            state = None
-            if record is not None and is_gateway_api(record):
-                state = gateways.evaluate(self.full, self.grants, record, self.shows)
-                listenersets.attach(self.view, self.grants, state, self.namespace_labels)
+            if record is None or not is_gateway_api(record):
+                # Not kept: the name is a caller's (an argument, a proposed parentRef), and
+                # a shared resolver keeps its Gateways across answers.
+                return None
+            state = gateways.evaluate(self.full, self.grants, record, self.shows)
+            listenersets.attach(self.view, self.grants, state, self.namespace_labels)
             self._gateways[key] = state
         return self._gateways[key]
 

@@ -1,10 +1,11 @@
 """The objects of a what-if question (diff_routes ``proposed``), read into an overlay delta.
 
-The text is read as manifests are (``graph/ingest/manifests.py``: multi-document YAML, JSON,
-``List`` kinds) and each object into a record by the code the graph uses (``records.to_record``),
-but a proposal is a tool argument, not cluster input: anything that cannot be read is the
-caller's to fix, so it fails the call (INVALID_INPUT naming ``proposed``, the document and
-its line) instead of becoming a finding.
+The text is read as manifests are (multi-document YAML, JSON, ``List`` kinds), within
+bounds on its size once YAML aliases are expanded (``proposal_reading.py``), and each object
+into a record by the code the graph uses (``records.to_record``), but a proposal is a tool
+argument, not cluster input: anything that cannot be read is the caller's to fix, so it
+fails the call (INVALID_INPUT naming ``proposed``, the document and its line) instead of
+becoming a finding.
 
 An object replaces the live object with the same kind, namespace and name, or is added.
 A document whose ``metadata.annotations`` holds ``netsight.io/delete: "true"`` deletes the
@@ -20,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
-from netsight.graph.ingest.manifests import expand_lists, read_documents
+from netsight.analyzers.routing.proposal_reading import TooLarge, documents
+from netsight.graph.ingest.manifests import expand_lists
 from netsight.graph.model.errors import MalformedObject
 from netsight.graph.model.reading import object_id, to_record
 from netsight.graph.model.records import Record, invalid_values
@@ -55,9 +57,11 @@ def read(view: GraphView, text: str, *, tool: str,
                           tool=tool)
     proposal = Proposal()
     where: dict[str, str] = {}
-    for number, document in enumerate(read_documents("proposed", text), start=1):
-        line = document.location.rpartition(":")[2]
-        at = f"proposed: document {number} (line {line})"
+    for number, document in enumerate(documents(text), start=1):
+        at = f"proposed: document {number} (line {document.line})"
+        if isinstance(document.body, TooLarge):
+            raise ToolFailure(ErrorCode.INVALID_INPUT, f"{at}: {document.body}; propose fewer "
+                              "or smaller objects", tool=tool)
         if isinstance(document.body, Exception):
             raise ToolFailure(ErrorCode.INVALID_INPUT, f"{at}: {document.body}", tool=tool)
         for index, item in enumerate(expand_lists(document.body)):
