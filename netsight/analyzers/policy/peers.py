@@ -114,13 +114,22 @@ class IPBlock:
         return shown
 
 
-@functools.lru_cache(maxsize=4096)  # one flow compares an address with many CIDRs
+# The longest plain address text (IPv6 ending in an IPv4 address); inet_pton reads none longer.
+_LONGEST_ADDRESS = 45
+
+
 def _parse(address: str) -> tuple[int, int] | None:
     """(IP version, value) of an address in its plain textual form, else None. Pod IPs are
     compared with one CIDR after another (every admin policy naming a metadata server):
     inet_pton reads one in a fraction of ipaddress.ip_address's time, and it accepts no
     form ip_address refuses (leading zeros, short IPv4 forms); scoped IPv6 addresses and
-    anything else it refuses are left to ipaddress."""
+    anything else it refuses are left to ipaddress. Longer text is no plain address, and
+    is not kept in the cache (a caller's or a manifest's value can be megabytes)."""
+    return _parse_plain(address) if len(address) <= _LONGEST_ADDRESS else None
+
+
+@functools.lru_cache(maxsize=4096)  # one flow compares an address with many CIDRs
+def _parse_plain(address: str) -> tuple[int, int] | None:
     try:
         return 4, int.from_bytes(socket.inet_pton(socket.AF_INET, address), "big")
     except OSError:

@@ -53,6 +53,12 @@ def members(bits: Bits) -> Iterator[int]:
         at = digits.find("1", at + 1)
 
 
+# Named-port answers kept per universe: each is keyed by the port and protocol a caller
+# asks about, and holds a bit per identity, so a caller stepping through every port would
+# otherwise keep them all until a pod changes.
+NAMED_KEPT = 1024
+
+
 @dataclass(eq=False)
 class Universe:
     key: tuple[object, ...]
@@ -230,6 +236,8 @@ class Universe:
                 true |= 1 << position
             elif answers != {False}:
                 unknown |= 1 << position
+        if len(self.named) >= NAMED_KEPT:
+            self.named.clear()  # what is still asked for is answered again
         found = self.named[cache_key] = (true, unknown)
         return found
 

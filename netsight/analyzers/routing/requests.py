@@ -55,14 +55,26 @@ class Candidate(NamedTuple):
         return f"{self.route.kind} {self.route.ref} {where}"
 
 
-@lru_cache(maxsize=4096)  # read for every candidate rule: a few hostnames, many times
 def host_rank(hostname: str | None) -> tuple[int, int]:
     """More specific first: non-wildcard characters, then characters."""
+    if hostname is not None and len(hostname) > _LONGEST_HOSTNAME:
+        return _rank(hostname)  # not a DNS name: not kept in the cache
+    return _cached_rank(hostname)
+
+
+_LONGEST_HOSTNAME = 253  # a DNS name; a proposal's hostname may be any length
+
+
+def _rank(hostname: str | None) -> tuple[int, int]:
     if hostname is None:
         return (0, 0)
     if hostnames.is_wildcard(hostname):
         return (0, len(hostname))
     return (len(hostname), len(hostname))
+
+
+# Read for every candidate rule: a few hostnames, many times.
+_cached_rank = lru_cache(maxsize=4096)(_rank)
 
 
 def request_host(value: str) -> str:
