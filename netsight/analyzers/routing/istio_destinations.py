@@ -199,6 +199,7 @@ def default_route(ctx: MeshContext, answer: Resolution, candidates: list[str],
         if entry is None or entry.assumed:
             continue
         answer.default_route = True
+        answer.default_to = entry.record.key
         service = entry.record if isinstance(entry.record, ServiceRecord) else None
         ready = ready_endpoints(ctx.view, service) if service is not None else None
         full = to_fqdn(source.namespace, fqdn)

@@ -93,6 +93,7 @@ class Resolution:
     destinations: list[Destination] = field(default_factory=list)
     filters: list[str] = field(default_factory=list)
     default_route: bool = False  # no VirtualService: the sidecar's route to the Service
+    default_to: str | None = None  # the key of that Service (or ServiceEntry)
     # (rule, the rule or VirtualService before it that takes the request, why)
     shadowed: list[tuple[Rule, Rule | VirtualService, str]] = field(default_factory=list)
     # (the key of the VirtualService a note names, or None; the note): shown as the caller

@@ -5,7 +5,9 @@ bounds on its size once YAML aliases are expanded (``proposal_reading.py``), and
 into a record by the code the graph uses (``records.to_record``), but a proposal is a tool
 argument, not cluster input: anything that cannot be read is the caller's to fix, so it
 fails the call (INVALID_INPUT naming ``proposed``, the document and its line) instead of
-becoming a finding.
+becoming a finding. So does an object that names one in a namespace the caller may not read
+where none of their live objects does (``proposal_scope.py``): whether it exists is not
+theirs to learn.
 
 An object replaces the live object with the same kind, namespace and name, or is added.
 A document whose ``metadata.annotations`` holds ``netsight.io/delete: "true"`` deletes the
@@ -22,6 +24,7 @@ from typing import Any
 
 from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
 from netsight.analyzers.routing.proposal_reading import TooLarge, documents
+from netsight.analyzers.routing.proposal_scope import ProposalScope
 from netsight.graph.ingest.manifests import expand_lists
 from netsight.graph.model.errors import MalformedObject
 from netsight.graph.model.reading import object_id, to_record
@@ -56,6 +59,7 @@ def read(view: GraphView, text: str, *, tool: str,
                           f"{MAX_BYTES} (1 MiB) are read: propose fewer objects at a time",
                           tool=tool)
     proposal = Proposal()
+    scope = ProposalScope(view, shows)
     where: dict[str, str] = {}
     for number, document in enumerate(documents(text), start=1):
         at = f"proposed: document {number} (line {document.line})"
@@ -69,7 +73,7 @@ def read(view: GraphView, text: str, *, tool: str,
             if len(where) == MAX_OBJECTS:
                 raise ToolFailure(ErrorCode.INVALID_INPUT, f"{here}: more than {MAX_OBJECTS} "
                                   "objects; propose fewer at a time", tool=tool)
-            key = _read_one(view, proposal, item, here, tool=tool, shows=shows, seen=where)
+            key = _read_one(view, proposal, item, here, tool=tool, scope=scope, seen=where)
             where[key] = here
     if not where:
         raise ToolFailure(ErrorCode.INVALID_INPUT, "proposed: no object found; give one or "
@@ -78,7 +82,7 @@ def read(view: GraphView, text: str, *, tool: str,
 
 
 def _read_one(view: GraphView, proposal: Proposal, item: object, at: str, *, tool: str,
-              shows: Callable[[str], bool], seen: Mapping[str, str]) -> str:
+              scope: ProposalScope, seen: Mapping[str, str]) -> str:
     def fail(message: str) -> ToolFailure:
         return ToolFailure(ErrorCode.INVALID_INPUT, f"{at}: {message}", tool=tool)
 
@@ -92,7 +96,7 @@ def _read_one(view: GraphView, proposal: Proposal, item: object, at: str, *, too
         raise fail(f"{exc.field_path}: {exc.message}") from None
     if key in seen:
         raise fail(f"{key} is already proposed by {seen[key].removeprefix('proposed: ')}")
-    if not shows(key):
+    if not scope.shows(key):
         raise fail(f"{key} is in a namespace you may not read")
     live = view.get(key)
     metadata = raw.get("metadata")
@@ -112,6 +116,9 @@ def _read_one(view: GraphView, proposal: Proposal, item: object, at: str, *, too
         raise fail(f"{exc.field_path}: {exc.message}") from None
     except Exception as exc:  # a reader bug: the caller's object is refused, not the call
         raise fail(f"netsight could not read this object ({type(exc).__name__})") from None
+    why = scope.refused(record)
+    if why is not None:
+        raise fail(why)
     for note in invalid_values(record):
         proposal.notes.append(f"proposed {key} {note.field_path}: {note.message} (kept as "
                               "written)")

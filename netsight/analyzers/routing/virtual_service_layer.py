@@ -128,7 +128,10 @@ def _rule_backends(ctx: MeshContext, rule: Rule) -> list[Destination]:
 def _vs_layer(resolution: Resolution, shows: Shows) -> Layer:
     rule = resolution.rule
     owner = rule.vs if rule is not None else resolution.owner
-    hidden = owner is not None and not shows(owner.record.key)
+    # The default route to a Service the caller may not read is shown as a hidden route's
+    # is: its outcome, not its backends (their endpoints are that namespace's).
+    hidden = not shows(owner.record.key) if owner is not None else \
+        resolution.default_to is not None and not shows(resolution.default_to)
     if hidden:
         return Layer(layer="virtual-service", entry=resolution.entry, port=resolution.port,
                      backends=[], outcome=resolution.outcome, hidden=True,
