@@ -16,6 +16,17 @@ from netsight.analyzers.tools import call_tool
 from tests.analyzers.hostile import visible_view
 from tests.analyzers.test_errors_quote_a_short_prefix_of_bad_values import NEEDED
 
+
+def nested(depth: int) -> list[Any]:
+    """A list nested ``depth`` deep (a JSON decoder's limit stops far sooner)."""
+    outer: list[Any] = []
+    inner = outer
+    for _ in range(depth):
+        inner.append([])
+        inner = inner[0]
+    return outer
+
+
 AGAINST = ["²", "٣", "9999999999d", "1" * 100_000, "99999999999999d", "1" * 30 + "h",
            "0001-01-01T00:00:00+14:00", "10m\n", "1\n", 10**100_000, -(10**100_000), -1,
            10**30]
@@ -37,6 +48,10 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
     ("who_can_reach", {"port": 10**100_000}, "port:"),
     ("recent_changes", {"minutes": float("nan")}, "minutes:"),
     ("recent_changes", {"minutes": float("inf")}, "minutes:"),
+    ("list_services", {"health": nested(100_000)}, "arguments:"),
+    ("list_services", {"health": [nested(100_000)]}, "arguments:"),
+    ("diff_routes", {"headers": {"a": nested(100_000)}}, "headers"),
+    ("analyze_config", {"codes": nested(100_000)}, "codes"),
 ]
 
 

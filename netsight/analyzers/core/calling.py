@@ -54,6 +54,10 @@ def parse_args(tool: AnyTool, raw: Mapping[str, Any]) -> ToolArgs:
         raise ToolFailure(
             ErrorCode.INVALID_INPUT, describe_validation_error(tool, exc), tool=tool.name
         ) from None
+    except RecursionError:
+        # A validator quoting a value nested thousands deep (an enum's repr of it).
+        raise ToolFailure(ErrorCode.INVALID_INPUT, "arguments: a value is nested too deeply; "
+                          "no argument takes nested lists or maps", tool=tool.name) from None
     return args
 
 
