@@ -4,7 +4,9 @@ name, an unknown tool or argument), so an error is a few kilobytes whatever was 
 
 Every tool of the catalog gets, for each of its arguments (read from its input schema), a
 1 MB string there, in a list there and as a key and a value of a map there; and a 1 MB
-unknown argument. An answer (a 1 MB value some argument takes) holds it at most once.
+unknown argument. An answer (a 1 MB value some argument takes) holds it at most once, and
+where the value fits (a request path, a header) not even that: diff_routes repeats the
+request in each finding, by a prefix when it is long.
 """
 
 from __future__ import annotations
@@ -60,6 +62,28 @@ def test_a_megabyte_value_is_quoted_by_a_short_prefix(tool: str, argument: str,
         assert len(text) < ERROR_BYTES, text[:300]
     else:
         assert text.count(BIG[:1000]) <= 1
+
+
+# Megabyte values that fit their argument: the answer is not made of them.
+FITTING = [
+    ("diff_routes", {"path": "/" + BIG}), ("diff_routes", {"method": "A" * len(BIG)}),
+    ("diff_routes", {"path": "/" + BIG, "expected_backend": "shop/web"}),
+    ("diff_routes", {"host": "none.example.com", "path": "/" + BIG}),
+    ("diff_routes", {"path": "/" + BIG, "via": "mesh", "source_namespace": "shop"}),
+    ("diff_routes", {"headers": {BIG: BIG}}), ("diff_routes", {"query": {BIG: BIG}}),
+    ("diff_routes", {"via": "mesh", "source_namespace": "shop", "source_labels": {BIG: BIG}}),
+    ("list_ingresses", {"ingress_class": BIG}),
+    ("find_blocking_policies", {"path": "/" + "y" * 4000}),
+]
+
+
+@pytest.mark.parametrize(("tool", "args"), FITTING, ids=[f"{t}-{i}" for i, (t, _) in
+                                                          enumerate(FITTING)])
+def test_a_megabyte_value_that_fits_is_not_repeated_in_the_answer(tool: str,
+                                                                  args: dict[str, Any]) -> None:
+    failed, text = sent(tool, {**NEEDED.get(tool, {}), **args})
+    assert not failed, text[:300]
+    assert len(text) < 64 * 1024
 
 
 @pytest.mark.parametrize("tool", sorted(TOOLS))

@@ -12,6 +12,7 @@ from netsight.analyzers.core.arguments import Namespace, NamespacedName, PortNum
 from netsight.analyzers.core.base import metadata
 from netsight.analyzers.core.contracts import ErrorCode, Finding, ToolFailure, ToolResult
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.quoting import shortened
 from netsight.analyzers.mesh.istio_objects import (
     DESTINATION_RULE,
     ISTIO_GATEWAY,
@@ -30,6 +31,7 @@ from netsight.graph.model.kinds import Kind
 from netsight.graph.store.live import GraphView
 
 NAME = "diff_routes"
+DESCRIBED = 2048  # characters of the request line an answer repeats (most servers take 8 KiB)
 
 METADATA = AnalyzerMetadata(
     name=NAME,
@@ -133,7 +135,9 @@ def _asked(args: Args) -> Asked:
     host = request_host(args.host)
     return Asked(
         request=Request(host, args.path.split("?")[0], args.method, args.headers, args.query),
-        described=f"{args.method} {host}{args.path}", authority=args.host.strip().lower(),
+        # Named in the answer and in each finding: a path of megabytes is shown by a prefix.
+        described=shortened(f"{args.method} {host}{args.path}", DESCRIBED),
+        authority=args.host.strip().lower(),
         tool=NAME, gateway=args.gateway, port=args.port, expected_backend=args.expected_backend,
         via=via, source_namespace=args.source_namespace, source_labels=args.source_labels)
 
