@@ -150,11 +150,30 @@ ANY_VALUE = st.recursive(
     max_leaves=6)
 
 
+@functools.cache
+def every_document() -> list[str]:
+    """Each object of every testdata cluster, as YAML text."""
+    found = set()
+    for path in sorted(TESTDATA.glob("*/*/cluster.yaml")):
+        try:
+            found.update(yaml.safe_dump(d) for d in yaml.safe_load_all(path.read_text())
+                         if isinstance(d, dict))
+        except yaml.YAMLError:
+            continue  # a case about input that does not parse
+    return sorted(found)
+
+
 @st.composite
-def changed_document(draw: st.DrawFn) -> str:
-    """A document of the graph's input with one field, at any depth, given another value
-    (kept as the shape analyzers must read without failing, however wrong)."""
-    document = yaml.safe_load(draw(st.sampled_from(documents())))
+def changed_document(draw: st.DrawFn, among: tuple[str, ...] = ()) -> str:
+    """A document of the graph's input (or of ``among``) with one to three fields, at any
+    depth, given other values (any shape analyzers must read without failing)."""
+    document = yaml.safe_load(draw(st.sampled_from(among or documents())))
+    for _ in range(draw(st.integers(1, 3))):
+        _change(draw, document)
+    return yaml.safe_dump(document)
+
+
+def _change(draw: st.DrawFn, document: Any) -> None:
     node: Any = document
     while True:
         keys = list(node) if isinstance(node, dict) else list(range(len(node))) \
@@ -167,7 +186,6 @@ def changed_document(draw: st.DrawFn) -> str:
             node[key] = draw(ANY_VALUE)
             break
         node = child
-    return yaml.safe_dump(document)
 
 
 def proposals() -> st.SearchStrategy[str]:
@@ -269,6 +287,55 @@ def test_a_tool_answers_or_refuses_generated_arguments(tool: str) -> None:
 @pytest.mark.parametrize("tool", sorted(TOOLS))
 def test_a_tool_answers_or_refuses_many_generated_arguments(tool: str) -> None:
     fuzz(tool, LONG_EXAMPLES)
+
+
+# --- the graph's objects: any field of any shape ------------------------------------------
+
+# Arguments that reach each tool's analysis on the hostile cluster (visible.yaml).
+REACHING: dict[str, dict[str, Any]] = {
+    "diagnose_service": {"service": "shop/web"},
+    "diff_routes": {"host": "shop.example.com", "expected_backend": "shop/web"},
+    "find_blocking_policies": {"source": "shop/client", "destination": "shop/web-1",
+                               "port": 8080},
+    "reachability_matrix": {"ports": [8080, 80]},
+    "who_can_reach": {"destination": "Service/shop/web", "port": 80},
+    "what_can_reach": {"source": "shop/client"},
+    "gateway_get": {"gateway": "shop/gw"},
+}
+EXTRA_CALLS = [("diff_routes", {"host": "shop.example.com", "via": "mesh",
+                                "source_namespace": "shop"}),
+               ("diff_routes", {"host": "shop.example.com", "via": "gateway shop/ingress"}),
+               ("what_can_reach", {"source": "shop/client", "port": 8080})]
+
+
+def odd_graph(changed: str) -> GraphView:
+    return store_from_yaml(f"{VISIBLE}\n---\n{changed}", Source.CLUSTER).view()
+
+
+def fuzz_graph(examples: int) -> None:
+    @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(changed=changed_document(tuple(every_document())),
+           namespace=st.sampled_from(["shop", None]))
+    def check(changed: str, namespace: str | None) -> None:
+        if namespace is not None:  # into the namespace the calls are about
+            changed = re.sub(r"(?m)^  namespace: .*$", f"  namespace: {namespace}", changed)
+        view = odd_graph(changed)
+        calls = [(tool, {"detail": True, **REACHING.get(tool, {})}) for tool in TOOLS]
+        for tool, args in [*calls, *EXTRA_CALLS]:
+            survives(tool, view, args)
+
+    check()
+
+
+def test_every_tool_survives_an_object_with_a_field_of_any_shape() -> None:
+    """A cluster's objects are other teams' input: one policy or route written oddly (a
+    port "²", a rule that is a number) is reported or left out, and breaks no tool."""
+    fuzz_graph(EXAMPLES)
+
+
+@pytest.mark.fuzz
+def test_every_tool_survives_many_objects_with_a_field_of_any_shape() -> None:
+    fuzz_graph(LONG_EXAMPLES)
 
 
 def test_the_scoped_view_sees_something() -> None:

@@ -341,7 +341,7 @@ def _guarded(raw: Any, index: int, path: str) -> Rule:
 def _rule(raw: Any, index: int, path: str) -> Rule:
     rule = read.fields(raw, path, ("action", "protocol", "notProtocol", "icmp", "notICMP",
                                    "ipVersion", "source", "destination", "http", "metadata"))
-    if rule.get("action") not in _ACTIONS:
+    if not isinstance(rule.get("action"), str) or rule["action"] not in _ACTIONS:
         raise Unsupported(f"{path}.action", f"must be Allow, Deny, Pass or Log, got "
                           f"{rule.get('action')!r}")
     if rule.get("http"):
@@ -426,13 +426,15 @@ def _port(raw: Any, protocol: str | None, path: str) -> PortMatch:
         return PortMatch(protocol, read.port_number(raw, path))
     if not isinstance(raw, str) or not raw:
         raise Unsupported(path, f"must be a port, a range 'from:to' or a name, got {raw!r}")
-    if raw.isdigit():
-        return PortMatch(protocol, read.port_number(int(raw), path))
+    number = read.digits(raw)
+    if number is not None:
+        return PortMatch(protocol, read.port_number(number, path))
     start, sep, stop = raw.partition(":")
     if sep:
-        if not (start.isdigit() and stop.isdigit()):
+        first, last = read.digits(start), read.digits(stop)
+        if first is None or last is None:
             raise Unsupported(path, f"range {raw!r} must be 'from:to' with numbers")
-        first, last = read.port_number(int(start), path), read.port_number(int(stop), path)
+        first, last = read.port_number(first, path), read.port_number(last, path)
         if last < first:
             raise Unsupported(path, f"range {raw!r} ends before it starts")
         return PortMatch(protocol, first, last)

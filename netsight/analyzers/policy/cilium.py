@@ -479,7 +479,7 @@ def _rule(raw: Any, index: int, name: str, path: str, namespace: str | None) -> 
                               "evaluated by netsight")
         peers.append(Peer(block=IPBlock.parse(entry["cidr"], entry.get("except"), where)))
     for i, entity in enumerate(read.items(rule.get(entities_key), f"{path}.{entities_key}")):
-        if entity not in _ENTITIES:
+        if not isinstance(entity, str) or entity not in _ENTITIES:
             raise Unsupported(f"{path}.{entities_key}[{i}]", f"unknown entity {entity!r}")
         peers.append(Peer(entity=entity))
     has_peers = any(rule.get(k) is not None and rule.get(k) != [] for k in peer_fields)
@@ -521,12 +521,12 @@ def _ports(raw: Any, path: str, deny: bool) -> tuple[tuple[PortMatch, ...] | Non
 def _port(raw: Any, path: str) -> PortMatch:
     entry = read.fields(raw, path, ("port", "endPort", "protocol"))
     proto_raw = entry.get("protocol") or "ANY"
-    if proto_raw not in _PROTOCOLS:
+    if not isinstance(proto_raw, str) or proto_raw not in _PROTOCOLS:
         raise Unsupported(f"{path}.protocol", f"{proto_raw!r} is not TCP, UDP, SCTP or ANY")
     proto = _PROTOCOLS[proto_raw]
     port, end = entry.get("port"), entry.get("endPort")
-    if isinstance(port, str) and port.isdigit():
-        port = int(port)
+    if isinstance(port, str) and read.digits(port) is not None:
+        port = read.digits(port)
     if port is None or port == 0:
         if end:
             raise Unsupported(f"{path}.endPort", "endPort needs a port")

@@ -21,6 +21,7 @@ from typing import Any
 
 from netsight.analyzers.core import regex
 from netsight.analyzers.core.contracts import ResourceRef
+from netsight.analyzers.policy.spec_reading import digits
 from netsight.graph.model.records import GenericRecord
 
 GROUP = "security.istio.io"
@@ -231,7 +232,8 @@ def _clause(path: str, attribute: Attribute, values: tuple[str, ...], negative: 
         networks = _networks(values, path)
     elif attribute is Attribute.PORT:
         for i, value in enumerate(values):
-            if not value.isdigit() or not 0 < int(value) <= 65535:
+            number = digits(value)
+            if number is None or not 0 < number <= 65535:
                 raise Invalid(f"{path}[{i}]", f"{value!r} is not a port number")
     return Clause(path, attribute, values, negative, networks, key)
 
@@ -345,9 +347,10 @@ def build_peer_authn(record: GenericRecord) -> PeerAuthn:
         ports: dict[int, Mode] = {}
         for key, value in _map(spec.get("portLevelMtls"), "spec.portLevelMtls").items():
             path = f"spec.portLevelMtls.{key}"
-            if not str(key).isdigit() or not 0 < int(key) <= 65535:
+            number = digits(str(key))
+            if number is None or not 0 < number <= 65535:
                 raise Invalid(path, "must be a port number")
-            ports[int(key)] = _mode(value, path)
+            ports[number] = _mode(value, path)
         if ports and not selector:
             raise Invalid("spec.portLevelMtls", "requires a workload selector")
     except Invalid as error:

@@ -147,8 +147,9 @@ def _port(raw: object, path: str) -> PortMatch:
     if isinstance(port, str):
         if end is not None:
             raise Unsupported(f"{path}.endPort", "endPort needs a numeric port")
-        if port.isdigit():  # IntOrString written as a string of digits
-            return PortMatch(proto, int(port))
+        number = read.digits(port)
+        if number is not None:  # IntOrString written as a string of digits
+            return PortMatch(proto, number)
         return PortMatch(proto, name=port)
     if port is None:
         if end is not None:

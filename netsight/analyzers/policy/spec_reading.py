@@ -63,9 +63,18 @@ def network(raw: Any, path: str) -> ipaddress.IPv4Network | ipaddress.IPv6Networ
 
 def protocol(raw: Any, path: str) -> str:
     value = "TCP" if raw is None else raw
-    if value not in PROTOCOLS:
+    if not isinstance(value, str) or value not in PROTOCOLS:
         raise Unsupported(path, f"protocol {raw!r} is not TCP, UDP or SCTP")
     return str(value)
+
+
+def digits(text: str) -> int | None:
+    """The number ``text`` writes in ASCII digits, else None: "²" is a digit to
+    str.isdigit and no number to int, and int() refuses thousands of digits, which are no
+    port anyway (kept as a number past any port)."""
+    if not (text.isascii() and text.isdigit()):
+        return None
+    return int(text) if len(text) <= 20 else 10**20
 
 
 def port_number(raw: Any, path: str) -> int:

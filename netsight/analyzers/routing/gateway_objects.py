@@ -77,10 +77,16 @@ def parent_gateways(record: Record) -> list[tuple[str, str]]:
 def names_listener_set(record: Record) -> bool:
     """Whether a route record's raw parentRefs name a ListenerSet (whose Gateway only the
     ListenerSet says)."""
-    return any((GATEWAY_GROUP if as_map(raw).get("group") is None
-                else as_map(raw).get("group"), as_map(raw).get("kind"))
-               in LISTENER_SET_GROUP_KINDS
+    return any(_group_kind(as_map(raw)) in LISTENER_SET_GROUP_KINDS
                for raw in as_list(spec_of(record).get("parentRefs")))
+
+
+def _group_kind(ref: Mapping[str, Any]) -> tuple[str, str] | None:
+    """A reference's (group, kind) as written (the group defaulting to Gateway API's), or
+    None when either is not a string."""
+    group, kind = ref.get("group", GATEWAY_GROUP), ref.get("kind")
+    group = GATEWAY_GROUP if group is None else group
+    return (group, kind) if isinstance(group, str) and isinstance(kind, str) else None
 
 
 def raw_hostnames(record: Record) -> list[str]:

@@ -114,7 +114,9 @@ def missing_target_findings(view: GraphView, policy: Record) -> list[Finding]:
     found = []
     name = f"{policy.kind.partition('.')[0]} {policy.namespace}/{policy.name}"
     for path, raw in refs:
-        if raw.get("group") != GATEWAY_GROUP or raw.get("kind") not in _GATEWAY_API_TARGETS:
+        kind = raw.get("kind")
+        if raw.get("group") != GATEWAY_GROUP or not isinstance(kind, str) \
+                or kind not in _GATEWAY_API_TARGETS:
             continue
         key = target_key(raw, policy.namespace)
         if key is None or view.exists(key):
