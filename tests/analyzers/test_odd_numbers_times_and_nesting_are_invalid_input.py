@@ -33,7 +33,8 @@ AGAINST = ["²", "٣", "9999999999d", "1" * 100_000, "99999999999999d", "1" * 30
 PROPOSED = ["[" * 1000 + "]" * 1000, '{"a": ' * 1000 + "1" + "}" * 1000,
             "a:\n" + "".join(" " * i + "- \n" for i in range(1, 400)), "a: &a [*a]",
             "a: " + "9" * 5000, '{"a": ' + "9" * 5000 + "}", "a: 2025-13-45",
-            "a: !!timestamp 2025-01-01T99:00:00Z", "a: !!float 1e99999999999999999999"]
+            "a: !!timestamp 2025-01-01T99:00:00Z", "a: !!float 1e99999999999999999999",
+            "a: \ud800", '{"a": "\ud800"}']
 CASES: list[tuple[str, dict[str, Any], str]] = [
     *(("diff_routes", {"against": value}, "against:") for value in AGAINST),
     *(("diff_routes", {"proposed": value}, "proposed:") for value in PROPOSED),
@@ -64,6 +65,11 @@ def test_an_odd_value_is_invalid_input(tool: str, args: dict[str, Any], names: s
     assert failure.value.code == ErrorCode.INVALID_INPUT, failure.value.message[:300]
     assert failure.value.message.startswith(names.rstrip(":")), failure.value.message[:300]
     assert not caplog.records
+
+
+def test_a_lone_surrogate_in_a_paged_querys_argument_is_answered() -> None:
+    # The query's fingerprint (its cursor's owner) is computed from every argument.
+    call_tool(visible_view(), "list_ingresses", {"ingress_class": "\ud800"})
 
 
 def test_a_generation_or_duration_of_ordinary_size_still_answers() -> None:

@@ -116,6 +116,8 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
                                 "port": 8080}),
     ("reachability_matrix", {"ports": [8080]}),
     ("diff_routes", {"host": "shop.example.com", "gateway": "shop/gw"}),
+    ("diff_routes", {"host": "web.shop.svc.cluster.local", "via": "mesh",
+                     "source_namespace": "shop"}),
     *((tool, {}) for tool in ("analyze_config", "k8s_networkpolicies", "check_mesh_config",
                               "check_route_resolution", "check_gateway_status",
                               "gateway_list")),

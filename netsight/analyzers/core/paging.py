@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 from collections.abc import Sequence
 from typing import TypeVar
 
@@ -15,7 +16,11 @@ T = TypeVar("T")
 
 
 def query_fingerprint(*parts: object) -> str:
-    return hashlib.blake2s(orjson.dumps(parts, default=str), digest_size=6).hexdigest()
+    try:
+        data = orjson.dumps(parts, default=str)
+    except TypeError:  # a lone surrogate ("\ud800") in an argument, which orjson refuses
+        data = json.dumps(parts, default=str).encode()
+    return hashlib.blake2s(data, digest_size=6).hexdigest()
 
 
 def encode_cursor(offset: int, fingerprint: str) -> str:

@@ -53,7 +53,12 @@ def read(view: GraphView, text: str, *, tool: str,
          shows: Callable[[str], bool]) -> Proposal:
     """Parse ``text`` against ``view`` (the live graph); ``shows`` tells whether the caller
     may see an object (a proposal may not reach into namespaces it may not read)."""
-    size = len(text.encode())
+    try:
+        size = len(text.encode())
+    except UnicodeEncodeError as exc:  # a lone surrogate (a JSON escape let it through)
+        raise ToolFailure(ErrorCode.INVALID_INPUT, f"proposed: character {exc.start} is a "
+                          "lone surrogate, which UTF-8 cannot hold; send Unicode text",
+                          tool=tool) from None
     if size > MAX_BYTES:
         raise ToolFailure(ErrorCode.INVALID_INPUT, f"proposed: {size} bytes; at most "
                           f"{MAX_BYTES} (1 MiB) are read: propose fewer objects at a time",
