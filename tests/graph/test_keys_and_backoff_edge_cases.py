@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from netsight.graph.ingest.informers import Backoff
+from netsight.graph.model import kinds
 from netsight.graph.model.kinds import kind_id
 from netsight.graph.model.reading import to_record
 
@@ -30,3 +31,12 @@ def test_backoff_stays_capped_after_thousands_of_failures() -> None:
     delays = [backoff.next_delay() for _ in range(50)]
     assert all(0 <= d <= 30.0 for d in delays)
     assert backoff.next_delay(retry_after=45) == 45
+
+
+def test_a_kind_longer_than_kubernetes_allows_is_resolved_but_not_kept() -> None:
+    # A caller's proposal may name any apiVersion; the cache keeps only pairs of a length
+    # Kubernetes accepts, so it never holds megabyte keys.
+    held = kinds._cached_kind_id.cache_info().currsize
+    group = "a" * 1_000_000
+    assert kind_id(f"{group}/v1", "Gateway") == f"Gateway.{group}"
+    assert kinds._cached_kind_id.cache_info().currsize == held

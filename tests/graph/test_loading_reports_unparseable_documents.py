@@ -88,3 +88,25 @@ def test_map_without_kind_is_not_an_object(tmp_path: Path) -> None:
     assert problem.kind is ProblemKind.NOT_AN_OBJECT
     assert problem.field_path == "apiVersion"
     assert problem.location == f"{path}:1"
+
+
+def test_values_python_cannot_hold_are_reported_not_raised(tmp_path: Path) -> None:
+    # YAML reads 5,000 digits as one integer (past Python's int-from-text limit) and
+    # 2025-13-45 as a date that does not exist: each is that document's problem.
+    path = tmp_path / "odd.yaml"
+    path.write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: big\n"
+                    f"  labels: {{n: {'9' * 5000}}}\n---\n"
+                    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: date\n"
+                    "  annotations: {at: 2025-13-45}\n---\n"
+                    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: ok\n")
+    store = GraphStore()
+
+    load_manifests(store, [str(path)])
+
+    problems = sorted(store.problems.values(), key=lambda p: p.location or "")
+    assert [(p.kind, p.location) for p in problems] == [
+        (ProblemKind.UNPARSEABLE, f"{path}:1"),
+        (ProblemKind.UNPARSEABLE, f"{path}:7"),
+    ]
+    assert all(p.message.startswith("invalid YAML") for p in problems)
+    assert set(store.state.graph) == {"Pod/default/ok"}

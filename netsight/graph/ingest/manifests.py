@@ -83,6 +83,11 @@ def read_documents(name: str, text: str) -> Iterator[Document]:
             problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
             yield Document(f"{name}:{at}", ValueError(f"invalid YAML: {problem}"))
             continue
+        except ValueError as exc:
+            # Well-formed YAML holding a value Python cannot make: an integer past the
+            # int-from-text digit limit, a date that does not exist.
+            yield Document(f"{name}:{line}", ValueError(f"invalid YAML: {str(exc)[:200]}"))
+            continue
         if body is not None:
             yield Document(f"{name}:{line}", body)
 

@@ -133,10 +133,19 @@ def api_group(api_version: str) -> str:
     return group if sep else ""
 
 
-@functools.lru_cache(maxsize=1024)
+# The longest apiVersion (a DNS subdomain, "/", a DNS label) and kind Kubernetes accepts:
+# longer pairs (from a caller's proposal) are resolved without being kept.
+_LONGEST_PAIR = 253 + 1 + 63 + 63
+
+
 def kind_id(api_version: str, kind: str) -> str:
     """The kind id used in node keys for an object of this apiVersion and kind."""
-    # Cached: called for every object and owner reference, with a handful of distinct pairs.
+    if len(api_version) + len(kind) > _LONGEST_PAIR:
+        return _kind_id(api_version, kind)
+    return _cached_kind_id(api_version, kind)
+
+
+def _kind_id(api_version: str, kind: str) -> str:
     group = api_group(api_version)
     modeled = _MODELED.get((group, kind))
     if modeled is not None:
@@ -145,6 +154,10 @@ def kind_id(api_version: str, kind: str) -> str:
     if primary is not None and group != primary:
         return f"{kind}.{group}"
     return kind
+
+
+# Called for every object and owner reference, with a handful of distinct pairs.
+_cached_kind_id = functools.lru_cache(maxsize=1024)(_kind_id)
 
 
 def is_cluster_scoped(kind: str) -> bool:
