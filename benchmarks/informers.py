@@ -45,9 +45,10 @@ from typing import Any
 import aiohttp
 import orjson
 
-# Children run a copy of this script (see snapshot_code), and learn where out/ is from here.
-OUT = Path(os.environ.get("NETSIGHT_BENCH_OUT") or Path(__file__).resolve().parent / "out")
-ROOT = OUT.parent.parent
+# Children run a copy of this script (see snapshot_code), and learn where out/ and the
+# repository are from here: their own file lies in the snapshot.
+ROOT = Path(os.environ.get("NETSIGHT_BENCH_ROOT") or Path(__file__).resolve().parent.parent)
+OUT = Path(os.environ.get("NETSIGHT_BENCH_OUT") or ROOT / "benchmarks" / "out")
 Result = dict[str, Any]
 MiB = 1024 * 1024
 SNAPSHOT = OUT / "informers-code"
@@ -69,6 +70,7 @@ def snapshot_code() -> str:
         digest.update(path.read_bytes())
     CHILD_ENV["PYTHONPATH"] = str(SNAPSHOT)
     CHILD_ENV["NETSIGHT_BENCH_OUT"] = str(OUT)
+    CHILD_ENV["NETSIGHT_BENCH_ROOT"] = str(ROOT)
     return digest.hexdigest()[:12]
 
 
@@ -1249,7 +1251,7 @@ def median(runs: list[Result], key: str) -> float:
 def save(name: str, data: Result) -> None:
     path = OUT / f"informers-{name}.json"
     path.write_text(json.dumps(data, indent=1))
-    print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)
+    print(f"wrote {path}", file=sys.stderr)
 
 
 def _page_sizes(text: str) -> list[int | None]:
