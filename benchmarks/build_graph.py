@@ -39,8 +39,9 @@ from typing import Any
 
 import networkx as nx
 
-from netsight.graph.ingest.manifests import expand_lists, load_manifests, read_documents
+from netsight.graph.ingest.manifests import load_manifests, read_documents
 from netsight.graph.model.kinds import Kind, Rel, parse_key
+from netsight.graph.model.lists import expand_lists
 from netsight.graph.store.live import GraphStore
 from netsight.sim.synthetic import generate
 

@@ -25,8 +25,8 @@ from typing import Any
 from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
 from netsight.analyzers.routing.proposal_reading import TooLarge, documents
 from netsight.analyzers.routing.proposal_scope import ProposalScope
-from netsight.graph.ingest.manifests import expand_lists
 from netsight.graph.model.errors import MalformedObject
+from netsight.graph.model.lists import expand_lists
 from netsight.graph.model.reading import object_id, to_record
 from netsight.graph.model.records import Record, invalid_values
 from netsight.graph.store.live import GraphView

@@ -21,6 +21,7 @@ import orjson
 import yaml
 
 from netsight.graph.model.errors import MalformedObject
+from netsight.graph.model.lists import expand_lists
 from netsight.graph.model.reading import object_id
 from netsight.graph.runtime.collector import paused_gc
 from netsight.graph.store.live import EventType, GraphStore, IngestProblem, ProblemKind
@@ -111,28 +112,6 @@ def _split_yaml(text: str) -> Iterator[tuple[int, int, str]]:
                 content = number
     if lines:
         yield start, content or start, "\n".join(lines)
-
-
-def expand_lists(body: object) -> Iterator[object]:
-    """Flatten ``List`` kinds and top-level arrays into their items.
-
-    Items of a typed list from the API (``PodList``) carry no kind/apiVersion; they
-    take them from the list.
-    """
-    if isinstance(body, list):
-        for item in body:
-            yield from expand_lists(item)
-        return
-    if isinstance(body, dict) and isinstance(body.get("items"), list):
-        kind = body.get("kind")
-        if isinstance(kind, str) and kind.endswith("List"):
-            item_kind = kind[: -len("List")] or None
-            for item in body["items"]:
-                if isinstance(item, dict) and item_kind and "kind" not in item:
-                    item = {**item, "kind": item_kind, "apiVersion": body.get("apiVersion")}
-                yield from expand_lists(item)
-            return
-    yield body
 
 
 def load_manifests(
