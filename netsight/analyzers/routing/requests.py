@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from netsight.analyzers.core import regex
+from netsight.analyzers.core import deadline, regex
 from netsight.analyzers.routing import hostnames
 from netsight.analyzers.routing.gateway_objects import GRPC_ROUTE, Route, as_list, as_map
 
@@ -224,6 +224,9 @@ def candidates(route: Route, hostname: str | None, request: Request,
     characters, length = host_rank(hostname)
     host = ((-characters, -length),)  # the rank's first item; the rest is the match's
     for i, j, spec, fits, order in compile_matches(route) if matches is None else matches:
+        # A regex match is linear in the request (RE2), but the request may be megabytes
+        # and the matches thousands: TOOL_TIMEOUT is checked between two.
+        deadline.check()
         if i not in dropped and fits(request):
             found.append(Candidate(route, i, j, spec, hostname, host + order))
     return found
