@@ -22,6 +22,7 @@ import inspect
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +43,7 @@ from starlette.requests import Request
 
 from netsight.analyzers.core import deadline
 from netsight.analyzers.core.arguments import ToolArgs
-from netsight.analyzers.core.calling import AnyTool, call, find, parse_args, to_json
+from netsight.analyzers.core.calling import AnyTool, call, find, parse_args, prepare, to_json
 from netsight.analyzers.core.contracts import DETAIL, ErrorCode, ToolFailure, ToolResult
 from netsight.analyzers.core.rendering import render_text
 from netsight.graph.store.live import GraphStore, GraphView
@@ -181,6 +182,7 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any], *,
         detail = arguments.get("detail") is True
         async with asyncio.timeout(host.timeout):
             view = await view_for(request, host.store, required=host.scoped)
+            await prepared(tool, args)
             # The analyzer runs on the loop and cannot be cancelled: it checks this deadline
             # in its long loops (analyzers/core/deadline.py) and stops, so the loop is held for
             # TOOL_TIMEOUT at most rather than for as long as the question takes.
@@ -233,6 +235,18 @@ def timed_out(host: ToolHost, name: str, finished: Sequence[Any] = (), *,
                     "finished, unsorted and unpaged")
         extra = orjson.dumps({"finished": items}, default=str).decode()
     return ToolFailure(code, message, tool=name, detail=extra)
+
+
+# Reads what a call's arguments hold (a proposal's YAML) while the loop goes on serving.
+# One thread: the loop shares the interpreter with one reader at most, and a call that timed
+# out before its turn is never read.
+_PREPARING = ThreadPoolExecutor(max_workers=1, thread_name_prefix="netsight-prepare")
+
+
+async def prepared(tool: AnyTool, args: ToolArgs) -> None:
+    """``Tool.prepare`` off the event loop, where the tool has one."""
+    if tool.prepare is not None:
+        await asyncio.get_running_loop().run_in_executor(_PREPARING, prepare, tool, args)
 
 
 async def answered(tool: AnyTool, view: GraphView, args: ToolArgs) -> ToolResult:
