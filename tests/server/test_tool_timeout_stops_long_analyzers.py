@@ -120,3 +120,13 @@ def test_without_a_deadline_nothing_is_checked(store: GraphStore) -> None:
     with deadline.within(-1), pytest.raises(deadline.DeadlineExceeded):
         deadline.check()
     deadline.check()
+
+
+def test_a_long_run_of_items_is_checked_every_so_often() -> None:
+    ticks = itertools.count()  # one tick per deadline check
+    with deadline.within(3, clock=lambda: next(ticks)), \
+            pytest.raises(deadline.DeadlineExceeded):
+        for _ in deadline.checked(range(1_000), every=100):
+            pass
+    with deadline.within(-1):  # a run shorter than ``every`` is never checked
+        assert list(deadline.checked(range(99), every=100)) == list(range(99))
