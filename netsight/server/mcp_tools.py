@@ -48,6 +48,7 @@ from netsight.analyzers.core.contracts import DETAIL, ErrorCode, ToolFailure, To
 from netsight.analyzers.core.rendering import render_text
 from netsight.graph.store.live import GraphStore, GraphView
 from netsight.server.auth import view_for
+from netsight.server.draining import arrival
 from netsight.server.notifying import ToolListNotifier
 from netsight.server.schemas import flattened
 from netsight.server.telemetry import Telemetry
@@ -175,21 +176,23 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any], *,
     """One call: validate, run on the loop under TOOL_TIMEOUT, render; failures as ToolError.
     The graph is the part ``request``'s caller may see (``auth.view_for``)."""
     host.in_flight += 1
-    started = time.perf_counter()
+    # TOOL_TIMEOUT counts from the request's admission: the SDK reading a body of megabytes
+    # before this call held the loop for the call too.
+    started = arrival(request) or time.monotonic()
     try:
         tool = host.tool(name)
         args = parse_args(tool, arguments)
         detail = arguments.get("detail") is True
-        async with asyncio.timeout(host.timeout):
+        async with asyncio.timeout(host.timeout - (time.monotonic() - started)):
             view = await view_for(request, host.store, required=host.scoped)
             await prepared(tool, args)
             # The analyzer runs on the loop and cannot be cancelled: it checks this deadline
             # in its long loops (analyzers/core/deadline.py) and stops, so the loop is held for
             # TOOL_TIMEOUT at most rather than for as long as the question takes.
-            remaining = host.timeout - (time.perf_counter() - started)
+            remaining = host.timeout - (time.monotonic() - started)
             with deadline.within(remaining):
                 result = await answered(tool, view, args)
-        elapsed = time.perf_counter() - started
+        elapsed = time.monotonic() - started
         if elapsed > host.timeout:
             # Past the deadline between two checks: the answer is complete, so it is
             # returned rather than wasted, and the overrun is logged for whoever tunes it.
@@ -212,7 +215,7 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any], *,
                                       tool=name, detail=type(exc).__name__), name)
     finally:
         host.in_flight -= 1
-        log.debug("tool %s answered in %.1f ms", name, (time.perf_counter() - started) * 1e3)
+        log.debug("tool %s answered in %.1f ms", name, (time.monotonic() - started) * 1e3)
 
 
 MAX_PARTIAL_ITEMS = 100  # of a timed-out call's finished items, in its error's detail

@@ -5,11 +5,13 @@ of holding the event loop until it is done — with the items it finished, where
 from __future__ import annotations
 
 import itertools
+import time
 from collections import Counter
 from typing import Any
 
 import orjson
 import pytest
+from starlette.requests import Request
 
 from netsight.analyzers.core import deadline
 from netsight.analyzers.core.calling import to_json
@@ -17,6 +19,7 @@ from netsight.analyzers.tools import TOOLS, call_tool
 from netsight.graph.model.kinds import Kind
 from netsight.graph.model.records import Record
 from netsight.graph.store.live import GraphStore, Source
+from netsight.server.draining import ARRIVED
 from netsight.server.mcp_tools import ToolHost, run_tool, timed_out
 from netsight.sim.synthetic import generate
 
@@ -130,3 +133,16 @@ def test_a_long_run_of_items_is_checked_every_so_often() -> None:
             pass
     with deadline.within(-1):  # a run shorter than ``every`` is never checked
         assert list(deadline.checked(range(99), every=100)) == list(range(99))
+
+
+async def test_tool_timeout_counts_from_the_requests_admission(store: GraphStore) -> None:
+    """The SDK reads an MCP body before the call starts, on the loop: that time counts."""
+    _, pod = a_pod(store)
+    arguments = {"destination": pod, "port": 80}
+    admitted = Request({"type": "http", ARRIVED: time.monotonic() - 10})
+    host = ToolHost(store=store, tools=TOOLS, timeout=5)
+    answer = await run_tool(host, "who_can_reach", arguments, request=admitted)
+    assert answer.is_error
+    assert "TOOL_TIMEOUT" in answer.content[0].text  # type: ignore[union-attr]
+    assert not (await run_tool(host, "who_can_reach", arguments)).is_error
+
