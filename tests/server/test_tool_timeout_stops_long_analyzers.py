@@ -15,10 +15,12 @@ from starlette.requests import Request
 
 from netsight.analyzers.core import deadline
 from netsight.analyzers.core.calling import to_json
+from netsight.analyzers.core.contracts import ToolFailure
 from netsight.analyzers.tools import TOOLS, call_tool
 from netsight.graph.model.kinds import Kind
 from netsight.graph.model.records import Record
 from netsight.graph.store.live import GraphStore, Source
+from netsight.server import dashboard
 from netsight.server.draining import ARRIVED
 from netsight.server.mcp_tools import ToolHost, run_tool, timed_out
 from netsight.sim.synthetic import generate
@@ -146,3 +148,8 @@ async def test_tool_timeout_counts_from_the_requests_admission(store: GraphStore
     assert "TOOL_TIMEOUT" in answer.content[0].text  # type: ignore[union-attr]
     assert not (await run_tool(host, "who_can_reach", arguments)).is_error
 
+
+async def test_the_dashboards_calls_stop_at_tool_timeout(store: GraphStore) -> None:
+    host = ToolHost(store=store, tools=TOOLS, timeout=1e-6)
+    with pytest.raises(ToolFailure, match="TOOL_TIMEOUT"):
+        await dashboard.call(host, store.view(), "analyze_config", {"limit": 500})
