@@ -153,3 +153,19 @@ async def test_the_dashboards_calls_stop_at_tool_timeout(store: GraphStore) -> N
     host = ToolHost(store=store, tools=TOOLS, timeout=1e-6)
     with pytest.raises(ToolFailure, match="TOOL_TIMEOUT"):
         await dashboard.call(host, store.view(), "analyze_config", {"limit": 500})
+
+
+def test_analyze_config_hands_back_its_findings_wherever_it_stops(store: GraphStore) -> None:
+    """Stopped inside one of its checks too (their own long loops check the deadline)."""
+    ticks = itertools.count()
+    with deadline.within(1e9, clock=lambda: next(ticks)):
+        call_tool(store.view(), "analyze_config", {})
+    finished = []
+    for at in range(1, next(ticks), 7):
+        clock = itertools.count()
+        with deadline.within(at, clock=lambda c=clock: next(c)), \
+                pytest.raises(deadline.DeadlineExceeded) as raised:
+            call_tool(store.view(), "analyze_config", {})
+        finished.append(len(raised.value.finished))
+    assert finished == sorted(finished)
+    assert finished[-1] > 0

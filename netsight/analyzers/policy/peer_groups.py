@@ -150,7 +150,7 @@ def group(endpoints: Iterable[Endpoint], blocks: tuple[IPBlock, ...], with_ports
     label_keys: dict[int, Labels] = {}
     compiled = compile_blocks(blocks)
     # Every pod of the cluster, for some questions: checked in runs, as each is quick.
-    for endpoint in deadline.checked(endpoints, every=1024):
+    for endpoint in deadline.checked(endpoints, every=256):
         assert endpoint.namespace is not None
         labels = label_keys.get(id(endpoint.labels))
         if labels is None:
@@ -170,7 +170,7 @@ def group(endpoints: Iterable[Endpoint], blocks: tuple[IPBlock, ...], with_ports
                       if len({p.facts[i] for p in parts}) > 1]
             for part in parts:
                 part.split = ", ".join(differ)
-    for g in groups.values():
+    for g in deadline.checked(groups.values(), every=64):
         g.members.sort(key=lambda e: e.name)
     return sorted(groups.values(), key=lambda g: (g.namespace, g.labels, g.rep.name))
 
