@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from netsight.analyzers.core import deadline
 from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
 from netsight.analyzers.routing.proposal_reading import Document, TooLarge, documents
 from netsight.analyzers.routing.proposal_scope import ProposalScope
@@ -85,7 +86,7 @@ def read(view: GraphView, text: str, *, tool: str, shows: Callable[[str], bool],
                               "or smaller objects", tool=tool)
         if isinstance(document.body, Exception):
             raise ToolFailure(ErrorCode.INVALID_INPUT, f"{at}: {document.body}", tool=tool)
-        for index, item in enumerate(expand_lists(document.body)):
+        for index, item in enumerate(deadline.checked(expand_lists(document.body))):
             here = at if index == 0 else f"{at} item {index}"
             if len(where) == MAX_OBJECTS:
                 raise ToolFailure(ErrorCode.INVALID_INPUT, f"{here}: more than {MAX_OBJECTS} "

@@ -242,7 +242,7 @@ def compile_matches(route: Route) -> list[Match]:
     grpc = route.kind == GRPC_ROUTE
     created = route.record.created or "9999"  # unknown creation time: treated as newest
     found: list[Match] = []
-    for i, rule in enumerate(route.rules):
+    for i, rule in enumerate(deadline.checked(route.rules)):  # a proposal's may be thousands
         specs: list[tuple[int | None, Mapping[str, Any]]] = [
             (j, as_map(m)) for j, m in enumerate(as_list(rule.get("matches")))]
         for j, spec in specs or [(None, {})]:

@@ -95,7 +95,7 @@ def summarize(view: GraphView, service: ServiceRecord) -> ServiceSummary:
 def analyze(view: GraphView, args: Args) -> Result:
     require_namespace(view, args.namespace, tool=NAME)
     summaries = [summarize(view, s)
-                 for s in deadline.checked(view.for_each(Kind.SERVICE, args.namespace), every=64)
+                 for s in deadline.checked(view.for_each(Kind.SERVICE, args.namespace), every=16)
                  if isinstance(s, ServiceRecord)]
     counts = {h: sum(1 for s in summaries if s.health is h) for h in Health}
     if args.health:
