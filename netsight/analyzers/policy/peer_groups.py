@@ -150,7 +150,7 @@ def group(endpoints: Iterable[Endpoint], blocks: tuple[IPBlock, ...], with_ports
     label_keys: dict[int, Labels] = {}
     compiled = compile_blocks(blocks)
     # Every pod of the cluster, for some questions: checked in runs, as each is quick.
-    for endpoint in deadline.checked(endpoints, every=256):
+    for endpoint in deadline.checked(endpoints, every=64):
         assert endpoint.namespace is not None
         labels = label_keys.get(id(endpoint.labels))
         if labels is None:
