@@ -66,6 +66,7 @@ class Asked:
     body: Any = None
     tool: str | None = None
     stream: bool = False
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 def get(target: str) -> Asked:
@@ -106,7 +107,7 @@ ASKED: dict[str, list[Asked]] = {
     "/api/graph/changes": [stream("/api/graph/changes?since=0"),
                            stream("/api/graph/changes?since=999999"),
                            Asked("GET", "/api/graph/changes", stream=True,
-                                 body={"Last-Event-ID": "1"})],
+                                 headers=(("Last-Event-ID", "1"),))],
     "/api/graph/summary": [get("/api/graph/summary")],
     "/api/findings": [get(f"/api/findings?object={key}") for key in (
         "Namespace/edge", "Service/edge/api", "Gateway/edge/public", "Pod/edge/api-1",
@@ -203,11 +204,9 @@ async def ask(world: World, asked: Asked, http: aiohttp.ClientSession,
     if asked.tool is not None:
         raw = await mcp.raw(asked.tool, orjson.dumps({"detail": True, **asked.body}))
         return 200, {}, normalized(raw)
-    headers = bearer(ALICE)
+    headers = bearer(ALICE) | dict(asked.headers)
     data = None
-    if asked.stream and asked.body:
-        headers |= asked.body
-    elif asked.body is not None:
+    if asked.body is not None:
         headers["Content-Type"] = "application/json"
         data = orjson.dumps(asked.body)
     async with http.request(asked.method, world.url + asked.target, headers=headers,
