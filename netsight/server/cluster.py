@@ -28,6 +28,10 @@ from netsight.sim.demo import demo_cluster
 
 log = logging.getLogger(__name__)
 
+# Seconds the collector is held off for the initial lists at most: a kind that never syncs
+# (forbidden, say) must not leave a serving process without cyclic collection for long.
+SYNC_WAIT = 120.0
+
 
 @dataclass
 class LiveGraph:
@@ -107,4 +111,9 @@ async def _start(graph: LiveGraph, watcher: ClusterWatcher) -> None:
             await asyncio.sleep(backoff.next_delay())
             continue
         graph.started, graph.start_error = True, None
+        # The initial lists with the collector held off, then the graph frozen out of its
+        # reach and its keeper started (graph/runtime/collector.py): otherwise a full
+        # collection rescans the whole graph, on the loop, whenever a call allocates enough
+        # to set one off.
+        await watcher.wait_synced(SYNC_WAIT)
         return

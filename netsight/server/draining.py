@@ -13,13 +13,22 @@ counted until their response is sent, so shutdown can wait for them.
 from __future__ import annotations
 
 import asyncio
+import time
 
+from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from netsight.analyzers.core.contracts import ErrorCode
 from netsight.server.http_errors import HttpFailure, failure_response
 
 MCP_PATH = "/mcp"
+ARRIVED = "netsight.arrived"  # in a request's scope: time.monotonic() when it was admitted
+
+
+def arrival(request: Request | None) -> float | None:
+    """When ``request`` was admitted, if it came through :class:`Admission`."""
+    arrived = request.scope.get(ARRIVED) if request is not None else None
+    return arrived if isinstance(arrived, float) else None
 
 
 class ShuttingDown(HttpFailure):
@@ -57,6 +66,7 @@ class Admission:
         if self.closing:
             await refuse(scope, receive, send)
             return
+        scope[ARRIVED] = time.monotonic()
         # GET /mcp is a notification stream, open until the sessions end: not drained.
         if scope["path"] != MCP_PATH or scope["method"] == "GET":
             await self.app(scope, receive, send)

@@ -22,6 +22,7 @@ import inspect
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,11 +43,12 @@ from starlette.requests import Request
 
 from netsight.analyzers.core import deadline
 from netsight.analyzers.core.arguments import ToolArgs
-from netsight.analyzers.core.calling import AnyTool, call, find, parse_args, to_json
+from netsight.analyzers.core.calling import AnyTool, call, find, parse_args, prepare, to_json
 from netsight.analyzers.core.contracts import DETAIL, ErrorCode, ToolFailure, ToolResult
 from netsight.analyzers.core.rendering import render_text
 from netsight.graph.store.live import GraphStore, GraphView
 from netsight.server.auth import view_for
+from netsight.server.draining import arrival
 from netsight.server.notifying import ToolListNotifier
 from netsight.server.schemas import flattened
 from netsight.server.telemetry import Telemetry
@@ -174,20 +176,23 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any], *,
     """One call: validate, run on the loop under TOOL_TIMEOUT, render; failures as ToolError.
     The graph is the part ``request``'s caller may see (``auth.view_for``)."""
     host.in_flight += 1
-    started = time.perf_counter()
+    # TOOL_TIMEOUT counts from the request's admission: the SDK reading a body of megabytes
+    # before this call held the loop for the call too.
+    started = arrival(request) or time.monotonic()
     try:
         tool = host.tool(name)
         args = parse_args(tool, arguments)
         detail = arguments.get("detail") is True
-        async with asyncio.timeout(host.timeout):
+        async with asyncio.timeout(host.timeout - (time.monotonic() - started)):
             view = await view_for(request, host.store, required=host.scoped)
+            await prepared(tool, args)
             # The analyzer runs on the loop and cannot be cancelled: it checks this deadline
             # in its long loops (analyzers/core/deadline.py) and stops, so the loop is held for
             # TOOL_TIMEOUT at most rather than for as long as the question takes.
-            remaining = host.timeout - (time.perf_counter() - started)
+            remaining = host.timeout - (time.monotonic() - started)
             with deadline.within(remaining):
                 result = await answered(tool, view, args)
-        elapsed = time.perf_counter() - started
+        elapsed = time.monotonic() - started
         if elapsed > host.timeout:
             # Past the deadline between two checks: the answer is complete, so it is
             # returned rather than wasted, and the overrun is logged for whoever tunes it.
@@ -210,7 +215,7 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any], *,
                                       tool=name, detail=type(exc).__name__), name)
     finally:
         host.in_flight -= 1
-        log.debug("tool %s answered in %.1f ms", name, (time.perf_counter() - started) * 1e3)
+        log.debug("tool %s answered in %.1f ms", name, (time.monotonic() - started) * 1e3)
 
 
 MAX_PARTIAL_ITEMS = 100  # of a timed-out call's finished items, in its error's detail
@@ -233,6 +238,18 @@ def timed_out(host: ToolHost, name: str, finished: Sequence[Any] = (), *,
                     "finished, unsorted and unpaged")
         extra = orjson.dumps({"finished": items}, default=str).decode()
     return ToolFailure(code, message, tool=name, detail=extra)
+
+
+# Reads what a call's arguments hold (a proposal's YAML) while the loop goes on serving.
+# One thread: the loop shares the interpreter with one reader at most, and a call that timed
+# out before its turn is never read.
+_PREPARING = ThreadPoolExecutor(max_workers=1, thread_name_prefix="netsight-prepare")
+
+
+async def prepared(tool: AnyTool, args: ToolArgs) -> None:
+    """``Tool.prepare`` off the event loop, where the tool has one."""
+    if tool.prepare is not None:
+        await asyncio.get_running_loop().run_in_executor(_PREPARING, prepare, tool, args)
 
 
 async def answered(tool: AnyTool, view: GraphView, args: ToolArgs) -> ToolResult:

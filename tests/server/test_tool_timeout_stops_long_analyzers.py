@@ -5,18 +5,23 @@ of holding the event loop until it is done — with the items it finished, where
 from __future__ import annotations
 
 import itertools
+import time
 from collections import Counter
 from typing import Any
 
 import orjson
 import pytest
+from starlette.requests import Request
 
 from netsight.analyzers.core import deadline
 from netsight.analyzers.core.calling import to_json
+from netsight.analyzers.core.contracts import ToolFailure
 from netsight.analyzers.tools import TOOLS, call_tool
 from netsight.graph.model.kinds import Kind
 from netsight.graph.model.records import Record
 from netsight.graph.store.live import GraphStore, Source
+from netsight.server import dashboard
+from netsight.server.draining import ARRIVED
 from netsight.server.mcp_tools import ToolHost, run_tool, timed_out
 from netsight.sim.synthetic import generate
 
@@ -120,3 +125,47 @@ def test_without_a_deadline_nothing_is_checked(store: GraphStore) -> None:
     with deadline.within(-1), pytest.raises(deadline.DeadlineExceeded):
         deadline.check()
     deadline.check()
+
+
+def test_a_long_run_of_items_is_checked_every_so_often() -> None:
+    ticks = itertools.count()  # one tick per deadline check
+    with deadline.within(3, clock=lambda: next(ticks)), \
+            pytest.raises(deadline.DeadlineExceeded):
+        for _ in deadline.checked(range(1_000), every=100):
+            pass
+    with deadline.within(-1):  # a run shorter than ``every`` is never checked
+        assert list(deadline.checked(range(99), every=100)) == list(range(99))
+
+
+async def test_tool_timeout_counts_from_the_requests_admission(store: GraphStore) -> None:
+    """The SDK reads an MCP body before the call starts, on the loop: that time counts."""
+    _, pod = a_pod(store)
+    arguments = {"destination": pod, "port": 80}
+    admitted = Request({"type": "http", ARRIVED: time.monotonic() - 10})
+    host = ToolHost(store=store, tools=TOOLS, timeout=5)
+    answer = await run_tool(host, "who_can_reach", arguments, request=admitted)
+    assert answer.is_error
+    assert "TOOL_TIMEOUT" in answer.content[0].text  # type: ignore[union-attr]
+    assert not (await run_tool(host, "who_can_reach", arguments)).is_error
+
+
+async def test_the_dashboards_calls_stop_at_tool_timeout(store: GraphStore) -> None:
+    host = ToolHost(store=store, tools=TOOLS, timeout=1e-6)
+    with pytest.raises(ToolFailure, match="TOOL_TIMEOUT"):
+        await dashboard.call(host, store.view(), "analyze_config", {"limit": 500})
+
+
+def test_analyze_config_hands_back_its_findings_wherever_it_stops(store: GraphStore) -> None:
+    """Stopped inside one of its checks too (their own long loops check the deadline)."""
+    ticks = itertools.count()
+    with deadline.within(1e9, clock=lambda: next(ticks)):
+        call_tool(store.view(), "analyze_config", {})
+    finished = []
+    for at in range(1, next(ticks), 7):
+        clock = itertools.count()
+        with deadline.within(at, clock=lambda c=clock: next(c)), \
+                pytest.raises(deadline.DeadlineExceeded) as raised:
+            call_tool(store.view(), "analyze_config", {})
+        finished.append(len(raised.value.finished))
+    assert finished == sorted(finished)
+    assert finished[-1] > 0

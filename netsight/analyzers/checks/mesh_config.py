@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from netsight.analyzers.core import codes
+from netsight.analyzers.core import codes, deadline
 from netsight.analyzers.core.codes import Code
 from netsight.analyzers.core.contracts import Finding
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Check
@@ -178,7 +178,7 @@ class Evaluation:
 
 def evaluate(view: GraphView, namespace: str | None) -> Evaluation:
     ctx = MeshContext(view, namespace)
-    for run in CHECKS:
+    for run in deadline.checked(CHECKS):
         run(ctx)
     return Evaluation(ctx.findings, ctx.not_evaluated)
 

@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from netsight.analyzers.checks import cni_policy_lint
-from netsight.analyzers.core import codes
+from netsight.analyzers.core import codes, deadline
 from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.core.contracts import Finding
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Check
@@ -47,7 +47,8 @@ METADATA = AnalyzerMetadata(
 
 
 def check(view: GraphView, namespace: str | None) -> Iterator[Finding]:
-    for record in sorted(view.for_each(Kind.NETWORK_POLICY, namespace), key=lambda r: r.key):
+    records = sorted(view.for_each(Kind.NETWORK_POLICY, namespace), key=lambda r: r.key)
+    for record in deadline.checked(records, every=64):  # most policies have no finding
         assert isinstance(record, NetworkPolicyRecord)
         yield from _network_policy(view, record)
     if namespace is None:  # ANPs and the BANP are cluster-scoped

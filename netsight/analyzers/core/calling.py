@@ -83,6 +83,17 @@ def describe_validation_error(tool: AnyTool, exc: ValidationError) -> str:
     return "; ".join(messages)
 
 
+def prepare(tool: AnyTool, args: ToolArgs) -> None:
+    """The tool's work on ``args`` alone (``Tool.prepare``), where it has any; safe to run
+    on another thread, failing as :func:`call` does."""
+    if tool.prepare is None:
+        return
+    try:
+        tool.prepare(args)
+    except Exception as exc:
+        _failed(tool, exc)
+
+
 def call(tool: AnyTool, view: GraphView, args: ToolArgs) -> ToolResult | Pending:
     """Run ``tool`` on ``view``: its answer, or for a tool that waits a coroutine to await.
     A ToolFailure names the tool; the caller's deadline (``deadline.within``) passes through;

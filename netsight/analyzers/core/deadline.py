@@ -52,8 +52,15 @@ def check(finished: Callable[[], Sequence[Any]] | None = None) -> None:
         raise DeadlineExceeded(deadline[1], finished() if finished is not None else ())
 
 
-def checked(items: Iterable[T]) -> Iterator[T]:
-    """``items``, checking the deadline before each."""
-    for item in items:
-        check()
+def checked(items: Iterable[T], every: int = 1) -> Iterator[T]:
+    """``items``, checking the deadline before each; with ``every``, before every
+    ``every``-th only, so a loop over few items (a quick call) is never cut."""
+    if every == 1:
+        for item in items:
+            check()
+            yield item
+        return
+    for index, item in enumerate(items, start=1):
+        if not index % every:
+            check()
         yield item

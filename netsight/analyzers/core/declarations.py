@@ -40,6 +40,9 @@ class Tool(Generic[A, R]):
     """One MCP tool: typed arguments -> ``run`` -> typed result.
 
     ``run`` may return an awaitable, for tools that wait (probes); analyzers answer at once.
+    ``prepare``, where given, does the work on the arguments alone that grows with their
+    size (reading a proposal's YAML): a server runs it off its event loop before ``run``,
+    which otherwise does that work itself.
     """
 
     metadata: AnalyzerMetadata
@@ -50,6 +53,7 @@ class Tool(Generic[A, R]):
     # a live server offers the tool only while the cluster serves them. None: always.
     provider: str | None = None
     read_only: bool = True
+    prepare: Callable[[A], None] | None = None
 
     @property
     def name(self) -> str:

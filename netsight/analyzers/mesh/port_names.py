@@ -9,7 +9,7 @@ sniffs or treats it as opaque TCP.
 
 from __future__ import annotations
 
-from netsight.analyzers.core import codes
+from netsight.analyzers.core import codes, deadline
 from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.mesh.context import MeshContext
 from netsight.analyzers.mesh.istio_objects import VIRTUAL_SERVICE
@@ -59,7 +59,7 @@ def port_names(ctx: MeshContext) -> None:
     # reads files as Istio configuration).
     if ctx.unknown(VIRTUAL_SERVICE) is not None:
         return
-    for service in ctx.view.for_each(Kind.SERVICE, ctx.namespace):
+    for service in deadline.checked(ctx.view.for_each(Kind.SERVICE, ctx.namespace), every=64):
         if not isinstance(service, ServiceRecord) or service.namespace in SYSTEM_NAMESPACES \
                 or _control_plane(service) or _managed_gateway(service):
             continue

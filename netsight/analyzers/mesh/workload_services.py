@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
-from netsight.analyzers.core import codes
+from netsight.analyzers.core import codes, deadline
 from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.mesh.context import MeshContext
 from netsight.graph.model.kinds import Kind, make_key
@@ -60,7 +60,7 @@ def port_associations(ctx: MeshContext) -> None:
     else:
         ctx.skip("Services sharing a mesh workload's ports", unknown)
         return
-    for record, labels in units:
+    for record, labels in deadline.checked(units, every=64):
         services = [s for s in ctx.view.for_each(Kind.SERVICE, record.namespace)
                     if isinstance(s, ServiceRecord) and s.selector
                     and all(labels.get(k) == v for k, v in s.selector.items())]
@@ -137,7 +137,7 @@ def _pods(ctx: MeshContext, namespaces: set[str]) -> list[Unit]:
 
 def _one_per_owner(pods: Iterable[PodRecord]) -> list[Unit]:
     seen: dict[tuple[str, str, tuple[tuple[str, str], ...]], Unit] = {}
-    for pod in pods:
+    for pod in deadline.checked(pods, every=256):  # every mesh pod of the cluster
         owner = "/".join(pod.owner) if pod.owner else pod.name
         key = (pod.namespace, owner, tuple(sorted(pod.labels.items())))
         if key not in seen or pod.key < seen[key][0].key:

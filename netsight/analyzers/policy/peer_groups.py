@@ -19,6 +19,7 @@ import socket
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from netsight.analyzers.core import deadline
 from netsight.analyzers.policy import istio_mesh
 from netsight.analyzers.policy.endpoints import Endpoint, from_pod, live
 from netsight.analyzers.policy.peers import IPBlock, Network
@@ -148,7 +149,8 @@ def group(endpoints: Iterable[Endpoint], blocks: tuple[IPBlock, ...], with_ports
     groups: dict[tuple[str, Labels, Facts], Group] = {}
     label_keys: dict[int, Labels] = {}
     compiled = compile_blocks(blocks)
-    for endpoint in endpoints:
+    # Every pod of the cluster, for some questions: checked in runs, as each is quick.
+    for endpoint in deadline.checked(endpoints, every=64):
         assert endpoint.namespace is not None
         labels = label_keys.get(id(endpoint.labels))
         if labels is None:
@@ -168,7 +170,7 @@ def group(endpoints: Iterable[Endpoint], blocks: tuple[IPBlock, ...], with_ports
                       if len({p.facts[i] for p in parts}) > 1]
             for part in parts:
                 part.split = ", ".join(differ)
-    for g in groups.values():
+    for g in deadline.checked(groups.values(), every=64):
         g.members.sort(key=lambda e: e.name)
     return sorted(groups.values(), key=lambda g: (g.namespace, g.labels, g.rep.name))
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from netsight.analyzers.core import regex
+from netsight.analyzers.core import deadline, regex
 from netsight.analyzers.mesh.istio_objects import MESH_GATEWAY
 from netsight.analyzers.routing.istio_rules import MESH, Rule, Source, Via, gateway_name
 from netsight.analyzers.routing.requests import Request
@@ -114,6 +114,7 @@ def rule_fit(rule: Rule, request: Request, *, authority: str, via: Via, port: in
         return True, None
     reasons: list[str] = []
     for i, match in enumerate(matches):
+        deadline.check()  # each entry may match megabytes of request with RE2
         fit = match_fit(match, request, authority=authority, via=via,
                         vs_namespace=rule.vs.record.namespace, port=port, source=source)
         if fit is True:

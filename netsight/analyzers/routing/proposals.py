@@ -18,12 +18,13 @@ would; an added object has none, so it is the newest wherever age breaks a tie.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from netsight.analyzers.core import deadline
 from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
-from netsight.analyzers.routing.proposal_reading import TooLarge, documents
+from netsight.analyzers.routing.proposal_reading import Document, TooLarge, documents
 from netsight.analyzers.routing.proposal_scope import ProposalScope
 from netsight.graph.model.errors import MalformedObject
 from netsight.graph.model.lists import expand_lists
@@ -49,10 +50,22 @@ class Proposal:
         return OverlayView(view, self.delta)
 
 
-def read(view: GraphView, text: str, *, tool: str,
-         shows: Callable[[str], bool]) -> Proposal:
+def read_ahead(text: str) -> list[Document] | None:
+    """The documents of ``text``, read without the graph: the part of :func:`read` whose
+    time grows with the text (composing YAML, in C, cannot stop at a deadline), which a
+    server does off its event loop. None for a text :func:`read` refuses unread."""
+    try:
+        size = len(text.encode())
+    except UnicodeEncodeError:
+        return None
+    return list(documents(text)) if size <= MAX_BYTES else None
+
+
+def read(view: GraphView, text: str, *, tool: str, shows: Callable[[str], bool],
+         ahead: Sequence[Document] | None = None) -> Proposal:
     """Parse ``text`` against ``view`` (the live graph); ``shows`` tells whether the caller
-    may see an object (a proposal may not reach into namespaces it may not read)."""
+    may see an object (a proposal may not reach into namespaces it may not read); ``ahead``:
+    its documents, where :func:`read_ahead` read them already."""
     try:
         size = len(text.encode())
     except UnicodeEncodeError as exc:  # a lone surrogate (a JSON escape let it through)
@@ -66,14 +79,14 @@ def read(view: GraphView, text: str, *, tool: str,
     proposal = Proposal()
     scope = ProposalScope(view, shows)
     where: dict[str, str] = {}
-    for number, document in enumerate(documents(text), start=1):
+    for number, document in enumerate(documents(text) if ahead is None else ahead, start=1):
         at = f"proposed: document {number} (line {document.line})"
         if isinstance(document.body, TooLarge):
             raise ToolFailure(ErrorCode.INVALID_INPUT, f"{at}: {document.body}; propose fewer "
                               "or smaller objects", tool=tool)
         if isinstance(document.body, Exception):
             raise ToolFailure(ErrorCode.INVALID_INPUT, f"{at}: {document.body}", tool=tool)
-        for index, item in enumerate(expand_lists(document.body)):
+        for index, item in enumerate(deadline.checked(expand_lists(document.body))):
             here = at if index == 0 else f"{at} item {index}"
             if len(where) == MAX_OBJECTS:
                 raise ToolFailure(ErrorCode.INVALID_INPUT, f"{here}: more than {MAX_OBJECTS} "

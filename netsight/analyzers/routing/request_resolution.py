@@ -10,6 +10,7 @@ nothing is written.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from netsight.analyzers.routing import proposals
@@ -23,6 +24,7 @@ from netsight.analyzers.routing.gateway_requests import (
     not_routed,
 )
 from netsight.analyzers.routing.ingress_layer import ingress_layer
+from netsight.analyzers.routing.proposal_reading import Document
 from netsight.analyzers.routing.references import Shows
 from netsight.analyzers.routing.request_answers import Answer, Asked, verdict
 from netsight.analyzers.routing.virtual_service_layer import resolve_via
@@ -45,16 +47,18 @@ class RequestReport:
 
 
 def answer_request(view: GraphView, asked: Asked, *, against: int | str | None = None,
-                   proposed: str | None = None) -> RequestReport:
+                   proposed: str | None = None, ahead: Sequence[Document] | None = None
+                   ) -> RequestReport:
     """The request through the whole graph behind ``view``, shown as ``view`` allows; with
     ``against`` the changes on its path since then, with ``proposed`` (YAML or JSON
-    objects) the answer with them applied, compared with the live one."""
+    objects) the answer with them applied, compared with the live one (``ahead``: its
+    documents, read ahead)."""
     full, shows = unrestricted(view)
     parts = kept_parts(view)  # the caller's: what a layer shows depends on their scope
     proposal = None
     if proposed is not None:
         # Read before resolving: a bad proposal fails the call before any work.
-        proposal = proposals.read(full, proposed, tool=asked.tool, shows=shows)
+        proposal = proposals.read(full, proposed, tool=asked.tool, shows=shows, ahead=ahead)
     live = resolve(full, asked, shows, parts,
                    must_exist=proposal is None or asked.gateway is None)
     if proposal is not None and asked.gateway is not None and not live.layers:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from netsight.analyzers.core import regex
+from netsight.analyzers.core import deadline, regex
 from netsight.analyzers.routing import hostnames
 from netsight.analyzers.routing.gateway_objects import GRPC_ROUTE, Route, as_list, as_map
 
@@ -224,6 +224,9 @@ def candidates(route: Route, hostname: str | None, request: Request,
     characters, length = host_rank(hostname)
     host = ((-characters, -length),)  # the rank's first item; the rest is the match's
     for i, j, spec, fits, order in compile_matches(route) if matches is None else matches:
+        # A regex match is linear in the request (RE2), but the request may be megabytes
+        # and the matches thousands: TOOL_TIMEOUT is checked between two.
+        deadline.check()
         if i not in dropped and fits(request):
             found.append(Candidate(route, i, j, spec, hostname, host + order))
     return found
@@ -239,7 +242,7 @@ def compile_matches(route: Route) -> list[Match]:
     grpc = route.kind == GRPC_ROUTE
     created = route.record.created or "9999"  # unknown creation time: treated as newest
     found: list[Match] = []
-    for i, rule in enumerate(route.rules):
+    for i, rule in enumerate(deadline.checked(route.rules)):  # a proposal's may be thousands
         specs: list[tuple[int | None, Mapping[str, Any]]] = [
             (j, as_map(m)) for j, m in enumerate(as_list(rule.get("matches")))]
         for j, spec in specs or [(None, {})]:

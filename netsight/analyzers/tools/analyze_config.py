@@ -77,11 +77,15 @@ def analyze(view: GraphView, args: Args) -> Result:
     threshold = Severity(args.min_severity).rank
     wanted = set(args.codes or ())
     findings: list[Finding] = []
-    for name in deadline.checked(names):
-        for finding in available[name].run(view, args.namespace):
-            deadline.check(lambda: findings)  # over TOOL_TIMEOUT: the findings so far
-            if finding.severity.rank <= threshold and (not wanted or finding.code in wanted):
-                findings.append(finding)
+    try:
+        for name in deadline.checked(names):
+            for finding in available[name].run(view, args.namespace):
+                deadline.check(lambda: findings)  # over TOOL_TIMEOUT: the findings so far
+                if finding.severity.rank <= threshold and (not wanted or finding.code in wanted):
+                    findings.append(finding)
+    except deadline.DeadlineExceeded as exceeded:  # within a check: the findings so far too
+        raise deadline.DeadlineExceeded(exceeded.seconds, exceeded.finished or findings) \
+            from None
     findings.sort(key=lambda f: (f.severity.rank, str(f.resource or ""), f.code, f.summary))
     fingerprint = query_fingerprint(NAME, args.namespace, args.min_severity,
                                     sorted(wanted), names)

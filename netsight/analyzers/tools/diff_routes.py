@@ -6,7 +6,7 @@ the question it answers, and shapes the answer.
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from netsight.analyzers.core.arguments import Namespace, NamespacedName, PortNumber, ToolArgs
 from netsight.analyzers.core.base import metadata
@@ -20,9 +20,10 @@ from netsight.analyzers.mesh.istio_objects import (
     SIDECAR,
     VIRTUAL_SERVICE,
 )
-from netsight.analyzers.routing import istio_rules
+from netsight.analyzers.routing import istio_rules, proposals
 from netsight.analyzers.routing.change_history import ChangeOut
 from netsight.analyzers.routing.declared import REQUEST_CODES, ROUTE_READS
+from netsight.analyzers.routing.proposal_reading import Document
 from netsight.analyzers.routing.request_answers import Asked, BackendShare, Layer, Shadowed
 from netsight.analyzers.routing.request_resolution import answer_request
 from netsight.analyzers.routing.requests import Request, request_host
@@ -88,6 +89,8 @@ class Args(ToolArgs):
     source_labels: dict[str, str] | None = Field(
         default=None, description="With via 'mesh': the client pod's labels, for "
         "sourceLabels matches (without them such a match is undecided)")
+    # The proposal's documents, once read_ahead has read them.
+    _ahead: list[Document] | None = PrivateAttr(default=None)
 
 
 class Result(ToolResult):
@@ -112,7 +115,8 @@ class Result(ToolResult):
 
 def analyze(view: GraphView, args: Args) -> Result:
     asked = _asked(args)  # a bad via fails the call before any work
-    answered = answer_request(view, asked, against=args.against, proposed=args.proposed)
+    answered = answer_request(view, asked, against=args.against, proposed=args.proposed,
+                              ahead=args._ahead)
     live = answered.live
     return Result(
         metadata=metadata(view),
@@ -169,4 +173,11 @@ def parse_via(args: Args) -> istio_rules.Via | None:
     return via
 
 
-TOOL = Tool(METADATA, Args, Result, analyze)
+def read_ahead(args: Args) -> None:
+    """Reads the proposal's YAML, which takes time in proportion to its size and needs no
+    graph: a server does it off its event loop."""
+    if args.proposed is not None:
+        args._ahead = proposals.read_ahead(args.proposed)
+
+
+TOOL = Tool(METADATA, Args, Result, analyze, prepare=read_ahead)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from netsight.analyzers.checks import cni_policy_lint, network_policy_lint
+from netsight.analyzers.core import deadline
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
 from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import Finding, Model, Page, ToolResult
@@ -92,8 +93,8 @@ def analyze(view: GraphView, args: Args) -> Result:
         if finding.resource is not None:
             found.setdefault(str(finding.resource), []).append(finding)
     items: list[PolicySummary] = []
-    for record in sorted(view.for_each(Kind.NETWORK_POLICY, args.namespace),
-                         key=lambda r: r.key):
+    for record in deadline.checked(sorted(view.for_each(Kind.NETWORK_POLICY, args.namespace),
+                                          key=lambda r: r.key), every=64):
         assert isinstance(record, NetworkPolicyRecord)
         model = netpol.build(record)
         pods = sum(1 for r in view.neighbors(record.key, Rel.APPLIES_TO)

@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import Field, Strict
 
 from netsight.analyzers.checks import service_health
+from netsight.analyzers.core import deadline
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
 from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import Model, Page, Severity, ToolResult
@@ -93,7 +94,8 @@ def summarize(view: GraphView, service: ServiceRecord) -> ServiceSummary:
 
 def analyze(view: GraphView, args: Args) -> Result:
     require_namespace(view, args.namespace, tool=NAME)
-    summaries = [summarize(view, s) for s in view.for_each(Kind.SERVICE, args.namespace)
+    summaries = [summarize(view, s)
+                 for s in deadline.checked(view.for_each(Kind.SERVICE, args.namespace), every=16)
                  if isinstance(s, ServiceRecord)]
     counts = {h: sum(1 for s in summaries if s.health is h) for h in Health}
     if args.health:

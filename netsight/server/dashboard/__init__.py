@@ -25,6 +25,7 @@ import asyncio
 import base64
 import functools
 import hashlib
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,13 +36,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from netsight.analyzers.core import deadline
 from netsight.analyzers.core.calling import parse_args, to_json
 from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
 from netsight.graph.model.kinds import Kind, parse_key
 from netsight.graph.store.live import GraphView
 from netsight.server.auth import view_for
 from netsight.server.http_errors import failure_response
-from netsight.server.mcp_tools import ToolHost, answered
+from netsight.server.mcp_tools import ToolHost, answered, prepared
 from netsight.server.request_limits import read_body
 
 PAGE = "/dashboard"
@@ -112,14 +114,22 @@ def serve_asset(request: Request) -> Response:
 
 async def call(host: ToolHost, view: GraphView, name: str, arguments: Mapping[str, Any]
                ) -> dict[str, Any]:
-    """One catalog tool over ``view``, in detail mode, as its JSON; failures raise."""
+    """One catalog tool over ``view``, in detail mode, as its JSON; failures raise.
+
+    Under TOOL_TIMEOUT as an MCP call is: the analyzer stops at the deadline it checks
+    (``run_tool``), and the loop turns before each call, so an endpoint calling page after
+    page never holds it for more than one."""
     tool = host.tool(name)
     args = parse_args(tool, {**arguments, "detail": True})
     host.in_flight += 1
     try:
+        await asyncio.sleep(0)
+        started = time.monotonic()
         async with asyncio.timeout(host.timeout):
-            return to_json(await answered(tool, view, args), detail=True)
-    except TimeoutError:
+            await prepared(tool, args)
+            with deadline.within(host.timeout - (time.monotonic() - started)):
+                return to_json(await answered(tool, view, args), detail=True)
+    except (TimeoutError, deadline.DeadlineExceeded):
         raise ToolFailure(ErrorCode.INTERNAL_ERROR, f"{name} did not answer within "
                           f"TOOL_TIMEOUT ({host.timeout:g}s)", tool=name) from None
     finally:
