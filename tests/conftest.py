@@ -19,6 +19,11 @@ CONFORMANCE = SHARED / "conformance"
 # this project from the upstream suites the shared corpus comes from: each expected.json's
 # "source" names the upstream test it follows. The corpus tests run them beside the shared ones.
 OWN_CORPUS = ROOT / "tests" / "corpus"
+# The shared corpus sits beside the clone, not in it: on a bare clone its tests skip, saying so.
+needs_shared_corpus = pytest.mark.skipif(
+    not CONFORMANCE.is_dir(),
+    reason=f"shared conformance corpus not found at {CONFORMANCE} (a bare clone); "
+           "its cases run where ../shared/conformance exists, tests/corpus always runs")
 
 
 def corpus_cases(*kinds: str) -> list[Path]:

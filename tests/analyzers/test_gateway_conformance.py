@@ -48,7 +48,7 @@ from netsight.analyzers.tools import call_tool
 from netsight.cli import main
 from netsight.graph.ingest.manifests import load_manifests
 from netsight.graph.store.live import GraphStore
-from tests.conftest import CONFORMANCE, OWN_CORPUS, corpus_cases, corpus_id
+from tests.conftest import CONFORMANCE, OWN_CORPUS, corpus_cases, corpus_id, needs_shared_corpus
 
 GATEWAY_CASES = corpus_cases("gateway")  # the shared corpus's and tests/corpus's
 
@@ -126,6 +126,7 @@ def assert_listener(want: dict[str, Any], got: dict[str, Any], where: str,
     assert_conditions(want.get("conditions", {}), got["conditions"], where, tally)
 
 
+@needs_shared_corpus
 def test_corpus_has_gateway_cases() -> None:
     assert len([c for c in GATEWAY_CASES if c.is_relative_to(CONFORMANCE)]) >= 10
 
@@ -191,6 +192,7 @@ def test_gateway_case(case: Path) -> None:
         print("undecided:", *tally.undecided, sep="\n  ")
 
 
+@needs_shared_corpus
 def test_a_case_through_the_cli() -> None:
     case = CONFORMANCE / "gateway" / "httproute-invalid-reference-grant"
     out = io.StringIO()

@@ -22,7 +22,7 @@ import pytest
 from netsight.analyzers.checks.mesh_config import UPSTREAM
 from netsight.cli import main
 from netsight.graph.model.kinds import is_cluster_scoped
-from tests.conftest import CONFORMANCE, corpus_cases, corpus_id
+from tests.conftest import CONFORMANCE, corpus_cases, corpus_id, needs_shared_corpus
 
 ISTIO_CASES = corpus_cases("istio")  # the shared corpus's and tests/corpus's
 MANIFEST_DEFAULT_NAMESPACE = "default"
@@ -68,6 +68,7 @@ def netsight_messages(findings: list[dict[str, Any]], analyzer: str,
     return found
 
 
+@needs_shared_corpus
 def test_corpus_has_istio_cases() -> None:
     assert len([c for c in ISTIO_CASES if c.is_relative_to(CONFORMANCE)]) >= 13
 

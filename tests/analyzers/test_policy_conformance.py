@@ -22,7 +22,7 @@ from netsight.analyzers.tools import call_tool
 from netsight.cli import main
 from netsight.graph.ingest.manifests import load_manifests
 from netsight.graph.store.live import GraphStore, Source
-from tests.conftest import CONFORMANCE, corpus_cases, corpus_id
+from tests.conftest import CONFORMANCE, corpus_cases, corpus_id, needs_shared_corpus
 
 CASES = corpus_cases("netpol", "anp")
 
@@ -57,6 +57,7 @@ def _all_entries(case: Path, args: dict[str, Any]) -> dict[tuple[str, str, int, 
             return found
 
 
+@needs_shared_corpus
 def test_corpus_has_policy_cases() -> None:
     shared = [c for c in CASES if c.is_relative_to(CONFORMANCE)]
     names = {c.parent.name for c in shared}
@@ -103,6 +104,7 @@ def test_the_cli_answers_a_case_whole(case: Path) -> None:
     assert all(entries[_key(q)] == q["allowed"] for q in queries)
 
 
+@needs_shared_corpus
 def test_the_netsight_command_in_a_process() -> None:
     case = CONFORMANCE / "netpol" / "sctp-allow-not-tcp"
     queries = _queries(case)
