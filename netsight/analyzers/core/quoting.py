@@ -6,6 +6,9 @@ was sent, or more where a message names it twice. A prefix is enough to recognis
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+
 QUOTED = 80  # characters of a value an error message shows
 
 
@@ -34,3 +37,21 @@ def listed(values: list[str], most: int = 5) -> str:
     """The first ``most`` of ``values``, each :func:`shortened`, joined; and how many more."""
     shown = ", ".join(shortened(value) for value in values[:most])
     return shown if len(values) <= most else f"{shown} and {len(values) - most} more"
+
+
+def unset_or_quoted(value: str | None) -> str:
+    """An optional field of an object, quoted, or "(unset)": never Python's ``None``."""
+    return "(unset)" if value is None else repr(value)
+
+
+def labels_text(labels: Mapping[str, str]) -> str:
+    """Labels as ``kubectl -l`` takes them: ``app=web,tier=front``."""
+    return ",".join(f"{k}={v}" for k, v in labels.items())
+
+
+def spec_text(value: object) -> str:
+    """A fragment of an object's spec as answers quote it: compact JSON, never a Python repr
+    (``{'statusCode': 503}`` reads as no Kubernetes tool writes it)."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), default=str)
