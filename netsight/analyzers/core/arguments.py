@@ -14,14 +14,14 @@ from pydantic import AfterValidator, ConfigDict, Field, PlainValidator, WithJson
 
 from netsight.analyzers.core.contracts import Model
 from netsight.analyzers.core.object_names import DNS_LABEL
-from netsight.analyzers.core.quoting import quoted
+from netsight.analyzers.core.quoting import as_sent
 from netsight.graph.model.records import IANA_SVC_NAME
 
 
 def _namespace(value: str) -> str:
     if len(value) > 63 or not DNS_LABEL.fullmatch(value):
         raise ValueError(
-            f"{quoted(value)} is not a namespace name: lowercase letters, digits and '-', "
+            f"{as_sent(value)} is not a namespace name: lowercase letters, digits and '-', "
             "at most 63 characters"
         )
     return value
@@ -34,9 +34,9 @@ def _port_number(value: object) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 65535:
         return value
     if isinstance(value, str) and IANA_SVC_NAME.fullmatch(value):
-        raise ValueError(f"{quoted(value)} is a port name; this argument takes a port number "
+        raise ValueError(f"{as_sent(value)} is a port name; this argument takes a port number "
                          "(1-65535), as it names no one object to look the name up on")
-    raise ValueError(f"{quoted(value)} is not a port: give a number from 1 to 65535")
+    raise ValueError(f"{as_sent(value)} is not a port: give a number from 1 to 65535")
 
 
 def _port(value: object) -> int | str:
@@ -46,9 +46,16 @@ def _port(value: object) -> int | str:
         return _port_number(value)
     except ValueError:
         raise ValueError(
-            f"{quoted(value)} is not a port: give a number from 1 to 65535 or a port name "
+            f"{as_sent(value)} is not a port: give a number from 1 to 65535 or a port name "
             "(lowercase letters, digits and '-', at least one letter, at most 15 characters)"
         ) from None
+
+
+def _generation_or_time(value: object) -> int | str:
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    raise ValueError(f"{as_sent(value)}: give a graph generation (a whole number) or a time "
+                     "as text ('2025-06-01T10:00:00Z', '10m')")
 
 
 Namespace = Annotated[str, AfterValidator(_namespace)]
@@ -59,6 +66,9 @@ PortNumber = Annotated[int, PlainValidator(_port_number), WithJsonSchema(
                {"type": "string", "pattern": "^[0-9]{1,5}$"}]})]
 Port = Annotated[int | str, PlainValidator(_port), WithJsonSchema(
     {"anyOf": [{"type": "integer", "minimum": 1, "maximum": 65535}, {"type": "string"}]})]
+# A generation or a time (checked against the graph by the tool that reads it).
+GenerationOrTime = Annotated[int | str, PlainValidator(_generation_or_time), WithJsonSchema(
+    {"anyOf": [{"type": "integer"}, {"type": "string"}]})]
 
 
 class ToolArgs(Model):

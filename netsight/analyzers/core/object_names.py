@@ -67,6 +67,8 @@ class ObjectName(str):
             parsed.namespace, parsed.name = parts
         elif len(parts) == 3 and _KIND.fullmatch(parts[0]):
             parsed.kind, parsed.namespace, parsed.name = parts
+        elif len(parts) == 1:
+            raise ValueError(f"{quoted(text)} has no namespace: give {FORMS}, e.g. 'shop/cart'")
         elif len(parts) == 3 and parts[0][:1].islower():
             raise ValueError(f"{quoted(text)}: kinds are spelled as the API spells them "
                              f"({parts[0][:1].upper()}{parts[0][1:]}, not {parts[0]})")

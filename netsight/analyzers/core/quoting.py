@@ -27,6 +27,19 @@ def quoted(value: object) -> str:
     return text if len(text) <= QUOTED else f"{text[:QUOTED]}... ({len(text)} characters)"
 
 
+def as_sent(value: object) -> str:
+    """A caller's JSON value as an error quotes it: a string or number :func:`quoted`, null
+    and true as JSON spells them (not Python's None and True), a list or an object by what
+    it is (its items are not what was wrong)."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return quoted(value)
+
+
 def shortened(text: str, most: int = QUOTED) -> str:
     """``text`` as is when short, else its first ``most`` characters and its length (for a
     value shown without quotes, such as an argument's name)."""

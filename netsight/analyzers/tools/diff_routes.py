@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field, PrivateAttr
 
-from netsight.analyzers.core.arguments import Namespace, PortNumber, ToolArgs
+from netsight.analyzers.core.arguments import GenerationOrTime, Namespace, PortNumber, ToolArgs
 from netsight.analyzers.core.base import metadata
 from netsight.analyzers.core.contracts import ErrorCode, Finding, ToolFailure, ToolResult
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
@@ -71,7 +71,7 @@ class Args(ToolArgs):
     port: PortNumber | None = Field(default=None, description="Only listeners on this port")
     expected_backend: ObjectName | None = Field(
         default=None, description="The Service ('namespace/name') the request should reach")
-    against: int | str | None = Field(
+    against: GenerationOrTime | None = Field(
         default=None, description="Also list what changed since then in the objects the "
         "request goes through: a graph generation (metadata.graphGeneration of an earlier "
         "answer), an RFC 3339 time ('2025-06-01T10:00:00Z') or a duration back from now "
