@@ -94,13 +94,6 @@ class ObjectName(str):
     def __reduce__(self) -> tuple[Any, ...]:
         return ObjectName.parse, (str(self),)
 
-    def describe(self) -> str:
-        """What the text names, for messages: 'Service shop/cart', 'address 10.0.0.1'."""
-        if self.address is not None:
-            return f"address {self.address}"
-        where = f"{self.namespace}/{self.name}" if self.namespace is not None else self.name
-        return f"{self.kind} {where}" if self.kind else where
-
 
 def _address(text: str) -> str:
     try:

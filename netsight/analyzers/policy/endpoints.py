@@ -32,7 +32,7 @@ from netsight.graph.store.live import GraphView, Source
 NAMED_KINDS = {"Service": Kind.SERVICE, "Deployment": Kind.DEPLOYMENT,
                "StatefulSet": Kind.STATEFUL_SET, "DaemonSet": Kind.DAEMON_SET}
 _TERMINAL_PHASES = ("Succeeded", "Failed")
-FORMS = ("'namespace/pod', 'Kind/namespace/name' (Kind one of Pod, "
+ENDPOINT_FORMS = ("'namespace/pod', 'Kind/namespace/name' (Kind one of Pod, "
          f"{', '.join(NAMED_KINDS)}), 'ip:ADDR' or a Service DNS name ('name.namespace.svc')")
 
 
@@ -116,7 +116,8 @@ def resolve(view: GraphView, given: ObjectName, *, argument: str, tool: str) -> 
     if given.address is not None:
         return _by_address(view, text, given.address, fail=fail, argument=argument)
     if given.namespace is None:
-        raise fail(ErrorCode.INVALID_INPUT, f"{quoted(text)} has no namespace; give {FORMS}")
+        raise fail(ErrorCode.INVALID_INPUT,
+                   f"{quoted(text)} has no namespace; give {ENDPOINT_FORMS}")
     namespace, name = given.namespace, given.name
     if given.kind == "Pod":
         record = view.get(make_key(Kind.POD, namespace, name))

@@ -83,11 +83,11 @@ def around_key(view: GraphView, name: ObjectName) -> str:
     assert name.namespace is not None  # a kindless name is namespace/name
     found = [key for key in (make_key(k, name.namespace, name.name) for k in view.kinds())
              if view.exists(key)]
-    if len(found) != 1:
-        raise fail(ErrorCode.NOT_FOUND if not found else ErrorCode.INVALID_INPUT,
-                   f"{quoted(str(name))} is " + (f"{', '.join(found)}: name one of them"
-                                                 if found else "not in the graph; give "
-                                                 f"{FORMS}"))
+    if not found:
+        raise fail(ErrorCode.NOT_FOUND, f"{quoted(str(name))} is not in the graph; give {FORMS}")
+    if len(found) > 1:
+        raise fail(ErrorCode.INVALID_INPUT,
+                   f"{quoted(str(name))} is {', '.join(found)}: name one of them")
     return found[0]
 
 
