@@ -89,3 +89,12 @@ def test_cluster_ip_says_what_it_means(service: dict[str, Any], shown: str) -> N
     text = render_text(answer(**service))
     assert f"clusterIp: {shown}" in text
     assert "clusterIp: None" not in text
+
+
+def test_meanings_hold_in_nested_and_one_line_mappings() -> None:
+    text = render_text(answer(services=[{"service": "a/b", "headless": True,
+                                         "clusterIp": "None", "allowed": None}]))
+    assert "    clusterIp: none (headless" in text.splitlines()[4]
+    assert "None" not in text
+    assert "  - at=a/b, allowed=undecided (see notEvaluated)" in \
+        render_text(answer(decisions=[{"at": "a/b", "allowed": None, "rule": None}]))

@@ -46,18 +46,26 @@ def render_error(error: dict[str, Any]) -> str:
     return f"error {error.get('code')} in {error.get('tool')}: {error.get('message')}"
 
 
-def _fields(mapping: Mapping[str, Any], depth: int) -> Iterator[str]:
+def _shown(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of ``mapping`` as shown: nulls left out or said in words (NULL_MEANS)."""
+    shown = {}
     for key, value in mapping.items():
-        yield from _field(key, value, mapping, depth)
+        if value is None or (key == "clusterIp" and value == "None"):
+            meaning = NULL_MEANS.get(key)
+            if meaning is None:
+                continue
+            value = meaning(mapping)
+        shown[key] = value
+    return shown
 
 
-def _field(key: str, value: Any, parent: Mapping[str, Any], depth: int) -> Iterator[str]:
+def _fields(mapping: Mapping[str, Any], depth: int) -> Iterator[str]:
+    for key, value in _shown(mapping).items():
+        yield from _field(key, value, depth)
+
+
+def _field(key: str, value: Any, depth: int) -> Iterator[str]:
     pad = INDENT * depth
-    if value is None or (key == "clusterIp" and value == "None"):
-        meaning = NULL_MEANS.get(key)
-        if meaning is not None:
-            yield f"{pad}{key}: {meaning(parent)}"
-        return
     if key == "findings" and isinstance(value, list):
         yield f"{pad}findings: {len(value)}" if value else f"{pad}findings: none"
         for finding in value:
@@ -99,14 +107,12 @@ def _inline(value: Any) -> str | None:
     """``value`` on one line if it is a scalar, a list of scalars or a mapping of scalars;
     else None. Null fields of a mapping are left out; an empty one reads ``none``."""
     if isinstance(value, Mapping):
-        present = {k: v for k, v in value.items() if v is not None or k in NULL_MEANS}
+        present = _shown(value)
         if not present:
             return "none"
         if not all(_is_scalar(v) for v in present.values()):
             return None
-        return ", ".join(
-            f"{k}={_scalar(v) if v is not None else NULL_MEANS[k](value)}"
-            for k, v in present.items())
+        return ", ".join(f"{k}={_scalar(v)}" for k, v in present.items())
     if isinstance(value, list):
         if not value:
             return "none"
