@@ -30,7 +30,7 @@ metadata: {name: postgres, namespace: data}
 spec:
   clusterIP: 10.96.0.10
   selector: {app: postgres}
-  ports: [{name: postgres, port: 5432, targetPort: pg}]
+  ports: [{name: postgres, port: 6432, targetPort: pg}]
 ---
 apiVersion: v1
 kind: Pod
@@ -77,27 +77,32 @@ def test_diagnose_service_takes_every_form(view: GraphView, form: str) -> None:
         without(answer(view, "diagnose_service", service="data/postgres"))
 
 
-@pytest.mark.parametrize("form", [*SERVICE_FORMS, "Pod/data/postgres-0", "data/postgres-0",
-                                  "ip:10.0.1.5"])
-@pytest.mark.parametrize("port", [5432, "5432"])
-def test_find_blocking_policies_takes_every_form(view: GraphView, form: str,
-                                                 port: int | str) -> None:
+POD_FORMS = ["Pod/data/postgres-0", "data/postgres-0", "ip:10.0.1.5"]
+
+
+# The Service's port 6432 is its pods' 5432: the answer names the port asked about.
+@pytest.mark.parametrize(("form", "port"), [(f, 6432) for f in SERVICE_FORMS] +
+                         [(f, 5432) for f in POD_FORMS])
+@pytest.mark.parametrize("spelled", [int, str])
+def test_find_blocking_policies_takes_every_form(view: GraphView, form: str, port: int,
+                                                 spelled: type) -> None:
     got = answer(view, "find_blocking_policies", source="shop/web", destination=form,
-                 port=port)
-    assert got["port"] == 5432
+                 port=spelled(port))
+    assert got["port"] == port
     assert got["destination"] == form
     assert got["allowed"] is True
 
 
-@pytest.mark.parametrize(("destination", "port"), [
-    ("postgres.data.svc", "postgres"),  # a Service port's name
-    ("Pod/data/postgres-0", "pg"),      # a container port's name
+@pytest.mark.parametrize(("destination", "port", "number"), [
+    ("postgres.data.svc", "postgres", 6432),  # a Service port's name
+    ("Pod/data/postgres-0", "pg", 5432),      # a container port's name
 ])
 def test_port_names_resolve_on_the_destination(view: GraphView, destination: str,
-                                               port: str) -> None:
+                                               port: str, number: int) -> None:
     for tool in ("find_blocking_policies", "who_can_reach"):
         extra = {"source": "shop/web"} if tool == "find_blocking_policies" else {}
-        assert answer(view, tool, destination=destination, port=port, **extra)["port"] == 5432
+        got = answer(view, tool, destination=destination, port=port, **extra)
+        assert got["port"] == number
 
 
 def test_an_unknown_port_name_lists_the_names_that_exist(view: GraphView) -> None:
@@ -139,7 +144,7 @@ def test_recent_changes_takes_every_form(view: GraphView, form: str) -> None:
 INTERNALS = re.compile(r"function-|constrained-|lax-or-strict|json-or-python|[\w-]\[|"
                        r"(?<![\w'])_[a-z]\w*|\bNone\b|\bTrue\b|\bFalse\b")
 VALID = {"source": "shop/web", "destination": "data/postgres", "service": "data/postgres",
-         "gateway": "infra/edge", "port": 5432, "ports": [5432], "host": "shop.example.com"}
+         "gateway": "infra/edge", "port": 6432, "ports": [5432], "host": "shop.example.com"}
 
 
 def bad_values(schema: dict[str, Any]) -> list[Any]:

@@ -204,11 +204,11 @@ def analyze(view: GraphView, args: Args) -> Result:
         raise ToolFailure(ErrorCode.INVALID_INPUT, "destination: source and destination are "
                           "both outside the cluster; no cluster policy applies between them",
                           tool=NAME)
-    port = port_number(destinations, args.port, args.protocol)
-    targets, notes = port_targets(destinations, port, args.protocol)
+    asked = port_number(destinations, args.port, args.protocol)
+    targets, notes = port_targets(destinations, asked, args.protocol)
     if not targets:
         raise ToolFailure(ErrorCode.NOT_FOUND, f"port: Service {args.destination} port "
-                          f"{port}/{args.protocol} resolves on none of its pods; see "
+                          f"{asked}/{args.protocol} resolves on none of its pods; see "
                           "diagnose_service", tool=NAME)
     request = Request(args.method, args.path, args.host)
     # Compact answers carry no evidence: the rules a denial missed are looked up only for
@@ -246,7 +246,7 @@ def analyze(view: GraphView, args: Args) -> Result:
         metadata=metadata(view, dst.namespace),
         source=args.source,
         destination=args.destination,
-        port=port,
+        port=asked,
         protocol=args.protocol,
         allowed=overall,
         blocking_policies=list(blocking.values()),
