@@ -161,6 +161,28 @@ async def test_the_overview_marks_objects_with_their_worst_severity(shared: Serv
     assert (status, error["code"]) == (400, "INVALID_INPUT")
 
 
+async def test_the_overview_lists_the_findings_worst_first(shared: Served) -> None:
+    """The findings panel's list: analyze_config's findings, warnings and worse unless
+    min_severity says otherwise, each with the key of the object it is about."""
+    _, overview = await get_json(f"{shared.url}/api/findings/overview")
+    listed = overview["findings"]
+    assert overview["complete"] is True
+    assert len(listed) == sum(overview["counts"].values())
+    ranks = [dashboard.RANK[f["severity"]] for f in listed]
+    assert ranks == sorted(ranks)
+    assert set(ranks) <= {0, 1}
+    assert {"code", "severity", "category", "summary", "object"} <= set(listed[0])
+    assert "suggestion" not in listed[0]  # a click on the object brings the detail
+    assert {f["object"] for f in listed if f["object"]} == set(overview["objects"])
+    assert any(f["object"] == "Service/shop/cart" and f["code"] == "NS0101" for f in listed)
+    _, everything = await get_json(f"{shared.url}/api/findings/overview?min_severity=info")
+    assert len(everything["findings"]) > len(listed)
+    assert "info" in {f["severity"] for f in everything["findings"]}
+    status, error = await get_json(f"{shared.url}/api/findings/overview?min_severity=loud")
+    assert (status, error["code"]) == (400, "INVALID_INPUT")
+    assert "min_severity" in error["message"]
+
+
 BAD_OBJECTS = [
     ("", 400, "INVALID_INPUT", "object: required"),
     ("?object=", 400, "INVALID_INPUT", "object: required"),
