@@ -65,8 +65,10 @@ async def test_the_page_references_only_local_assets_served_with_their_types(
     for ref in references:
         assert not re.match(r"^([a-z]+:)?//", ref), f"{ref} is not local"
     assets = [r for r in references if r.startswith("dashboard/static/")]
-    assert {"dashboard/static/vendor/cytoscape.min.js", "dashboard/static/dashboard.js",
-            "dashboard/static/dashboard.css"} <= set(assets)
+    scripts = {f"dashboard/static/{p.name}" for p in
+               (ROOT / "netsight/server/dashboard/static").glob("*.js")}
+    assert {"dashboard/static/vendor/cytoscape.min.js", "dashboard/static/dashboard.css",
+            *scripts} <= set(assets)
     types = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
     for ref in assets:
         status, headers, body = await fetch(f"{shared.url}/{ref}")
@@ -87,11 +89,14 @@ async def test_an_asset_answers_304_while_unchanged_and_unknown_paths_404(
         assert status == 404, path
 
 
-def test_the_page_script_never_parses_data_as_html() -> None:
-    script = (ROOT / "netsight/server/dashboard/static/dashboard.js").read_text()
-    for sink in (".innerHTML", ".outerHTML", ".insertAdjacentHTML", "document.write", "eval(",
-                 "new Function", "setAttribute(\"on"):
-        assert sink not in script, sink
+def test_the_page_scripts_never_parse_data_as_html() -> None:
+    scripts = sorted((ROOT / "netsight/server/dashboard/static").glob("*.js"))
+    assert len(scripts) >= 5  # dashboard.js and its helpers
+    for path in scripts:
+        script = path.read_text()
+        for sink in (".innerHTML", ".outerHTML", ".insertAdjacentHTML", "document.write",
+                     "eval(", "new Function", "setAttribute(\"on"):
+            assert sink not in script, (path.name, sink)
 
 
 def test_the_vendored_cytoscape_is_the_pinned_version() -> None:

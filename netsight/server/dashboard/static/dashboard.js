@@ -1,18 +1,25 @@
-// netsight dashboard: the live graph (/api/graph, then /api/graph/changes), an object's
-// findings (/api/findings) and find_blocking_policies' verdict (/api/verdict).
+// netsight dashboard: the live graph (/api/graph, then /api/graph/changes), namespaces as
+// groups, the findings panel (/api/findings/overview), an object's findings (/api/findings)
+// and find_blocking_policies' verdict (/api/verdict). Helpers: dom.js, look.js (shapes,
+// colours, legend), labels.js (labels that do not overlap), findings.js (the panel).
 // Plain DOM: text goes in with textContent, never innerHTML, so names cannot inject markup.
 "use strict";
 
 (() => {
   const $ = (id) => document.getElementById(id);
+  const { el, clear, richText } = window.NetsightDom;
+  const Look = window.NetsightLook;
+  const Labels = window.NetsightLabels;
 
   // Kinds find_blocking_policies takes as endpoints ("Kind/ns/name"; a pod as "ns/name").
   const ENDPOINT_KINDS = new Set(["Pod", "Service", "Deployment", "StatefulSet", "DaemonSet"]);
   const EDGE_LABELS = {
     selects: "selects", applies_to: "policy applies to", targets: "slice targets",
     belongs_to: "slice belongs to", routes_to: "routes to", attaches_to: "route attaches to",
-    uses_class: "uses class", owned_by: "owned by", contains: "namespace contains",
+    uses_class: "uses class", owned_by: "owned by", target_ref: "policy targets",
+    configures: "mesh rule for",
   };
+  const GROUP_PREFIX = "ns-group/"; // a namespace drawn without its Namespace object
   const SEVERITY_RANK = { critical: 0, warning: 1, info: 2, ok: 3 };
 
   const state = {
@@ -25,7 +32,8 @@
     hiddenKinds: new Set(),
     // Policies apply to every pod they select and slices target every endpoint: drawn for the
     // selected node only by default, or the graph is a hairball (and cose crawls through it).
-    hiddenEdgeTypes: new Set(["applies_to", "targets", "contains"]),
+    // A namespace's objects are drawn inside its box: its "contains" edges are not drawn.
+    hiddenEdgeTypes: new Set(["applies_to", "targets"]),
     selected: null, // node id
     source: null, // {id, label, arg}
     destination: null,
@@ -33,30 +41,10 @@
     verdictToken: 0,
     severities: {}, // node id -> worst finding severity
     changes: 0,
+    findings: null, // the findings panel (findings.js)
   };
 
-  // --- small DOM helpers ------------------------------------------------------------------
-
-  function el(tag, props, ...children) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(props || {})) {
-      if (value === undefined || value === null || value === false) continue;
-      if (key === "className") node.className = value;
-      else if (key === "text") node.textContent = String(value);
-      else if (key === "onclick") node.addEventListener("click", value);
-      else node.setAttribute(key, String(value));
-    }
-    for (const child of children.flat()) {
-      if (child === null || child === undefined || child === false) continue;
-      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-    }
-    return node;
-  }
-
-  function clear(node) {
-    while (node.firstChild) node.removeChild(node.firstChild);
-    return node;
-  }
+  // --- small helpers -----------------------------------------------------------------------
 
   function notice(text) {
     const box = $("notice");
@@ -101,14 +89,13 @@
   // --- the graph --------------------------------------------------------------------------
 
   function nodeData(node) {
-    const data = {
-      id: node.id,
-      kind: node.kind,
-      namespace: node.namespace || null,
-      name: node.name,
-      label: node.name,
+    const look = Look.lookOf(node.kind);
+    const namespace = node.namespace || null;
+    return {
+      id: node.id, kind: node.kind, namespace, name: node.name, label: node.name,
+      full: namespace ? `${node.kind} ${namespace}/${node.name}` : `${node.kind} ${node.name}`,
+      color: look.color, shape: look.shape, w: look.w, h: look.h,
     };
-    return data;
   }
 
   function edgeData(link) {
@@ -116,103 +103,169 @@
       target: link.target, type: link.type };
   }
 
+  // The box a namespace's objects are drawn in: its Namespace node, or a stand-in when the
+  // Namespace object is not drawn (a neighbourhood, a namespace the caller may not list).
+  function groupNode(namespace) {
+    return { group: "nodes", data: { ...nodeData({ id: GROUP_PREFIX + namespace, kind: "Namespace",
+      namespace: null, name: namespace }), synthetic: true } };
+  }
+
+  function groupId(namespace, ids) {
+    if (!namespace) return null;
+    const real = `Namespace/${namespace}`;
+    return ids.has(real) ? real : GROUP_PREFIX + namespace;
+  }
+
   function elementsOf(data) {
     const elements = [];
     const ids = new Set(data.nodes.map((n) => n.id));
-    for (const node of data.nodes) elements.push({ group: "nodes", data: nodeData(node) });
+    const groups = new Set();
+    for (const node of data.nodes) {
+      const item = nodeData(node);
+      const parent = groupId(item.namespace, ids);
+      if (parent) {
+        item.parent = parent;
+        if (!ids.has(parent) && !groups.has(parent)) {
+          groups.add(parent);
+          elements.push(groupNode(item.namespace));
+        }
+      }
+      elements.push({ group: "nodes", data: item });
+    }
     for (const link of data.links) {
-      if (ids.has(link.source) && ids.has(link.target)) {
+      if (link.type !== "contains" && ids.has(link.source) && ids.has(link.target)) {
         elements.push({ group: "edges", data: edgeData(link) });
       }
     }
     return elements;
   }
 
-  const STYLE = [
-    { selector: "node", style: {
-      "background-color": "#7b8794", label: "data(label)", "font-size": 12, color: "#1f2933",
-      "text-valign": "bottom", "text-margin-y": 2, "min-zoomed-font-size": 8, width: 14,
-      height: 14, "border-width": 0 } },
-    { selector: 'node[kind = "Namespace"]', style: { "background-color": "#52606d",
-      shape: "round-rectangle", width: 26, height: 14, "font-size": 13, "font-weight": "bold" } },
-    { selector: 'node[kind = "Pod"]', style: { "background-color": "#3b82f6", width: 10,
-      height: 10, "font-size": 7 } },
-    { selector: 'node[kind = "Service"]', style: { "background-color": "#16a34a",
-      shape: "round-rectangle", width: 22, height: 16 } },
-    { selector: 'node[kind = "Deployment"], node[kind = "StatefulSet"], node[kind = "DaemonSet"], node[kind = "ReplicaSet"]',
-      style: { "background-color": "#8b5cf6", shape: "hexagon", width: 18, height: 16 } },
-    { selector: 'node[kind = "EndpointSlice"], node[kind = "Endpoints"]', style: {
-      "background-color": "#a3a3a3", shape: "diamond", width: 10, height: 10 } },
-    { selector: 'node[kind = "NetworkPolicy"], node[kind *= "NetworkPolicy"]', style: {
-      "background-color": "#ea580c", shape: "octagon", width: 18, height: 18 } },
-    { selector: 'node[kind = "Ingress"], node[kind = "Gateway"], node[kind *= "Route"]',
-      style: { "background-color": "#0d9488", shape: "triangle", width: 18, height: 16 } },
-    { selector: "edge", style: { width: 1, "line-color": "#cbd2d9", "curve-style": "straight",
-      "target-arrow-shape": "triangle", "target-arrow-color": "#cbd2d9", "arrow-scale": 0.6 } },
-    { selector: 'edge[type = "selects"]', style: { "line-color": "#16a34a",
-      "target-arrow-color": "#16a34a" } },
-    { selector: 'edge[type = "applies_to"]', style: { "line-color": "#ea580c",
-      "target-arrow-color": "#ea580c", "line-style": "dashed" } },
-    { selector: 'edge[type = "routes_to"]', style: { "line-color": "#0d9488",
-      "target-arrow-color": "#0d9488", width: 2 } },
-    { selector: 'edge[type = "attaches_to"]', style: { "line-color": "#0d9488",
-      "target-arrow-color": "#0d9488", "line-style": "dotted" } },
-    { selector: 'edge[type = "owned_by"]', style: { "line-color": "#c4b5fd",
-      "target-arrow-color": "#c4b5fd" } },
-    { selector: "node.sev-warning", style: { "border-width": 3, "border-color": "#f59e0b" } },
-    { selector: "node.sev-critical", style: { "border-width": 3, "border-color": "#dc2626" } },
-    { selector: "node.blocking", style: { "border-width": 5, "border-color": "#dc2626",
-      "border-style": "double" } },
-    { selector: "node.changed", style: { "overlay-color": "#facc15", "overlay-opacity": 0.5,
-      "overlay-padding": 6 } },
-    { selector: "node.src", style: { "outline-width": 4, "outline-color": "#2563eb" } },
-    { selector: "node.dst", style: { "outline-width": 4, "outline-color": "#db2777" } },
-    { selector: "node:selected", style: { "overlay-color": "#1d4ed8", "overlay-opacity": 0.25,
-      "overlay-padding": 5 } },
-    { selector: ".faded", style: { opacity: 0.15 } },
-    { selector: ".hidden", style: { display: "none" } },
-  ];
+  // The objects drawn: every node but the stand-ins for namespaces.
+  function objects() {
+    return state.cy.nodes().filter((n) => !n.data("synthetic"));
+  }
 
-  function layoutOptions(count) {
-    // cose keeps a few hundred nodes readable (Services amid their pods); beyond that its quadratic
-    // cost shows, and a grid per namespace is the honest, fast alternative.
-    if (count <= 800) {
-      return { name: "cose", animate: false, randomize: true,
-        nodeDimensionsIncludeLabels: false, numIter: 600, idealEdgeLength: () => 40,
-        nodeRepulsion: () => 8000, componentSpacing: 40, padding: 20, fit: true };
+  function relabel() {
+    const cy = state.cy;
+    const texts = Look.labelTexts(cy.nodes().map((n) => n.data()));
+    cy.batch(() => cy.nodes().forEach((n) => {
+      const text = texts.get(n.id());
+      if (n.data("label") !== text) n.data("label", text);
+    }));
+  }
+
+  // Labels keep their size on screen (look.js), so the style follows the zoom; then which
+  // labels fit is decided again (labels.js).
+  let styledZoom = 1;
+  function restyle() {
+    const cy = state.cy;
+    const zoom = cy.zoom();
+    if (Math.abs(zoom / styledZoom - 1) > 0.02) {
+      styledZoom = zoom;
+      cy.style(Look.style(zoom));
     }
-    return { name: "grid", avoidOverlap: true, padding: 20, fit: true,
-      sort: (a, b) => (a.data("namespace") || "").localeCompare(b.data("namespace") || "") ||
-        a.data("kind").localeCompare(b.data("kind")) };
+    Labels.declutter(cy, state);
+  }
+
+  // Beyond this many nodes cose's quadratic cost shows: a grid per namespace instead.
+  const COSE_LIMIT = 800;
+  const GROUP_GAP = 90; // between two namespace boxes, room for the lower one's title
+
+  // Each namespace on its own (cose's compound mode spreads a cluster's namespaces over tens
+  // of thousands of pixels), then the namespaces packed in rows of about equal width.
+  function layoutGroups(visible) {
+    const groups = new Map();
+    visible.nodes().filter((n) => !n.isParent()).forEach((n) => {
+      const key = n.data("parent") || "";
+      if (!groups.has(key)) groups.set(key, state.cy.collection());
+      groups.set(key, groups.get(key).union(n));
+    });
+    const cose = visible.nodes().length <= COSE_LIMIT;
+    const boxes = [];
+    for (const key of [...groups.keys()].sort()) {
+      const members = groups.get(key);
+      if (cose && members.length > 1) {
+        // With their box: cose reads each node's parent from the elements it lays out.
+        members.union(members.parent()).union(members.edgesWith(members).not(".hidden"))
+          .layout({ name: "cose",
+          animate: false, randomize: true, fit: false, nodeDimensionsIncludeLabels: false,
+          numIter: 600, idealEdgeLength: () => 40, nodeRepulsion: () => 8000,
+          componentSpacing: 40 }).run();
+      } else {
+        gridOf(members);
+      }
+      boxes.push({ members, box: members.boundingBox({ includeLabels: false, includeOverlays: false }) });
+    }
+    const area = boxes.reduce((sum, b) => sum + (b.box.w + GROUP_GAP) * (b.box.h + GROUP_GAP), 0);
+    const rowWidth = Math.max(Math.sqrt(area) * 1.3, ...boxes.map((b) => b.box.w));
+    let x = 0;
+    let y = 0;
+    let rowHeight = 0;
+    for (const { members, box } of boxes) {
+      if (x > 0 && x + box.w > rowWidth) {
+        x = 0;
+        y += rowHeight + GROUP_GAP;
+        rowHeight = 0;
+      }
+      members.shift({ x: x - box.x1, y: y - box.y1 });
+      x += box.w + GROUP_GAP;
+      rowHeight = Math.max(rowHeight, box.h);
+    }
+  }
+
+  // A namespace too large for cose: a square grid by kind, then name.
+  function gridOf(members) {
+    const sorted = members.sort((a, b) => a.data("kind").localeCompare(b.data("kind")) ||
+      a.data("name").localeCompare(b.data("name")));
+    const cols = Math.ceil(Math.sqrt(sorted.length));
+    sorted.forEach((n, i) => n.position({ x: (i % cols) * 70, y: Math.floor(i / cols) * 45 }));
   }
 
   function runLayout() {
     const cy = state.cy;
     const visible = cy.elements().not(".hidden");
     if (!visible.length) return;
-    const layout = visible.layout(layoutOptions(visible.nodes().length));
-    layout.one("layoutstop", () => {
-      if (cy.zoom() > 1) { // a handful of nodes: fit would blow them up
-        cy.zoom(1);
-        cy.center(visible);
-      }
-    });
-    layout.run();
+    layoutGroups(visible);
+    fitTo(visible);
+    if (cy.zoom() > 1) { // a handful of nodes: fit would blow them up
+      cy.zoom(1);
+      cy.center(visible);
+    }
+    restyle();
+  }
+
+  // cy.fit() counts labels in, and labels grow in the model as one zooms out (look.js):
+  // fit the nodes alone.
+  function fitTo(eles) {
+    const cy = state.cy;
+    const box = eles.boundingBox({ includeLabels: false, includeOverlays: false });
+    if (!(box.w > 0 && box.h > 0)) return;
+    const pad = 30;
+    const zoom = Math.min(cy.maxZoom(), Math.max(cy.minZoom(),
+      Math.min((cy.width() - 2 * pad) / box.w, (cy.height() - 2 * pad) / box.h)));
+    cy.viewport({ zoom, pan: { x: (cy.width() - zoom * (box.x1 + box.x2)) / 2,
+      y: (cy.height() - zoom * (box.y1 + box.y2)) / 2 } });
   }
 
   function initGraph() {
     state.cy = cytoscape({
       container: $("graph"),
-      style: STYLE,
+      style: Look.style(1),
       minZoom: 0.05,
       maxZoom: 4,
       boxSelectionEnabled: false,
     });
-    state.cy.on("tap", "node", (event) => select(event.target.id()));
-    state.cy.on("tap", (event) => {
-      if (event.target === state.cy) select(null);
+    const cy = state.cy;
+    cy.on("tap", "node", (event) => {
+      if (!event.target.data("synthetic")) select(event.target.id());
     });
-    window.netsight = { state, cy: state.cy, select, setEndpoint, reload };
+    cy.on("tap", (event) => {
+      if (event.target === cy) select(null);
+    });
+    cy.on("mouseover", "node", (event) => event.target.addClass("hover"));
+    cy.on("mouseout", "node", (event) => event.target.removeClass("hover"));
+    cy.on("viewport", () => soon("labels", 120, restyle));
+    window.netsight = { state, cy, select, setEndpoint, reload, focus, objects, declutter: restyle };
   }
 
   async function loadSummary() {
@@ -302,6 +355,7 @@
       cy.elements().remove();
       cy.add(elementsOf(data));
     });
+    relabel();
     refreshKinds();
     refreshEdgeTypes();
     applyKindFilter();
@@ -315,7 +369,7 @@
 
   function updateCounts() {
     const cy = state.cy;
-    const nodes = cy.nodes().length;
+    const nodes = objects().length;
     const edges = cy.edges().length;
     const changes = state.changes ? ` · ${state.changes} live change(s)` : "";
     $("counts").textContent = `${nodes} nodes · ${edges} edges · generation ${state.generation}${changes}`;
@@ -326,12 +380,18 @@
   function refreshKinds() {
     const box = $("kinds");
     const counts = {};
-    state.cy.nodes().forEach((node) => {
+    objects().forEach((node) => {
       const kind = node.data("kind");
       counts[kind] = (counts[kind] || 0) + 1;
     });
     clear(box);
     for (const kind of Object.keys(counts).sort()) {
+      const swatch = Look.swatch(Look.lookOf(kind));
+      if (kind === "Namespace") { // a group: hiding it would hide its objects
+        box.append(el("div", { className: "kind", "data-kind": kind }, swatch,
+          ` ${kind} (group) `, el("span", { className: "muted", text: `(${counts[kind]})` })));
+        continue;
+      }
       const input = el("input", { type: "checkbox", value: kind });
       input.checked = !state.hiddenKinds.has(kind);
       input.addEventListener("change", () => {
@@ -339,7 +399,7 @@
         else state.hiddenKinds.add(kind);
         applyKindFilter();
       });
-      box.append(el("label", { className: "kind" }, input, ` ${kind} `,
+      box.append(el("label", { className: "kind", "data-kind": kind }, input, swatch, ` ${kind} `,
         el("span", { className: "muted", text: `(${counts[kind]})` })));
     }
   }
@@ -376,9 +436,10 @@
         edge.toggleClass("hidden", state.hiddenEdgeTypes.has(edge.data("type")) && !focused);
       });
     });
+    soon("labels", 50, restyle);
   }
 
-  // --- findings severities (node borders) --------------------------------------------------
+  // --- findings: the panel and the node borders -------------------------------------------------
 
   async function loadSeverities() {
     // Only the namespace drawn is analyzed; the whole cluster only when all of it is drawn
@@ -389,16 +450,42 @@
       if (parts.length !== 3) return;
       namespace = parts[1];
     }
-    const url = namespace
-      ? `api/findings/overview?namespace=${encodeURIComponent(namespace)}`
-      : "api/findings/overview";
+    const url = "api/findings/overview?min_severity=info" +
+      (namespace ? `&namespace=${encodeURIComponent(namespace)}` : "");
     try {
       const overview = await api(url);
       state.severities = overview.objects;
       paintSeverities();
+      state.findings.render(overview);
+      soon("labels", 50, restyle); // objects with findings label first
     } catch (error) {
       console.warn("findings overview:", errorText(error));
     }
+  }
+
+  // A finding's object in the graph: selected, centred and zoomed to where its label shows.
+  // One not drawn (another namespace, outside a neighbourhood) gets its neighbourhood drawn.
+  function focus(key) {
+    const cy = state.cy;
+    let node = cy.getElementById(key);
+    if (node.length && node.hasClass("hidden")) { // its kind is filtered out: show it again
+      state.hiddenKinds.delete(node.data("kind"));
+      refreshKinds();
+      applyKindFilter();
+    }
+    if (!node.length) {
+      state.around = key;
+      syncUrl();
+      reload().then(() => {
+        node = cy.getElementById(key);
+        if (node.length) focus(key);
+      }).catch((error) => notice(`Cannot load the graph: ${errorText(error)}`));
+      return;
+    }
+    select(key);
+    cy.stop();
+    cy.animate({ center: { eles: node }, zoom: Math.max(cy.zoom(), 1.5) },
+      { duration: 200, complete: restyle });
   }
 
   function paintSeverities() {
@@ -472,17 +559,23 @@
     state.changes += 1;
     let node = cy.getElementById(change.key);
     if (change.type === "DELETED") {
+      if (node.length && node.isParent()) { // a Namespace: its objects move to a stand-in box
+        node.children().move({ parent: groupFor(node.data("name"), true).id() });
+      }
       if (node.length) node.remove();
       if (state.selected === change.key) showDeleted(change.key);
     } else {
       cy.batch(() => {
         if (!node.length) {
-          node = cy.add({ group: "nodes", data: nodeData({ id: change.key, kind: change.kind,
-            namespace: change.namespace, name: change.name }), position: placeNear(change) });
-          }
+          const data = nodeData({ id: change.key, kind: change.kind, namespace: change.namespace,
+            name: change.name });
+          if (data.namespace) data.parent = groupFor(data.namespace, false).id();
+          node = cy.add({ group: "nodes", data, position: placeNear(change) });
+          if (change.kind === "Namespace") adoptStandIn(change.name, node);
+        }
         node.connectedEdges().remove();
         for (const link of change.links || []) {
-          if (cy.getElementById(link.source).length &&
+          if (link.type !== "contains" && cy.getElementById(link.source).length &&
               cy.getElementById(link.target).length) {
             const data = edgeData(link);
             if (!cy.getElementById(data.id).length) cy.add({ group: "edges", data });
@@ -502,12 +595,30 @@
         if (state.selected === selected) showDetails(selected);
       });
     }
-    soon("filters", 250, () => { // counts per kind and edge type
+    soon("filters", 250, () => { // counts per kind and edge type, labels of same-named objects
+      relabel();
       refreshKinds();
       refreshEdgeTypes();
     });
     updateCounts();
     soon("severities", 2000, loadSeverities);
+  }
+
+  // The box of a namespace: its Namespace node unless `standIn`, else a stand-in (made once).
+  function groupFor(namespace, standIn) {
+    const cy = state.cy;
+    const real = cy.getElementById(`Namespace/${namespace}`);
+    if (!standIn && real.length) return real;
+    const existing = cy.getElementById(GROUP_PREFIX + namespace);
+    return existing.length ? existing : cy.add(groupNode(namespace));
+  }
+
+  // A Namespace that arrives takes over its stand-in's objects.
+  function adoptStandIn(namespace, node) {
+    const standIn = state.cy.getElementById(GROUP_PREFIX + namespace);
+    if (!standIn.length) return;
+    standIn.children().move({ parent: node.id() });
+    standIn.remove();
   }
 
   function placeNear(change) {
@@ -569,8 +680,8 @@
         el("span", { className: "muted small", text: finding.category })),
       el("div", { className: "summary", text: finding.summary }),
       resource ? el("div", { className: "muted small", text: resource }) : null,
-      finding.detail ? el("div", { className: "small", text: finding.detail }) : null,
-      finding.suggestion ? el("div", { className: "suggestion small", text: `Fix: ${finding.suggestion}` }) : null);
+      finding.detail ? richText(finding.detail, "small") : null,
+      finding.suggestion ? richText(finding.suggestion, "suggestion small", "Fix:") : null);
   }
 
   function serviceBlock(service) {
@@ -709,7 +820,7 @@
     for (const reason of answer.notEvaluated || []) {
       out.append(el("p", { className: "muted small", text: `Not evaluated: ${reason}` }));
     }
-    if (answer.suggestion) out.append(el("p", { className: "suggestion small", text: `Suggestion: ${answer.suggestion}` }));
+    if (answer.suggestion) out.append(richText(answer.suggestion, "suggestion small", "Suggestion:"));
   }
 
   // --- controls ----------------------------------------------------------------------------
@@ -721,7 +832,7 @@
       syncUrl();
       reload().catch((error) => notice(`Cannot load the graph: ${errorText(error)}`));
     });
-    $("fit").addEventListener("click", () => state.cy.fit(state.cy.elements().not(".hidden"), 20));
+    $("fit").addEventListener("click", () => fitTo(state.cy.elements().not(".hidden")));
     $("relayout").addEventListener("click", runLayout);
     $("check").addEventListener("click", runVerdict);
     $("port").addEventListener("change", runVerdict);
@@ -737,21 +848,21 @@
         setAround(typed); // an object not drawn: draw its neighbourhood
         return;
       }
-      const found = cy.nodes().filter((n) => !n.hasClass("hidden") &&
+      const found = objects().filter((n) => !n.hasClass("hidden") &&
         (n.data("name").toLowerCase().includes(text) || n.id().toLowerCase() === text));
       if (!found.length) {
         notice(`Nothing named like “${$("search").value.trim()}” is drawn.`);
         return;
       }
       notice("");
-      const first = found[0];
-      cy.animate({ center: { eles: first }, zoom: Math.max(cy.zoom(), 1.2) }, { duration: 200 });
-      select(first.id());
+      focus(found[0].id());
     });
   }
 
   async function start() {
     initGraph();
+    state.findings = window.NetsightFindings.panel($("findings-panel"), focus);
+    Look.marksLegend($("marks"));
     wireControls();
     try {
       await loadSummary();
