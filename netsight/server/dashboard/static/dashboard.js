@@ -7,12 +7,11 @@
 
 (() => {
   const $ = (id) => document.getElementById(id);
-  const { el, clear, richText } = window.NetsightDom;
+  const { el, clear, api, errorText } = window.NetsightDom;
   const Look = window.NetsightLook;
   const Labels = window.NetsightLabels;
+  const Layout = window.NetsightLayout;
 
-  // Kinds find_blocking_policies takes as endpoints ("Kind/ns/name"; a pod as "ns/name").
-  const ENDPOINT_KINDS = new Set(["Pod", "Service", "Deployment", "StatefulSet", "DaemonSet"]);
   const EDGE_LABELS = {
     selects: "selects", applies_to: "policy applies to", targets: "slice targets",
     belongs_to: "slice belongs to", routes_to: "routes to", attaches_to: "route attaches to",
@@ -42,7 +41,9 @@
     severities: {}, // node id -> worst finding severity
     changes: 0,
     findings: null, // the findings panel (findings.js)
+    labelledAt: null, // the zoom the labels shown were chosen at
   };
+  const panels = window.NetsightPanels.create(state, (key) => setAround(key));
 
   // --- small helpers -----------------------------------------------------------------------
 
@@ -50,40 +51,6 @@
     const box = $("notice");
     box.textContent = text || "";
     box.hidden = !text;
-  }
-
-  class ApiError extends Error {
-    constructor(message, status, body) {
-      super(message);
-      this.status = status;
-      this.body = body;
-    }
-  }
-
-  async function api(url, options) {
-    const response = await fetch(url, {
-      credentials: "same-origin",
-      headers: { Accept: "application/json", ...((options && options.headers) || {}) },
-      ...(options || {}),
-    });
-    let body = null;
-    try {
-      body = await response.json();
-    } catch (_) {
-      body = null;
-    }
-    if (!response.ok) {
-      const message = body && body.message ? body.message : `${response.status} ${response.statusText}`;
-      throw new ApiError(message, response.status, body);
-    }
-    return body;
-  }
-
-  function errorText(error) {
-    if (error instanceof ApiError && error.body && error.body.code) {
-      return `${error.body.code}: ${error.message}`;
-    }
-    return String(error && error.message ? error.message : error);
   }
 
   // --- the graph --------------------------------------------------------------------------
@@ -165,86 +132,20 @@
       cy.style(Look.style(zoom));
     }
     Labels.declutter(cy, state);
-  }
-
-  // Beyond this many nodes cose's quadratic cost shows: a grid per namespace instead.
-  const COSE_LIMIT = 800;
-  const GROUP_GAP = 90; // between two namespace boxes, room for the lower one's title
-
-  // Each namespace on its own (cose's compound mode spreads a cluster's namespaces over tens
-  // of thousands of pixels), then the namespaces packed in rows of about equal width.
-  function layoutGroups(visible) {
-    const groups = new Map();
-    visible.nodes().filter((n) => !n.isParent()).forEach((n) => {
-      const key = n.data("parent") || "";
-      if (!groups.has(key)) groups.set(key, state.cy.collection());
-      groups.set(key, groups.get(key).union(n));
-    });
-    const cose = visible.nodes().length <= COSE_LIMIT;
-    const boxes = [];
-    for (const key of [...groups.keys()].sort()) {
-      const members = groups.get(key);
-      if (cose && members.length > 1) {
-        // With their box: cose reads each node's parent from the elements it lays out.
-        members.union(members.parent()).union(members.edgesWith(members).not(".hidden"))
-          .layout({ name: "cose",
-          animate: false, randomize: true, fit: false, nodeDimensionsIncludeLabels: false,
-          numIter: 600, idealEdgeLength: () => 40, nodeRepulsion: () => 8000,
-          componentSpacing: 40 }).run();
-      } else {
-        gridOf(members);
-      }
-      boxes.push({ members, box: members.boundingBox({ includeLabels: false, includeOverlays: false }) });
-    }
-    const area = boxes.reduce((sum, b) => sum + (b.box.w + GROUP_GAP) * (b.box.h + GROUP_GAP), 0);
-    const rowWidth = Math.max(Math.sqrt(area) * 1.3, ...boxes.map((b) => b.box.w));
-    let x = 0;
-    let y = 0;
-    let rowHeight = 0;
-    for (const { members, box } of boxes) {
-      if (x > 0 && x + box.w > rowWidth) {
-        x = 0;
-        y += rowHeight + GROUP_GAP;
-        rowHeight = 0;
-      }
-      members.shift({ x: x - box.x1, y: y - box.y1 });
-      x += box.w + GROUP_GAP;
-      rowHeight = Math.max(rowHeight, box.h);
-    }
-  }
-
-  // A namespace too large for cose: a square grid by kind, then name.
-  function gridOf(members) {
-    const sorted = members.sort((a, b) => a.data("kind").localeCompare(b.data("kind")) ||
-      a.data("name").localeCompare(b.data("name")));
-    const cols = Math.ceil(Math.sqrt(sorted.length));
-    sorted.forEach((n, i) => n.position({ x: (i % cols) * 70, y: Math.floor(i / cols) * 45 }));
+    state.labelledAt = zoom; // for tests: the labels shown are those chosen at this zoom
   }
 
   function runLayout() {
     const cy = state.cy;
     const visible = cy.elements().not(".hidden");
     if (!visible.length) return;
-    layoutGroups(visible);
-    fitTo(visible);
+    Layout.layoutGroups(cy, visible);
+    Layout.fitTo(cy, visible);
     if (cy.zoom() > 1) { // a handful of nodes: fit would blow them up
       cy.zoom(1);
       cy.center(visible);
     }
     restyle();
-  }
-
-  // cy.fit() counts labels in, and labels grow in the model as one zooms out (look.js):
-  // fit the nodes alone.
-  function fitTo(eles) {
-    const cy = state.cy;
-    const box = eles.boundingBox({ includeLabels: false, includeOverlays: false });
-    if (!(box.w > 0 && box.h > 0)) return;
-    const pad = 30;
-    const zoom = Math.min(cy.maxZoom(), Math.max(cy.minZoom(),
-      Math.min((cy.width() - 2 * pad) / box.w, (cy.height() - 2 * pad) / box.h)));
-    cy.viewport({ zoom, pan: { x: (cy.width() - zoom * (box.x1 + box.x2)) / 2,
-      y: (cy.height() - zoom * (box.y1 + box.y2)) / 2 } });
   }
 
   function initGraph() {
@@ -265,7 +166,7 @@
     cy.on("mouseover", "node", (event) => event.target.addClass("hover"));
     cy.on("mouseout", "node", (event) => event.target.removeClass("hover"));
     cy.on("viewport", () => soon("labels", 120, restyle));
-    window.netsight = { state, cy, select, setEndpoint, reload, focus, objects, declutter: restyle };
+    window.netsight = { state, cy, select, setEndpoint: panels.setEndpoint, reload, focus, objects, declutter: restyle };
   }
 
   async function loadSummary() {
@@ -360,7 +261,7 @@
     refreshEdgeTypes();
     applyKindFilter();
     runLayout();
-    markEndpoints();
+    panels.markEndpoints();
     updateCounts();
     openStream();
     loadSeverities();
@@ -563,7 +464,7 @@
         node.children().move({ parent: groupFor(node.data("name"), true).id() });
       }
       if (node.length) node.remove();
-      if (state.selected === change.key) showDeleted(change.key);
+      if (state.selected === change.key) panels.showDeleted(change.key);
     } else {
       cy.batch(() => {
         if (!node.length) {
@@ -592,7 +493,7 @@
     if (selected && change.type !== "DELETED" && (change.key === selected ||
         (change.links || []).some((l) => l.source === selected || l.target === selected))) {
       soon("details", 300, () => {
-        if (state.selected === selected) showDetails(selected);
+        if (state.selected === selected) panels.showDetails(selected);
       });
     }
     soon("filters", 250, () => { // counts per kind and edge type, labels of same-named objects
@@ -650,177 +551,7 @@
     const node = cy.getElementById(id);
     if (node.length) node.select();
     applyKindFilter();
-    showDetails(id);
-  }
-
-  function endpointArg(node) {
-    const kind = node.data("kind");
-    const ns = node.data("namespace");
-    return kind === "Pod" ? `${ns}/${node.data("name")}` : `${kind}/${ns}/${node.data("name")}`;
-  }
-
-  function showDeleted(id) {
-    const box = clear($("details"));
-    box.append(el("h2", { text: "Object" }), el("p", { className: "key", text: id }),
-      el("p", { className: "error", text: "Deleted from the cluster." }));
-  }
-
-  function field(name, value) {
-    return [el("dt", { text: name }), el("dd", { text: value === null || value === undefined ? "—" : value })];
-  }
-
-  function findingItem(finding) {
-    const resource = finding.resource
-      ? [finding.resource.kind, finding.resource.namespace, finding.resource.name].filter(Boolean).join("/")
-      : null;
-    return el("li", { className: `finding sev-${finding.severity}` },
-      el("div", {},
-        el("span", { className: `badge ${finding.severity}`, text: finding.severity }), " ",
-        el("code", { text: finding.code }), " ",
-        el("span", { className: "muted small", text: finding.category })),
-      el("div", { className: "summary", text: finding.summary }),
-      resource ? el("div", { className: "muted small", text: resource }) : null,
-      finding.detail ? richText(finding.detail, "small") : null,
-      finding.suggestion ? richText(finding.suggestion, "suggestion small", "Fix:") : null);
-  }
-
-  function serviceBlock(service) {
-    const pods = service.pods || {};
-    const endpoints = service.endpoints || {};
-    return el("dl", { className: "facts" },
-      ...field("status", service.status),
-      ...field("type", service.type + (service.headless ? " (headless)" : "")),
-      ...field("selector", service.selector),
-      ...field("ports", (service.ports || []).join(", ") || "none"),
-      ...field("pods", `${pods.selected} selected, ${pods.ready} ready, ${pods.not_ready ?? pods.notReady} not ready`),
-      ...field("endpoints", `${endpoints.ready} ready, ${endpoints.notReady ?? endpoints.not_ready} not ready (${endpoints.source})`),
-      ...field("workloads", (service.workloads || []).join(", ") || "none"),
-      ...((service.notEvaluated || []).length ? field("not evaluated", service.notEvaluated.join("; ")) : []));
-  }
-
-  async function showDetails(id) {
-    const token = ++state.detailsToken;
-    const node = state.cy.getElementById(id);
-    const kind = node.length ? node.data("kind") : id.split("/")[0];
-    const box = clear($("details"));
-    box.append(el("h2", { text: "Object" }));
-    box.append(el("dl", { className: "facts" },
-      ...field("kind", kind),
-      ...field("namespace", node.length ? node.data("namespace") : null),
-      ...field("name", node.length ? node.data("name") : id)));
-    const actions = el("div", { className: "row" });
-    if (node.length && ENDPOINT_KINDS.has(kind)) {
-      actions.append(
-        el("button", { type: "button", id: "set-source", onclick: () => setEndpoint("source", id) }, "Set as source"),
-        el("button", { type: "button", id: "set-destination", onclick: () => setEndpoint("destination", id) }, "Set as destination"));
-    }
-    if (state.around !== id) {
-      actions.append(el("button", { type: "button", id: "show-around", title: "Draw only this object and its neighbours",
-        onclick: () => setAround(id) }, "Neighbourhood"));
-    }
-    box.append(actions);
-    const findings = el("div", { id: "findings" }, el("p", { className: "muted", text: "Loading findings…" }));
-    box.append(findings);
-    let answer;
-    try {
-      answer = await api(`api/findings?object=${encodeURIComponent(id)}`);
-    } catch (error) {
-      if (token !== state.detailsToken) return;
-      clear(findings).append(el("p", { className: "error", text: errorText(error) }));
-      return;
-    }
-    if (token !== state.detailsToken) return;
-    clear(findings);
-    if (answer.service) {
-      findings.append(el("h3", { text: "diagnose_service" }), serviceBlock(answer.service));
-    }
-    const list = answer.findings || [];
-    findings.append(el("h3", { text: list.length ? `Findings (${list.length})` : "Findings" }));
-    if (!list.length) {
-      findings.append(el("p", { className: "ok", text: "No findings: nothing misconfigured netsight knows of." }));
-    } else {
-      findings.append(el("ul", { className: "findings" }, list.map(findingItem)));
-    }
-  }
-
-  // --- the verdict between two endpoints ------------------------------------------------------
-
-  function setEndpoint(which, id) {
-    const node = state.cy.getElementById(id);
-    if (!node.length) return;
-    state[which] = { id, arg: endpointArg(node), label: `${node.data("kind")} ${node.data("namespace")}/${node.data("name")}` };
-    markEndpoints();
-    runVerdict();
-  }
-
-  function markEndpoints() {
-    const cy = state.cy;
-    cy.nodes().removeClass("src dst");
-    for (const [which, cls, target] of [["source", "src", "src"], ["destination", "dst", "dst"]]) {
-      const chosen = state[which];
-      const label = $(target);
-      if (chosen) {
-        label.textContent = chosen.label;
-        label.className = "";
-        cy.getElementById(chosen.id).addClass(cls);
-      }
-    }
-    $("check").disabled = !(state.source && state.destination);
-  }
-
-  async function runVerdict() {
-    if (!(state.source && state.destination)) return;
-    const port = Number($("port").value);
-    const out = clear($("verdict"));
-    state.cy.nodes().removeClass("blocking");
-    if (!Number.isInteger(port) || port < 1 || port > 65535) {
-      out.append(el("p", { className: "error", text: "Port: a number from 1 to 65535." }));
-      return;
-    }
-    const token = ++state.verdictToken;
-    out.append(el("p", { className: "muted", text: "Evaluating…" }));
-    let answer;
-    try {
-      answer = await api("api/verdict", {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ source: state.source.arg, destination: state.destination.arg,
-          port, protocol: $("protocol").value }),
-      });
-    } catch (error) {
-      if (token !== state.verdictToken) return;
-      clear(out).append(el("p", { className: "error", text: errorText(error) }));
-      return;
-    }
-    if (token !== state.verdictToken) return;
-    clear(out);
-    const verdict = answer.allowed === true ? "allowed" : answer.allowed === false ? "denied" : "undecided";
-    out.append(el("div", { id: "verdict-result", className: `verdict ${verdict}`, "data-allowed": String(answer.allowed) },
-      `${verdict.toUpperCase()}: ${answer.source} → ${answer.destination} on ${answer.port}/${answer.protocol}`));
-    if (answer.explained) out.append(el("p", { className: "muted small", text: `Explained pair: ${answer.explained}` }));
-    if (answer.pairs) {
-      const p = answer.pairs;
-      out.append(el("p", { className: "small", text: `${p.total} pod pairs: ${p.allowed} allowed, ${p.denied} denied, ${p.unknown} undecided` }));
-    }
-    for (const decision of answer.decisions || []) {
-      const state_ = decision.allowed === true ? "allowed" : decision.allowed === false ? "denied" : "undecided";
-      out.append(el("div", { className: "decision" },
-        el("div", {}, el("strong", { text: decision.direction }), ` at ${decision.at}: `,
-          el("span", { className: `badge ${state_}`, text: state_ })),
-        el("pre", { className: "path", text: decision.path })));
-    }
-    const blocking = answer.blockingPolicies || [];
-    if (blocking.length) {
-      out.append(el("p", { className: "small", text: "Blocked by: " +
-        blocking.map((r) => [r.kind, r.namespace, r.name].filter(Boolean).join("/")).join(", ") }));
-      for (const ref of blocking) {
-        state.cy.getElementById([ref.kind, ref.namespace, ref.name].filter(Boolean).join("/")).addClass("blocking");
-      }
-    }
-    for (const reason of answer.notEvaluated || []) {
-      out.append(el("p", { className: "muted small", text: `Not evaluated: ${reason}` }));
-    }
-    if (answer.suggestion) out.append(richText(answer.suggestion, "suggestion small", "Suggestion:"));
+    panels.showDetails(id);
   }
 
   // --- controls ----------------------------------------------------------------------------
@@ -832,11 +563,11 @@
       syncUrl();
       reload().catch((error) => notice(`Cannot load the graph: ${errorText(error)}`));
     });
-    $("fit").addEventListener("click", () => fitTo(state.cy.elements().not(".hidden")));
+    $("fit").addEventListener("click", () => Layout.fitTo(state.cy, state.cy.elements().not(".hidden")));
     $("relayout").addEventListener("click", runLayout);
-    $("check").addEventListener("click", runVerdict);
-    $("port").addEventListener("change", runVerdict);
-    $("protocol").addEventListener("change", runVerdict);
+    $("check").addEventListener("click", panels.runVerdict);
+    $("port").addEventListener("change", panels.runVerdict);
+    $("protocol").addEventListener("change", panels.runVerdict);
     $("search").addEventListener("keydown", (event) => {
       if (event.key !== "Enter") return;
       const typed = $("search").value.trim();

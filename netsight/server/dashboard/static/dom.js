@@ -1,4 +1,5 @@
-// netsight dashboard: small DOM helpers shared by the page's scripts (window.NetsightDom).
+// netsight dashboard: small DOM and fetch helpers shared by the page's scripts
+// (window.NetsightDom).
 // Text goes in with textContent, never innerHTML, so names cannot inject markup.
 "use strict";
 
@@ -104,5 +105,41 @@
     return box;
   }
 
-  window.NetsightDom = { el, svg, clear, textParts, codeBlock, richText };
+  // --- the JSON endpoints: errors as the ToolError JSON they answer with --------------------
+
+  class ApiError extends Error {
+    constructor(message, status, body) {
+      super(message);
+      this.status = status;
+      this.body = body;
+    }
+  }
+
+  async function api(url, options) {
+    const response = await fetch(url, {
+      credentials: "same-origin",
+      headers: { Accept: "application/json", ...((options && options.headers) || {}) },
+      ...(options || {}),
+    });
+    let body = null;
+    try {
+      body = await response.json();
+    } catch (_) {
+      body = null;
+    }
+    if (!response.ok) {
+      const message = body && body.message ? body.message : `${response.status} ${response.statusText}`;
+      throw new ApiError(message, response.status, body);
+    }
+    return body;
+  }
+
+  function errorText(error) {
+    if (error instanceof ApiError && error.body && error.body.code) {
+      return `${error.body.code}: ${error.message}`;
+    }
+    return String(error && error.message ? error.message : error);
+  }
+
+  window.NetsightDom = { el, svg, clear, textParts, codeBlock, richText, api, errorText, ApiError };
 })();

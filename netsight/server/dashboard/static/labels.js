@@ -45,7 +45,8 @@
     cy.nodes().forEach((node) => {
       if (node.hasClass("hidden") || !node.visible()) return;
       const box = labelBox(node);
-      const onScreen = box && box.x2 > 0 && box.y2 > 0 && box.x1 < width && box.y1 < height;
+      // Whole on screen: a label cut by the edge reads as another name.
+      const onScreen = box && box.x1 >= 0 && box.y1 >= 0 && box.x2 <= width && box.y2 <= height;
       if (onScreen) candidates.push({ node, box, rank: priority(node, state) });
     });
     candidates.sort((a, b) => a.rank[0] - b.rank[0] || a.rank[1] - b.rank[1] ||
