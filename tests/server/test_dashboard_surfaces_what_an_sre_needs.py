@@ -187,6 +187,13 @@ async def test_namespaces_are_boxes_around_their_objects(shared: Served, page: A
     for namespace, group in groups.items():
         assert set(group["parents"]) == {f"Namespace/{namespace}"}, namespace
         assert group["outside"] == 0, namespace
+    # No box over another and no two nodes in one place: as drawn, and past cose's limit
+    # (800 nodes), where each namespace is a grid.
+    for relayout in ("", "window.NetsightLayout.layoutGroups(cy, visible, 0);"):
+        placed = await page.evaluate(PLACED.replace("RELAYOUT", relayout))
+        assert placed["overlaps"] == 0, relayout
+        assert placed["places"] == placed["leaves"], relayout
+    await keep(page, "grid")
     # A namespace drawn alone is a box too, its Namespace object drawn or not.
     await page.goto(f"{shared.url}/dashboard?namespace=shop")
     await until(page, "window.netsight.objects().length")
@@ -196,6 +203,17 @@ async def test_namespaces_are_boxes_around_their_objects(shared: Served, page: A
     assert parents == ["shop"]
     await keep(page, "shop")
 
+
+PLACED = """(() => {
+    const cy = window.netsight.cy, visible = cy.elements().not('.hidden');
+    RELAYOUT
+    const boxes = cy.nodes(':parent').map(p => p.boundingBox({includeLabels: false}));
+    const meets = (a, b) => a.x1 < b.x2 && b.x1 < a.x2 && a.y1 < b.y2 && b.y1 < a.y2;
+    const places = new Set(cy.nodes().filter(n => !n.isParent())
+        .map(n => `${Math.round(n.position('x'))},${Math.round(n.position('y'))}`));
+    return {overlaps: boxes.filter((a, i) => boxes.some((b, j) => j > i && meets(a, b))).length,
+            places: places.size, leaves: cy.nodes().filter(n => !n.isParent()).length};
+})()"""
 
 VISIBLE_LABELS = """(() => {
     const cy = window.netsight.cy, W = cy.width(), H = cy.height();

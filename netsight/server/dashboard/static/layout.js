@@ -10,13 +10,13 @@
   // Each namespace on its own (cose's compound mode spreads a cluster's namespaces over tens
   // of thousands of pixels): what is linked by cose, the unlinked in rows beneath; then the
   // namespaces packed in rows, about as wide as the window's shape asks.
-  function layoutGroups(cy, visible) {
+  function layoutGroups(cy, visible, coseLimit = COSE_LIMIT) {
     const groups = new Map();
     visible.nodes().filter((n) => !n.isParent()).forEach((n) => {
       const key = n.data("parent") || "";
       groups.set(key, (groups.get(key) || cy.collection()).union(n));
     });
-    const cose = visible.nodes().length <= COSE_LIMIT;
+    const cose = visible.nodes().length <= coseLimit;
     const boxes = [];
     for (const key of [...groups.keys()].sort()) {
       const members = groups.get(key);
