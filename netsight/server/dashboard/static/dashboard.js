@@ -278,6 +278,18 @@
 
   // --- kind filter ------------------------------------------------------------------------
 
+  // A checkbox for `value`, ticked unless `hidden` holds it; unticking adds it there.
+  function toggle(value, hidden) {
+    const input = el("input", { type: "checkbox", value });
+    input.checked = !hidden.has(value);
+    input.addEventListener("change", () => {
+      if (input.checked) hidden.delete(value);
+      else hidden.add(value);
+      applyKindFilter();
+    });
+    return input;
+  }
+
   function refreshKinds() {
     const box = $("kinds");
     const counts = {};
@@ -293,14 +305,8 @@
           ` ${kind} (group) `, el("span", { className: "muted", text: `(${counts[kind]})` })));
         continue;
       }
-      const input = el("input", { type: "checkbox", value: kind });
-      input.checked = !state.hiddenKinds.has(kind);
-      input.addEventListener("change", () => {
-        if (input.checked) state.hiddenKinds.delete(kind);
-        else state.hiddenKinds.add(kind);
-        applyKindFilter();
-      });
-      box.append(el("label", { className: "kind", "data-kind": kind }, input, swatch, ` ${kind} `,
+      box.append(el("label", { className: "kind", "data-kind": kind },
+        toggle(kind, state.hiddenKinds), swatch, ` ${kind} `,
         el("span", { className: "muted", text: `(${counts[kind]})` })));
     }
   }
@@ -313,14 +319,7 @@
     });
     const box = clear($("edge-types"));
     for (const type of Object.keys(counts).sort()) {
-      const input = el("input", { type: "checkbox", value: type });
-      input.checked = !state.hiddenEdgeTypes.has(type);
-      input.addEventListener("change", () => {
-        if (input.checked) state.hiddenEdgeTypes.delete(type);
-        else state.hiddenEdgeTypes.add(type);
-        applyKindFilter();
-      });
-      box.append(el("label", {}, input, el("span", { className: `swatch e-${type}` }),
+      box.append(el("label", {}, toggle(type, state.hiddenEdgeTypes), el("span", { className: `swatch e-${type}` }),
         `${EDGE_LABELS[type] || type} `, el("span", { className: "muted", text: `(${counts[type]})` })));
     }
   }
@@ -384,9 +383,10 @@
       return;
     }
     select(key);
-    cy.stop();
-    cy.animate({ center: { eles: node }, zoom: Math.max(cy.zoom(), 1.5) },
-      { duration: 200, complete: restyle });
+    // At once, not animated: the labels are chosen again for the zoom it ends on.
+    cy.zoom(Math.max(cy.zoom(), 1.5));
+    cy.center(node);
+    restyle();
   }
 
   function paintSeverities() {
