@@ -364,3 +364,25 @@ async def test_a_suggested_rule_is_a_code_block_with_a_copy_button(
                      {"type": "code", "text": "- from:\n  - podSelector: {}"},
                      {"type": "prose", "text": "It also opens 80/TCP."}]
     assert page.problems == []
+
+
+async def test_live_objects_land_in_their_namespace_box(served: Served, page: Any) -> None:
+    """A pod of a namespace not drawn yet gets a stand-in box; its Namespace, once it arrives,
+    takes the box over; deleted with its contents, it leaves no box behind."""
+    await open_dashboard(served, page)
+    parent = "window.netsight.cy.getElementById('Pod/fresh/web-0').parent().id()"
+    served.sim.state.apply([{"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "web-0", "namespace": "fresh", "labels": {"app": "web"}}}])
+    await until(page, f"{parent} === 'ns-group/fresh'")
+    served.sim.state.apply([{"apiVersion": "v1", "kind": "Namespace",
+                             "metadata": {"name": "fresh"}}])
+    await until(page, f"{parent} === 'Namespace/fresh'")
+    assert await page.evaluate("window.netsight.cy.getElementById('ns-group/fresh').length") == 0
+    assert await page.evaluate("window.netsight.cy.getElementById('Pod/fresh/web-0')"
+                               ".data('label')") == "web-0"
+    namespaces = served.sim.state.registry.for_kind("v1", "Namespace")
+    assert namespaces is not None
+    served.sim.state.delete(namespaces, None, "fresh")
+    await until(page, "!window.netsight.cy.nodes().some(n => /\\/fresh($|\\/)/.test(n.id()))")
+    await keep(page, "live")
+    assert page.problems == []
