@@ -335,6 +335,8 @@ async def test_a_suggested_rule_is_a_code_block_with_a_copy_button(
     await until(page, "(document.getElementById('verdict-result') || {}).textContent"
                       "?.includes('5432')")
     assert "DENIED" in await page.text_content("#verdict")  # the verdict panel is kept
+    for key in ("Pod/shop/frontend-6f7c-a", "Pod/data/postgres-0"):  # labelled first
+        await until(page, f"!window.netsight.cy.getElementById({key!r}).hasClass('quiet')")
     code = page.locator("#verdict .code-block pre > code")
     await code.first.wait_for()
     text = await code.first.text_content()

@@ -43,7 +43,8 @@
     findings: null, // the findings panel (findings.js)
     labelledAt: null, // the zoom the labels shown were chosen at
   };
-  const panels = window.NetsightPanels.create(state, (key) => setAround(key));
+  const panels = window.NetsightPanels.create(state, (key) => setAround(key),
+    () => soon("labels", 50, restyle));
 
   // --- small helpers -----------------------------------------------------------------------
 

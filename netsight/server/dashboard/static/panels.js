@@ -8,8 +8,9 @@
   // Kinds find_blocking_policies takes as endpoints ("Kind/ns/name"; a pod as "ns/name").
   const ENDPOINT_KINDS = new Set(["Pod", "Service", "Deployment", "StatefulSet", "DaemonSet"]);
 
-  // `state` is the page's (dashboard.js); `setAround(key)` draws a neighbourhood.
-  function create(state, setAround) {
+  // `state` is the page's (dashboard.js); `setAround(key)` draws a neighbourhood;
+  // `marked()` is told when the source or destination changes (their labels show first).
+  function create(state, setAround, marked) {
     function endpointArg(node) {
       const kind = node.data("kind");
       const ns = node.data("namespace");
@@ -123,6 +124,7 @@
         }
       }
       $("check").disabled = !(state.source && state.destination);
+      marked();
     }
 
     async function runVerdict() {
