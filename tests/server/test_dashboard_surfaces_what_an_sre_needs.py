@@ -105,6 +105,11 @@ async def test_the_findings_panel_lists_every_finding_by_severity_and_filters(
     assert "No finding matches" in await page.text_content("#findings-list")
     await page.fill("#findings-text", "")
     await keep(page, "findings")
+    # A cluster-scoped object's neighbourhood has no namespace to list findings of: it says so.
+    await page.goto(f"{shared.url}/dashboard?around=GatewayClass/demo")
+    await until(page, "document.getElementById('findings-counts')"
+                      ".textContent.includes('listed by namespace')")
+    assert await page.locator("#findings-list .finding-row").count() == 0
     assert page.problems == []
 
 

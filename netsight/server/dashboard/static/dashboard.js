@@ -348,7 +348,10 @@
     let namespace = state.namespace;
     if (state.around) {
       const parts = state.around.split("/");
-      if (parts.length !== 3) return;
+      if (parts.length !== 3) {
+        state.findings.render({ findings: [] }, `Findings are listed by namespace; ${state.around} has none.`);
+        return;
+      }
       namespace = parts[1];
     }
     const url = "api/findings/overview?min_severity=info" +

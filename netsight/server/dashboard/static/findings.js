@@ -30,6 +30,7 @@
     const filter = { text: "", severity: "", namespace: "" };
     let findings = [];
     let complete = true;
+    let unlisted = null; // why nothing is listed, when nothing was asked for
 
     const text = el("input", { id: "findings-text", type: "search", placeholder: "code, text or object",
       autocomplete: "off", "aria-label": "filter findings by text" });
@@ -69,7 +70,8 @@
         const n = findings.filter((f) => f.severity === s).length;
         if (n) counts.append(el("span", { className: `badge ${s}`, "data-severity": s, text: `${n} ${s}` }), " ");
       }
-      if (!findings.length) counts.append(el("span", { className: "ok", text: "No findings in what is drawn." }));
+      if (unlisted) counts.append(el("span", { className: "muted", text: unlisted }));
+      else if (!findings.length) counts.append(el("span", { className: "ok", text: "No findings in what is drawn." }));
       clear(list);
       for (const s of SEVERITIES) {
         const group = shown.filter((f) => f.severity === s);
@@ -81,7 +83,8 @@
       if (!complete) list.append(el("p", { className: "muted small", text: "More findings than listed: pick a namespace." }));
     }
 
-    function render(overview) {
+    function render(overview, why) {
+      unlisted = why || null;
       findings = overview.findings || [];
       complete = overview.complete !== false;
       const namespaces = [...new Set(findings.map(namespaceOf).filter(Boolean))].sort();
