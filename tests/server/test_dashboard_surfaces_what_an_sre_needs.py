@@ -105,6 +105,15 @@ async def test_the_findings_panel_lists_every_finding_by_severity_and_filters(
     assert "No finding matches" in await page.text_content("#findings-list")
     await page.fill("#findings-text", "")
     await keep(page, "findings")
+    # Thousands of findings: 300 rows per severity are drawn, and the rest counted.
+    await page.evaluate("""window.netsight.state.findings.render({findings: Array.from(
+        {length: 700}, (_, i) => ({code: 'NS0103', severity: 'warning', category: 'service',
+            summary: `many ${i}`, resource: {kind: 'Service', namespace: 'shop', name: `s${i}`},
+            object: `Service/shop/s${i}`}))})""")
+    assert await page.locator("#findings-list .finding-row").count() == 300
+    assert "400 more warning finding(s)" in await page.text_content("#findings-list")
+    await page.fill("#findings-text", "many 69")  # 69 and 690-699
+    assert await page.locator("#findings-list .finding-row").count() == 11
     # A cluster-scoped object's neighbourhood has no namespace to list findings of: it says so.
     await page.goto(f"{shared.url}/dashboard?around=GatewayClass/demo")
     await until(page, "document.getElementById('findings-counts')"

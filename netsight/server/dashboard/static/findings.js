@@ -6,6 +6,7 @@
 (() => {
   const { el, clear } = window.NetsightDom;
   const SEVERITIES = ["critical", "warning", "info"];
+  const ROWS = 300; // rows drawn per severity: thousands of rows would slow the page, not help
 
   function objectOf(finding) {
     return finding.object || null;
@@ -77,7 +78,11 @@
         const group = shown.filter((f) => f.severity === s);
         if (!group.length) continue;
         list.append(el("h3", { className: `group sev-${s}`, "data-severity": s, text: `${s} (${group.length})` }),
-          el("ul", { className: "finding-rows" }, group.map(item)));
+          el("ul", { className: "finding-rows" }, group.slice(0, ROWS).map(item)));
+        if (group.length > ROWS) {
+          list.append(el("p", { className: "muted small", text: `${group.length - ROWS} more ${s} ` +
+            "finding(s): filter to narrow the list." }));
+        }
       }
       if (findings.length && !shown.length) list.append(el("p", { className: "muted", text: "No finding matches the filter." }));
       if (!complete) list.append(el("p", { className: "muted small", text: "More findings than listed: pick a namespace." }));
