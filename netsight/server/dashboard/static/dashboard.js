@@ -387,9 +387,11 @@
       return;
     }
     select(key);
-    // At once, not animated: the labels are chosen again for the zoom it ends on.
-    cy.zoom(Math.max(cy.zoom(), 1.5));
-    cy.center(node);
+    // At once, not animated: the labels are chosen again for the zoom it ends on. Centred on
+    // the node itself: cy.center() would count its label in, which grows as one zooms out.
+    const zoom = Math.max(cy.zoom(), 1.5);
+    const at = node.position();
+    cy.viewport({ zoom, pan: { x: cy.width() / 2 - at.x * zoom, y: cy.height() / 2 - at.y * zoom } });
     restyle();
   }
 
