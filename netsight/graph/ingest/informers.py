@@ -26,7 +26,7 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +35,7 @@ from netsight.graph.ingest.api_responses import (
     Forbidden,
     Gone,
     NotServed,
+    TooLargeResourceVersion,
     Transport,
     check_response,
     raise_on_error,
@@ -51,7 +52,12 @@ from netsight.graph.ingest.typed_events import (
 )
 from netsight.graph.ingest.typed_pages import TypedPage, decode_typed_page
 from netsight.graph.ingest.typed_records import pod_record
-from netsight.graph.ingest.watch_stream import stream_lines, watch_params
+from netsight.graph.ingest.watch_stream import (
+    not_older_than,
+    stream_lines,
+    watch_params,
+    went_back,
+)
 from netsight.graph.model.errors import MalformedObject
 from netsight.graph.model.kinds import make_key
 from netsight.graph.model.records import Record
@@ -168,6 +174,10 @@ class Informer:
         self.synced = asyncio.Event()
         self.stopping = False
         self.resource_version: str | None = None  # where a resumed watch would start
+        # Set by the ClusterWatcher: called when a list finds the server's storage went back.
+        self.on_storage_reset: Callable[[Informer], None] | None = None
+        self.relist_requested = False
+        self._watching: asyncio.Future[str] | None = None
         # Pods and slices: events decoded straight into records (typed_events.py).
         self._typed_events = has_typed_events(kind.kind_id) and not kind.metadata_only
         # Read for every event: computed once (WatchedKind derives them each time).
@@ -177,12 +187,16 @@ class Informer:
         resource_version: str | None = None
         status = self.status
         gone_in_a_row = 0
+        listed = False  # the next watch starts where a list just ended
         while not self.stopping:
             try:
-                if resource_version is None:
-                    resource_version = self.resource_version = await self.list_and_reconcile()
-                    self._up()
-                resource_version = await self.watch(resource_version)
+                if resource_version is None or self.relist_requested:
+                    resource_version = await self._list()
+                    listed = True
+                elif not listed:
+                    await self._check_not_behind(resource_version)
+                listed = False
+                resource_version = await self._watch_until_it_ends(resource_version)
                 gone_in_a_row = 0
             except Gone:
                 # 410 Gone: resourceVersion expired; re-list (and reconcile) at once — but
@@ -192,6 +206,18 @@ class Informer:
                 gone_in_a_row += 1
                 if gone_in_a_row > 1:
                     await asyncio.sleep(self.backoff.next_delay())
+            except TooLargeResourceVersion as exc:
+                # The server has not reached a version it gave us: the graph may hold what
+                # its storage no longer has. Stale until a re-list has reconciled it.
+                status.relists += 1
+                self.down(SyncState.RETRYING, f"re-listing: {exc}")
+                resource_version = None
+            except asyncio.CancelledError:
+                # relist_soon() cancelled the watch, not stop() this task.
+                task = asyncio.current_task()
+                if not self.relist_requested or task is None or task.cancelling():
+                    raise
+                resource_version = None
             except Forbidden as exc:
                 self.down(SyncState.FORBIDDEN, str(exc))
                 resource_version = None
@@ -208,6 +234,46 @@ class Informer:
                 if resource_version is not None:
                     resource_version = self.resource_version
                 await asyncio.sleep(self.backoff.next_delay(getattr(exc, "retry_after", None)))
+
+    async def _list(self) -> str:
+        """List and reconcile; a resourceVersion lower than the last one seen means the API
+        server's storage went back, which the other kinds must hear of (on_storage_reset)."""
+        previous, self.relist_requested = self.resource_version, False
+        resource_version = self.resource_version = await self.list_and_reconcile()
+        if went_back(previous, resource_version):
+            log.warning("%s: listed at resourceVersion %s after %s: the API server's storage "
+                        "went back", self._kind_id, resource_version, previous)
+            if self.on_storage_reset is not None:
+                self.on_storage_reset(self)
+        self._up()
+        return resource_version
+
+    def relist_soon(self, reason: str) -> None:
+        """Re-list now, ending the watch if one is open: another kind found the server's
+        storage gone back, so this kind's graph may hold objects from a history the server
+        has lost, and a watch resumed where the server has caught up would not say so."""
+        if self.status.state in (SyncState.FORBIDDEN, SyncState.STOPPED):
+            return
+        self.relist_requested, self.resource_version = True, None
+        self.status.relists += 1
+        self.down(SyncState.RETRYING, reason)
+        if self._watching is not None:
+            self._watching.cancel()
+
+    async def _watch_until_it_ends(self, resource_version: str) -> str:
+        """:meth:`watch` in a task of its own, which relist_soon() may cancel."""
+        watching = self._watching = asyncio.ensure_future(self.watch(resource_version))
+        try:
+            return await watching
+        finally:
+            self._watching = None
+
+    async def _check_not_behind(self, resource_version: str) -> None:
+        """Before resuming a watch: a list of at most one object no older than the version it
+        resumes from. A server whose storage went back refuses it as "Too large resource
+        version", where it would accept the watch and send nothing on it."""
+        if resource_version:
+            await self._get_list(not_older_than(resource_version))
 
     def _up(self) -> None:
         status = self.status
@@ -379,6 +445,9 @@ class Informer:
         params = [("limit", str(self.settings.page_size))]
         if cont:
             params.append(("continue", cont))
+        return await self._get_list(params)
+
+    async def _get_list(self, params: list[tuple[str, str]]) -> bytes:
         accept = self.kind.accept
         response = await self.transport.get(self.kind.path, params,
                                             accept=accept[0] if accept else None)

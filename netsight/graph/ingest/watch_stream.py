@@ -19,6 +19,24 @@ def watch_params(resource_version: str, timeout: tuple[int, int]) -> list[tuple[
             ("timeoutSeconds", str(random.randint(*timeout)))]
 
 
+def not_older_than(resource_version: str) -> list[tuple[str, str]]:
+    """A list of at most one object, at ``resource_version`` or later: what a watch resumed
+    from it needs the server to have reached. A paged read goes to etcd, which answers at
+    once (504 "Too large resource version" if it is behind), not from the watch cache."""
+    return [("limit", "1"), ("resourceVersion", resource_version),
+            ("resourceVersionMatch", "NotOlderThan")]
+
+
+def went_back(before: str | None, now: str) -> bool:
+    """Whether a list's resourceVersion is lower than one seen before it. They are opaque to
+    clients, but every API server backed by etcd gives its revision, which only grows: a
+    lower one means the storage was restored from a backup (or is another cluster)."""
+    try:
+        return before is not None and int(now) < int(before)
+    except ValueError:  # not a number after all: nothing can be said
+        return False
+
+
 _CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution
 
 
