@@ -339,7 +339,7 @@ class SimApiServer:
                             yield orjson.dumps({"type": "BOOKMARK", "object": {
                                 "kind": rtype.kind, "apiVersion": rtype.api_version,
                                 "metadata": {"resourceVersion": str(state.rv)}}}) + b"\n"
-                        continue
+                    continue  # whatever woke it, a stall begun meanwhile holds it back
                 lines = watcher.take()
                 if None in lines:  # the stream ends after what came before
                     lines = lines[:lines.index(None)]

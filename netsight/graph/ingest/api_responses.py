@@ -39,6 +39,10 @@ class Transient(Exception):
         self.retry_after = retry_after
 
 
+class Stalled(Transient):
+    """A watch stream sent nothing for longer than its server lets a healthy one be silent."""
+
+
 # What ends a list or a watch that a retry after a backoff may get past: the answers above,
 # a dropped or refused connection, a timeout, a body that is not JSON.
 RETRYABLE = (Transient, aiohttp.ClientError, TimeoutError, OSError, orjson.JSONDecodeError)
