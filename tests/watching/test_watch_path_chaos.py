@@ -165,15 +165,31 @@ async def play(tmp_path: Path, *, seed: int, faults: int, slot: float, longest: 
             stop.set()
             await asyncio.gather(writing, judging)
             # Converged: the graph a fresh list gives, nothing stale, ready.
-            await eventually(lambda: graph_of(store) == graph_of(fresh_store(sim))
-                             and not store.view().staleness()
-                             and readiness(live).status_code == 200, timeout=10)
+            try:
+                await eventually(lambda: graph_of(store) == graph_of(fresh_store(sim))
+                                 and not store.view().staleness()
+                                 and readiness(live).status_code == 200, timeout=10)
+            except AssertionError:
+                raise AssertionError(unconverged(store, fresh_store(sim), windows)) from None
             truth.judge(windows)
             return truth, windows
         finally:
             stop.set()
             await watcher.stop()
             await transport.close()
+
+
+def unconverged(store: GraphStore, fresh: GraphStore, windows: list[Window]) -> str:
+    have, want = graph_of(store), graph_of(fresh)
+    nodes = sorted(k for k in have[0].keys() | want[0].keys()
+                   if have[0].get(k) != want[0].get(k))
+    edges = sorted(k for k in have[1].keys() | want[1].keys()
+                   if have[1].get(k) != want[1].get(k))
+    states = {kind: (s.state.value, s.last_error) for kind, s in store.sync.items()
+              if s.state.value != "synced" or s.down_since is not None}
+    faults = "; ".join(f"{w.step.fault} {w.began:.2f}-{w.ended:.2f}" for w in windows)
+    return (f"not converged 10 s after the last fault ({faults}): nodes differing "
+            f"{nodes[:10]}, edges {edges[:10]}, kinds not current {states}")
 
 
 def report(truth: Truth, windows: list[Window]) -> str:
