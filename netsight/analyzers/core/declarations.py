@@ -10,6 +10,7 @@ from typing import Any, Generic, TypeVar
 from netsight.analyzers.core.arguments import ToolArgs
 from netsight.analyzers.core.codes import Code
 from netsight.analyzers.core.contracts import Finding, ToolResult
+from netsight.analyzers.core.tool_schemas import ArgsSchema, ResultShape
 from netsight.graph.store.live import GraphView
 
 A = TypeVar("A", bound=ToolArgs)
@@ -64,7 +65,7 @@ class Tool(Generic[A, R]):
         return self.metadata.description
 
     def input_schema(self) -> dict[str, Any]:
-        return self.args.model_json_schema()
+        return self.args.model_json_schema(schema_generator=ArgsSchema)
 
     def output_schema(self) -> dict[str, Any]:
-        return self.result.model_json_schema(mode="serialization")
+        return self.result.model_json_schema(mode="serialization", schema_generator=ResultShape)
