@@ -28,8 +28,8 @@ NAME = "analyze_config"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Run every analyzer over a namespace or the whole cluster and return all "
-    "findings, worst first, with counts by severity and code.",
+    description="Every analyzer over a namespace or the cluster: all findings, worst first, "
+    "with counts. Use it for a health check of a namespace.",
     reads=frozenset().union(*(check.metadata.reads for check in CHECKS)),
     codes=tuple(c for check in CHECKS for c in check.metadata.codes),
 )

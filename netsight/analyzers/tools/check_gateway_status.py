@@ -22,12 +22,9 @@ NAME = "check_gateway_status"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Gateway API Gateways as a conformant controller would report them: "
-    "Accepted/Programmed, and per listener supportedKinds, attachedRoutes and the "
-    "Accepted/ResolvedRefs/Programmed/Conflicted conditions with the spec's reasons "
-    "(InvalidRouteKinds, InvalidCertificateRef, ...); the ListenerSets attached to each "
-    "(Accepted/Programmed, their listeners' status, attachedListenerSets); GatewayClass "
-    "problems; side by side with the status the cluster's controller wrote.",
+    description="Gateway API Gateways and their listeners' conditions as a conformant "
+    "controller would set them, beside the controller's own status. Use it when a "
+    "Gateway is not programmed.",
     reads=GATEWAY_READS,
     codes=GATEWAY_CODES,
 )

@@ -18,8 +18,8 @@ NAME = "check_mesh_config"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Istio networking configuration checked as istioctl analyze does "
-    f"(findings NS06xx and NS07xx, with their IST codes): {mesh_config.CHECKED}",
+    description="Istio configuration checked as istioctl analyze does (NS06xx, NS07xx, with "
+    "IST codes). Use it when mesh routing or sidecars misbehave.",
     reads=mesh_config.METADATA.reads,
     codes=mesh_config.METADATA.codes,
 )

@@ -32,14 +32,9 @@ NAME = "check_route_resolution"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Resolve Gateway API routes (HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, "
-    "UDPRoute) as a conformant controller would: per parentRef (Gateway, ListenerSet, or "
-    "mesh Service) "
-    "the Accepted and ResolvedRefs conditions with the spec's reasons, the listeners the "
-    "route attaches to, "
-    "and each backendRef resolved (kind, ReferenceGrant, existence, port, ready endpoints, "
-    "the BackendTLSPolicy it is reached with); "
-    "side by side with the status the cluster's controller wrote.",
+    description="Gateway API routes resolved as a conformant controller would: conditions per "
+    "parent, attached listeners, backends. Use it when a route is not accepted or "
+    "sends nowhere.",
     reads=ROUTE_READS,
     codes=ROUTE_CODES,
 )

@@ -25,9 +25,8 @@ NAME = "diagnose_service"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Diagnose one Service: whether its selector matches pods, its target ports "
-    "resolve with the right protocol, it has ready endpoints, and its EndpointSlices agree "
-    "with the selector; ExternalName and headless specifics included.",
+    description="Why one Service does not serve: its selector, target ports, ready endpoints "
+    "and EndpointSlices checked. Use it first when a Service misbehaves.",
     reads=service_health.METADATA.reads,
     codes=service_health.METADATA.codes,
 )

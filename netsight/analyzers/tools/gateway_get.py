@@ -53,11 +53,8 @@ NAME = "gateway_get"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="One Gateway API Gateway: its listeners with conditions and attachedRoutes, "
-    "the routes attached to each listener (with their Accepted state), the policies "
-    "attached through targetRefs to the Gateway, a listener (sectionName) or its "
-    "GatewayClass (Envoy Gateway, kgateway, Istio; Inherited ones with the routes they "
-    "reach), and the BackendTLSPolicies of its routes' backends with their conditions.",
+    description="One Gateway API Gateway: listeners, the routes attached to each, attached "
+    "policies and backend TLS policies. Use it to see what a Gateway serves.",
     reads=ATTACHED_READS,
     codes=ATTACHED_CODES,
 )

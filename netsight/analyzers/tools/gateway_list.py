@@ -31,10 +31,8 @@ NAME = "gateway_list"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="List Gateway API Gateways with class, addresses, listeners (name, port, "
-    "protocol, hostname, attachedRoutes) and a health verdict from the Accepted/Programmed "
-    "conditions a conformant controller would set (down, degraded, unknown, ok), unhealthy "
-    "first. gateway_get shows one Gateway's routes and attached policies.",
+    description="Gateway API Gateways with class, addresses, listeners and a health verdict, "
+    "unhealthy first. Use it to find a Gateway, then gateway_get for its routes.",
     reads=GATEWAY_READS,
     codes=(),
 )

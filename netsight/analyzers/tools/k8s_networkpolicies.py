@@ -22,13 +22,8 @@ NAME = "k8s_networkpolicies"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Every NetworkPolicy (in a namespace, or all) and, cluster-wide, every "
-    "AdminNetworkPolicy, BaselineAdminNetworkPolicy and ClusterNetworkPolicy, and Cilium "
-    "policies (CiliumNetworkPolicy, CiliumClusterwideNetworkPolicy) and Calico policies "
-    "(NetworkPolicy, GlobalNetworkPolicy): what it "
-    "selects, its rules in one line, how many pods it applies to, and its lint findings "
-    "(NS04xx: selects no pods, admits all, dead named ports, rules disabled by policyTypes, "
-    "not evaluable, shared priority).",
+    description="Every network policy (Kubernetes, admin, Cilium, Calico): what it selects, "
+    "its rules in one line, and its lint findings. Use it to audit policies.",
     reads=network_policy_lint.METADATA.reads,
     codes=network_policy_lint.METADATA.codes,
 )

@@ -21,10 +21,8 @@ NAME = "list_ingresses"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="List Ingresses with the class that serves each (spec, annotation or the "
-    "default class), every host/path with its pathType and backend (resolved, ready "
-    "endpoints), TLS hosts, and the Ingress findings; unhealthy first.",
-    # Namespace: an unknown namespace argument is told apart from an empty one.
+    description="Ingresses with their class, hosts, paths, backends and findings, unhealthy "
+    "first. Use it when an Ingress host does not answer.",
     reads=ingress_lint.METADATA.reads | {Kind.ENDPOINT_SLICE, Kind.NAMESPACE},
     codes=ingress_lint.METADATA.codes,
 )

@@ -23,8 +23,8 @@ NAME = "list_services"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="List Services with type, ports, selected pods, ready endpoints and a health "
-    "verdict (down, degraded, unknown, external, ok), unhealthy first.",
+    description="Services with their ports, pods, ready endpoints and a health verdict, "
+    "unhealthy first. Use it to find which Services are down.",
     reads=service_health.METADATA.reads,
     codes=(),
 )

@@ -26,9 +26,8 @@ NAME = "recent_changes"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="What changed recently: objects added, modified (with the fields that "
-    "changed) or deleted, around one object (it and its direct graph neighbours) or in a "
-    "namespace, newest first. Answers 'what changed before this broke?'.",
+    description="Objects added, modified (which fields) or deleted, around one object or in a "
+    "namespace, newest first. Use it to ask what changed before something broke.",
     reads=frozenset(),
     codes=(),
 )

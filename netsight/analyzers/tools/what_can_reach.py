@@ -35,19 +35,8 @@ NAME = "what_can_reach"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Every destination a source may reach, by AdminNetworkPolicy, "
-    "NetworkPolicy and BaselineAdminNetworkPolicy (egress at the source, ingress at the "
-    "destination), then Istio PeerAuthentication and AuthorizationPolicy at a destination "
-    "in the mesh: pods as identities (namespace + label set) with pod counts, and with a "
-    "port also outside addresses as CIDRs (with except). With port, every destination is "
-    "checked on that port (protocol default TCP); without it, each destination on the "
-    "container ports it declares (optionally of one protocol), listed in ports; pods "
-    "declaring none are counted as unchecked. An identity whose pods differ in what "
-    "policies can see (pod IPs against policy CIDRs, host network, container ports, mesh "
-    "membership) is "
-    "split and its parts list their pods (split says why). A Service or workload stands for "
-    "its pods: a destination is allowed only if every source pod reaches it (counts say how "
-    "many). allowed null: the input cannot decide (reasons). Paginated.",
+    description="Every destination a source may reach, as identities and CIDRs. Use it to see "
+    "where a workload can connect.",
     reads=READS,
     codes=(),
 )

@@ -35,17 +35,8 @@ NAME = "who_can_reach"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Every source allowed to reach a destination on a port, by "
-    "AdminNetworkPolicy, NetworkPolicy and BaselineAdminNetworkPolicy (egress at the "
-    "source and ingress at the destination), then Istio PeerAuthentication and "
-    "AuthorizationPolicy at a destination in the mesh: pods as identities (namespace + label set) "
-    "with pod counts, and outside addresses as CIDRs (with except). An identity whose pods "
-    "differ in what policies can see (pod IPs against policy CIDRs, host network, service "
-    "account and mesh membership) is split "
-    "and its parts list their pods (split says why). A Service or workload stands for its "
-    "pods (a Service port is translated to each pod's targetPort); a source is allowed "
-    "only if it reaches every destination pod, counts say how many. allowed null: the "
-    "input cannot decide (reasons). Sources denied are counted, not listed. Paginated.",
+    description="Every source allowed to reach a destination on a port, as identities and "
+    "CIDRs. Use it to see a workload's exposure.",
     reads=READS | {Kind.SERVICE},
     codes=(),
 )
