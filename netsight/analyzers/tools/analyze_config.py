@@ -19,7 +19,7 @@ from netsight.analyzers.core.contracts import (
     ToolFailure,
     ToolResult,
 )
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.core.quoting import listed
 from netsight.graph.store.live import GraphView
@@ -101,4 +101,4 @@ def analyze(view: GraphView, args: Args) -> Result:
     )
 
 
-TOOL = Tool(METADATA, Args, Result, analyze)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.CORE)

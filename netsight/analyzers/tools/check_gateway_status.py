@@ -7,7 +7,7 @@ from pydantic import Field
 from netsight.analyzers.core.arguments import Namespace, NamespacedName, PagedArgs
 from netsight.analyzers.core.base import did_you_mean, metadata, require_namespace
 from netsight.analyzers.core.contracts import ErrorCode, Finding, Page, ToolFailure, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.attachment import Resolver
@@ -96,4 +96,4 @@ def analyze(view: GraphView, args: Args) -> Result:
 
 
 # Offered by a live server only while the Gateway API CRDs are installed.
-TOOL = Tool(METADATA, Args, Result, analyze, provider="gateway-api")
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.ROUTING, provider="gateway-api")

@@ -10,7 +10,7 @@ from netsight.analyzers.checks import mesh_config
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
 from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import Finding, Page, Severity, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.graph.store.live import GraphView
 
@@ -57,4 +57,4 @@ def analyze(view: GraphView, args: Args) -> Result:
 
 
 # Offered by a live server only while the Istio CRDs are installed.
-TOOL = Tool(METADATA, Args, Result, analyze, provider="istio")
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.MESH, provider="istio")

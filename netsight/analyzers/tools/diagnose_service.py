@@ -15,7 +15,7 @@ from netsight.analyzers.core.contracts import (
     ToolFailure,
     ToolResult,
 )
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.services import inspection
 from netsight.graph.model.kinds import Kind, make_key
 from netsight.graph.model.records import ServiceRecord
@@ -125,4 +125,4 @@ def analyze(view: GraphView, args: Args) -> Result:
     )
 
 
-TOOL = Tool(METADATA, Args, Result, analyze)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.CORE)

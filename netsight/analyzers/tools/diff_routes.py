@@ -11,7 +11,7 @@ from pydantic import Field, PrivateAttr
 from netsight.analyzers.core.arguments import Namespace, NamespacedName, PortNumber, ToolArgs
 from netsight.analyzers.core.base import metadata
 from netsight.analyzers.core.contracts import ErrorCode, Finding, ToolFailure, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.quoting import shortened
 from netsight.analyzers.mesh.istio_objects import (
     DESTINATION_RULE,
@@ -172,4 +172,4 @@ def read_ahead(args: Args) -> None:
         args._ahead = proposals.read_ahead(args.proposed)
 
 
-TOOL = Tool(METADATA, Args, Result, analyze, prepare=read_ahead)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.ROUTING, prepare=read_ahead)

@@ -17,7 +17,7 @@ from netsight.analyzers.core.contracts import (
     ToolFailure,
     ToolResult,
 )
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.quoting import quoted
 from netsight.analyzers.policy.endpoints import NAMED_KINDS, Endpoint, Resolved, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
@@ -227,4 +227,4 @@ def analyze(view: GraphView, args: Args) -> Result:
     )
 
 
-TOOL = Tool(METADATA, Args, Result, analyze)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.POLICY)

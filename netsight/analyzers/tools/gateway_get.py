@@ -12,7 +12,7 @@ from netsight.analyzers.core import codes
 from netsight.analyzers.core.arguments import NamespacedName, ToolArgs
 from netsight.analyzers.core.base import did_you_mean, evidence, metadata, ref
 from netsight.analyzers.core.contracts import ErrorCode, Finding, OmitNone, ToolFailure, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import observed
 from netsight.analyzers.routing.attachment import Resolver, RouteResult
@@ -269,4 +269,4 @@ def analyze(view: GraphView, args: Args) -> Result:
 
 
 # Offered by a live server only while the Gateway API CRDs are installed.
-TOOL = Tool(METADATA, Args, Result, analyze, provider="gateway-api")
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.ROUTING, provider="gateway-api")

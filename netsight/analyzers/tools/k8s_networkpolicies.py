@@ -9,7 +9,7 @@ from netsight.analyzers.core import deadline
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
 from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import Finding, Model, Page, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.policy import anp, calico, cnp, netpol
 from netsight.analyzers.policy.peers import PortMatch
@@ -153,4 +153,4 @@ def _admin_summary(record: object, found: dict[str, list[Finding]]) -> PolicySum
                          rules=_admin_rules(model), findings=found.get(ref, []))
 
 
-TOOL = Tool(METADATA, Args, Result, analyze)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.POLICY)

@@ -8,7 +8,7 @@ from netsight.analyzers.checks import ingress_lint
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
 from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import Finding, OmitNone, Page, Severity, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.routing import ingress_checks
 from netsight.analyzers.routing.ingresses import backend_target
@@ -112,4 +112,4 @@ def analyze(view: GraphView, args: Args) -> Result:
     )
 
 
-TOOL = Tool(METADATA, Args, Result, analyze)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.ROUTING)

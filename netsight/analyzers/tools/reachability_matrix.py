@@ -10,7 +10,7 @@ from netsight.analyzers.core import deadline
 from netsight.analyzers.core.arguments import Namespace, NamespacedName, PagedArgs, PortNumber
 from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import Page, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.paging import decode_cursor, encode_cursor, query_fingerprint
 from netsight.analyzers.policy.endpoints import Endpoint, from_pod, live, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
@@ -129,4 +129,4 @@ def analyze(view: GraphView, args: Args) -> Result:
     )
 
 
-TOOL = Tool(METADATA, Args, Result, analyze)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.POLICY)

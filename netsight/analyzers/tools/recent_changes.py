@@ -16,7 +16,7 @@ from pydantic import Field
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
 from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import ErrorCode, Model, Page, ToolFailure, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.paging import decode_cursor, encode_cursor, query_fingerprint
 from netsight.analyzers.core.quoting import quoted, shortened
 from netsight.graph.model.kinds import parse_key
@@ -108,4 +108,4 @@ def analyze(view: GraphView, args: Args) -> Result:
     )
 
 
-TOOL = Tool(METADATA, Args, Result, analyze)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.CORE)

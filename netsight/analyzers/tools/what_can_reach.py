@@ -11,7 +11,7 @@ from pydantic import Field
 from netsight.analyzers.core.arguments import PagedArgs, PortNumber
 from netsight.analyzers.core.base import metadata
 from netsight.analyzers.core.contracts import Page, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.policy import classes
 from netsight.analyzers.policy.classes import Row, add_rows
@@ -189,4 +189,4 @@ def _result(view: GraphView, args: Args, sources: tuple[Endpoint, ...], source_e
     )
 
 
-TOOL = Tool(METADATA, Args, Result, analyze)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.POLICY)

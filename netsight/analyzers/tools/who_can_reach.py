@@ -10,7 +10,7 @@ from pydantic import Field
 from netsight.analyzers.core.arguments import PagedArgs, PortNumber
 from netsight.analyzers.core.base import metadata
 from netsight.analyzers.core.contracts import ErrorCode, Page, ToolFailure, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.policy import classes
 from netsight.analyzers.policy.classes import Row, add_rows
@@ -141,4 +141,4 @@ def analyze(view: GraphView, args: Args) -> Result:
     )
 
 
-TOOL = Tool(METADATA, Args, Result, analyze)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.POLICY)
