@@ -61,7 +61,7 @@ class Tool(Generic[A, R]):
     args: type[A]
     result: type[R]
     run: Callable[[GraphView, A], R | Awaitable[R]]
-    toolset: Toolset = field(kw_only=True)
+    toolset: Toolset = field(kw_only=True)  # the group `--toolsets` offers it with
     # The provider whose CRDs the tool needs X;
     # a live server offers the tool only while the cluster serves them. None: always.
     provider: str | None = None

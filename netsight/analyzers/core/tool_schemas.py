@@ -55,10 +55,10 @@ class ArgsSchema(Untitled):
 
 
 class ResultShape(Untitled):
-    """An output schema: the answer's top-level fields, which are required, and the JSON type
-    of each (an enum's values, ``null`` where a field may be null). A nested object is typed
-    as an object without its fields: a whole answer's fields, described to the leaves, would
-    cost several times the budget of the tool list, and the answer itself shows them."""
+    """An output schema: the answer's top-level fields, those always present as required, and
+    the JSON type of each (an enum's values, ``null`` where a field may be null). A nested
+    object is typed as an object without its fields: a whole answer's fields, described to the
+    leaves, would cost several times the budget of the tool list, and the answer shows them."""
 
     def generate(self, schema: CoreSchema,
                  mode: JsonSchemaMode = "serialization") -> JsonSchemaValue:
