@@ -21,6 +21,7 @@ import orjson
 
 from netsight.analyzers.core.calling import answer, find, to_json
 from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
+from netsight.analyzers.core.declarations import Toolset
 from netsight.analyzers.core.rendering import render_error, render_text
 from netsight.analyzers.tools import TOOLS
 from netsight.graph.ingest.manifests import load_manifests
@@ -69,7 +70,7 @@ def _parser() -> argparse.ArgumentParser:
         "serve", help="serve MCP (Streamable HTTP at /mcp, or stdio) and the graph API",
         description="Keeps a live graph of the cluster and answers over MCP and HTTP. "
                     "Environment: CLUSTER_NAME, PORT, HOST, LOG_LEVEL, TOOL_TIMEOUT, "
-                    "AUTH_MODE; "
+                    "AUTH_MODE, TOOLSETS; "
                     "flags win over variables.")
     serve.add_argument("--kubeconfig", metavar="PATH",
                        help="default: in-cluster config inside a pod, else $KUBECONFIG or "
@@ -95,6 +96,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--auth-audience", action="append", metavar="AUDIENCE",
                        help="accept only tokens issued for this audience (repeatable; env "
                             "AUTH_AUDIENCES, comma-separated); default: the API server's own")
+    serve.add_argument("--toolsets", metavar="LIST",
+                       help="offer only these groups of tools, comma-separated: "
+                       f"{', '.join(Toolset)} (env TOOLSETS; default all)")
     probes = serve.add_argument_group(
         "diagnostic probes", "configured and validated at start, but not run yet: netsight "
         "creates no probe pods so far")

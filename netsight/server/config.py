@@ -3,10 +3,10 @@
 The environment variables are the ones the architecture decisions name (``CLUSTER_NAME``,
 ``PORT``, ``LOG_LEVEL``, ``TOOL_TIMEOUT``, ``PROBE_NAMESPACE``, ``PROBE_IMAGE``,
 ``MAX_CONCURRENT_PROBES``), plus ``HOST``, ``AUTH_MODE``, ``AUTH_AUDIENCES``,
-``MCP_RESPONSES`` and ``KUBECONFIG`` for symmetry with the flags, and ``SECRET_METADATA``
-(watch Secret and ConfigMap names). The probe settings are read
-and checked although netsight runs no probe pods yet: a deployment configured for them fails
-now on a bad value, not the day probes arrive.
+``MCP_RESPONSES`` and ``KUBECONFIG`` for symmetry with the flags, ``SECRET_METADATA``
+(watch Secret and ConfigMap names) and ``TOOLSETS`` (the groups of tools offered). The probe
+settings are read and checked although netsight runs no probe pods yet: a deployment
+configured for them fails now on a bad value, not the day probes arrive.
 
 A bad value stops the server before it starts, with a message naming the variable (or flag)
 and what a valid value looks like: a typo in a Helm values file should fail the rollout, not
@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeVar
+
+from netsight.analyzers.core.declarations import Toolset
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, None: 1.0}
@@ -93,6 +95,8 @@ class Settings:
     probe_namespace: str = PROBE_NAMESPACE
     probe_image: str = PROBE_IMAGE
     max_concurrent_probes: int = MAX_CONCURRENT_PROBES
+    # The groups of tools offered; None: every tool (those of absent providers still hidden).
+    toolsets: frozenset[Toolset] | None = None
 
     @property
     def authenticates(self) -> bool:
@@ -154,6 +158,7 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
     max_probes = MAX_CONCURRENT_PROBES
     if (given := pick("max_concurrent_probes", "MAX_CONCURRENT_PROBES")) is not None:
         max_probes = _positive_int(given)
+    toolsets = None if (given := pick("toolsets", "TOOLSETS")) is None else _toolsets(given)
     cluster = pick("cluster_name", "CLUSTER_NAME")
     if cluster is not None:
         cluster_name = _name(cluster)
@@ -172,7 +177,7 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
         log_level=log_level, tool_timeout=tool_timeout, auth=auth, responses=responses,
         auth_audiences=audiences, probe_namespace=probe_namespace, probe_image=probe_image,
         max_concurrent_probes=max_probes,
-        secret_metadata=secret_metadata,
+        secret_metadata=secret_metadata, toolsets=toolsets,
     )
 
 
@@ -288,3 +293,18 @@ def _positive_int(given: tuple[str, Any]) -> int:
     if number < 1:
         raise ConfigError(source, f"a whole number of at least 1; got {value!r}")
     return number
+
+
+def _toolsets(given: tuple[str, Any]) -> frozenset[Toolset]:
+    """A comma-separated list of toolset names."""
+    source, value = given
+    names = [name.strip().lower() for name in str(value).split(",") if name.strip()]
+    valid = ", ".join(Toolset)
+    unknown = [name for name in names if name not in {t.value for t in Toolset}]
+    if unknown:
+        raise ConfigError(source, f"unknown toolset {', '.join(map(repr, unknown))}; valid "
+                          f"toolsets: {valid} (comma-separated, e.g. 'core,policy')")
+    if not names:
+        raise ConfigError(source, f"at least one toolset of {valid}, comma-separated; "
+                          f"got {value!r}")
+    return frozenset(Toolset(name) for name in names)

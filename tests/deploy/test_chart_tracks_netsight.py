@@ -9,12 +9,14 @@ ClusterRole is compared with ``CORE_KINDS`` and ``PROVIDER_GROUPS`` of graph/ing
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 import pytest
 import yaml
 
+from netsight.analyzers.core.declarations import Toolset
 from netsight.cli import _parser
 from netsight.graph.ingest.discovery import (
     CORE_KINDS,
@@ -101,6 +103,14 @@ def test_netsight_starts_with_the_flags_and_environment_the_chart_gives_it(
     assert (settings.probe_namespace, settings.probe_image, settings.max_concurrent_probes) \
         == (probe["namespace"], probe["image"], probe["maxConcurrent"])
     assert settings.auth_audiences == tuple(given.get("auth", {}).get("audiences", ()))
+    toolsets = given["config"].get("toolsets")
+    assert settings.toolsets == (set(toolsets) if toolsets else None)
+
+
+def test_the_chart_takes_exactly_the_toolsets_netsight_knows() -> None:
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    toolsets = schema["properties"]["config"]["properties"]["toolsets"]
+    assert set(toolsets["items"]["enum"]) == set(Toolset)
 
 
 def test_the_cluster_role_reads_exactly_the_kinds_netsight_watches(render: Render) -> None:

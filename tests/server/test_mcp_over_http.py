@@ -16,7 +16,6 @@ from mcp import Client
 from netsight.analyzers.tools import TOOLS
 from netsight.cli import main
 from netsight.graph.model.kinds import kind_id
-from netsight.server.schemas import flattened
 from netsight.sim.scenarios import demo
 from tests.server.conftest import Served, error_json, eventually, structured, without_metadata
 
@@ -53,7 +52,7 @@ async def test_every_catalog_tool_is_listed_with_its_schemas(shared: Served, mod
         tool = listed[name]
         assert tool.description == spec.description
         assert tool.input_schema == spec.input_schema()
-        assert tool.output_schema == flattened(spec.output_schema())
+        assert tool.output_schema == spec.output_schema()
         assert tool.annotations is not None
         assert tool.annotations.read_only_hint is True
         properties = tool.input_schema["properties"]
