@@ -331,11 +331,13 @@ class SimApiServer:
                         async with asyncio.timeout(wait):
                             await watcher.ready.wait()
                     except TimeoutError:
-                        # Nothing is pending: every event up to state.rv has been sent. As
-                        # from kube-apiserver's watch cache, no bookmark before the storage
-                        # has reached where the watch starts (after a restore to an older
-                        # version it would name a version from before that).
-                        if bookmarks and state.rv >= watcher.after:
+                        # A bookmark says every event up to state.rv was sent, and a client
+                        # resumes from it: none while a write that landed in the timeout's
+                        # turn of the loop waits (kube-apiserver's watch cache sends its
+                        # bookmarks in line with the events). As from that cache, none
+                        # before the storage has reached where the watch starts (after a
+                        # restore to an older version it would name one before that).
+                        if bookmarks and not watcher.pending and state.rv >= watcher.after:
                             yield orjson.dumps({"type": "BOOKMARK", "object": {
                                 "kind": rtype.kind, "apiVersion": rtype.api_version,
                                 "metadata": {"resourceVersion": str(state.rv)}}}) + b"\n"
