@@ -176,11 +176,11 @@ def _sim(args: argparse.Namespace, out: IO[str]) -> int:
     from pathlib import Path
 
     from netsight.sim.apiserver import SimConfig, SimServer, loop_factory
-    from netsight.sim.scenarios import demo, parse_scale, synthetic
+    from netsight.sim.demo import load_demo
+    from netsight.sim.scenarios import parse_scale, synthetic
 
     try:
-        objects = demo(args.seed) if args.scale == "demo" else synthetic(
-            parse_scale(args.scale), args.seed)
+        objects = [] if args.scale == "demo" else synthetic(parse_scale(args.scale), args.seed)
     except ValueError as exc:
         out.write(f"netsight sim: --scale: {exc}\n")
         return EXIT_TOOL_ERROR
@@ -189,7 +189,10 @@ def _sim(args: argparse.Namespace, out: IO[str]) -> int:
         server = SimServer(host=args.host, port=args.port,
                            config=SimConfig(bookmark_interval=args.bookmark_interval))
         started = time.perf_counter()
-        count = server.state.apply(objects)
+        if args.scale == "demo":  # its EndpointSlices come from the controller it starts
+            load_demo(server.state, args.seed)
+        server.state.apply(objects)
+        count = sum(len(store) for store in server.state.objects.values())
         server.state.compact()  # nobody watches from before the load: drop its events
         await server.start()
         if args.kubeconfig:

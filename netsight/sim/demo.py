@@ -1,8 +1,8 @@
 """The demo cluster ``netsight serve --demo`` answers from: the server's one way into the sim.
 
 The simulated API server runs in the caller's process, on its loop, loaded with the demo
-scenario; the caller reaches it over loopback HTTP through a kubeconfig, exactly as it would
-reach a real API server.
+scenario and its endpoint-slice controller running; the caller reaches it over loopback
+HTTP through a kubeconfig, exactly as it would reach a real API server.
 """
 
 from __future__ import annotations
@@ -16,10 +16,21 @@ from typing import Final
 
 from netsight.sim.access import SERVICE_ACCOUNT_TOKEN
 from netsight.sim.apiserver import SimServer
+from netsight.sim.endpoint_slices import EndpointSliceController
 from netsight.sim.scenarios import demo
+from netsight.sim.state import SimState
 
 # A bearer token the demo cluster's TokenReview accepts: its service account's.
 DEMO_TOKEN: Final = SERVICE_ACCOUNT_TOKEN
+
+
+def load_demo(state: SimState, seed: int = 7) -> EndpointSliceController:
+    """Load the demo scenario and start the endpoint-slice controller that writes its
+    EndpointSlices and keeps them current."""
+    state.apply(demo(seed))
+    controller = EndpointSliceController(state)
+    controller.start()
+    return controller
 
 
 @dataclass(frozen=True)
@@ -37,7 +48,7 @@ async def demo_cluster() -> AsyncIterator[DemoCluster]:
     Without its control endpoints: nothing drives the demo, and served they would let any
     local user rewrite who netsight's callers are (``/sim/access``)."""
     sim = SimServer(control=False)
-    sim.state.apply(demo())
+    load_demo(sim.state)
     sim.state.compact()  # nobody watches from before the load: drop its events
     async with sim:
         with tempfile.TemporaryDirectory(prefix="netsight-") as directory:
