@@ -76,7 +76,11 @@ def _parser() -> argparse.ArgumentParser:
                             "~/.kube/config")
     serve.add_argument("--context", help="kubeconfig context; default the current one")
     serve.add_argument("--demo", action="store_true",
-                       help="run the simulated API server with the demo cluster in-process")
+                       help="run the simulated API server with the demo cluster in-process, "
+                            "with gentle churn (a rollout about every 30 s)")
+    serve.add_argument("--demo-static", action="store_true",
+                       help="the demo cluster without churn: it changes only when you change "
+                            "it (for tests)")
     serve.add_argument("--host", help="listen address (env HOST; default 127.0.0.1)")
     serve.add_argument("--port", help="listen port (env PORT; default 8080; 0: any free)")
     serve.add_argument("--transport", choices=("http", "stdio"),
