@@ -77,7 +77,11 @@ def _parser() -> argparse.ArgumentParser:
                             "~/.kube/config")
     serve.add_argument("--context", help="kubeconfig context; default the current one")
     serve.add_argument("--demo", action="store_true",
-                       help="run the simulated API server with the demo cluster in-process")
+                       help="run the simulated API server with the demo cluster in-process, "
+                            "with gentle churn (a rollout about every 30 s)")
+    serve.add_argument("--demo-static", action="store_true",
+                       help="the demo cluster without churn: it changes only when you change "
+                            "it (for tests)")
     serve.add_argument("--host", help="listen address (env HOST; default 127.0.0.1)")
     serve.add_argument("--port", help="listen port (env PORT; default 8080; 0: any free)")
     serve.add_argument("--transport", choices=("http", "stdio"),
@@ -180,11 +184,11 @@ def _sim(args: argparse.Namespace, out: IO[str]) -> int:
     from pathlib import Path
 
     from netsight.sim.apiserver import SimConfig, SimServer, loop_factory
-    from netsight.sim.scenarios import demo, parse_scale, synthetic
+    from netsight.sim.demo import load_demo
+    from netsight.sim.scenarios import parse_scale, synthetic
 
     try:
-        objects = demo(args.seed) if args.scale == "demo" else synthetic(
-            parse_scale(args.scale), args.seed)
+        objects = [] if args.scale == "demo" else synthetic(parse_scale(args.scale), args.seed)
     except ValueError as exc:
         out.write(f"netsight sim: --scale: {exc}\n")
         return EXIT_TOOL_ERROR
@@ -193,7 +197,10 @@ def _sim(args: argparse.Namespace, out: IO[str]) -> int:
         server = SimServer(host=args.host, port=args.port,
                            config=SimConfig(bookmark_interval=args.bookmark_interval))
         started = time.perf_counter()
-        count = server.state.apply(objects)
+        if args.scale == "demo":  # its EndpointSlices come from the controller it starts
+            load_demo(server.state, args.seed)
+        server.state.apply(objects)
+        count = sum(len(store) for store in server.state.objects.values())
         server.state.compact()  # nobody watches from before the load: drop its events
         await server.start()
         if args.kubeconfig:

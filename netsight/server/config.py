@@ -38,6 +38,8 @@ _IMAGE = re.compile(
     r"(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
     r"(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
     r"(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$")
+# Seconds between the demo's churn steps: a rollout every four steps, about every 30 s.
+DEMO_CHURN_INTERVAL = 7.5
 PROBE_NAMESPACE = "mcp-diagnostics"
 PROBE_IMAGE = "ghcr.io/mcp-k8s-networking/probe:latest"
 MAX_CONCURRENT_PROBES = 5
@@ -79,6 +81,8 @@ class Settings:
     port: int = 8080
     transport: Transport = Transport.HTTP
     demo: bool = False
+    # With --demo: seconds between the demo's churn steps; None (--demo-static): no churn.
+    demo_churn_interval: float | None = DEMO_CHURN_INTERVAL
     kubeconfig: str | None = None
     context: str | None = None
     log_level: str = "INFO"  # a logging module level name
@@ -122,7 +126,8 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
             return variable, env[variable]
         return None
 
-    demo = bool(flags.get("demo"))
+    static = bool(flags.get("demo_static"))
+    demo = bool(flags.get("demo")) or static
     transport = Transport.HTTP
     if (given := pick("transport", None)) is not None:
         transport = _choice(given, Transport)
@@ -137,7 +142,8 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
     kubeconfig = pick("kubeconfig", None)
     context = pick("context", None)
     if demo and (kubeconfig or context):
-        raise ConfigError("--demo", "runs its own simulated cluster; drop --kubeconfig/--context")
+        raise ConfigError("--demo-static" if static else "--demo",
+                          "runs its own simulated cluster; drop --kubeconfig/--context")
     auth = Auth.AUTO
     if (given := pick("auth", "AUTH_MODE")) is not None:
         auth = _auth(given)
@@ -172,6 +178,7 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
         cluster_name = str(context[1]) if context else "local"
     return Settings(
         cluster_name=cluster_name, host=host, port=port, transport=transport, demo=demo,
+        demo_churn_interval=None if static else DEMO_CHURN_INTERVAL,
         kubeconfig=str(kubeconfig[1]) if kubeconfig else None,
         context=str(context[1]) if context else None,
         log_level=log_level, tool_timeout=tool_timeout, auth=auth, responses=responses,

@@ -13,7 +13,7 @@ import copy
 import time
 import uuid
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -226,6 +226,9 @@ class SimState:
     compacted_rv: int = 1  # a watch from below this gets 410 Gone
     watchers: set[Watcher] = field(default_factory=set)
     faults: Faults = field(default_factory=Faults)
+    # Called with every committed event, after the watchers: the controllers that run in
+    # the simulated cluster (the endpoint-slice controller) and may write in turn.
+    observers: list[Callable[[Event], None]] = field(default_factory=list)
     # The open watchers by the storage they watch: a write offers its event to these only.
     _watching: dict[StorageKey, set[Watcher]] = field(default_factory=dict, init=False,
                                                       repr=False)
@@ -410,6 +413,8 @@ class SimState:
             encodings: Encodings = {}
             for watcher in watchers:
                 watcher.offer(event, encodings)
+        for observe in self.observers:
+            observe(event)
         return new
 
     # --- CRDs and namespaces -------------------------------------------------------------
@@ -447,7 +452,8 @@ class SimState:
                 continue
             store = self.objects.get(storage_key(rtype), {})
             for key in [k for k in store if k.startswith(prefix)]:
-                self.delete(rtype, namespace, key[len(prefix):])
+                if key in store:  # a controller may have deleted it meanwhile
+                    self.delete(rtype, namespace, key[len(prefix):])
 
     # --- storage -------------------------------------------------------------------------
 
