@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 from typing import IO, Any
 
@@ -37,6 +38,8 @@ async def _answer(tool: AnyTool, raw_args: dict[str, Any], kubeconfig: str | Non
                           f"{tool.name} answers from the history of changes a running server "
                           "keeps; a one-shot list has none: give --server URL",
                           tool=tool.name)
+    # $KUBECONFIG as it is now: kubernetes-asyncio reads it once, when first imported.
+    kubeconfig = kubeconfig or os.environ.get("KUBECONFIG") or None
     try:
         transport = await KubeTransport.connect(kubeconfig, context)
     except Exception as exc:  # ConfigException, a missing or unreadable file, ...

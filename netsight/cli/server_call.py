@@ -32,12 +32,19 @@ def answer_from_server(url: str, token: str | None, tool: str, arguments: dict[s
 async def _call(url: str, token: str | None, tool: str, arguments: dict[str, Any]
                 ) -> dict[str, Any]:
     headers = {"Authorization": f"Bearer {token}"} if token else None
+    refused: list[int] = []  # the SDK's error for an HTTP answer does not say its status
+
+    async def note_refusal(response: httpx2.Response) -> None:
+        if response.status_code in (401, 403):
+            refused.append(response.status_code)
+
     try:
-        async with httpx2.AsyncClient(headers=headers, timeout=_TIMEOUT) as http, \
+        async with httpx2.AsyncClient(headers=headers, timeout=_TIMEOUT,
+                                      event_hooks={"response": [note_refusal]}) as http, \
                 Client(streamable_http_client(url, http_client=http)) as client:
             result = await client.call_tool(tool, arguments)
     except Exception as exc:
-        raise _unreachable(url, tool, exc) from None
+        raise _failed(url, tool, exc, refused[0] if refused else None) from None
     if result.is_error:
         text = "".join(getattr(part, "text", "") for part in result.content)
         try:
@@ -58,14 +65,15 @@ async def _call(url: str, token: str | None, tool: str, arguments: dict[str, Any
     return dict(result.structured_content)
 
 
-def _unreachable(url: str, tool: str, exc: Exception) -> ToolFailure:
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1 \
-            and isinstance(exc.exceptions[0], Exception):
-        exc = exc.exceptions[0]
-    status = getattr(getattr(exc, "response", None), "status_code", None)
-    if status == 401:
+def _failed(url: str, tool: str, exc: Exception, refused: int | None) -> ToolFailure:
+    if refused == 401:
         return ToolFailure(ErrorCode.AUTH_FAILED, f"{url} refused the call (401): give a "
                            "bearer token the server accepts with --token or NETSIGHT_TOKEN",
                            tool=tool)
+    if refused == 403:
+        return ToolFailure(ErrorCode.FORBIDDEN, f"{url} refused the call (403): the token's "
+                           "user may not call netsight", tool=tool)
+    while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]  # the SDK's task groups wrap the one error that ended them
     return ToolFailure(ErrorCode.INVALID_INPUT, f"cannot call {url} ({type(exc).__name__}: "
                        f"{exc}); check --server", tool=tool)
