@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import os
 import time
+from pathlib import Path
 from typing import IO, Any
 
 from netsight.analyzers.core.calling import AnyTool, answer, find, to_json
@@ -40,6 +41,13 @@ async def _answer(tool: AnyTool, raw_args: dict[str, Any], kubeconfig: str | Non
                           tool=tool.name)
     # $KUBECONFIG as it is now: kubernetes-asyncio reads it once, when first imported.
     kubeconfig = kubeconfig or os.environ.get("KUBECONFIG") or None
+    default = Path("~/.kube/config").expanduser()
+    if kubeconfig is None and not os.environ.get("KUBERNETES_SERVICE_HOST") \
+            and not default.is_file():
+        raise ToolFailure(ErrorCode.INVALID_INPUT,
+                          f"no kubeconfig: $KUBECONFIG is not set and {default} does not "
+                          "exist; give --kubeconfig, --server for a running netsight, or "
+                          "--manifests", tool=tool.name)
     try:
         transport = await KubeTransport.connect(kubeconfig, context)
     except Exception as exc:  # ConfigException, a missing or unreadable file, ...

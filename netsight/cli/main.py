@@ -96,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}",
                         help="print netsight's version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
-                                title="commands", help="one of:")
+                                title="commands", help="the command to run")
 
     call = sub.add_parser(
         "call", help="run one tool and print its result", formatter_class=Formatter,

@@ -167,3 +167,16 @@ async def test_recent_changes_asks_for_a_server(sim: SimServer, tmp_path: Path) 
     code, data, _ = await call("call", "recent_changes", "--kubeconfig", kubeconfig)
     assert code == EXIT_TOOL_ERROR
     assert "--server" in data["message"]
+
+
+async def test_no_kubeconfig_at_all_says_where_it_looked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+
+    code, data, _ = await call("call", "list_services")
+
+    assert code == EXIT_TOOL_ERROR
+    assert data["code"] == "INVALID_INPUT"
+    assert f"{tmp_path}/.kube/config does not exist" in data["message"]
