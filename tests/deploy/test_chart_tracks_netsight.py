@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from netsight.analyzers.core.declarations import Toolset
-from netsight.cli import _parser
+from netsight.cli import build_parser
 from netsight.graph.ingest.discovery import (
     CORE_KINDS,
     CRD_KIND,
@@ -84,7 +84,7 @@ def test_netsight_starts_with_the_flags_and_environment_the_chart_gives_it(
         render: Render, rendering: tuple[str, ...]) -> None:
     objects = render(*rendering)
     main = container(objects)
-    flags, unknown = _parser().parse_known_args(["serve", *main.get("args", [])])
+    flags, unknown = build_parser().parse_known_args(["serve", *main.get("args", [])])
     assert unknown == [], "flags netsight serve does not take"
     env = {"KUBERNETES_SERVICE_HOST": "10.96.0.1",
            **{e["name"]: e["value"] for e in main["env"]}}

@@ -257,6 +257,30 @@ class Informer:
                     resource_version = self.resource_version
                 await asyncio.sleep(self.backoff.next_delay(getattr(exc, "retry_after", None)))
 
+    async def list_once(self, attempts: int = 3) -> None:
+        """List the kind once and stop, without a watch (``netsight call`` on a cluster).
+
+        A kind RBAC forbids, or no longer served, is reported in the status as :meth:`run`
+        reports it; a list that keeps failing otherwise (410, 5xx, a dropped connection)
+        raises after ``attempts`` tries.
+        """
+        for attempt in range(1, attempts + 1):
+            try:
+                self.resource_version = await self.list_and_reconcile()
+            except Forbidden as exc:
+                self.down(SyncState.FORBIDDEN, str(exc))
+            except NotServed as exc:
+                self.down(SyncState.STOPPED, str(exc))
+            except (Gone, *RETRYABLE) as exc:
+                if attempt == attempts:
+                    raise
+                await asyncio.sleep(self.backoff.next_delay(getattr(exc, "retry_after", None)))
+                continue
+            else:
+                self._up()
+            self.synced.set()
+            return
+
     async def _list(self) -> str:
         """List and reconcile; a resourceVersion lower than the last one seen means the API
         server's storage went back, which the other kinds must hear of (on_storage_reset)."""

@@ -1,9 +1,9 @@
 """The ``netsight`` command.
 
-``netsight call TOOL --manifests PATH`` answers one question offline, from manifest files,
-printing exactly the structured result the MCP tool returns. ``netsight tools`` lists the
-tools with their input schemas. Exit status: 0 on an answer, 2 on a tool error (printed
-as the ToolError JSON), 1 on a bug.
+``netsight call TOOL`` answers one question and prints exactly the structured result the MCP
+tool returns: from the current kubeconfig context (``--kubeconfig``, ``--context``), from a
+running netsight (``--server``) or offline from manifest files (``--manifests``). ``netsight
+tools`` lists the tools with their input schemas. Exit status: ``command_line.EXIT_STATUS``.
 """
 
 from __future__ import annotations
@@ -13,55 +13,144 @@ import atexit
 import contextlib
 import os
 import sys
+import textwrap
 import threading
 from collections.abc import Sequence
+from importlib import metadata
 from typing import IO, Any
 
 import orjson
+import shtab
 
-from netsight.analyzers.core.calling import answer, find, to_json
+from netsight.analyzers.core.calling import answer, to_json
 from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
 from netsight.analyzers.core.declarations import Toolset
-from netsight.analyzers.core.rendering import render_error, render_text
 from netsight.analyzers.tools import TOOLS
+from netsight.cli.command_line import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_STATUS,
+    EXIT_TOOL_ERROR,
+    Formatter,
+    Parser,
+)
+from netsight.cli.printing import FAIL_ON, OUTPUTS, fails, print_answer, print_error
+from netsight.cli.tool_flags import add_tool_flags, tool_arguments
 from netsight.graph.ingest.manifests import load_manifests
 from netsight.graph.store.live import GraphStore, Source
 
-EXIT_TOOL_ERROR = 2
+CALL_EXAMPLES = """\
+examples:
+  netsight call diagnose_service --service shop/cart               # current kubeconfig context
+  netsight call find_blocking_policies --source shop/a --destination data/b --port 5432
+  netsight call analyze_config -n shop --fail-on critical -o text
+  netsight call list_services --server http://127.0.0.1:8080 --token "$TOKEN"
+  netsight call analyze_config -f manifests/ --args '{"minSeverity": "warning"}'
+"""
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="netsight",
+def _version() -> str:
+    try:
+        return metadata.version("netsight")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
+def _call_options() -> Parser:
+    """The options of every ``netsight call TOOL``, beside the tool's own flags."""
+    common = Parser(add_help=False)
+    source = common.add_argument_group(
+        "where the answer comes from",
+        "default: the current context of the kubeconfig, the kinds the tool reads listed once")
+    manifests = source.add_argument(
+        "--manifests", "-f", action="append", default=[], metavar="PATH",
+        help="offline: a file, directory (recursive) or - for stdin; repeatable")
+    kubeconfig = source.add_argument(
+        "--kubeconfig", metavar="PATH", help="default: $KUBECONFIG or ~/.kube/config")
+    source.add_argument("--context", help="kubeconfig context; default the current one")
+    source.add_argument("--server", metavar="URL",
+                        help="a running netsight (netsight serve): its MCP endpoint, or its "
+                             "base URL, to which /mcp is added")
+    source.add_argument("--token", default=os.environ.get("NETSIGHT_TOKEN"),
+                        help="bearer token for --server (env NETSIGHT_TOKEN)")
+    source.add_argument("--cluster-name", default=os.environ.get("CLUSTER_NAME", "local"),
+                        help="name reported in metadata, offline or from a kubeconfig "
+                             "(env CLUSTER_NAME)")
+    manifests.complete = shtab.FILE  # type: ignore[attr-defined]
+    kubeconfig.complete = shtab.FILE  # type: ignore[attr-defined]
+    answer = common.add_argument_group("the answer")
+    answer.add_argument("--args", default="{}", metavar="JSON",
+                        help="the tool's arguments as a JSON object; flags win over it")
+    answer.add_argument("--output", "-o", choices=OUTPUTS, default="json",
+                        help="json (default: the structured result), yaml, or text for people")
+    answer.add_argument("--fail-on", choices=FAIL_ON,
+                        help=f"exit {EXIT_FINDINGS} when the answer holds a finding this "
+                             "severe or worse (for CI)")
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="netsight", formatter_class=Formatter, epilog=EXIT_STATUS,
         description="Answers Kubernetes networking questions from a graph of the cluster.",
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}",
+                        help="print netsight's version and exit")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                title="commands", help="the command to run")
 
-    call = sub.add_parser("call", help="run one tool on manifests and print its result")
-    call.add_argument("tool", help="tool name; see 'netsight tools'")
-    call.add_argument("--manifests", "-f", action="append", default=[], metavar="PATH",
-                      help="file, directory (recursive) or - for stdin; repeatable")
-    call.add_argument("--args", default="{}", metavar="JSON",
-                      help="the tool's arguments as a JSON object")
-    call.add_argument("--detail", action="store_true",
-                      help="add detail, suggestion and evidence to findings")
-    call.add_argument("--output", "-o", choices=("json", "text"), default="json")
-    call.add_argument("--cluster-name", default=os.environ.get("CLUSTER_NAME", "local"),
-                      help="name reported in metadata (env CLUSTER_NAME)")
+    call = sub.add_parser(
+        "call", help="run one tool and print its result", formatter_class=Formatter,
+        description=textwrap.fill(
+            "Runs one tool on the current kubeconfig context, a running netsight or "
+            "manifest files, and prints the structured result the MCP tool returns. Each "
+            "tool takes its arguments as flags: netsight call TOOL --help.", 78),
+        epilog=CALL_EXAMPLES + "\n" + EXIT_STATUS)
+    common = _call_options()
+    reserved = {s for action in common._actions for s in action.option_strings}
+    reserved |= {"-h", "--help"}
+    tools = call.add_subparsers(dest="tool", required=True, metavar="TOOL", title="tools",
+                                help="the tool to run (netsight tools: their schemas)")
+    for tool in TOOLS.values():
+        summary = tool.description.split(". ")[0].rstrip(".")
+        tool_parser = tools.add_parser(
+            tool.name, parents=[common], help=summary,
+            description=textwrap.fill(tool.description, 78),
+            formatter_class=Formatter, epilog=EXIT_STATUS)
+        arguments = tool_parser.add_argument_group(
+            f"{tool.name} arguments", "each also accepted in --args")
+        add_tool_flags(arguments, tool.input_schema(), reserved)
 
-    tools = sub.add_parser("tools", help="list tools with their input schemas")
-    tools.add_argument("--output", "-o", choices=("json", "text"), default="json")
+    listing = sub.add_parser("tools", help="list tools with their input schemas",
+                             description="Lists the tools netsight answers with, with their "
+                                         "descriptions and input schemas.")
+    listing.add_argument("--output", "-o", choices=("json", "text"), default="json",
+                         help="json (default) or text: one line of parameters per tool")
 
-    sim = sub.add_parser("sim", help="run the simulated Kubernetes API server")
+    completion = sub.add_parser(
+        "completion", help="print a shell completion script",
+        description="Prints a completion script for commands, tools and their flags. "
+                    "bash: source <(netsight completion bash); zsh: netsight completion zsh "
+                    "> \"${fpath[1]}/_netsight\".")
+    completion.add_argument("shell", choices=shtab.SUPPORTED_SHELLS,
+                            help="the shell to complete in")
+
+    sim = sub.add_parser("sim", help="run the simulated Kubernetes API server",
+                         description="Runs the simulated Kubernetes API server, loaded with "
+                                     "the demo cluster or a synthetic one, for netsight, "
+                                     "kubectl and tests.")
     sim.add_argument("--scale", default="demo",
                      help="'demo' (small, with deliberate faults) or a pod count: 2500, 10k, "
                           "100k")
-    sim.add_argument("--seed", type=int, default=1)
-    sim.add_argument("--host", default="127.0.0.1")
-    sim.add_argument("--port", type=int, default=8001)
+    sim.add_argument("--seed", type=int, default=1,
+                     help="seed of the generated objects: one seed, one cluster (default 1)")
+    sim.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
+    sim.add_argument("--port", type=int, default=8001,
+                     help="listen port (default 8001; 0: any free)")
     sim.add_argument("--kubeconfig", metavar="PATH",
                      help="write a kubeconfig for this server (kubectl, netsight serve)")
-    sim.add_argument("--bookmark-interval", type=float, default=60.0)
+    sim.add_argument("--bookmark-interval", type=float, default=60.0, metavar="SECONDS",
+                     help="how often open watches get a BOOKMARK event (default 60)")
     sim.add_argument("--control-token-file", metavar="PATH",
                      help="write the bearer token of the /sim/ control endpoints here "
                           "(readable by you only); it is printed otherwise")
@@ -116,27 +205,36 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, *, stdin: IO[str] | None = None,
-         stdout: IO[str] | None = None) -> int:
-    out = stdout or sys.stdout
-    args = _parser().parse_args(argv)
+         stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> int:
+    out, err = stdout or sys.stdout, stderr or sys.stderr
+    parser = build_parser()
+    args = parser.parse_args(argv)  # SystemExit: --help, --version, a usage error (EXIT_USAGE)
     if args.command == "tools":
         return _tools(args.output, out)
+    if args.command == "completion":
+        out.write(shtab.complete(parser, shell=args.shell))
+        return EXIT_OK
     if args.command == "sim":
         return _sim(args, out)
     if args.command == "serve":
         return _serve(args)
+    if args.manifests and (args.server or args.kubeconfig or args.context):
+        parser.error("--manifests reads files only: leave out --server, --kubeconfig and "
+                     "--context")
+    if args.server and (args.kubeconfig or args.context):
+        parser.error("--server answers from the server's own cluster: leave out "
+                     "--kubeconfig and --context")
     try:
-        data = _call(args, stdin)
+        data = _call(args, stdin, err)
     except ToolFailure as failure:
-        error = failure.to_error(args.tool).model_dump(mode="json")
-        _emit(error, args.output, out, render_error)
+        print_error(failure.to_error(args.tool).model_dump(mode="json"), args.output, out)
         return EXIT_TOOL_ERROR
-    _emit(data, args.output, out, render_text)
-    return 0
+    print_answer(data, args.output, out)
+    return EXIT_FINDINGS if args.fail_on and fails(data, args.fail_on) else EXIT_OK
 
 
-def _call(args: argparse.Namespace, stdin: IO[str] | None) -> dict[str, Any]:
-    tool = find(TOOLS, args.tool)
+def _call(args: argparse.Namespace, stdin: IO[str] | None, err: IO[str]) -> dict[str, Any]:
+    tool = TOOLS[args.tool]
     try:
         raw_args = orjson.loads(args.args)
     except orjson.JSONDecodeError as exc:
@@ -146,12 +244,17 @@ def _call(args: argparse.Namespace, stdin: IO[str] | None) -> dict[str, Any]:
         raise ToolFailure(ErrorCode.INVALID_INPUT,
                           "--args: must be a JSON object, e.g. '{\"service\": \"shop/cart\"}'",
                           tool=tool.name)
-    if args.detail:
-        raw_args["detail"] = True
+    raw_args.update(tool_arguments(args))
+    if args.server:
+        from netsight.cli.server_call import answer_from_server
+
+        return answer_from_server(args.server, args.token, tool.name, raw_args)
     if not args.manifests:
-        raise ToolFailure(ErrorCode.INVALID_INPUT,
-                          "--manifests: give at least one file or directory to analyze",
-                          tool=tool.name)
+        from netsight.cli.cluster_call import answer_from_cluster
+
+        return answer_from_cluster(tool, raw_args, kubeconfig=args.kubeconfig,
+                                   context=args.context, cluster_name=args.cluster_name,
+                                   err=err)
     store = GraphStore(source=Source.MANIFESTS, cluster_name=args.cluster_name)
     try:
         load_manifests(store, args.manifests, stdin=stdin)
@@ -240,13 +343,6 @@ def _serve(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         sys.stderr.write(f"netsight serve: {exc}\n")
         return EXIT_TOOL_ERROR
-
-
-def _emit(data: dict[str, Any], output: str, out: IO[str], text: Any) -> None:
-    if output == "json":
-        out.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
-    else:
-        out.write(text(data) + "\n")
 
 
 def console() -> None:
