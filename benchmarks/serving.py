@@ -29,8 +29,8 @@ graph export (``GET /api/graph``, <= 3 s at 100k pods) and a neighbourhood expor
 over the same session: the SDK and HTTP round trip with no tool behind it (that session uses
 the handshake-era protocol, which has ping; the concurrent agents negotiate 2026-07-28).
 The single session also reports the SDK client's check of an answer against the
-advertised ``outputSchema`` beside the same check with pydantic's own schema (what netsight
-advertised before ``server/schemas.py``), and the calls again from a default-mode
+advertised ``outputSchema`` (the top-level shape, ``analyzers/core/tool_schemas.py``) beside
+the same check with pydantic's full schema, and the calls again from a default-mode
 ``Client`` (2026-07-28). Results as JSON on stdout and in
 ``benchmarks/out/serving-<scale>.json``. Never part of the test suite.
 """
@@ -205,8 +205,9 @@ async def one_session(mcp_url: str, pods: list[str], service: str, calls: int,
                   "diagnose_service_ms": percentiles(await timed(calls, diagnose))}
     # The SDK client checks every answer against the tool's outputSchema (jsonschema):
     # its CPU per answer with the schema netsight advertises and, side by side on the same
-    # answers, with pydantic's own (``$ref``s, anyOf for optional fields; schemas.py).
-    pydantic_schema = TOOLS["find_blocking_policies"].output_schema()
+    # answers, with pydantic's full one (every nested field, ``$ref``s; tool_schemas.py).
+    pydantic_schema = TOOLS["find_blocking_policies"].result.model_json_schema(
+        mode="serialization")
     single["client_output_check_ms_per_answer"] = {
         "advertised": output_check_ms(advertised["find_blocking_policies"] or {}, answers),
         "pydantic": output_check_ms(pydantic_schema, answers)}

@@ -42,7 +42,7 @@ def load_case(case: Path) -> tuple[dict[str, Any], dict[str, Any], str]:
     return query, expected, (case / "cluster.yaml").read_text()
 
 
-def run_case(case: Path) -> tuple[dict[str, Any], RecordingView]:
+def run_case(case: Path, *, detail: bool = True) -> tuple[dict[str, Any], RecordingView]:
     query, _, cluster = load_case(case)
     store = store_from_yaml(cluster, Source(query.get("source", "manifests")))
     for kind in query.get("synced", []):
@@ -50,11 +50,11 @@ def run_case(case: Path) -> tuple[dict[str, Any], RecordingView]:
     view = RecordingView(store)
     caller: GraphView = view if "namespaces" not in query else \
         ScopedView(view, query["namespaces"])
-    args = {"detail": True, **query.get("args", {})}
+    args = {"detail": detail, **query.get("args", {})}
     if "limit" in TOOLS[query["tool"]].args.model_fields:
         args.setdefault("limit", 500)
     try:
-        return to_json(call_tool(caller, query["tool"], args), detail=True), view
+        return to_json(call_tool(caller, query["tool"], args), detail=detail), view
     except ToolFailure as failure:
         return {"error": failure.to_error(query["tool"]).model_dump(mode="json")}, view
 

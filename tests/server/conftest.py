@@ -24,7 +24,7 @@ from netsight.server.cluster import LiveGraph, live_graph
 from netsight.server.config import Settings
 from netsight.server.running import HttpServer
 from netsight.sim.apiserver import SimConfig, SimServer
-from netsight.sim.scenarios import demo
+from netsight.sim.demo import load_demo
 from tests.server.browsing import ARGS, CHROMIUM, artefact_dir, keep, require_browser
 from tests.watching.conftest import FAST
 
@@ -62,7 +62,7 @@ class Served:
 @contextlib.asynccontextmanager
 async def demo_sim() -> AsyncIterator[SimServer]:
     server = SimServer(config=SimConfig(bookmark_interval=0.1))
-    server.state.apply(demo())
+    load_demo(server.state)
     async with server:
         yield server
 

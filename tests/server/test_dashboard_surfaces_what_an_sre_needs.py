@@ -361,7 +361,10 @@ async def test_a_suggested_rule_is_a_code_block_with_a_copy_button(
                       "?.includes('5432')")
     assert "DENIED" in await page.text_content("#verdict")  # the verdict panel is kept
     for key in ("Pod/shop/frontend-6f7c-a", "Pod/data/postgres-0"):  # labelled first
-        await until(page, f"!window.netsight.cy.getElementById({key!r}).hasClass('quiet')")
+        await page.evaluate(f"window.netsight.cy.center("
+                            f"window.netsight.cy.getElementById({key!r}))")
+        await until(page, "window.netsight.state.labelledAt === window.netsight.cy.zoom() && "
+                          f"!window.netsight.cy.getElementById({key!r}).hasClass('quiet')")
     code = page.locator("#verdict .code-block pre > code")
     await code.first.wait_for()
     text = await code.first.text_content()

@@ -16,7 +16,7 @@ from pydantic import Field
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
 from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import ErrorCode, Model, Page, ToolFailure, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.paging import decode_cursor, encode_cursor, query_fingerprint
 from netsight.analyzers.core.quoting import quoted, shortened
 from netsight.graph.model.kinds import parse_key
@@ -26,9 +26,8 @@ NAME = "recent_changes"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="What changed recently: objects added, modified (with the fields that "
-    "changed) or deleted, around one object (it and its direct graph neighbours) or in a "
-    "namespace, newest first. Answers 'what changed before this broke?'.",
+    description="Objects added, modified (which fields) or deleted, around one object or in a "
+    "namespace, newest first. Use it to ask what changed before something broke.",
     reads=frozenset(),
     codes=(),
 )
@@ -109,4 +108,4 @@ def analyze(view: GraphView, args: Args) -> Result:
     )
 
 
-TOOL = Tool(METADATA, Args, Result, analyze)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.CORE)
