@@ -24,29 +24,20 @@ import argparse
 import asyncio
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+from serving import sim_and_serve  # this directory's serving benchmark, run as a script
 
 OUT = Path(__file__).resolve().parent / "out"
 ROOT = Path(__file__).resolve().parent.parent
 MiB = 1024 * 1024
-
-
-def free_port() -> int:
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def rss(pid: int) -> int:
@@ -151,34 +142,10 @@ def main() -> None:
     args = parser.parse_args()
     OUT.mkdir(exist_ok=True)
     tree = args.tree.resolve()
-    command = [sys.executable, "-m", "netsight.cli"]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(tree)}
     load_before = os.getloadavg()
-    sim_port, port = free_port(), free_port()
-    with tempfile.TemporaryDirectory() as tmp:
-        kubeconfig = Path(tmp) / "kubeconfig"
-        sim = subprocess.Popen([*command, "sim", "--scale", args.scale, "--port", str(sim_port),
-                                "--kubeconfig", str(kubeconfig)], env=env, cwd=tree,
-                               stdout=subprocess.DEVNULL)
-        serve = None
-        try:
-            deadline = time.monotonic() + args.ready_timeout
-            while not kubeconfig.exists():
-                if time.monotonic() > deadline or sim.poll() is not None:
-                    raise SystemExit("the simulator did not start")
-                time.sleep(0.2)
-            serve = subprocess.Popen([*command, "serve", "--kubeconfig", str(kubeconfig),
-                                      "--port", str(port), "--log-level", "warn"],
-                                     env=env, cwd=tree)
-            result = asyncio.run(measure(f"http://127.0.0.1:{port}", serve.pid, args))
-        finally:
-            for process in (serve, sim):
-                if process is not None:
-                    process.send_signal(signal.SIGTERM)
-                    try:
-                        process.wait(20)
-                    except subprocess.TimeoutExpired:
-                        process.kill()
+    with sim_and_serve(args.scale, args.ready_timeout, ["--log-level", "warn"],
+                       tree=tree) as (url, pid):
+        result = asyncio.run(measure(url, pid, args))
     commit = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True, check=False).stdout.strip()
     result = {"scale": args.scale, "tree": str(tree), "commit": commit,
