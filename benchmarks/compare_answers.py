@@ -156,8 +156,8 @@ def dump(tree: Path, out: Path) -> subprocess.Popen[bytes]:
 
 def dump_all(pairs: list[tuple[Path, Path]]) -> None:
     for tree, _ in pairs:
-        if not (tree / "netsight" / "cli.py").is_file():
-            sys.exit(f"{tree}: not a netsight source tree (no netsight/cli.py)")
+        if not any((tree / "netsight" / cli).is_file() for cli in ("cli.py", "cli/main.py")):
+            sys.exit(f"{tree}: not a netsight source tree (no netsight/cli)")
     started = time.perf_counter()
     procs = [dump(tree, out) for tree, out in pairs]
     for code, (tree, _) in zip([proc.wait() for proc in procs], pairs, strict=True):

@@ -1145,7 +1145,7 @@ def sim_churn_in_process(args: argparse.Namespace, variants: list[tuple[str, Pat
 def sim_in_process_main(args: argparse.Namespace) -> None:
     """One in-process run: load, open a watcher per watched kind, churn at full speed."""
     from netsight.sim.churn import ChurnDriver
-    from netsight.sim.state import Selection
+    from netsight.sim.selection import Selection
 
     gc.disable()  # as the simulator process runs
     state = loaded_state(args)
@@ -1551,7 +1551,7 @@ def command_soak_piped(args: argparse.Namespace) -> None:
     machine's load, and the child's RSS is netsight's alone."""
     from netsight.graph.ingest.discovery import CORE_KINDS
     from netsight.sim.churn import ChurnDriver
-    from netsight.sim.state import Selection
+    from netsight.sim.selection import Selection
 
     info = machine()
     gc.disable()
@@ -1920,7 +1920,7 @@ def build_watch_input(args: argparse.Namespace, path: Path) -> Result:
 
     from netsight.graph.ingest.discovery import CORE_KINDS
     from netsight.sim.churn import ChurnDriver
-    from netsight.sim.state import Selection
+    from netsight.sim.selection import Selection
 
     gc.disable()
     state = loaded_state(args)

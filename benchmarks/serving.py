@@ -29,8 +29,8 @@ graph export (``GET /api/graph``, <= 3 s at 100k pods) and a neighbourhood expor
 over the same session: the SDK and HTTP round trip with no tool behind it (that session uses
 the handshake-era protocol, which has ping; the concurrent agents negotiate 2026-07-28).
 The single session also reports the SDK client's check of an answer against the
-advertised ``outputSchema`` beside the same check with pydantic's own schema (what netsight
-advertised before ``server/schemas.py``), and the calls again from a default-mode
+advertised ``outputSchema`` (the top-level shape, ``analyzers/core/tool_schemas.py``) beside
+the same check with pydantic's full schema, and the calls again from a default-mode
 ``Client`` (2026-07-28). Results as JSON on stdout and in
 ``benchmarks/out/serving-<scale>.json``. Never part of the test suite.
 """
@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import concurrent.futures
+import contextlib
 import gc
 import json
 import multiprocessing
@@ -53,7 +54,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,40 @@ def percentiles(ms: list[float]) -> dict[str, float]:
 
     return {"p50": round(statistics.median(ordered), 3), "p90": at(0.9), "p99": at(0.99),
             "max": round(ordered[-1], 3), "n": len(ordered)}
+
+
+@contextlib.contextmanager
+def sim_and_serve(scale: str, ready_timeout: float, serve_args: list[str], *,
+                  tree: Path | None = None) -> Iterator[tuple[str, int]]:
+    """``netsight sim --scale`` and ``netsight serve`` against it, each in its own process
+    (from ``tree``'s checkout when given): serve's URL and pid, both stopped after."""
+    sim_port, port = free_port(), free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
+    with tempfile.TemporaryDirectory() as tmp:
+        kubeconfig = Path(tmp) / "kubeconfig"
+        sim = subprocess.Popen([*NETSIGHT, "sim", "--scale", scale, "--port", str(sim_port),
+                                "--kubeconfig", str(kubeconfig)], env=env, cwd=tree,
+                               stdout=subprocess.DEVNULL)
+        serve = None
+        try:
+            deadline = time.monotonic() + ready_timeout
+            while not kubeconfig.exists():
+                if time.monotonic() > deadline or sim.poll() is not None:
+                    raise SystemExit("the simulator did not start")
+                time.sleep(0.2)
+            serve = subprocess.Popen([*NETSIGHT, "serve", "--kubeconfig", str(kubeconfig),
+                                      "--port", str(port), *serve_args], env=env, cwd=tree)
+            yield f"http://127.0.0.1:{port}", serve.pid
+        finally:
+            for process in (serve, sim):
+                if process is not None:
+                    process.send_signal(signal.SIGTERM)
+                    try:
+                        process.wait(20)
+                    except subprocess.TimeoutExpired:
+                        process.kill()
 
 
 async def wait_ready(url: str, timeout: float) -> float:
@@ -205,8 +240,9 @@ async def one_session(mcp_url: str, pods: list[str], service: str, calls: int,
                   "diagnose_service_ms": percentiles(await timed(calls, diagnose))}
     # The SDK client checks every answer against the tool's outputSchema (jsonschema):
     # its CPU per answer with the schema netsight advertises and, side by side on the same
-    # answers, with pydantic's own (``$ref``s, anyOf for optional fields; schemas.py).
-    pydantic_schema = TOOLS["find_blocking_policies"].output_schema()
+    # answers, with pydantic's full one (every nested field, ``$ref``s; tool_schemas.py).
+    pydantic_schema = TOOLS["find_blocking_policies"].result.model_json_schema(
+        mode="serialization")
     single["client_output_check_ms_per_answer"] = {
         "advertised": output_check_ms(advertised["find_blocking_policies"] or {}, answers),
         "pydantic": output_check_ms(pydantic_schema, answers)}
@@ -487,32 +523,9 @@ def main() -> None:
     args = parser.parse_args()
     OUT.mkdir(exist_ok=True)
     load_before = os.getloadavg()  # the machine is shared: what else was running
-    sim_port, port = free_port(), free_port()
-    with tempfile.TemporaryDirectory() as tmp:
-        kubeconfig = Path(tmp) / "kubeconfig"
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        sim = subprocess.Popen([*NETSIGHT, "sim", "--scale", args.scale, "--port",
-                                str(sim_port), "--kubeconfig", str(kubeconfig)], env=env,
-                               stdout=subprocess.DEVNULL)
-        serve = None
-        try:
-            deadline = time.monotonic() + args.ready_timeout
-            while not kubeconfig.exists():
-                if time.monotonic() > deadline or sim.poll() is not None:
-                    raise SystemExit("the simulator did not start")
-                time.sleep(0.2)
-            serve = subprocess.Popen([*NETSIGHT, "serve", "--kubeconfig", str(kubeconfig),
-                                      "--port", str(port), "--log-level", "warn",
-                                      "--responses", args.responses], env=env)
-            result = asyncio.run(measure(args, f"http://127.0.0.1:{port}", serve.pid))
-        finally:
-            for process in (serve, sim):
-                if process is not None:
-                    process.send_signal(signal.SIGTERM)
-                    try:
-                        process.wait(20)
-                    except subprocess.TimeoutExpired:
-                        process.kill()
+    with sim_and_serve(args.scale, args.ready_timeout,
+                       ["--log-level", "warn", "--responses", args.responses]) as (url, pid):
+        result = asyncio.run(measure(args, url, pid))
     result = {"scale": args.scale, "responses": args.responses,
               "load_average_before": load_before, "load_average": os.getloadavg(), **result}
     suffix = "" if args.responses == "json" else f"-{args.responses}"

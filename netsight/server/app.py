@@ -103,6 +103,8 @@ def build_service(graph: LiveGraph, settings: Settings, *,
                   telemetry: Telemetry | None = None) -> Service:
     # Without one given: /metrics only, nothing exported (serve passes the environment's).
     telemetry = telemetry or setup(settings.cluster_name, environ={})
+    if settings.toolsets is not None:
+        tools = {name: tool for name, tool in tools.items() if tool.toolset in settings.toolsets}
     host = ToolHost(store=graph.store, tools=tools, timeout=settings.tool_timeout,
                     providers=lambda: graph.providers, telemetry=telemetry,
                     scoped=bool(middleware))

@@ -68,7 +68,8 @@ async def live_graph(settings: Settings, *, informers: InformerSettings | None =
     async with contextlib.AsyncExitStack() as stack:
         kubeconfig, context = settings.kubeconfig, settings.context
         if settings.demo:
-            demo = await stack.enter_async_context(demo_cluster())
+            demo = await stack.enter_async_context(
+                demo_cluster(settings.demo_churn_interval))
             kubeconfig, context = demo.kubeconfig, None
             log.info("demo: simulated API server at %s", demo.url)
         try:

@@ -3,10 +3,10 @@
 The environment variables are the ones the architecture decisions name (``CLUSTER_NAME``,
 ``PORT``, ``LOG_LEVEL``, ``TOOL_TIMEOUT``, ``PROBE_NAMESPACE``, ``PROBE_IMAGE``,
 ``MAX_CONCURRENT_PROBES``), plus ``HOST``, ``AUTH_MODE``, ``AUTH_AUDIENCES``,
-``MCP_RESPONSES`` and ``KUBECONFIG`` for symmetry with the flags, and ``SECRET_METADATA``
-(watch Secret and ConfigMap names). The probe settings are read
-and checked although netsight runs no probe pods yet: a deployment configured for them fails
-now on a bad value, not the day probes arrive.
+``MCP_RESPONSES`` and ``KUBECONFIG`` for symmetry with the flags, ``SECRET_METADATA``
+(watch Secret and ConfigMap names) and ``TOOLSETS`` (the groups of tools offered). The probe
+settings are read and checked although netsight runs no probe pods yet: a deployment
+configured for them fails now on a bad value, not the day probes arrive.
 
 A bad value stops the server before it starts, with a message naming the variable (or flag)
 and what a valid value looks like: a typo in a Helm values file should fail the rollout, not
@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeVar
 
+from netsight.analyzers.core.declarations import Toolset
+
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, None: 1.0}
 _LOG_LEVELS = {"debug": "DEBUG", "info": "INFO", "warn": "WARNING", "warning": "WARNING",
@@ -36,6 +38,8 @@ _IMAGE = re.compile(
     r"(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
     r"(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
     r"(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$")
+# Seconds between the demo's churn steps: a rollout every four steps, about every 30 s.
+DEMO_CHURN_INTERVAL = 7.5
 PROBE_NAMESPACE = "mcp-diagnostics"
 PROBE_IMAGE = "ghcr.io/mcp-k8s-networking/probe:latest"
 MAX_CONCURRENT_PROBES = 5
@@ -77,6 +81,8 @@ class Settings:
     port: int = 8080
     transport: Transport = Transport.HTTP
     demo: bool = False
+    # With --demo: seconds between the demo's churn steps; None (--demo-static): no churn.
+    demo_churn_interval: float | None = DEMO_CHURN_INTERVAL
     kubeconfig: str | None = None
     context: str | None = None
     log_level: str = "INFO"  # a logging module level name
@@ -93,6 +99,8 @@ class Settings:
     probe_namespace: str = PROBE_NAMESPACE
     probe_image: str = PROBE_IMAGE
     max_concurrent_probes: int = MAX_CONCURRENT_PROBES
+    # The groups of tools offered; None: every tool (those of absent providers still hidden).
+    toolsets: frozenset[Toolset] | None = None
 
     @property
     def authenticates(self) -> bool:
@@ -118,7 +126,8 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
             return variable, env[variable]
         return None
 
-    demo = bool(flags.get("demo"))
+    static = bool(flags.get("demo_static"))
+    demo = bool(flags.get("demo")) or static
     transport = Transport.HTTP
     if (given := pick("transport", None)) is not None:
         transport = _choice(given, Transport)
@@ -133,7 +142,8 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
     kubeconfig = pick("kubeconfig", None)
     context = pick("context", None)
     if demo and (kubeconfig or context):
-        raise ConfigError("--demo", "runs its own simulated cluster; drop --kubeconfig/--context")
+        raise ConfigError("--demo-static" if static else "--demo",
+                          "runs its own simulated cluster; drop --kubeconfig/--context")
     auth = Auth.AUTO
     if (given := pick("auth", "AUTH_MODE")) is not None:
         auth = _auth(given)
@@ -154,6 +164,7 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
     max_probes = MAX_CONCURRENT_PROBES
     if (given := pick("max_concurrent_probes", "MAX_CONCURRENT_PROBES")) is not None:
         max_probes = _positive_int(given)
+    toolsets = None if (given := pick("toolsets", "TOOLSETS")) is None else _toolsets(given)
     cluster = pick("cluster_name", "CLUSTER_NAME")
     if cluster is not None:
         cluster_name = _name(cluster)
@@ -167,12 +178,13 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
         cluster_name = str(context[1]) if context else "local"
     return Settings(
         cluster_name=cluster_name, host=host, port=port, transport=transport, demo=demo,
+        demo_churn_interval=None if static else DEMO_CHURN_INTERVAL,
         kubeconfig=str(kubeconfig[1]) if kubeconfig else None,
         context=str(context[1]) if context else None,
         log_level=log_level, tool_timeout=tool_timeout, auth=auth, responses=responses,
         auth_audiences=audiences, probe_namespace=probe_namespace, probe_image=probe_image,
         max_concurrent_probes=max_probes,
-        secret_metadata=secret_metadata,
+        secret_metadata=secret_metadata, toolsets=toolsets,
     )
 
 
@@ -288,3 +300,18 @@ def _positive_int(given: tuple[str, Any]) -> int:
     if number < 1:
         raise ConfigError(source, f"a whole number of at least 1; got {value!r}")
     return number
+
+
+def _toolsets(given: tuple[str, Any]) -> frozenset[Toolset]:
+    """A comma-separated list of toolset names."""
+    source, value = given
+    names = [name.strip().lower() for name in str(value).split(",") if name.strip()]
+    valid = ", ".join(Toolset)
+    unknown = [name for name in names if name not in {t.value for t in Toolset}]
+    if unknown:
+        raise ConfigError(source, f"unknown toolset {', '.join(map(repr, unknown))}; valid "
+                          f"toolsets: {valid} (comma-separated, e.g. 'core,policy')")
+    if not names:
+        raise ConfigError(source, f"at least one toolset of {valid}, comma-separated; "
+                          f"got {value!r}")
+    return frozenset(Toolset(name) for name in names)

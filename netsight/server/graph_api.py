@@ -9,10 +9,13 @@ Filters: ``namespace``, ``kind`` (repeatable or comma-separated), and
 ``around=Kind/namespace/name&depth=N`` (the neighbourhood within N hops, either direction).
 
 The body is streamed in chunks, reading the live graph between them rather than copying it,
-so a 100k-pod export neither doubles the memory nor stalls the loop. Informer events may land
-between chunks: nodes are written first, then only the links between written nodes, so the
-document is always self-consistent — it holds generation ``graph.generation`` and perhaps
-some later changes, which ``/api/graph/changes?since=<generation>`` replays idempotently.
+so a 100k-pod export neither doubles the memory nor stalls the loop: what it holds from
+chunk to chunk is the key list and each written node's encoded key (copied out of orjson's
+write buffer), and it trims the heap when done (benchmarks/export_memory.py). Informer
+events may land between chunks: nodes are written first, then only the links between
+written nodes, so the document is always self-consistent — it holds generation
+``graph.generation`` and perhaps some later changes, which
+``/api/graph/changes?since=<generation>`` replays idempotently.
 ``ETag`` is the graph generation (with a per-process prefix: generations restart with the
 process), and ``If-None-Match`` answers 304 while nothing changed.
 """
@@ -32,6 +35,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from netsight.analyzers.core.base import did_you_mean
 from netsight.analyzers.core.contracts import ErrorCode, ToolError
 from netsight.graph.model.kinds import Kind, Rel, parse_key
+from netsight.graph.runtime.allocator import release_free_memory
 from netsight.graph.store.live import GraphStore, GraphView
 from netsight.graph.store.scoped import ScopedView
 from netsight.server.auth import view_for
@@ -42,6 +46,7 @@ MAX_DEPTH = 5
 MAX_AROUND_NODES = 20_000
 CHUNK = 2_000  # nodes serialised between two yields to the loop
 LINK_CHUNK = 10_000  # links likewise
+RELEASE_AFTER = 20_000  # nodes: an export this large gives its memory back when done
 
 BOOT = uuid.uuid4().hex[:8]
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -166,7 +171,9 @@ async def export(view: GraphView, keys: list[str], header: dict[str, object], *,
             record = view.get(key)
             if record is None:  # deleted since the export began
                 continue
-            encoded = written[key] = orjson.dumps(key)
+            # A copy: orjson hands back a bytes object that keeps its 4 KiB write buffer,
+            # and ``written`` holds one per node to the end of the export.
+            encoded = written[key] = memoryview(orjson.dumps(key)).tobytes()
             middle = middles.get((record.kind, record.namespace))
             if middle is None:
                 middle = middles[record.kind, record.namespace] = (
@@ -203,6 +210,10 @@ async def export(view: GraphView, keys: list[str], header: dict[str, object], *,
     if links:
         yield separator + b",".join(links)
     yield b"]}"
+    if len(keys) >= RELEASE_AFTER:
+        # Tens of MiB were allocated and freed by now, below live blocks: glibc keeps such
+        # holes in RSS until a trim, which the collector keeper does only once a minute.
+        release_free_memory()
 
 
 async def graph_endpoint(request: Request, store: GraphStore, known_kinds: Iterable[str]

@@ -50,7 +50,6 @@ from netsight.graph.store.live import GraphStore, GraphView
 from netsight.server.auth import view_for
 from netsight.server.draining import arrival
 from netsight.server.notifying import ToolListNotifier
-from netsight.server.schemas import flattened
 from netsight.server.telemetry import Telemetry
 
 log = logging.getLogger(__name__)
@@ -153,8 +152,7 @@ def mcp_tool(tool: AnyTool) -> Tool:
         name=tool.name,
         description=tool.description,
         input_schema=tool.input_schema(),
-        # What the SDK client validates every answer against, flattened to check faster.
-        output_schema=flattened(tool.output_schema()),
+        output_schema=tool.output_schema(),
         annotations=ToolAnnotations(read_only_hint=tool.read_only, open_world_hint=False),
     )
 

@@ -2,14 +2,17 @@
 
 It speaks the parts of the API that kubernetes-asyncio and kubectl use: ``/version``,
 discovery (``/api``, ``/api/v1``, ``/apis``, ``/apis/G/V``), list with ``limit``/``continue``
-over a consistent snapshot and label/field selectors, watch with ``resourceVersion``,
+over a consistent snapshot, label/field selectors and ``resourceVersion``/
+``resourceVersionMatch`` (listing.py), watch with ``resourceVersion``,
 ``allowWatchBookmarks`` and ``timeoutSeconds`` (``410 Expired`` once the event log is
 compacted), and create/replace/patch/delete of any kind, custom resources included once
 their CRD exists. List items carry no kind/apiVersion, as the real server sends them.
 
 Fault injection (``SimState.faults`` in-process, or ``POST /sim/faults``): latency, status
 codes such as 500 or 429 for the next N requests, 403 for chosen resources, stalled
-watches, and ending or expiring every open watch.
+watches, slow bodies, ending or expiring every open watch, and the storage restored to an
+older resourceVersion; in-process, :meth:`SimServer.restart` and
+:meth:`SimServer.reset_connections` too.
 
 The control endpoints under ``/sim/`` (faults, the access policy, state, churn) decide who
 netsight's callers are and what the cluster shows: any local user could otherwise reach them
@@ -21,16 +24,13 @@ with ``control=False`` (the demo netsight serves) they are not served at all.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import hmac
-import itertools
 import secrets
 import socket
-import time
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,16 +47,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from netsight.graph.model.selectors import parse_selector_string
 from netsight.sim.access import AccessPolicy
+from netsight.sim.faults import Faults
+from netsight.sim.listing import Lists
 from netsight.sim.resources import ResourceType
-from netsight.sim.state import (
-    META_V1,
-    ApiError,
-    Obj,
-    Selection,
-    SimState,
-    parse_field_selector,
-    partial_metadata,
-)
+from netsight.sim.selection import Selection, parse_field_selector
+from netsight.sim.state import ApiError, Checkpoint, SimState
 
 JSON = "application/json"
 CONTROL = "/sim/"  # the control endpoints' prefix
@@ -70,15 +65,9 @@ def json_response(data: Any, status: int = 200, headers: dict[str, str] | None =
 
 
 def error_response(error: ApiError) -> Response:
-    headers = {"Retry-After": "1"} if error.code == 429 else None
+    retry_after = error.retry_after or (1 if error.code == 429 else None)
+    headers = {"Retry-After": str(retry_after)} if retry_after else None
     return json_response(error.status(), error.code, headers)
-
-
-@dataclass
-class Snapshot:
-    rv: int
-    items: list[Obj]
-    created: float = field(default_factory=time.monotonic)
 
 
 @dataclass
@@ -87,6 +76,9 @@ class SimConfig:
     max_watch_seconds: float = 1800.0
     gone_as_http: bool = False  # answer a too-old watch with HTTP 410 instead of an ERROR event
     snapshot_ttl: float = 300.0  # how long a list's continue token stays valid
+    # How long a list at a resourceVersion the storage has not reached waits for it before
+    # 504 "Too large resource version" (kube-apiserver's watch cache waits 3 s).
+    too_large_wait: float = 3.0
 
 
 class ControlGuard:
@@ -122,8 +114,9 @@ class SimApiServer:
         self.config = config or SimConfig()
         self.control_token = secrets.token_urlsafe(32) if control else None
         self.access = AccessPolicy.default()
-        self._snapshots: OrderedDict[str, Snapshot] = OrderedDict()
-        self._ids = itertools.count(1)
+        self.lists = Lists(self.state, snapshot_ttl=self.config.snapshot_ttl,
+                           too_large_wait=self.config.too_large_wait)
+        self.checkpoint: Checkpoint | None = None  # what the "restore" fault goes back to
         self.requests = 0
         # (path, resourceVersion) of every watch opened: tests read where informers resume.
         self.watch_log: list[tuple[str, str | None]] = []
@@ -265,8 +258,10 @@ class SimApiServer:
             self.metadata_requests.append(request.url.path)
         if params.get("watch") in ("1", "true"):
             return self._watch(request, rtype, selection, metadata_only)
-        return self._list(rtype, selection, params.get("limit"), params.get("continue"),
-                          metadata_only)
+        body = orjson.dumps(await self.lists.answer(rtype, selection, params, metadata_only))
+        if self.state.faults.slow_body:
+            return StreamingResponse(_slowly(body, self.state.faults), media_type=JSON)
+        return Response(body, media_type=JSON)
 
     def _selection(self, labels: str | None, fields: str | None,
                    namespace: str | None) -> Selection:
@@ -278,56 +273,6 @@ class SimApiServer:
             )
         except ValueError as exc:
             raise ApiError(400, "BadRequest", str(exc)) from None
-
-    def _list(self, rtype: ResourceType, selection: Selection, limit: str | None,
-              cont: str | None, metadata_only: bool = False) -> Response:
-        if cont:
-            snapshot_id, offset = self._decode_continue(cont)
-            snapshot = self._snapshots.get(snapshot_id)
-            if snapshot is None or time.monotonic() - snapshot.created > self.config.snapshot_ttl:
-                raise ApiError(410, "Expired", "The provided continue parameter is too old "
-                               "to display a consistent list result. You can start a new list "
-                               "without the continue parameter.")
-        else:
-            rv, items = self.state.list(rtype, selection)
-            snapshot, snapshot_id, offset = Snapshot(rv, items), "", 0
-        try:
-            size = int(limit) if limit else 0
-        except ValueError:
-            raise ApiError(400, "BadRequest", f"invalid limit {limit!r}") from None
-        end = len(snapshot.items) if size <= 0 else offset + size
-        page = snapshot.items[offset:end]
-        metadata: dict[str, Any] = {"resourceVersion": str(snapshot.rv)}
-        if end < len(snapshot.items):
-            if not snapshot_id:
-                snapshot_id = str(next(self._ids))
-                self._snapshots[snapshot_id] = snapshot
-                while len(self._snapshots) > 64:
-                    self._snapshots.popitem(last=False)
-            metadata["continue"] = base64.urlsafe_b64encode(
-                orjson.dumps([snapshot_id, end])).decode()
-            metadata["remainingItemCount"] = len(snapshot.items) - end
-        elif snapshot_id:
-            self._snapshots.pop(snapshot_id, None)
-        if metadata_only:
-            return json_response({
-                "kind": "PartialObjectMetadataList", "apiVersion": META_V1,
-                "metadata": metadata, "items": [partial_metadata(o) for o in page]})
-        body = {
-            "kind": rtype.list_kind, "apiVersion": rtype.api_version, "metadata": metadata,
-            # The real server sends list items without kind and apiVersion.
-            "items": [{k: v for k, v in o.items() if k != "kind" and k != "apiVersion"}
-                      for o in page],
-        }
-        return json_response(body)
-
-    @staticmethod
-    def _decode_continue(token: str) -> tuple[str, int]:
-        try:
-            snapshot_id, offset = orjson.loads(base64.urlsafe_b64decode(token.encode()))
-            return str(snapshot_id), int(offset)
-        except (ValueError, TypeError, orjson.JSONDecodeError):
-            raise ApiError(400, "BadRequest", "invalid continue token") from None
 
     def _watch(self, request: Request, rtype: ResourceType, selection: Selection,
                metadata_only: bool = False) -> Response:
@@ -364,14 +309,21 @@ class SimApiServer:
         except ApiError as exc:  # compacted between the check and now
             yield orjson.dumps({"type": "ERROR", "object": exc.status()}) + b"\n"
             return
+        faults = state.faults
         try:
-            while (remaining := deadline - loop.time()) > 0:
-                if state.faults.stalled:
+            while True:
+                if faults.stalled:
                     # A stalled stream sends nothing, yet loses nothing: events wait in the
-                    # queue (as bytes wait in a stuck TCP connection). The client must notice
-                    # the silence, reconnect, and resume from its last resourceVersion.
-                    await asyncio.sleep(min(remaining, 0.02))
+                    # queue (as bytes wait in a stuck TCP connection), and so does the end
+                    # of the watch. The client must notice the silence, reconnect, and
+                    # resume from its last resourceVersion.
+                    await asyncio.sleep(0.02)
                     continue
+                if faults.slow_body:
+                    await asyncio.sleep(faults.slow_body)
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    return
                 if not watcher.pending:
                     wait = min(remaining, self.config.bookmark_interval) if bookmarks \
                         else remaining
@@ -379,12 +331,17 @@ class SimApiServer:
                         async with asyncio.timeout(wait):
                             await watcher.ready.wait()
                     except TimeoutError:
-                        if bookmarks:
-                            # Nothing is pending: every event up to state.rv has been sent.
+                        # A bookmark says every event up to state.rv was sent, and a client
+                        # resumes from it: none while a write that landed in the timeout's
+                        # turn of the loop waits (kube-apiserver's watch cache sends its
+                        # bookmarks in line with the events). As from that cache, none
+                        # before the storage has reached where the watch starts (after a
+                        # restore to an older version it would name one before that).
+                        if bookmarks and not watcher.pending and state.rv >= watcher.after:
                             yield orjson.dumps({"type": "BOOKMARK", "object": {
                                 "kind": rtype.kind, "apiVersion": rtype.api_version,
                                 "metadata": {"resourceVersion": str(state.rv)}}}) + b"\n"
-                        continue
+                    continue  # whatever woke it, a stall begun meanwhile holds it back
                 lines = watcher.take()
                 if None in lines:  # the stream ends after what came before
                     lines = lines[:lines.index(None)]
@@ -417,16 +374,31 @@ class SimApiServer:
                 return json_response(state.delete(rtype, namespace, name))
         raise ApiError(405, "MethodNotAllowed", f"{request.method} is not allowed here")
 
+    def restore(self, checkpoint: Checkpoint) -> int:
+        """The storage back to ``checkpoint`` (SimState.restore), continue tokens of the
+        newer state refused; returns the watches ended."""
+        self.lists.forget()
+        return self.state.restore(checkpoint)
+
     # --- admin ---------------------------------------------------------------------------
 
     async def _faults(self, request: Request) -> Response:
         """Inject faults: {"latency": s, "fail": {"status", "count", "pathContains"},
-        "forbid": [plural], "allow": [plural], "stall": bool, "closeWatches": true,
-        "expireWatches": true, "compact": true}."""
+        "forbid": [plural], "allow": [plural], "stall": bool, "slowBody": s,
+        "closeWatches": true, "expireWatches": true, "compact": true, "checkpoint": true,
+        "restore": true (the storage back to the last checkpoint)}."""
         body = orjson.loads(await request.body() or b"{}")
         faults, state = self.state.faults, self.state
         if "latency" in body:
             faults.latency = float(body["latency"])
+        if "slowBody" in body:
+            faults.slow_body = float(body["slowBody"])
+        if body.get("checkpoint"):
+            self.checkpoint = state.checkpoint()
+        if body.get("restore"):
+            if self.checkpoint is None:
+                return error_response(ApiError(409, "Conflict", "no checkpoint to restore"))
+            return json_response({"closedWatches": self.restore(self.checkpoint)})
         if "fail" in body:
             fail = body["fail"]
             faults.fail(int(fail["status"]), int(fail.get("count", 1)),
@@ -475,6 +447,15 @@ def wants_metadata_only(accept: str | None) -> bool:
 
 async def _once(line: bytes) -> AsyncIterator[bytes]:
     yield line
+
+
+async def _slowly(body: bytes, faults: Faults, piece: int = 16_384) -> AsyncIterator[bytes]:
+    """``body`` a piece at a time, ``faults.slow_body`` seconds apart (read each time: the
+    fault may end while a body is on its way)."""
+    for start in range(0, len(body), piece):
+        if faults.slow_body:
+            await asyncio.sleep(faults.slow_body)
+        yield body[start:start + piece]
 
 
 def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
@@ -538,6 +519,27 @@ class SimServer:
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.wait_for(self._task, 5)
         self._server = self._task = None
+
+    async def restart(self, checkpoint: Checkpoint | None = None, *, downtime: float = 0.0
+                      ) -> None:
+        """Stop serving (every connection closes), restore ``checkpoint`` if given (an API
+        server restarted on storage restored to an older resourceVersion), and serve on the
+        same port again after ``downtime`` seconds, refusing connections meanwhile."""
+        await self.stop()
+        if checkpoint is not None:
+            self.api.restore(checkpoint)
+        await asyncio.sleep(downtime)
+        await self.start()
+
+    def reset_connections(self) -> int:
+        """Fault: abort every open connection, as a crashed server or a lost route does: the
+        client sees a reset, not the orderly end of its watch. Returns how many."""
+        connections = list(self._server.server_state.connections) if self._server else []
+        for connection in connections:
+            transport = getattr(connection, "transport", None)
+            if transport is not None:
+                transport.abort()
+        return len(connections)
 
     async def __aenter__(self) -> SimServer:
         await self.start()

@@ -152,11 +152,11 @@ class ChurnDriver:
         self.scale_workloads = scale_workloads
         self.stats = ChurnStats()
         self._timestamp = _Timestamps()
-        self.pod_type = self._type("v1", "Pod")
-        self.slice_type = self._type("discovery.k8s.io/v1", "EndpointSlice")
-        self.policy_type = self._type("networking.k8s.io/v1", "NetworkPolicy")
-        self.rs_type = self._type("apps/v1", "ReplicaSet")
-        self.deployment_type = self._type("apps/v1", "Deployment")
+        self.pod_type = state.registry.require("v1", "Pod")
+        self.slice_type = state.registry.require("discovery.k8s.io/v1", "EndpointSlice")
+        self.policy_type = state.registry.require("networking.k8s.io/v1", "NetworkPolicy")
+        self.rs_type = state.registry.require("apps/v1", "ReplicaSet")
+        self.deployment_type = state.registry.require("apps/v1", "Deployment")
         self.inventory = inventory = Inventory.of(
             pods=self._store(self.pod_type), slices=self._store(self.slice_type),
             replica_sets=self._store(self.rs_type), policies=self._store(self.policy_type))
@@ -175,12 +175,6 @@ class ChurnDriver:
             raise ValueError("nothing to churn: the state holds no ReplicaSet-owned pods "
                              "with a node and an IP, and no NetworkPolicies")
         self._weights = weights
-
-    def _type(self, api_version: str, kind: str) -> ResourceType:
-        rtype = self.state.registry.for_kind(api_version, kind)
-        if rtype is None:
-            raise ValueError(f"the state does not serve {api_version} {kind}")
-        return rtype
 
     def _store(self, rtype: ResourceType) -> dict[str, Obj]:
         return self.state.objects.get((rtype.group, rtype.kind), {})

@@ -1,8 +1,9 @@
 """The demo cluster ``netsight serve --demo`` answers from: the server's one way into the sim.
 
 The simulated API server runs in the caller's process, on its loop, loaded with the demo
-scenario; the caller reaches it over loopback HTTP through a kubeconfig, exactly as it would
-reach a real API server.
+scenario, its endpoint-slice controller running and, unless static, gentle churn
+(:mod:`netsight.sim.demo_churn`) keeping it alive; the caller reaches it over loopback HTTP
+through a kubeconfig, exactly as it would reach a real API server.
 """
 
 from __future__ import annotations
@@ -16,10 +17,22 @@ from typing import Final
 
 from netsight.sim.access import SERVICE_ACCOUNT_TOKEN
 from netsight.sim.apiserver import SimServer
+from netsight.sim.demo_churn import DemoChurn
+from netsight.sim.endpoint_slices import EndpointSliceController
 from netsight.sim.scenarios import demo
+from netsight.sim.state import SimState
 
 # A bearer token the demo cluster's TokenReview accepts: its service account's.
 DEMO_TOKEN: Final = SERVICE_ACCOUNT_TOKEN
+
+
+def load_demo(state: SimState, seed: int = 7) -> EndpointSliceController:
+    """Load the demo scenario and start the endpoint-slice controller that writes its
+    EndpointSlices and keeps them current."""
+    state.apply(demo(seed))
+    controller = EndpointSliceController(state)
+    controller.start()
+    return controller
 
 
 @dataclass(frozen=True)
@@ -31,15 +44,18 @@ class DemoCluster:
 
 
 @contextlib.asynccontextmanager
-async def demo_cluster() -> AsyncIterator[DemoCluster]:
-    """Run the simulated API server with the demo cluster for as long as the context.
+async def demo_cluster(churn_interval: float | None = None) -> AsyncIterator[DemoCluster]:
+    """Run the simulated API server with the demo cluster for as long as the context,
+    churning a step every ``churn_interval`` seconds (None: static).
 
-    Without its control endpoints: nothing drives the demo, and served they would let any
-    local user rewrite who netsight's callers are (``/sim/access``)."""
+    Without its control endpoints: nothing but the churn drives the demo, and served they
+    would let any local user rewrite who netsight's callers are (``/sim/access``)."""
     sim = SimServer(control=False)
-    sim.state.apply(demo())
+    load_demo(sim.state)
     sim.state.compact()  # nobody watches from before the load: drop its events
-    async with sim:
+    async with sim, contextlib.AsyncExitStack() as stack:
+        if churn_interval is not None:
+            await stack.enter_async_context(DemoChurn(sim.state).running(churn_interval))
         with tempfile.TemporaryDirectory(prefix="netsight-") as directory:
             kubeconfig = sim.write_kubeconfig(Path(directory) / "kubeconfig")
             yield DemoCluster(kubeconfig=str(kubeconfig), url=sim.url)

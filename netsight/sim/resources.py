@@ -137,6 +137,13 @@ class Registry:
                 return rtype
         return None
 
+    def require(self, api_version: str, kind: str) -> ResourceType:
+        """The type serving ``kind``; ValueError when none does (no CRD for it, say)."""
+        rtype = self.for_kind(api_version, kind)
+        if rtype is None:
+            raise ValueError(f"the state does not serve {api_version} {kind}")
+        return rtype
+
     def __iter__(self) -> Iterator[ResourceType]:
         return iter(self.by_path.values())
 

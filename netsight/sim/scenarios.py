@@ -8,6 +8,11 @@ from netsight.sim.synthetic import generate
 
 Obj = dict[str, Any]
 
+# The protocol of each background port, by number, as a mesh-enabled cluster declares it
+# (appProtocol): Istio need not guess, and the demo's only findings are its faults.
+_APP_PROTOCOLS = {80: "http", 8080: "http", 9090: "http", 9000: "grpc", 6379: "redis",
+                  3306: "mysql"}
+
 
 def parse_scale(text: str) -> int:
     """``"100k"`` -> 100000, ``"1.5m"`` -> 1500000, ``"2500"`` -> 2500."""
@@ -53,8 +58,36 @@ ISTIO_NETWORKING_CRDS = [
 ]
 
 
+def _background(pods: int, seed: int) -> list[Obj]:
+    """A healthy synthetic cluster for the demo's faults to stand out against: every pod
+    ready, every port's protocol declared, the TLS Secrets its Ingresses name, and the Nodes
+    its pods run on (whose zones the endpoint-slice controller copies). Its EndpointSlices
+    are the controller's to write."""
+    cluster = generate(pods=pods, seed=seed, not_ready_fraction=0.0)
+    zones = {e["nodeName"]: e["zone"] for s in cluster.endpoint_slices
+             for e in s["endpoints"] if e.get("zone")}
+    nodes = [{"apiVersion": "v1", "kind": "Node",
+              "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
+                                                    "topology.kubernetes.io/zone": zone}}}
+             for name, zone in sorted({**zones, "node-1": "zone-a"}.items())]
+    for service in cluster.services:
+        service["spec"]["ports"] = [{**port, "appProtocol": _APP_PROTOCOLS.get(port["port"], "tcp")}
+                                    for port in service["spec"]["ports"]]
+    cluster.endpoint_slices.clear()
+    # The certificates the Ingresses name (netsight reads Secrets' names only).
+    secrets = [{"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+                "metadata": {"name": tls["secretName"],
+                             "namespace": ingress["metadata"]["namespace"]}}
+               for ingress in cluster.ingresses for tls in ingress["spec"].get("tls") or ()]
+    return [*nodes, *cluster.objects(), *secrets]
+
+
 def demo(seed: int = 7) -> list[Obj]:
-    """A small synthetic cluster plus deliberate faults, each one a question to ask.
+    """A small, healthy synthetic cluster plus deliberate faults, each one a question to ask.
+
+    Load it with :func:`netsight.sim.demo.load_demo`, which starts the endpoint-slice
+    controller: the objects hold no EndpointSlices. The README lists the findings the faults
+    produce; ``tests/sim/test_demo_findings.py`` holds the demo to that list.
 
     - ``shop/cart``: the selector says version v1, the pods are v2 (diagnose_service);
     - ``shop/checkout``: targetPort names a port the container does not declare;
@@ -64,10 +97,11 @@ def demo(seed: int = 7) -> list[Obj]:
     - ``shop/cart`` again, through the mesh: a VirtualService sends it to subset v1, whose
       DestinationRule labels (version v1) no pod carries (Istio networking CRDs installed).
     """
-    objects = synthetic(240, seed)
+    objects = _background(240, seed)
     objects.extend(GATEWAY_API_CRDS)
     objects.extend(ISTIO_NETWORKING_CRDS)
     pod_ip = iter(f"10.250.0.{i}" for i in range(10, 250))
+    cluster_ip = iter(f"10.96.250.{i}" for i in range(10, 250))
 
     def pod(name: str, ns: str, labels: dict[str, str], port: tuple[str, int]) -> Obj:
         return {"apiVersion": "v1", "kind": "Pod",
@@ -76,13 +110,16 @@ def demo(seed: int = 7) -> list[Obj]:
                                          "ports": [{"name": port[0], "containerPort": port[1],
                                                     "protocol": "TCP"}]}],
                          "nodeName": "node-1"},
-                "status": {"phase": "Running", "podIP": next(pod_ip),
+                "status": {"phase": "Running", "podIP": (ip := next(pod_ip)),
+                           "podIPs": [{"ip": ip}],
                            "conditions": [{"type": "Ready", "status": "True"}]}}
 
     def service(name: str, ns: str, selector: dict[str, str], port: int,
                 target: int | str) -> Obj:
         return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": ns},
-                "spec": {"selector": selector,
+                "spec": {"selector": selector, "type": "ClusterIP",
+                         "clusterIP": (ip := next(cluster_ip)), "clusterIPs": [ip],
+                         "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack",
                          "ports": [{"name": "http", "port": port, "targetPort": target,
                                     "protocol": "TCP"}]}}
 

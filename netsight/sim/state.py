@@ -13,34 +13,60 @@ import copy
 import time
 import uuid
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
 import orjson
 
-from netsight.graph.model.selectors import LabelSelector
+from netsight.sim.faults import Faults
+from netsight.sim.patching import PatchError, json_patch, merge_patch
 from netsight.sim.resources import CRD_TYPE, Registry, ResourceType, types_from_crd
+from netsight.sim.selection import Selection
 
 StorageKey = tuple[str, str]  # (group, kind): all versions of a kind share storage
 Obj = dict[str, Any]
+Listed = list[Obj]  # SimState.list names a method
 
 
 class ApiError(Exception):
     """A failure the API server reports as a Status object."""
 
-    def __init__(self, code: int, reason: str, message: str) -> None:
+    def __init__(self, code: int, reason: str, message: str, details: Obj | None = None
+                 ) -> None:
         super().__init__(message)
-        self.code, self.reason, self.message = code, reason, message
+        self.code, self.reason, self.message, self.details = code, reason, message, details
 
     def status(self) -> Obj:
-        return status_object(self.code, self.reason, self.message)
+        status = status_object(self.code, self.reason, self.message)
+        if self.details:
+            status["details"] = self.details
+        return status
+
+    @property
+    def retry_after(self) -> int | None:
+        """Seconds the client should wait (the API server sends them as Retry-After too)."""
+        seconds = (self.details or {}).get("retryAfterSeconds")
+        return seconds if isinstance(seconds, int) and seconds > 0 else None
 
 
 def status_object(code: int, reason: str, message: str) -> Obj:
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
             "message": message, "reason": reason, "code": code}
+
+
+def too_large(requested: int, current: int, retry_seconds: int = 0) -> ApiError:
+    """A read at a resourceVersion the storage has not reached, as kube-apiserver refuses it
+    (k8s.io/apiserver storage.NewTooLargeResourceVersionError): 504 with reason Timeout and
+    the cause ResourceVersionTooLarge; its watch cache, having waited, asks for a retry in
+    1 s, its etcd path (retry 0) says nothing of retrying."""
+    details: Obj = {"causes": [{"reason": "ResourceVersionTooLarge",
+                                "message": "Too large resource version"}]}
+    if retry_seconds:
+        details["retryAfterSeconds"] = retry_seconds
+    return ApiError(504, "Timeout", f"Timeout: Too large resource version: {requested}, "
+                    f"current: {current}", details)
 
 
 def storage_key(rtype: ResourceType) -> StorageKey:
@@ -83,57 +109,6 @@ def now() -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class FieldRequirement:
-    path: tuple[str, ...]
-    value: str
-    equal: bool
-
-    def matches(self, obj: Mapping[str, Any]) -> bool:
-        current: Any = obj
-        for part in self.path:
-            current = current.get(part) if isinstance(current, dict) else None
-        actual = "" if current is None else str(current)
-        return (actual == self.value) == self.equal
-
-
-def parse_field_selector(text: str) -> tuple[FieldRequirement, ...]:
-    requirements = []
-    for term in filter(None, (t.strip() for t in text.split(","))):
-        if "!=" in term:
-            path, _, value = term.partition("!=")
-            equal = False
-        elif "=" in term:
-            path, _, value = term.replace("==", "=").partition("=")
-            equal = True
-        else:
-            raise ValueError(f"cannot read field selector term {term!r}")
-        requirements.append(FieldRequirement(tuple(path.strip().split(".")), value.strip(),
-                                             equal))
-    return tuple(requirements)
-
-
-@dataclass(frozen=True, slots=True)
-class Selection:
-    """What one list or watch asks for: a namespace and label/field selectors."""
-
-    namespace: str | None = None
-    labels: LabelSelector | None = None
-    fields: tuple[FieldRequirement, ...] = ()
-
-    @property
-    def everything(self) -> bool:
-        return not self.namespace and self.labels is None and not self.fields
-
-    def matches(self, obj: Mapping[str, Any]) -> bool:
-        meta = obj.get("metadata") or {}
-        if self.namespace and meta.get("namespace") != self.namespace:
-            return False
-        if self.labels is not None and not self.labels.matches(meta.get("labels") or {}):
-            return False
-        return all(req.matches(obj) for req in self.fields)
-
-
-@dataclass(frozen=True, slots=True)
 class Event:
     rv: int
     storage: StorageKey
@@ -162,7 +137,9 @@ class Watcher:
     metadata_only: bool = False  # objects cut down to PartialObjectMetadata
     pending: list[bytes | None] = field(default_factory=list)
     ready: asyncio.Event = field(default_factory=asyncio.Event)  # set: pending has lines
-    last_rv: int = 0
+    # The resourceVersion the watch starts after: as kube-apiserver's watch cache, it sends
+    # no event at or below it, and no bookmark until the storage has reached it.
+    after: int = 0
 
     def put(self, line: bytes | None) -> None:
         self.pending.append(line)
@@ -182,11 +159,12 @@ class Watcher:
     def offer(self, event: Event, encodings: Encodings | None = None) -> None:
         """Queue the event as this watch sees it (through its selection), if it does;
         ``encodings`` caches the object's JSON across the watchers of one event."""
+        if event.rv <= self.after:
+            return
         kind = event.type if self.selection.everything else _visible_type(event,
                                                                           self.selection)
         if kind is not None:
             self.put(self.line(kind, event.new, encodings))
-            self.last_rv = event.rv
 
     def line(self, event_type: str, obj: Obj, encodings: Encodings | None = None) -> bytes:
         """The watch line of an event of ``obj``, as this watch sends it."""
@@ -229,35 +207,13 @@ def with_type_meta(rtype: ResourceType, obj: Obj) -> Obj:
 
 
 
-@dataclass
-class Failure:
-    status: int
-    remaining: int
-    path_contains: str = ""
-    watch_only: bool = False
+@dataclass(frozen=True)
+class Checkpoint:
+    """What :meth:`SimState.restore` goes back to."""
 
-
-@dataclass
-class Faults:
-    """Misbehaviour to inject, as a real API server or network sometimes shows it."""
-
-    latency: float = 0.0  # seconds added to every request
-    failures: list[Failure] = field(default_factory=list)
-    forbidden: set[str] = field(default_factory=set)  # plurals answered with 403
-    stalled: bool = False  # watches stay open but send nothing (events wait), not even bookmarks
-
-    def fail(self, status: int, count: int = 1, *, path_contains: str = "",
-             watch_only: bool = False) -> None:
-        self.failures.append(Failure(status, count, path_contains, watch_only))
-
-    def take_failure(self, path: str, *, watch: bool) -> int | None:
-        for failure in self.failures:
-            if failure.path_contains in path and (watch or not failure.watch_only):
-                failure.remaining -= 1
-                if failure.remaining <= 0:
-                    self.failures.remove(failure)
-                return failure.status
-        return None
+    rv: int
+    objects: dict[StorageKey, dict[str, Obj]]
+    types: dict[tuple[str, str, str], ResourceType]
 
 
 @dataclass
@@ -270,6 +226,9 @@ class SimState:
     compacted_rv: int = 1  # a watch from below this gets 410 Gone
     watchers: set[Watcher] = field(default_factory=set)
     faults: Faults = field(default_factory=Faults)
+    # Called with every committed event, after the watchers: the controllers that run in
+    # the simulated cluster (the endpoint-slice controller) and may write in turn.
+    observers: list[Callable[[Event], None]] = field(default_factory=list)
     # The open watchers by the storage they watch: a write offers its event to these only.
     _watching: dict[StorageKey, set[Watcher]] = field(default_factory=dict, init=False,
                                                       repr=False)
@@ -305,6 +264,28 @@ class SimState:
         if selection.labels is not None or selection.fields:
             items = [o for o in items if selection.matches(o)]
         return self.rv, items
+
+    def list_at(self, rtype: ResourceType, selection: Selection, rv: int) -> Listed:
+        """Matching objects as they were at ``rv`` (an Exact read), rebuilt by undoing the
+        logged events after it; 410 once the log no longer reaches back that far."""
+        if rv > self.rv:
+            raise too_large(rv, self.rv)
+        if rv < self.compacted_rv:
+            raise ApiError(410, "Expired", "The resourceVersion for the provided list is "
+                           "too old.")
+        storage = storage_key(rtype)
+        objects = dict(self.objects.get(storage, {}))
+        for event in reversed(self.log):
+            if event.rv <= rv:
+                break
+            if event.storage == storage:
+                meta = event.new["metadata"]
+                key = object_key(meta.get("namespace"), meta["name"])
+                if event.old is None:
+                    objects.pop(key, None)
+                else:
+                    objects[key] = event.old
+        return [objects[k] for k in sorted(objects) if selection.matches(objects[k])]
 
     # --- writes --------------------------------------------------------------------------
 
@@ -355,12 +336,15 @@ class SimState:
     def patch(self, rtype: ResourceType, namespace: str | None, name: str, patch: Any,
               content_type: str) -> Obj:
         current = self.get(rtype, namespace, name)
-        if "json-patch" in content_type:
-            patched = _json_patch(copy.deepcopy(current), patch)
-        else:  # merge-patch and strategic-merge-patch (merged as a JSON merge patch)
-            if not isinstance(patch, dict):
-                raise ApiError(400, "BadRequest", "a merge patch must be a JSON object")
-            patched = _merge_patch(copy.deepcopy(current), patch)
+        try:
+            if "json-patch" in content_type:
+                patched = json_patch(copy.deepcopy(current), patch)
+            else:  # merge-patch and strategic-merge-patch (merged as a JSON merge patch)
+                if not isinstance(patch, dict):
+                    raise PatchError("a merge patch must be a JSON object")
+                patched = merge_patch(copy.deepcopy(current), patch)
+        except PatchError as exc:
+            raise ApiError(400, "BadRequest", str(exc)) from None
         patched.setdefault("metadata", {})["resourceVersion"] = None
         return self.replace(rtype, patched, namespace, name, owned=True)
 
@@ -429,6 +413,8 @@ class SimState:
             encodings: Encodings = {}
             for watcher in watchers:
                 watcher.offer(event, encodings)
+        for observe in self.observers:
+            observe(event)
         return new
 
     # --- CRDs and namespaces -------------------------------------------------------------
@@ -466,7 +452,30 @@ class SimState:
                 continue
             store = self.objects.get(storage_key(rtype), {})
             for key in [k for k in store if k.startswith(prefix)]:
-                self.delete(rtype, namespace, key[len(prefix):])
+                if key in store:  # a controller may have deleted it meanwhile
+                    self.delete(rtype, namespace, key[len(prefix):])
+
+    # --- storage -------------------------------------------------------------------------
+
+    def checkpoint(self) -> Checkpoint:
+        """The objects and resourceVersion now, as a backup of etcd would hold them."""
+        # Stored objects are never changed in place (writes store new dicts): a copy of
+        # each store's index is a copy of the state.
+        return Checkpoint(self.rv, {s: dict(objs) for s, objs in self.objects.items()},
+                          dict(self.registry.by_path))
+
+    def restore(self, checkpoint: Checkpoint) -> int:
+        """Fault: the storage goes back to ``checkpoint`` (etcd restored from a backup under a
+        restarted API server). Objects, CRDs and resourceVersion are as they were then, with
+        no event history: a watch from before it gets 410, one from after it is accepted
+        and hears nothing until the resourceVersion catches up, as kube-apiserver's watch
+        cache does. Every open watch ends; returns how many."""
+        self.objects = {s: dict(objs) for s, objs in checkpoint.objects.items()}
+        self.registry = Registry(dict(checkpoint.types))
+        self.rv = self.compacted_rv = checkpoint.rv
+        self.log.clear()
+        self._ordered.clear()  # keyed by (rv, size): the old keys would match again
+        return self.close_all_watches()
 
     # --- watches -------------------------------------------------------------------------
 
@@ -500,12 +509,12 @@ class SimState:
             _, items = self.list(rtype, selection)
             for obj in items:
                 watcher.put(watcher.line("ADDED", obj))
-            watcher.last_rv = self.rv
+            watcher.after = self.rv
         else:
+            watcher.after = since
             for event in self._events_after(since):
                 if event.storage == storage_key(rtype):
                     watcher.offer(event)
-            watcher.last_rv = max(watcher.last_rv, since)
         self.watchers.add(watcher)
         self._watching.setdefault(storage_key(rtype), set()).add(watcher)
         return watcher
@@ -544,50 +553,3 @@ class SimState:
         """Fault: drop the whole event log; resuming from any earlier version gets 410."""
         self.compacted_rv = self.rv
         self.log.clear()
-
-
-def _merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386 JSON merge patch."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    if not isinstance(target, dict):
-        target = {}
-    for key, value in patch.items():
-        if value is None:
-            target.pop(key, None)
-        else:
-            target[key] = _merge_patch(target.get(key), value)
-    return target
-
-
-def _json_patch(target: Obj, operations: Any) -> Obj:
-    """RFC 6902 JSON patch: add, remove, replace (enough for kubectl and tests)."""
-    if not isinstance(operations, list):
-        raise ApiError(400, "BadRequest", "a JSON patch must be a list of operations")
-    for op in operations:
-        if not isinstance(op, dict):
-            raise ApiError(400, "BadRequest", "a JSON patch operation must be an object")
-        parts = [p.replace("~1", "/").replace("~0", "~")
-                 for p in str(op.get("path", "")).split("/")[1:]]
-        if not parts:
-            raise ApiError(400, "BadRequest", "JSON patch path must not be empty")
-        parent: Any = target
-        for part in parts[:-1]:
-            parent = parent[int(part)] if isinstance(parent, list) else parent.setdefault(part, {})
-        last = parts[-1]
-        action = op.get("op")
-        if isinstance(parent, list):
-            index = len(parent) if last == "-" else int(last)
-            if action == "add":
-                parent.insert(index, op.get("value"))
-            elif action == "remove":
-                parent.pop(index)
-            elif action == "replace":
-                parent[index] = op.get("value")
-        elif action in ("add", "replace"):
-            parent[last] = op.get("value")
-        elif action == "remove":
-            parent.pop(last, None)
-        else:
-            raise ApiError(400, "BadRequest", f"unsupported JSON patch op {action!r}")
-    return target

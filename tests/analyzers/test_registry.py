@@ -13,7 +13,7 @@ import netsight.analyzers
 import netsight.analyzers.tools
 from netsight.analyzers.checks import CHECKS
 from netsight.analyzers.core import codes
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Check, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Check, Tool, Toolset
 from netsight.analyzers.tools import TOOLS
 from tests.analyzers.test_testdata import CASES, load_case, run_case
 
@@ -112,3 +112,8 @@ def test_tool_schemas_are_json() -> None:
         json.dumps(tool.input_schema())
         json.dumps(tool.output_schema())
         assert "detail" in tool.input_schema()["properties"]
+
+
+def test_every_toolset_groups_tools_and_every_tool_declares_one() -> None:
+    assert {tool.toolset for tool in TOOLS.values()} == set(Toolset)
+    assert all(isinstance(tool.toolset, Toolset) for tool in TOOLS.values())

@@ -54,7 +54,7 @@ def run_case(case: Path, *, detail: bool = True) -> tuple[dict[str, Any], Record
     if "limit" in TOOLS[query["tool"]].args.model_fields:
         args.setdefault("limit", 500)
     try:
-        return to_json(call_tool(caller, query["tool"], args), detail=args["detail"]), view
+        return to_json(call_tool(caller, query["tool"], args), detail=detail), view
     except ToolFailure as failure:
         return {"error": failure.to_error(query["tool"]).model_dump(mode="json")}, view
 

@@ -9,13 +9,15 @@ ClusterRole is compared with ``CORE_KINDS`` and ``PROVIDER_GROUPS`` of graph/ing
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 import pytest
 import yaml
 
-from netsight.cli import _parser
+from netsight.analyzers.core.declarations import Toolset
+from netsight.cli import build_parser
 from netsight.graph.ingest.discovery import (
     CORE_KINDS,
     CRD_KIND,
@@ -82,7 +84,7 @@ def test_netsight_starts_with_the_flags_and_environment_the_chart_gives_it(
         render: Render, rendering: tuple[str, ...]) -> None:
     objects = render(*rendering)
     main = container(objects)
-    flags, unknown = _parser().parse_known_args(["serve", *main.get("args", [])])
+    flags, unknown = build_parser().parse_known_args(["serve", *main.get("args", [])])
     assert unknown == [], "flags netsight serve does not take"
     env = {"KUBERNETES_SERVICE_HOST": "10.96.0.1",
            **{e["name"]: e["value"] for e in main["env"]}}
@@ -101,6 +103,14 @@ def test_netsight_starts_with_the_flags_and_environment_the_chart_gives_it(
     assert (settings.probe_namespace, settings.probe_image, settings.max_concurrent_probes) \
         == (probe["namespace"], probe["image"], probe["maxConcurrent"])
     assert settings.auth_audiences == tuple(given.get("auth", {}).get("audiences", ()))
+    toolsets = given["config"].get("toolsets")
+    assert settings.toolsets == (set(toolsets) if toolsets else None)
+
+
+def test_the_chart_takes_exactly_the_toolsets_netsight_knows() -> None:
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    toolsets = schema["properties"]["config"]["properties"]["toolsets"]
+    assert set(toolsets["items"]["enum"]) == set(Toolset)
 
 
 def test_the_cluster_role_reads_exactly_the_kinds_netsight_watches(render: Render) -> None:

@@ -24,7 +24,8 @@ from netsight.server.cluster import LiveGraph, live_graph
 from netsight.server.config import Settings
 from netsight.server.running import HttpServer
 from netsight.sim.apiserver import SimConfig, SimServer
-from netsight.sim.scenarios import demo
+from netsight.sim.demo import load_demo
+from tests.server.browsing import ARGS, CHROMIUM, artefact_dir, keep, require_browser
 from tests.watching.conftest import FAST
 
 pytestmark = pytest.mark.anyio
@@ -61,7 +62,7 @@ class Served:
 @contextlib.asynccontextmanager
 async def demo_sim() -> AsyncIterator[SimServer]:
     server = SimServer(config=SimConfig(bookmark_interval=0.1))
-    server.state.apply(demo())
+    load_demo(server.state)
     async with server:
         yield server
 
@@ -193,3 +194,42 @@ async def announced_and_ready(process: asyncio.subprocess.Process, timeout: floa
                     return url
             assert time.monotonic() < deadline, "never ready"
             await asyncio.sleep(0.1)
+
+
+# --- Chromium, for the dashboard's browser tests (browsing.py) -------------------------------
+
+
+@pytest.fixture(scope="module")
+async def browser() -> AsyncIterator[Any]:
+    """One Chromium for the module (a launch takes seconds); each test gets its own
+    context, so no cookies, storage or cache pass from one test to the next."""
+    require_browser()
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+@pytest.fixture
+async def page(browser: Any, request: pytest.FixtureRequest) -> AsyncIterator[Any]:
+    """A page on a fresh context; what it ends on is kept (screenshot and DOM) under
+    ``page.artefacts``, printed with the test's output."""
+    context = await browser.new_context(viewport={"width": 1400, "height": 900})
+    try:
+        page = await context.new_page()
+        page.problems = []  # console errors, uncaught exceptions, requests elsewhere
+        page.artefacts = artefact_dir(request.node.name)
+        print(f"browser artefacts: {page.artefacts}")
+        page.on("console", lambda m: m.type == "error" and page.problems.append(m.text))
+        page.on("pageerror", lambda e: page.problems.append(str(e)))
+        page.on("request", lambda r: r.url.startswith("http://127.0.0.1:") or r.url.startswith(
+            "data:") or page.problems.append(f"request to {r.url}"))
+        yield page
+        if page.url.startswith("http"):
+            await keep(page, "last")
+    finally:
+        await context.close()

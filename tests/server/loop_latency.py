@@ -58,13 +58,31 @@ QUERY_PATTERN = "(x+x+)+y"
 class Sample:
     sent: float  # time.monotonic()
     rtt: float  # seconds; inf when the request failed
+    # Of ``rtt``, how long serve's loop thread and the probe's thread were runnable but
+    # waiting for a core (Linux schedstat): a loaded machine's share, not the loop's.
+    waited: float = 0.0
+
+    @property
+    def held(self) -> float:
+        """The round trip as an idle machine would have seen it."""
+        return self.rtt - self.waited
+
+
+def runqueue_wait(pid: int, tid: int) -> float:
+    """Seconds thread ``tid`` of ``pid`` has spent runnable, waiting for a core (0 where
+    the kernel keeps no schedstat)."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as stat:
+            return int(stat.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 class Probe:
     """``GET /healthz`` every ``interval`` seconds from a thread, until stopped."""
 
-    def __init__(self, port: int, interval: float = PROBE_INTERVAL) -> None:
-        self.port, self.interval = port, interval
+    def __init__(self, port: int, server_pid: int, interval: float = PROBE_INTERVAL) -> None:
+        self.port, self.server_pid, self.interval = port, server_pid, interval
         self.samples: list[Sample] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="loop-probe", daemon=True)
@@ -79,7 +97,14 @@ class Probe:
 
     def _run(self) -> None:
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
+        own = os.getpid(), threading.get_native_id()
+        server = self.server_pid, self.server_pid  # the main thread runs the loop
+
+        def waited() -> float:
+            return runqueue_wait(*own) + runqueue_wait(*server)
+
         while not self._stop.is_set():
+            waited_before = waited()
             sent = time.monotonic()
             try:
                 connection.request("GET", "/healthz")
@@ -90,14 +115,17 @@ class Probe:
                 ok = False
                 connection.close()
                 connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
-            self.samples.append(Sample(sent, time.monotonic() - sent if ok else float("inf")))
+            rtt = time.monotonic() - sent
+            self.samples.append(Sample(sent, rtt if ok else float("inf"),
+                                       min(rtt, waited() - waited_before)))
             self._stop.wait(self.interval)
         connection.close()
 
-    def during(self, start: float, end: float) -> list[float]:
-        """Round trips of the probes sent from one interval before ``start`` until ``end``
-        (the one in flight when the call began included)."""
-        return [s.rtt for s in list(self.samples) if start - self.interval <= s.sent <= end]
+    def during(self, start: float, end: float) -> list[Sample]:
+        """The probes sent from one interval before ``start`` until ``end``, and any still
+        in flight when the call began (on a loaded machine one may span a whole call)."""
+        return [s for s in list(self.samples)
+                if s.sent <= end and (s.sent >= start - self.interval or s.sent + s.rtt >= start)]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -130,14 +158,18 @@ def tool_call(label: str, tool: str, arguments: dict[str, Any] | bytes) -> Call:
 class Outcome:
     label: str
     seconds: float  # the whole call, as the client saw it
-    held: float  # the longest /healthz round trip meanwhile: how long the loop was held
+    # The longest /healthz round trip meanwhile, less the time its threads waited for a
+    # core: how long the loop was held, as on an idle machine.
+    held: float
     p99: float  # of those round trips
     probes: int
     answer: str  # "ok", an error code, or an HTTP status
+    held_wall: float = 0.0  # the longest round trip, as measured
 
     def row(self) -> dict[str, Any]:
         return {"call": self.label, "seconds": round(self.seconds, 3),
                 "loop_held_max_s": round(self.held, 3), "loop_p99_s": round(self.p99, 3),
+                "loop_held_wall_s": round(self.held_wall, 3),
                 "probes": self.probes, "answer": self.answer}
 
 
@@ -225,9 +257,13 @@ async def run_calls(url: str, probe: Probe, calls: list[Call]) -> list[Outcome]:
                         answer += f" {_error(raw)}"
             end = time.monotonic()
             await asyncio.sleep(SETTLE)  # the probe in flight at the end comes back
-            rtts = probe.during(start, end)
-            outcomes.append(Outcome(call.label, end - start, max(rtts, default=0.0),
-                                    percentile(rtts, 0.99), len(rtts), answer))
+            samples = probe.during(start, end)
+            # No probe in the call's window (its thread had no core meanwhile): the call's
+            # own time bounds what it could have held.
+            held = [s.held for s in samples] or [end - start]
+            outcomes.append(Outcome(call.label, end - start, max(held),
+                                    percentile(held, 0.99), len(samples), answer,
+                                    max((s.rtt for s in samples), default=0.0)))
     return outcomes
 
 
@@ -308,6 +344,7 @@ class Running:
     url: str  # netsight serve, http://127.0.0.1:PORT
     api: str  # the simulated API server
     log: Path  # netsight serve's stderr
+    pid: int  # netsight serve's
     port: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -376,7 +413,7 @@ async def serving(tmp: Path, *, pods: int, tool_timeout: float,
             url = (await _line(tmp / "serve.log", r"MCP at (http://\S+)/mcp", serve,
                                ready_timeout)).group(1)
             await _ready(url, ready_timeout)
-            yield Running(url, api, tmp / "serve.log")
+            yield Running(url, api, tmp / "serve.log", serve.pid)
 
 
 # --- what to ask ----------------------------------------------------------------------------
@@ -628,4 +665,4 @@ async def idle(probe: Probe, seconds: float = 1.0) -> list[float]:
     """The round trips of ``seconds`` with no call running."""
     start = time.monotonic()
     await asyncio.sleep(seconds)
-    return probe.during(start + probe.interval, time.monotonic())
+    return [s.rtt for s in probe.during(start + probe.interval, time.monotonic())]

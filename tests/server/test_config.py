@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from netsight.analyzers.core.declarations import Toolset
 from netsight.cli import EXIT_TOOL_ERROR, main
 from netsight.server.config import Auth, ConfigError, Settings, Transport, load_settings
 
@@ -59,6 +60,21 @@ def test_audiences_come_from_the_variable_or_the_repeated_flag() -> None:
                          ).auth_audiences == ("a", "b")
 
 
+def test_toolsets_come_from_the_flag_or_the_variable() -> None:
+    assert load_settings({}, {}).toolsets is None  # every tool
+    assert load_settings({}, {"TOOLSETS": "core, Policy"}).toolsets == {Toolset.CORE,
+                                                                          Toolset.POLICY}
+    assert load_settings({"toolsets": "mesh"}, {"TOOLSETS": "core"}).toolsets == {Toolset.MESH}
+
+
+def test_an_unknown_toolset_is_refused_naming_the_valid_ones() -> None:
+    with pytest.raises(ConfigError) as raised:
+        load_settings({"toolsets": "core,probes"}, {})
+    assert str(raised.value) == (
+        "--toolsets: unknown toolset 'probes'; valid toolsets: core, policy, routing, mesh "
+        "(comma-separated, e.g. 'core,policy')")
+
+
 def test_the_demo_names_its_cluster() -> None:
     assert load_settings({"demo": True}, {}).cluster_name == "demo"
     assert load_settings({"context": "kind-dev"}, {}).cluster_name == "kind-dev"
@@ -81,6 +97,8 @@ def test_the_demo_names_its_cluster() -> None:
     ({}, {"MAX_CONCURRENT_PROBES": "five"}, "MAX_CONCURRENT_PROBES"),
     ({}, {"AUTH_AUDIENCES": "netsight,,other"}, "AUTH_AUDIENCES"),
     ({}, {"MCP_RESPONSES": "xml"}, "MCP_RESPONSES"),
+    ({}, {"TOOLSETS": "core,routes"}, "TOOLSETS"),
+    ({"toolsets": ","}, {}, "--toolsets"),
 ])
 def test_a_bad_value_fails_naming_the_variable(flags: dict[str, Any], env: dict[str, str],
                                                names: str) -> None:
@@ -96,6 +114,11 @@ def test_serve_refuses_to_start_on_bad_configuration(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("TOOL_TIMEOUT", "forever")
     assert main(["serve", "--demo"], stdout=io.StringIO()) == EXIT_TOOL_ERROR
     assert "TOOL_TIMEOUT: a positive duration" in capsys.readouterr().err
+    monkeypatch.delenv("TOOL_TIMEOUT")
+    assert main(["serve", "--demo", "--toolsets", "core,dns"],
+                stdout=io.StringIO()) == EXIT_TOOL_ERROR
+    assert "--toolsets: unknown toolset 'dns'; valid toolsets: core, policy" in \
+        capsys.readouterr().err
 
 
 def test_serve_refuses_a_busy_port_before_starting_anything(

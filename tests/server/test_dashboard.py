@@ -65,8 +65,10 @@ async def test_the_page_references_only_local_assets_served_with_their_types(
     for ref in references:
         assert not re.match(r"^([a-z]+:)?//", ref), f"{ref} is not local"
     assets = [r for r in references if r.startswith("dashboard/static/")]
-    assert {"dashboard/static/vendor/cytoscape.min.js", "dashboard/static/dashboard.js",
-            "dashboard/static/dashboard.css"} <= set(assets)
+    scripts = {f"dashboard/static/{p.name}" for p in
+               (ROOT / "netsight/server/dashboard/static").glob("*.js")}
+    assert {"dashboard/static/vendor/cytoscape.min.js", "dashboard/static/dashboard.css",
+            *scripts} <= set(assets)
     types = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
     for ref in assets:
         status, headers, body = await fetch(f"{shared.url}/{ref}")
@@ -87,11 +89,14 @@ async def test_an_asset_answers_304_while_unchanged_and_unknown_paths_404(
         assert status == 404, path
 
 
-def test_the_page_script_never_parses_data_as_html() -> None:
-    script = (ROOT / "netsight/server/dashboard/static/dashboard.js").read_text()
-    for sink in (".innerHTML", ".outerHTML", ".insertAdjacentHTML", "document.write", "eval(",
-                 "new Function", "setAttribute(\"on"):
-        assert sink not in script, sink
+def test_the_page_scripts_never_parse_data_as_html() -> None:
+    scripts = sorted((ROOT / "netsight/server/dashboard/static").glob("*.js"))
+    assert len(scripts) >= 5  # dashboard.js and its helpers
+    for path in scripts:
+        script = path.read_text()
+        for sink in (".innerHTML", ".outerHTML", ".insertAdjacentHTML", "document.write",
+                     "eval(", "new Function", "setAttribute(\"on"):
+            assert sink not in script, (path.name, sink)
 
 
 def test_the_vendored_cytoscape_is_the_pinned_version() -> None:
@@ -159,6 +164,29 @@ async def test_the_overview_marks_objects_with_their_worst_severity(shared: Serv
     assert all(k.split("/")[1] == "shop" for k in shop["objects"])
     status, error = await get_json(f"{shared.url}/api/findings/overview?namespace=Nope_")
     assert (status, error["code"]) == (400, "INVALID_INPUT")
+
+
+async def test_the_overview_lists_the_findings_worst_first(shared: Served) -> None:
+    """The findings panel's list: analyze_config's findings, warnings and worse unless
+    min_severity says otherwise, each with the key of the object it is about."""
+    _, overview = await get_json(f"{shared.url}/api/findings/overview")
+    listed = overview["findings"]
+    assert overview["complete"] is True
+    assert len(listed) == sum(overview["counts"].values())
+    ranks = [dashboard.RANK[f["severity"]] for f in listed]
+    assert ranks == sorted(ranks)
+    assert set(ranks) <= {0, 1}
+    assert {"code", "severity", "category", "summary", "object"} <= set(listed[0])
+    assert "suggestion" not in listed[0]  # a click on the object brings the detail
+    assert {f["object"] for f in listed if f["object"]} == set(overview["objects"])
+    assert any(f["object"] == "Service/shop/cart" and f["code"] == "NS0101" for f in listed)
+    _, everything = await get_json(f"{shared.url}/api/findings/overview?min_severity=info")
+    assert len(everything["findings"]) == sum(everything["counts"].values())
+    assert [f for f in everything["findings"] if f["severity"] != "info"] == listed
+    assert {f["severity"] for f in everything["findings"]} == set(everything["counts"])
+    status, error = await get_json(f"{shared.url}/api/findings/overview?min_severity=loud")
+    assert (status, error["code"]) == (400, "INVALID_INPUT")
+    assert "min_severity" in error["message"]
 
 
 BAD_OBJECTS = [

@@ -2,17 +2,11 @@
 simulated demo cluster: it draws the graph, a click shows findings, two pods give a verdict,
 and a change in the cluster appears on the page.
 
-Chromium comes from ``.ci/get-chromium.sh`` (``.ci/run`` calls it). Without it the test skips
-on a workstation, and fails on CI (``CI`` set), where a skip would hide a broken dashboard.
+Chromium, the skip without it and the artefacts: browsing.py and the ``page`` fixture.
 """
 
 from __future__ import annotations
 
-import asyncio
-import os
-import sys
-import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,101 +14,30 @@ import aiohttp
 import pytest
 
 from netsight.server import dashboard
+from tests.server import browsing
+from tests.server.browsing import click_node, require_browser, until
 from tests.server.conftest import Served
 
 pytestmark = pytest.mark.anyio
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run"]
 
-
-def require_browser() -> None:
-    problem = None
-    if not CHROMIUM.exists():
-        problem = f"{CHROMIUM} is missing: run .ci/get-chromium.sh"
-    else:
-        try:
-            import playwright.async_api  # noqa: F401
-        except ImportError:
-            problem = "playwright is not installed: pip install -e '.[dev]'"
-    if problem is None:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(f"the dashboard browser test cannot run on CI: {problem}")
-    pytest.skip(problem)
-
-
-def test_a_missing_chromium_skips_on_a_workstation_and_fails_on_ci(
+def test_a_missing_chromium_skips_saying_why_unless_required(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(sys.modules[__name__], "CHROMIUM", tmp_path / "no-chromium")
-    monkeypatch.delenv("CI", raising=False)
-    with pytest.raises(pytest.skip.Exception, match=r"get-chromium\.sh"):
+    monkeypatch.setattr(browsing, "CHROMIUM", tmp_path / "no-chromium")
+    monkeypatch.delenv("NETSIGHT_REQUIRE_BROWSER", raising=False)
+    monkeypatch.setenv("CI", "true")  # a bare CI machine skips too
+    with pytest.raises(pytest.skip.Exception, match=r"no-chromium is missing.*get-chromium\.sh"):
         require_browser()
-    monkeypatch.setenv("CI", "true")
-    with pytest.raises(pytest.fail.Exception, match="cannot run on CI"):
+    monkeypatch.setenv("NETSIGHT_REQUIRE_BROWSER", "1")
+    with pytest.raises(pytest.fail.Exception, match="cannot run"):
         require_browser()
-
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Any]:
-    """One Chromium for the module (a launch takes seconds); each test gets its own
-    context, so no cookies, storage or cache pass from one test to the next."""
-    require_browser()
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            yield launched
-        finally:
-            await launched.close()
-
-
-@pytest.fixture
-async def page(browser: Any, served: Served) -> AsyncIterator[Any]:
-    context = await browser.new_context(viewport={"width": 1400, "height": 900})
-    try:
-        page = await context.new_page()
-        page.problems = []  # console errors, uncaught exceptions, requests elsewhere
-        page.on("console", lambda m: m.type == "error" and page.problems.append(m.text))
-        page.on("pageerror", lambda e: page.problems.append(str(e)))
-        page.on("request", lambda r: r.url.startswith(served.url) or r.url.startswith(
-            "data:") or page.problems.append(f"request to {r.url}"))
-        yield page
-    finally:
-        await context.close()
-
-
-async def until(page: Any, expression: str, timeout: float = 10.0) -> Any:
-    """Polls ``expression`` in the page until it is truthy (page.evaluate, which the page's
-    Content-Security-Policy allows; wait_for_function would need 'unsafe-eval')."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await page.evaluate(expression)
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"never true in the page: {expression}")
-        await asyncio.sleep(0.05)
-
-
-async def click_node(page: Any, key: str) -> None:
-    """A real mouse click where Cytoscape drew the node."""
-    x, y = await page.evaluate(f"""(() => {{
-        const cy = window.netsight.cy, node = cy.getElementById({key!r});
-        cy.center(node);
-        const box = cy.container().getBoundingClientRect(), at = node.renderedPosition();
-        return [box.left + at.x, box.top + at.y];
-    }})()""")
-    await page.mouse.click(x, y)
 
 
 async def test_the_dashboard_draws_the_graph_explains_and_follows_changes(
         served: Served, page: Any) -> None:
     await page.goto(f"{served.url}/dashboard")
     view = served.graph.store.view()
-    drawn = await until(page, "window.netsight && window.netsight.cy.nodes().length")
+    drawn = await until(page, "window.netsight && window.netsight.objects().length")
     assert drawn == view.node_count
     assert await page.evaluate("window.netsight.cy.getElementById('Service/shop/cart')"
                                ".length") == 1
@@ -188,12 +111,12 @@ async def test_a_large_graph_asks_for_a_namespace_first(
     notice = page.locator("#notice")
     await notice.wait_for()
     assert "Pick a namespace" in await notice.text_content()
-    assert await page.evaluate("window.netsight.cy.nodes().length") == 0
+    assert await page.evaluate("window.netsight.objects().length") == 0
     assert await page.locator("#namespace option[value='']").is_disabled()
 
     await page.select_option("#namespace", "shop")
     shop = sum(view.count(kind, "shop") for kind in view.kinds())
-    assert await until(page, "window.netsight.cy.nodes().length") == shop
+    assert await until(page, "window.netsight.objects().length") == shop
     assert await notice.is_hidden()
     assert page.url.endswith("/dashboard?namespace=shop")
     await until(page, "document.getElementById('live').textContent === 'live'")
@@ -201,7 +124,7 @@ async def test_a_large_graph_asks_for_a_namespace_first(
     await page.select_option("#namespace", "payments")  # 278 objects: over the limit too
     await until(page, "!document.getElementById('notice').hidden")
     assert "more than the 100 drawn at once" in await notice.text_content()
-    assert await page.evaluate("window.netsight.cy.nodes().length") == 0
+    assert await page.evaluate("window.netsight.objects().length") == 0
 
     # An object typed in Find draws its neighbourhood (/api/graph?around=…&depth=1).
     async with aiohttp.ClientSession() as http, http.get(
@@ -210,15 +133,15 @@ async def test_a_large_graph_asks_for_a_namespace_first(
     assert 1 < len(around) <= 100
     await page.fill("#search", "Service/payments/pricing")
     await page.press("#search", "Enter")
-    await until(page, "window.netsight.cy.nodes().length")
-    assert set(await page.evaluate("window.netsight.cy.nodes().map(n => n.id())")) == around
+    await until(page, "window.netsight.objects().length")
+    assert set(await page.evaluate("window.netsight.objects().map(n => n.id())")) == around
     assert "around=Service%2Fpayments%2Fpricing" in page.url
     await page.click("#clear-around")
     await until(page, "!document.getElementById('notice').hidden")
-    assert await page.evaluate("window.netsight.cy.nodes().length") == 0
+    assert await page.evaluate("window.netsight.objects().length") == 0
 
     await page.goto(f"{served.url}/dashboard?namespace=data")
     data = sum(view.count(kind, "data") for kind in view.kinds())
-    assert await until(page, "window.netsight.cy.nodes().length") == data
+    assert await until(page, "window.netsight.objects().length") == data
     assert await page.locator("#namespace").input_value() == "data"
     assert page.problems == []

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.tools import TOOLS
 from netsight.server.config import Responses
 from netsight.sim.apiserver import SimServer
@@ -33,9 +33,9 @@ async def _forever(view: Any, args: Any) -> Any:
 
 CATALOG = {**TOOLS,
            "nap": Tool(AnalyzerMetadata("nap", "Answers after half a second", frozenset(), ()),
-                       DIAGNOSE.args, DIAGNOSE.result, _nap),
+                       DIAGNOSE.args, DIAGNOSE.result, _nap, toolset=Toolset.CORE),
            "forever": Tool(AnalyzerMetadata("forever", "Never answers", frozenset(), ()),
-                           DIAGNOSE.args, DIAGNOSE.result, _forever)}
+                           DIAGNOSE.args, DIAGNOSE.result, _forever, toolset=Toolset.CORE)}
 
 
 @pytest.mark.parametrize("responses", list(Responses))  # the answer: a JSON body, or SSE

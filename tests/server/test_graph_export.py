@@ -4,6 +4,7 @@ document: links only between nodes it wrote, objects deleted mid-way left out.""
 from __future__ import annotations
 
 import json
+import tracemalloc
 
 import pytest
 
@@ -79,3 +80,24 @@ async def test_export_is_the_node_link_document_of_the_graph() -> None:
                                 "graph": {"generation": 7}, "nodes": nodes, "links": links}
     assert {n["namespace"] for n in nodes} == {None, "shop"}
     assert {link["type"] for link in links} >= {"contains", "selects"}
+
+
+async def test_an_export_holds_little_memory_per_node_between_chunks() -> None:
+    """What the export keeps from one chunk to the next (the encoded keys of the nodes it
+    wrote, for their links) stays small per node: a whole-graph export at 100k pods must
+    not double the server's memory (issue 20, point 7)."""
+    pods = 3000
+    store = store_from_yaml("\n---\n".join(
+        f"apiVersion: v1\nkind: Pod\nmetadata: {{name: web-{i}, namespace: shop, "
+        "labels: {app: web}}" for i in range(pods)))
+    view = store.view()
+    keys = select_keys(view, Selection())
+    tracemalloc.start()
+    try:
+        held = 0
+        chunks = export(view, keys, {"generation": store.generation}, chunk=500)
+        async for chunk in chunks:
+            held = max(held, tracemalloc.get_traced_memory()[0] - len(chunk))
+    finally:
+        tracemalloc.stop()
+    assert held / pods < 400, f"{held / pods:.0f} bytes held per node"

@@ -16,8 +16,8 @@ from mcp import Client
 from netsight.analyzers.tools import TOOLS
 from netsight.cli import main
 from netsight.graph.model.kinds import kind_id
-from netsight.server.schemas import flattened
-from netsight.sim.scenarios import demo
+from netsight.sim.demo import load_demo
+from netsight.sim.state import SimState
 from tests.server.conftest import Served, error_json, eventually, structured, without_metadata
 
 pytestmark = pytest.mark.anyio
@@ -28,7 +28,10 @@ MODES = ["legacy", "auto"]  # auto negotiates 2026-07-28 with this server
 def cli_call(tmp_path: Path, kinds: list[str], tool: str, args: dict[str, Any]
              ) -> dict[str, Any]:
     """``netsight call`` on the demo's objects of the kinds the informers watch."""
-    objects = [o for o in demo() if kind_id(o["apiVersion"], o["kind"]) in kinds]
+    state = SimState()
+    load_demo(state)  # the objects as the simulator serves them, EndpointSlices included
+    objects = [o for store in state.objects.values() for o in store.values()
+               if kind_id(o["apiVersion"], o["kind"]) in kinds]
     manifests = tmp_path / "demo.json"  # JSON: PyYAML takes seconds for the demo
     manifests.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
     out = io.StringIO()
@@ -53,7 +56,7 @@ async def test_every_catalog_tool_is_listed_with_its_schemas(shared: Served, mod
         tool = listed[name]
         assert tool.description == spec.description
         assert tool.input_schema == spec.input_schema()
-        assert tool.output_schema == flattened(spec.output_schema())
+        assert tool.output_schema == spec.output_schema()
         assert tool.annotations is not None
         assert tool.annotations.read_only_hint is True
         properties = tool.input_schema["properties"]

@@ -15,7 +15,7 @@ from mcp import Client
 from mcp.client.subscriptions import ToolsListChanged
 from mcp_types import ServerNotification, ToolListChangedNotification
 
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.tools import TOOLS
 from netsight.sim.apiserver import SimConfig, SimServer
 from netsight.sim.scenarios import GATEWAY_API_CRDS
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.anyio
 DIAGNOSE = TOOLS["diagnose_service"]
 ROUTE_TOOL = Tool(AnalyzerMetadata("route_probe", "A Gateway API tool", frozenset(), ()),
                   args=DIAGNOSE.args, result=DIAGNOSE.result, run=DIAGNOSE.run,
-                  provider="gateway-api")
+                  toolset=Toolset.ROUTING, provider="gateway-api")
 
 
 async def _slow(view: Any, args: Any) -> Any:
@@ -39,9 +39,11 @@ def _broken(view: Any, args: Any) -> Any:
 
 
 BROKEN_TOOL = Tool(AnalyzerMetadata("broken", "Has a bug", frozenset(), ()),
-                   args=DIAGNOSE.args, result=DIAGNOSE.result, run=_broken)
+                   args=DIAGNOSE.args, result=DIAGNOSE.result, run=_broken,
+                   toolset=Toolset.CORE)
 SLOW_TOOL = Tool(AnalyzerMetadata("slow", "Never answers in time", frozenset(), ()),
-                 args=DIAGNOSE.args, result=DIAGNOSE.result, run=_slow)
+                 args=DIAGNOSE.args, result=DIAGNOSE.result, run=_slow,
+                 toolset=Toolset.CORE)
 CATALOG = {**TOOLS, ROUTE_TOOL.name: ROUTE_TOOL, SLOW_TOOL.name: SLOW_TOOL,
            BROKEN_TOOL.name: BROKEN_TOOL}
 

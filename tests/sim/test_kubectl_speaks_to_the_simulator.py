@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from netsight.sim.apiserver import SimServer
-from netsight.sim.scenarios import demo
+from netsight.sim.demo import load_demo
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.anyio
@@ -46,7 +46,7 @@ async def run(kubectl: Path, kubeconfig: Path, *args: str) -> str:
 async def test_kubectl_reads_and_writes_through_the_simulator(
         kubectl: Path, tmp_path: Path) -> None:
     async with SimServer() as sim:
-        sim.state.apply(demo())
+        load_demo(sim.state)
         kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig")
 
         names = await run(kubectl, kubeconfig, "get", "pods", "-n", "shop", "-l", "app=cart",

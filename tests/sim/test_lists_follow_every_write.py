@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from netsight.sim.state import Selection, SimState
+from netsight.sim.selection import Selection
+from netsight.sim.state import SimState
 
 
 def pod(name: str, namespace: str = "x") -> dict[str, Any]:

@@ -9,7 +9,8 @@ from typing import Any
 
 import orjson
 
-from netsight.sim.state import Selection, SimState
+from netsight.sim.selection import Selection
+from netsight.sim.state import SimState
 
 UNSORTED = {"tier": "web", "app": "cart", "pod-template-hash": "5d8f"}
 SORTED = ["app", "pod-template-hash", "tier"]

@@ -4,12 +4,14 @@ catalog, the list of checks and the meta-tests read."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
 from netsight.analyzers.core.arguments import ToolArgs
 from netsight.analyzers.core.codes import Code
 from netsight.analyzers.core.contracts import Finding, ToolResult
+from netsight.analyzers.core.tool_schemas import ArgsSchema, ResultShape
 from netsight.graph.store.live import GraphView
 
 A = TypeVar("A", bound=ToolArgs)
@@ -24,6 +26,16 @@ class AnalyzerMetadata:
     description: str
     reads: frozenset[str]  # kinds the analyzer reads from the graph
     codes: tuple[Code, ...]  # finding codes it may report
+
+
+class Toolset(StrEnum):
+    """A group of tools a server can be limited to (``--toolsets``, as kubernetes-mcp-server
+    groups its tools); each tool declares the one it belongs to."""
+
+    CORE = "core"  # Services, findings over a namespace, recent changes
+    POLICY = "policy"  # who may connect to whom: network and Istio policies
+    ROUTING = "routing"  # Gateway API, Ingress, where a request goes
+    MESH = "mesh"  # Istio configuration
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +61,7 @@ class Tool(Generic[A, R]):
     args: type[A]
     result: type[R]
     run: Callable[[GraphView, A], R | Awaitable[R]]
+    toolset: Toolset = field(kw_only=True)  # the group `--toolsets` offers it with
     # The provider whose CRDs the tool needs X;
     # a live server offers the tool only while the cluster serves them. None: always.
     provider: str | None = None
@@ -64,7 +77,7 @@ class Tool(Generic[A, R]):
         return self.metadata.description
 
     def input_schema(self) -> dict[str, Any]:
-        return self.args.model_json_schema()
+        return self.args.model_json_schema(schema_generator=ArgsSchema)
 
     def output_schema(self) -> dict[str, Any]:
-        return self.result.model_json_schema(mode="serialization")
+        return self.result.model_json_schema(mode="serialization", schema_generator=ResultShape)

@@ -19,7 +19,7 @@ from netsight.analyzers.core.contracts import (
     ToolFailure,
     ToolResult,
 )
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.core.quoting import listed
 from netsight.graph.store.live import GraphView
@@ -28,8 +28,8 @@ NAME = "analyze_config"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Run every analyzer over a namespace or the whole cluster and return all "
-    "findings, worst first, with counts by severity and code.",
+    description="Every analyzer over a namespace or the cluster: all findings, worst first, "
+    "with counts. Use it for a health check of a namespace.",
     reads=frozenset().union(*(check.metadata.reads for check in CHECKS)),
     codes=tuple(c for check in CHECKS for c in check.metadata.codes),
 )
@@ -101,4 +101,4 @@ def analyze(view: GraphView, args: Args) -> Result:
     )
 
 
-TOOL = Tool(METADATA, Args, Result, analyze)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.CORE)

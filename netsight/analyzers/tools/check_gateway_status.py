@@ -7,7 +7,7 @@ from pydantic import Field
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
 from netsight.analyzers.core.base import did_you_mean, metadata, require_namespace
 from netsight.analyzers.core.contracts import ErrorCode, Finding, Page, ToolFailure, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.lookup import locate
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.paging import paginate, query_fingerprint
@@ -25,12 +25,9 @@ NAME = "check_gateway_status"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Gateway API Gateways as a conformant controller would report them: "
-    "Accepted/Programmed, and per listener supportedKinds, attachedRoutes and the "
-    "Accepted/ResolvedRefs/Programmed/Conflicted conditions with the spec's reasons "
-    "(InvalidRouteKinds, InvalidCertificateRef, ...); the ListenerSets attached to each "
-    "(Accepted/Programmed, their listeners' status, attachedListenerSets); GatewayClass "
-    "problems; side by side with the status the cluster's controller wrote.",
+    description="Gateway API Gateways and their listeners' conditions as a conformant "
+    "controller would set them, beside the controller's own status. Use it when a "
+    "Gateway is not programmed.",
     reads=GATEWAY_READS,
     codes=GATEWAY_CODES,
 )
@@ -104,4 +101,4 @@ def analyze(view: GraphView, args: Args) -> Result:
 
 
 # Offered by a live server only while the Gateway API CRDs are installed.
-TOOL = Tool(METADATA, Args, Result, analyze, provider="gateway-api")
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.ROUTING, provider="gateway-api")

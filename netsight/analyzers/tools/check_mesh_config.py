@@ -10,7 +10,7 @@ from netsight.analyzers.checks import mesh_config
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
 from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import Finding, Page, Severity, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.graph.store.live import GraphView
 
@@ -18,8 +18,8 @@ NAME = "check_mesh_config"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Istio networking configuration checked as istioctl analyze does "
-    f"(findings NS06xx and NS07xx, with their IST codes): {mesh_config.CHECKED}",
+    description="Istio configuration checked as istioctl analyze does (NS06xx, NS07xx, with "
+    "IST codes). Use it when mesh routing or sidecars misbehave.",
     reads=mesh_config.METADATA.reads,
     codes=mesh_config.METADATA.codes,
 )
@@ -57,4 +57,4 @@ def analyze(view: GraphView, args: Args) -> Result:
 
 
 # Offered by a live server only while the Istio CRDs are installed.
-TOOL = Tool(METADATA, Args, Result, analyze, provider="istio")
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.MESH, provider="istio")

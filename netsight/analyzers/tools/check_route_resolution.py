@@ -10,7 +10,7 @@ from netsight.analyzers.core import deadline
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
 from netsight.analyzers.core.base import did_you_mean, metadata, require_namespace
 from netsight.analyzers.core.contracts import ErrorCode, Finding, Page, ToolFailure, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.lookup import locate
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.paging import paginate, query_fingerprint
@@ -34,14 +34,9 @@ NAME = "check_route_resolution"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Resolve Gateway API routes (HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, "
-    "UDPRoute) as a conformant controller would: per parentRef (Gateway, ListenerSet, or "
-    "mesh Service) "
-    "the Accepted and ResolvedRefs conditions with the spec's reasons, the listeners the "
-    "route attaches to, "
-    "and each backendRef resolved (kind, ReferenceGrant, existence, port, ready endpoints, "
-    "the BackendTLSPolicy it is reached with); "
-    "side by side with the status the cluster's controller wrote.",
+    description="Gateway API routes resolved as a conformant controller would: conditions per "
+    "parent, attached listeners, backends. Use it when a route is not accepted or "
+    "sends nowhere.",
     reads=ROUTE_READS,
     codes=ROUTE_CODES,
 )
@@ -136,4 +131,4 @@ def analyze(view: GraphView, args: Args) -> Result:
 
 
 # Offered by a live server only while the Gateway API CRDs are installed.
-TOOL = Tool(METADATA, Args, Result, analyze, provider="gateway-api")
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.ROUTING, provider="gateway-api")

@@ -15,7 +15,7 @@ from netsight.analyzers.core.contracts import (
     ToolFailure,
     ToolResult,
 )
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.lookup import locate, services_at
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.quoting import quoted
@@ -28,9 +28,8 @@ NAME = "diagnose_service"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Diagnose one Service: whether its selector matches pods, its target ports "
-    "resolve with the right protocol, it has ready endpoints, and its EndpointSlices agree "
-    "with the selector; ExternalName and headless specifics included.",
+    description="Why one Service does not serve: its selector, target ports, ready endpoints "
+    "and EndpointSlices checked. Use it first when a Service misbehaves.",
     reads=service_health.METADATA.reads,
     codes=service_health.METADATA.codes,
 )
@@ -133,4 +132,4 @@ def analyze(view: GraphView, args: Args) -> Result:
     )
 
 
-TOOL = Tool(METADATA, Args, Result, analyze)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.CORE)

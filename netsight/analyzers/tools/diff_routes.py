@@ -11,7 +11,7 @@ from pydantic import Field, PrivateAttr
 from netsight.analyzers.core.arguments import GenerationOrTime, Namespace, PortNumber, ToolArgs
 from netsight.analyzers.core.base import metadata
 from netsight.analyzers.core.contracts import ErrorCode, Finding, ToolFailure, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.lookup import locate, services_at
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.quoting import shortened
@@ -40,18 +40,10 @@ DESCRIBED = 2048  # characters of the request line an answer repeats (most serve
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Resolve one HTTP request (host, path, method, headers, query) through the "
-    "Gateway API as the spec orders it (the listener it lands on, the HTTPRoute rule chosen "
-    "by match precedence, the filters that apply, the weighted backends with ready "
-    "endpoint counts) and through Ingress (class, host, pathType, default backend); the "
-    "rules it shadows; whether it reaches an expected backend; what changed since a "
-    "generation or a time; and what proposed objects (YAML) would change, resolved on an "
-    "overlay of the live graph. With via ('mesh' or 'gateway <namespace>/<name>'), the "
-    "request is routed as an Istio sidecar or Istio Gateway would: the VirtualService and "
-    "http rule that take it (first match, VirtualServices oldest first), its weighted "
-    "destinations with subsets.",
-    # HTTP requests meet HTTPRoutes and GRPCRoutes only (hostindex.KINDS); the shared
-    # resolver still asks whether TLS/TCP/UDP routes are listed (its cache key).
+    description="Where one HTTP request goes through Gateway API, Ingress or Istio routing: "
+    "rule chosen, backends, shadowed rules; also what changed since, or what "
+    "proposed YAML would change. Use it for 'why does this request reach the "
+    "wrong backend?'.",
     reads=ROUTE_READS | {Kind.INGRESS, Kind.INGRESS_CLASS, VIRTUAL_SERVICE, DESTINATION_RULE,
                          ISTIO_GATEWAY, SERVICE_ENTRY, Kind.POD, SIDECAR},
     codes=REQUEST_CODES,
@@ -190,4 +182,4 @@ def read_ahead(args: Args) -> None:
         args._ahead = proposals.read_ahead(args.proposed)
 
 
-TOOL = Tool(METADATA, Args, Result, analyze, prepare=read_ahead)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.ROUTING, prepare=read_ahead)

@@ -17,7 +17,7 @@ from netsight.analyzers.core.contracts import (
     ToolFailure,
     ToolResult,
 )
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.quoting import quoted
 from netsight.analyzers.policy.endpoints import NAMED_KINDS, Endpoint, Resolved, resolve
@@ -34,17 +34,9 @@ NAME = "find_blocking_policies"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Whether traffic from a source to a destination on a port is allowed, and "
-    "which policies block it: AdminNetworkPolicy, NetworkPolicy and "
-    "BaselineAdminNetworkPolicy evaluated in order, per direction (egress at the source, "
-    "ingress at the destination), then Istio AuthorizationPolicy and PeerAuthentication at "
-    "the destination's proxy (give method, path and host for rules that read them), with "
-    "the deciding rule and field path. A Service or "
-    "workload stands for its pods: the answer aggregates every source/destination pod pair "
-    "(allowed only if every pair is; the explained pair is the first denied, else the first "
-    "undecided). A Service port is translated to each pod's targetPort. allowed is null "
-    "when the input cannot decide it (e.g. Cilium or Calico policies present, pod IPs "
-    "unknown), with the reasons in notEvaluated.",
+    description="Whether traffic from a source to a destination port is allowed, and which "
+    "policy and rule blocks it (network policies, then Istio). Use it when a "
+    "connection is refused or times out.",
     reads=READS | {Kind.SERVICE},
     codes=(),
 )
@@ -263,4 +255,4 @@ def analyze(view: GraphView, args: Args) -> Result:
     )
 
 
-TOOL = Tool(METADATA, Args, Result, analyze)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.POLICY)

@@ -12,7 +12,7 @@ from netsight.analyzers.core import codes
 from netsight.analyzers.core.arguments import ToolArgs
 from netsight.analyzers.core.base import did_you_mean, evidence, metadata, ref
 from netsight.analyzers.core.contracts import ErrorCode, Finding, OmitNone, ToolFailure, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.lookup import locate
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.routing import conditions as c
@@ -56,11 +56,8 @@ NAME = "gateway_get"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="One Gateway API Gateway: its listeners with conditions and attachedRoutes, "
-    "the routes attached to each listener (with their Accepted state), the policies "
-    "attached through targetRefs to the Gateway, a listener (sectionName) or its "
-    "GatewayClass (Envoy Gateway, kgateway, Istio; Inherited ones with the routes they "
-    "reach), and the BackendTLSPolicies of its routes' backends with their conditions.",
+    description="One Gateway API Gateway: listeners, the routes attached to each, attached "
+    "policies and backend TLS policies. Use it to see what a Gateway serves.",
     reads=ATTACHED_READS,
     codes=ATTACHED_CODES,
 )
@@ -276,4 +273,4 @@ def analyze(view: GraphView, args: Args) -> Result:
 
 
 # Offered by a live server only while the Gateway API CRDs are installed.
-TOOL = Tool(METADATA, Args, Result, analyze, provider="gateway-api")
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.ROUTING, provider="gateway-api")

@@ -9,7 +9,7 @@ from pydantic import Field
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
 from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import OmitNone, Page, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.attachment import Resolver
@@ -31,10 +31,8 @@ NAME = "gateway_list"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="List Gateway API Gateways with class, addresses, listeners (name, port, "
-    "protocol, hostname, attachedRoutes) and a health verdict from the Accepted/Programmed "
-    "conditions a conformant controller would set (down, degraded, unknown, ok), unhealthy "
-    "first. gateway_get shows one Gateway's routes and attached policies.",
+    description="Gateway API Gateways with class, addresses, listeners and a health verdict, "
+    "unhealthy first. Use it to find a Gateway, then gateway_get for its routes.",
     reads=GATEWAY_READS,
     codes=(),
 )
@@ -154,4 +152,4 @@ def analyze(view: GraphView, args: Args) -> Result:
 
 
 # Offered by a live server only while the Gateway API CRDs are installed.
-TOOL = Tool(METADATA, Args, Result, analyze, provider="gateway-api")
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.ROUTING, provider="gateway-api")

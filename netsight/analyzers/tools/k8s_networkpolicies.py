@@ -9,7 +9,7 @@ from netsight.analyzers.core import deadline
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
 from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import Finding, Model, Page, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.policy import anp, calico, cnp, netpol
 from netsight.analyzers.policy.peers import PortMatch
@@ -22,13 +22,8 @@ NAME = "k8s_networkpolicies"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Every NetworkPolicy (in a namespace, or all) and, cluster-wide, every "
-    "AdminNetworkPolicy, BaselineAdminNetworkPolicy and ClusterNetworkPolicy, and Cilium "
-    "policies (CiliumNetworkPolicy, CiliumClusterwideNetworkPolicy) and Calico policies "
-    "(NetworkPolicy, GlobalNetworkPolicy): what it "
-    "selects, its rules in one line, how many pods it applies to, and its lint findings "
-    "(NS04xx: selects no pods, admits all, dead named ports, rules disabled by policyTypes, "
-    "not evaluable, shared priority).",
+    description="Every network policy (Kubernetes, admin, Cilium, Calico): what it selects, "
+    "its rules in one line, and its lint findings. Use it to audit policies.",
     reads=network_policy_lint.METADATA.reads,
     codes=network_policy_lint.METADATA.codes,
 )
@@ -158,4 +153,4 @@ def _admin_summary(record: object, found: dict[str, list[Finding]]) -> PolicySum
                          rules=_admin_rules(model), findings=found.get(ref, []))
 
 
-TOOL = Tool(METADATA, Args, Result, analyze)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.POLICY)

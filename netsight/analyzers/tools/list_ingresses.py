@@ -8,7 +8,7 @@ from netsight.analyzers.checks import ingress_lint
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
 from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import Finding, OmitNone, Page, Severity, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.routing import ingress_checks
 from netsight.analyzers.routing.ingresses import backend_target
@@ -21,10 +21,8 @@ NAME = "list_ingresses"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="List Ingresses with the class that serves each (spec, annotation or the "
-    "default class), every host/path with its pathType and backend (resolved, ready "
-    "endpoints), TLS hosts, and the Ingress findings; unhealthy first.",
-    # Namespace: an unknown namespace argument is told apart from an empty one.
+    description="Ingresses with their class, hosts, paths, backends and findings, unhealthy "
+    "first. Use it when an Ingress host does not answer.",
     reads=ingress_lint.METADATA.reads | {Kind.ENDPOINT_SLICE, Kind.NAMESPACE},
     codes=ingress_lint.METADATA.codes,
 )
@@ -114,4 +112,4 @@ def analyze(view: GraphView, args: Args) -> Result:
     )
 
 
-TOOL = Tool(METADATA, Args, Result, analyze)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.ROUTING)

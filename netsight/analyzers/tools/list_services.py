@@ -12,7 +12,7 @@ from netsight.analyzers.core import deadline
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
 from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import Model, Page, Severity, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.services import inspection
 from netsight.graph.model.kinds import Kind
@@ -23,8 +23,8 @@ NAME = "list_services"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="List Services with type, ports, selected pods, ready endpoints and a health "
-    "verdict (down, degraded, unknown, external, ok), unhealthy first.",
+    description="Services with their ports, pods, ready endpoints and a health verdict, "
+    "unhealthy first. Use it to find which Services are down.",
     reads=service_health.METADATA.reads,
     codes=(),
 )
@@ -113,4 +113,4 @@ def analyze(view: GraphView, args: Args) -> Result:
     )
 
 
-TOOL = Tool(METADATA, Args, Result, analyze)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.CORE)

@@ -10,7 +10,7 @@ from netsight.analyzers.core import deadline
 from netsight.analyzers.core.arguments import Namespace, PagedArgs, PortNumber
 from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import Page, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.paging import decode_cursor, encode_cursor, query_fingerprint
 from netsight.analyzers.policy.endpoints import Endpoint, from_pod, live, resolve
@@ -26,13 +26,8 @@ NAME = "reachability_matrix"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="For every ordered pair of pods (in the given namespaces and/or the given "
-    "pods; default all), every port and protocol: whether traffic is allowed by "
-    "AdminNetworkPolicy, NetworkPolicy and BaselineAdminNetworkPolicy, then Istio "
-    "PeerAuthentication and AuthorizationPolicy at a destination in the mesh (null: the "
-    "input cannot decide). A pod's traffic to itself is left out. In manifests, a workload "
-    "without pods stands for them as 'Kind/namespace/name'. Ordered by source, "
-    "destination, port, protocol; paginated (pass page.nextCursor as cursor).",
+    description="Allowed or denied for every pair of pods in the given namespaces or pods, "
+    "per port. Use it to review a namespace's isolation as a whole.",
     reads=READS,
     codes=(),
 )
@@ -135,4 +130,4 @@ def analyze(view: GraphView, args: Args) -> Result:
     )
 
 
-TOOL = Tool(METADATA, Args, Result, analyze)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.POLICY)

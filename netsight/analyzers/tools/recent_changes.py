@@ -16,7 +16,7 @@ from pydantic import Field
 from netsight.analyzers.core.arguments import Namespace, PagedArgs
 from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import ErrorCode, Model, Page, ToolFailure, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.lookup import services_at
 from netsight.analyzers.core.object_names import FORMS, ObjectName
 from netsight.analyzers.core.paging import decode_cursor, encode_cursor, query_fingerprint
@@ -29,9 +29,8 @@ NAME = "recent_changes"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="What changed recently: objects added, modified (with the fields that "
-    "changed) or deleted, around one object (it and its direct graph neighbours) or in a "
-    "namespace, newest first. Answers 'what changed before this broke?'.",
+    description="Objects added, modified (which fields) or deleted, around one object or in a "
+    "namespace, newest first. Use it to ask what changed before something broke.",
     reads=frozenset(),
     codes=(),
 )
@@ -134,4 +133,4 @@ def analyze(view: GraphView, args: Args) -> Result:
     )
 
 
-TOOL = Tool(METADATA, Args, Result, analyze)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.CORE)

@@ -11,7 +11,7 @@ from pydantic import Field
 from netsight.analyzers.core.arguments import PagedArgs, PortNumber
 from netsight.analyzers.core.base import metadata
 from netsight.analyzers.core.contracts import Page, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.policy import classes
@@ -36,19 +36,8 @@ NAME = "what_can_reach"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Every destination a source may reach, by AdminNetworkPolicy, "
-    "NetworkPolicy and BaselineAdminNetworkPolicy (egress at the source, ingress at the "
-    "destination), then Istio PeerAuthentication and AuthorizationPolicy at a destination "
-    "in the mesh: pods as identities (namespace + label set) with pod counts, and with a "
-    "port also outside addresses as CIDRs (with except). With port, every destination is "
-    "checked on that port (protocol default TCP); without it, each destination on the "
-    "container ports it declares (optionally of one protocol), listed in ports; pods "
-    "declaring none are counted as unchecked. An identity whose pods differ in what "
-    "policies can see (pod IPs against policy CIDRs, host network, container ports, mesh "
-    "membership) is "
-    "split and its parts list their pods (split says why). A Service or workload stands for "
-    "its pods: a destination is allowed only if every source pod reaches it (counts say how "
-    "many). allowed null: the input cannot decide (reasons). Paginated.",
+    description="Every destination a source may reach, as identities and CIDRs. Use it to see "
+    "where a workload can connect.",
     reads=READS,
     codes=(),
 )
@@ -201,4 +190,4 @@ def _result(view: GraphView, args: Args, sources: tuple[Endpoint, ...], source_e
     )
 
 
-TOOL = Tool(METADATA, Args, Result, analyze)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.POLICY)

@@ -10,7 +10,7 @@ from pydantic import Field
 from netsight.analyzers.core.arguments import PagedArgs, Port
 from netsight.analyzers.core.base import metadata
 from netsight.analyzers.core.contracts import ErrorCode, Page, ToolFailure, ToolResult
-from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool
+from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.policy import classes
@@ -41,17 +41,8 @@ NAME = "who_can_reach"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Every source allowed to reach a destination on a port, by "
-    "AdminNetworkPolicy, NetworkPolicy and BaselineAdminNetworkPolicy (egress at the "
-    "source and ingress at the destination), then Istio PeerAuthentication and "
-    "AuthorizationPolicy at a destination in the mesh: pods as identities (namespace + label set) "
-    "with pod counts, and outside addresses as CIDRs (with except). An identity whose pods "
-    "differ in what policies can see (pod IPs against policy CIDRs, host network, service "
-    "account and mesh membership) is split "
-    "and its parts list their pods (split says why). A Service or workload stands for its "
-    "pods (a Service port is translated to each pod's targetPort); a source is allowed "
-    "only if it reaches every destination pod, counts say how many. allowed null: the "
-    "input cannot decide (reasons). Sources denied are counted, not listed. Paginated.",
+    description="Every source allowed to reach a destination on a port, as identities and "
+    "CIDRs. Use it to see a workload's exposure.",
     reads=READS | {Kind.SERVICE},
     codes=(),
 )
@@ -157,4 +148,4 @@ def analyze(view: GraphView, args: Args) -> Result:
     )
 
 
-TOOL = Tool(METADATA, Args, Result, analyze)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.POLICY)

@@ -25,7 +25,7 @@ from netsight.graph.ingest.discovery import (
 )
 from netsight.graph.ingest.informers import Backoff, Informer, InformerSettings
 from netsight.graph.ingest.list_worker import PageWorker
-from netsight.graph.ingest.watch_stream import stream_lines, watch_params
+from netsight.graph.ingest.watch_stream import not_older_than, stream_lines, watch_params
 from netsight.graph.runtime.allocator import release_free_memory
 from netsight.graph.runtime.collector import keep_collections_young
 from netsight.graph.store.live import GraphStore
@@ -151,10 +151,24 @@ class ClusterWatcher:
             return
         informer = Informer(self.transport, self.store, kind, self.settings,
                             worker=self._worker)
+        informer.on_storage_reset = self._storage_went_back
         informer.status.state, informer.status.down_since = SyncState.SYNCING, None
         task = asyncio.create_task(informer.run(), name=f"informer:{kind.kind_id}")
         task.add_done_callback(functools.partial(self._finished, kind))
         self.informers[kind] = (informer, task)
+
+    def _storage_went_back(self, origin: Informer) -> None:
+        """A kind listed at a lower resourceVersion than it had seen: the API server's
+        storage went back (etcd restored from a backup). Every other kind may hold objects
+        from the history the server lost, and its watch, resumed where the server has
+        caught up again, would not say so: they all re-list, and the CRDs are read again."""
+        reason = f"re-listing: the API server's storage went back (seen by {origin.kind.kind_id})"
+        for informer, _ in self.informers.values():
+            if informer is not origin:
+                informer.relist_soon(reason)
+        if self._crd_task is not None:  # list them again: discovery may have changed too
+            self._crd_task.cancel()
+            self._crd_task = asyncio.create_task(self._follow_crds(), name="informer:crds")
 
     def _finished(self, kind: WatchedKind, task: asyncio.Task[None]) -> None:
         """An informer ended by itself (its kind is no longer served, or a bug): drop it,
@@ -200,7 +214,10 @@ class ClusterWatcher:
                     await self._rediscover()
                 resource_version = await self._watch_crds(resource_version)
                 backoff.reset()
-            except api_responses.Gone:
+                if resource_version:  # resumed only from a version the server has reached
+                    await api_responses.get_json(self.transport, CRD_KIND.path,
+                                                 not_older_than(resource_version))
+            except (api_responses.Gone, api_responses.TooLargeResourceVersion):
                 resource_version = None
             except (api_responses.Forbidden, api_responses.NotServed) as exc:
                 log.warning("cannot watch CRDs (%s); providers are fixed at start", exc)

@@ -4,13 +4,16 @@ The loop per kind follows kopf's watching, in three layers:
 
 1. :meth:`Informer.run` — forever: list if needed, then watch; on ``410 Gone`` re-list at
    once; on disconnects, 5xx and 429 retry with capped exponential backoff and full jitter;
-   on 403 report the kind as forbidden and retry slowly (RBAC may change).
+   on 403 report the kind as forbidden and retry slowly (RBAC may change). A watch resumes
+   only from a version the server has reached: "Too large resource version" means its
+   storage went back, and the kind re-lists (every kind, once a list shows it).
 2. :meth:`Informer.list_and_reconcile` — a paginated list (``limit``/``continue``) applied
    to the graph, deleting what the graph held but the list no longer does (objects gone
    while the watch was down); returns the list's resourceVersion.
 3. :meth:`Informer.watch` — one watch stream from a resourceVersion with bookmarks,
-   consumed line by line under an inactivity timeout (a silent stream is a dead stream);
-   returns the last resourceVersion seen when the server ends the stream normally.
+   consumed line by line under an inactivity timeout (a silent stream is a dead stream),
+   shorter once the server has sent a line and owes a bookmark every interval; returns the
+   last resourceVersion seen when the server ends the stream normally.
 
 Bodies are read raw and decoded with msgspec into only the fields the records read
 (typed_pages.py, typed_events.py, decoding.py), or in full with orjson for kinds without a
@@ -26,7 +29,7 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +38,8 @@ from netsight.graph.ingest.api_responses import (
     Forbidden,
     Gone,
     NotServed,
+    Stalled,
+    TooLargeResourceVersion,
     Transport,
     check_response,
     raise_on_error,
@@ -51,7 +56,12 @@ from netsight.graph.ingest.typed_events import (
 )
 from netsight.graph.ingest.typed_pages import TypedPage, decode_typed_page
 from netsight.graph.ingest.typed_records import pod_record
-from netsight.graph.ingest.watch_stream import stream_lines, watch_params
+from netsight.graph.ingest.watch_stream import (
+    not_older_than,
+    stream_lines,
+    watch_params,
+    went_back,
+)
 from netsight.graph.model.errors import MalformedObject
 from netsight.graph.model.kinds import make_key
 from netsight.graph.model.records import Record
@@ -115,7 +125,17 @@ class InformerSettings:
     # pages save no more CPU and hold much more memory.
     page_size: int = 1000
     watch_timeout: tuple[int, int] = (240, 360)  # timeoutSeconds, drawn per watch
-    inactivity_timeout: float = 420.0  # no byte for this long: the stream is dead
+    # No byte for this long on a watch that has sent no line yet: the stream is dead. Until
+    # then a quiet kind may rightly say nothing: kube-apiserver's watch cache sends a watch
+    # no bookmark before its storage has moved past the watch's start, which on a kind
+    # nobody writes waits for etcd's progress notifications (every 10 minutes by default).
+    # Longer than watch_timeout: such a watch ends at the server's timeout first.
+    inactivity_timeout: float = 420.0
+    # How often the API server sends a bookmark on a watch once it has sent it a line:
+    # kube-apiserver's watch cache does every minute (its bookmarkFrequency). Silence for
+    # stall_timeout after a line is a stall: the kind is reported stale and its watch
+    # restarted.
+    bookmark_interval: float = 60.0
     forbidden_retry: float = 60.0
     backoff_base: float = 0.5
     backoff_cap: float = 30.0
@@ -149,6 +169,12 @@ class InformerSettings:
     list_worker_min_objects: int = 10_000
 
     @property
+    def stall_timeout(self) -> float:
+        """1.5 bookmark intervals: a bookmark missed by half an interval, far beyond the
+        second or two the server's dispatch and the network may delay one."""
+        return min(self.inactivity_timeout, 1.5 * self.bookmark_interval)
+
+    @property
     def use_list_worker(self) -> bool:
         return usable_cpus() >= 2 if self.list_worker is None else self.list_worker
 
@@ -168,6 +194,11 @@ class Informer:
         self.synced = asyncio.Event()
         self.stopping = False
         self.resource_version: str | None = None  # where a resumed watch would start
+        # Set by the ClusterWatcher: called when a list finds the server's storage went back.
+        self.on_storage_reset: Callable[[Informer], None] | None = None
+        self.relist_requested = False
+        self.stalled = False  # the last watch went silent, and none has sent a line since
+        self._watching: asyncio.Future[str] | None = None
         # Pods and slices: events decoded straight into records (typed_events.py).
         self._typed_events = has_typed_events(kind.kind_id) and not kind.metadata_only
         # Read for every event: computed once (WatchedKind derives them each time).
@@ -177,12 +208,16 @@ class Informer:
         resource_version: str | None = None
         status = self.status
         gone_in_a_row = 0
+        listed = False  # the next watch starts where a list just ended
         while not self.stopping:
             try:
-                if resource_version is None:
-                    resource_version = self.resource_version = await self.list_and_reconcile()
-                    self._up()
-                resource_version = await self.watch(resource_version)
+                if resource_version is None or self.relist_requested:
+                    resource_version = await self._list()
+                    listed = True
+                elif not listed:
+                    await self._check_not_behind(resource_version)
+                listed = False
+                resource_version = await self._watch_until_it_ends(resource_version)
                 gone_in_a_row = 0
             except Gone:
                 # 410 Gone: resourceVersion expired; re-list (and reconcile) at once — but
@@ -192,6 +227,18 @@ class Informer:
                 gone_in_a_row += 1
                 if gone_in_a_row > 1:
                     await asyncio.sleep(self.backoff.next_delay())
+            except TooLargeResourceVersion as exc:
+                # The server has not reached a version it gave us: the graph may hold what
+                # its storage no longer has. Stale until a re-list has reconciled it.
+                status.relists += 1
+                self.down(SyncState.RETRYING, f"re-listing: {exc}")
+                resource_version = None
+            except asyncio.CancelledError:
+                # relist_soon() cancelled the watch, not stop() this task.
+                task = asyncio.current_task()
+                if not self.relist_requested or task is None or task.cancelling():
+                    raise
+                resource_version = None
             except Forbidden as exc:
                 self.down(SyncState.FORBIDDEN, str(exc))
                 resource_version = None
@@ -203,16 +250,82 @@ class Informer:
                 return
             except RETRYABLE as exc:
                 self.down(SyncState.RETRYING, f"{type(exc).__name__}: {exc}")
+                self.stalled |= isinstance(exc, Stalled)
                 # Resume from the last event applied, not from where the failed stream began:
                 # replaying applied events would flicker deleted objects back into the graph.
                 if resource_version is not None:
                     resource_version = self.resource_version
                 await asyncio.sleep(self.backoff.next_delay(getattr(exc, "retry_after", None)))
 
+    async def list_once(self, attempts: int = 3) -> None:
+        """List the kind once and stop, without a watch (``netsight call`` on a cluster).
+
+        A kind RBAC forbids, or no longer served, is reported in the status as :meth:`run`
+        reports it; a list that keeps failing otherwise (410, 5xx, a dropped connection)
+        raises after ``attempts`` tries.
+        """
+        for attempt in range(1, attempts + 1):
+            try:
+                self.resource_version = await self.list_and_reconcile()
+            except Forbidden as exc:
+                self.down(SyncState.FORBIDDEN, str(exc))
+            except NotServed as exc:
+                self.down(SyncState.STOPPED, str(exc))
+            except (Gone, *RETRYABLE) as exc:
+                if attempt == attempts:
+                    raise
+                await asyncio.sleep(self.backoff.next_delay(getattr(exc, "retry_after", None)))
+                continue
+            else:
+                self._up()
+            self.synced.set()
+            return
+
+    async def _list(self) -> str:
+        """List and reconcile; a resourceVersion lower than the last one seen means the API
+        server's storage went back, which the other kinds must hear of (on_storage_reset)."""
+        previous, self.relist_requested = self.resource_version, False
+        resource_version = self.resource_version = await self.list_and_reconcile()
+        if went_back(previous, resource_version):
+            log.warning("%s: listed at resourceVersion %s after %s: the API server's storage "
+                        "went back", self._kind_id, resource_version, previous)
+            if self.on_storage_reset is not None:
+                self.on_storage_reset(self)
+        self._up()
+        return resource_version
+
+    def relist_soon(self, reason: str) -> None:
+        """Re-list now, ending the watch if one is open: another kind found the server's
+        storage gone back, so this kind's graph may hold objects from a history the server
+        has lost, and a watch resumed where the server has caught up would not say so."""
+        if self.status.state in (SyncState.FORBIDDEN, SyncState.STOPPED):
+            return
+        self.relist_requested, self.resource_version = True, None
+        self.status.relists += 1
+        self.down(SyncState.RETRYING, reason)
+        if self._watching is not None:
+            self._watching.cancel()
+
+    async def _watch_until_it_ends(self, resource_version: str) -> str:
+        """:meth:`watch` in a task of its own, which relist_soon() may cancel."""
+        watching = self._watching = asyncio.ensure_future(self.watch(resource_version))
+        try:
+            return await watching
+        finally:
+            self._watching = None
+
+    async def _check_not_behind(self, resource_version: str) -> None:
+        """Before resuming a watch: a list of at most one object no older than the version it
+        resumes from. A server whose storage went back refuses it as "Too large resource
+        version", where it would accept the watch and send nothing on it."""
+        if resource_version:
+            await self._get_list(not_older_than(resource_version))
+
     def _up(self) -> None:
         status = self.status
         status.state, status.last_error, status.down_since = SyncState.SYNCED, None, None
         status.synced_at = time.time()
+        self.stalled = False
         self.backoff.reset()
         self.synced.set()
 
@@ -379,6 +492,9 @@ class Informer:
         params = [("limit", str(self.settings.page_size))]
         if cont:
             params.append(("continue", cont))
+        return await self._get_list(params)
+
+    async def _get_list(self, params: list[tuple[str, str]]) -> bytes:
         accept = self.kind.accept
         response = await self.transport.get(self.kind.path, params,
                                             accept=accept[0] if accept else None)
@@ -391,17 +507,27 @@ class Informer:
 
     async def watch(self, resource_version: str) -> str:
         """Consume one watch stream; return the last resourceVersion when it ends."""
-        params = watch_params(resource_version, self.settings.watch_timeout)
+        settings = self.settings
+        params = watch_params(resource_version, settings.watch_timeout)
         accept = self.kind.accept
-        async with asyncio.timeout(self.settings.inactivity_timeout):
+        # The server answers a watch's request at once; its events come later.
+        async with asyncio.timeout(settings.stall_timeout):
             response = await self.transport.get(self.kind.path, params,
                                                 accept=accept[1] if accept else None)
         try:
             if response.status != 200:
                 check_response(response, await response.read())
+            lines = stream_lines(response, settings.inactivity_timeout, settings.stall_timeout)
             if self.status.state is not SyncState.SYNCED:
+                if self.stalled:
+                    # The last stream was accepted too, then went silent: this one is
+                    # trusted once a line (or the server's end of it) shows it flows.
+                    async for line in lines:
+                        resource_version = self.resource_version = self.handle_line(
+                            line, resource_version)
+                        break
                 self._up()  # the watch is back: the graph is current again
-            async for line in stream_lines(response, self.settings.inactivity_timeout):
+            async for line in lines:
                 resource_version = self.resource_version = self.handle_line(line, resource_version)
         finally:
             response.release()

@@ -1,5 +1,6 @@
 """Reading a watch stream: its lines, however the chunks split them, under an inactivity
-timeout (a silent stream is a dead stream)."""
+timeout (a silent stream is a dead stream), shorter once the server has sent a line and
+owes bookmarks."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import random
 import time
 from collections.abc import AsyncIterator
 
-from netsight.graph.ingest.api_responses import Response, Transient
+from netsight.graph.ingest.api_responses import Response, Stalled
 
 
 def watch_params(resource_version: str, timeout: tuple[int, int]) -> list[tuple[str, str]]:
@@ -19,7 +20,27 @@ def watch_params(resource_version: str, timeout: tuple[int, int]) -> list[tuple[
             ("timeoutSeconds", str(random.randint(*timeout)))]
 
 
+def not_older_than(resource_version: str) -> list[tuple[str, str]]:
+    """A list of at most one object, at ``resource_version`` or later: what a watch resumed
+    from it needs the server to have reached. A paged read goes to etcd, which answers at
+    once (504 "Too large resource version" if it is behind), not from the watch cache."""
+    return [("limit", "1"), ("resourceVersion", resource_version),
+            ("resourceVersionMatch", "NotOlderThan")]
+
+
+def went_back(before: str | None, now: str) -> bool:
+    """Whether a list's resourceVersion is lower than one seen before it. They are opaque to
+    clients, but every API server backed by etcd gives its revision, which only grows: a
+    lower one means the storage was restored from a backup (or is another cluster)."""
+    try:
+        return before is not None and int(now) < int(before)
+    except ValueError:  # not a number after all: nothing can be said
+        return False
+
+
 _CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution
+# A timer this late found the loop held: it was not listening to the stream meanwhile.
+_LATE = 0.05
 
 
 class _Inactivity:
@@ -33,8 +54,8 @@ class _Inactivity:
     ``asyncio.timeout`` would, and the reader turns that cancellation into a timeout.
     """
 
-    __slots__ = ("_cancelling", "_handle", "_loop", "_task", "began", "expired", "seconds",
-                 "waiting")
+    __slots__ = ("_cancelling", "_graced", "_handle", "_loop", "_task", "began", "expired",
+                 "seconds", "waiting")
 
     def __init__(self, seconds: float) -> None:
         self._loop = asyncio.get_running_loop()
@@ -44,7 +65,7 @@ class _Inactivity:
         self._cancelling = task.cancelling()  # cancellations already requested by others
         self._handle: asyncio.TimerHandle | None = None
         self.seconds = seconds
-        self.began = 0.0
+        self.began = self._graced = 0.0
         self.waiting = self.expired = False
 
     def reading(self) -> None:
@@ -54,14 +75,27 @@ class _Inactivity:
         if self._handle is None:
             self._handle = self._loop.call_at(began + self.seconds, self._check)
 
+    def shorten(self, seconds: float) -> None:
+        """From the next read on, allow only ``seconds`` of silence."""
+        self.seconds = seconds
+        self.close()  # the timer set for the longer bound; the next read sets one
+
     def _check(self) -> None:
         self._handle = None
         if not self.waiting:
             return
-        due = self.began + self.seconds
+        now, due = self._loop.time(), self.began + self.seconds
         # The loop runs a timer up to its clock's resolution early.
-        if self._loop.time() < due - _CLOCK_RESOLUTION:
+        if now < due - _CLOCK_RESOLUTION:
             self._handle = self._loop.call_at(due, self._check)
+            return
+        late = now - due
+        if late > _LATE and self._graced != self.began:
+            # Something held the loop past the deadline: bytes that came meanwhile may not
+            # be read yet, and silence nobody listened to is no evidence. Once per read,
+            # listen as long again (up to half the bound) before calling it a stall.
+            self._graced = self.began
+            self._handle = self._loop.call_at(now + min(late, self.seconds / 2), self._check)
             return
         self.expired = True
         self._task.cancel()
@@ -77,8 +111,11 @@ class _Inactivity:
             self._handle = None
 
 
-async def stream_lines(response: Response, inactivity: float) -> AsyncIterator[bytes]:
-    """The lines of a watch stream; Transient if no byte arrives for ``inactivity`` seconds."""
+async def stream_lines(response: Response, inactivity: float, stall: float | None = None
+                       ) -> AsyncIterator[bytes]:
+    """The lines of a watch stream; Stalled if no byte arrives for ``inactivity`` seconds,
+    or, from the first line on, for ``stall`` seconds (a server that has sent a watch
+    something past its start sends bookmarks from then on)."""
     # Split chunks ourselves: StreamReader.readline caps a line at 128 KiB, and one large
     # object (a CRD with a big spec) would break it.
     # The unfinished line is kept as pieces: a large object arriving in many chunks is
@@ -93,7 +130,8 @@ async def stream_lines(response: Response, inactivity: float) -> AsyncIterator[b
                 chunk = await content.readany()
             except asyncio.CancelledError:
                 if timer.timed_out():
-                    raise Transient(f"no data for {inactivity:g}s: the stream stalled") from None
+                    raise Stalled(f"no data for {timer.seconds:g}s: the stream stalled"
+                                  ) from None
                 raise
             finally:
                 timer.waiting = False
@@ -105,6 +143,9 @@ async def stream_lines(response: Response, inactivity: float) -> AsyncIterator[b
             if end < 0:
                 pending.append(chunk)
                 continue
+            if stall is not None:  # the first line: bookmarks are due from now on
+                timer.shorten(stall)
+                stall = None
             if pending:
                 pending.append(chunk[:end])
                 line = b"".join(pending)

@@ -116,7 +116,8 @@ class Rel(StrEnum):
     BELONGS_TO = "belongs_to"  # EndpointSlice/Endpoints -> Service
     TARGETS = "targets"  # EndpointSlice/Endpoints -> Pod
     APPLIES_TO = "applies_to"  # NetworkPolicy -> Pod or workload template
-    ROUTES_TO = "routes_to"  # Ingress or Gateway API route -> backend Service
+    # Ingress, Gateway API route or Istio VirtualService -> backend (destination) Service
+    ROUTES_TO = "routes_to"
     USES_CLASS = "uses_class"  # Ingress -> IngressClass, Gateway -> GatewayClass
     OWNED_BY = "owned_by"  # object -> its controller owner
     # Gateway API route -> a parentRef (Gateway, ListenerSet, or mesh Service); ListenerSet ->
@@ -125,6 +126,8 @@ class Rel(StrEnum):
     # A policy -> the object its spec.targetRef(s) name (Gateway API policy attachment,
     # GEP-713): BackendTLSPolicy -> Service, ClientTrafficPolicy -> Gateway, ...
     TARGET_REF = "target_ref"
+    # Istio VirtualService (its hosts) or DestinationRule (its host) -> the Service it acts on
+    CONFIGURES = "configures"
 
 
 def api_group(api_version: str) -> str:

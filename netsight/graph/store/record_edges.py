@@ -22,7 +22,7 @@ from netsight.graph.model.records import (
     WorkloadRecord,
 )
 from netsight.graph.model.selectors import LabelSelector, selector_from_map
-from netsight.graph.store import gateway_edges, policy_edges
+from netsight.graph.store import gateway_edges, mesh_edges, policy_edges
 
 # (source key, target key, relationship)
 Edge = tuple[str, str, Rel]
@@ -31,7 +31,7 @@ SELECTOR_RELS = frozenset({Rel.SELECTS, Rel.APPLIES_TO})
 # Relationships that come from one object naming another (record_references).
 REFERENCE_RELS = frozenset(
     {Rel.BELONGS_TO, Rel.TARGETS, Rel.ROUTES_TO, Rel.USES_CLASS, Rel.OWNED_BY, Rel.ATTACHES_TO,
-     Rel.TARGET_REF})
+     Rel.TARGET_REF, Rel.CONFIGURES})
 
 
 def selectable_labels(record: Record) -> Mapping[str, str]:
@@ -84,6 +84,7 @@ def record_references(record: Record) -> tuple[Edge, ...]:
     elif isinstance(record, GenericRecord) and record.spec is not None:
         refs.extend(gateway_edges.references(record))
         refs.extend(policy_edges.references(record))
+        refs.extend(mesh_edges.references(record))
     if record.owner is not None:
         refs.append(_owner_reference(record, record.owner))
     # dict.fromkeys: de-duplicate, keep order (two paths to one Service are one edge).

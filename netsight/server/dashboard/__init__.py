@@ -13,8 +13,9 @@ caller may see), errors as ToolError JSON like ``/api/graph``:
 - ``GET /api/findings?object=Kind/ns/name``: an object's findings (``analyze_config`` over its
   namespace, narrowed to it; ``diagnose_service`` too for a Service; a Namespace gets all of
   its namespace's findings), in detail mode;
-- ``GET /api/findings/overview[?namespace=N]``: the worst severity per object with findings
-  (``analyze_config``), for the page to mark nodes;
+- ``GET /api/findings/overview[?namespace=N&min_severity=S]``: ``analyze_config``'s findings
+  (warnings and worse unless ``min_severity`` says otherwise), worst first, for the page's
+  findings panel, and the worst severity per object, for it to mark nodes;
 - ``POST /api/verdict`` with ``{"source", "destination", "port", "protocol"}``:
   ``find_blocking_policies``' answer, in detail mode.
 """
@@ -160,11 +161,15 @@ async def summary_endpoint(request: Request, host: ToolHost) -> Response:
 # --- GET /api/findings?object=Kind/ns/name -------------------------------------------------
 
 
+def ref_key(ref: object) -> str | None:
+    if not isinstance(ref, dict):
+        return None
+    return "/".join(p for p in (ref.get("kind"), ref.get("namespace"), ref.get("name")) if p)
+
+
 def _about(finding: Mapping[str, Any], key: str) -> bool:
     refs = [finding.get("resource"), *(e.get("resource") for e in finding.get("evidence") or ())]
-    return any(isinstance(ref, dict) and key == "/".join(
-        part for part in (ref.get("kind"), ref.get("namespace"), ref.get("name")) if part)
-        for ref in refs)
+    return any(ref_key(ref) == key for ref in refs)
 
 
 async def object_findings(host: ToolHost, view: GraphView, key: str) -> dict[str, Any]:
@@ -222,38 +227,48 @@ async def findings_endpoint(request: Request, host: ToolHost) -> Response:
         return failure_response(exc, FINDINGS)
 
 
-# --- GET /api/findings/overview[?namespace=N] -----------------------------------------------
+# --- GET /api/findings/overview[?namespace=N&min_severity=S] -------------------------------
+
+# What the page's findings panel lists of each finding; the rest (detail, suggestion,
+# evidence) comes with the object's findings when one is clicked.
+LISTED = ("code", "severity", "category", "summary", "resource")
 
 
 async def overview_endpoint(request: Request, host: ToolHost) -> Response:
     params = request.query_params
     try:
-        unknown = sorted(set(params) - {"namespace"})
+        unknown = sorted(set(params) - {"namespace", "min_severity"})
         if unknown:
             raise ToolFailure(ErrorCode.INVALID_INPUT, f"unknown parameter {unknown[0]!r}; "
-                              "the overview takes namespace")
-        arguments: dict[str, Any] = {"limit": FINDINGS_PAGE, "min_severity": "warning"}
+                              "the overview takes namespace and min_severity")
+        arguments: dict[str, Any] = {"limit": FINDINGS_PAGE,
+                                     "min_severity": params.get("min_severity", "warning")}
         if params.get("namespace"):
             arguments["namespace"] = params["namespace"]
         view = await view_for(request, host.store)
         worst: dict[str, str] = {}
         counts: dict[str, int] = {}
+        listed: list[dict[str, Any]] = []
+        cursor = None
         for _ in range(MAX_FINDINGS_PAGES):
             answer = await call(host, view, "analyze_config", arguments)
             counts = answer["counts"]
             for finding in answer["findings"]:
-                ref = finding.get("resource")
-                if not isinstance(ref, dict):
+                key = ref_key(finding.get("resource"))
+                listed.append({**{k: finding[k] for k in LISTED if k in finding},
+                               "object": key})
+                if key is None:
                     continue
-                key = "/".join(p for p in (ref.get("kind"), ref.get("namespace"),
-                                           ref.get("name")) if p)
                 if RANK.get(finding["severity"], 9) < RANK.get(worst.get(key, ""), 9):
                     worst[key] = finding["severity"]
             cursor = answer["page"].get("nextCursor")
             if not cursor:
                 break
             arguments["cursor"] = cursor
-        return JSONResponse({"objects": worst, "counts": counts},
+        # Findings come worst first (analyze_config's order); beyond the pages read the list
+        # stops, and says so.
+        return JSONResponse({"objects": worst, "counts": counts, "findings": listed,
+                             "complete": not cursor},
                             headers={"Cache-Control": "no-store"})
     except ToolFailure as exc:
         return failure_response(exc, OVERVIEW)

@@ -1,18 +1,24 @@
-// netsight dashboard: the live graph (/api/graph, then /api/graph/changes), an object's
-// findings (/api/findings) and find_blocking_policies' verdict (/api/verdict).
+// netsight dashboard: the live graph (/api/graph, then /api/graph/changes), namespaces as
+// groups, the findings panel (/api/findings/overview), an object's findings (/api/findings)
+// and find_blocking_policies' verdict (/api/verdict). Helpers: dom.js, look.js (shapes,
+// colours, legend), labels.js (labels that do not overlap), findings.js (the panel).
 // Plain DOM: text goes in with textContent, never innerHTML, so names cannot inject markup.
 "use strict";
 
 (() => {
   const $ = (id) => document.getElementById(id);
+  const { el, clear, api, errorText } = window.NetsightDom;
+  const Look = window.NetsightLook;
+  const Labels = window.NetsightLabels;
+  const Layout = window.NetsightLayout;
 
-  // Kinds find_blocking_policies takes as endpoints ("Kind/ns/name"; a pod as "ns/name").
-  const ENDPOINT_KINDS = new Set(["Pod", "Service", "Deployment", "StatefulSet", "DaemonSet"]);
   const EDGE_LABELS = {
     selects: "selects", applies_to: "policy applies to", targets: "slice targets",
     belongs_to: "slice belongs to", routes_to: "routes to", attaches_to: "route attaches to",
-    uses_class: "uses class", owned_by: "owned by", contains: "namespace contains",
+    uses_class: "uses class", owned_by: "owned by", target_ref: "policy targets",
+    configures: "mesh rule for",
   };
+  const GROUP_PREFIX = "ns-group/"; // a namespace drawn without its Namespace object
   const SEVERITY_RANK = { critical: 0, warning: 1, info: 2, ok: 3 };
 
   const state = {
@@ -25,7 +31,8 @@
     hiddenKinds: new Set(),
     // Policies apply to every pod they select and slices target every endpoint: drawn for the
     // selected node only by default, or the graph is a hairball (and cose crawls through it).
-    hiddenEdgeTypes: new Set(["applies_to", "targets", "contains"]),
+    // A namespace's objects are drawn inside its box: its "contains" edges are not drawn.
+    hiddenEdgeTypes: new Set(["applies_to", "targets"]),
     selected: null, // node id
     source: null, // {id, label, arg}
     destination: null,
@@ -33,30 +40,13 @@
     verdictToken: 0,
     severities: {}, // node id -> worst finding severity
     changes: 0,
+    findings: null, // the findings panel (findings.js)
+    labelledAt: null, // the zoom the labels shown were chosen at
   };
+  const panels = window.NetsightPanels.create(state, (key) => setAround(key),
+    () => soon("labels", 50, restyle));
 
-  // --- small DOM helpers ------------------------------------------------------------------
-
-  function el(tag, props, ...children) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(props || {})) {
-      if (value === undefined || value === null || value === false) continue;
-      if (key === "className") node.className = value;
-      else if (key === "text") node.textContent = String(value);
-      else if (key === "onclick") node.addEventListener("click", value);
-      else node.setAttribute(key, String(value));
-    }
-    for (const child of children.flat()) {
-      if (child === null || child === undefined || child === false) continue;
-      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-    }
-    return node;
-  }
-
-  function clear(node) {
-    while (node.firstChild) node.removeChild(node.firstChild);
-    return node;
-  }
+  // --- small helpers -----------------------------------------------------------------------
 
   function notice(text) {
     const box = $("notice");
@@ -64,51 +54,16 @@
     box.hidden = !text;
   }
 
-  class ApiError extends Error {
-    constructor(message, status, body) {
-      super(message);
-      this.status = status;
-      this.body = body;
-    }
-  }
-
-  async function api(url, options) {
-    const response = await fetch(url, {
-      credentials: "same-origin",
-      headers: { Accept: "application/json", ...((options && options.headers) || {}) },
-      ...(options || {}),
-    });
-    let body = null;
-    try {
-      body = await response.json();
-    } catch (_) {
-      body = null;
-    }
-    if (!response.ok) {
-      const message = body && body.message ? body.message : `${response.status} ${response.statusText}`;
-      throw new ApiError(message, response.status, body);
-    }
-    return body;
-  }
-
-  function errorText(error) {
-    if (error instanceof ApiError && error.body && error.body.code) {
-      return `${error.body.code}: ${error.message}`;
-    }
-    return String(error && error.message ? error.message : error);
-  }
-
   // --- the graph --------------------------------------------------------------------------
 
   function nodeData(node) {
-    const data = {
-      id: node.id,
-      kind: node.kind,
-      namespace: node.namespace || null,
-      name: node.name,
-      label: node.name,
+    const look = Look.lookOf(node.kind);
+    const namespace = node.namespace || null;
+    return {
+      id: node.id, kind: node.kind, namespace, name: node.name, label: node.name,
+      full: namespace ? `${node.kind} ${namespace}/${node.name}` : `${node.kind} ${node.name}`,
+      color: look.color, shape: look.shape, w: look.w, h: look.h,
     };
-    return data;
   }
 
   function edgeData(link) {
@@ -116,103 +71,103 @@
       target: link.target, type: link.type };
   }
 
+  // The box a namespace's objects are drawn in: its Namespace node, or a stand-in when the
+  // Namespace object is not drawn (a neighbourhood, a namespace the caller may not list).
+  function groupNode(namespace) {
+    return { group: "nodes", data: { ...nodeData({ id: GROUP_PREFIX + namespace, kind: "Namespace",
+      namespace: null, name: namespace }), synthetic: true } };
+  }
+
+  function groupId(namespace, ids) {
+    if (!namespace) return null;
+    const real = `Namespace/${namespace}`;
+    return ids.has(real) ? real : GROUP_PREFIX + namespace;
+  }
+
   function elementsOf(data) {
     const elements = [];
     const ids = new Set(data.nodes.map((n) => n.id));
-    for (const node of data.nodes) elements.push({ group: "nodes", data: nodeData(node) });
+    const groups = new Set();
+    for (const node of data.nodes) {
+      const item = nodeData(node);
+      const parent = groupId(item.namespace, ids);
+      if (parent) {
+        item.parent = parent;
+        if (!ids.has(parent) && !groups.has(parent)) {
+          groups.add(parent);
+          elements.push(groupNode(item.namespace));
+        }
+      }
+      elements.push({ group: "nodes", data: item });
+    }
     for (const link of data.links) {
-      if (ids.has(link.source) && ids.has(link.target)) {
+      if (link.type !== "contains" && ids.has(link.source) && ids.has(link.target)) {
         elements.push({ group: "edges", data: edgeData(link) });
       }
     }
     return elements;
   }
 
-  const STYLE = [
-    { selector: "node", style: {
-      "background-color": "#7b8794", label: "data(label)", "font-size": 12, color: "#1f2933",
-      "text-valign": "bottom", "text-margin-y": 2, "min-zoomed-font-size": 8, width: 14,
-      height: 14, "border-width": 0 } },
-    { selector: 'node[kind = "Namespace"]', style: { "background-color": "#52606d",
-      shape: "round-rectangle", width: 26, height: 14, "font-size": 13, "font-weight": "bold" } },
-    { selector: 'node[kind = "Pod"]', style: { "background-color": "#3b82f6", width: 10,
-      height: 10, "font-size": 7 } },
-    { selector: 'node[kind = "Service"]', style: { "background-color": "#16a34a",
-      shape: "round-rectangle", width: 22, height: 16 } },
-    { selector: 'node[kind = "Deployment"], node[kind = "StatefulSet"], node[kind = "DaemonSet"], node[kind = "ReplicaSet"]',
-      style: { "background-color": "#8b5cf6", shape: "hexagon", width: 18, height: 16 } },
-    { selector: 'node[kind = "EndpointSlice"], node[kind = "Endpoints"]', style: {
-      "background-color": "#a3a3a3", shape: "diamond", width: 10, height: 10 } },
-    { selector: 'node[kind = "NetworkPolicy"], node[kind *= "NetworkPolicy"]', style: {
-      "background-color": "#ea580c", shape: "octagon", width: 18, height: 18 } },
-    { selector: 'node[kind = "Ingress"], node[kind = "Gateway"], node[kind *= "Route"]',
-      style: { "background-color": "#0d9488", shape: "triangle", width: 18, height: 16 } },
-    { selector: "edge", style: { width: 1, "line-color": "#cbd2d9", "curve-style": "straight",
-      "target-arrow-shape": "triangle", "target-arrow-color": "#cbd2d9", "arrow-scale": 0.6 } },
-    { selector: 'edge[type = "selects"]', style: { "line-color": "#16a34a",
-      "target-arrow-color": "#16a34a" } },
-    { selector: 'edge[type = "applies_to"]', style: { "line-color": "#ea580c",
-      "target-arrow-color": "#ea580c", "line-style": "dashed" } },
-    { selector: 'edge[type = "routes_to"]', style: { "line-color": "#0d9488",
-      "target-arrow-color": "#0d9488", width: 2 } },
-    { selector: 'edge[type = "attaches_to"]', style: { "line-color": "#0d9488",
-      "target-arrow-color": "#0d9488", "line-style": "dotted" } },
-    { selector: 'edge[type = "owned_by"]', style: { "line-color": "#c4b5fd",
-      "target-arrow-color": "#c4b5fd" } },
-    { selector: "node.sev-warning", style: { "border-width": 3, "border-color": "#f59e0b" } },
-    { selector: "node.sev-critical", style: { "border-width": 3, "border-color": "#dc2626" } },
-    { selector: "node.blocking", style: { "border-width": 5, "border-color": "#dc2626",
-      "border-style": "double" } },
-    { selector: "node.changed", style: { "overlay-color": "#facc15", "overlay-opacity": 0.5,
-      "overlay-padding": 6 } },
-    { selector: "node.src", style: { "outline-width": 4, "outline-color": "#2563eb" } },
-    { selector: "node.dst", style: { "outline-width": 4, "outline-color": "#db2777" } },
-    { selector: "node:selected", style: { "overlay-color": "#1d4ed8", "overlay-opacity": 0.25,
-      "overlay-padding": 5 } },
-    { selector: ".faded", style: { opacity: 0.15 } },
-    { selector: ".hidden", style: { display: "none" } },
-  ];
+  // The objects drawn: every node but the stand-ins for namespaces.
+  function objects() {
+    return state.cy.nodes().filter((n) => !n.data("synthetic"));
+  }
 
-  function layoutOptions(count) {
-    // cose keeps a few hundred nodes readable (Services amid their pods); beyond that its quadratic
-    // cost shows, and a grid per namespace is the honest, fast alternative.
-    if (count <= 800) {
-      return { name: "cose", animate: false, randomize: true,
-        nodeDimensionsIncludeLabels: false, numIter: 600, idealEdgeLength: () => 40,
-        nodeRepulsion: () => 8000, componentSpacing: 40, padding: 20, fit: true };
+  function relabel() {
+    const cy = state.cy;
+    const texts = Look.labelTexts(cy.nodes().map((n) => n.data()));
+    cy.batch(() => cy.nodes().forEach((n) => {
+      const text = texts.get(n.id());
+      if (n.data("label") !== text) n.data("label", text);
+    }));
+  }
+
+  // Labels keep their size on screen (look.js), so the style follows the zoom; then which
+  // labels fit is decided again (labels.js).
+  let styledZoom = 1;
+  function restyle() {
+    const cy = state.cy;
+    const zoom = cy.zoom();
+    if (Math.abs(zoom / styledZoom - 1) > 0.02) {
+      styledZoom = zoom;
+      cy.style(Look.style(zoom));
     }
-    return { name: "grid", avoidOverlap: true, padding: 20, fit: true,
-      sort: (a, b) => (a.data("namespace") || "").localeCompare(b.data("namespace") || "") ||
-        a.data("kind").localeCompare(b.data("kind")) };
+    Labels.declutter(cy, state);
+    state.labelledAt = zoom; // for tests: the labels shown are those chosen at this zoom
   }
 
   function runLayout() {
     const cy = state.cy;
     const visible = cy.elements().not(".hidden");
     if (!visible.length) return;
-    const layout = visible.layout(layoutOptions(visible.nodes().length));
-    layout.one("layoutstop", () => {
-      if (cy.zoom() > 1) { // a handful of nodes: fit would blow them up
-        cy.zoom(1);
-        cy.center(visible);
-      }
-    });
-    layout.run();
+    Layout.layoutGroups(cy, visible);
+    Layout.fitTo(cy, visible);
+    if (cy.zoom() > 1) { // a handful of nodes: fit would blow them up
+      cy.zoom(1);
+      cy.center(visible);
+    }
+    restyle();
   }
 
   function initGraph() {
     state.cy = cytoscape({
       container: $("graph"),
-      style: STYLE,
+      style: Look.style(1),
       minZoom: 0.05,
       maxZoom: 4,
       boxSelectionEnabled: false,
     });
-    state.cy.on("tap", "node", (event) => select(event.target.id()));
-    state.cy.on("tap", (event) => {
-      if (event.target === state.cy) select(null);
+    const cy = state.cy;
+    cy.on("tap", "node", (event) => {
+      if (!event.target.data("synthetic")) select(event.target.id());
     });
-    window.netsight = { state, cy: state.cy, select, setEndpoint, reload };
+    cy.on("tap", (event) => {
+      if (event.target === cy) select(null);
+    });
+    cy.on("mouseover", "node", (event) => event.target.addClass("hover"));
+    cy.on("mouseout", "node", (event) => event.target.removeClass("hover"));
+    cy.on("viewport", () => soon("labels", 120, restyle));
+    window.netsight = { state, cy, select, setEndpoint: panels.setEndpoint, reload, focus, objects, declutter: restyle };
   }
 
   async function loadSummary() {
@@ -302,11 +257,12 @@
       cy.elements().remove();
       cy.add(elementsOf(data));
     });
+    relabel();
     refreshKinds();
     refreshEdgeTypes();
     applyKindFilter();
     runLayout();
-    markEndpoints();
+    panels.markEndpoints();
     updateCounts();
     openStream();
     loadSeverities();
@@ -315,7 +271,7 @@
 
   function updateCounts() {
     const cy = state.cy;
-    const nodes = cy.nodes().length;
+    const nodes = objects().length;
     const edges = cy.edges().length;
     const changes = state.changes ? ` · ${state.changes} live change(s)` : "";
     $("counts").textContent = `${nodes} nodes · ${edges} edges · generation ${state.generation}${changes}`;
@@ -323,23 +279,35 @@
 
   // --- kind filter ------------------------------------------------------------------------
 
+  // A checkbox for `value`, ticked unless `hidden` holds it; unticking adds it there.
+  function toggle(value, hidden) {
+    const input = el("input", { type: "checkbox", value });
+    input.checked = !hidden.has(value);
+    input.addEventListener("change", () => {
+      if (input.checked) hidden.delete(value);
+      else hidden.add(value);
+      applyKindFilter();
+    });
+    return input;
+  }
+
   function refreshKinds() {
     const box = $("kinds");
     const counts = {};
-    state.cy.nodes().forEach((node) => {
+    objects().forEach((node) => {
       const kind = node.data("kind");
       counts[kind] = (counts[kind] || 0) + 1;
     });
     clear(box);
     for (const kind of Object.keys(counts).sort()) {
-      const input = el("input", { type: "checkbox", value: kind });
-      input.checked = !state.hiddenKinds.has(kind);
-      input.addEventListener("change", () => {
-        if (input.checked) state.hiddenKinds.delete(kind);
-        else state.hiddenKinds.add(kind);
-        applyKindFilter();
-      });
-      box.append(el("label", { className: "kind" }, input, ` ${kind} `,
+      const swatch = Look.swatch(Look.lookOf(kind));
+      if (kind === "Namespace") { // a group: hiding it would hide its objects
+        box.append(el("div", { className: "kind", "data-kind": kind }, swatch,
+          ` ${kind} (group) `, el("span", { className: "muted", text: `(${counts[kind]})` })));
+        continue;
+      }
+      box.append(el("label", { className: "kind", "data-kind": kind },
+        toggle(kind, state.hiddenKinds), swatch, ` ${kind} `,
         el("span", { className: "muted", text: `(${counts[kind]})` })));
     }
   }
@@ -352,14 +320,7 @@
     });
     const box = clear($("edge-types"));
     for (const type of Object.keys(counts).sort()) {
-      const input = el("input", { type: "checkbox", value: type });
-      input.checked = !state.hiddenEdgeTypes.has(type);
-      input.addEventListener("change", () => {
-        if (input.checked) state.hiddenEdgeTypes.delete(type);
-        else state.hiddenEdgeTypes.add(type);
-        applyKindFilter();
-      });
-      box.append(el("label", {}, input, el("span", { className: `swatch e-${type}` }),
+      box.append(el("label", {}, toggle(type, state.hiddenEdgeTypes), el("span", { className: `swatch e-${type}` }),
         `${EDGE_LABELS[type] || type} `, el("span", { className: "muted", text: `(${counts[type]})` })));
     }
   }
@@ -376,9 +337,10 @@
         edge.toggleClass("hidden", state.hiddenEdgeTypes.has(edge.data("type")) && !focused);
       });
     });
+    soon("labels", 50, restyle);
   }
 
-  // --- findings severities (node borders) --------------------------------------------------
+  // --- findings: the panel and the node borders -------------------------------------------------
 
   async function loadSeverities() {
     // Only the namespace drawn is analyzed; the whole cluster only when all of it is drawn
@@ -386,19 +348,51 @@
     let namespace = state.namespace;
     if (state.around) {
       const parts = state.around.split("/");
-      if (parts.length !== 3) return;
+      if (parts.length !== 3) {
+        state.findings.render({ findings: [] }, `Findings are listed by namespace; ${state.around} has none.`);
+        return;
+      }
       namespace = parts[1];
     }
-    const url = namespace
-      ? `api/findings/overview?namespace=${encodeURIComponent(namespace)}`
-      : "api/findings/overview";
+    const url = "api/findings/overview?min_severity=info" +
+      (namespace ? `&namespace=${encodeURIComponent(namespace)}` : "");
     try {
       const overview = await api(url);
       state.severities = overview.objects;
       paintSeverities();
+      state.findings.render(overview);
+      soon("labels", 50, restyle); // objects with findings label first
     } catch (error) {
       console.warn("findings overview:", errorText(error));
     }
+  }
+
+  // A finding's object in the graph: selected, centred and zoomed to where its label shows.
+  // One not drawn (another namespace, outside a neighbourhood) gets its neighbourhood drawn.
+  function focus(key) {
+    const cy = state.cy;
+    let node = cy.getElementById(key);
+    if (node.length && node.hasClass("hidden")) { // its kind is filtered out: show it again
+      state.hiddenKinds.delete(node.data("kind"));
+      refreshKinds();
+      applyKindFilter();
+    }
+    if (!node.length) {
+      state.around = key;
+      syncUrl();
+      reload().then(() => {
+        node = cy.getElementById(key);
+        if (node.length) focus(key);
+      }).catch((error) => notice(`Cannot load the graph: ${errorText(error)}`));
+      return;
+    }
+    select(key);
+    // At once, not animated: the labels are chosen again for the zoom it ends on. Centred on
+    // the node itself: cy.center() would count its label in, which grows as one zooms out.
+    const zoom = Math.max(cy.zoom(), 1.5);
+    const at = node.position();
+    cy.viewport({ zoom, pan: { x: cy.width() / 2 - at.x * zoom, y: cy.height() / 2 - at.y * zoom } });
+    restyle();
   }
 
   function paintSeverities() {
@@ -472,17 +466,23 @@
     state.changes += 1;
     let node = cy.getElementById(change.key);
     if (change.type === "DELETED") {
+      if (node.length && node.isParent()) { // a Namespace: its objects move to a stand-in box
+        node.children().move({ parent: groupFor(node.data("name"), true).id() });
+      }
       if (node.length) node.remove();
-      if (state.selected === change.key) showDeleted(change.key);
+      if (state.selected === change.key) panels.showDeleted(change.key);
     } else {
       cy.batch(() => {
         if (!node.length) {
-          node = cy.add({ group: "nodes", data: nodeData({ id: change.key, kind: change.kind,
-            namespace: change.namespace, name: change.name }), position: placeNear(change) });
-          }
+          const data = nodeData({ id: change.key, kind: change.kind, namespace: change.namespace,
+            name: change.name });
+          if (data.namespace) data.parent = groupFor(data.namespace, false).id();
+          node = cy.add({ group: "nodes", data, position: placeNear(change) });
+          if (change.kind === "Namespace") adoptStandIn(change.name, node);
+        }
         node.connectedEdges().remove();
         for (const link of change.links || []) {
-          if (cy.getElementById(link.source).length &&
+          if (link.type !== "contains" && cy.getElementById(link.source).length &&
               cy.getElementById(link.target).length) {
             const data = edgeData(link);
             if (!cy.getElementById(data.id).length) cy.add({ group: "edges", data });
@@ -499,15 +499,33 @@
     if (selected && change.type !== "DELETED" && (change.key === selected ||
         (change.links || []).some((l) => l.source === selected || l.target === selected))) {
       soon("details", 300, () => {
-        if (state.selected === selected) showDetails(selected);
+        if (state.selected === selected) panels.showDetails(selected);
       });
     }
-    soon("filters", 250, () => { // counts per kind and edge type
+    soon("filters", 250, () => { // counts per kind and edge type, labels of same-named objects
+      relabel();
       refreshKinds();
       refreshEdgeTypes();
     });
     updateCounts();
     soon("severities", 2000, loadSeverities);
+  }
+
+  // The box of a namespace: its Namespace node unless `standIn`, else a stand-in (made once).
+  function groupFor(namespace, standIn) {
+    const cy = state.cy;
+    const real = cy.getElementById(`Namespace/${namespace}`);
+    if (!standIn && real.length) return real;
+    const existing = cy.getElementById(GROUP_PREFIX + namespace);
+    return existing.length ? existing : cy.add(groupNode(namespace));
+  }
+
+  // A Namespace that arrives takes over its stand-in's objects.
+  function adoptStandIn(namespace, node) {
+    const standIn = state.cy.getElementById(GROUP_PREFIX + namespace);
+    if (!standIn.length) return;
+    standIn.children().move({ parent: node.id() });
+    standIn.remove();
   }
 
   function placeNear(change) {
@@ -539,177 +557,7 @@
     const node = cy.getElementById(id);
     if (node.length) node.select();
     applyKindFilter();
-    showDetails(id);
-  }
-
-  function endpointArg(node) {
-    const kind = node.data("kind");
-    const ns = node.data("namespace");
-    return kind === "Pod" ? `${ns}/${node.data("name")}` : `${kind}/${ns}/${node.data("name")}`;
-  }
-
-  function showDeleted(id) {
-    const box = clear($("details"));
-    box.append(el("h2", { text: "Object" }), el("p", { className: "key", text: id }),
-      el("p", { className: "error", text: "Deleted from the cluster." }));
-  }
-
-  function field(name, value) {
-    return [el("dt", { text: name }), el("dd", { text: value === null || value === undefined ? "—" : value })];
-  }
-
-  function findingItem(finding) {
-    const resource = finding.resource
-      ? [finding.resource.kind, finding.resource.namespace, finding.resource.name].filter(Boolean).join("/")
-      : null;
-    return el("li", { className: `finding sev-${finding.severity}` },
-      el("div", {},
-        el("span", { className: `badge ${finding.severity}`, text: finding.severity }), " ",
-        el("code", { text: finding.code }), " ",
-        el("span", { className: "muted small", text: finding.category })),
-      el("div", { className: "summary", text: finding.summary }),
-      resource ? el("div", { className: "muted small", text: resource }) : null,
-      finding.detail ? el("div", { className: "small", text: finding.detail }) : null,
-      finding.suggestion ? el("div", { className: "suggestion small", text: `Fix: ${finding.suggestion}` }) : null);
-  }
-
-  function serviceBlock(service) {
-    const pods = service.pods || {};
-    const endpoints = service.endpoints || {};
-    return el("dl", { className: "facts" },
-      ...field("status", service.status),
-      ...field("type", service.type + (service.headless ? " (headless)" : "")),
-      ...field("selector", service.selector),
-      ...field("ports", (service.ports || []).join(", ") || "none"),
-      ...field("pods", `${pods.selected} selected, ${pods.ready} ready, ${pods.not_ready ?? pods.notReady} not ready`),
-      ...field("endpoints", `${endpoints.ready} ready, ${endpoints.notReady ?? endpoints.not_ready} not ready (${endpoints.source})`),
-      ...field("workloads", (service.workloads || []).join(", ") || "none"),
-      ...((service.notEvaluated || []).length ? field("not evaluated", service.notEvaluated.join("; ")) : []));
-  }
-
-  async function showDetails(id) {
-    const token = ++state.detailsToken;
-    const node = state.cy.getElementById(id);
-    const kind = node.length ? node.data("kind") : id.split("/")[0];
-    const box = clear($("details"));
-    box.append(el("h2", { text: "Object" }));
-    box.append(el("dl", { className: "facts" },
-      ...field("kind", kind),
-      ...field("namespace", node.length ? node.data("namespace") : null),
-      ...field("name", node.length ? node.data("name") : id)));
-    const actions = el("div", { className: "row" });
-    if (node.length && ENDPOINT_KINDS.has(kind)) {
-      actions.append(
-        el("button", { type: "button", id: "set-source", onclick: () => setEndpoint("source", id) }, "Set as source"),
-        el("button", { type: "button", id: "set-destination", onclick: () => setEndpoint("destination", id) }, "Set as destination"));
-    }
-    if (state.around !== id) {
-      actions.append(el("button", { type: "button", id: "show-around", title: "Draw only this object and its neighbours",
-        onclick: () => setAround(id) }, "Neighbourhood"));
-    }
-    box.append(actions);
-    const findings = el("div", { id: "findings" }, el("p", { className: "muted", text: "Loading findings…" }));
-    box.append(findings);
-    let answer;
-    try {
-      answer = await api(`api/findings?object=${encodeURIComponent(id)}`);
-    } catch (error) {
-      if (token !== state.detailsToken) return;
-      clear(findings).append(el("p", { className: "error", text: errorText(error) }));
-      return;
-    }
-    if (token !== state.detailsToken) return;
-    clear(findings);
-    if (answer.service) {
-      findings.append(el("h3", { text: "diagnose_service" }), serviceBlock(answer.service));
-    }
-    const list = answer.findings || [];
-    findings.append(el("h3", { text: list.length ? `Findings (${list.length})` : "Findings" }));
-    if (!list.length) {
-      findings.append(el("p", { className: "ok", text: "No findings: nothing misconfigured netsight knows of." }));
-    } else {
-      findings.append(el("ul", { className: "findings" }, list.map(findingItem)));
-    }
-  }
-
-  // --- the verdict between two endpoints ------------------------------------------------------
-
-  function setEndpoint(which, id) {
-    const node = state.cy.getElementById(id);
-    if (!node.length) return;
-    state[which] = { id, arg: endpointArg(node), label: `${node.data("kind")} ${node.data("namespace")}/${node.data("name")}` };
-    markEndpoints();
-    runVerdict();
-  }
-
-  function markEndpoints() {
-    const cy = state.cy;
-    cy.nodes().removeClass("src dst");
-    for (const [which, cls, target] of [["source", "src", "src"], ["destination", "dst", "dst"]]) {
-      const chosen = state[which];
-      const label = $(target);
-      if (chosen) {
-        label.textContent = chosen.label;
-        label.className = "";
-        cy.getElementById(chosen.id).addClass(cls);
-      }
-    }
-    $("check").disabled = !(state.source && state.destination);
-  }
-
-  async function runVerdict() {
-    if (!(state.source && state.destination)) return;
-    const port = Number($("port").value);
-    const out = clear($("verdict"));
-    state.cy.nodes().removeClass("blocking");
-    if (!Number.isInteger(port) || port < 1 || port > 65535) {
-      out.append(el("p", { className: "error", text: "Port: a number from 1 to 65535." }));
-      return;
-    }
-    const token = ++state.verdictToken;
-    out.append(el("p", { className: "muted", text: "Evaluating…" }));
-    let answer;
-    try {
-      answer = await api("api/verdict", {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ source: state.source.arg, destination: state.destination.arg,
-          port, protocol: $("protocol").value }),
-      });
-    } catch (error) {
-      if (token !== state.verdictToken) return;
-      clear(out).append(el("p", { className: "error", text: errorText(error) }));
-      return;
-    }
-    if (token !== state.verdictToken) return;
-    clear(out);
-    const verdict = answer.allowed === true ? "allowed" : answer.allowed === false ? "denied" : "undecided";
-    out.append(el("div", { id: "verdict-result", className: `verdict ${verdict}`, "data-allowed": String(answer.allowed) },
-      `${verdict.toUpperCase()}: ${answer.source} → ${answer.destination} on ${answer.port}/${answer.protocol}`));
-    if (answer.explained) out.append(el("p", { className: "muted small", text: `Explained pair: ${answer.explained}` }));
-    if (answer.pairs) {
-      const p = answer.pairs;
-      out.append(el("p", { className: "small", text: `${p.total} pod pairs: ${p.allowed} allowed, ${p.denied} denied, ${p.unknown} undecided` }));
-    }
-    for (const decision of answer.decisions || []) {
-      const state_ = decision.allowed === true ? "allowed" : decision.allowed === false ? "denied" : "undecided";
-      out.append(el("div", { className: "decision" },
-        el("div", {}, el("strong", { text: decision.direction }), ` at ${decision.at}: `,
-          el("span", { className: `badge ${state_}`, text: state_ })),
-        el("pre", { className: "path", text: decision.path })));
-    }
-    const blocking = answer.blockingPolicies || [];
-    if (blocking.length) {
-      out.append(el("p", { className: "small", text: "Blocked by: " +
-        blocking.map((r) => [r.kind, r.namespace, r.name].filter(Boolean).join("/")).join(", ") }));
-      for (const ref of blocking) {
-        state.cy.getElementById([ref.kind, ref.namespace, ref.name].filter(Boolean).join("/")).addClass("blocking");
-      }
-    }
-    for (const reason of answer.notEvaluated || []) {
-      out.append(el("p", { className: "muted small", text: `Not evaluated: ${reason}` }));
-    }
-    if (answer.suggestion) out.append(el("p", { className: "suggestion small", text: `Suggestion: ${answer.suggestion}` }));
+    panels.showDetails(id);
   }
 
   // --- controls ----------------------------------------------------------------------------
@@ -721,11 +569,11 @@
       syncUrl();
       reload().catch((error) => notice(`Cannot load the graph: ${errorText(error)}`));
     });
-    $("fit").addEventListener("click", () => state.cy.fit(state.cy.elements().not(".hidden"), 20));
+    $("fit").addEventListener("click", () => Layout.fitTo(state.cy, state.cy.elements().not(".hidden")));
     $("relayout").addEventListener("click", runLayout);
-    $("check").addEventListener("click", runVerdict);
-    $("port").addEventListener("change", runVerdict);
-    $("protocol").addEventListener("change", runVerdict);
+    $("check").addEventListener("click", panels.runVerdict);
+    $("port").addEventListener("change", panels.runVerdict);
+    $("protocol").addEventListener("change", panels.runVerdict);
     $("search").addEventListener("keydown", (event) => {
       if (event.key !== "Enter") return;
       const typed = $("search").value.trim();
@@ -737,21 +585,21 @@
         setAround(typed); // an object not drawn: draw its neighbourhood
         return;
       }
-      const found = cy.nodes().filter((n) => !n.hasClass("hidden") &&
+      const found = objects().filter((n) => !n.hasClass("hidden") &&
         (n.data("name").toLowerCase().includes(text) || n.id().toLowerCase() === text));
       if (!found.length) {
         notice(`Nothing named like “${$("search").value.trim()}” is drawn.`);
         return;
       }
       notice("");
-      const first = found[0];
-      cy.animate({ center: { eles: first }, zoom: Math.max(cy.zoom(), 1.2) }, { duration: 200 });
-      select(first.id());
+      focus(found[0].id());
     });
   }
 
   async function start() {
     initGraph();
+    state.findings = window.NetsightFindings.panel($("findings-panel"), focus);
+    Look.marksLegend($("marks"));
     wireControls();
     try {
       await loadSummary();
