@@ -186,7 +186,7 @@ BAD_ARGS = [
      ["port", "grpc 9090/TCP"]),
     ("diagnose_service", '{"service": "shop/cart", "port": "HTTP_X"}', "INVALID_INPUT",
      ["port"]),
-    ("diagnose_service", '{"service": "shop/cart", "port": "80"}', "INVALID_INPUT", ["port"]),
+    ("diagnose_service", '{"service": "shop/cart", "port": "0"}', "INVALID_INPUT", ["port"]),
     ("diagnose_service", '{"service": "shop/cart", "detail": "yes"}', "INVALID_INPUT",
      ["detail"]),
     ("list_services", '{"namespace": "Shop"}', "INVALID_INPUT", ["namespace"]),

@@ -226,7 +226,7 @@ BAD_QUESTIONS: list[tuple[Any, str, int, str, str]] = [
     (b"{", "application/json", 400, "INVALID_INPUT", "not JSON"),
     (b"source=a", "application/x-www-form-urlencoded", 400, "INVALID_INPUT", "as JSON"),
     ([1, 2], "application/json", 400, "INVALID_INPUT", "a JSON object"),
-    ({"source": "shop/frontend-6f7c-a", "destination": "data/postgres-0", "port": "80"},
+    ({"source": "shop/frontend-6f7c-a", "destination": "data/postgres-0", "port": "0"},
      "application/json", 400, "INVALID_INPUT", "port"),
     ({"source": "shop/frontend-6f7c-a", "port": 80}, "application/json", 400,
      "INVALID_INPUT", "destination: required"),

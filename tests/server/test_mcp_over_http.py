@@ -115,7 +115,7 @@ async def test_bad_arguments_are_a_tool_error_with_invalid_input(shared: Served,
     error = error_json(bad)
     assert error["code"] == "INVALID_INPUT"
     assert error["tool"] == "diagnose_service"
-    assert "service: must be 'namespace/name'" in error["message"]
+    assert "service: 'cart' has no namespace: give 'namespace/name'" in error["message"]
     assert "colour: unknown argument" in error["message"]
     assert "Traceback" not in bad.content[0].text  # type: ignore[union-attr]
     assert error_json(unknown)["code"] == "INVALID_INPUT"

@@ -1,58 +1,74 @@
 """Typed tool arguments: the schema agents see and the validation they get.
 
-Every tool takes a pydantic model. Types are strict (no "80" for 80), unknown fields are
-rejected, and each check says what a valid value looks like.
+Every tool takes a pydantic model. Types are strict (no "true" for true), but a port may be
+sent as a number or a numeric string ("5432"), and where the tool can look it up, as a
+port name. Unknown fields are rejected, and each check says what a valid value looks like.
+Objects are named by :class:`~netsight.analyzers.core.object_names.ObjectName`.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Annotated
 
-from pydantic import AfterValidator, ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field, PlainValidator, WithJsonSchema
 
 from netsight.analyzers.core.contracts import Model
-from netsight.analyzers.core.quoting import quoted
+from netsight.analyzers.core.object_names import DNS_LABEL
+from netsight.analyzers.core.quoting import as_sent
 from netsight.graph.model.records import IANA_SVC_NAME
-
-# Matched whole (fullmatch): "$" would also match before a final newline ("shop\n").
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
 def _namespace(value: str) -> str:
-    if len(value) > 63 or not _DNS_LABEL.fullmatch(value):
+    if len(value) > 63 or not DNS_LABEL.fullmatch(value):
         raise ValueError(
-            f"{quoted(value)} is not a namespace name: lowercase letters, digits and '-', "
+            f"{as_sent(value)} is not a namespace name: lowercase letters, digits and '-', "
             "at most 63 characters"
         )
     return value
 
 
-def _namespaced_name(value: str) -> str:
-    namespace, sep, name = value.partition("/")
-    if not sep or len(name) > 253 or not _DNS_LABEL.fullmatch(namespace) \
-            or not _DNS_SUBDOMAIN.fullmatch(name):
-        raise ValueError(f"must be 'namespace/name', e.g. 'shop/cart'; got {quoted(value)}")
-    return value
+def _port_number(value: object) -> int:
+    # bool is an int in Python; JSON true is no port.
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 5:
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 65535:
+        return value
+    if isinstance(value, str) and IANA_SVC_NAME.fullmatch(value):
+        raise ValueError(f"{as_sent(value)} is a port name; this argument takes a port number "
+                         "(1-65535), as it names no one object to look the name up on")
+    raise ValueError(f"{as_sent(value)} is not a port: give a number from 1 to 65535")
 
 
-def _port_name(value: str) -> str:
-    if not IANA_SVC_NAME.fullmatch(value):
-        # isascii: "²".isdigit() holds too, and is no port number.
-        number = value.isascii() and value.isdigit()
-        hint = "; give a port number as a JSON number" if number else ""
+def _port(value: object) -> int | str:
+    if isinstance(value, str) and IANA_SVC_NAME.fullmatch(value):
+        return value
+    try:
+        return _port_number(value)
+    except ValueError:
         raise ValueError(
-            f"{quoted(value)} is not a port name (lowercase letters, digits and '-', at least "
-            f"one letter, at most 15 characters){hint}"
-        )
-    return value
+            f"{as_sent(value)} is not a port: give a number from 1 to 65535 or a port name "
+            "(lowercase letters, digits and '-', at least one letter, at most 15 characters)"
+        ) from None
+
+
+def _generation_or_time(value: object) -> int | str:
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    raise ValueError(f"{as_sent(value)}: give a graph generation (a whole number) or a time "
+                     "as text ('2025-06-01T10:00:00Z', '10m')")
 
 
 Namespace = Annotated[str, AfterValidator(_namespace)]
-NamespacedName = Annotated[str, AfterValidator(_namespaced_name)]
-PortNumber = Annotated[int, Field(ge=1, le=65535)]
-PortName = Annotated[str, AfterValidator(_port_name)]
+# Either form, one validator each: a union would report every member's failure, in
+# pydantic's own words ("constrained-int", "function-after[...]").
+PortNumber = Annotated[int, PlainValidator(_port_number), WithJsonSchema(
+    {"anyOf": [{"type": "integer", "minimum": 1, "maximum": 65535},
+               {"type": "string", "pattern": "^[0-9]{1,5}$"}]})]
+Port = Annotated[int | str, PlainValidator(_port), WithJsonSchema(
+    {"anyOf": [{"type": "integer", "minimum": 1, "maximum": 65535}, {"type": "string"}]})]
+# A generation or a time (checked against the graph by the tool that reads it).
+GenerationOrTime = Annotated[int | str, PlainValidator(_generation_or_time), WithJsonSchema(
+    {"anyOf": [{"type": "integer"}, {"type": "string"}]})]
 
 
 class ToolArgs(Model):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import re
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, NoReturn
 
@@ -18,7 +19,7 @@ from netsight.analyzers.core.base import did_you_mean
 from netsight.analyzers.core.contracts import DETAIL, ErrorCode, ToolFailure, ToolResult
 from netsight.analyzers.core.deadline import DeadlineExceeded
 from netsight.analyzers.core.declarations import Tool
-from netsight.analyzers.core.quoting import quoted, shortened
+from netsight.analyzers.core.quoting import as_sent, quoted, shortened
 from netsight.graph.store.live import GraphView
 
 log = logging.getLogger(__name__)
@@ -66,10 +67,11 @@ def describe_validation_error(tool: AnyTool, exc: ValidationError) -> str:
     allowed = sorted(
         {field.alias or name for name, field in tool.args.model_fields.items()}
     )
-    messages = []
+    messages: list[str] = []
     for error in exc.errors(include_url=False):
         # A location holds the caller's words too: an unknown argument, a header name.
-        where = shortened(".".join(str(part) for part in error["loc"])) or "arguments"
+        where = shortened(".".join(str(part) for part in error["loc"]
+                                   if not _SCHEMA_STEP.fullmatch(str(part)))) or "arguments"
         if error["type"] == "extra_forbidden":
             messages.append(f"{where}: unknown argument; {tool.name} takes {', '.join(allowed)}")
         elif error["type"] == "missing":
@@ -78,9 +80,18 @@ def describe_validation_error(tool: AnyTool, exc: ValidationError) -> str:
             text = error["msg"].removeprefix("Value error, ")
             got = error.get("input")
             shown = "" if isinstance(got, dict | list) or error["type"] == "value_error" \
-                else f" (got {quoted(got)})"
+                else f" (got {as_sent(got)})"
             messages.append(f"{where}: {text}{shown}")
-    return "; ".join(messages)
+    return "; ".join(dict.fromkeys(messages))
+
+
+# Steps pydantic adds to a location inside a union or a validator ("constrained-int",
+# "function-after[...]"): its own words, which name nothing the caller sent.
+_SCHEMA_STEP = re.compile(r"(function-(after|before|plain|wrap)|constrained-\w+|"
+                          r"lax-or-strict|json-or-python|nullable|union|tagged-union)(\[.*\])?"
+                          r"|(int|str|float|bool|list|dict|literal)\[.*\]|int|str|float|bool",
+                          re.DOTALL)
+
 
 
 def prepare(tool: AnyTool, args: ToolArgs) -> None:

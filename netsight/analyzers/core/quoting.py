@@ -6,6 +6,9 @@ was sent, or more where a message names it twice. A prefix is enough to recognis
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+
 QUOTED = 80  # characters of a value an error message shows
 
 
@@ -24,6 +27,19 @@ def quoted(value: object) -> str:
     return text if len(text) <= QUOTED else f"{text[:QUOTED]}... ({len(text)} characters)"
 
 
+def as_sent(value: object) -> str:
+    """A caller's JSON value as an error quotes it: a string or number :func:`quoted`, null
+    and true as JSON spells them (not Python's None and True), a list or an object by what
+    it is (its items are not what was wrong)."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return quoted(value)
+
+
 def shortened(text: str, most: int = QUOTED) -> str:
     """``text`` as is when short, else its first ``most`` characters and its length (for a
     value shown without quotes, such as an argument's name)."""
@@ -34,3 +50,21 @@ def listed(values: list[str], most: int = 5) -> str:
     """The first ``most`` of ``values``, each :func:`shortened`, joined; and how many more."""
     shown = ", ".join(shortened(value) for value in values[:most])
     return shown if len(values) <= most else f"{shown} and {len(values) - most} more"
+
+
+def unset_or_quoted(value: str | None) -> str:
+    """An optional field of an object, quoted, or "(unset)": never Python's ``None``."""
+    return "(unset)" if value is None else repr(value)
+
+
+def labels_text(labels: Mapping[str, str]) -> str:
+    """Labels as ``kubectl -l`` takes them: ``app=web,tier=front``."""
+    return ",".join(f"{k}={v}" for k, v in labels.items())
+
+
+def spec_text(value: object) -> str:
+    """A fragment of an object's spec as answers quote it: compact JSON, never a Python repr
+    (``{'statusCode': 503}`` reads as no Kubernetes tool writes it)."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), default=str)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from netsight.analyzers.core import codes
 from netsight.analyzers.core.base import evidence, ref
+from netsight.analyzers.core.quoting import labels_text
 from netsight.analyzers.mesh.context import MeshContext, PodLabels
 from netsight.analyzers.mesh.hosts import to_fqdn
 from netsight.analyzers.mesh.istio_objects import NODE, labels_match
@@ -65,7 +66,7 @@ def subsets_select_pods(ctx: MeshContext) -> None:
             ctx.report(codes.DESTINATION_RULE_SUBSET_SELECTS_NO_PODS.finding(
                 ref(record), f"Subset {subset.name!r} of DestinationRule {record.ref} "
                 "selects no pod",
-                detail=f"No pod carries the labels {selector}; traffic routed to this "
+                detail=f"No pod carries the labels {labels_text(selector)}; traffic routed to this "
                 "subset finds no endpoint (503).",
                 suggestion="Correct the subset's labels to those of the pods of this "
                 "version, or remove the subset.",

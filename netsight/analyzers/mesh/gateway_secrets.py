@@ -103,7 +103,7 @@ def _report(ctx: MeshContext, gateway: IstioGateway, server: Server, name: str,
         detail=f"{server.path}.tls.credentialName is {name!r}; the gateway pods selected by "
         f"{gateway.selector_text or 'all labels'}{note} read it from their own namespace, "
         f"where no Secret {name!r} exists, so they have no certificate for this server and "
-        f"TLS handshakes for {list(server.hosts)} fail.",
+        f"TLS handshakes for {', '.join(server.hosts)} fail.",
         suggestion="Create the Secret (type kubernetes.io/tls, or generic with key, cert "
         "and optionally cacert) in the gateway pods' namespace, or correct credentialName.",
         evidence=[evidence(record, f"{server.path}.tls.credentialName", name)],

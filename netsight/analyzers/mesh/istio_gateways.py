@@ -64,8 +64,9 @@ def ingress_ports(ctx: MeshContext) -> None:
                 ref(record), f"Gateway {record.ref} serves port {server.port}, which no "
                 f"Service of its gateway pods ({gateway.selector_text}) exposes",
                 detail=f"The Services selecting the pods that {gateway.selector_text} "
-                f"selects expose TCP ports {sorted(ports) or 'none'}{note}. A server port "
-                "names a port of the gateway's Service (istiod listens on its targetPort); "
+                f"selects expose TCP ports {', '.join(map(str, sorted(ports))) or 'none'}"
+                f"{note}. A server port names a port of the gateway's Service (istiod "
+                "listens on its targetPort); "
                 f"no Service offers {server.port}, so clients cannot reach {server.path}.",
                 suggestion="Serve on a port the gateway's Service exposes, or add this port "
                 "to the Service.",
@@ -144,7 +145,7 @@ def _conflict(ctx: MeshContext, gateway: IstioGateway, server: Server, port: int
         ref(record), f"Gateway {record.ref} {server.path} conflicts with "
         f"{', '.join(dict.fromkeys(others))} on port {port}",
         detail=f"Gateways selecting the same gateway pods ({gateway.selector_text or 'all'}) "
-        f"declare port {port} for the same hosts {list(server.hosts)}"
+        f"declare port {port} for the same hosts {', '.join(server.hosts)}"
         f"{f' bound to {server.bind}' if server.bind else ''}; the gateway merges them and "
         "keeps only one server for each host.",
         suggestion="Merge the servers into one Gateway, or give them distinct hosts or "

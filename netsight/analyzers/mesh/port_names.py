@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from netsight.analyzers.core import codes, deadline
 from netsight.analyzers.core.base import evidence, ref
+from netsight.analyzers.core.quoting import unset_or_quoted
 from netsight.analyzers.mesh.context import MeshContext
 from netsight.analyzers.mesh.istio_objects import VIRTUAL_SERVICE
 from netsight.graph.model.kinds import Kind
@@ -84,8 +85,9 @@ def port_names(ctx: MeshContext) -> None:
             ctx.report(codes.SERVICE_PORT_NAME_NOT_PROTOCOL.finding(
                 ref(service), f"Service {service.ref} port {port.describe()} does not name "
                 "its protocol",
-                detail=f"Neither the name {port.name!r} nor appProtocol "
-                f"{port.app_protocol!r} starts with a protocol Istio knows; the mesh "
+                detail=f"Neither the name {unset_or_quoted(port.name)} nor appProtocol "
+                f"{unset_or_quoted(port.app_protocol)} starts "
+                "with a protocol Istio knows; the mesh "
                 "sniffs the protocol (or treats it as TCP), so HTTP routing, retries and "
                 "metrics may not apply.",
                 suggestion="Name the port <protocol>[-<suffix>] (http-web, grpc, tcp-db) or "

@@ -14,6 +14,7 @@ from collections import defaultdict
 
 from netsight.analyzers.core import codes
 from netsight.analyzers.core.base import evidence, ref
+from netsight.analyzers.core.quoting import labels_text
 from netsight.analyzers.mesh.context import MeshContext, pods_or_templates
 from netsight.analyzers.mesh.istio_objects import Sidecar
 from netsight.graph.model.kinds import Kind
@@ -136,7 +137,7 @@ def _no_pods(ctx: MeshContext, sidecar: Sidecar) -> None:
     ctx.report(codes.SIDECAR_SELECTS_NO_PODS.finding(
         ref(record), f"Sidecar {record.ref} selects no pod ({sidecar.selector_text})",
         detail=f"No pod of namespace {record.namespace} carries the labels "
-        f"{dict(sidecar.selector)}; a Sidecar only selects pods of its own namespace, so "
+        f"{labels_text(sidecar.selector)}; a Sidecar only selects pods of its own namespace, so "
         "its settings apply to no proxy.",
         suggestion="Correct spec.workloadSelector.labels to the labels of the pods it is "
         "meant for, or create the Sidecar in their namespace.",
@@ -151,7 +152,7 @@ def _conflict(ctx: MeshContext, sidecar: Sidecar, names: list[str],
     ctx.report(codes.CONFLICTING_SIDECAR_SELECTORS.finding(
         ref(record), f"Sidecar {record.ref} selects the same pods as "
         f"{', '.join(others)}: {', '.join(shared)}",
-        detail=f"Sidecars {names} of namespace {record.namespace} all select "
+        detail=f"Sidecars {', '.join(names)} of namespace {record.namespace} all select "
         f"{', '.join(shared)}; a proxy takes the configuration of one Sidecar only, and "
         "which one is undefined.",
         suggestion="Narrow the workloadSelectors so that each pod is selected by one "
@@ -166,9 +167,9 @@ def _multiple_defaults(ctx: MeshContext, sidecar: Sidecar, names: list[str]) -> 
     ctx.report(codes.MULTIPLE_DEFAULT_SIDECARS.finding(
         ref(record), f"Sidecar {record.ref} and {', '.join(others)} have no "
         "workloadSelector",
-        detail=f"Sidecars {names} of namespace {record.namespace} have no workloadSelector: "
-        "each claims to be the default for the namespace's proxies, and which one they "
-        "use is undefined.",
+        detail=f"Sidecars {', '.join(names)} of namespace {record.namespace} have no "
+        "workloadSelector: each claims to be the default for the namespace's proxies, and "
+        "which one they use is undefined.",
         suggestion="Keep one Sidecar without workloadSelector per namespace; give the "
         "others a selector or merge them into it.",
         evidence=[evidence(record, "spec.workloadSelector", None)],

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from netsight.analyzers.core import codes
 from netsight.analyzers.core.base import evidence, ref
+from netsight.analyzers.core.quoting import labels_text
 from netsight.analyzers.mesh.context import MeshContext, pods_or_templates
 from netsight.analyzers.mesh.istio_objects import TELEMETRY, Telemetry, describe
 from netsight.graph.model.records import Record
@@ -47,7 +48,7 @@ def selectors(ctx: MeshContext) -> None:
             ctx.report(codes.TELEMETRY_SELECTS_NO_PODS.finding(
                 ref(record), f"Telemetry {record.ref} selects no pod",
                 detail=f"No pod of namespace {record.namespace} carries the labels "
-                f"{dict(labels)}; the Telemetry applies to nothing (a selector only "
+                f"{labels_text(labels)}; the Telemetry applies to nothing (a selector only "
                 "looks at its own namespace).",
                 suggestion="Correct spec.selector.matchLabels to the labels of the pods "
                 "it is for, or move the Telemetry to their namespace.",

@@ -222,12 +222,13 @@ def _check_gateway(ctx: MeshContext, vs: VirtualService, name: str, path: str) -
         found = any(hosts_match(h, v) for h in served for v in vs.hosts)
     if not found:
         gateway = istio if istio is not None else k8s
-        listed = f"{served or []}" if gateway is not None and shows(gateway.key) else \
+        shown = gateway is not None and shows(gateway.key)
+        listed = (", ".join(served) if served else "none") if shown else \
             "(not shown: the Gateway's namespace is not readable to the caller)"
         ctx.report(codes.VIRTUAL_SERVICE_HOST_NOT_IN_GATEWAY.finding(
             ref(record), f"No host of VirtualService {record.ref} is served by gateway "
             f"{namespace}/{gw_name}",
-            detail=f"Hosts {list(vs.hosts)} match none of the hosts the gateway serves to "
+            detail=f"Hosts {', '.join(vs.hosts)} match none of the hosts the gateway serves to "
             f"namespace {record.namespace}: {listed}; the gateway routes none of "
             "this VirtualService's traffic.",
             suggestion="Add the host to a server of the Gateway (hosts 'ns/host' limit it "

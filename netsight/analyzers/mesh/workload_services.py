@@ -221,7 +221,7 @@ def _target_ports(ctx: MeshContext, workload: Record, labels: Mapping[str, str],
         via = ", ".join(f"{p} ({', '.join(sorted(n))})" for p, n in sorted(ports.items()))
         ctx.report(codes.MESH_WORKLOAD_TARGET_PORT_CONFLICT.finding(
             ref(workload), f"{_subject(workload)}: Services {', '.join(names)} "
-            f"send ports {sorted(ports)} to targetPort {target}",
+            f"send ports {', '.join(map(str, sorted(ports)))} to targetPort {target}",
             detail=f"Ports {via} of "
             f"the Services selecting this mesh workload's pods all target {target}. Istio "
             "requires Services selecting one workload with the same targetPort to use the "

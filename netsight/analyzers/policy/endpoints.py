@@ -1,19 +1,20 @@
 """The two ends of a flow: pods, workload templates standing for pods, or outside IPs.
 
-Users name an end as ``ns/pod``, ``Kind/ns/name`` (Service, Deployment, StatefulSet,
-DaemonSet: their pods) or ``ip:ADDR``. In manifests a workload without running pods stands
+Users name an end as any :class:`ObjectName`: ``ns/pod``, ``Kind/ns/name`` (a Pod, or a
+Service, Deployment, StatefulSet or DaemonSet standing for its pods), ``ip:ADDR`` or a
+Service's DNS name. In manifests a workload without running pods stands
 for the pods its template would create (labels and ports from the template, IP unknown),
 as everywhere else in netsight.
 """
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from netsight.analyzers.core.base import did_you_mean
 from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
+from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.quoting import quoted, shortened
 from netsight.graph.model.kinds import Kind, Rel, make_key
 from netsight.graph.model.records import (
@@ -31,9 +32,8 @@ from netsight.graph.store.live import GraphView, Source
 NAMED_KINDS = {"Service": Kind.SERVICE, "Deployment": Kind.DEPLOYMENT,
                "StatefulSet": Kind.STATEFUL_SET, "DaemonSet": Kind.DAEMON_SET}
 _TERMINAL_PHASES = ("Succeeded", "Failed")
-# An IPv6 address ending in an IPv4 one (45 characters) with a zone ("%eth0"), which names an
-# interface of at most 15 characters: longer text is no address, however much ipaddress takes.
-_LONGEST_ADDRESS = 45 + 1 + 15
+ENDPOINT_FORMS = ("'namespace/pod', 'Kind/namespace/name' (Kind one of Pod, "
+         f"{', '.join(NAMED_KINDS)}), 'ip:ADDR' or a Service DNS name ('name.namespace.svc')")
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,12 +83,10 @@ class Resolved:
     service: ServiceRecord | None = None
 
 
-def _by_address(view: GraphView, text: str, address: ipaddress.IPv4Address |
-                ipaddress.IPv6Address, *, fail: Callable[[ErrorCode, str], ToolFailure],
-                argument: str) -> Resolved:
+def _by_address(view: GraphView, text: str, canonical: str, *,
+                fail: Callable[[ErrorCode, str], ToolFailure], argument: str) -> Resolved:
     """An address is outside the cluster unless a pod or a Service's ClusterIP has it: then
     policies see that pod (or the Service's pods after kube-proxy), not an outsider."""
-    canonical = address.compressed
     # The API server writes addresses in canonical form: compare strings, parse nothing.
     pods = [p for p in view.for_each(Kind.POD)
             if isinstance(p, PodRecord) and canonical in p.ips]
@@ -109,25 +107,27 @@ def _by_address(view: GraphView, text: str, address: ipaddress.IPv4Address |
     return Resolved(text, (external(canonical),))
 
 
-def resolve(view: GraphView, text: str, *, argument: str, tool: str) -> Resolved:
-    """``ns/pod``, ``Kind/ns/name`` or ``ip:ADDR``; NOT_FOUND / INVALID_INPUT name ``argument``."""
+def resolve(view: GraphView, given: ObjectName, *, argument: str, tool: str) -> Resolved:
+    """The endpoints ``given`` stands for; NOT_FOUND / INVALID_INPUT name ``argument``."""
     def fail(code: ErrorCode, message: str) -> ToolFailure:
         return ToolFailure(code, f"{argument}: {message}", tool=tool)
 
-    if text.startswith("ip:"):
-        address = text[3:]
-        try:
-            if len(address) > _LONGEST_ADDRESS:
-                raise ValueError(address)
-            parsed = ipaddress.ip_address(address)
-        except ValueError:
-            raise fail(ErrorCode.INVALID_INPUT,
-                       f"{quoted(address)} is not an IP address (e.g. 'ip:203.0.113.7')"
-                       ) from None
-        return _by_address(view, text, parsed, fail=fail, argument=argument)
-    parts = text.split("/")
-    if len(parts) == 2:
-        namespace, name = parts
+    text = str(given)
+    if given.address is not None:
+        return _by_address(view, text, given.address, fail=fail, argument=argument)
+    if given.namespace is None:
+        raise fail(ErrorCode.INVALID_INPUT,
+                   f"{quoted(text)} has no namespace; give {ENDPOINT_FORMS}")
+    namespace, name = given.namespace, given.name
+    if given.kind == "Pod":
+        record = view.get(make_key(Kind.POD, namespace, name))
+        if not isinstance(record, PodRecord):
+            known = {r.name for r in view.for_each(Kind.POD, namespace)}
+            raise fail(ErrorCode.NOT_FOUND, f"Pod {shortened(f'{namespace}/{name}')} not "
+                       f"found{did_you_mean(name, known)}")
+        return Resolved(text, (from_pod(record),))
+    kind_name = given.kind
+    if kind_name is None:
         pod = view.get(make_key(Kind.POD, namespace, name))
         if isinstance(pod, PodRecord):
             return Resolved(text, (from_pod(pod),))
@@ -144,16 +144,11 @@ def resolve(view: GraphView, text: str, *, argument: str, tool: str) -> Resolved
             raise fail(ErrorCode.NOT_FOUND,
                        f"no pod, Service or workload {quoted(text)}{did_you_mean(name, known)}; "
                        "give 'namespace/pod', 'Kind/namespace/name' or 'ip:ADDR'")
-        parts = [found[0][0], namespace, name]
-    if len(parts) != 3 or not all(parts):
-        raise fail(ErrorCode.INVALID_INPUT,
-                   f"{quoted(text)}: give 'namespace/pod', 'Kind/namespace/name' (Kind one of "
-                   f"{', '.join(NAMED_KINDS)}) or 'ip:ADDR'")
-    kind_name, namespace, name = parts
+        kind_name = found[0][0]
     kind = NAMED_KINDS.get(kind_name)
     if kind is None:
         raise fail(ErrorCode.INVALID_INPUT,
-                   f"kind {quoted(kind_name)} cannot be an end of a flow; use one of "
+                   f"kind {quoted(kind_name)} cannot be an end of a flow; use one of Pod, "
                    f"{', '.join(NAMED_KINDS)}, or 'namespace/pod'")
     record = view.get(make_key(kind, namespace, name))
     if record is None:

@@ -13,12 +13,21 @@ reason UnsupportedAddress (conformance GatewayStaticAddresses).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from netsight.analyzers.routing import conditions as c
-from netsight.analyzers.routing.gateway_objects import as_list, as_map, opt_str, spec_of, status_of
+from netsight.analyzers.routing.gateway_objects import (
+    GATEWAY,
+    as_list,
+    as_map,
+    is_gateway_api,
+    opt_str,
+    spec_of,
+    status_of,
+)
 from netsight.graph.model.records import Record
+from netsight.graph.store.live import GraphView
 
 UNSUPPORTED_ADDRESS = "UnsupportedAddress"
 ADDRESS_NOT_ASSIGNED = "AddressNotAssigned"
@@ -82,3 +91,15 @@ def judge(gateway: Record, features: frozenset[str] | None) -> Verdict:
 def _assigned(observed: list[Mapping[str, object]], kind: str, value: str | None) -> bool:
     return any((opt_str(a.get("type")) or "IPAddress") == kind
                and (value is None or a.get("value") == value) for a in observed)
+
+
+def gateways_at(view: GraphView, address: str) -> Iterator[Record]:
+    """Gateways holding ``address``: assigned (status) or, where no status says, requested
+    (a manifest's spec), for callers naming a Gateway as ``ip:ADDR``."""
+    for record in view.for_each(GATEWAY):
+        if not is_gateway_api(record):
+            continue
+        held = as_list(status_of(record).get("addresses")) or \
+            as_list(spec_of(record).get("addresses"))
+        if any(as_map(a).get("value") == address for a in held):
+            yield record

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from netsight.analyzers.core.quoting import spec_text
 from netsight.analyzers.mesh.context import MeshContext
 from netsight.analyzers.mesh.hosts import (
     EXPORT_ALL,
@@ -40,12 +41,12 @@ def take(ctx: MeshContext, answer: Resolution, rule: Rule, *, port: int | None,
     redirect = spec.get("redirect")
     direct = spec.get("directResponse")
     if isinstance(redirect, Mapping):
-        answer.filters.append(f"redirect {dict(redirect)}")
+        answer.filters.append(f"redirect {spec_text(redirect)}")
         answer.outcome = "redirect"
         return
     if isinstance(direct, Mapping):
         # A response the rule gives on purpose, not a failure to forward.
-        answer.filters.append(f"directResponse {dict(direct)}")
+        answer.filters.append(f"directResponse {spec_text(direct)}")
         answer.outcome = "direct"  # as a Gateway API DirectResponse filter's
         return
     routes = [r for r in spec.get("route") or () if isinstance(r, Mapping)]
@@ -93,7 +94,7 @@ def _filters(spec: Mapping[str, Any]) -> list[str]:
     for key in ("rewrite", "headers", "fault", "retries", "timeout", "corsPolicy"):
         value = spec.get(key)
         if value:
-            found.append(f"{key} {value}")
+            found.append(f"{key} {spec_text(value)}")
     return found
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from netsight.analyzers.core import codes
 from netsight.analyzers.core.base import ref
 from netsight.analyzers.core.contracts import Finding
+from netsight.analyzers.core.quoting import spec_text
 from netsight.analyzers.routing.attachment import Resolver, RouteResult
 from netsight.analyzers.routing.gateway_objects import HTTP_ROUTE, as_list, as_map
 from netsight.analyzers.routing.gateways import GatewayState, ListenerState
@@ -33,7 +34,7 @@ def _filters(rule: dict[str, object]) -> tuple[list[str], str | None]:
         flt = as_map(flt)
         kind = str(flt.get("type"))
         config = {k: v for k, v in flt.items() if k != "type"}
-        described.append(f"{kind} {next(iter(config.values()), '')}".strip())
+        described.append(f"{kind} {spec_text(next(iter(config.values()), ''))}".strip())
         if kind == "RequestRedirect":
             answer = "redirect"
         elif kind == "DirectResponse":

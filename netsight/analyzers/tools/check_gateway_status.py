@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from netsight.analyzers.core.arguments import Namespace, NamespacedName, PagedArgs
+from netsight.analyzers.core.arguments import Namespace, PagedArgs
 from netsight.analyzers.core.base import did_you_mean, metadata, require_namespace
 from netsight.analyzers.core.contracts import ErrorCode, Finding, Page, ToolFailure, ToolResult
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
+from netsight.analyzers.core.lookup import locate
+from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.routing import conditions as c
+from netsight.analyzers.routing.addresses import gateways_at
 from netsight.analyzers.routing.attachment import Resolver
 from netsight.analyzers.routing.declared import GATEWAY_CODES, GATEWAY_READS
 from netsight.analyzers.routing.findings import gateway_findings
@@ -34,7 +37,7 @@ class Args(PagedArgs):
     # A cluster's gateways are usually asked about together (a Gateway and its routes): a
     # larger first page than elsewhere, troubled ones first.
     limit: int = Field(default=50, ge=1, le=500, description="Items per page (1-500)")
-    gateway: NamespacedName | None = Field(
+    gateway: ObjectName | None = Field(
         default=None, description="One Gateway as 'namespace/name'; default: every Gateway")
     namespace: Namespace | None = Field(default=None, description="Only this namespace")
 
@@ -52,7 +55,9 @@ def find_gateways(view: GraphView, resolver: Resolver, args: Args) -> list[Gatew
         found = [resolver.gateway(r.namespace, r.name)
                  for r in view.for_each(GATEWAY, args.namespace) if is_gateway_api(r)]
         return sorted((g for g in found if g is not None), key=lambda g: g.ref)
-    namespace, _, name = args.gateway.partition("/")
+    named = locate(view, args.gateway, (GATEWAY,), argument="gateway", tool=NAME,
+                   at_address=gateways_at)
+    namespace, name = named.namespace, named.name
     if args.namespace is not None and args.namespace != namespace:
         raise ToolFailure(ErrorCode.INVALID_INPUT,
                           f"namespace: {args.namespace!r} differs from the namespace of gateway "

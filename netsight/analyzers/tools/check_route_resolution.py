@@ -7,10 +7,12 @@ from typing import Literal
 from pydantic import Field
 
 from netsight.analyzers.core import deadline
-from netsight.analyzers.core.arguments import Namespace, NamespacedName, PagedArgs
+from netsight.analyzers.core.arguments import Namespace, PagedArgs
 from netsight.analyzers.core.base import did_you_mean, metadata, require_namespace
 from netsight.analyzers.core.contracts import ErrorCode, Finding, Page, ToolFailure, ToolResult
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
+from netsight.analyzers.core.lookup import locate
+from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.attachment import Resolver, RouteResult
@@ -46,7 +48,7 @@ class Args(PagedArgs):
     # A cluster's routes are usually asked about together (a Gateway and its routes): a
     # larger first page than elsewhere, troubled ones first.
     limit: int = Field(default=50, ge=1, le=500, description="Items per page (1-500)")
-    route: NamespacedName | None = Field(
+    route: ObjectName | None = Field(
         default=None, description="One route as 'namespace/name'; default: every route")
     kind: RouteKind | None = Field(
         default=None, description="Only routes of this kind (needed when two kinds of route "
@@ -66,7 +68,10 @@ def find_routes(view: GraphView, resolver: Resolver, args: Args) -> list[Route]:
     if args.route is None:
         require_namespace(view, args.namespace, tool=NAME)
         return [r for r in resolver.routes(args.namespace) if r.kind in kinds]
-    namespace, _, name = args.route.partition("/")
+    named = locate(view, args.route, kinds, argument="route", tool=NAME)
+    namespace, name = named.namespace, named.name
+    if named.kind is not None:
+        kinds = (named.kind,)
     if args.namespace is not None and args.namespace != namespace:
         raise ToolFailure(ErrorCode.INVALID_INPUT,
                           f"namespace: {args.namespace!r} differs from the namespace of route "

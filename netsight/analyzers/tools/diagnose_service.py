@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from netsight.analyzers.checks import service_health
-from netsight.analyzers.core.arguments import NamespacedName, PortName, PortNumber, ToolArgs
+from netsight.analyzers.core.arguments import Port, ToolArgs
 from netsight.analyzers.core.base import did_you_mean, metadata
 from netsight.analyzers.core.contracts import (
     ErrorCode,
@@ -16,6 +16,9 @@ from netsight.analyzers.core.contracts import (
     ToolResult,
 )
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
+from netsight.analyzers.core.lookup import locate, services_at
+from netsight.analyzers.core.object_names import ObjectName
+from netsight.analyzers.core.quoting import quoted
 from netsight.analyzers.services import inspection
 from netsight.graph.model.kinds import Kind, make_key
 from netsight.graph.model.records import ServiceRecord
@@ -33,8 +36,8 @@ METADATA = AnalyzerMetadata(
 
 
 class Args(ToolArgs):
-    service: NamespacedName = Field(description="The Service as 'namespace/name'")
-    port: PortNumber | PortName | None = Field(
+    service: ObjectName = Field(description="The Service as 'namespace/name'")
+    port: Port | None = Field(
         default=None, description="Only this Service port (number or name); default all"
     )
 
@@ -69,8 +72,10 @@ class Result(ToolResult):
     not_evaluated: list[str] = Field(description="What netsight could not decide, and why")
 
 
-def find_service(view: GraphView, name: str, *, tool: str) -> ServiceRecord:
-    namespace, _, short = name.partition("/")
+def find_service(view: GraphView, name: ObjectName, *, tool: str) -> ServiceRecord:
+    named = locate(view, name, ("Service",), argument="service", tool=tool,
+                   at_address=services_at)
+    namespace, short = named.namespace, named.name
     record = view.get(make_key(Kind.SERVICE, namespace, short))
     if not isinstance(record, ServiceRecord):
         known = {r.name for r in view.for_each(Kind.SERVICE, namespace)}
@@ -78,7 +83,8 @@ def find_service(view: GraphView, name: str, *, tool: str) -> ServiceRecord:
             f"; namespace {namespace} has no Services"
         raise ToolFailure(
             ErrorCode.NOT_FOUND,
-            f"service: Service {name!r} not found{where}{did_you_mean(short, known)}",
+            f"service: Service {quoted(str(name))} not found{where}"
+            f"{did_you_mean(short, known)}",
             tool=tool,
         )
     return record
@@ -94,7 +100,8 @@ def analyze(view: GraphView, args: Args) -> Result:
             have = ", ".join(p.describe() for p in service.ports) or "none"
             raise ToolFailure(
                 ErrorCode.NOT_FOUND,
-                f"port: Service {args.service} has no port {args.port!r}; its ports: {have}",
+                f"port: Service {service.namespace}/{service.name} has no port "
+                f"{args.port!r}; its ports: {have}",
                 tool=NAME,
             )
     report = inspection.inspect(view, service, indexes)
@@ -102,7 +109,7 @@ def analyze(view: GraphView, args: Args) -> Result:
     counts = report.endpoints
     return Result(
         metadata=metadata(view, service.namespace),
-        service=args.service,
+        service=f"{service.namespace}/{service.name}",
         status=report.worst,
         type=service.type,
         headless=service.headless,

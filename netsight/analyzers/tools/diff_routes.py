@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from pydantic import Field, PrivateAttr
 
-from netsight.analyzers.core.arguments import Namespace, NamespacedName, PortNumber, ToolArgs
+from netsight.analyzers.core.arguments import GenerationOrTime, Namespace, PortNumber, ToolArgs
 from netsight.analyzers.core.base import metadata
 from netsight.analyzers.core.contracts import ErrorCode, Finding, ToolFailure, ToolResult
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
+from netsight.analyzers.core.lookup import locate, services_at
+from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.quoting import shortened
 from netsight.analyzers.mesh.istio_objects import (
     DESTINATION_RULE,
@@ -21,8 +23,10 @@ from netsight.analyzers.mesh.istio_objects import (
     VIRTUAL_SERVICE,
 )
 from netsight.analyzers.routing import istio_rules, proposals
+from netsight.analyzers.routing.addresses import gateways_at
 from netsight.analyzers.routing.change_history import ChangeOut
 from netsight.analyzers.routing.declared import REQUEST_CODES, ROUTE_READS
+from netsight.analyzers.routing.gateway_objects import GATEWAY
 from netsight.analyzers.routing.proposal_reading import Document
 from netsight.analyzers.routing.request_answers import Asked, BackendShare, Layer, Shadowed
 from netsight.analyzers.routing.request_resolution import answer_request
@@ -53,13 +57,13 @@ class Args(ToolArgs):
     method: str = Field(default="GET", pattern=r"^[A-Z]+$", description="HTTP method")
     headers: dict[str, str] = Field(default_factory=dict, description="Request headers")
     query: dict[str, str] = Field(default_factory=dict, description="Query parameters")
-    gateway: NamespacedName | None = Field(
+    gateway: ObjectName | None = Field(
         default=None, description="Enter at this Gateway ('namespace/name'); default: every "
         "Gateway with a listener for the host")
     port: PortNumber | None = Field(default=None, description="Only listeners on this port")
-    expected_backend: NamespacedName | None = Field(
+    expected_backend: ObjectName | None = Field(
         default=None, description="The Service ('namespace/name') the request should reach")
-    against: int | str | None = Field(
+    against: GenerationOrTime | None = Field(
         default=None, description="Also list what changed since then in the objects the "
         "request goes through: a graph generation (metadata.graphGeneration of an earlier "
         "answer), an RFC 3339 time ('2025-06-01T10:00:00Z') or a duration back from now "
@@ -106,7 +110,7 @@ class Result(ToolResult):
 
 
 def analyze(view: GraphView, args: Args) -> Result:
-    asked = _asked(args)  # a bad via fails the call before any work
+    asked = _asked(view, args)  # a bad via fails the call before any work
     answered = answer_request(view, asked, against=args.against, proposed=args.proposed,
                               ahead=args._ahead)
     live = answered.live
@@ -126,15 +130,21 @@ def analyze(view: GraphView, args: Args) -> Result:
     )
 
 
-def _asked(args: Args) -> Asked:
+def _asked(view: GraphView, args: Args) -> Asked:
     via = parse_via(args)
+    gateway = None if args.gateway is None else locate(
+        view, args.gateway, (GATEWAY,), argument="gateway", tool=NAME, at_address=gateways_at)
+    backend = None if args.expected_backend is None else locate(
+        view, args.expected_backend, ("Service",), argument="expected_backend", tool=NAME,
+        at_address=services_at)
     host = request_host(args.host)
     return Asked(
         request=Request(host, args.path.split("?")[0], args.method, args.headers, args.query),
         # Named in the answer and in each finding: a path of megabytes is shown by a prefix.
         described=shortened(f"{args.method} {host}{args.path}", DESCRIBED),
         authority=args.host.strip().lower(),
-        tool=NAME, gateway=args.gateway, port=args.port, expected_backend=args.expected_backend,
+        tool=NAME, gateway=gateway.ref if gateway else None, port=args.port,
+        expected_backend=backend.ref if backend else None,
         via=via, source_namespace=args.source_namespace, source_labels=args.source_labels)
 
 

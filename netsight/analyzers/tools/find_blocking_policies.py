@@ -8,7 +8,7 @@ from typing import Annotated, ClassVar
 
 from pydantic import AfterValidator, Field
 
-from netsight.analyzers.core.arguments import PortNumber, ToolArgs
+from netsight.analyzers.core.arguments import Port, ToolArgs
 from netsight.analyzers.core.base import metadata
 from netsight.analyzers.core.contracts import (
     ErrorCode,
@@ -18,6 +18,7 @@ from netsight.analyzers.core.contracts import (
     ToolResult,
 )
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
+from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.quoting import quoted
 from netsight.analyzers.policy.endpoints import NAMED_KINDS, Endpoint, Resolved, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
@@ -85,14 +86,14 @@ def _host(value: str) -> str:
 Method = Annotated[str, AfterValidator(_method)]
 RequestPath = Annotated[str, AfterValidator(_path)]
 Host = Annotated[str, AfterValidator(_host)]
-ENDPOINT_HELP = ("'namespace/pod', 'Kind/namespace/name' (Kind: " + ", ".join(NAMED_KINDS)
-                 + ") or 'ip:ADDR' for outside the cluster")
+ENDPOINT_HELP = ("'namespace/pod', 'Kind/namespace/name' (Kind: Pod, " + ", ".join(NAMED_KINDS)
+                 + "), a Service DNS name, or 'ip:ADDR' for outside the cluster")
 
 
 class Args(ToolArgs):
-    source: str = Field(description=f"Where traffic starts: {ENDPOINT_HELP}")
-    destination: str = Field(description=f"Where traffic goes: {ENDPOINT_HELP}")
-    port: PortNumber = Field(description="Destination port (a Service port for a Service)")
+    source: ObjectName = Field(description=f"Where traffic starts: {ENDPOINT_HELP}")
+    destination: ObjectName = Field(description=f"Where traffic goes: {ENDPOINT_HELP}")
+    port: Port = Field(description="Destination port (a Service port for a Service)")
     protocol: Protocol = Field(default="TCP", description="TCP, UDP or SCTP")
     method: Method | None = Field(default=None, description="HTTP method of the request, "
                                   "e.g. 'GET' (Istio AuthorizationPolicy rules only; "
@@ -128,6 +129,32 @@ class Result(ToolResult, DetailAware):
                                    "change that admits the traffic, and what else it opens")
 
     _detail_only: ClassVar[tuple[str, ...]] = ("suggestion",)
+
+
+def port_number(resolved: Resolved, port: int | str, protocol: str, *, tool: str = NAME) -> int:
+    """``port`` as a number: a name is looked up on the Service's ports, else on the
+    destination pods' container ports (where it must mean one number)."""
+    if isinstance(port, int):
+        return port
+    service = resolved.service
+    if service is not None:
+        numbers = {p.port for p in service.ports if p.name == port and p.protocol == protocol}
+        names = {p.name for p in service.ports if p.name}
+        owner = f"Service {service.ref}"
+    else:
+        numbers = {p.port for e in resolved.endpoints for p in e.ports
+                   if p.name == port and p.protocol == protocol}
+        names = {p.name for e in resolved.endpoints for p in e.ports if p.name}
+        owner = f"the containers of {resolved.text}"
+    if len(numbers) == 1:
+        return numbers.pop()
+    if not numbers:
+        raise ToolFailure(ErrorCode.NOT_FOUND, f"port: no {protocol} port named {port!r} on "
+                          f"{owner}; its named ports: {', '.join(sorted(names)) or 'none'} "
+                          "(or give a number)", tool=tool)
+    raise ToolFailure(ErrorCode.INVALID_INPUT, f"port: {port!r} is port "
+                      f"{', '.join(map(str, sorted(numbers)))} on different pods of "
+                      f"{resolved.text}; give the number", tool=tool)
 
 
 def port_targets(resolved: Resolved, port: int, protocol: str, *, tool: str = NAME
@@ -169,10 +196,11 @@ def analyze(view: GraphView, args: Args) -> Result:
         raise ToolFailure(ErrorCode.INVALID_INPUT, "destination: source and destination are "
                           "both outside the cluster; no cluster policy applies between them",
                           tool=NAME)
-    targets, notes = port_targets(destinations, args.port, args.protocol)
+    asked = port_number(destinations, args.port, args.protocol)
+    targets, notes = port_targets(destinations, asked, args.protocol)
     if not targets:
         raise ToolFailure(ErrorCode.NOT_FOUND, f"port: Service {args.destination} port "
-                          f"{args.port}/{args.protocol} resolves on none of its pods; see "
+                          f"{asked}/{args.protocol} resolves on none of its pods; see "
                           "diagnose_service", tool=NAME)
     request = Request(args.method, args.path, args.host)
     # Compact answers carry no evidence: the rules a denial missed are looked up only for
@@ -210,7 +238,7 @@ def analyze(view: GraphView, args: Args) -> Result:
         metadata=metadata(view, dst.namespace),
         source=args.source,
         destination=args.destination,
-        port=args.port,
+        port=asked,
         protocol=args.protocol,
         allowed=overall,
         blocking_policies=list(blocking.values()),

@@ -9,12 +9,15 @@ from collections import Counter
 from pydantic import Field
 
 from netsight.analyzers.core import codes
-from netsight.analyzers.core.arguments import NamespacedName, ToolArgs
+from netsight.analyzers.core.arguments import ToolArgs
 from netsight.analyzers.core.base import did_you_mean, evidence, metadata, ref
 from netsight.analyzers.core.contracts import ErrorCode, Finding, OmitNone, ToolFailure, ToolResult
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
+from netsight.analyzers.core.lookup import locate
+from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import observed
+from netsight.analyzers.routing.addresses import gateways_at
 from netsight.analyzers.routing.attachment import Resolver, RouteResult
 from netsight.analyzers.routing.backend_tls import BACKEND_TLS_POLICY, BackendTLSState
 from netsight.analyzers.routing.declared import ATTACHED_CODES, ATTACHED_READS
@@ -61,7 +64,7 @@ METADATA = AnalyzerMetadata(
 
 
 class Args(ToolArgs):
-    gateway: NamespacedName = Field(description="The Gateway as 'namespace/name'")
+    gateway: ObjectName = Field(description="The Gateway as 'namespace/name'")
 
 
 class AttachedRoute(OmitNone):
@@ -119,8 +122,9 @@ class Result(ToolResult):
     not_evaluated: list[str] = Field(description="What netsight could not decide, and why")
 
 
-def find_gateway(view: GraphView, resolver: Resolver, ref: str) -> GatewayState:
-    namespace, _, name = ref.partition("/")
+def find_gateway(view: GraphView, resolver: Resolver, ref: ObjectName) -> GatewayState:
+    named = locate(view, ref, (GATEWAY,), argument="gateway", tool=NAME, at_address=gateways_at)
+    namespace, name = named.namespace, named.name
     state = resolver.gateway(namespace, name)
     if state is not None:
         return state

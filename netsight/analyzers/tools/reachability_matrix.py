@@ -7,10 +7,11 @@ from typing import ClassVar
 from pydantic import Field
 
 from netsight.analyzers.core import deadline
-from netsight.analyzers.core.arguments import Namespace, NamespacedName, PagedArgs, PortNumber
+from netsight.analyzers.core.arguments import Namespace, PagedArgs, PortNumber
 from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import Page, ToolResult
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
+from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.paging import decode_cursor, encode_cursor, query_fingerprint
 from netsight.analyzers.policy.endpoints import Endpoint, from_pod, live, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
@@ -35,7 +36,7 @@ METADATA = AnalyzerMetadata(
 class Args(PagedArgs):
     namespaces: list[Namespace] | None = Field(
         default=None, description="Pods of these namespaces (with pods: both)")
-    pods: list[NamespacedName] | None = Field(default=None, description="These pods, 'ns/pod'")
+    pods: list[ObjectName] | None = Field(default=None, description="These pods, 'ns/pod'")
     ports: list[PortNumber] = Field(min_length=1, max_length=100,
                                     description="Destination ports")
     protocols: list[Protocol] = Field(default_factory=lambda: ["TCP"], min_length=1,

@@ -17,9 +17,12 @@ from netsight.analyzers.core.arguments import Namespace, PagedArgs
 from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import ErrorCode, Model, Page, ToolFailure, ToolResult
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
+from netsight.analyzers.core.lookup import services_at
+from netsight.analyzers.core.object_names import FORMS, ObjectName
 from netsight.analyzers.core.paging import decode_cursor, encode_cursor, query_fingerprint
 from netsight.analyzers.core.quoting import quoted, shortened
-from netsight.graph.model.kinds import parse_key
+from netsight.graph.model.kinds import Kind, make_key, parse_key
+from netsight.graph.model.records import PodRecord
 from netsight.graph.store.live import GraphView
 
 NAME = "recent_changes"
@@ -34,7 +37,7 @@ METADATA = AnalyzerMetadata(
 
 
 class Args(PagedArgs):
-    around: str | None = Field(
+    around: ObjectName | None = Field(
         default=None,
         description="An object as 'Kind/namespace/name' (e.g. 'Service/shop/cart'), or "
         "'Kind/name' when cluster-scoped: its changes and those of its graph neighbours",
@@ -59,23 +62,45 @@ class Result(ToolResult):
     page: Page
 
 
+def around_key(view: GraphView, name: ObjectName) -> str:
+    """The graph key of the object ``name`` stands for: an address is a pod's or a Service's
+    ClusterIP; 'namespace/name' is the one kind of the graph that has it."""
+    def fail(code: ErrorCode, message: str) -> ToolFailure:
+        return ToolFailure(code, f"around: {message}", tool=NAME)
+
+    if name.address is not None:
+        holders = [p.key for p in view.for_each(Kind.POD)
+                   if isinstance(p, PodRecord) and name.address in p.ips]
+        holders += [s.key for s in services_at(view, name.address)]
+        if len(holders) != 1:
+            raise fail(ErrorCode.NOT_FOUND if not holders else ErrorCode.INVALID_INPUT,
+                       f"{name.address} is the address of "
+                       f"{', '.join(holders) or 'no pod or Service'}; give {FORMS}")
+        return holders[0]
+    if name.kind is not None:
+        return make_key(name.kind, name.namespace or "", name.name)
+    assert name.namespace is not None  # a kindless name is namespace/name
+    found = [key for key in (make_key(k, name.namespace, name.name) for k in view.kinds())
+             if view.exists(key)]
+    if not found:
+        raise fail(ErrorCode.NOT_FOUND, f"{quoted(str(name))} is not in the graph; give {FORMS}")
+    if len(found) > 1:
+        raise fail(ErrorCode.INVALID_INPUT,
+                   f"{quoted(str(name))} is {', '.join(found)}: name one of them")
+    return found[0]
+
+
 def analyze(view: GraphView, args: Args) -> Result:
     require_namespace(view, args.namespace, tool=NAME)
     keys: set[str] | None = None
-    if args.around is not None:
-        parts = args.around.split("/")
-        if len(parts) not in (2, 3) or not all(parts):
-            raise ToolFailure(
-                ErrorCode.INVALID_INPUT,
-                f"around: must be 'Kind/namespace/name' or 'Kind/name', got {quoted(args.around)}",
-                tool=NAME,
-            )
-        keys = {args.around} | set(view.adjacent_keys(args.around))
-        known_once = any(c.key == args.around for c in view.changes_since(0))
-        if not view.exists(args.around) and not known_once:
+    around = None if args.around is None else around_key(view, args.around)
+    if around is not None:
+        keys = {around} | set(view.adjacent_keys(around))
+        known_once = any(c.key == around for c in view.changes_since(0))
+        if not view.exists(around) and not known_once:
             raise ToolFailure(
                 ErrorCode.NOT_FOUND,
-                f"around: {shortened(args.around)} is not in the graph and has no recorded "
+                f"around: {shortened(around)} is not in the graph and has no recorded "
                 "changes; kinds are spelled as in the API (Service, Pod, NetworkPolicy)",
                 tool=NAME,
             )
@@ -84,7 +109,7 @@ def analyze(view: GraphView, args: Args) -> Result:
     selected = [
         c for c in reversed(held)
         if c.at >= since
-        and (keys is None or c.key in keys or args.around in c.related)
+        and (keys is None or c.key in keys or around in c.related)
         and (args.namespace is None or parse_key(c.key).namespace == args.namespace)
     ]
     # The cursor holds a generation, not an offset: new changes arrive at the head of this

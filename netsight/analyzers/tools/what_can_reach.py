@@ -12,6 +12,7 @@ from netsight.analyzers.core.arguments import PagedArgs, PortNumber
 from netsight.analyzers.core.base import metadata
 from netsight.analyzers.core.contracts import Page, ToolResult
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
+from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.policy import classes
 from netsight.analyzers.policy.classes import Row, add_rows
@@ -43,7 +44,7 @@ METADATA = AnalyzerMetadata(
 
 
 class Args(PagedArgs):
-    source: str = Field(description=f"Where traffic starts: {ENDPOINT_HELP}")
+    source: ObjectName = Field(description=f"Where traffic starts: {ENDPOINT_HELP}")
     port: PortNumber | None = Field(default=None, description="Destination port; omit to "
                                     "check each destination on its declared container ports")
     protocol: Protocol | None = Field(default=None, description="TCP, UDP or SCTP (with a "

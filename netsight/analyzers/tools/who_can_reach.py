@@ -7,10 +7,11 @@ from collections.abc import Iterable
 
 from pydantic import Field
 
-from netsight.analyzers.core.arguments import PagedArgs, PortNumber
+from netsight.analyzers.core.arguments import PagedArgs, Port
 from netsight.analyzers.core.base import metadata
 from netsight.analyzers.core.contracts import ErrorCode, Page, ToolFailure, ToolResult
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
+from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.policy import classes
 from netsight.analyzers.policy.classes import Row, add_rows
@@ -27,7 +28,12 @@ from netsight.analyzers.policy.peer_groups import (
 from netsight.analyzers.policy.reach import Tally, flow, narrowed_sources, policy_blocks, tally
 from netsight.analyzers.policy.results import PeerOut, Summary, summarize
 from netsight.analyzers.policy.verdict import Direction, Verdict
-from netsight.analyzers.tools.find_blocking_policies import ENDPOINT_HELP, Protocol, port_targets
+from netsight.analyzers.tools.find_blocking_policies import (
+    ENDPOINT_HELP,
+    Protocol,
+    port_number,
+    port_targets,
+)
 from netsight.graph.model.kinds import Kind
 from netsight.graph.store.live import GraphView
 
@@ -43,8 +49,8 @@ METADATA = AnalyzerMetadata(
 
 
 class Args(PagedArgs):
-    destination: str = Field(description=f"Where traffic goes: {ENDPOINT_HELP}")
-    port: PortNumber = Field(description="Destination port (a Service port for a Service)")
+    destination: ObjectName = Field(description=f"Where traffic goes: {ENDPOINT_HELP}")
+    port: Port = Field(description="Destination port (a Service port for a Service)")
     protocol: Protocol = Field(default="TCP", description="TCP, UDP or SCTP")
     limit: int = Field(default=100, ge=1, le=500, description="Peers per page (1-500)")
 
@@ -63,10 +69,11 @@ class Result(ToolResult):
 
 def analyze(view: GraphView, args: Args) -> Result:
     resolved = resolve(view, args.destination, argument="destination", tool=NAME)
-    targets, notes = port_targets(resolved, args.port, args.protocol, tool=NAME)
+    port = port_number(resolved, args.port, args.protocol, tool=NAME)
+    targets, notes = port_targets(resolved, port, args.protocol, tool=NAME)
     if not targets:
         raise ToolFailure(ErrorCode.NOT_FOUND, f"port: Service {args.destination} port "
-                          f"{args.port}/{args.protocol} resolves on none of its pods; see "
+                          f"{port}/{args.protocol} resolves on none of its pods; see "
                           "diagnose_service", tool=NAME)
     engine = PolicyEngine(view, explain=False)
     ends = [e for e, _ in targets]
@@ -124,14 +131,14 @@ def analyze(view: GraphView, args: Args) -> Result:
         tried = sum(len(p.members) for p in peers)
         summary = summary.model_copy(update={
             "denied_pods": summary.denied_pods + narrowed[1] - tried})
-    fingerprint = query_fingerprint(NAME, args.destination, args.port, args.protocol,
+    fingerprint = query_fingerprint(NAME, args.destination, port, args.protocol,
                                     args.detail)
     page_items, page = paginate(entries, limit=args.limit, cursor=args.cursor,
                                 fingerprint=fingerprint, tool=NAME)
     return Result(
         metadata=metadata(view, None if resolved.endpoints[0].external
                           else resolved.endpoints[0].namespace),
-        destination=args.destination, port=args.port, protocol=args.protocol,
+        destination=args.destination, port=port, protocol=args.protocol,
         destination_pods=sum(len(g.members) for g, _ in fixed),
         peers=[classes.listed_out(item, blocks, several=several, detail=args.detail)
                for item in page_items],

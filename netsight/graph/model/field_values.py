@@ -114,12 +114,23 @@ def as_dict(raw: object, path: str) -> dict[str, Any]:
     return raw
 
 
+def as_written(raw: object) -> str:
+    """A field's bad value as a manifest would spell it: a string quoted, anything else as
+    JSON (``["TCP"]``, ``null``), never a Python repr."""
+    if isinstance(raw, str):
+        return repr(raw)
+    try:
+        return orjson.dumps(raw, default=str).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return type(raw).__name__
+
+
 def port_number(raw: object, path: str, *, optional: bool = False) -> int | None:
     if raw is None and optional:
         return None
     # bool is an int subclass in Python; YAML `true` is never a port.
     if not isinstance(raw, int) or isinstance(raw, bool) or not 1 <= raw <= 65535:
-        raise MalformedObject(path, f"must be a port number from 1 to 65535, got {raw!r}")
+        raise MalformedObject(path, f"must be a port number from 1 to 65535, got {as_written(raw)}")
     return raw
 
 
@@ -129,7 +140,7 @@ def port_protocol(raw: object, path: str) -> str:
     if raw is None:
         return "TCP"
     if not isinstance(raw, str) or not raw:
-        raise MalformedObject(path, f"must be TCP, UDP or SCTP, got {raw!r}")
+        raise MalformedObject(path, f"must be TCP, UDP or SCTP, got {as_written(raw)}")
     return interned(raw)
 
 
