@@ -99,6 +99,9 @@ def test_install_notes_render(helm: Path, values_file: str) -> None:
     notes = done.stdout.partition("NOTES:")[2]
     assert "port-forward service/ns-netsight 8080:8080" in notes
     assert "/mcp" in notes
+    # full-values.yaml turns on the HTTPRoute with a hostname.
+    if values_file == "full-values.yaml":
+        assert "https://netsight.example.com/mcp (HTTPRoute" in notes
     # Both value sets leave auth on: the notes say how to call with a token.
     assert "TokenReview" in notes
     assert "Authorization: Bearer" in notes
