@@ -6,11 +6,14 @@ download site is reachable); it is fetched into .tools/ when missing.
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+import kubernetes_validate
 import pytest
 import yaml
 
@@ -22,6 +25,44 @@ CHART = ROOT / "helm" / "netsight"
 VALUES_SETS = sorted(p.name for p in (CHART / "ci").glob("*-values.yaml"))
 RELEASE = "ns"
 RELEASE_NAMESPACE = "netsight"
+
+# The oldest Kubernetes the chart supports (Chart.yaml's kubeVersion), one between, the newest.
+OLDEST = "1.30"
+VERSIONS = (OLDEST, "1.33", kubernetes_validate.utils.latest_version())
+# Custom resources the chart renders: (apiVersion, kind) -> the CRD's openAPIV3Schema.
+CRD_SCHEMAS = {("gateway.networking.k8s.io/v1", "HTTPRoute"):
+               Path(__file__).parent / "schemas" / "httproute-v1.json"}
+
+
+def strict(schema: Any) -> Any:
+    """A structural schema that refuses unknown fields, as kubernetes-validate's strict mode
+    does (the API server would prune them silently)."""
+    if isinstance(schema, dict):
+        schema = {k: strict(v) for k, v in schema.items()}
+        if "properties" in schema and "additionalProperties" not in schema \
+                and not schema.get("x-kubernetes-preserve-unknown-fields"):
+            schema["additionalProperties"] = False
+        return schema
+    if isinstance(schema, list):
+        return [strict(v) for v in schema]
+    return schema
+
+
+def validate_custom(obj: dict[str, Any]) -> None:
+    schema = strict(json.loads(CRD_SCHEMAS[obj["apiVersion"], obj["kind"]].read_text()))
+    schema["properties"]["metadata"] = {"type": "object"}  # checked by the API server
+    jsonschema.validate(obj, schema)
+
+
+def validate_objects(objects: list[dict[str, Any]]) -> None:
+    """Each object against its API schema, strictly, for every version in VERSIONS."""
+    for obj in objects:
+        if (obj["apiVersion"], obj["kind"]) in CRD_SCHEMAS:
+            validate_custom(obj)
+            continue
+        for version in VERSIONS:
+            kubernetes_validate.validate(obj, version, strict=True)
+
 
 Render = Callable[..., list[dict[str, Any]]]
 

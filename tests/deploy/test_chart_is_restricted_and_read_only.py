@@ -44,7 +44,11 @@ def test_the_pod_runs_restricted_on_a_read_only_root(render: Render, values_file
     assert context.get("privileged") is not True
     mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
     volumes = {v["name"]: v for v in spec["volumes"]}
-    assert set(mounts) == {"/tmp"}
+    # /tmp is the only writable path; what extraVolumeMounts add is the user's, read-only here.
+    writable = {m["mountPath"] for m in container["volumeMounts"] if not m.get("readOnly")}
+    assert writable == {"/tmp"}
+    assert set(mounts) - writable == {m["mountPath"] for m in
+                                      values(values_file).get("extraVolumeMounts", ())}
     assert "emptyDir" in volumes[mounts["/tmp"]]
     assert not any("hostPath" in v for v in volumes.values())
     assert not container["image"].endswith(":latest")

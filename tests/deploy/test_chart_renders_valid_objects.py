@@ -2,24 +2,36 @@
 
 Every rendered object is checked against the API schemas kubernetes-validate bundles, in
 strict mode (unknown fields are errors), for the oldest Kubernetes the chart supports
-(Chart.yaml's kubeVersion) and the newest it knows.
+(Chart.yaml's kubeVersion), one between and the newest it knows. The HTTPRoute, a custom
+resource kubernetes-validate does not know, is checked against the Gateway API CRD's schema
+(tests/deploy/schemas), just as strictly.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
 
-from tests.deploy.conftest import CHART, RELEASE, VALUES_SETS, Render, run_helm
+from tests.deploy.conftest import (
+    CHART,
+    OLDEST,
+    RELEASE,
+    VALUES_SETS,
+    Render,
+    run_helm,
+    validate_custom,
+    validate_objects,
+)
 
-OLDEST = "1.30"
 
-
-def test_the_values_sets_cover_defaults_and_every_option() -> None:
+def test_the_values_sets_cover_defaults_and_every_option(render: Render) -> None:
     assert VALUES_SETS == ["default-values.yaml", "full-values.yaml"]
+    kinds = {o["kind"] for name in VALUES_SETS for o in render(name)}
+    assert {"PodDisruptionBudget", "HTTPRoute", "Ingress", "NetworkPolicy"} <= kinds
     kube_version = yaml.safe_load((CHART / "Chart.yaml").read_text())["kubeVersion"]
     assert kube_version.startswith(f">={OLDEST}.")
 
@@ -56,9 +68,19 @@ def test_values_netsight_cannot_run_with_fail_the_install(
 def test_every_object_validates_strictly(render: Render, values_file: str) -> None:
     objects = render(values_file)
     assert objects
-    for version in (OLDEST, kubernetes_validate.utils.latest_version()):
-        for obj in objects:
-            kubernetes_validate.validate(obj, version, strict=True)
+    validate_objects(objects)
+
+
+def test_strict_validation_of_the_http_route_catches_a_misplaced_field(render: Render) -> None:
+    route = next(o for o in render("full-values.yaml") if o["kind"] == "HTTPRoute")
+    broken = yaml.safe_load(yaml.safe_dump(route))
+    broken["spec"]["rules"][0]["backendRefs"][0]["service"] = "ns-netsight"
+    with pytest.raises(jsonschema.ValidationError):
+        validate_custom(broken)
+    broken = yaml.safe_load(yaml.safe_dump(route))
+    broken["spec"]["rules"][0]["matches"][0]["path"]["type"] = "Prefix"  # Ingress spelling
+    with pytest.raises(jsonschema.ValidationError):
+        validate_custom(broken)
 
 
 def test_strict_validation_catches_a_misplaced_field(render: Render) -> None:
@@ -77,6 +99,9 @@ def test_install_notes_render(helm: Path, values_file: str) -> None:
     notes = done.stdout.partition("NOTES:")[2]
     assert "port-forward service/ns-netsight 8080:8080" in notes
     assert "/mcp" in notes
+    # full-values.yaml turns on the HTTPRoute with a hostname.
+    if values_file == "full-values.yaml":
+        assert "https://netsight.example.com/mcp (HTTPRoute" in notes
     # Both value sets leave auth on: the notes say how to call with a token.
     assert "TokenReview" in notes
     assert "Authorization: Bearer" in notes

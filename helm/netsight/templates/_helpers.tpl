@@ -135,3 +135,25 @@ of their group are listed by resource all the same: RBAC here never uses wildcar
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/*
+The design's Helm values that netsight does not take: refused with what replaced them, rather
+than ignored (values.schema.json lets them through to here so that the message can say so).
+*/}}
+{{- define "netsight.refuseDesignValues" -}}
+{{- if hasKey .Values.config "cacheTTL" }}
+{{- fail "config.cacheTTL is not a netsight setting: netsight keeps no answer cache (every answer comes from the live graph, which its watches keep current); remove it" }}
+{{- end }}
+{{- $replacements := dict "enableIstio" "istio" "enableCilium" "cilium" "enableGatewayAPI" "gatewayAPI" "enableKuma" "kuma" "enableLinkerd" "linkerd" "enableCalico" "calico" }}
+{{- range $key, $_ := .Values.features }}
+{{- if hasPrefix "enable" $key }}
+{{- if eq $key "enableFlannel" }}
+{{- fail "features.enableFlannel is not a netsight setting: Flannel has no policy or routing objects for netsight to read; remove it" }}
+{{- else if hasKey $replacements $key }}
+{{- fail (printf "features.%s was replaced by features.%s (true or false): every provider is detected from its CRDs at run time, as `auto` meant; false withholds the RBAC to read its kinds" $key (get $replacements $key)) }}
+{{- else }}
+{{- fail (printf "features.%s is not a netsight setting; the provider switches are features.<provider>: true or false (helm show values lists them)" $key) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
