@@ -5,7 +5,8 @@
 # wheel and sdist, so that one file installs hash-checked on Python 3.11-3.13, x86_64 or aarch64.
 #   runtime.lock  what the image runs (Dockerfile)
 #   dev.lock      runtime plus the dev extra (.ci/run), held to runtime.lock's versions
-#   build.lock    build-system.requires, for building netsight itself without build isolation
+#   build.lock    pip and build-system.requires: the installer, and the backend that builds
+#                 netsight itself without build isolation
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ -z "${UV:-}" ]]; then
@@ -19,6 +20,6 @@ compile() {
 compile pyproject.toml --output-file requirements/runtime.lock "$@"
 compile pyproject.toml --extra dev --constraint requirements/runtime.lock \
     --output-file requirements/dev.lock "$@"
-python3 -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))
-                                  ["build-system"]["requires"], sep="\n")' \
+python3 -c 'import tomllib; print("pip", *tomllib.load(open("pyproject.toml", "rb"))
+                                         ["build-system"]["requires"], sep="\n")' \
     | compile - --output-file requirements/build.lock "$@"
