@@ -163,3 +163,16 @@ def test_classifiers_and_requires_python_name_the_tested_interpreters() -> None:
     assert f"--python-version {PYTHONS[0]}" in (ROOT / ".ci" / "lock.sh").read_text()
     assert PYPROJECT["tool"]["mypy"]["python_version"] == PYTHONS[0]
     assert PYPROJECT["tool"]["ruff"]["target-version"] == "py" + PYTHONS[0].replace(".", "")
+
+
+def test_ci_run_installs_every_package_from_the_locks_hash_checked() -> None:
+    installs = [line.split() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+                if re.search(r"\bpip install\b", line) and not line.startswith("#")]
+    locks = {words[words.index("-r") + 1] for words in installs if "-r" in words}
+    assert locks == {"requirements/build.lock", "requirements/dev.lock"}
+    for words in installs:
+        if "-r" in words:
+            assert "--require-hashes" in words, " ".join(words)
+        else:
+            # netsight itself: its dependencies and its build backend came from the locks.
+            assert {"--no-deps", "--no-build-isolation", "-e", "."} <= set(words), words
