@@ -1,7 +1,8 @@
 """The Dockerfile passes hadolint and keeps the properties the chart relies on.
 
 No container engine runs here, so the image is checked by reading its recipe: multi-stage
-from a pinned slim Python, a numeric non-root user (Kubernetes' runAsNonRoot can only verify
+from a slim Python pinned by digest, every package from the hash-checked locks and no pip or
+setuptools left behind, a numeric non-root user (Kubernetes' runAsNonRoot can only verify
 a numeric one), nothing to write outside /tmp, and the exec-form entrypoint of
 ``netsight serve`` listening on every interface through variables netsight reads.
 """
@@ -41,6 +42,19 @@ def resolve(image: str, args: dict[str, str]) -> str:
     return re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: args[m.group(1) or m.group(2)], image)
 
 
+def global_args(steps: list[tuple[str, str]]) -> dict[str, str | None]:
+    """The ARGs before the first FROM, with their defaults (None: none, given at build time)."""
+    first = next(i for i, (word, _) in enumerate(steps) if word == "FROM")
+    declared = [rest.partition("=") for word, rest in steps[:first] if word == "ARG"]
+    return {name: default if sep else None for name, sep, default in declared}
+
+
+def commands(stage: list[tuple[str, str]]) -> list[list[str]]:
+    """The words of each command the RUN steps of ``stage`` chain with ``&&``."""
+    return [command.split() for word, rest in stage if word == "RUN"
+            for command in rest.split("&&")]
+
+
 @pytest.fixture(scope="module")
 def steps() -> list[tuple[str, str]]:
     return instructions(DOCKERFILE.read_text())
@@ -65,19 +79,51 @@ def test_hadolint_finds_nothing() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_builds_in_one_stage_and_runs_from_a_pinned_slim_python(
+def test_builds_in_one_stage_and_runs_from_a_slim_python_pinned_by_digest(
         steps: list[tuple[str, str]]) -> None:
-    global_args = dict(re.findall(r"(\w+)=(\S+)", " ".join(
-        rest for word, rest in steps[:next(i for i, s in enumerate(steps) if s[0] == "FROM")]
-        if word == "ARG")))
-    images = [resolve(rest.split()[0], global_args) for word, rest in steps if word == "FROM"]
+    args = global_args(steps)
+    images = [rest.split()[0] for word, rest in steps if word == "FROM"]
     assert len(images) >= 2, "multi-stage: build tools stay out of the final image"
     for image in images:
-        tag = image.partition(":")[2]
+        name, _, digest = image.partition("@")
+        tag = resolve(name, {k: v for k, v in args.items() if v is not None}).partition(":")[2]
         assert tag, f"{image}: tag the base image"
         assert not tag.startswith("latest"), image
-    assert re.fullmatch(r"python:3\.11(\.\d+)?-slim(-\w+)?", images[-1])
+        assert re.fullmatch(r"3\.11(\.\d+)?-slim(-\w+)?", tag), image
+        # Pinned: a committed sha256, or an ARG without a default, so that the build refuses to
+        # start until one is given (the Dockerfile says how to look it up).
+        match = re.fullmatch(r"\$\{(\w+)\}", digest)
+        pinned = args[match.group(1)] if match else digest
+        assert pinned is None or re.fullmatch(r"sha256:[0-9a-f]{64}", pinned), \
+            f"{image}: pin the base image by digest beside its tag"
+    assert len(set(images)) == 1, "the builder's Python is the one that runs the venv"
     assert any(word == "COPY" and "--from=builder" in rest for word, rest in final_stage(steps))
+
+
+def test_installs_every_package_from_the_locks_hash_checked(
+        steps: list[tuple[str, str]]) -> None:
+    pips = [words for words in commands(steps) if "pip" in " ".join(words[:3])
+            and "uninstall" not in words and {"install", "wheel"} & set(words)]
+    locks = {words[words.index("-r") + 1] for words in pips if "-r" in words}
+    assert locks == {"requirements/build.lock", "requirements/runtime.lock"}
+    for words in pips:
+        # --no-deps: netsight's own wheel, whose dependencies the lock already installed.
+        assert "--require-hashes" in words or "--no-deps" in words, " ".join(words)
+        # The build backend is the locked setuptools, not one build isolation fetches.
+        assert "wheel" not in words or "--no-build-isolation" in words, " ".join(words)
+
+
+def test_leaves_no_pip_or_setuptools_in_the_final_image(steps: list[tuple[str, str]]) -> None:
+    # venv's ensurepip would bring pip and, on 3.11, setuptools 65.5; the base image has both.
+    venvs = [words for words in commands(steps) if words[1:3] == ["-m", "venv"]
+             and words[-1] == "/opt/netsight"]
+    assert venvs == [["python", "-m", "venv", "--without-pip", "/opt/netsight"]]
+    uninstalled = [words for words in commands(final_stage(steps))
+                   if words[1:4] == ["-m", "pip", "uninstall"]]
+    assert uninstalled, "the final stage removes the base image's pip and setuptools"
+    assert {"pip", "setuptools", "wheel"} <= set(uninstalled[0])
+    runtime = (ROOT / "requirements" / "runtime.lock").read_text()
+    assert not re.search(r"^(pip|setuptools|wheel)==", runtime, re.MULTILINE)
 
 
 def test_runs_as_a_numeric_non_root_user_without_writing_bytecode(
@@ -119,5 +165,6 @@ def test_dockerignore_lets_in_what_the_build_copies(steps: list[tuple[str, str]]
                if line.startswith("!")}
     copied = {source for word, rest in steps if word == "COPY" and "--from" not in rest
               for source in rest.split()[:-1]}
-    assert copied == {"pyproject.toml", "README.md", "netsight"}
+    assert copied == {"pyproject.toml", "README.md", "netsight", "requirements/build.lock",
+                      "requirements/runtime.lock"}
     assert copied <= allowed
