@@ -12,6 +12,10 @@ What must hold:
   is on or shortly after; every kind is stale through a stall or an outage longer than the
   bound; ``/readyz`` is 503 exactly while some kind is stale.
 
+Time the process could not run counts against no one: a gap between samples longer than
+``HELD``, and the time the loop thread sat runnable waiting for a core (Linux schedstat),
+which on a loaded machine otherwise adds up to a lag the informers never caused.
+
 The default run is short; ``pytest -m long`` runs a longer one with more faults.
 """
 
@@ -19,6 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +39,7 @@ from netsight.server.app import readiness
 from netsight.server.cluster import LiveGraph
 from netsight.sim.apiserver import SimConfig, SimServer
 from netsight.sim.chaos import ChaosPlan, Fault, Window, Writes, run_chaos
+from tests.server.loop_latency import runqueue_wait
 from tests.watching.conftest import FAST, eventually, namespace
 
 pytestmark = pytest.mark.anyio
@@ -53,6 +60,7 @@ SAMPLE = 0.1
 # A gap this long between samples means the process was held (by itself, or by a loaded
 # machine): nobody could act meanwhile, and time held counts against no one.
 HELD = 0.5
+LOOP_THREAD = threading.main_thread().native_id or os.getpid()
 
 
 @dataclass
@@ -66,15 +74,27 @@ class Truth:
     differing: dict[tuple[str, str], float] = field(default_factory=dict)
     stale: list[tuple[float, set[str]]] = field(default_factory=list)  # (when, stale kinds)
     holds: list[tuple[float, float]] = field(default_factory=list)  # (from, to)
+    waited: float | None = None  # this process's loop thread's wait for a core, so far
+
+    def held_since_last(self) -> float:
+        """How long the loop thread sat runnable with no core since the last sample: on a
+        loaded machine the informers (same loop) were held that long, as by a gap."""
+        waited = runqueue_wait(os.getpid(), LOOP_THREAD)
+        lost = 0.0 if self.waited is None else waited - self.waited
+        self.waited = waited
+        return lost
 
     def lie(self, at: float, text: str) -> None:
         if len(self.lies) < 20:
             self.lies.append(f"{at:.2f}: {text}")
 
     def observe(self, at: float, sim: SimServer, live: LiveGraph) -> None:
+        lost = self.held_since_last()
         if self.stale and (gap := at - self.stale[-1][0]) > HELD:
             self.holds.append((self.stale[-1][0], at))
             self.differing = {k: since + gap for k, since in self.differing.items()}
+        elif lost > 0:
+            self.differing = {k: since + lost for k, since in self.differing.items()}
         stale = set(live.store.view().staleness())
         self.stale.append((at, stale))
         ready = readiness(live).status_code == 200
