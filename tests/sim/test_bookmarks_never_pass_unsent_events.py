@@ -16,20 +16,15 @@ import orjson
 import pytest
 
 from netsight.sim.apiserver import SimConfig, SimServer
+from tests.sim.conftest import PODS, pod
 
 pytestmark = pytest.mark.anyio
 
-PODS = "/api/v1/namespaces/x/pods"
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def pod(name: str, **labels: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "x", "labels": labels}}
 
 
 def hold_then_write(sim: SimServer, hold: float, write_at: float) -> None:

@@ -15,20 +15,15 @@ import orjson
 import pytest
 
 from netsight.sim.apiserver import SimConfig, SimServer
+from tests.sim.conftest import PODS, pod
 
 pytestmark = pytest.mark.anyio
 
-PODS = "/api/v1/namespaces/x/pods"
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def pod(name: str, **labels: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "x", "labels": labels}}
 
 
 async def get(sim: SimServer, path: str, **params: str) -> tuple[int, dict[str, str], Any]:
