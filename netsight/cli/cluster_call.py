@@ -72,6 +72,12 @@ async def _answer(tool: AnyTool, raw_args: dict[str, Any], kubeconfig: str | Non
             await reporter
         await transport.close()
     find(TOOLS, tool.name, lambda t: t.provider is None or t.provider in snapshot.providers)
+    unlisted = sorted(store.view().staleness())
+    if unlisted:
+        # The answer names them too (metadata.stale); said here as well, since a verdict
+        # read without them may be wrong and a script may print the answer's verdict alone.
+        err.write(f"netsight: could not list {', '.join(unlisted)} from {transport.host} "
+                  "(forbidden or not served): the answer does not see them\n")
     return to_json(answer(tool, store.view(), raw_args), detail=raw_args.get("detail") is True)
 
 

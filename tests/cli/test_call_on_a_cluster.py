@@ -146,12 +146,13 @@ async def test_a_forbidden_kind_is_said_in_the_answer(sim: SimServer, tmp_path: 
     kubeconfig = str(sim.write_kubeconfig(tmp_path / "kubeconfig"))
     sim.state.faults.forbidden.add("endpointslices")
 
-    code, data, _ = await call("call", "diagnose_service", "--kubeconfig", kubeconfig,
-                               "--service", "shop/frontend", "--detail")
+    code, data, err = await call("call", "diagnose_service", "--kubeconfig", kubeconfig,
+                                 "--service", "shop/frontend", "--detail")
 
     assert code == EXIT_OK, data
     assert "EndpointSlice" in json.dumps(data)
     assert "forbidden" in json.dumps(data)
+    assert "could not list EndpointSlice" in err
 
 
 async def test_a_provider_the_cluster_lacks_is_a_tool_error(tmp_path: Path) -> None:
