@@ -83,5 +83,5 @@ def test_which_hosts_name_a_service() -> None:
     assert service_key("shop", "cart") == "Service/shop/cart"
     assert service_key("shop", "cart.data.svc.cluster.local") == "Service/data/cart"
     for host in ("*", "*.shop.svc.cluster.local", "cart.data", "api.example.com", "",
-                 "Cart", None, 7):
+                 "Cart", "cart\n", "cart.data.svc.cluster.local\n", None, 7):
         assert service_key("shop", host) is None, host

@@ -22,8 +22,8 @@ from netsight.graph.model.records import GenericRecord
 GROUP = "networking.istio.io"
 ROUTE_SECTIONS = ("http", "tls", "tcp")
 # name.namespace.svc.cluster.local: meshConfig's default domain, as the mesh analyzers read it.
-_SERVICE_FQDN = re.compile(r"^([a-z0-9-]+)\.([a-z0-9-]+)\.svc\.cluster\.local$")
-_SHORT_NAME = re.compile(r"^[a-z0-9-]+$")
+_SERVICE_FQDN = re.compile(r"([a-z0-9-]+)\.([a-z0-9-]+)\.svc\.cluster\.local")
+_SHORT_NAME = re.compile(r"[a-z0-9-]+")
 
 Edge = tuple[str, str, Rel]
 
@@ -32,9 +32,10 @@ def service_key(namespace: str, host: object) -> str | None:
     """The key of the Service ``host`` names from ``namespace``, or None if it names none."""
     if not isinstance(host, str):
         return None
-    if _SHORT_NAME.match(host):
+    # fullmatch: ``$`` would also match before a trailing newline, naming no Service.
+    if _SHORT_NAME.fullmatch(host):
         return make_key(Kind.SERVICE, namespace, host)
-    match = _SERVICE_FQDN.match(host)
+    match = _SERVICE_FQDN.fullmatch(host)
     if match is None:
         return None
     return make_key(Kind.SERVICE, match.group(2), match.group(1))
