@@ -213,7 +213,8 @@ async def export(view: GraphView, keys: list[str], header: dict[str, object], *,
     if len(keys) >= RELEASE_AFTER:
         # Tens of MiB were allocated and freed by now, below live blocks: glibc keeps such
         # holes in RSS until a trim, which the collector keeper does only once a minute.
-        release_free_memory()
+        # On a thread: a trim walks the whole heap, and the loop has callers to serve.
+        await asyncio.to_thread(release_free_memory)
 
 
 async def graph_endpoint(request: Request, store: GraphStore, known_kinds: Iterable[str]
