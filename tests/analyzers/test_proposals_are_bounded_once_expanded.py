@@ -179,3 +179,13 @@ def test_an_overlay_keeps_nothing() -> None:
     assert overlay.derived("anything", (), lambda _: []) is not \
         overlay.derived("anything", (), lambda _: [])
 
+
+
+def test_two_objects_run_together_are_refused_not_merged() -> None:
+    # kubectl refuses a key given twice; PyYAML alone would keep the second object's values
+    # and answer for one wrong object.
+    service = ("apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\n"
+               "spec: {selector: {app: web}, ports: [{port: 80}]}\n")
+    message = refusal(HEAD + service)
+    assert "duplicate key 'apiVersion'" in message, message
+    assert "line 7" in message, message

@@ -17,15 +17,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import orjson
 import yaml
 
 from netsight.analyzers.core.quoting import shortened
-
-# libyaml composes in C; PyYAML's wheels ship it.
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+from netsight.graph.model.yaml_keys import Loader
 
 # As many values and characters as a megabyte of YAML without aliases can hold, so that no
 # proposal without them is refused for its size here (proposals.MAX_BYTES bounds the text).
@@ -141,7 +138,7 @@ def documents(text: str) -> Iterator[Document]:
                 body = exc
             yield Document(1, body)
             return
-    loader = _Loader(text)
+    loader = Loader(text)  # libyaml composes in C; a key given twice is refused
     try:
         while True:
             try:

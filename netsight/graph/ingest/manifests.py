@@ -12,65 +12,23 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
 import yaml
-from yaml.error import Mark
 
 from netsight.graph.model.errors import MalformedObject
 from netsight.graph.model.lists import expand_lists
 from netsight.graph.model.reading import object_id
+from netsight.graph.model.yaml_keys import DuplicateKey, Loader
 from netsight.graph.runtime.collector import paused_gc
 from netsight.graph.store.live import EventType, GraphStore, IngestProblem, ProblemKind
 
-# libyaml is several times faster; PyYAML's wheels ship it.
-_FastLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_MERGE_TAG = "tag:yaml.org,2002:merge"
-
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 _SEPARATOR = re.compile(r"^---[ \t]*(?:#.*)?$")
-
-
-class DuplicateKey(yaml.constructor.ConstructorError):
-    """A key given twice in one mapping. kubectl refuses it; PyYAML keeps the last value, so
-    two objects run together without ``---`` would merge into one wrong object."""
-
-    def __init__(self, key: str, first: Mark, again: Mark, *, top_level: bool) -> None:
-        super().__init__(None, None, f"duplicate key {key!r}", again)
-        self.key, self.first, self.top_level = key, first, top_level
-
-    def describe(self, start: int) -> str:
-        """The problem, with the first key's line counted from the file's line ``start``."""
-        hint = "; a second object without '---' before it?" if self.top_level else ""
-        return f"{self.problem} (first on line {start + self.first.line}{hint})"
-
-
-class _RefusingDuplicateKeys(yaml.constructor.SafeConstructor):
-    document: yaml.Node | None = None
-
-    def construct_document(self, node: yaml.Node) -> Any:
-        self.document = node
-        return super().construct_document(node)
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
-        if isinstance(node, yaml.MappingNode):
-            # The keys as written, before merge keys (``<<``) bring in others that explicit
-            # keys may override; a scalar key is its tag and text.
-            first: dict[tuple[str, str], Mark] = {}
-            for key_node, _ in node.value:
-                if isinstance(key_node, yaml.ScalarNode) and key_node.tag != _MERGE_TAG:
-                    mark = first.setdefault((key_node.tag, key_node.value), key_node.start_mark)
-                    if mark is not key_node.start_mark:
-                        raise DuplicateKey(key_node.value, mark, key_node.start_mark,
-                                           top_level=node is self.document)
-        return super().construct_mapping(node, deep=deep)
-
-
-_Loader: Any = type("_Loader", (_RefusingDuplicateKeys, _FastLoader), {})
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +75,7 @@ def read_documents(name: str, text: str) -> Iterator[Document]:
             return
     for start, line, chunk in _split_yaml(text):
         try:
-            body = yaml.load(chunk, Loader=_Loader)
+            body = yaml.load(chunk, Loader=Loader)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             at = start + mark.line if mark is not None else line
