@@ -11,7 +11,13 @@ from netsight.graph.ingest.manifests import load_manifests
 from netsight.graph.model.kinds import POD_LIKE_KINDS, Kind, Rel
 from netsight.graph.model.records import NetworkPolicyRecord, Record, ServiceRecord, WorkloadRecord
 from netsight.graph.store.live import GraphStore
-from tests.conftest import CONFORMANCE, corpus_cases, corpus_id, corpus_name
+from tests.conftest import (
+    CONFORMANCE,
+    corpus_cases,
+    corpus_id,
+    corpus_name,
+    needs_shared_corpus,
+)
 from tests.graph.factories import targets
 
 # Problems some cases must produce, with the reason. Istio's analyzer test data gives
@@ -53,6 +59,7 @@ def load(manifest: Path) -> GraphStore:
     return store
 
 
+@needs_shared_corpus
 def test_corpus_is_present() -> None:
     assert CONFORMANCE.is_dir(), f"conformance corpus not found at {CONFORMANCE}"
     assert len([m for m in MANIFESTS if m.is_relative_to(CONFORMANCE)]) >= 30
