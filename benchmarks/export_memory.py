@@ -33,18 +33,12 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-from serving import sim_and_serve  # this directory's serving benchmark, run as a script
+from informers import proc_status  # this directory's benchmarks, run as scripts
+from serving import sim_and_serve, wait_ready
 
 OUT = Path(__file__).resolve().parent / "out"
 ROOT = Path(__file__).resolve().parent.parent
 MiB = 1024 * 1024
-
-
-def rss(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    raise RuntimeError(f"no VmRSS for {pid}")
 
 
 class Sampler:
@@ -58,7 +52,7 @@ class Sampler:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.samples.append((time.monotonic(), rss(self.pid)))
+            self.samples.append((time.monotonic(), proc_status("VmRSS", self.pid)))
             time.sleep(self.every)
 
     def __enter__(self) -> Sampler:
@@ -71,20 +65,6 @@ class Sampler:
 
     def between(self, began: float, ended: float) -> list[int]:
         return [value for at, value in self.samples if began <= at <= ended]
-
-
-async def wait_ready(url: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    async with aiohttp.ClientSession() as http:
-        while time.monotonic() < deadline:
-            try:
-                async with http.get(f"{url}/readyz") as response:
-                    if response.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.5)
-    raise TimeoutError(f"{url} not ready in {timeout:.0f}s")
 
 
 async def export(url: str, slow: bool) -> tuple[float, int]:
