@@ -23,7 +23,6 @@ process), and ``If-None-Match`` answers 304 while nothing changed.
 from __future__ import annotations
 
 import asyncio
-import re
 import uuid
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from netsight.analyzers.core.base import did_you_mean
 from netsight.analyzers.core.contracts import ErrorCode, ToolError
+from netsight.analyzers.core.object_names import DNS_LABEL
 from netsight.graph.model.kinds import Kind, Rel, parse_key
 from netsight.graph.runtime.allocator import release_free_memory
 from netsight.graph.store.live import GraphStore, GraphView
@@ -49,7 +49,6 @@ LINK_CHUNK = 10_000  # links likewise
 RELEASE_AFTER = 20_000  # nodes: an export this large gives its memory back when done
 
 BOOT = uuid.uuid4().hex[:8]
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
 class BadFilter(ValueError):
@@ -91,7 +90,7 @@ def parse_selection(request: Request, view: GraphView, known_kinds: Iterable[str
         raise BadFilter(ErrorCode.INVALID_INPUT, f"unknown parameter {sorted(unknown)[0]!r}; "
                         "filters are namespace, kind, around and depth")
     namespace = params.get("namespace")
-    if namespace is not None and (len(namespace) > 63 or not _DNS_LABEL.match(namespace)):
+    if namespace is not None and (len(namespace) > 63 or not DNS_LABEL.fullmatch(namespace)):
         raise BadFilter(ErrorCode.INVALID_INPUT, f"namespace: {namespace!r} is not a namespace "
                         "name (lowercase letters, digits and '-')")
     kinds: frozenset[str] | None = None
