@@ -1,6 +1,12 @@
 """Keep the graph current from a cluster: one informer per watched kind, started and
 stopped as CRDs come and go, the list worker of the initial sync, and the collector's keeper
-once the graph is loaded."""
+once the graph is loaded.
+
+Watching chosen namespaces (NAMESPACE=a,b), a namespaced kind gets one informer per
+namespace, listing and watching ``/namespaces/{ns}/{plural}`` only (what a Role grants); a
+cluster-scoped kind one informer as ever, where RBAC lets it read (a 403 then marks it not
+visible, for good).
+"""
 
 from __future__ import annotations
 
@@ -29,7 +35,7 @@ from netsight.graph.ingest.watch_stream import not_older_than, stream_lines, wat
 from netsight.graph.runtime.allocator import release_free_memory
 from netsight.graph.runtime.collector import keep_collections_young
 from netsight.graph.store.live import GraphStore
-from netsight.graph.store.sync_status import SyncState
+from netsight.graph.store.sync_status import KindStatus, SyncState
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +48,11 @@ class ClusterWatcher:
     store: GraphStore
     settings: InformerSettings = field(default_factory=InformerSettings)
     on_providers_changed: Callable[[set[str]], None] | None = None
-    informers: dict[WatchedKind, tuple[Informer, asyncio.Task[None]]] = field(
-        default_factory=dict)
+    # The namespaces to watch; None: the whole cluster.
+    namespaces: tuple[str, ...] | None = None
+    # (kind, namespace or None for the whole cluster) -> its informer and task.
+    informers: dict[tuple[WatchedKind, str | None], tuple[Informer, asyncio.Task[None]]] = \
+        field(default_factory=dict)
     providers: set[str] = field(default_factory=set)
     _crd_task: asyncio.Task[None] | None = None
     _gc_task: asyncio.Task[None] | None = None
@@ -61,6 +70,7 @@ class ClusterWatcher:
         kinds = await discover(self.transport, self.settings.metadata_only)
         if self.settings.use_list_worker and any(PageWorker.handles(k.kind_id) for k in kinds):
             self._worker = PageWorker()  # started by the first large list
+        self.store.namespaces = self.namespaces
         for kind in kinds:
             self._start(kind)
         if self._worker is not None:
@@ -146,16 +156,25 @@ class ClusterWatcher:
         self.informers.clear()
         self._crd_task = self._gc_task = self._worker_task = None
 
+    def _scopes(self, kind: WatchedKind) -> tuple[str | None, ...]:
+        """Where ``kind`` is watched: the whole cluster, or each chosen namespace."""
+        if self.namespaces is None or not kind.namespaced:
+            return (None,)
+        return self.namespaces
+
     def _start(self, kind: WatchedKind) -> None:
-        if kind in self.informers:
-            return
-        informer = Informer(self.transport, self.store, kind, self.settings,
-                            worker=self._worker)
-        informer.on_storage_reset = self._storage_went_back
-        informer.status.state, informer.status.down_since = SyncState.SYNCING, None
-        task = asyncio.create_task(informer.run(), name=f"informer:{kind.kind_id}")
-        task.add_done_callback(functools.partial(self._finished, kind))
-        self.informers[kind] = (informer, task)
+        for namespace in self._scopes(kind):
+            key = (kind, namespace)
+            if key in self.informers:
+                continue
+            informer = Informer(self.transport, self.store, kind, self.settings,
+                                worker=self._worker, namespace=namespace,
+                                retry_forbidden=self.namespaces is None)
+            informer.on_storage_reset = self._storage_went_back
+            informer.status.state, informer.status.down_since = SyncState.SYNCING, None
+            task = asyncio.create_task(informer.run(), name=f"informer:{informer.name}")
+            task.add_done_callback(functools.partial(self._finished, key))
+            self.informers[key] = (informer, task)
 
     def _storage_went_back(self, origin: Informer) -> None:
         """A kind listed at a lower resourceVersion than it had seen: the API server's
@@ -170,34 +189,36 @@ class ClusterWatcher:
             self._crd_task.cancel()
             self._crd_task = asyncio.create_task(self._follow_crds(), name="informer:crds")
 
-    def _finished(self, kind: WatchedKind, task: asyncio.Task[None]) -> None:
+    def _finished(self, key: tuple[WatchedKind, str | None], task: asyncio.Task[None]
+                  ) -> None:
         """An informer ended by itself (its kind is no longer served, or a bug): drop it,
         so the next discovery can start it again, and drop the objects it vouched for."""
-        entry = self.informers.get(kind)
+        entry = self.informers.get(key)
         if entry is None or entry[1] is not task or task.cancelled():
             return
-        del self.informers[kind]
+        del self.informers[key]
         error = task.exception()
         if error is not None:
             # A bug, not the API: keep the (now aging) objects and say they are stale.
-            log.error("informer %s failed", kind.kind_id, exc_info=error)
+            log.error("informer %s failed", entry[0].name, exc_info=error)
             entry[0].down(SyncState.RETRYING, f"informer failed: {error!r}")
         else:
-            self.store.remove_kind(kind.kind_id)
+            self.store.remove_kind(key[0].kind_id, namespace=key[1])
 
     def _stop(self, kind: WatchedKind) -> None:
-        entry = self.informers.pop(kind, None)
-        if entry is None:
-            return
-        informer, task = entry
-        informer.stopping = True
-        task.cancel()
-        informer.status.state = SyncState.STOPPED
-        informer.status.down_since = None
-        self.store.remove_kind(kind.kind_id)
+        for namespace in self._scopes(kind):
+            entry = self.informers.pop((kind, namespace), None)
+            if entry is None:
+                continue
+            informer, task = entry
+            informer.stopping = True
+            task.cancel()
+            informer.status.state = SyncState.STOPPED
+            informer.status.down_since = None
+            self.store.remove_kind(kind.kind_id, namespace=namespace)
 
     def _publish_providers(self) -> None:
-        providers = providers_of(self.informers)
+        providers = providers_of(kind for kind, _ in self.informers)
         if providers != self.providers:
             self.providers = providers
             if self.on_providers_changed is not None:
@@ -221,6 +242,9 @@ class ClusterWatcher:
                 resource_version = None
             except (api_responses.Forbidden, api_responses.NotServed) as exc:
                 log.warning("cannot watch CRDs (%s); providers are fixed at start", exc)
+                if isinstance(exc, api_responses.Forbidden):  # said in answers' scope
+                    self.store.sync[CRD_KIND.kind_id] = KindStatus(
+                        CRD_KIND.kind_id, SyncState.FORBIDDEN, str(exc))
                 return
             except api_responses.RETRYABLE as exc:
                 log.warning("CRD watch: %s", exc)
@@ -252,8 +276,9 @@ class ClusterWatcher:
 
     async def _rediscover(self) -> None:
         current = set(await discover(self.transport, self.settings.metadata_only))
-        for kind in current - set(self.informers):
+        started = {kind for kind, _ in self.informers}
+        for kind in current - started:
             self._start(kind)
-        for kind in set(self.informers) - current:
+        for kind in started - current:
             self._stop(kind)
         self._publish_providers()

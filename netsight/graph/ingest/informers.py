@@ -4,7 +4,8 @@ The loop per kind follows kopf's watching, in three layers:
 
 1. :meth:`Informer.run` — forever: list if needed, then watch; on ``410 Gone`` re-list at
    once; on disconnects, 5xx and 429 retry with capped exponential backoff and full jitter;
-   on 403 report the kind as forbidden and retry slowly (RBAC may change). A watch resumes
+   on 403 report the kind as forbidden and retry slowly (RBAC may change; watching chosen
+   namespaces only, ``retry_forbidden`` off: never ask again). A watch resumes
    only from a version the server has reached: "Too large resource version" means its
    storage went back, and the kind re-lists (every kind, once a list shows it).
 2. :meth:`Informer.list_and_reconcile` — a paginated list (``limit``/``continue``) applied
@@ -14,6 +15,10 @@ The loop per kind follows kopf's watching, in three layers:
    consumed line by line under an inactivity timeout (a silent stream is a dead stream),
    shorter once the server has sent a line and owes a bookmark every interval; returns the
    last resourceVersion seen when the server ends the stream normally.
+
+An informer lists and watches its kind in the whole cluster, or in one namespace
+(NAMESPACE=a,b: one informer per kind and namespace, each reconciling only its own
+namespace's objects and reporting in a status of its own).
 
 Bodies are read raw and decoded with msgspec into only the fields the records read
 (typed_pages.py, typed_events.py, decoding.py), or in full with orjson for kinds without a
@@ -66,7 +71,7 @@ from netsight.graph.model.errors import MalformedObject
 from netsight.graph.model.kinds import make_key
 from netsight.graph.model.records import Record
 from netsight.graph.store.live import EventType, GraphStore
-from netsight.graph.store.sync_status import KindStatus, SyncState
+from netsight.graph.store.sync_status import KindStatus, NamespacedKindStatus, SyncState
 
 log = logging.getLogger(__name__)
 
@@ -184,12 +189,20 @@ class Informer:
 
     def __init__(self, transport: Transport, store: GraphStore, kind: WatchedKind,
                  settings: InformerSettings | None = None, *,
-                 worker: PageWorker | None = None) -> None:
+                 worker: PageWorker | None = None, namespace: str | None = None,
+                 retry_forbidden: bool = True) -> None:
         self.transport, self.store, self.kind = transport, store, kind
         # Builds list pages in another process while it is alive (the initial sync).
         self.worker = worker
         self.settings = settings or InformerSettings()
-        self.status = store.sync.setdefault(kind.kind_id, KindStatus(kind.kind_id))
+        # None: the whole cluster; else only this namespace's objects of a namespaced kind.
+        self.namespace = namespace
+        self.path = kind.path if namespace is None else kind.path_in(namespace)
+        self.name = kind.kind_id if namespace is None else f"{kind.kind_id} in {namespace}"
+        # False: a 403 is final (the operator chose namespaces because cluster-wide reads
+        # are not granted; asking again every minute would only fill the audit log).
+        self.retry_forbidden = retry_forbidden
+        self.status = self._status(store, kind.kind_id, namespace)
         self.backoff = Backoff(self.settings.backoff_base, self.settings.backoff_cap)
         self.synced = asyncio.Event()
         self.stopping = False
@@ -203,6 +216,18 @@ class Informer:
         self._typed_events = has_typed_events(kind.kind_id) and not kind.metadata_only
         # Read for every event: computed once (WatchedKind derives them each time).
         self._kind_id, self._api_version = kind.kind_id, kind.api_version
+
+    @staticmethod
+    def _status(store: GraphStore, kind_id: str, namespace: str | None) -> KindStatus:
+        """The status this informer reports in (kept across its restarts, as the kind's)."""
+        if namespace is None:
+            found = store.sync.setdefault(kind_id, KindStatus(kind_id))
+            assert isinstance(found, KindStatus), f"{kind_id} is watched per namespace"
+            return found
+        group = store.sync.get(kind_id)
+        if not isinstance(group, NamespacedKindStatus):
+            group = store.sync[kind_id] = NamespacedKindStatus(kind_id)
+        return group.parts.setdefault(namespace, KindStatus(kind_id))
 
     async def run(self) -> None:
         resource_version: str | None = None
@@ -243,6 +268,10 @@ class Informer:
                 self.down(SyncState.FORBIDDEN, str(exc))
                 resource_version = None
                 self.synced.set()  # readiness does not wait for a kind it may not read
+                if not self.retry_forbidden:
+                    # Not visible for good: the task stays (so no rediscovery starts the
+                    # kind again) and sends nothing more, until stopped.
+                    await asyncio.Future()
                 await asyncio.sleep(self.settings.forbidden_retry)
             except NotServed as exc:
                 self.down(SyncState.STOPPED, str(exc))
@@ -288,7 +317,7 @@ class Informer:
         resource_version = self.resource_version = await self.list_and_reconcile()
         if went_back(previous, resource_version):
             log.warning("%s: listed at resourceVersion %s after %s: the API server's storage "
-                        "went back", self._kind_id, resource_version, previous)
+                        "went back", self.name, resource_version, previous)
             if self.on_storage_reset is not None:
                 self.on_storage_reset(self)
         self._up()
@@ -333,8 +362,11 @@ class Informer:
         status = self.status
         if status.down_since is None:
             status.down_since = time.time()
+        # Said once: a kind refused again every minute is no news.
+        repeated = (status.state, status.last_error) == (state, error)
         status.state, status.last_error = state, error
-        log.warning("%s: %s: %s", self.kind.kind_id, state.value, error)
+        log.log(logging.DEBUG if repeated else logging.WARNING, "%s: %s: %s", self.name,
+                state.value, error)
 
     async def list_and_reconcile(self) -> str:
         """List every object (paginated), apply it, delete what is gone; return the RV.
@@ -359,8 +391,10 @@ class Informer:
         resource_version = ""
         store, kind = self.store, self.kind
         # Only objects in the graph before this list can be gone from the cluster: on the
-        # first list there are none, and noting what was seen would only cost time.
-        reconcile = store.view().count(kind.kind_id) > 0
+        # first list there are none, and noting what was seen would only cost time. Only
+        # this informer's namespace: another namespace's objects are another informer's.
+        namespace = self.namespace
+        reconcile = store.view().count(kind.kind_id, namespace) > 0
         noted = seen if reconcile else None
         worker = self.worker
         if worker is not None and not worker.handles(kind.kind_id):
@@ -414,7 +448,7 @@ class Informer:
                 with contextlib.suppress(BaseException):
                     await following
         if reconcile:
-            store.remove_kind(kind.kind_id, keep=seen)
+            store.remove_kind(kind.kind_id, keep=seen, namespace=namespace)
         return resource_version
 
     async def _apply_listed(self, listed: _ListedPage, noted: set[str] | None, *,
@@ -496,7 +530,7 @@ class Informer:
 
     async def _get_list(self, params: list[tuple[str, str]]) -> bytes:
         accept = self.kind.accept
-        response = await self.transport.get(self.kind.path, params,
+        response = await self.transport.get(self.path, params,
                                             accept=accept[0] if accept else None)
         try:
             body = await response.read()
@@ -512,7 +546,7 @@ class Informer:
         accept = self.kind.accept
         # The server answers a watch's request at once; its events come later.
         async with asyncio.timeout(settings.stall_timeout):
-            response = await self.transport.get(self.kind.path, params,
+            response = await self.transport.get(self.path, params,
                                                 accept=accept[1] if accept else None)
         try:
             if response.status != 200:

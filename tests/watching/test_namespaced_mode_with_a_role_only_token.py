@@ -1,0 +1,160 @@
+"""NAMESPACE=a,b against a simulator that enforces RBAC, with a token whose rules are Roles
+in a and b only: netsight starts through the serve path (load_settings, live_graph, the
+real client and ClusterWatcher), syncs what it may read, answers about a and b, says in
+every answer what it cannot see, refuses what lies outside, leaves undecided what it cannot
+know, and asks for nothing twice that RBAC refused."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from netsight.analyzers.core.calling import to_json
+from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
+from netsight.analyzers.tools import call_tool
+from netsight.graph.store.live import GraphView
+from netsight.server.cluster import live_graph
+from netsight.server.config import load_settings
+from netsight.sim.apiserver import SimConfig, SimServer
+from tests.watching.conftest import FAST, crd, eventually, namespace, pod, service
+
+pytestmark = pytest.mark.anyio
+
+TEAM = "system:serviceaccount:a:netsight"
+WATCHED = ("a", "b")
+
+
+def labelled(name: str, **labels: str) -> dict[str, Any]:
+    found = namespace(name)
+    found["metadata"]["labels"] = labels
+    return found
+
+
+def allow_from(namespace_labels: dict[str, str]) -> dict[str, Any]:
+    """In a: the web pods admit ingress only from namespaces with these labels."""
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "metadata": {"name": "from-team", "namespace": "a"},
+            "spec": {"podSelector": {"matchLabels": {"app": "web"}},
+                     "policyTypes": ["Ingress"],
+                     "ingress": [{"from": [{"namespaceSelector": {
+                         "matchLabels": namespace_labels}}]}]}}
+
+
+def cluster(sim: SimServer) -> None:
+    sim.state.apply([
+        labelled("a", team="a"), labelled("b", team="b"), labelled("c", team="b"),
+        crd("policy.networking.k8s.io", "AdminNetworkPolicy", "adminnetworkpolicies",
+            "v1alpha1", scope="Cluster"),
+        pod("web-1", "a", app="web"), pod("client", "b", app="client"),
+        pod("intruder", "c", app="client"),
+        service("web", "a", app="web"), service("web", "c", app="web"),
+        allow_from({"team": "b"}),
+    ])
+
+
+def grant(sim: SimServer, *, cluster_reads: bool) -> None:
+    """Roles in a and b; with ``cluster_reads`` the chart's optional ClusterRole too."""
+    access = sim.access
+    access.add_token("team-token", TEAM)
+    access.allow(user=TEAM, verbs=("get", "list", "watch"), resources=("*",),
+                 namespaces=WATCHED)
+    if cluster_reads:
+        access.allow(user=TEAM, verbs=("get", "list", "watch"),
+                     resources=("namespaces", "adminnetworkpolicies",
+                                "baselineadminnetworkpolicies", "customresourcedefinitions"))
+    access.enforce = True
+
+
+def refusals(sim: SimServer) -> Counter[tuple[str, str, str]]:
+    return Counter((d.verb, d.resource, d.namespace) for d in sim.access.decisions
+                   if d.user == TEAM and not d.allowed)
+
+
+async def serve(sim: SimServer, tmp_path: Path) -> Any:
+    kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig", token="team-token")
+    settings = load_settings({"kubeconfig": str(kubeconfig)},
+                             {"NAMESPACE": "b,a", "CLUSTER_NAME": "team"})
+    assert settings.namespaces == WATCHED
+    return live_graph(settings, informers=FAST)
+
+
+def answer(view: GraphView, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    return to_json(call_tool(view, tool, args), detail=True)
+
+
+async def test_a_role_only_token_syncs_answers_and_says_what_it_cannot_see(
+        tmp_path: Path) -> None:
+    async with SimServer(config=SimConfig(bookmark_interval=0.1)) as sim:
+        cluster(sim)
+        grant(sim, cluster_reads=False)
+        async with await serve(sim, tmp_path) as graph:
+            await eventually(lambda: graph.ready)
+            view = graph.store.view()
+            assert sorted(r.key for r in view.for_each("Pod")) == ["Pod/a/web-1",
+                                                                  "Pod/b/client"]
+            assert not view.exists("Pod/c/intruder")
+
+            cart = answer(view, "diagnose_service", {"service": "a/web"})
+            assert cart["metadata"]["scope"] == {
+                "namespaces": ["a", "b"],
+                "notVisible": ["AdminNetworkPolicy", "CustomResourceDefinition",
+                               "IngressClass", "Namespace"]}
+            with pytest.raises(ToolFailure) as refused:
+                call_tool(view, "diagnose_service", {"service": "c/web"})
+            assert refused.value.code is ErrorCode.INVALID_INPUT
+            assert "namespace 'c' is not watched" in refused.value.message
+            assert "watches only a, b" in refused.value.message
+            with pytest.raises(ToolFailure) as refused:
+                call_tool(view, "list_services", {"namespace": "c"})
+            assert "not watched" in refused.value.message
+
+            # Neither the namespaces' labels nor the admin tier can be read: no verdict.
+            verdict = answer(view, "find_blocking_policies",
+                             {"source": "b/client", "destination": "a/web-1", "port": 80})
+            assert verdict["allowed"] is None, verdict
+            reasons = " ".join(verdict["notEvaluated"])
+            assert "Namespace: listing is forbidden" in reasons
+            assert "AdminNetworkPolicy: listing is forbidden" in reasons
+
+            # A refusal per kind, once: no retries however long the informers run.
+            first = refusals(sim)
+            await eventually(lambda: sum(1 for d in sim.access.decisions if d.allowed
+                                         and d.verb == "watch") >= 2 * 7)
+            for informer, _ in graph.watcher.informers.values():
+                await informer.synced.wait()
+            await asyncio.sleep(4 * FAST.forbidden_retry)
+            assert refusals(sim) == first
+            assert set(first) == {("list", "namespaces", ""), ("list", "ingressclasses", ""),
+                                  ("list", "adminnetworkpolicies", ""),
+                                  ("list", "customresourcedefinitions", "")}
+            assert all(n == 1 for n in first.values()), first
+            assert {d.namespace for d in sim.access.decisions
+                    if d.user == TEAM and d.namespace} == set(WATCHED)
+
+
+async def test_with_cluster_reads_verdicts_decide_inside_and_not_across_the_gap(
+        tmp_path: Path) -> None:
+    async with SimServer(config=SimConfig(bookmark_interval=0.1)) as sim:
+        cluster(sim)
+        grant(sim, cluster_reads=True)
+        async with await serve(sim, tmp_path) as graph:
+            await eventually(lambda: graph.ready)
+            view = graph.store.view()
+            assert answer(view, "list_services", {})["metadata"]["scope"] == {
+                "namespaces": ["a", "b"], "notVisible": ["IngressClass"]}
+            allowed = answer(view, "find_blocking_policies",
+                             {"source": "b/client", "destination": "a/web-1", "port": 80})
+            assert allowed["allowed"] is True, allowed
+            # c's pod is not watched: its address could be any pod of an unwatched
+            # namespace, which a namespaceSelector peer may match.
+            address = pod("intruder", "c")["status"]["podIP"]
+            across = answer(view, "find_blocking_policies",
+                            {"source": f"ip:{address}", "destination": "a/web-1",
+                             "port": 80})
+            assert across["allowed"] is None, across
+            assert any("does not watch" in r for r in across["notEvaluated"]), across
+
