@@ -92,7 +92,8 @@ async def test_a_role_only_token_syncs_answers_and_says_what_it_cannot_see(
         cluster(sim)
         grant(sim, cluster_reads=False)
         async with await serve(sim, tmp_path) as graph:
-            await eventually(lambda: graph.ready)
+            await eventually(lambda: graph.ready and "CustomResourceDefinition"
+                             in graph.store.view().not_visible())
             view = graph.store.view()
             assert sorted(r.key for r in view.for_each("Pod")) == ["Pod/a/web-1",
                                                                   "Pod/b/client"]
