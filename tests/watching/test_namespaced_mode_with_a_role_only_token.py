@@ -158,4 +158,10 @@ async def test_with_cluster_reads_verdicts_decide_inside_and_not_across_the_gap(
                              "port": 80})
             assert across["allowed"] is None, across
             assert any("does not watch" in r for r in across["notEvaluated"]), across
+            # Listing peers, those of namespaces not watched cannot be among them.
+            exposure = answer(view, "who_can_reach", {"destination": "a/web-1", "port": 80})
+            assert exposure["notEvaluated"][0] == (
+                "peers in namespaces netsight does not watch are not listed (it watches "
+                "only a, b)")
+            assert [p["namespace"] for p in exposure["peers"] if "namespace" in p] == ["b"]
 
