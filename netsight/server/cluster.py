@@ -18,9 +18,10 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 
+from netsight.graph.ingest.backoff import Backoff
 from netsight.graph.ingest.client import KubeTransport
 from netsight.graph.ingest.cluster_watcher import ClusterWatcher
-from netsight.graph.ingest.informers import Backoff, InformerSettings
+from netsight.graph.ingest.informers import InformerSettings
 from netsight.graph.store.live import GraphStore, Source
 from netsight.server import warming
 from netsight.server.config import ConfigError, Settings

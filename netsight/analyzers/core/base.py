@@ -12,6 +12,7 @@ from netsight.analyzers.core.contracts import (
     ToolFailure,
 )
 from netsight.analyzers.core.quoting import quoted
+from netsight.graph.model.kinds import Kind
 from netsight.graph.model.records import Record
 from netsight.graph.store.live import GraphView
 
@@ -70,6 +71,10 @@ def require_namespace(view: GraphView, namespace: str | None, *, tool: str) -> N
     if namespace is None:
         return
     known = view.namespaces()
+    watched = view.watched_namespaces
+    if namespace not in known and watched is not None and namespace in watched \
+            and view.untracked(Kind.NAMESPACE) is not None:
+        return  # watched, but whether it exists cannot be read: empty answers, not NOT_FOUND
     if namespace not in known:
         raise ToolFailure(
             ErrorCode.NOT_FOUND,

@@ -21,6 +21,7 @@ import orjson
 
 from netsight.graph.ingest import api_responses
 from netsight.graph.ingest.api_responses import Transport
+from netsight.graph.ingest.backoff import Backoff
 from netsight.graph.ingest.discovery import (
     CRD_KIND,
     NEVER_WATCHED,
@@ -29,7 +30,7 @@ from netsight.graph.ingest.discovery import (
     discover,
     providers_of,
 )
-from netsight.graph.ingest.informers import Backoff, Informer, InformerSettings
+from netsight.graph.ingest.informers import Informer, InformerSettings
 from netsight.graph.ingest.list_worker import PageWorker
 from netsight.graph.ingest.watch_stream import not_older_than, stream_lines, watch_params
 from netsight.graph.runtime.allocator import release_free_memory

@@ -32,7 +32,6 @@ import asyncio
 import collections
 import contextlib
 import logging
-import random
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -49,6 +48,7 @@ from netsight.graph.ingest.api_responses import (
     check_response,
     raise_on_error,
 )
+from netsight.graph.ingest.backoff import Backoff
 from netsight.graph.ingest.decoding import decode_event, decode_page, list_metadata
 from netsight.graph.ingest.discovery import METADATA_ONLY_KINDS, WatchedKind
 from netsight.graph.ingest.list_worker import PageWorker, usable_cpus
@@ -71,7 +71,7 @@ from netsight.graph.model.errors import MalformedObject
 from netsight.graph.model.kinds import make_key
 from netsight.graph.model.records import Record
 from netsight.graph.store.live import EventType, GraphStore
-from netsight.graph.store.sync_status import KindStatus, NamespacedKindStatus, SyncState
+from netsight.graph.store.sync_status import SyncState, reporting_status
 
 log = logging.getLogger(__name__)
 
@@ -103,24 +103,6 @@ class _ListedPage:
 # loop. A page holds the loop for long: in slices, the next page's request goes out while
 # this one is still being built, and the server answers probes and tools meanwhile.
 LIST_SLICE = 100
-
-
-@dataclass
-class Backoff:
-    """Capped exponential backoff with full jitter (AWS architecture blog's variant)."""
-
-    base: float = 0.5
-    cap: float = 30.0
-    attempt: int = 0
-
-    def next_delay(self, retry_after: float | None = None) -> float:
-        # The exponent is capped: 2.0 ** 1024 overflows, after hours of retries.
-        delay = random.uniform(0, min(self.cap, self.base * 2.0 ** min(self.attempt, 32)))
-        self.attempt += 1
-        return max(delay, retry_after or 0.0)
-
-    def reset(self) -> None:
-        self.attempt = 0
 
 
 @dataclass
@@ -202,7 +184,7 @@ class Informer:
         # False: a 403 is final (the operator chose namespaces because cluster-wide reads
         # are not granted; asking again every minute would only fill the audit log).
         self.retry_forbidden = retry_forbidden
-        self.status = self._status(store, kind.kind_id, namespace)
+        self.status = reporting_status(store.sync, kind.kind_id, namespace)
         self.backoff = Backoff(self.settings.backoff_base, self.settings.backoff_cap)
         self.synced = asyncio.Event()
         self.stopping = False
@@ -216,18 +198,6 @@ class Informer:
         self._typed_events = has_typed_events(kind.kind_id) and not kind.metadata_only
         # Read for every event: computed once (WatchedKind derives them each time).
         self._kind_id, self._api_version = kind.kind_id, kind.api_version
-
-    @staticmethod
-    def _status(store: GraphStore, kind_id: str, namespace: str | None) -> KindStatus:
-        """The status this informer reports in (kept across its restarts, as the kind's)."""
-        if namespace is None:
-            found = store.sync.setdefault(kind_id, KindStatus(kind_id))
-            assert isinstance(found, KindStatus), f"{kind_id} is watched per namespace"
-            return found
-        group = store.sync.get(kind_id)
-        if not isinstance(group, NamespacedKindStatus):
-            group = store.sync[kind_id] = NamespacedKindStatus(kind_id)
-        return group.parts.setdefault(namespace, KindStatus(kind_id))
 
     async def run(self) -> None:
         resource_version: str | None = None

@@ -90,3 +90,17 @@ class NamespacedKindStatus:
 
 
 AnyKindStatus = KindStatus | NamespacedKindStatus
+
+
+def reporting_status(sync: dict[str, AnyKindStatus], kind: str, namespace: str | None
+                     ) -> KindStatus:
+    """The status an informer of ``kind`` (in ``namespace``, or the whole cluster) reports
+    in, made the first time and kept across its restarts."""
+    if namespace is None:
+        found = sync.setdefault(kind, KindStatus(kind))
+        assert isinstance(found, KindStatus), f"{kind} is watched per namespace"
+        return found
+    group = sync.get(kind)
+    if not isinstance(group, NamespacedKindStatus):
+        group = sync[kind] = NamespacedKindStatus(kind)
+    return group.parts.setdefault(namespace, KindStatus(kind))
