@@ -80,6 +80,12 @@ def test_roles_in_each_namespace_replace_the_cluster_wide_namespaced_reads(
 def test_cluster_reads_are_each_a_switch_and_reviews_stay(render: Render) -> None:
     scoped = render("default-values.yaml", *NAMESPACES, *NO_CLUSTER_READS)
     assert {(g, r) for g, r, _ in grants(only(scoped, "ClusterRole")["rules"])} == REVIEWS
+    # Without listing Namespaces, each Role lets netsight get its own namespace's object.
+    for role in of_kind(scoped, "Role"):
+        assert ("", "namespaces", "get") in grants(role["rules"])
+        assert ("", "namespaces", "list") not in grants(role["rules"])
+    assert not [role for role in of_kind(render("default-values.yaml", *NAMESPACES), "Role")
+                if ("", "namespaces", "get") in grants(role["rules"])]
     without = render("default-values.yaml", *NAMESPACES, *NO_CLUSTER_READS,
                      "auth.mode=none", "auth.insecureNoAuth=true")
     assert not of_kind(without, "ClusterRole")

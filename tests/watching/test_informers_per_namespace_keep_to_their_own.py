@@ -4,6 +4,8 @@ and reporting in a status of its own that the kind's status aggregates."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from netsight.graph.ingest.cluster_watcher import ClusterWatcher
@@ -94,3 +96,28 @@ def test_a_kind_is_as_current_as_its_least_current_namespace() -> None:
     assert status.settled is False  # b is still retrying
     status.parts["a"].state = status.parts["b"].state = SyncState.STOPPED
     assert status.state is SyncState.STOPPED
+
+
+async def test_namespaces_it_may_only_get_are_read_again_and_again(cluster: Cluster) -> None:
+    state, access = cluster.sim.state, cluster.sim.access
+    state.apply([namespace("a"), namespace("c")])
+    account = "system:serviceaccount:netsight:netsight"
+    access.rules.clear()
+    access.allow(user=account, verbs=("get", "list", "watch"), resources=("*",),
+                 namespaces=("a", "b"))  # b does not exist
+    access.enforce = True
+    cluster.watcher = watcher = ClusterWatcher(
+        cluster.transport, cluster.store, replace(FAST, namespace_poll=0.05),
+        namespaces=("a", "b"))
+    await watcher.start()
+    assert await watcher.wait_synced(5)
+    view = cluster.store.view()
+    await eventually(lambda: view.unreadable("Namespace") is None)
+    assert [r.key for r in view.for_each("Namespace")] == ["Namespace/a"]
+    relabelled = namespace("a")
+    relabelled["metadata"]["labels"] = {"team": "a"}
+    state.apply([relabelled, namespace("b")])
+    await eventually(lambda: sorted((r.name, dict(r.labels))
+                                    for r in view.for_each("Namespace")) == [
+        ("a", {"team": "a"}), ("b", {})])
+    assert not view.exists("Namespace/c")

@@ -44,11 +44,12 @@ def allow_from(namespace_labels: dict[str, str]) -> dict[str, Any]:
                          "matchLabels": namespace_labels}}]}]}}
 
 
-def cluster(sim: SimServer) -> None:
+def cluster(sim: SimServer, *, admin_policies: bool = True) -> None:
+    if admin_policies:
+        sim.state.apply([crd("policy.networking.k8s.io", "AdminNetworkPolicy",
+                             "adminnetworkpolicies", "v1alpha1", scope="Cluster")])
     sim.state.apply([
         labelled("a", team="a"), labelled("b", team="b"), labelled("c", team="b"),
-        crd("policy.networking.k8s.io", "AdminNetworkPolicy", "adminnetworkpolicies",
-            "v1alpha1", scope="Cluster"),
         pod("web-1", "a", app="web"), pod("client", "b", app="client"),
         pod("intruder", "c", app="client"),
         service("web", "a", app="web"), service("web", "c", app="web"),
@@ -56,12 +57,14 @@ def cluster(sim: SimServer) -> None:
     ])
 
 
-def grant(sim: SimServer, *, cluster_reads: bool) -> None:
-    """Roles in a and b; with ``cluster_reads`` the chart's optional ClusterRole too."""
+def grant(sim: SimServer, *, cluster_reads: bool, own_namespaces: bool = True) -> None:
+    """Roles in a and b (with ``own_namespaces``, reading their Namespace objects too);
+    with ``cluster_reads`` the chart's optional ClusterRole too."""
     access = sim.access
     access.add_token("team-token", TEAM)
-    access.allow(user=TEAM, verbs=("get", "list", "watch"), resources=("*",),
-                 namespaces=WATCHED)
+    access.allow(user=TEAM, verbs=("get", "list", "watch"), namespaces=WATCHED, resources=(
+        "*",) if own_namespaces else ("pods", "services", "endpointslices", "networkpolicies",
+                                      "ingresses", "secrets", "configmaps"))
     if cluster_reads:
         access.allow(user=TEAM, verbs=("get", "list", "watch"),
                      resources=("namespaces", "adminnetworkpolicies",
@@ -92,18 +95,22 @@ async def test_a_role_only_token_syncs_answers_and_says_what_it_cannot_see(
         cluster(sim)
         grant(sim, cluster_reads=False)
         async with await serve(sim, tmp_path) as graph:
-            await eventually(lambda: graph.ready and "CustomResourceDefinition"
-                             in graph.store.view().not_visible())
+            await eventually(lambda: graph.ready and graph.store.view().not_visible() == [
+                "AdminNetworkPolicy", "CustomResourceDefinition", "IngressClass"]
+                and graph.store.view().unreadable("Namespace") is None)
             view = graph.store.view()
             assert sorted(r.key for r in view.for_each("Pod")) == ["Pod/a/web-1",
                                                                   "Pod/b/client"]
             assert not view.exists("Pod/c/intruder")
+            # Namespaces may not be listed; the Roles let netsight get its own two.
+            assert {r.name: r.labels for r in view.for_each("Namespace")} == {
+                "a": {"team": "a"}, "b": {"team": "b"}}
 
             cart = answer(view, "diagnose_service", {"service": "a/web"})
             assert cart["metadata"]["scope"] == {
                 "namespaces": ["a", "b"],
                 "notVisible": ["AdminNetworkPolicy", "CustomResourceDefinition",
-                               "IngressClass", "Namespace"]}
+                               "IngressClass"]}
             with pytest.raises(ToolFailure) as refused:
                 call_tool(view, "diagnose_service", {"service": "c/web"})
             assert refused.value.code is ErrorCode.INVALID_INPUT
@@ -113,13 +120,15 @@ async def test_a_role_only_token_syncs_answers_and_says_what_it_cannot_see(
                 call_tool(view, "list_services", {"namespace": "c"})
             assert "not watched" in refused.value.message
 
-            # Neither the namespaces' labels nor the admin tier can be read: no verdict.
+            # The admin tier cannot be read: any flow may be overridden there.
             verdict = answer(view, "find_blocking_policies",
                              {"source": "b/client", "destination": "a/web-1", "port": 80})
             assert verdict["allowed"] is None, verdict
-            reasons = " ".join(verdict["notEvaluated"])
-            assert "Namespace: listing is forbidden" in reasons
-            assert "AdminNetworkPolicy: listing is forbidden" in reasons
+            assert verdict["notEvaluated"] == [
+                "AdminNetworkPolicy: listing is forbidden (adminnetworkpolicies.policy."
+                'networking.k8s.io is forbidden: User "system:serviceaccount:a:netsight" '
+                'cannot list resource "adminnetworkpolicies" in API group '
+                '"policy.networking.k8s.io" at the cluster scope)']
 
             # A refusal per kind, once: no retries however long the informers run.
             first = refusals(sim)
@@ -165,3 +174,24 @@ async def test_with_cluster_reads_verdicts_decide_inside_and_not_across_the_gap(
                 "only a, b)")
             assert [p["namespace"] for p in exposure["peers"] if "namespace" in p] == ["b"]
 
+
+
+async def test_namespaces_it_may_not_read_leave_selector_verdicts_undecided(
+        tmp_path: Path) -> None:
+    async with SimServer(config=SimConfig(bookmark_interval=0.1)) as sim:
+        cluster(sim, admin_policies=False)
+        grant(sim, cluster_reads=False, own_namespaces=False)
+        async with await serve(sim, tmp_path) as graph:
+            await eventually(lambda: graph.ready and graph.store.view().not_visible() == [
+                "CustomResourceDefinition", "IngressClass", "Namespace"])
+            view = graph.store.view()
+            # a's policy admits namespaces labelled team=b: whether b is one is unknown.
+            verdict = answer(view, "find_blocking_policies",
+                             {"source": "b/client", "destination": "a/web-1", "port": 80})
+            assert verdict["allowed"] is None, verdict
+            assert any(r.startswith("Namespace: listing is forbidden (in a: namespaces "
+                                    '"a" is forbidden') for r in verdict["notEvaluated"])
+            assert [(d.verb, d.resource, d.namespace) for d in sim.access.decisions
+                    if d.user == TEAM and d.resource == "namespaces"] == [
+                ("list", "namespaces", ""), ("get", "namespaces", "a"),
+                ("get", "namespaces", "b")]

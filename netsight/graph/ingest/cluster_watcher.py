@@ -5,7 +5,8 @@ once the graph is loaded.
 Watching chosen namespaces (NAMESPACE=a,b), a namespaced kind gets one informer per
 namespace, listing and watching ``/namespaces/{ns}/{plural}`` only (what a Role grants); a
 cluster-scoped kind one informer as ever, where RBAC lets it read (a 403 then marks it not
-visible, for good).
+visible, for good). Namespaces that may not be listed are read one by one where a Role lets
+netsight get its own namespaces: their labels decide namespaceSelectors.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import asyncio
 import functools
 import gc
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -33,10 +35,11 @@ from netsight.graph.ingest.discovery import (
 from netsight.graph.ingest.informers import Informer, InformerSettings
 from netsight.graph.ingest.list_worker import PageWorker
 from netsight.graph.ingest.watch_stream import not_older_than, stream_lines, watch_params
+from netsight.graph.model.kinds import make_key
 from netsight.graph.runtime.allocator import release_free_memory
 from netsight.graph.runtime.collector import keep_collections_young
-from netsight.graph.store.live import GraphStore
-from netsight.graph.store.sync_status import KindStatus, SyncState
+from netsight.graph.store.live import EventType, GraphStore
+from netsight.graph.store.sync_status import KindStatus, NamespacedKindStatus, SyncState
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +59,7 @@ class ClusterWatcher:
         field(default_factory=dict)
     providers: set[str] = field(default_factory=set)
     _crd_task: asyncio.Task[None] | None = None
+    _namespace_task: asyncio.Task[None] | None = None
     _gc_task: asyncio.Task[None] | None = None
     # Whether the initial sync started a list worker, and the pages whose records it built.
     list_worker_started: bool = False
@@ -148,6 +152,8 @@ class ClusterWatcher:
             tasks.append(self._gc_task)
         if self._worker_task is not None:
             tasks.append(self._worker_task)
+        if self._namespace_task is not None:
+            tasks.append(self._namespace_task)
         for task in tasks:
             task.cancel()
         if tasks:
@@ -155,7 +161,7 @@ class ClusterWatcher:
             for task in pending:
                 log.error("informer task %s did not stop in %ss", task.get_name(), timeout)
         self.informers.clear()
-        self._crd_task = self._gc_task = self._worker_task = None
+        self._crd_task = self._gc_task = self._worker_task = self._namespace_task = None
 
     def _scopes(self, kind: WatchedKind) -> tuple[str | None, ...]:
         """Where ``kind`` is watched: the whole cluster, or each chosen namespace."""
@@ -172,10 +178,48 @@ class ClusterWatcher:
                                 worker=self._worker, namespace=namespace,
                                 retry_forbidden=self.namespaces is None)
             informer.on_storage_reset = self._storage_went_back
+            informer.on_forbidden = self._forbidden
             informer.status.state, informer.status.down_since = SyncState.SYNCING, None
             task = asyncio.create_task(informer.run(), name=f"informer:{informer.name}")
             task.add_done_callback(functools.partial(self._finished, key))
             self.informers[key] = (informer, task)
+
+    def _forbidden(self, informer: Informer) -> None:
+        """A kind is not visible for good; for Namespaces, read the watched ones instead."""
+        kind = informer.kind
+        if (kind.group, kind.kind) == ("", "Namespace") and self.namespaces is not None \
+                and self._namespace_task is None:
+            self._namespace_task = asyncio.create_task(
+                self._get_namespaces(kind.kind_id, self.namespaces), name="informer:namespaces")
+
+    async def _get_namespaces(self, kind_id: str, namespaces: tuple[str, ...]) -> None:
+        """Get each watched Namespace every ``namespace_poll`` seconds (what a Role granting
+        ``get`` on namespaces in that namespace allows; no watch can be scoped to one), as
+        the kind's status, part by part: a 403 leaves that one not visible, for good."""
+        group = NamespacedKindStatus(kind_id)
+        parts = {ns: group.parts.setdefault(ns, KindStatus(kind_id)) for ns in namespaces}
+        self.store.sync[kind_id] = group
+        while True:
+            for namespace, status in list(parts.items()):
+                try:
+                    found = await api_responses.get_json(self.transport,
+                                                         f"/api/v1/namespaces/{namespace}")
+                    self.store.apply(EventType.MODIFIED, {**found, "kind": "Namespace",
+                                                          "apiVersion": "v1"})
+                except api_responses.NotServed:  # 404: no such namespace (any more)
+                    self.store.apply_deleted(make_key(kind_id, "", namespace))
+                except api_responses.Forbidden as exc:
+                    log.warning("%s %s: forbidden: %s", kind_id, namespace, exc)
+                    status.state, status.last_error = SyncState.FORBIDDEN, str(exc)
+                    del parts[namespace]
+                    continue
+                except api_responses.RETRYABLE as exc:
+                    status.state, status.last_error = SyncState.RETRYING, str(exc)
+                    status.down_since = status.down_since or time.time()
+                    continue
+                status.state, status.last_error, status.down_since = SyncState.SYNCED, None, None
+                status.synced_at = time.time()
+            await asyncio.sleep(self.settings.namespace_poll)
 
     def _storage_went_back(self, origin: Informer) -> None:
         """A kind listed at a lower resourceVersion than it had seen: the API server's

@@ -124,6 +124,8 @@ class InformerSettings:
     # restarted.
     bookmark_interval: float = 60.0
     forbidden_retry: float = 60.0
+    # NAMESPACE mode without list on Namespaces: each watched one is read (get) this often.
+    namespace_poll: float = 30.0
     backoff_base: float = 0.5
     backoff_cap: float = 30.0
     # After the initial sync: collect the youngest generation and freeze its survivors this
@@ -189,8 +191,9 @@ class Informer:
         self.synced = asyncio.Event()
         self.stopping = False
         self.resource_version: str | None = None  # where a resumed watch would start
-        # Set by the ClusterWatcher: called when a list finds the server's storage went back.
+        # Set by the ClusterWatcher: a list found the server's storage gone back; a final 403.
         self.on_storage_reset: Callable[[Informer], None] | None = None
+        self.on_forbidden: Callable[[Informer], None] | None = None
         self.relist_requested = False
         self.stalled = False  # the last watch went silent, and none has sent a line since
         self._watching: asyncio.Future[str] | None = None
@@ -241,6 +244,8 @@ class Informer:
                 if not self.retry_forbidden:
                     # Not visible for good: the task stays (so no rediscovery starts the
                     # kind again) and sends nothing more, until stopped.
+                    if self.on_forbidden is not None:
+                        self.on_forbidden(self)
                     await asyncio.Future()
                 await asyncio.sleep(self.settings.forbidden_retry)
             except NotServed as exc:
