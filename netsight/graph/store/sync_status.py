@@ -97,8 +97,9 @@ def reporting_status(sync: dict[str, AnyKindStatus], kind: str, namespace: str |
     """The status an informer of ``kind`` (in ``namespace``, or the whole cluster) reports
     in, made the first time and kept across its restarts."""
     if namespace is None:
-        found = sync.setdefault(kind, KindStatus(kind))
-        assert isinstance(found, KindStatus), f"{kind} is watched per namespace"
+        found = sync.get(kind)
+        if not isinstance(found, KindStatus):  # (watched per namespace before a restart)
+            found = sync[kind] = KindStatus(kind)
         return found
     group = sync.get(kind)
     if not isinstance(group, NamespacedKindStatus):
