@@ -25,14 +25,16 @@ PROGRESS_EVERY = 0.25
 
 
 def answer_from_cluster(tool: AnyTool, raw_args: dict[str, Any], *, kubeconfig: str | None,
-                        context: str | None, cluster_name: str, err: IO[str]
-                        ) -> dict[str, Any]:
+                        context: str | None, cluster_name: str, err: IO[str],
+                        namespaces: tuple[str, ...] | None = None) -> dict[str, Any]:
     with paused_gc():  # a bulk load of long-lived objects: nothing for the collector to free
-        return asyncio.run(_answer(tool, raw_args, kubeconfig, context, cluster_name, err))
+        return asyncio.run(_answer(tool, raw_args, kubeconfig, context, cluster_name, err,
+                                   namespaces))
 
 
 async def _answer(tool: AnyTool, raw_args: dict[str, Any], kubeconfig: str | None,
-                  context: str | None, cluster_name: str, err: IO[str]) -> dict[str, Any]:
+                  context: str | None, cluster_name: str, err: IO[str],
+                  namespaces: tuple[str, ...] | None) -> dict[str, Any]:
     if not tool.metadata.reads:
         # recent_changes reads the change history a running server keeps; one list has none.
         raise ToolFailure(ErrorCode.INVALID_INPUT,
@@ -60,7 +62,7 @@ async def _answer(tool: AnyTool, raw_args: dict[str, Any], kubeconfig: str | Non
     reporter = asyncio.create_task(_report(progress, store, transport.host, err))
     try:
         snapshot = await take_snapshot(transport, store, tool.metadata.reads,
-                                       progress=progress)
+                                       progress=progress, namespaces=namespaces)
     except (Gone, Forbidden, NotServed, *RETRYABLE) as exc:
         raise ToolFailure(ErrorCode.INVALID_INPUT,
                           f"cannot list from the API server at {transport.host} "

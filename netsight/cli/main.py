@@ -68,6 +68,11 @@ def _call_options() -> Parser:
     kubeconfig = source.add_argument(
         "--kubeconfig", metavar="PATH", help="default: $KUBECONFIG or ~/.kube/config")
     source.add_argument("--context", help="kubeconfig context; default the current one")
+    # Not --namespace(s): those are tools' own arguments (analyze_config, reachability_matrix).
+    source.add_argument("--watch-namespaces", action="append", metavar="LIST",
+                        help="on a cluster: list only these namespaces' objects (and the "
+                             "cluster-scoped ones RBAC lets you read), comma-separated, as "
+                             "netsight serve's NAMESPACE does")
     source.add_argument("--server", metavar="URL",
                         help="a running netsight (netsight serve): its MCP endpoint, or its "
                              "base URL, to which /mcp is added")
@@ -159,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
         "serve", help="serve MCP (Streamable HTTP at /mcp, or stdio) and the graph API",
         description="Keeps a live graph of the cluster and answers over MCP and HTTP. "
                     "Environment: CLUSTER_NAME, PORT, HOST, LOG_LEVEL, TOOL_TIMEOUT, "
-                    "AUTH_MODE, TOOLSETS; "
+                    "AUTH_MODE, TOOLSETS, NAMESPACE; "
                     "flags win over variables.")
     serve.add_argument("--kubeconfig", metavar="PATH",
                        help="default: in-cluster config inside a pod, else $KUBECONFIG or "
@@ -189,6 +194,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--auth-audience", action="append", metavar="AUDIENCE",
                        help="accept only tokens issued for this audience (repeatable; env "
                             "AUTH_AUDIENCES, comma-separated); default: the API server's own")
+    serve.add_argument("--namespaces", "--namespace", action="append", metavar="LIST",
+                       help="watch only these namespaces, comma-separated or repeated, with "
+                            "a Role in each instead of cluster-wide reads (env NAMESPACE; "
+                            "default the whole cluster)")
     serve.add_argument("--toolsets", metavar="LIST",
                        help="offer only these groups of tools, comma-separated: "
                        f"{', '.join(Toolset)} (env TOOLSETS; default all)")
@@ -224,6 +233,9 @@ def main(argv: Sequence[str] | None = None, *, stdin: IO[str] | None = None,
     if args.server and (args.kubeconfig or args.context):
         parser.error("--server answers from the server's own cluster: leave out "
                      "--kubeconfig and --context")
+    if args.watch_namespaces and (args.server or args.manifests):
+        parser.error("--watch-namespaces limits what is listed from a cluster: leave out "
+                     "--server and --manifests")
     try:
         data = _call(args, stdin, err)
     except ToolFailure as failure:
@@ -252,9 +264,17 @@ def _call(args: argparse.Namespace, stdin: IO[str] | None, err: IO[str]) -> dict
     if not args.manifests:
         from netsight.cli.cluster_call import answer_from_cluster
 
+        namespaces = None
+        if args.watch_namespaces:
+            from netsight.server.config import ConfigError, parse_namespaces
+
+            try:
+                namespaces = parse_namespaces(("--watch-namespaces", args.watch_namespaces))
+            except ConfigError as exc:
+                raise ToolFailure(ErrorCode.INVALID_INPUT, str(exc), tool=tool.name) from None
         return answer_from_cluster(tool, raw_args, kubeconfig=args.kubeconfig,
                                    context=args.context, cluster_name=args.cluster_name,
-                                   err=err)
+                                   err=err, namespaces=namespaces)
     store = GraphStore(source=Source.MANIFESTS, cluster_name=args.cluster_name)
     try:
         load_manifests(store, args.manifests, stdin=stdin)

@@ -18,9 +18,10 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 
+from netsight.graph.ingest.backoff import Backoff
 from netsight.graph.ingest.client import KubeTransport
 from netsight.graph.ingest.cluster_watcher import ClusterWatcher
-from netsight.graph.ingest.informers import Backoff, InformerSettings
+from netsight.graph.ingest.informers import InformerSettings
 from netsight.graph.store.live import GraphStore, Source
 from netsight.server import warming
 from netsight.server.config import ConfigError, Settings
@@ -73,7 +74,8 @@ async def live_graph(settings: Settings, *, informers: InformerSettings | None =
             kubeconfig, context = demo.kubeconfig, None
             log.info("demo: simulated API server at %s", demo.url)
         try:
-            transport = await KubeTransport.connect(kubeconfig, context)
+            transport = await KubeTransport.connect(kubeconfig, context,
+                                                    connections=connections(settings))
         except Exception as exc:  # ConfigException, a missing or unreadable file, ...
             flag = "--context" if context else "--kubeconfig" if kubeconfig else "KUBECONFIG"
             raise ConfigError(flag, f"no usable Kubernetes configuration ({exc}); give "
@@ -85,7 +87,8 @@ async def live_graph(settings: Settings, *, informers: InformerSettings | None =
         if not settings.secret_metadata:
             informer_settings = replace(informer_settings, metadata_only=frozenset())
         watcher = ClusterWatcher(transport, graph.store, informer_settings,
-                                 on_providers_changed=graph.providers_changed)
+                                 on_providers_changed=graph.providers_changed,
+                                 namespaces=settings.namespaces)
         graph.watcher = watcher
         tasks = [asyncio.create_task(_start(graph, watcher), name="informers:start"),
                  asyncio.create_task(warming.keep_warm(graph), name="policy-models:warm")]
@@ -98,6 +101,12 @@ async def live_graph(settings: Settings, *, informers: InformerSettings | None =
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             await watcher.stop()
+
+
+def connections(settings: Settings) -> int:
+    """Connections to the API server at once: each open watch holds one (HTTP/1.1), and
+    per-namespace informers hold one each per namespaced kind, beside lists and reviews."""
+    return 100 + 32 * len(settings.namespaces or ())
 
 
 async def _start(graph: LiveGraph, watcher: ClusterWatcher) -> None:

@@ -4,7 +4,8 @@ The environment variables are the ones the architecture decisions name (``CLUSTE
 ``PORT``, ``LOG_LEVEL``, ``TOOL_TIMEOUT``, ``PROBE_NAMESPACE``, ``PROBE_IMAGE``,
 ``MAX_CONCURRENT_PROBES``), plus ``HOST``, ``AUTH_MODE``, ``AUTH_AUDIENCES``,
 ``MCP_RESPONSES`` and ``KUBECONFIG`` for symmetry with the flags, ``SECRET_METADATA``
-(watch Secret and ConfigMap names) and ``TOOLSETS`` (the groups of tools offered). The probe
+(watch Secret and ConfigMap names), ``TOOLSETS`` (the groups of tools offered) and
+``NAMESPACE`` (the design's: watch only these namespaces, comma-separated). The probe
 settings are read and checked although netsight runs no probe pods yet: a deployment
 configured for them fails now on a bad value, not the day probes arrive.
 
@@ -101,6 +102,8 @@ class Settings:
     max_concurrent_probes: int = MAX_CONCURRENT_PROBES
     # The groups of tools offered; None: every tool (those of absent providers still hidden).
     toolsets: frozenset[Toolset] | None = None
+    # Watch only these namespaces (with Roles, no cluster-wide list); None: the cluster.
+    namespaces: tuple[str, ...] | None = None
 
     @property
     def authenticates(self) -> bool:
@@ -165,6 +168,10 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
     if (given := pick("max_concurrent_probes", "MAX_CONCURRENT_PROBES")) is not None:
         max_probes = _positive_int(given)
     toolsets = None if (given := pick("toolsets", "TOOLSETS")) is None else _toolsets(given)
+    namespaces = None if (given := pick("namespaces", "NAMESPACE")) is None \
+        else parse_namespaces(given)
+    if demo and namespaces is not None:
+        raise ConfigError("--namespaces", "the demo watches its own whole cluster; drop it")
     cluster = pick("cluster_name", "CLUSTER_NAME")
     if cluster is not None:
         cluster_name = _name(cluster)
@@ -184,7 +191,7 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
         log_level=log_level, tool_timeout=tool_timeout, auth=auth, responses=responses,
         auth_audiences=audiences, probe_namespace=probe_namespace, probe_image=probe_image,
         max_concurrent_probes=max_probes,
-        secret_metadata=secret_metadata, toolsets=toolsets,
+        secret_metadata=secret_metadata, toolsets=toolsets, namespaces=namespaces,
     )
 
 
@@ -280,6 +287,20 @@ def _namespace(given: tuple[str, Any]) -> str:
         raise ConfigError(source, "a namespace name (lower-case letters, digits and '-', at "
                           f"most 63 characters), e.g. 'mcp-diagnostics'; got {value!r}")
     return name
+
+
+def parse_namespaces(given: tuple[str, Any]) -> tuple[str, ...]:
+    """Namespace names, comma-separated (the variable) or the repeated flag's list; sorted,
+    each once."""
+    source, value = given
+    items = value if isinstance(value, list | tuple) else [value]
+    names = [n.strip() for item in items for n in str(item).split(",") if n.strip()]
+    bad = [n for n in names if not _DNS_LABEL.match(n)]
+    if bad or not names:
+        raise ConfigError(source, "namespace names (lower-case letters, digits and '-', at "
+                          "most 63 characters), comma-separated, e.g. 'shop,data'; got "
+                          f"{value!r}")
+    return tuple(sorted(set(names)))
 
 
 def _image(given: tuple[str, Any]) -> str:

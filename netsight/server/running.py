@@ -194,6 +194,9 @@ async def serve(settings: Settings, *, tools: Mapping[str, AnyTool] = TOOLS,
                          f"graph at {server.url}/api/graph "
                          f"({'demo cluster' if settings.demo else 'cluster'} "
                          f"'{settings.cluster_name}'); readiness at {server.url}/readyz")
+                if settings.namespaces is not None:
+                    announce(f"netsight: watching only namespaces {', '.join(settings.namespaces)}"
+                             " (NAMESPACE): answers say what lies outside")
                 if settings.demo and settings.authenticates:
                     announce("netsight: callers need a bearer token; the demo cluster knows "
                              f"'{DEMO_TOKEN}'")

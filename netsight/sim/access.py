@@ -17,10 +17,17 @@ knows (401 otherwise), whose user may ``create`` the review resource (403 otherw
 chart's ClusterRole grants netsight's service account. By default the policy knows one
 token, ``sim-token`` (the one :meth:`SimServer.write_kubeconfig` writes), for that service
 account, which may create both reviews and read everything.
+
+With ``enforce`` on, every other request is held to the same policy too (rbac.py): the
+simulator then refuses, as a real API server does, what a token's rules do not allow.
+Besides the rules set here, every cluster's bootstrap roles apply: discovery, health and
+version paths for authenticated users, health and version for anyone
+(``system:discovery``, ``system:public-info-viewer``), and self reviews.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -92,6 +99,32 @@ def _matches(allowed: tuple[str, ...], value: str) -> bool:
     return "*" in allowed or value in allowed
 
 
+_PUBLIC_PATHS = ("/healthz", "/livez", "/readyz", "/version", "/version/")
+# The roles kube-apiserver bootstraps in every cluster, bound to every authenticated user
+# (and the public paths to anyone): RBAC denies by not allowing, so without them no
+# client could even discover the API.
+BOOTSTRAP: tuple[Rule, ...] = (
+    Rule(("get",), (), group=AUTHENTICATED, non_resource_urls=(
+        "/api", "/api/*", "/apis", "/apis/*", "/openapi", "/openapi/*", *_PUBLIC_PATHS)),
+    Rule(("get",), (), group="system:unauthenticated", non_resource_urls=_PUBLIC_PATHS),
+    Rule(("create",), ("selfsubjectaccessreviews", "selfsubjectrulesreviews",
+                       "selfsubjectreviews"), group=AUTHENTICATED,
+         api_groups=("authorization.k8s.io", "authentication.k8s.io")),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One request as RBAC saw it (rbac.py): who, what, where, and whether it was allowed."""
+
+    user: str
+    verb: str
+    api_group: str
+    resource: str  # "pods", "pods/log", or a non-resource path
+    namespace: str
+    allowed: bool
+
+
 @dataclass
 class AccessPolicy:
     tokens: dict[str, User] = field(default_factory=dict)
@@ -99,6 +132,10 @@ class AccessPolicy:
     # False: TokenReview behaves like an authenticator without audience support (an old
     # webhook): spec.audiences ignored, status.audiences empty.
     audience_aware: bool = True
+    # Hold every request to the rules (rbac.py); off: the simulator serves everyone.
+    enforce: bool = False
+    # Every request's decision while enforcing, newest last.
+    decisions: deque[Decision] = field(default_factory=lambda: deque(maxlen=10_000))
 
     @classmethod
     def default(cls) -> AccessPolicy:
@@ -111,6 +148,8 @@ class AccessPolicy:
         self.tokens.clear()
         self.rules.clear()
         self.audience_aware = True
+        self.enforce = False
+        self.decisions.clear()
         self.add_token(SERVICE_ACCOUNT_TOKEN, SERVICE_ACCOUNT,
                        groups=("system:serviceaccounts", "system:serviceaccounts:netsight"))
         self.allow(user=SERVICE_ACCOUNT, verbs=("create",),
@@ -149,7 +188,7 @@ class AccessPolicy:
         groups = tuple(groups)
         if MASTERS in groups:
             return True, f'allowed: Group "{MASTERS}"'
-        for rule in self.rules:
+        for rule in (*self.rules, *BOOTSTRAP):
             if rule.applies_to(user, groups) and rule.allows(verb, resource, api_group,
                                                              namespace):
                 return True, f"allowed by sim rule: {rule.describe()}"
@@ -161,7 +200,7 @@ class AccessPolicy:
         groups = tuple(groups)
         if MASTERS in groups:
             return True, f'allowed: Group "{MASTERS}"'
-        for rule in self.rules:
+        for rule in (*self.rules, *BOOTSTRAP):
             if rule.applies_to(user, groups) and rule.allows_path(verb, path):
                 return True, f"allowed by sim rule: {rule.describe()}"
         return False, ""
@@ -250,12 +289,14 @@ class AccessPolicy:
         "revoke": [TOKEN],
         "rules": [{"user" | "group", "verbs", "resources" | "nonResourceURLs", "namespaces"?,
         "apiGroups"?}],
-        "audienceAware": bool}``;
+        "audienceAware": bool, "enforce": bool}``;
         answers counts only, never tokens."""
         if body.get("reset"):
             self.reset()
         if "audienceAware" in body:
             self.audience_aware = body["audienceAware"] is True
+        if "enforce" in body:
+            self.enforce = body["enforce"] is True
         for token, user in (body.get("tokens") or {}).items():
             self.add_token(str(token), str(user["username"]),
                            groups=[str(g) for g in user.get("groups") or ()],
@@ -274,7 +315,7 @@ class AccessPolicy:
                            non_resource_urls=None if urls is None else _strings(urls))
             except (KeyError, ValueError) as exc:
                 raise ApiError(400, "BadRequest", f"rule {rule!r}: {exc}") from None
-        return {"tokens": len(self.tokens), "rules": len(self.rules)}
+        return {"tokens": len(self.tokens), "rules": len(self.rules), "enforce": self.enforce}
 
 
 def _strings(value: Any) -> list[str]:

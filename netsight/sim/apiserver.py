@@ -49,6 +49,7 @@ from netsight.graph.model.selectors import parse_selector_string
 from netsight.sim.access import AccessPolicy
 from netsight.sim.faults import Faults
 from netsight.sim.listing import Lists
+from netsight.sim.rbac import RbacGuard
 from netsight.sim.resources import ResourceType
 from netsight.sim.selection import Selection, parse_field_selector
 from netsight.sim.state import ApiError, Checkpoint, SimState
@@ -136,7 +137,9 @@ class SimApiServer:
                                                            "DELETE"]),
             Route("/apis/{rest:path}", self._groups, methods=["GET", "POST", "PUT", "PATCH",
                                                               "DELETE"]),
-        ], middleware=[Middleware(ControlGuard, token=self.control_token)])
+        ], middleware=[Middleware(ControlGuard, token=self.control_token),
+                       # RBAC on every request, while access.enforce is on (rbac.py).
+                       Middleware(RbacGuard, policy=self.access)])
 
     # --- discovery -----------------------------------------------------------------------
 

@@ -181,3 +181,31 @@ async def test_no_kubeconfig_at_all_says_where_it_looked(
     assert code == EXIT_TOOL_ERROR
     assert data["code"] == "INVALID_INPUT"
     assert f"{tmp_path}/.kube/config does not exist" in data["message"]
+
+
+async def test_watch_namespaces_lists_only_them_with_a_role_only_token(
+        sim: SimServer, tmp_path: Path) -> None:
+    team = "system:serviceaccount:shop:netsight"
+    sim.access.add_token("shop-token", team)
+    sim.access.allow(user=team, verbs=("get", "list", "watch"), resources=("*",),
+                     namespaces=("shop",))
+    sim.access.enforce = True
+    kubeconfig = str(sim.write_kubeconfig(tmp_path / "kubeconfig", token="shop-token"))
+
+    code, data, err = await call("call", "diagnose_service", "--kubeconfig", kubeconfig,
+                                 "--watch-namespaces", "shop", "--service", "shop/cart")
+
+    assert code == EXIT_OK, data
+    assert data["status"] == "critical"  # the selector fault, seen from shop alone
+    assert data["metadata"]["scope"] == {"namespaces": ["shop"], "notVisible": ["Namespace"]}
+    assert "could not list Namespace" in err
+    assert {(d.resource, d.namespace) for d in sim.access.decisions if d.user == team
+            and not d.resource.startswith("/")} == {
+        ("namespaces", ""), ("pods", "shop"), ("services", "shop"),
+        ("endpointslices", "shop")}
+
+    code, data, _ = await call("call", "diagnose_service", "--kubeconfig", kubeconfig,
+                               "--watch-namespaces", "shop", "--service", "data/postgres")
+    assert code == EXIT_TOOL_ERROR
+    assert data["code"] == "INVALID_INPUT"
+    assert "namespace 'data' is not watched" in data["message"]

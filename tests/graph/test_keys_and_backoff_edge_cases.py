@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from netsight.graph.ingest.informers import Backoff
+from netsight.graph.ingest.backoff import Backoff
 from netsight.graph.model import kinds
 from netsight.graph.model.kinds import kind_id
 from netsight.graph.model.reading import to_record

@@ -161,3 +161,15 @@ def test_auth_is_required_off_loopback_or_when_asked_for() -> None:
     with pytest.raises(ConfigError, match="one of auto, tokenreview, none") as raised:
         load_settings({}, {"AUTH_MODE": "oidc"})
     assert raised.value.source == "AUTH_MODE"
+
+
+def test_namespace_names_the_namespaces_to_watch() -> None:
+    assert load_settings({}, {}).namespaces is None
+    assert load_settings({}, {"NAMESPACE": " shop, data ,shop"}).namespaces == ("data", "shop")
+    assert load_settings({"namespaces": ["edge", "shop,data"]},
+                         {"NAMESPACE": "other"}).namespaces == ("data", "edge", "shop")
+    for bad in ("Shop", "shop,,a b", ",", "x" * 64):
+        with pytest.raises(ConfigError, match="NAMESPACE: namespace names"):
+            load_settings({}, {"NAMESPACE": bad})
+    with pytest.raises(ConfigError, match="--namespaces: the demo watches"):
+        load_settings({"demo": True, "namespaces": ["shop"]}, {})

@@ -7,12 +7,15 @@ import asyncio
 import signal
 import sys
 import time
+from pathlib import Path
 
 import aiohttp
 import pytest
 from mcp import Client
 
-from tests.server.conftest import announced_and_ready, structured
+from netsight.sim.apiserver import SimServer
+from netsight.sim.scenarios import demo
+from tests.server.conftest import announced_and_ready, error_json, structured
 
 pytestmark = pytest.mark.anyio
 
@@ -43,3 +46,44 @@ async def test_serve_demo_answers_and_stops_cleanly_on_sigterm() -> None:
     assert code == 0, log
     assert "Traceback" not in log
     assert stopped < 5, f"shutdown took {stopped:.1f}s"
+
+
+async def test_serve_namespaces_with_a_role_only_token_answers_within_them(
+        tmp_path: Path) -> None:
+    """``netsight serve --namespaces`` against an API server that enforces RBAC, with a
+    token that may read two namespaces only: it gets ready, answers about them over MCP
+    with metadata.scope, and refuses a namespace it does not watch."""
+    team = "system:serviceaccount:shop:netsight"
+    async with SimServer() as sim:
+        sim.state.apply(demo())
+        sim.access.add_token("team-token", team)
+        sim.access.allow(user=team, verbs=("get", "list", "watch"), resources=("*",),
+                         namespaces=("shop", "data"))
+        sim.access.enforce = True
+        kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig", token="team-token")
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "netsight.cli", "serve", "--kubeconfig", str(kubeconfig),
+            "--port", "0", "--namespaces", "shop", "--namespace", "data",
+            stderr=asyncio.subprocess.PIPE)
+        try:
+            url = await announced_and_ready(process)
+            async with Client(f"{url}/mcp", mode="legacy") as client:
+                cart = structured(await client.call_tool("diagnose_service",
+                                                         {"service": "shop/cart"}))
+                refused = await client.call_tool("diagnose_service",
+                                                 {"service": "edge/storefront"})
+        finally:
+            process.send_signal(signal.SIGTERM)
+            await asyncio.wait_for(process.wait(), 10)
+        log = (await process.stderr.read()).decode() if process.stderr else ""
+    assert cart["status"] == "critical"
+    assert cart["metadata"]["scope"]["namespaces"] == ["data", "shop"]
+    # IngressClasses may not be read; the two Namespaces are got one by one.
+    assert "IngressClass" in cart["metadata"]["scope"]["notVisible"]
+    assert "Namespace" not in cart["metadata"]["scope"]["notVisible"]
+    error = error_json(refused)
+    assert error["code"] == "INVALID_INPUT"
+    assert error["message"].startswith("service: namespace 'edge' is not watched")
+    assert "watching only namespaces data, shop" in log
+    assert not any(d.namespace not in ("", "shop", "data") for d in sim.access.decisions
+                   if d.user == team)

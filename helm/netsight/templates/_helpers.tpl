@@ -137,6 +137,50 @@ of their group are listed by resource all the same: RBAC here never uses wildcar
 {{- end }}
 
 {{/*
+The cluster-scoped resources among netsight.watchedResources, by API group, each with the
+rbac.clusterReads switch that grants it when netsight watches chosen namespaces
+(config.namespaces); every other watched resource is namespaced, read through the Roles.
+*/}}
+{{- define "netsight.clusterScoped" -}}
+"": {namespaces: namespaces}
+networking.k8s.io: {ingressclasses: classes}
+apiextensions.k8s.io: {customresourcedefinitions: crds}
+gateway.networking.k8s.io: {gatewayclasses: classes}
+gateway.networking.x-k8s.io: {xmeshes: classes}
+policy.networking.k8s.io: {adminnetworkpolicies: policies, baselineadminnetworkpolicies: policies, clusternetworkpolicies: policies}
+cilium.io: {ciliumclusterwidenetworkpolicies: policies, ciliumcidrgroups: policies}
+crd.projectcalico.org: {globalnetworkpolicies: policies, globalnetworksets: policies, tiers: policies}
+kuma.io: {meshes: policies, trafficpermissions: policies, trafficroutes: policies}
+{{- end }}
+
+{{/*
+netsight.watchedResources split for config.namespaces: (dict "root" . "scope" "namespaced")
+the namespaced ones (the Roles' rules), "cluster" the cluster-scoped ones rbac.clusterReads
+turns on (the ClusterRole's).
+*/}}
+{{- define "netsight.scopedResources" -}}
+{{- $clusterScoped := include "netsight.clusterScoped" .root | fromYaml }}
+{{- $reads := .root.Values.rbac.clusterReads | default dict }}
+{{- $scope := .scope }}
+{{- range (include "netsight.watchedResources" .root | fromYamlArray) }}
+{{- $kinds := get $clusterScoped (index .apiGroups 0) | default dict }}
+{{- $picked := list }}
+{{- range .resources }}
+{{- $switch := get $kinds . }}
+{{- if and (eq $scope "namespaced") (not $switch) }}
+{{- $picked = append $picked . }}
+{{- else if and (eq $scope "cluster") $switch (get $reads $switch) }}
+{{- $picked = append $picked . }}
+{{- end }}
+{{- end }}
+{{- if $picked }}
+- apiGroups: {{ .apiGroups | toJson }}
+  resources: {{ $picked | toJson }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
 The design's Helm values that netsight does not take: refused with what replaced them, rather
 than ignored (values.schema.json lets them through to here so that the message can say so).
 */}}

@@ -8,9 +8,11 @@ from netsight.analyzers.core.contracts import (
     ErrorCode,
     Evidence,
     ResourceRef,
+    Scope,
     ToolFailure,
 )
 from netsight.analyzers.core.quoting import quoted
+from netsight.graph.model.kinds import Kind
 from netsight.graph.model.records import Record
 from netsight.graph.store.live import GraphView
 
@@ -35,6 +37,32 @@ def metadata(view: GraphView, namespace: str | None = None) -> ClusterMetadata:
         graph_generation=view.generation,
         source=view.source.value,
         stale=view.staleness() or None,
+        scope=scope(view),
+    )
+
+
+def scope(view: GraphView) -> Scope | None:
+    """What the graph cannot hold (namespaces not watched, kinds not listable), or None."""
+    namespaces, hidden = view.watched_namespaces, view.not_visible()
+    if namespaces is None and not hidden:
+        return None
+    return Scope(namespaces=None if namespaces is None else list(namespaces),
+                 not_visible=hidden or None)
+
+
+def require_watched(view: GraphView, namespace: str | None, *, argument: str,
+                    tool: str) -> None:
+    """INVALID_INPUT for a namespace outside the watched ones: unknown there is not absent,
+    so the answer must not read as if it did not exist."""
+    watched = view.watched_namespaces
+    if namespace is None or watched is None or namespace in watched:
+        return
+    raise ToolFailure(
+        ErrorCode.INVALID_INPUT,
+        f"{argument}: namespace {quoted(namespace)} is not watched: this netsight watches "
+        f"only {', '.join(watched)} (NAMESPACE), so it cannot tell what is there; ask about "
+        "those, or add the namespace to NAMESPACE and its Role",
+        tool=tool,
     )
 
 
@@ -43,6 +71,10 @@ def require_namespace(view: GraphView, namespace: str | None, *, tool: str) -> N
     if namespace is None:
         return
     known = view.namespaces()
+    watched = view.watched_namespaces
+    if namespace not in known and watched is not None and namespace in watched \
+            and view.untracked(Kind.NAMESPACE) is not None:
+        return  # watched, but whether it exists cannot be read: empty answers, not NOT_FOUND
     if namespace not in known:
         raise ToolFailure(
             ErrorCode.NOT_FOUND,

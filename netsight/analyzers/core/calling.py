@@ -9,16 +9,17 @@ import asyncio
 import inspect
 import logging
 import re
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
 from netsight.analyzers.core.arguments import ToolArgs
-from netsight.analyzers.core.base import did_you_mean
+from netsight.analyzers.core.base import did_you_mean, require_watched
 from netsight.analyzers.core.contracts import DETAIL, ErrorCode, ToolFailure, ToolResult
 from netsight.analyzers.core.deadline import DeadlineExceeded
 from netsight.analyzers.core.declarations import Tool
+from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.quoting import as_sent, quoted, shortened
 from netsight.graph.store.live import GraphView
 
@@ -110,6 +111,9 @@ def call(tool: AnyTool, view: GraphView, args: ToolArgs) -> ToolResult | Pending
     A ToolFailure names the tool; the caller's deadline (``deadline.within``) passes through;
     any other exception is an analyzer bug, answered as INTERNAL_ERROR."""
     try:
+        if view.watched_namespaces is not None:
+            for argument, namespace in named_namespaces(args):
+                require_watched(view, namespace, argument=argument, tool=tool.name)
         result = tool.run(view, args)
     except Exception as exc:
         _failed(tool, exc)
@@ -134,6 +138,20 @@ def _failed(tool: AnyTool, exc: Exception) -> NoReturn:
         raise exc
     # An analyzer bug must not take the server down.
     raise analyzer_failure(tool, exc) from exc
+
+
+def named_namespaces(args: ToolArgs) -> Iterator[tuple[str, str]]:
+    """(argument, namespace) for every namespace the arguments name: in an object's name
+    (``shop/cart``, ``cart.shop.svc``) or as a namespace argument."""
+    for name, field in type(args).model_fields.items():
+        value = getattr(args, name)
+        argument = field.alias or name
+        for item in value if isinstance(value, list) else (value,):
+            if isinstance(item, ObjectName):
+                if item.namespace is not None:
+                    yield argument, item.namespace
+            elif isinstance(item, str) and name.endswith(("namespace", "namespaces")):
+                yield argument, item
 
 
 def answer(tool: AnyTool, view: GraphView, raw_args: Mapping[str, Any]) -> ToolResult:

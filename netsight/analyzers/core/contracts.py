@@ -159,6 +159,16 @@ class ToolFailure(Exception):
         )
 
 
+class Scope(OmitNone):
+    """What netsight cannot see: set only when it watches part of the cluster."""
+
+    namespaces: list[str] | None = Field(
+        default=None, description="The only namespaces watched (NAMESPACE); objects elsewhere "
+        "are unknown, not absent")
+    not_visible: list[str] | None = Field(
+        default=None, description="Kinds RBAC does not let netsight list: unknown, not absent")
+
+
 class ClusterMetadata(OmitNone):
     cluster_name: str
     timestamp: datetime = Field(default_factory=lambda: datetime.now(UTC))
@@ -171,6 +181,7 @@ class ClusterMetadata(OmitNone):
         description="Kinds whose watch is down, with seconds since: answers about them may "
         "be out of date by that much",
     )
+    scope: Scope | None = None
 
 
 class Page(Model):

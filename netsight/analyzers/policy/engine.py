@@ -378,6 +378,15 @@ class PolicyEngine:
         mixed = self.mixed_versions()
         if mixed:
             undecided.append(mixed)
+        watched = self.view.watched_namespaces
+        if watched is not None and (source.external or destination.external):
+            # From a cluster watched in part, an address no watched pod has may still be a
+            # pod: of a namespace not watched, whose policies, and whose labels that the
+            # watched policies' selectors match, are unknown.
+            undecided.append(
+                "an address no watched pod has may be a pod of a namespace netsight does "
+                f"not watch (it watches only {', '.join(watched)}): its labels and its own "
+                "policies are unknown")
         for why, only_restricts in self._unread_policies(source, destination):
             (restricting if only_restricts else undecided).append(why)
         return tuple(undecided), tuple(restricting)

@@ -27,7 +27,7 @@ from netsight.analyzers.policy.verdict import Direction, DirectionVerdict, Tri, 
 from netsight.graph.model.kinds import WORKLOAD_KINDS, Kind
 from netsight.graph.model.records import NetworkPolicyRecord, PodRecord, Record
 from netsight.graph.model.selectors import LabelSelector
-from netsight.graph.store.live import Source
+from netsight.graph.store.live import GraphView, Source
 
 
 def narrowed_sources(engine: PolicyEngine, fixed: list[tuple[Group, int | None]],
@@ -162,6 +162,15 @@ def policy_blocks(engine: PolicyEngine, subjects: Iterable[Endpoint] | None = No
     found.update(dict.fromkeys(engine.cilium_blocks()))
     found.update(dict.fromkeys(engine.calico_blocks()))
     return tuple(found)
+
+
+def unwatched_peers(view: GraphView) -> str | None:
+    """Why the peers listed are not all there are, from a cluster watched in part."""
+    watched = view.watched_namespaces
+    if watched is None:
+        return None
+    return (f"peers in namespaces netsight does not watch are not listed (it watches only "
+            f"{', '.join(watched)})")
 
 
 def flow(engine: PolicyEngine, source: Endpoint, destination: Endpoint, port: int,

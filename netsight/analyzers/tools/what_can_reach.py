@@ -26,7 +26,14 @@ from netsight.analyzers.policy.peer_groups import (
     group,
     peer_endpoint,
 )
-from netsight.analyzers.policy.reach import Tally, flow, merge, policy_blocks, tally
+from netsight.analyzers.policy.reach import (
+    Tally,
+    flow,
+    merge,
+    policy_blocks,
+    tally,
+    unwatched_peers,
+)
 from netsight.analyzers.policy.results import PeerOut, Summary, peer_out, summarize
 from netsight.analyzers.policy.verdict import Direction, Verdict
 from netsight.analyzers.tools.find_blocking_policies import ENDPOINT_HELP, Protocol
@@ -177,6 +184,9 @@ def analyze(view: GraphView, args: Args) -> Result:
 def _result(view: GraphView, args: Args, sources: tuple[Endpoint, ...], source_external: bool,
             peers: list[PeerOut], summary: Summary, unchecked: int, page: Page,
             reasons: dict[str, None]) -> Result:
+    unwatched = unwatched_peers(view)
+    if unwatched is not None:
+        reasons = {unwatched: None, **reasons}
     return Result(
         metadata=metadata(view, None if source_external else sources[0].namespace),
         source=args.source, port=args.port,

@@ -25,7 +25,14 @@ from netsight.analyzers.policy.peer_groups import (
     group,
     peer_endpoint,
 )
-from netsight.analyzers.policy.reach import Tally, flow, narrowed_sources, policy_blocks, tally
+from netsight.analyzers.policy.reach import (
+    Tally,
+    flow,
+    narrowed_sources,
+    policy_blocks,
+    tally,
+    unwatched_peers,
+)
 from netsight.analyzers.policy.results import PeerOut, Summary, summarize
 from netsight.analyzers.policy.verdict import Direction, Verdict
 from netsight.analyzers.tools.find_blocking_policies import (
@@ -117,6 +124,9 @@ def analyze(view: GraphView, args: Args) -> Result:
         summary = add_rows(summary, fast)
     entries = listed
     reasons = dict.fromkeys(notes)
+    unwatched = unwatched_peers(view)
+    if unwatched is not None:
+        reasons[unwatched] = None
     for _, t in found:
         reasons.update(t.reasons)
     if not all(g.rep.external for g, _ in fixed):

@@ -29,11 +29,13 @@ class KubeTransport:
         self.api = api
 
     @classmethod
-    async def connect(cls, kubeconfig: str | None = None, context: str | None = None
-                      ) -> KubeTransport:
+    async def connect(cls, kubeconfig: str | None = None, context: str | None = None, *,
+                      connections: int = 100) -> KubeTransport:
         """In-cluster configuration inside a pod (unless a kubeconfig is named), else the
-        kubeconfig (``--kubeconfig``, ``$KUBECONFIG`` or ``~/.kube/config``)."""
+        kubeconfig (``--kubeconfig``, ``$KUBECONFIG`` or ``~/.kube/config``); at most
+        ``connections`` open to the API server at once (every watch holds one)."""
         configuration = client.Configuration()
+        configuration.connection_pool_maxsize = connections
         if kubeconfig is None and context is None and os.environ.get(
                 "KUBERNETES_SERVICE_HOST"):
             config.load_incluster_config(  # type: ignore[no-untyped-call]

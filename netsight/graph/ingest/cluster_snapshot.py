@@ -2,7 +2,8 @@
 informers' list path (raw bodies, typed decoding, pagination), and watch nothing.
 
 ``netsight call`` on a cluster answers one question and exits: it needs the kinds its tool
-reads, listed once, not a live graph of everything.
+reads, listed once, not a live graph of everything. Given namespaces (NAMESPACE=a,b), a
+namespaced kind is listed in each of them only, as the watcher does.
 """
 
 from __future__ import annotations
@@ -36,19 +37,25 @@ class Snapshot:
 
 async def take_snapshot(transport: Transport, store: GraphStore, wanted: Collection[str], *,
                         settings: InformerSettings | None = None,
-                        progress: SnapshotProgress | None = None) -> Snapshot:
-    """List into ``store``, once, the served kinds whose ids are in ``wanted``."""
+                        progress: SnapshotProgress | None = None,
+                        namespaces: tuple[str, ...] | None = None) -> Snapshot:
+    """List into ``store``, once, the served kinds whose ids are in ``wanted`` (namespaced
+    ones only in ``namespaces``, if given)."""
     settings = settings or InformerSettings(list_worker=False)
     progress = progress or SnapshotProgress()
     store.state.never_arrive(NEVER_WATCHED)
+    store.namespaces = namespaces
     served = await discover(transport, settings.metadata_only)
     kinds = [kind for kind in served if kind.kind_id in wanted]
     progress.kinds = len(kinds)
     slots = asyncio.Semaphore(CONCURRENT_LISTS)
 
     async def list_kind(kind: WatchedKind) -> None:
-        async with slots:
-            await Informer(transport, store, kind, settings).list_once()
+        scopes = namespaces if namespaces is not None and kind.namespaced else (None,)
+        for namespace in scopes:
+            async with slots:
+                await Informer(transport, store, kind, settings,
+                               namespace=namespace).list_once()
         progress.listed.append(kind.kind_id)
 
     try:

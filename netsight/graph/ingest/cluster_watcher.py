@@ -1,6 +1,13 @@
 """Keep the graph current from a cluster: one informer per watched kind, started and
 stopped as CRDs come and go, the list worker of the initial sync, and the collector's keeper
-once the graph is loaded."""
+once the graph is loaded.
+
+Watching chosen namespaces (NAMESPACE=a,b), a namespaced kind gets one informer per
+namespace, listing and watching ``/namespaces/{ns}/{plural}`` only (what a Role grants); a
+cluster-scoped kind one informer as ever, where RBAC lets it read (a 403 then marks it not
+visible, for good). Namespaces that may not be listed are read one by one where a Role lets
+netsight get its own namespaces: their labels decide namespaceSelectors.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,7 @@ import asyncio
 import functools
 import gc
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -15,6 +23,7 @@ import orjson
 
 from netsight.graph.ingest import api_responses
 from netsight.graph.ingest.api_responses import Transport
+from netsight.graph.ingest.backoff import Backoff
 from netsight.graph.ingest.discovery import (
     CRD_KIND,
     NEVER_WATCHED,
@@ -23,13 +32,14 @@ from netsight.graph.ingest.discovery import (
     discover,
     providers_of,
 )
-from netsight.graph.ingest.informers import Backoff, Informer, InformerSettings
+from netsight.graph.ingest.informers import Informer, InformerSettings
 from netsight.graph.ingest.list_worker import PageWorker
 from netsight.graph.ingest.watch_stream import not_older_than, stream_lines, watch_params
+from netsight.graph.model.kinds import make_key
 from netsight.graph.runtime.allocator import release_free_memory
 from netsight.graph.runtime.collector import keep_collections_young
-from netsight.graph.store.live import GraphStore
-from netsight.graph.store.sync_status import SyncState
+from netsight.graph.store.live import EventType, GraphStore
+from netsight.graph.store.sync_status import KindStatus, NamespacedKindStatus, SyncState
 
 log = logging.getLogger(__name__)
 
@@ -42,10 +52,14 @@ class ClusterWatcher:
     store: GraphStore
     settings: InformerSettings = field(default_factory=InformerSettings)
     on_providers_changed: Callable[[set[str]], None] | None = None
-    informers: dict[WatchedKind, tuple[Informer, asyncio.Task[None]]] = field(
-        default_factory=dict)
+    # The namespaces to watch; None: the whole cluster.
+    namespaces: tuple[str, ...] | None = None
+    # (kind, namespace or None for the whole cluster) -> its informer and task.
+    informers: dict[tuple[WatchedKind, str | None], tuple[Informer, asyncio.Task[None]]] = \
+        field(default_factory=dict)
     providers: set[str] = field(default_factory=set)
     _crd_task: asyncio.Task[None] | None = None
+    _namespace_task: asyncio.Task[None] | None = None
     _gc_task: asyncio.Task[None] | None = None
     # Whether the initial sync started a list worker, and the pages whose records it built.
     list_worker_started: bool = False
@@ -61,6 +75,7 @@ class ClusterWatcher:
         kinds = await discover(self.transport, self.settings.metadata_only)
         if self.settings.use_list_worker and any(PageWorker.handles(k.kind_id) for k in kinds):
             self._worker = PageWorker()  # started by the first large list
+        self.store.namespaces = self.namespaces
         for kind in kinds:
             self._start(kind)
         if self._worker is not None:
@@ -137,6 +152,8 @@ class ClusterWatcher:
             tasks.append(self._gc_task)
         if self._worker_task is not None:
             tasks.append(self._worker_task)
+        if self._namespace_task is not None:
+            tasks.append(self._namespace_task)
         for task in tasks:
             task.cancel()
         if tasks:
@@ -144,18 +161,65 @@ class ClusterWatcher:
             for task in pending:
                 log.error("informer task %s did not stop in %ss", task.get_name(), timeout)
         self.informers.clear()
-        self._crd_task = self._gc_task = self._worker_task = None
+        self._crd_task = self._gc_task = self._worker_task = self._namespace_task = None
+
+    def _scopes(self, kind: WatchedKind) -> tuple[str | None, ...]:
+        """Where ``kind`` is watched: the whole cluster, or each chosen namespace."""
+        if self.namespaces is None or not kind.namespaced:
+            return (None,)
+        return self.namespaces
 
     def _start(self, kind: WatchedKind) -> None:
-        if kind in self.informers:
-            return
-        informer = Informer(self.transport, self.store, kind, self.settings,
-                            worker=self._worker)
-        informer.on_storage_reset = self._storage_went_back
-        informer.status.state, informer.status.down_since = SyncState.SYNCING, None
-        task = asyncio.create_task(informer.run(), name=f"informer:{kind.kind_id}")
-        task.add_done_callback(functools.partial(self._finished, kind))
-        self.informers[kind] = (informer, task)
+        for namespace in self._scopes(kind):
+            key = (kind, namespace)
+            if key in self.informers:
+                continue
+            informer = Informer(self.transport, self.store, kind, self.settings,
+                                worker=self._worker, namespace=namespace,
+                                retry_forbidden=self.namespaces is None)
+            informer.on_storage_reset = self._storage_went_back
+            informer.on_forbidden = self._forbidden
+            informer.status.state, informer.status.down_since = SyncState.SYNCING, None
+            task = asyncio.create_task(informer.run(), name=f"informer:{informer.name}")
+            task.add_done_callback(functools.partial(self._finished, key))
+            self.informers[key] = (informer, task)
+
+    def _forbidden(self, informer: Informer) -> None:
+        """A kind is not visible for good; for Namespaces, read the watched ones instead."""
+        kind = informer.kind
+        if (kind.group, kind.kind) == ("", "Namespace") and self.namespaces is not None \
+                and self._namespace_task is None:
+            self._namespace_task = asyncio.create_task(
+                self._get_namespaces(kind.kind_id, self.namespaces), name="informer:namespaces")
+
+    async def _get_namespaces(self, kind_id: str, namespaces: tuple[str, ...]) -> None:
+        """Get each watched Namespace every ``namespace_poll`` seconds (what a Role granting
+        ``get`` on namespaces in that namespace allows; no watch can be scoped to one), as
+        the kind's status, part by part: a 403 leaves that one not visible, for good."""
+        group = NamespacedKindStatus(kind_id)
+        parts = {ns: group.parts.setdefault(ns, KindStatus(kind_id)) for ns in namespaces}
+        self.store.sync[kind_id] = group
+        while True:
+            for namespace, status in list(parts.items()):
+                try:
+                    found = await api_responses.get_json(self.transport,
+                                                         f"/api/v1/namespaces/{namespace}")
+                    self.store.apply(EventType.MODIFIED, {**found, "kind": "Namespace",
+                                                          "apiVersion": "v1"})
+                except api_responses.NotServed:  # 404: no such namespace (any more)
+                    self.store.apply_deleted(make_key(kind_id, "", namespace))
+                except api_responses.Forbidden as exc:
+                    log.warning("%s %s: forbidden: %s", kind_id, namespace, exc)
+                    status.state, status.last_error = SyncState.FORBIDDEN, str(exc)
+                    del parts[namespace]
+                    continue
+                except api_responses.RETRYABLE as exc:
+                    status.state, status.last_error = SyncState.RETRYING, str(exc)
+                    status.down_since = status.down_since or time.time()
+                    continue
+                status.state, status.last_error, status.down_since = SyncState.SYNCED, None, None
+                status.synced_at = time.time()
+            await asyncio.sleep(self.settings.namespace_poll)
 
     def _storage_went_back(self, origin: Informer) -> None:
         """A kind listed at a lower resourceVersion than it had seen: the API server's
@@ -170,34 +234,36 @@ class ClusterWatcher:
             self._crd_task.cancel()
             self._crd_task = asyncio.create_task(self._follow_crds(), name="informer:crds")
 
-    def _finished(self, kind: WatchedKind, task: asyncio.Task[None]) -> None:
+    def _finished(self, key: tuple[WatchedKind, str | None], task: asyncio.Task[None]
+                  ) -> None:
         """An informer ended by itself (its kind is no longer served, or a bug): drop it,
         so the next discovery can start it again, and drop the objects it vouched for."""
-        entry = self.informers.get(kind)
+        entry = self.informers.get(key)
         if entry is None or entry[1] is not task or task.cancelled():
             return
-        del self.informers[kind]
+        del self.informers[key]
         error = task.exception()
         if error is not None:
             # A bug, not the API: keep the (now aging) objects and say they are stale.
-            log.error("informer %s failed", kind.kind_id, exc_info=error)
+            log.error("informer %s failed", entry[0].name, exc_info=error)
             entry[0].down(SyncState.RETRYING, f"informer failed: {error!r}")
         else:
-            self.store.remove_kind(kind.kind_id)
+            self.store.remove_kind(key[0].kind_id, namespace=key[1])
 
     def _stop(self, kind: WatchedKind) -> None:
-        entry = self.informers.pop(kind, None)
-        if entry is None:
-            return
-        informer, task = entry
-        informer.stopping = True
-        task.cancel()
-        informer.status.state = SyncState.STOPPED
-        informer.status.down_since = None
-        self.store.remove_kind(kind.kind_id)
+        for namespace in self._scopes(kind):
+            entry = self.informers.pop((kind, namespace), None)
+            if entry is None:
+                continue
+            informer, task = entry
+            informer.stopping = True
+            task.cancel()
+            informer.status.state = SyncState.STOPPED
+            informer.status.down_since = None
+            self.store.remove_kind(kind.kind_id, namespace=namespace)
 
     def _publish_providers(self) -> None:
-        providers = providers_of(self.informers)
+        providers = providers_of(kind for kind, _ in self.informers)
         if providers != self.providers:
             self.providers = providers
             if self.on_providers_changed is not None:
@@ -221,6 +287,9 @@ class ClusterWatcher:
                 resource_version = None
             except (api_responses.Forbidden, api_responses.NotServed) as exc:
                 log.warning("cannot watch CRDs (%s); providers are fixed at start", exc)
+                if isinstance(exc, api_responses.Forbidden):  # said in answers' scope
+                    self.store.sync[CRD_KIND.kind_id] = KindStatus(
+                        CRD_KIND.kind_id, SyncState.FORBIDDEN, str(exc))
                 return
             except api_responses.RETRYABLE as exc:
                 log.warning("CRD watch: %s", exc)
@@ -252,8 +321,9 @@ class ClusterWatcher:
 
     async def _rediscover(self) -> None:
         current = set(await discover(self.transport, self.settings.metadata_only))
-        for kind in current - set(self.informers):
+        started = {kind for kind, _ in self.informers}
+        for kind in current - started:
             self._start(kind)
-        for kind in set(self.informers) - current:
+        for kind in started - current:
             self._stop(kind)
         self._publish_providers()

@@ -43,6 +43,11 @@ class WatchedKind:
         base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
         return f"{base}/{self.plural}"
 
+    def path_in(self, namespace: str) -> str:
+        """The collection of one namespace's objects (a namespaced kind)."""
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        return f"{base}/namespaces/{namespace}/{self.plural}"
+
     @property
     def kind_id(self) -> str:
         """The kind as graph keys spell it."""

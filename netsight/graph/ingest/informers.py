@@ -4,7 +4,8 @@ The loop per kind follows kopf's watching, in three layers:
 
 1. :meth:`Informer.run` — forever: list if needed, then watch; on ``410 Gone`` re-list at
    once; on disconnects, 5xx and 429 retry with capped exponential backoff and full jitter;
-   on 403 report the kind as forbidden and retry slowly (RBAC may change). A watch resumes
+   on 403 report the kind as forbidden and retry slowly (RBAC may change; watching chosen
+   namespaces only, ``retry_forbidden`` off: never ask again). A watch resumes
    only from a version the server has reached: "Too large resource version" means its
    storage went back, and the kind re-lists (every kind, once a list shows it).
 2. :meth:`Informer.list_and_reconcile` — a paginated list (``limit``/``continue``) applied
@@ -14,6 +15,10 @@ The loop per kind follows kopf's watching, in three layers:
    consumed line by line under an inactivity timeout (a silent stream is a dead stream),
    shorter once the server has sent a line and owes a bookmark every interval; returns the
    last resourceVersion seen when the server ends the stream normally.
+
+An informer lists and watches its kind in the whole cluster, or in one namespace
+(NAMESPACE=a,b: one informer per kind and namespace, each reconciling only its own
+namespace's objects and reporting in a status of its own).
 
 Bodies are read raw and decoded with msgspec into only the fields the records read
 (typed_pages.py, typed_events.py, decoding.py), or in full with orjson for kinds without a
@@ -27,7 +32,6 @@ import asyncio
 import collections
 import contextlib
 import logging
-import random
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -44,6 +48,7 @@ from netsight.graph.ingest.api_responses import (
     check_response,
     raise_on_error,
 )
+from netsight.graph.ingest.backoff import Backoff
 from netsight.graph.ingest.decoding import decode_event, decode_page, list_metadata
 from netsight.graph.ingest.discovery import METADATA_ONLY_KINDS, WatchedKind
 from netsight.graph.ingest.list_worker import PageWorker, usable_cpus
@@ -66,7 +71,7 @@ from netsight.graph.model.errors import MalformedObject
 from netsight.graph.model.kinds import make_key
 from netsight.graph.model.records import Record
 from netsight.graph.store.live import EventType, GraphStore
-from netsight.graph.store.sync_status import KindStatus, SyncState
+from netsight.graph.store.sync_status import SyncState, reporting_status
 
 log = logging.getLogger(__name__)
 
@@ -101,24 +106,6 @@ LIST_SLICE = 100
 
 
 @dataclass
-class Backoff:
-    """Capped exponential backoff with full jitter (AWS architecture blog's variant)."""
-
-    base: float = 0.5
-    cap: float = 30.0
-    attempt: int = 0
-
-    def next_delay(self, retry_after: float | None = None) -> float:
-        # The exponent is capped: 2.0 ** 1024 overflows, after hours of retries.
-        delay = random.uniform(0, min(self.cap, self.base * 2.0 ** min(self.attempt, 32)))
-        self.attempt += 1
-        return max(delay, retry_after or 0.0)
-
-    def reset(self) -> None:
-        self.attempt = 0
-
-
-@dataclass
 class InformerSettings:
     # The initial list's ``limit``. 1000 rather than client-go's 500: fewer pages (each an
     # HTTP round trip and a decoder call) cost less sync CPU for a little more RSS; larger
@@ -137,6 +124,8 @@ class InformerSettings:
     # restarted.
     bookmark_interval: float = 60.0
     forbidden_retry: float = 60.0
+    # NAMESPACE mode without list on Namespaces: each watched one is read (get) this often.
+    namespace_poll: float = 30.0
     backoff_base: float = 0.5
     backoff_cap: float = 30.0
     # After the initial sync: collect the youngest generation and freeze its survivors this
@@ -184,18 +173,27 @@ class Informer:
 
     def __init__(self, transport: Transport, store: GraphStore, kind: WatchedKind,
                  settings: InformerSettings | None = None, *,
-                 worker: PageWorker | None = None) -> None:
+                 worker: PageWorker | None = None, namespace: str | None = None,
+                 retry_forbidden: bool = True) -> None:
         self.transport, self.store, self.kind = transport, store, kind
         # Builds list pages in another process while it is alive (the initial sync).
         self.worker = worker
         self.settings = settings or InformerSettings()
-        self.status = store.sync.setdefault(kind.kind_id, KindStatus(kind.kind_id))
+        # None: the whole cluster; else only this namespace's objects of a namespaced kind.
+        self.namespace = namespace
+        self.path = kind.path if namespace is None else kind.path_in(namespace)
+        self.name = kind.kind_id if namespace is None else f"{kind.kind_id} in {namespace}"
+        # False: a 403 is final (the operator chose namespaces because cluster-wide reads
+        # are not granted; asking again every minute would only fill the audit log).
+        self.retry_forbidden = retry_forbidden
+        self.status = reporting_status(store.sync, kind.kind_id, namespace)
         self.backoff = Backoff(self.settings.backoff_base, self.settings.backoff_cap)
         self.synced = asyncio.Event()
         self.stopping = False
         self.resource_version: str | None = None  # where a resumed watch would start
-        # Set by the ClusterWatcher: called when a list finds the server's storage went back.
+        # Set by the ClusterWatcher: a list found the server's storage gone back; a final 403.
         self.on_storage_reset: Callable[[Informer], None] | None = None
+        self.on_forbidden: Callable[[Informer], None] | None = None
         self.relist_requested = False
         self.stalled = False  # the last watch went silent, and none has sent a line since
         self._watching: asyncio.Future[str] | None = None
@@ -243,6 +241,12 @@ class Informer:
                 self.down(SyncState.FORBIDDEN, str(exc))
                 resource_version = None
                 self.synced.set()  # readiness does not wait for a kind it may not read
+                if not self.retry_forbidden:
+                    # Not visible for good: the task stays (so no rediscovery starts the
+                    # kind again) and sends nothing more, until stopped.
+                    if self.on_forbidden is not None:
+                        self.on_forbidden(self)
+                    await asyncio.Future()
                 await asyncio.sleep(self.settings.forbidden_retry)
             except NotServed as exc:
                 self.down(SyncState.STOPPED, str(exc))
@@ -288,7 +292,7 @@ class Informer:
         resource_version = self.resource_version = await self.list_and_reconcile()
         if went_back(previous, resource_version):
             log.warning("%s: listed at resourceVersion %s after %s: the API server's storage "
-                        "went back", self._kind_id, resource_version, previous)
+                        "went back", self.name, resource_version, previous)
             if self.on_storage_reset is not None:
                 self.on_storage_reset(self)
         self._up()
@@ -333,8 +337,11 @@ class Informer:
         status = self.status
         if status.down_since is None:
             status.down_since = time.time()
+        # Said once: a kind refused again every minute is no news.
+        repeated = (status.state, status.last_error) == (state, error)
         status.state, status.last_error = state, error
-        log.warning("%s: %s: %s", self.kind.kind_id, state.value, error)
+        log.log(logging.DEBUG if repeated else logging.WARNING, "%s: %s: %s", self.name,
+                state.value, error)
 
     async def list_and_reconcile(self) -> str:
         """List every object (paginated), apply it, delete what is gone; return the RV.
@@ -359,8 +366,10 @@ class Informer:
         resource_version = ""
         store, kind = self.store, self.kind
         # Only objects in the graph before this list can be gone from the cluster: on the
-        # first list there are none, and noting what was seen would only cost time.
-        reconcile = store.view().count(kind.kind_id) > 0
+        # first list there are none, and noting what was seen would only cost time. Only
+        # this informer's namespace: another namespace's objects are another informer's.
+        namespace = self.namespace
+        reconcile = store.view().count(kind.kind_id, namespace) > 0
         noted = seen if reconcile else None
         worker = self.worker
         if worker is not None and not worker.handles(kind.kind_id):
@@ -414,7 +423,7 @@ class Informer:
                 with contextlib.suppress(BaseException):
                     await following
         if reconcile:
-            store.remove_kind(kind.kind_id, keep=seen)
+            store.remove_kind(kind.kind_id, keep=seen, namespace=namespace)
         return resource_version
 
     async def _apply_listed(self, listed: _ListedPage, noted: set[str] | None, *,
@@ -496,7 +505,7 @@ class Informer:
 
     async def _get_list(self, params: list[tuple[str, str]]) -> bytes:
         accept = self.kind.accept
-        response = await self.transport.get(self.kind.path, params,
+        response = await self.transport.get(self.path, params,
                                             accept=accept[0] if accept else None)
         try:
             body = await response.read()
@@ -512,7 +521,7 @@ class Informer:
         accept = self.kind.accept
         # The server answers a watch's request at once; its events come later.
         async with asyncio.timeout(settings.stall_timeout):
-            response = await self.transport.get(self.kind.path, params,
+            response = await self.transport.get(self.path, params,
                                                 accept=accept[1] if accept else None)
         try:
             if response.status != 200:

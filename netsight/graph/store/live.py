@@ -25,7 +25,7 @@ from netsight.graph.model.records import ContainerPort, PodRecord, Record, inval
 from netsight.graph.store import digraph
 from netsight.graph.store.building import add, remove, replace_record
 from netsight.graph.store.graph_state import GraphState
-from netsight.graph.store.sync_status import KindStatus, Source
+from netsight.graph.store.sync_status import AnyKindStatus, Source
 from netsight.graph.store.view import GraphView
 
 # GraphView and Source are read by every analyzer: importable from here, with the store.
@@ -111,7 +111,9 @@ class GraphStore:
     generation: int = 0
     problems: dict[str, IngestProblem] = field(default_factory=dict)
     changes: deque[Change] = field(default_factory=lambda: deque(maxlen=CHANGE_RING_SIZE))
-    sync: dict[str, KindStatus] = field(default_factory=dict)
+    sync: dict[str, AnyKindStatus] = field(default_factory=dict)
+    # The namespaces watched (NAMESPACE=a,b); None: the whole cluster.
+    namespaces: tuple[str, ...] | None = None
     listeners: list[Callable[[Change], None]] = field(default_factory=list)
     # kind -> the generation of its last change (GraphView.kind_generation)
     kind_generations: dict[str, int] = field(default_factory=dict)
@@ -300,9 +302,12 @@ class GraphStore:
         self.problems[key] = problem
         return changed
 
-    def remove_kind(self, kind: str, keep: set[str] | None = None) -> int:
-        """Delete every object of ``kind`` not in ``keep`` (a re-list's reconciliation)."""
-        stale = [k for k in self.state.keys_of(kind) if keep is None or k not in keep]
+    def remove_kind(self, kind: str, keep: set[str] | None = None, *,
+                    namespace: str | None = None) -> int:
+        """Delete every object of ``kind`` (in ``namespace``, if given) not in ``keep`` (a
+        re-list's reconciliation)."""
+        stale = [k for k in self.state.keys_of(kind, namespace)
+                 if keep is None or k not in keep]
         for key in stale:
             related = self._neighbours(key)
             remove(self.state, key)

@@ -231,6 +231,16 @@ class GraphView:
             return f"{kind}: not watched"
         return self.unreadable(kind)
 
+    @property
+    def watched_namespaces(self) -> tuple[str, ...] | None:
+        """The namespaces netsight watches (NAMESPACE=a,b); None: the whole cluster."""
+        return self._store.namespaces
+
+    def not_visible(self) -> list[str]:
+        """Kinds RBAC forbids netsight to list (in a watched namespace, or at all)."""
+        return sorted(kind for kind, status in self._store.sync.items()
+                      if status.state is SyncState.FORBIDDEN)
+
     def staleness(self) -> dict[str, float]:
         """Kinds whose watch is down, with the seconds since it went down."""
         now = time.time()
@@ -320,12 +330,20 @@ class WrappedView(GraphView):
     def staleness(self) -> dict[str, float]:
         return self._inner.staleness()
 
+    @property
+    def watched_namespaces(self) -> tuple[str, ...] | None:
+        return self._inner.watched_namespaces  # netsight's configuration, not an object
+
+    def not_visible(self) -> list[str]:
+        return self._inner.not_visible()  # about the informers, not about any object
+
     def change_horizon(self) -> ChangeHorizon:
         return self._inner.change_horizon()  # about the ring, not about any object
 
 
 _WHOLE_GRAPH_READS = ("generation", "source", "cluster_name", "kind_generation", "out_edge_runs",
-                      "unreadable", "untracked", "staleness", "change_horizon")
+                      "unreadable", "untracked", "staleness", "change_horizon",
+                      "watched_namespaces", "not_visible")
 
 
 def _derived(store: GraphStore, name: Hashable, kinds: tuple[str, ...], view: GraphView,
