@@ -192,15 +192,29 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--toolsets", metavar="LIST",
                        help="offer only these groups of tools, comma-separated: "
                        f"{', '.join(Toolset)} (env TOOLSETS; default all)")
+    serve.add_argument("--read-only", action="store_true", default=None,
+                       help="hide every tool that writes to the cluster (the probes), "
+                            "whatever else is enabled (env READ_ONLY)")
     probes = serve.add_argument_group(
-        "diagnostic probes", "configured and validated at start, but not run yet: netsight "
-        "creates no probe pods so far")
+        "diagnostic probes", "pods netsight creates to check a verdict against the data "
+        "plane; off unless --probes is given")
+    probes.add_argument("--probes", action="store_true", default=None,
+                        help="offer check_connectivity and probe_http (env PROBES=true)")
     probes.add_argument("--probe-namespace",
-                        help="namespace of probe pods (env PROBE_NAMESPACE; default "
-                             "mcp-diagnostics)")
+                        help="namespace of probes without a source pod (env PROBE_NAMESPACE; "
+                             "default mcp-diagnostics)")
     probes.add_argument("--probe-image", help="probe container image (env PROBE_IMAGE)")
     probes.add_argument("--max-concurrent-probes",
                         help="probe pods at once (env MAX_CONCURRENT_PROBES; default 5)")
+    probes.add_argument("--probe-mode", choices=("pod", "ephemeral"),
+                        help="pod (default): a pod of its own with the source's labels; "
+                             "ephemeral: a container in the source pod (env PROBE_MODE)")
+    probes.add_argument("--probe-timeout",
+                        help="how long a probe may take, pod start included, such as 30s "
+                             "(env PROBE_TIMEOUT)")
+    probes.add_argument("--probe-rate",
+                        help="probes one caller may start a minute (env PROBE_RATE; "
+                             "default 30)")
     return parser
 
 

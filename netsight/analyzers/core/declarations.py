@@ -66,6 +66,8 @@ class Tool(Generic[A, R]):
     # a live server offers the tool only while the cluster serves them. None: always.
     provider: str | None = None
     read_only: bool = True
+    # Reaches past the graph into the cluster's data plane (a probe): MCP's openWorldHint.
+    open_world: bool = False
     prepare: Callable[[A], None] | None = None
 
     @property
