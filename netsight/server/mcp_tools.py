@@ -50,7 +50,7 @@ from netsight.graph.store.live import GraphStore, GraphView
 from netsight.server.auth import view_for
 from netsight.server.draining import arrival
 from netsight.server.notifying import ToolListNotifier
-from netsight.server.probe_tools import CALL_REQUEST
+from netsight.server.probe_tools import CALL_REQUEST, CallerGone, while_connected
 from netsight.server.telemetry import Telemetry
 
 log = logging.getLogger(__name__)
@@ -197,7 +197,10 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any], *,
             # TOOL_TIMEOUT at most rather than for as long as the question takes.
             remaining = limit - (time.monotonic() - started)
             with deadline.within(remaining):
-                result = await answered(tool, view, args)
+                running = answered(tool, view, args)
+                # A probe is given up when its caller goes away (its pod then deleted).
+                result = await (running if tool.read_only else
+                                while_connected(request, running))
         elapsed = time.monotonic() - started
         if elapsed > limit:
             # Past the deadline between two checks: the answer is complete, so it is
@@ -214,6 +217,10 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any], *,
         return tool_error(timed_out(host, name, exceeded.finished, detail=detail), name)
     except TimeoutError:
         return tool_error(timed_out(host, name), name)
+    except CallerGone:
+        log.info("tool %s: the caller went away; the call was cancelled", name)
+        return tool_error(ToolFailure(ErrorCode.INTERNAL_ERROR, "the caller went away",
+                                      tool=name), name)
     except Exception as exc:  # rendering the answer failed: a bug, never a traceback to agents
         log.exception("tool %s: answer could not be rendered", name)
         return tool_error(ToolFailure(ErrorCode.INTERNAL_ERROR,

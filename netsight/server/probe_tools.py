@@ -12,6 +12,8 @@ whoever runs netsight, with its kubeconfig.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import contextvars
 from collections.abc import Awaitable
 from typing import Any, TypeVar
@@ -48,13 +50,13 @@ LOCAL_CALLER = "local"  # the rate-limit key of unauthenticated callers
 
 CONNECTIVITY = AnalyzerMetadata(
     name=connectivity.NAME,
-    description="Run a probe pod as the source and connect to the destination port: the "
-    "observed outcome beside find_blocking_policies' verdict, and why they differ.",
+    description="Connect from a probe pod acting as the source: the observed outcome beside "
+    "find_blocking_policies' verdict, and why they differ.",
     reads=POLICY_READS | {Kind.SERVICE}, codes=())
 HTTP = AnalyzerMetadata(
     name=http_requests.NAME,
-    description="Send one HTTP request from a probe pod: status, headers, TLS and latency "
-    "beside the route and backends diff_routes predicts.",
+    description="Send an HTTP request from a probe pod: status, headers, TLS, latency "
+    "beside the backends diff_routes predicts.",
     reads=diff_routes.METADATA.reads | {Kind.POD}, codes=())
 
 R = TypeVar("R")
@@ -81,11 +83,44 @@ def probe_tools(runner: ProbeRunner) -> dict[str, Tool[Any, Any]]:
 
     return {
         connectivity.NAME: Tool(CONNECTIVITY, connectivity.Args, connectivity.Result,
-                                check_connectivity, toolset=Toolset.POLICY, read_only=False,
+                                check_connectivity, toolset=Toolset.PROBES, read_only=False,
                                 open_world=True),
         http_requests.NAME: Tool(HTTP, http_requests.Args, http_requests.Result, probe_http,
-                                 toolset=Toolset.ROUTING, read_only=False, open_world=True),
+                                 toolset=Toolset.PROBES, read_only=False, open_world=True),
     }
+
+
+async def while_connected(request: Request | None, work: Awaitable[R]) -> R:
+    """``work``, cancelled if the caller's HTTP connection closes first.
+
+    A probe holds a pod while it waits: a client that went away (an agent closed, a
+    network gone) must not keep it. The SDK cancels a call whose session is deleted, or
+    that the client cancels, but not one whose single-exchange request's connection drops
+    while it answers with JSON: netsight listens for ``http.disconnect`` itself."""
+    if request is None:
+        return await work
+    call = asyncio.ensure_future(work)
+    gone = asyncio.ensure_future(_disconnected(request))
+    try:
+        await asyncio.wait({call, gone}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+        if not call.done():
+            call.cancel()  # also when this task was cancelled: the call must not outlive it
+    if call.cancelled() or not call.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await call
+        raise CallerGone
+    return call.result()
+
+
+class CallerGone(Exception):
+    """The caller's connection closed while its probe ran; nobody reads the answer."""
+
+
+async def _disconnected(request: Request) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 def _within(runner: ProbeRunner, wanted: float) -> float:

@@ -36,6 +36,8 @@ class Toolset(StrEnum):
     POLICY = "policy"  # who may connect to whom: network and Istio policies
     ROUTING = "routing"  # Gateway API, Ingress, where a request goes
     MESH = "mesh"  # Istio configuration
+    # Tools that run probe pods: offered only where probes are enabled (--probes).
+    PROBES = "probes"
 
 
 @dataclass(frozen=True, slots=True)

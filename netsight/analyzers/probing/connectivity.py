@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from netsight.analyzers.core.arguments import Port, ToolArgs
 from netsight.analyzers.core.base import metadata
@@ -47,13 +48,18 @@ def _tcp(value: str) -> str:
     return upper
 
 
-class Args(ToolArgs):
-    source: ObjectName = Field(description="The client: 'namespace/pod' or "
-                               "'Kind/namespace/name' (one of its running pods)")
-    destination: ObjectName = Field(description=f"Where to connect: {blocking.ENDPOINT_HELP}")
-    port: Port = Field(description="Destination port (a Service port for a Service)")
-    protocol: Annotated[str, AfterValidator(_tcp)] = Field(default="TCP",
-                                                           description="TCP")
+class ProbeArgs(ToolArgs):
+    """A probe's arguments: no ``detail`` (a probe's answer has one level)."""
+
+    detail: SkipJsonSchema[bool] = False
+
+
+class Args(ProbeArgs):
+    source: ObjectName = Field(description="Client pod or workload, as in "
+                               "find_blocking_policies")
+    destination: ObjectName = Field(description="As in find_blocking_policies")
+    port: Port
+    protocol: Annotated[str, AfterValidator(_tcp)] = "TCP"
 
 
 class Observed(OmitNone):

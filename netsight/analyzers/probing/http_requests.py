@@ -3,18 +3,18 @@ graph predicts for it (diff_routes' own resolution, called), to set beside the r
 
 from __future__ import annotations
 
+import urllib.parse
 from dataclasses import dataclass
 from typing import Literal
-from urllib.parse import urlsplit
 
 from pydantic import Field, model_validator
 
-from netsight.analyzers.core.arguments import PortNumber, ToolArgs
+from netsight.analyzers.core.arguments import PortNumber
 from netsight.analyzers.core.base import metadata
 from netsight.analyzers.core.contracts import ErrorCode, OmitNone, ToolFailure, ToolResult
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.policy.endpoints import resolve
-from netsight.analyzers.probing.connectivity import Observed
+from netsight.analyzers.probing.connectivity import Observed, ProbeArgs
 from netsight.analyzers.tools import diff_routes
 from netsight.graph.model.kinds import Kind, make_key
 from netsight.graph.model.records import ServiceRecord
@@ -24,19 +24,16 @@ NAME = "probe_http"
 Method = Literal["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 
-class Args(ToolArgs):
-    url: str | None = Field(default=None, max_length=2048, pattern=r"^https?://[^\s]+$",
-                            description="The URL to request; or give service and path")
-    service: ObjectName | None = Field(default=None, description="'namespace/name' of a "
-                                       "Service to request, on its first port or port")
-    port: PortNumber | None = Field(default=None, description="With service: its port")
-    path: str = Field(default="/", max_length=2048, pattern=r"^/[^\s]*$",
-                      description="With service: the request path")
-    from_: ObjectName | None = Field(default=None, alias="from", description="The client "
-                                     "pod or workload; default: a pod of no identity")
+class Args(ProbeArgs):
+    url: str | None = Field(default=None, max_length=2048, pattern=r"^https?://\S+$",
+                            description="Or service (+port, path)")
+    service: ObjectName | None = Field(default=None, description="'namespace/name'")
+    port: PortNumber | None = None
+    path: str = Field(default="/", max_length=2048, pattern=r"^/\S*$")
+    from_: ObjectName | None = Field(default=None, alias="from", description="Client pod or "
+                                     "workload")
     method: Method = "GET"
-    headers: dict[str, str] = Field(default_factory=dict, max_length=32,
-                                    description="Request headers")
+    headers: dict[str, str] = Field(default_factory=dict, max_length=32)
 
     @model_validator(mode="after")
     def _one_target(self) -> Args:
@@ -77,7 +74,7 @@ class Request:
 
 def plan(view: GraphView, args: Args) -> Request:
     if args.url is not None:
-        parts = urlsplit(args.url)
+        parts = urllib.parse.urlsplit(args.url)
         if not parts.hostname:
             raise ToolFailure(ErrorCode.INVALID_INPUT, "url: has no host, e.g. "
                               "'http://cart.shop.svc:8080/health'", tool=NAME)
@@ -125,13 +122,27 @@ def predict(view: GraphView, args: Args, request: Request) -> PredictedRoute:
                               f"({failure.message}); it goes to whatever the host resolves to")
     layers = [f"{layer.entry} -> {layer.route or layer.outcome}" for layer in routed.layers]
     backends = [f"{b.backend}:{b.port}" if b.port else b.backend for b in routed.backends]
-    if not layers and ".svc" in request.host:
-        name = request.host.split(".svc")[0]
-        return PredictedRoute(backends=[name.replace(".", "/", 1)], layers=[],
+    service = _service_of(view, request.host)
+    if not layers and service is not None:
+        return PredictedRoute(backends=[f"{service.ref}:{_port_of(request)}"], layers=[],
                               note="no route takes this host: the request goes straight to "
                               "the Service")
     return PredictedRoute(backends=backends, layers=layers,
                           note=None if layers else "no route takes this host")
+
+
+def _service_of(view: GraphView, host: str) -> ServiceRecord | None:
+    """The Service a cluster DNS name ('name.namespace.svc[.cluster.local][:port]') names."""
+    labels = host.rpartition(":")[0].split(".") if ":" in host else host.split(".")
+    if len(labels) < 3 or labels[2] != "svc":
+        return None
+    record = view.get(make_key(Kind.SERVICE, labels[1], labels[0]))
+    return record if isinstance(record, ServiceRecord) else None
+
+
+def _port_of(request: Request) -> int:
+    parts = urllib.parse.urlsplit(request.url)
+    return parts.port or (443 if parts.scheme == "https" else 80)
 
 
 def answer(view: GraphView, args: Args, request: Request, observed: HttpObserved,
