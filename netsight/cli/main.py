@@ -22,7 +22,7 @@ from typing import IO, Any
 import orjson
 import shtab
 
-from netsight.analyzers.core.calling import answer, to_json
+from netsight.analyzers.core.calling import AnyTool, answer, to_json
 from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
 from netsight.analyzers.core.declarations import Toolset
 from netsight.analyzers.tools import TOOLS
@@ -111,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     reserved |= {"-h", "--help"}
     tools = call.add_subparsers(dest="tool", required=True, metavar="TOOL", title="tools",
                                 help="the tool to run (netsight tools: their schemas)")
-    for tool in TOOLS.values():
+    for tool in callable_tools().values():
         summary = tool.description.split(". ")[0].rstrip(".")
         tool_parser = tools.add_parser(
             tool.name, parents=[common], help=summary,
@@ -247,8 +247,15 @@ def main(argv: Sequence[str] | None = None, *, stdin: IO[str] | None = None,
     return EXIT_FINDINGS if args.fail_on and fails(data, args.fail_on) else EXIT_OK
 
 
+def callable_tools() -> dict[str, AnyTool]:
+    """The catalog, and the probe tools a server started with --probes runs (--server)."""
+    from netsight.server.probe_tools import probe_tools
+
+    return {**TOOLS, **probe_tools(None)}
+
+
 def _call(args: argparse.Namespace, stdin: IO[str] | None, err: IO[str]) -> dict[str, Any]:
-    tool = TOOLS[args.tool]
+    tool = callable_tools()[args.tool]
     try:
         raw_args = orjson.loads(args.args)
     except orjson.JSONDecodeError as exc:
@@ -263,6 +270,10 @@ def _call(args: argparse.Namespace, stdin: IO[str] | None, err: IO[str]) -> dict
         from netsight.cli.server_call import answer_from_server
 
         return answer_from_server(args.server, args.token, tool.name, raw_args)
+    if tool.name not in TOOLS:
+        raise ToolFailure(ErrorCode.INVALID_INPUT, f"{tool.name} runs a probe pod: give "
+                          "--server URL of a netsight serve started with --probes",
+                          tool=tool.name)
     if not args.manifests:
         from netsight.cli.cluster_call import answer_from_cluster
 

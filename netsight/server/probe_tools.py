@@ -62,10 +62,19 @@ HTTP = AnalyzerMetadata(
 R = TypeVar("R")
 
 
-def probe_tools(runner: ProbeRunner) -> dict[str, Tool[Any, Any]]:
-    """The probe tools, running their probes with ``runner``."""
+def probe_tools(runner: ProbeRunner | None) -> dict[str, Tool[Any, Any]]:
+    """The probe tools, running their probes with ``runner``; without one (the CLI, which
+    sends them to a server) they are declarations only."""
+    def running(tool: str) -> ProbeRunner:
+        if runner is None:
+            raise ToolFailure(ErrorCode.INVALID_INPUT, f"{tool} runs a probe pod: call it on "
+                              "a netsight serve started with --probes (netsight call "
+                              f"{tool} --server URL)", tool=tool)
+        return runner
+
     async def check_connectivity(view: GraphView, args: connectivity.Args
                                  ) -> connectivity.Result:
+        runner = running(connectivity.NAME)
         chosen = connectivity.plan(view, args)
         predicted = connectivity.predict(view, args, chosen)
         spec = TcpProbe(host=chosen.host, port=chosen.port,
@@ -74,6 +83,7 @@ def probe_tools(runner: ProbeRunner) -> dict[str, Tool[Any, Any]]:
         return connectivity.answer(view, args, chosen, predicted, observed(seen))
 
     async def probe_http(view: GraphView, args: http_requests.Args) -> http_requests.Result:
+        runner = running(http_requests.NAME)
         request = http_requests.plan(view, args)
         predicted = http_requests.predict(view, args, request)
         spec = HttpProbe(url=request.url, method=args.method, headers=args.headers,

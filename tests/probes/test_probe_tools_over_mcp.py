@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ import pytest
 from mcp import Client
 from mcp_types import CallToolResult
 
+from netsight.cli.main import main
 from netsight.probes.message import ProbeResult
 from netsight.sim.apiserver import SimConfig, SimServer
 from tests.probes.conftest import PROBE_NAMESPACE, cluster, deny_ingress, eventually, pod, service
@@ -261,3 +263,17 @@ async def test_probe_http_sets_the_response_beside_the_predicted_backend(tmp_pat
     assert answer["observed"]["identity"] == "shop/web-1"
     assert answer["predicted"]["backends"] == ["data/db:5432"]
     assert answer["predicted"]["layers"] == []
+
+
+async def test_netsight_call_reaches_the_probe_tools_on_a_server(tmp_path: Path) -> None:
+    async with probing_server(tmp_path) as (served, _):
+        out = io.StringIO()
+        code = await asyncio.to_thread(main, [
+            "call", "check_connectivity", "--server", served.url, "--source", "shop/web-1",
+            "--destination", "data/db", "--port", "5432"], stdout=out)
+    assert code == 0
+    assert orjson.loads(out.getvalue())["agree"] is True
+    out = io.StringIO()
+    code = main(["call", "probe_http", "-f", str(tmp_path), "--url", "http://x/"], stdout=out)
+    assert code != 0
+    assert "give --server URL of a netsight serve started with --probes" in out.getvalue()
