@@ -112,13 +112,14 @@ class Probing:
 
 
 @contextlib.asynccontextmanager
-async def probing(tmp_path: Path, **overrides: Any) -> AsyncIterator[Probing]:
+async def probing(tmp_path: Path, *, ephemeral: bool = False, **overrides: Any
+                  ) -> AsyncIterator[Probing]:
     sim = SimServer(config=SimConfig(bookmark_interval=0.1))
     sim.state.apply(cluster())
     async with sim:
         transport = await KubeTransport.connect(str(sim.write_kubeconfig(tmp_path / "kc")))
         runner = ProbeRunner(transport, runner_settings(**overrides))
-        kubelet = StandInKubelet(sim)
+        kubelet = StandInKubelet(sim, ephemeral=ephemeral)
         try:
             async with kubelet.running():
                 await runner.start()

@@ -39,8 +39,12 @@ def connected(spec: dict[str, Any], pod: dict[str, Any]) -> ProbeResult:
 class StandInKubelet:
     sim: SimServer
     answers: Answer = connected
+    # Also run ephemeral containers added to any pod (--probe-mode ephemeral): this watches
+    # every pod then, not only the probe pods.
+    ephemeral: bool = False
     seen: dict[str, dict[str, Any]] = field(default_factory=dict)  # pods as first created
     statuses: list[tuple[str, str]] = field(default_factory=list)  # (pod, phase) written
+    ran: set[tuple[str, str]] = field(default_factory=set)  # (pod, ephemeral container)
     _task: asyncio.Task[None] | None = None
     _running: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -48,13 +52,15 @@ class StandInKubelet:
     async def running(self) -> AsyncIterator[StandInKubelet]:
         headers = {"Authorization": f"Bearer {SERVICE_ACCOUNT_TOKEN}"}
         async with aiohttp.ClientSession(self.sim.url, headers=headers) as http:
-            self._task = asyncio.create_task(self._watch(http))
+            tasks = [asyncio.create_task(self._watch(http))]
+            if self.ephemeral:
+                tasks.append(asyncio.create_task(self._watch_ephemeral(http)))
             try:
                 yield self
             finally:
-                self._task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._task
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _watch(self, http: aiohttp.ClientSession) -> None:
         params = {"watch": "1", "labelSelector": SELECTOR}
@@ -68,6 +74,36 @@ class StandInKubelet:
                     task = asyncio.create_task(self._run(http, pod))
                     self._running.add(task)
                     task.add_done_callback(self._running.discard)
+
+    async def _watch_ephemeral(self, http: aiohttp.ClientSession) -> None:
+        async with http.get("/api/v1/pods", params={"watch": "1"},
+                            timeout=aiohttp.ClientTimeout(total=None)) as response:
+            async for line in response.content:
+                event = orjson.loads(line)
+                pod = event.get("object") or {}
+                meta = pod.get("metadata") or {}
+                for container in (pod.get("spec") or {}).get("ephemeralContainers") or ():
+                    key = (meta["name"], container["name"])
+                    if event.get("type") != "DELETED" and key not in self.ran:
+                        self.ran.add(key)
+                        task = asyncio.create_task(self._run_ephemeral(http, pod, container))
+                        self._running.add(task)
+                        task.add_done_callback(self._running.discard)
+
+    async def _run_ephemeral(self, http: aiohttp.ClientSession, pod: dict[str, Any],
+                             container: dict[str, Any]) -> None:
+        meta = pod["metadata"]
+        path = f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/status"
+        spec = next(orjson.loads(e["value"]) for e in container["env"]
+                    if e["name"] == "NETSIGHT_PROBE")
+        result = self.answers(spec, pod)
+        if result is None:
+            return
+        terminated = {"exitCode": result.exit_code(), "reason": "Completed",
+                      "message": result.model_dump_json(by_alias=True, exclude_none=True)}
+        statuses = [{"name": container["name"], "state": {"terminated": terminated}}]
+        await self._patch(http, path, {"phase": "Running",
+                                       "ephemeralContainerStatuses": statuses}, meta["name"])
 
     async def _run(self, http: aiohttp.ClientSession, pod: dict[str, Any]) -> None:
         meta = pod["metadata"]

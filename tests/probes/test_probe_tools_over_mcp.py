@@ -20,6 +20,7 @@ from mcp_types import CallToolResult
 
 from netsight.cli.main import main
 from netsight.probes.message import ProbeResult
+from netsight.server.config import ProbeMode
 from netsight.sim.apiserver import SimConfig, SimServer
 from tests.probes.conftest import PROBE_NAMESPACE, cluster, deny_ingress, eventually, pod, service
 from tests.probes.kubelet import StandInKubelet
@@ -277,3 +278,24 @@ async def test_netsight_call_reaches_the_probe_tools_on_a_server(tmp_path: Path)
     code = main(["call", "probe_http", "-f", str(tmp_path), "--url", "http://x/"], stdout=out)
     assert code != 0
     assert "give --server URL of a netsight serve started with --probes" in out.getvalue()
+
+
+async def test_in_ephemeral_mode_the_caller_must_be_able_to_patch_the_source(
+        tmp_path: Path) -> None:
+    settings = {"probes": True, "probe_namespace": PROBE_NAMESPACE, "probe_timeout": 3.0,
+                "probe_mode": ProbeMode.EPHEMERAL}
+    async with cluster_sim() as sim, StandInKubelet(sim, ephemeral=True).running() as kubelet:
+        grant(sim)  # alice may create pods in shop, not patch its pods' ephemeral containers
+        sim.access.allow(user="bob", verbs=["patch"], resources=["pods/ephemeralcontainers"],
+                         namespaces=["shop"])
+        async with serving_with_auth(sim, tmp_path, **settings) as served:
+            async with mcp_client(served.mcp_url, "alice-token") as alice:
+                refused = error_of(await alice.call_tool("check_connectivity", ASK))
+            async with mcp_client(served.mcp_url, "bob-token") as bob:
+                answer = answer_of(await bob.call_tool("check_connectivity", ASK))
+    assert refused["code"] == "FORBIDDEN"
+    assert "alice may not patch pods/ephemeralcontainers in namespace shop" in \
+        refused["message"]
+    assert answer["observed"]["probe"] == "shop/web-1"  # inside the source pod itself
+    assert answer["agree"] is True
+    assert len(kubelet.ran) == 1

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from netsight.probes.message import Outcome, ProbeResult, TcpProbe
-from netsight.probes.runner import LimitReached, NotRun, SourceGone, TimedOut
+from netsight.probes.runner import LimitReached, Mode, NotRun, SourceGone, TimedOut
+from netsight.server.probe_tools import dns_agree, observe_dns
 from tests.probes.conftest import PROBE_NAMESPACE, Probing, eventually, probing
 from tests.probes.kubelet import connected
 
@@ -152,3 +153,35 @@ async def test_each_caller_has_a_rate(tmp_path: Path) -> None:
             await probes.runner.run(SPEC, caller="alice")
         await probes.runner.run(SPEC, caller="bob")  # another caller's bucket
         await probes.runner.settled()
+
+
+async def test_an_ephemeral_probe_runs_in_the_source_pod(tmp_path: Path) -> None:
+    async with probing(tmp_path, mode=Mode.EPHEMERAL, ephemeral=True) as probes:
+        seen = await probes.runner.run(SPEC, source=("shop", "web-1"))
+        source = probes.sim.state.objects[("", "Pod")]["shop/web-1"]
+    assert seen.result.outcome is Outcome.CONNECTED
+    assert (seen.pod, seen.identity) == ("shop/web-1", "shop/web-1")
+    (container,) = source["spec"]["ephemeralContainers"]
+    assert container["name"] == seen.container
+    assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    assert "resources" not in container
+    assert "readinessProbe" not in container
+    assert probes.probe_pods() == []  # no pod of its own; the container stays, terminated
+    assert probes.runner.active == set()
+
+
+async def test_a_probe_reads_dns_as_the_source_would(probes: Probing) -> None:
+    def resolved(spec: dict[str, Any], pod: dict[str, Any]) -> ProbeResult:
+        return ProbeResult.model_validate({
+            "type": "dns", "outcome": "resolved", "dns": {
+                "answers": ["10.96.0.20"], "canonicalName": f"{spec['name']}.svc.cluster.local"}})
+
+    probes.kubelet.answers = resolved
+    result, answer = await observe_dns(probes.runner, "db.data", ("shop", "web-1"))
+    assert answer is not None
+    assert answer.canonical_name == "db.data.svc.cluster.local"
+    assert dns_agree({"10.96.0.20"}, result) is True
+    assert dns_agree({"10.96.0.21"}, result) is False
+    assert dns_agree(None, result) is None
+    (pod,) = probes.kubelet.seen.values()
+    assert pod["spec"]["dnsConfig"] == {"options": [{"name": "ndots", "value": "2"}]}
