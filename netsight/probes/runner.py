@@ -226,11 +226,15 @@ class ProbeRunner:
         self._waiters[key] = waiter
         created = False
         try:
-            await self.watch.synced.wait()  # the watch sees the pod from its creation on
-            created = await self._create(identity, body)
             async with asyncio.timeout(self.settings.timeout):
+                await self.watch.synced.wait()  # the watch sees the pod from its creation on
+                created = await self._create(identity, body)
                 answer = await waiter.answer
         except TimeoutError:
+            if not self.watch.synced.is_set():
+                why = self.watch.error or "no list yet"
+                raise TimedOut(f"probe pods cannot be watched ({why}); no probe was run"
+                               ) from None
             raise TimedOut(f"probe pod {key} gave no answer within {self.settings.timeout:g}s "
                            f"(last seen {waiter.phase}); the cluster may be slow to start "
                            "pods or pull the probe image") from None

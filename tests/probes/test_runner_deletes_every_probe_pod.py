@@ -185,3 +185,15 @@ async def test_a_probe_reads_dns_as_the_source_would(probes: Probing) -> None:
     assert dns_agree(None, result) is None
     (pod,) = probes.kubelet.seen.values()
     assert pod["spec"]["dnsConfig"] == {"options": [{"name": "ndots", "value": "2"}]}
+
+
+async def test_without_a_watch_of_probe_pods_no_probe_runs(tmp_path: Path) -> None:
+    async with probing(tmp_path, timeout=0.5) as probes:
+        await probes.runner.watch.stop()  # as if RBAC refused it from the start
+        probes.runner.watch.synced.clear()
+        probes.sim.state.faults.forbidden.add("pods")
+        with pytest.raises(TimedOut, match="probe pods cannot be watched"):
+            await probes.runner.run(SPEC)
+        probes.sim.state.faults.forbidden.discard("pods")
+        await probes.runner.settled()
+        assert probes.kubelet.seen == {}

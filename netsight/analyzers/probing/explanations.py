@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 
 from pydantic import Field
@@ -224,6 +225,21 @@ def _mtls(view: GraphView, flow: Flow, outcome: str) -> list[Explanation]:
                                    *strict[:4]])]
 
 
+def _news(view: GraphView, key: str, change: str, now: float) -> bool:
+    """Whether a change is news to the data plane: an edit or a deletion, or an object
+    created moments ago; not one listed again (a sync, a re-list), which is as old as its
+    creationTimestamp says."""
+    if change != "ADDED":
+        return True
+    record = view.get(key)
+    created = record.created if record is not None else None
+    try:
+        at = datetime.strptime(created or "", "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return False  # no creation time (a manifest): nothing says it is new
+    return now - at.timestamp() <= RECENT
+
+
 def _pod_ready(view: GraphView, endpoint: Endpoint) -> bool:
     record = view.get(endpoint.key) if endpoint.key else None
     return isinstance(record, PodRecord) and record.ready is True and not record.terminating
@@ -242,7 +258,7 @@ def _stale(view: GraphView, flow: Flow) -> list[Explanation]:
     for n, change in enumerate(view.changes_since(0, newest_first=True)):
         if n >= CHANGES_SCANNED or now - change.at > RECENT:
             break
-        if change.key in involved:
+        if change.key in involved and _news(view, change.key, change.type.value, now):
             evidence.append(f"{change.key} changed {now - change.at:.1f}s ago (graph "
                             f"generation {change.generation}): the data plane or the graph "
                             "may not have caught up")
