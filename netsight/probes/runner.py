@@ -121,7 +121,10 @@ class ProbeRunner:
         self.api, self.settings = api, settings
         self.watch = PodWatch(api, "/api/v1/pods", [("labelSelector", SELECTOR)], self._seen)
         self.active: set[str] = set()  # "namespace/name" of pods created and not yet deleted
-        self.created = self.deleted = 0
+        # Probes admitted and not yet done (their pod deleted): what MAX_CONCURRENT_PROBES
+        # counts, taken before the first await so concurrent calls cannot all pass the check.
+        self.slots: set[str] = set()
+        self.created = self.deleted = self.sweeps = 0
         self._waiters: dict[str, _Waiter] = {}  # by pod key
         self._buckets: dict[str, _Bucket] = {}
         self._namespace_uids: dict[str, tuple[float, str]] = {}
@@ -145,6 +148,7 @@ class ProbeRunner:
         while True:
             try:
                 swept = await self.sweep()
+                self.sweeps += 1
                 if swept:
                     log.info("swept %d orphaned probe pod(s)", swept)
             except RETRYABLE as exc:
@@ -176,11 +180,12 @@ class ProbeRunner:
 
     # --- one probe -----------------------------------------------------------------------
 
-    def admit(self, caller: str) -> None:
-        """Raise LimitReached if ``caller`` may not start a probe now."""
+    def admit(self, caller: str, probe_id: str) -> None:
+        """Take a slot for ``probe_id``, or raise LimitReached if ``caller`` may not start a
+        probe now."""
         settings = self.settings
-        if len(self.active) >= settings.max_concurrent:
-            raise LimitReached(f"{len(self.active)} probes are running, the most "
+        if len(self.slots) >= settings.max_concurrent:
+            raise LimitReached(f"{len(self.slots)} probes are running, the most "
                                f"MAX_CONCURRENT_PROBES ({settings.max_concurrent}) allows; "
                                "retry when one ends")
         now = time.monotonic()
@@ -198,23 +203,31 @@ class ProbeRunner:
         self._buckets[caller] = bucket
         if len(self._buckets) > 10_000:  # callers come and go: drop the oldest
             del self._buckets[next(iter(self._buckets))]
+        self.slots.add(probe_id)
 
     async def run(self, spec: ProbeSpec, *, source: tuple[str, str] | None = None,
                   caller: str = "") -> Observation:
         """Run ``spec`` as ``source`` (namespace, pod) or, without one, from the probe
         namespace; its answer, or a ProbeError."""
-        self.admit(caller)
-        if self.settings.mode is Mode.EPHEMERAL and source is not None:
-            return await self._run_ephemeral(spec, source)
-        started = time.monotonic()
         probe_id = secrets.token_hex(5)
+        self.admit(caller, probe_id)
+        if self.settings.mode is Mode.EPHEMERAL and source is not None:
+            try:
+                return await self._run_ephemeral(spec, source, probe_id)
+            finally:
+                self.slots.discard(probe_id)
+        started = time.monotonic()
         notes: list[str] = []
-        if source is None:
-            identity = pods.anonymous(self.settings.namespace)
-        else:
-            pod = await self._source(*source)
-            identity, notes = pods.identity_of(pod), pods.identity_notes(pod)
-        owner = await self._namespace_uid(identity.namespace)
+        try:
+            if source is None:
+                identity = pods.anonymous(self.settings.namespace)
+            else:
+                pod = await self._source(*source)
+                identity, notes = pods.identity_of(pod), pods.identity_notes(pod)
+            owner = await self._namespace_uid(identity.namespace)
+        except BaseException:
+            self.slots.discard(probe_id)  # no pod was asked for: nothing to delete
+            raise
         body = pods.probe_pod(probe_id, identity, spec.model_dump(mode="json", by_alias=True),
                               image=self.settings.image, timeout=spec.timeout_seconds,
                               owner_uid=owner)
@@ -240,7 +253,7 @@ class ProbeRunner:
                            "pods or pull the probe image") from None
         finally:
             self._waiters.pop(key, None)
-            self._cleanup(identity.namespace, name, key, created_hint=created)
+            self._cleanup(identity.namespace, name, key, probe_id, created_hint=created)
         if isinstance(answer, Stuck):
             raise NotRun(f"probe pod {key} did not answer: {answer.reason}"
                          f"{': ' + answer.message if answer.message else ''}")
@@ -260,7 +273,8 @@ class ProbeRunner:
         self.created += 1
         return True
 
-    def _cleanup(self, namespace: str, name: str, key: str, *, created_hint: bool) -> None:
+    def _cleanup(self, namespace: str, name: str, key: str, probe_id: str, *,
+                 created_hint: bool) -> None:
         """Delete the pod in a task of its own, so a cancelled caller cannot stop it; the
         slot is free once it is done. Without ``created_hint`` the create may still have
         reached the server (cancelled mid-request): deleting by name covers that too."""
@@ -271,6 +285,7 @@ class ProbeRunner:
                 log.warning("could not delete probe pod %s (%s); the sweep will", key, exc)
             finally:
                 self.active.discard(key)
+                self.slots.discard(probe_id)
 
         task = asyncio.create_task(delete(), name=f"probes:delete:{key}")
         self._cleanups.add(task)
@@ -340,13 +355,13 @@ class ProbeRunner:
 
     # --- ephemeral mode ------------------------------------------------------------------
 
-    async def _run_ephemeral(self, spec: ProbeSpec, source: tuple[str, str]) -> Observation:
+    async def _run_ephemeral(self, spec: ProbeSpec, source: tuple[str, str], probe_id: str
+                             ) -> Observation:
         """The probe as an ephemeral container of the source pod: exact identity (its
         network namespace, its mesh proxy), at the price of a container that stays in the
         pod's spec until the pod goes (ephemeral containers cannot be removed)."""
         namespace, name = source
         started = time.monotonic()
-        probe_id = secrets.token_hex(5)
         container = pods.ephemeral_container(probe_id, spec.model_dump(mode="json",
                                                                         by_alias=True),
                                              image=self.settings.image)
@@ -356,8 +371,6 @@ class ProbeRunner:
         watch = PodWatch(self.api, f"/api/v1/namespaces/{namespace}/pods",
                          [("fieldSelector", f"metadata.name={name}")],
                          lambda event, pod: self._seen_ephemeral(waiter, event, pod))
-        slot = f"{key}#{container['name']}"
-        self.active.add(slot)
         watch.start()
         try:
             await self._source(namespace, name)
@@ -381,7 +394,6 @@ class ProbeRunner:
             raise TimedOut(f"the ephemeral probe in {key} gave no answer within "
                            f"{self.settings.timeout:g}s") from None
         finally:
-            self.active.discard(slot)
             with contextlib.suppress(Exception):
                 await asyncio.shield(watch.stop())
         if isinstance(answer, Stuck):

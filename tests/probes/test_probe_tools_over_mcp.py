@@ -217,7 +217,7 @@ async def test_a_client_that_goes_away_mid_call_leaves_no_pod(tmp_path: Path, mo
         # runner deleted the pod in a task the cancellation could not reach.
         runner = served.graph.probes
         assert runner is not None
-        await eventually(lambda: probe_pods(sim) == [] and not runner.active, timeout=10.0)
+        await eventually(lambda: probe_pods(sim) == [] and not runner.slots, timeout=10.0)
 
 
 def grant(sim: SimServer) -> None:

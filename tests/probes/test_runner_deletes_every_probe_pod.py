@@ -34,7 +34,7 @@ async def test_a_probe_runs_answers_and_its_pod_is_deleted(probes: Probing) -> N
         ["Running", "Succeeded"]
     assert seen.pod.startswith("shop/netsight-probe-")
     assert probes.probe_pods() == []
-    assert probes.runner.active == set()
+    assert probes.runner.active == probes.runner.slots == set()
     assert (probes.runner.created, probes.runner.deleted) == (1, 1)
 
 
@@ -68,7 +68,7 @@ async def test_a_probe_that_never_answers_times_out_and_is_deleted(tmp_path: Pat
         await probes.runner.settled()
         assert len(probes.kubelet.seen) == 1
         assert probes.probe_pods() == []
-        assert probes.runner.active == set()
+        assert probes.runner.active == probes.runner.slots == set()
 
 
 async def test_a_cancelled_probe_still_deletes_its_pod(probes: Probing) -> None:
@@ -79,7 +79,7 @@ async def test_a_cancelled_probe_still_deletes_its_pod(probes: Probing) -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     # The deletion runs in a task of its own: the cancelled caller does not stop it.
-    await eventually(lambda: probes.probe_pods() == [] and not probes.runner.active)
+    await eventually(lambda: probes.probe_pods() == [] and not probes.runner.slots)
 
 
 async def test_a_missing_source_is_reported_and_creates_nothing(probes: Probing) -> None:
@@ -94,7 +94,7 @@ async def test_a_refused_pod_is_reported(probes: Probing) -> None:
         await probes.runner.run(SPEC)
     await probes.runner.settled()
     assert probes.kubelet.seen == {}
-    assert probes.runner.active == set()
+    assert probes.runner.active == probes.runner.slots == set()
 
 
 async def test_the_sweep_deletes_orphans_and_spares_live_probes(probes: Probing) -> None:
@@ -107,6 +107,7 @@ async def test_the_sweep_deletes_orphans_and_spares_live_probes(probes: Probing)
     young = {**old, "metadata": {k: v for k, v in old["metadata"].items()
                                  if k != "creationTimestamp"}}
     young["metadata"]["name"] = "netsight-probe-y0ung"  # created now
+    await eventually(lambda: probes.runner.sweeps >= 1)  # the sweep at start is done
     probes.sim.state.apply([old, young])
     assert await probes.runner.sweep() == 1
     names = {p["metadata"]["name"] for p in probes.probe_pods()}
@@ -143,6 +144,14 @@ async def test_no_more_than_max_concurrent_probes_run(tmp_path: Path) -> None:
         assert probes.probe_pods() == []
         probes.kubelet.answers = connected
         await probes.runner.run(SPEC, caller="c3")  # a slot is free again
+        await probes.runner.settled()
+        # Calls arriving together cannot all pass the check before any pod exists.
+        together = await asyncio.gather(*(probes.runner.run(SPEC, source=("shop", "web-1"),
+                                                            caller=f"d{n}")
+                                          for n in range(5)), return_exceptions=True)
+        assert sum(isinstance(r, LimitReached) for r in together) == 3
+        await probes.runner.settled()
+        assert probes.runner.slots == set()
 
 
 async def test_each_caller_has_a_rate(tmp_path: Path) -> None:
@@ -167,7 +176,7 @@ async def test_an_ephemeral_probe_runs_in_the_source_pod(tmp_path: Path) -> None
     assert "resources" not in container
     assert "readinessProbe" not in container
     assert probes.probe_pods() == []  # no pod of its own; the container stays, terminated
-    assert probes.runner.active == set()
+    assert probes.runner.active == probes.runner.slots == set()
 
 
 async def test_a_probe_reads_dns_as_the_source_would(probes: Probing) -> None:
