@@ -50,7 +50,7 @@ LOCAL_CALLER = "local"  # the rate-limit key of unauthenticated callers
 
 CONNECTIVITY = AnalyzerMetadata(
     name=connectivity.NAME,
-    description="Connect from a probe pod acting as the source: the observed outcome beside "
+    description="Connect from a probe pod acting as the source: the outcome it sees beside "
     "find_blocking_policies' verdict, and why they differ.",
     reads=POLICY_READS | {Kind.SERVICE}, codes=())
 HTTP = AnalyzerMetadata(

@@ -55,11 +55,10 @@ class ProbeArgs(ToolArgs):
 
 
 class Args(ProbeArgs):
-    source: ObjectName = Field(description="Client pod or workload, as in "
-                               "find_blocking_policies")
+    source: ObjectName = Field(description="Client pod or workload")
     destination: ObjectName = Field(description="As in find_blocking_policies")
-    port: Port
-    protocol: Annotated[str, AfterValidator(_tcp)] = "TCP"
+    port: Port = Field(description="Port")
+    protocol: Annotated[str, AfterValidator(_tcp)] = Field(default="TCP", description="TCP")
 
 
 class Observed(OmitNone):

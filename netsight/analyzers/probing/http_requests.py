@@ -28,12 +28,12 @@ class Args(ProbeArgs):
     url: str | None = Field(default=None, max_length=2048, pattern=r"^https?://\S+$",
                             description="Or service (+port, path)")
     service: ObjectName | None = Field(default=None, description="'namespace/name'")
-    port: PortNumber | None = None
-    path: str = Field(default="/", max_length=2048, pattern=r"^/\S*$")
+    port: PortNumber | None = Field(default=None, description="Service port")
+    path: str = Field(default="/", max_length=2048, pattern=r"^/\S*$", description="Path")
     from_: ObjectName | None = Field(default=None, alias="from", description="Client pod or "
                                      "workload")
-    method: Method = "GET"
-    headers: dict[str, str] = Field(default_factory=dict, max_length=32)
+    method: Method = Field(default="GET", description="Method")
+    headers: dict[str, str] = Field(default_factory=dict, max_length=32, description="Headers")
 
     @model_validator(mode="after")
     def _one_target(self) -> Args:
