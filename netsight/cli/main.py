@@ -22,7 +22,7 @@ from typing import IO, Any
 import orjson
 import shtab
 
-from netsight.analyzers.core.calling import answer, to_json
+from netsight.analyzers.core.calling import AnyTool, answer, to_json
 from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
 from netsight.analyzers.core.declarations import Toolset
 from netsight.analyzers.tools import TOOLS
@@ -116,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     reserved |= {"-h", "--help"}
     tools = call.add_subparsers(dest="tool", required=True, metavar="TOOL", title="tools",
                                 help="the tool to run (netsight tools: their schemas)")
-    for tool in TOOLS.values():
+    for tool in callable_tools().values():
         summary = tool.description.split(". ")[0].rstrip(".")
         tool_parser = tools.add_parser(
             tool.name, parents=[common], help=summary,
@@ -201,15 +201,29 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--toolsets", metavar="LIST",
                        help="offer only these groups of tools, comma-separated: "
                        f"{', '.join(Toolset)} (env TOOLSETS; default all)")
+    serve.add_argument("--read-only", action="store_true", default=None,
+                       help="hide every tool that writes to the cluster (the probes), "
+                            "whatever else is enabled (env READ_ONLY)")
     probes = serve.add_argument_group(
-        "diagnostic probes", "configured and validated at start, but not run yet: netsight "
-        "creates no probe pods so far")
+        "diagnostic probes", "pods netsight creates to check a verdict against the data "
+        "plane; off unless --probes is given")
+    probes.add_argument("--probes", action="store_true", default=None,
+                        help="offer check_connectivity and probe_http (env PROBES=true)")
     probes.add_argument("--probe-namespace",
-                        help="namespace of probe pods (env PROBE_NAMESPACE; default "
-                             "mcp-diagnostics)")
+                        help="namespace of probes without a source pod (env PROBE_NAMESPACE; "
+                             "default mcp-diagnostics)")
     probes.add_argument("--probe-image", help="probe container image (env PROBE_IMAGE)")
     probes.add_argument("--max-concurrent-probes",
                         help="probe pods at once (env MAX_CONCURRENT_PROBES; default 5)")
+    probes.add_argument("--probe-mode", choices=("pod", "ephemeral"),
+                        help="pod (default): a pod of its own with the source's labels; "
+                             "ephemeral: a container in the source pod (env PROBE_MODE)")
+    probes.add_argument("--probe-timeout",
+                        help="how long a probe may take, pod start included, such as 30s "
+                             "(env PROBE_TIMEOUT)")
+    probes.add_argument("--probe-rate",
+                        help="probes one caller may start a minute (env PROBE_RATE; "
+                             "default 30)")
     return parser
 
 
@@ -245,8 +259,15 @@ def main(argv: Sequence[str] | None = None, *, stdin: IO[str] | None = None,
     return EXIT_FINDINGS if args.fail_on and fails(data, args.fail_on) else EXIT_OK
 
 
+def callable_tools() -> dict[str, AnyTool]:
+    """The catalog, and the probe tools a server started with --probes runs (--server)."""
+    from netsight.server.probe_tools import probe_tools
+
+    return {**TOOLS, **probe_tools(None)}
+
+
 def _call(args: argparse.Namespace, stdin: IO[str] | None, err: IO[str]) -> dict[str, Any]:
-    tool = TOOLS[args.tool]
+    tool = callable_tools()[args.tool]
     try:
         raw_args = orjson.loads(args.args)
     except orjson.JSONDecodeError as exc:
@@ -261,6 +282,10 @@ def _call(args: argparse.Namespace, stdin: IO[str] | None, err: IO[str]) -> dict
         from netsight.cli.server_call import answer_from_server
 
         return answer_from_server(args.server, args.token, tool.name, raw_args)
+    if tool.name not in TOOLS:
+        raise ToolFailure(ErrorCode.INVALID_INPUT, f"{tool.name} runs a probe pod: give "
+                          "--server URL of a netsight serve started with --probes",
+                          tool=tool.name)
     if not args.manifests:
         from netsight.cli.cluster_call import answer_from_cluster
 

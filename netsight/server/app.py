@@ -39,8 +39,11 @@ from netsight.server.draining import Admission, WhileSessionsRun
 from netsight.server.http_errors import HttpFailure, http_failure_handler
 from netsight.server.mcp_tools import NetsightServer, ToolHost, build_mcp_server
 from netsight.server.notifying import ToolListNotifier
+from netsight.server.probe_tools import probe_tools
 from netsight.server.rebinding import LoopbackOnly
 from netsight.server.telemetry import METRICS_ENDPOINT, Telemetry, setup
+
+PROBE_MARGIN = 5.0  # seconds a probe tool has beyond PROBE_TIMEOUT to report its timeout
 
 
 class McpFirst:
@@ -103,11 +106,19 @@ def build_service(graph: LiveGraph, settings: Settings, *,
                   telemetry: Telemetry | None = None) -> Service:
     # Without one given: /metrics only, nothing exported (serve passes the environment's).
     telemetry = telemetry or setup(settings.cluster_name, environ={})
+    if graph.probes is not None:
+        tools = {**tools, **probe_tools(graph.probes)}
+    if settings.read_only:
+        tools = {name: tool for name, tool in tools.items() if tool.read_only}
     if settings.toolsets is not None:
         tools = {name: tool for name, tool in tools.items() if tool.toolset in settings.toolsets}
+    # A probe waits for a pod to start and answer: its own deadline, and a little more for
+    # the deletion the runner reports its timeout after.
+    timeouts = {name: settings.probe_timeout + PROBE_MARGIN for name, tool in tools.items()
+                if not tool.read_only}
     host = ToolHost(store=graph.store, tools=tools, timeout=settings.tool_timeout,
                     providers=lambda: graph.providers, telemetry=telemetry,
-                    scoped=bool(middleware))
+                    scoped=bool(middleware), timeouts=timeouts)
     guard = guard_of(middleware)
     access = guard.health if guard is not None else None
     telemetry.attach(graph, tools=tools, in_flight=lambda: host.in_flight,

@@ -117,6 +117,11 @@ class Caller:
     extra: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
+# (verb, resource, subresource, namespace) of the core API group: what a caller asks
+# netsight to do on their behalf, checked as if they did it themselves.
+Action = tuple[str, str, str, str]
+
+
 class Poster(Protocol):
     """``KubeTransport.request``: the API server, with netsight's own credentials."""
 
@@ -162,6 +167,15 @@ class Reviews:
         """Whether ``caller`` may list pods in ``namespace`` ("": in every namespace)."""
         return await self._allowed(caller, {"resourceAttributes": {
             "namespace": namespace, "verb": "list", "group": "", "resource": "pods"}})
+
+    async def may(self, caller: Caller, action: Action) -> bool:
+        """Whether ``caller`` may do ``action`` (a probe pod's creation, say)."""
+        verb, resource, subresource, namespace = action
+        attributes = {"namespace": namespace, "verb": verb, "group": "",
+                      "resource": resource}
+        if subresource:
+            attributes["subresource"] = subresource
+        return await self._allowed(caller, {"resourceAttributes": attributes})
 
     async def may_get_path(self, caller: Caller, path: str) -> bool:
         """Whether ``caller`` may ``get`` the non-resource URL ``path`` (``/metrics``), as a
@@ -270,6 +284,7 @@ class Guard:
         self.decisions: Memo[tuple[Caller, str], bool] = Memo(access_ttl,
                                                              limit=10 * CACHE_LIMIT)
         self.paths: Memo[tuple[Caller, str], bool] = Memo(access_ttl)  # non-resource URLs
+        self.actions: Memo[tuple[Caller, Action], bool] = Memo(access_ttl)  # probes' writes
         self.health = ReviewHealth()
         self._limit = asyncio.Semaphore(REVIEW_CONCURRENCY)
         self._token_limit = asyncio.Semaphore(REVIEW_CONCURRENCY)
@@ -327,6 +342,22 @@ class Guard:
             return await self.paths.get((caller, path), review)
         except ReviewFailed as exc:
             question = f"may {caller.username} get {path}"
+            log.warning("cannot check %s (%s); refusing the request", question, exc)
+            raise AccessCheckFailed(question, exc) from None
+
+    async def may(self, caller: Caller, action: Action) -> bool:
+        """Raises:
+            AccessCheckFailed: the SubjectAccessReview could not be made."""
+        async def review() -> bool:
+            async with self._limit:
+                return await self._recorded(ACCESS_REVIEW, self.reviews.may(caller, action))
+
+        try:
+            return await self.actions.get((caller, action), review)
+        except ReviewFailed as exc:
+            verb, resource, subresource, namespace = action
+            question = (f"may {caller.username} {verb} {resource}"
+                        f"{'/' + subresource if subresource else ''} in {namespace}")
             log.warning("cannot check %s (%s); refusing the request", question, exc)
             raise AccessCheckFailed(question, exc) from None
 

@@ -23,6 +23,7 @@ from netsight.graph.ingest.client import KubeTransport
 from netsight.graph.ingest.cluster_watcher import ClusterWatcher
 from netsight.graph.ingest.informers import InformerSettings
 from netsight.graph.store.live import GraphStore, Source
+from netsight.probes.runner import Mode, ProbeRunner, RunnerSettings
 from netsight.server import warming
 from netsight.server.config import ConfigError, Settings
 from netsight.sim.demo import demo_cluster
@@ -46,6 +47,8 @@ class LiveGraph:
     # The graph generation the policy models were last all built from (warming.py).
     warmed: int | None = None
     provider_listeners: list[Callable[[set[str]], None]] = field(default_factory=list)
+    # Runs probe pods, where probes are enabled (and the server not read-only).
+    probes: ProbeRunner | None = None
 
     @property
     def providers(self) -> set[str]:
@@ -90,6 +93,10 @@ async def live_graph(settings: Settings, *, informers: InformerSettings | None =
                                  on_providers_changed=graph.providers_changed,
                                  namespaces=settings.namespaces)
         graph.watcher = watcher
+        if settings.probes and not settings.read_only:
+            graph.probes = ProbeRunner(transport, probe_settings(settings))
+            await graph.probes.start()  # its watch and the first orphan sweep
+            stack.push_async_callback(graph.probes.stop)
         tasks = [asyncio.create_task(_start(graph, watcher), name="informers:start"),
                  asyncio.create_task(warming.keep_warm(graph), name="policy-models:warm")]
         try:
@@ -107,6 +114,13 @@ def connections(settings: Settings) -> int:
     """Connections to the API server at once: each open watch holds one (HTTP/1.1), and
     per-namespace informers hold one each per namespaced kind, beside lists and reviews."""
     return 100 + 32 * len(settings.namespaces or ())
+
+
+def probe_settings(settings: Settings) -> RunnerSettings:
+    return RunnerSettings(image=settings.probe_image, namespace=settings.probe_namespace,
+                          max_concurrent=settings.max_concurrent_probes,
+                          timeout=settings.probe_timeout, mode=Mode(settings.probe_mode.value),
+                          rate_per_minute=settings.probe_rate)
 
 
 async def _start(graph: LiveGraph, watcher: ClusterWatcher) -> None:

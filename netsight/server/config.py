@@ -4,10 +4,12 @@ The environment variables are the ones the architecture decisions name (``CLUSTE
 ``PORT``, ``LOG_LEVEL``, ``TOOL_TIMEOUT``, ``PROBE_NAMESPACE``, ``PROBE_IMAGE``,
 ``MAX_CONCURRENT_PROBES``), plus ``HOST``, ``AUTH_MODE``, ``AUTH_AUDIENCES``,
 ``MCP_RESPONSES`` and ``KUBECONFIG`` for symmetry with the flags, ``SECRET_METADATA``
-(watch Secret and ConfigMap names), ``TOOLSETS`` (the groups of tools offered) and
-``NAMESPACE`` (the design's: watch only these namespaces, comma-separated). The probe
-settings are read and checked although netsight runs no probe pods yet: a deployment
-configured for them fails now on a bad value, not the day probes arrive.
+(watch Secret and ConfigMap names), ``TOOLSETS`` (the groups of tools offered),
+``NAMESPACE`` (the design's: watch only these namespaces, comma-separated),
+``READ_ONLY`` (hide every tool that writes to the cluster) and the probes' ``PROBES``,
+``PROBE_MODE``, ``PROBE_TIMEOUT`` and ``PROBE_RATE``. The probe settings are checked even
+while probes are off: a deployment configured for them fails on a bad value at once, not
+the day they are turned on.
 
 A bad value stops the server before it starts, with a message naming the variable (or flag)
 and what a valid value looks like: a typo in a Helm values file should fail the rollout, not
@@ -44,6 +46,13 @@ DEMO_CHURN_INTERVAL = 7.5
 PROBE_NAMESPACE = "mcp-diagnostics"
 PROBE_IMAGE = "ghcr.io/mcp-k8s-networking/probe:latest"
 MAX_CONCURRENT_PROBES = 5
+PROBE_TIMEOUT = 30.0  # seconds a probe has to answer, pod start included
+PROBE_RATE = 30.0  # probes a caller may start a minute
+
+
+class ProbeMode(StrEnum):
+    POD = "pod"  # a pod of its own in the source's namespace, with its labels
+    EPHEMERAL = "ephemeral"  # an ephemeral container in the source pod itself
 
 
 class Transport(StrEnum):
@@ -96,10 +105,16 @@ class Settings:
     responses: Responses = Responses.JSON
     # TokenReview spec.audiences; empty: the API server's own audiences (the field omitted)
     auth_audiences: tuple[str, ...] = ()
-    # Diagnostic probe pods: configured and validated, not run yet (netsight/probes).
+    # Diagnostic probe pods (netsight/probes): off unless enabled.
+    probes: bool = False
     probe_namespace: str = PROBE_NAMESPACE
     probe_image: str = PROBE_IMAGE
     max_concurrent_probes: int = MAX_CONCURRENT_PROBES
+    probe_mode: ProbeMode = ProbeMode.POD
+    probe_timeout: float = PROBE_TIMEOUT
+    probe_rate: float = PROBE_RATE
+    # Hide every tool that writes to the cluster (the probes), whatever else is enabled.
+    read_only: bool = False
     # The groups of tools offered; None: every tool (those of absent providers still hidden).
     toolsets: frozenset[Toolset] | None = None
     # Watch only these namespaces (with Roles, no cluster-wide list); None: the cluster.
@@ -167,6 +182,20 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
     max_probes = MAX_CONCURRENT_PROBES
     if (given := pick("max_concurrent_probes", "MAX_CONCURRENT_PROBES")) is not None:
         max_probes = _positive_int(given)
+    probes = False if (given := pick("probes", "PROBES")) is None else _bool(given)
+    probe_mode = ProbeMode.POD
+    if (given := pick("probe_mode", "PROBE_MODE")) is not None:
+        probe_mode = _choice(given, ProbeMode)
+    probe_timeout = PROBE_TIMEOUT if (given := pick("probe_timeout", "PROBE_TIMEOUT")) is None \
+        else _duration(given)
+    probe_rate = PROBE_RATE if (given := pick("probe_rate", "PROBE_RATE")) is None \
+        else float(_positive_int(given))
+    read_only = False if (given := pick("read_only", "READ_ONLY")) is None else _bool(given)
+    if probes and auth is Auth.NONE and host not in LOOPBACK:
+        # Probes are checked against the caller's own right to create pods: a caller nobody
+        # authenticated has none to check.
+        raise ConfigError("--probes", f"needs authenticated callers on {host}: drop --auth "
+                          "none, or serve on 127.0.0.1")
     toolsets = None if (given := pick("toolsets", "TOOLSETS")) is None else _toolsets(given)
     namespaces = None if (given := pick("namespaces", "NAMESPACE")) is None \
         else parse_namespaces(given)
@@ -190,7 +219,8 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
         context=str(context[1]) if context else None,
         log_level=log_level, tool_timeout=tool_timeout, auth=auth, responses=responses,
         auth_audiences=audiences, probe_namespace=probe_namespace, probe_image=probe_image,
-        max_concurrent_probes=max_probes,
+        max_concurrent_probes=max_probes, probes=probes, probe_mode=probe_mode,
+        probe_timeout=probe_timeout, probe_rate=probe_rate, read_only=read_only,
         secret_metadata=secret_metadata, toolsets=toolsets, namespaces=namespaces,
     )
 

@@ -50,6 +50,7 @@ from netsight.graph.store.live import GraphStore, GraphView
 from netsight.server.auth import view_for
 from netsight.server.draining import arrival
 from netsight.server.notifying import ToolListNotifier
+from netsight.server.probe_tools import CALL_REQUEST, CallerGone, while_connected
 from netsight.server.telemetry import Telemetry
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,8 @@ class ToolHost:
     # Callers are authenticated (auth middleware installed): a call without a grant is
     # refused instead of answered from the whole graph.
     scoped: bool = False
+    # Tools allowed longer than ``timeout`` (probes wait for a pod): seconds by name.
+    timeouts: Mapping[str, float] = field(default_factory=dict)
     telemetry: Telemetry = field(default_factory=Telemetry.disabled)
 
     def visible(self) -> frozenset[str]:
@@ -153,7 +156,10 @@ def mcp_tool(tool: AnyTool) -> Tool:
         description=tool.description,
         input_schema=tool.input_schema(),
         output_schema=tool.output_schema(),
-        annotations=ToolAnnotations(read_only_hint=tool.read_only, open_world_hint=False),
+        # A probe creates a pod and deletes it again: it writes, yet destroys nothing.
+        annotations=ToolAnnotations(read_only_hint=tool.read_only,
+                                    destructive_hint=None if tool.read_only else False,
+                                    open_world_hint=tool.open_world),
     )
 
 
@@ -177,21 +183,26 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any], *,
     # TOOL_TIMEOUT counts from the request's admission: the SDK reading a body of megabytes
     # before this call held the loop for the call too.
     started = arrival(request) or time.monotonic()
+    limit = host.timeouts.get(name, host.timeout)
+    calling = CALL_REQUEST.set(request)  # whose rights a probe is checked against
     try:
         tool = host.tool(name)
         args = parse_args(tool, arguments)
         detail = arguments.get("detail") is True
-        async with asyncio.timeout(host.timeout - (time.monotonic() - started)):
+        async with asyncio.timeout(limit - (time.monotonic() - started)):
             view = await view_for(request, host.store, required=host.scoped)
             await prepared(tool, args)
             # The analyzer runs on the loop and cannot be cancelled: it checks this deadline
             # in its long loops (analyzers/core/deadline.py) and stops, so the loop is held for
             # TOOL_TIMEOUT at most rather than for as long as the question takes.
-            remaining = host.timeout - (time.monotonic() - started)
+            remaining = limit - (time.monotonic() - started)
             with deadline.within(remaining):
-                result = await answered(tool, view, args)
+                running = answered(tool, view, args)
+                # A probe is given up when its caller goes away (its pod then deleted).
+                result = await (running if tool.read_only else
+                                while_connected(request, running))
         elapsed = time.monotonic() - started
-        if elapsed > host.timeout:
+        if elapsed > limit:
             # Past the deadline between two checks: the answer is complete, so it is
             # returned rather than wasted, and the overrun is logged for whoever tunes it.
             log.warning("tool %s took %.2fs, over TOOL_TIMEOUT (%.2fs)", name, elapsed,
@@ -206,12 +217,17 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any], *,
         return tool_error(timed_out(host, name, exceeded.finished, detail=detail), name)
     except TimeoutError:
         return tool_error(timed_out(host, name), name)
+    except CallerGone:
+        log.info("tool %s: the caller went away; the call was cancelled", name)
+        return tool_error(ToolFailure(ErrorCode.INTERNAL_ERROR, "the caller went away",
+                                      tool=name), name)
     except Exception as exc:  # rendering the answer failed: a bug, never a traceback to agents
         log.exception("tool %s: answer could not be rendered", name)
         return tool_error(ToolFailure(ErrorCode.INTERNAL_ERROR,
                                       f"{name} failed while rendering its answer",
                                       tool=name, detail=type(exc).__name__), name)
     finally:
+        CALL_REQUEST.reset(calling)
         host.in_flight -= 1
         log.debug("tool %s answered in %.1f ms", name, (time.monotonic() - started) * 1e3)
 
@@ -228,6 +244,10 @@ def timed_out(host: ToolHost, name: str, finished: Sequence[Any] = (), *,
     code = ErrorCode.PROBE_TIMEOUT if probe else ErrorCode.INTERNAL_ERROR
     message = (f"{name} did not answer within TOOL_TIMEOUT ({host.timeout:g}s); narrow the "
                "question (a namespace, one object, a smaller limit) or raise TOOL_TIMEOUT")
+    if probe:
+        message = (f"{name}: the probe did not answer within "
+                   f"{host.timeouts.get(name, host.timeout):g}s; its pod was deleted. The "
+                   "cluster may be slow to start pods; raise PROBE_TIMEOUT")
     extra = None
     if finished:
         items = [item.model_dump(mode="json", context={DETAIL: detail})

@@ -275,9 +275,13 @@ class AccessPolicy:
                 str(user), [str(g) for g in groups], verb=str(path.get("verb") or ""),
                 path=str(path.get("path") or ""))
             return {"allowed": allowed, "reason": reason} if reason else {"allowed": allowed}
+        # RBAC names a subresource as "resource/subresource" (pods/ephemeralcontainers).
+        plural = str(resource.get("resource") or "")
+        if resource.get("subresource"):
+            plural = f"{plural}/{resource['subresource']}"
         allowed, reason = self.authorize(
             str(user), [str(g) for g in groups], verb=str(resource.get("verb") or ""),
-            resource=str(resource.get("resource") or ""),
+            resource=plural,
             api_group=str(resource.get("group") or ""),
             namespace=str(resource.get("namespace") or ""))
         return {"allowed": allowed, "reason": reason} if reason else {"allowed": allowed}

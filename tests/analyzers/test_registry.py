@@ -15,6 +15,7 @@ from netsight.analyzers.checks import CHECKS
 from netsight.analyzers.core import codes
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Check, Tool, Toolset
 from netsight.analyzers.tools import TOOLS
+from netsight.server.probe_tools import probe_tools
 from tests.analyzers.test_testdata import CASES, load_case, run_case
 
 D = TypeVar("D")
@@ -115,5 +116,8 @@ def test_tool_schemas_are_json() -> None:
 
 
 def test_every_toolset_groups_tools_and_every_tool_declares_one() -> None:
-    assert {tool.toolset for tool in TOOLS.values()} == set(Toolset)
+    # The probe tools are the server's (they do I/O), offered only with --probes.
+    probes = probe_tools(None)  # declarations only
+    assert {tool.toolset for tool in TOOLS.values()} == set(Toolset) - {Toolset.PROBES}
+    assert {tool.toolset for tool in probes.values()} == {Toolset.PROBES}
     assert all(isinstance(tool.toolset, Toolset) for tool in TOOLS.values())

@@ -2,8 +2,9 @@
 
 netsight is a read-only diagnostics server: cluster-wide it may only read, apart from the
 reviews that check its callers (TokenReview, SubjectAccessReview, which change nothing); the
-only objects it may create are probe pods, in the probe namespace alone. Its pod meets the
-restricted Pod Security Standard with a read-only root filesystem.
+only objects it may create are probe pods, only when probes are enabled and only in the
+namespaces they run in. Its pod meets the restricted Pod Security Standard with a read-only
+root filesystem.
 """
 
 from __future__ import annotations
@@ -12,7 +13,14 @@ from typing import Any
 
 import pytest
 
-from tests.deploy.conftest import RELEASE_NAMESPACE, VALUES_SETS, Render, only, values
+from tests.deploy.conftest import (
+    RELEASE_NAMESPACE,
+    VALUES_SETS,
+    Render,
+    only,
+    validate_objects,
+    values,
+)
 
 READ = {"get", "list", "watch"}
 REVIEWS = {("authentication.k8s.io", "tokenreviews"), ("authorization.k8s.io",
@@ -95,25 +103,40 @@ def test_without_auth_netsight_may_not_even_review(render: Render) -> None:
     assert verbs == READ
 
 
-def test_probe_pods_are_created_in_the_probe_namespace_only(render: Render) -> None:
+def test_probe_pods_are_created_only_where_probes_run(render: Render) -> None:
     assert not [o for o in render("default-values.yaml") if o["kind"] in {"Role", "Namespace"}]
     objects = render("full-values.yaml")
-    probe_namespace = values("full-values.yaml").get("probe", {}).get("namespace",
-                                                                      "mcp-diagnostics")
-    assert probe_namespace != RELEASE_NAMESPACE
+    probe = values("full-values.yaml")["probe"]
+    assert probe["namespace"] != RELEASE_NAMESPACE
     namespace = only(objects, "Namespace")
-    assert namespace["metadata"]["name"] == probe_namespace
+    assert namespace["metadata"]["name"] == probe["namespace"]
     assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
-    role = only(objects, "Role")
-    assert role["metadata"]["namespace"] == probe_namespace
-    assert grants(role["rules"]) == {("", "pods", v) for v in
-                                     ("create", "delete", "get", "list", "watch")} | {
-        ("", "pods/log", "get")}
-    binding = only(objects, "RoleBinding")
-    assert binding["metadata"]["namespace"] == probe_namespace
-    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
-                                  "name": role["metadata"]["name"]}
-    assert binding["subjects"][0]["namespace"] == RELEASE_NAMESPACE
+    roles = {o["metadata"]["namespace"]: o for o in objects if o["kind"] == "Role"}
+    # The probe namespace, and the namespaces of the source pods probes may act as.
+    assert set(roles) == {probe["namespace"], *probe["namespaces"]}
+    pods = {("", "pods", "create"), ("", "pods", "delete")}
+    assert grants(roles[probe["namespace"]]["rules"]) == pods
+    for source in probe["namespaces"]:  # ephemeral mode: a container in the source pod
+        assert grants(roles[source]["rules"]) == pods | {("", "pods/ephemeralcontainers",
+                                                           "patch")}
+    bindings = {o["metadata"]["namespace"]: o for o in objects if o["kind"] == "RoleBinding"}
+    assert set(bindings) == set(roles)
+    for where, binding in bindings.items():
+        assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                      "name": roles[where]["metadata"]["name"]}
+        assert binding["subjects"][0]["namespace"] == RELEASE_NAMESPACE
+    # Read, never exec'd or its logs read: the answer is in the pod's status.
+    assert not {r for role in roles.values() for _, r, _ in grants(role["rules"])} & {
+        "pods/exec", "pods/log"}
+
+
+def test_in_pod_mode_probes_patch_no_pod(render: Render) -> None:
+    objects = render("default-values.yaml", "probe.enabled=true", "probe.namespaces={shop}")
+    roles = {o["metadata"]["namespace"]: o for o in objects if o["kind"] == "Role"}
+    assert set(roles) == {"mcp-diagnostics", "shop"}
+    assert all(grants(r["rules"]) == {("", "pods", "create"), ("", "pods", "delete")}
+               for r in roles.values())
+    validate_objects(objects)
 
 
 def test_the_service_and_ingress_reach_the_pod(render: Render) -> None:

@@ -53,6 +53,9 @@ def test_helm_lint_strict_passes(helm: Path, values_file: str | None) -> None:
     (("config.clusterName=c", "image.tag=latest"), "image.tag=latest: pin a version"),
     (("config.clusterName=c", "confg.logLevel=debug"), "'confg' not allowed"),
     (("config.clusterName=c", "auth.mode=none"), "set auth.insecureNoAuth=true"),
+    (("config.clusterName=c", "auth.mode=none", "auth.insecureNoAuth=true",
+      "probe.enabled=true"), "probe.enabled needs auth.mode tokenreview or auto"),
+    (("config.clusterName=c", "probe.mode=exec"), "/probe/mode"),
 ])
 def test_values_netsight_cannot_run_with_fail_the_install(
         helm: Path, sets: tuple[str, ...], message: str) -> None:

@@ -24,7 +24,7 @@ from netsight.graph.ingest.discovery import (
     METADATA_ONLY_KINDS,
     PROVIDER_GROUPS,
 )
-from netsight.server.config import load_settings
+from netsight.server.config import load_settings, parse_duration
 from tests.deploy.conftest import CHART, VALUES_SETS, RecordingEnviron, Render, only, values
 
 
@@ -99,9 +99,13 @@ def test_netsight_starts_with_the_flags_and_environment_the_chart_gives_it(
     assert settings.secret_metadata is (sets.get("config.secretMetadata", str(
         given["config"].get("secretMetadata", False)).lower()) == "true")
     probe = {"namespace": "mcp-diagnostics", "image": "ghcr.io/mcp-k8s-networking/probe:0.1.0",
-             "maxConcurrent": 5, **given.get("probe", {})}
+             "maxConcurrent": 5, "enabled": False, "mode": "pod", "timeout": "30s",
+             "ratePerMinute": 30, **given.get("probe", {})}
     assert (settings.probe_namespace, settings.probe_image, settings.max_concurrent_probes) \
         == (probe["namespace"], probe["image"], probe["maxConcurrent"])
+    assert (settings.probes, settings.probe_mode, settings.probe_timeout,
+            settings.probe_rate) == (probe["enabled"], probe["mode"],
+                                     parse_duration(probe["timeout"]), probe["ratePerMinute"])
     assert settings.auth_audiences == tuple(given.get("auth", {}).get("audiences", ()))
     toolsets = given["config"].get("toolsets")
     assert settings.toolsets == (set(toolsets) if toolsets else None)

@@ -69,10 +69,10 @@ def test_toolsets_come_from_the_flag_or_the_variable() -> None:
 
 def test_an_unknown_toolset_is_refused_naming_the_valid_ones() -> None:
     with pytest.raises(ConfigError) as raised:
-        load_settings({"toolsets": "core,probes"}, {})
+        load_settings({"toolsets": "core,probing"}, {})
     assert str(raised.value) == (
-        "--toolsets: unknown toolset 'probes'; valid toolsets: core, policy, routing, mesh "
-        "(comma-separated, e.g. 'core,policy')")
+        "--toolsets: unknown toolset 'probing'; valid toolsets: core, policy, routing, mesh, "
+        "probes (comma-separated, e.g. 'core,policy')")
 
 
 def test_the_demo_names_its_cluster() -> None:

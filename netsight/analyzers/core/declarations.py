@@ -36,6 +36,8 @@ class Toolset(StrEnum):
     POLICY = "policy"  # who may connect to whom: network and Istio policies
     ROUTING = "routing"  # Gateway API, Ingress, where a request goes
     MESH = "mesh"  # Istio configuration
+    # Tools that run probe pods: offered only where probes are enabled (--probes).
+    PROBES = "probes"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +68,8 @@ class Tool(Generic[A, R]):
     # a live server offers the tool only while the cluster serves them. None: always.
     provider: str | None = None
     read_only: bool = True
+    # Reaches past the graph into the cluster's data plane (a probe): MCP's openWorldHint.
+    open_world: bool = False
     prepare: Callable[[A], None] | None = None
 
     @property

@@ -63,10 +63,11 @@ class KubeTransport:
         return response
 
     async def request(self, method: str, path: str, body: Any = None,
-                      params: list[tuple[str, str]] | None = None) -> Response:
+                      params: list[tuple[str, str]] | None = None, *,
+                      content_type: str = "application/json") -> Response:
         response: Response = await self.api.call_api(
             path, method, query_params=params or [], body=body,
-            header_params={"Content-Type": "application/json", "Accept": "application/json"},
+            header_params={"Content-Type": content_type, "Accept": "application/json"},
             _preload_content=False, auth_settings=["BearerToken"],
             _request_timeout=_REQUEST_TIMEOUT,
         )

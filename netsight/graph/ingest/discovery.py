@@ -11,6 +11,10 @@ from netsight.graph.ingest.api_responses import NotServed, Transport, get_json
 from netsight.graph.model.kinds import WORKLOAD_KINDS, kind_id
 
 META_GROUP = "meta.k8s.io"
+# Every probe pod netsight creates carries this label (netsight/probes). Probe pods are
+# never watched into the graph: they copy a source pod's labels, so Services and policies
+# would select them and every analyzer would count a pod that lives for seconds.
+PROBE_ID_LABEL = "netsight.io/probe-id"
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +37,11 @@ class WatchedKind:
         # only must refuse (406) rather than send whole Secrets.
         return (f"application/json;as=PartialObjectMetadataList;g={META_GROUP};v=v1",
                 f"application/json;as=PartialObjectMetadata;g={META_GROUP};v=v1")
+
+    @property
+    def label_selector(self) -> str | None:
+        """The selector every list and watch of this kind sends, if any."""
+        return f"!{PROBE_ID_LABEL}" if self.group == "" and self.kind == "Pod" else None
 
     @property
     def api_version(self) -> str:

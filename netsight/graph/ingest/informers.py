@@ -505,6 +505,8 @@ class Informer:
 
     async def _get_list(self, params: list[tuple[str, str]]) -> bytes:
         accept = self.kind.accept
+        if self.kind.label_selector:
+            params = [*params, ("labelSelector", self.kind.label_selector)]
         response = await self.transport.get(self.path, params,
                                             accept=accept[0] if accept else None)
         try:
@@ -518,6 +520,8 @@ class Informer:
         """Consume one watch stream; return the last resourceVersion when it ends."""
         settings = self.settings
         params = watch_params(resource_version, settings.watch_timeout)
+        if self.kind.label_selector:
+            params.append(("labelSelector", self.kind.label_selector))
         accept = self.kind.accept
         # The server answers a watch's request at once; its events come later.
         async with asyncio.timeout(settings.stall_timeout):
