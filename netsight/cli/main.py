@@ -159,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
         "serve", help="serve MCP (Streamable HTTP at /mcp, or stdio) and the graph API",
         description="Keeps a live graph of the cluster and answers over MCP and HTTP. "
                     "Environment: CLUSTER_NAME, PORT, HOST, LOG_LEVEL, TOOL_TIMEOUT, "
-                    "AUTH_MODE, TOOLSETS; "
+                    "AUTH_MODE, TOOLSETS, KNOWLEDGE_DB; "
                     "flags win over variables.")
     serve.add_argument("--kubeconfig", metavar="PATH",
                        help="default: in-cluster config inside a pod, else $KUBECONFIG or "
@@ -192,6 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--toolsets", metavar="LIST",
                        help="offer only these groups of tools, comma-separated: "
                        f"{', '.join(Toolset)} (env TOOLSETS; default all)")
+    serve.add_argument("--knowledge-db", metavar="PATH|URL",
+                       help="record findings and learned fixes (explain_finding) in this SQLite "
+                            "file or postgresql:// database (env KNOWLEDGE_DB; default off)")
     probes = serve.add_argument_group(
         "diagnostic probes", "configured and validated at start, but not run yet: netsight "
         "creates no probe pods so far")

@@ -101,6 +101,9 @@ class Settings:
     max_concurrent_probes: int = MAX_CONCURRENT_PROBES
     # The groups of tools offered; None: every tool (those of absent providers still hidden).
     toolsets: frozenset[Toolset] | None = None
+    # The knowledge base (netsight/knowledge): a SQLite file path or a postgresql:// URL;
+    # None: off, nothing recorded.
+    knowledge_db: str | None = None
 
     @property
     def authenticates(self) -> bool:
@@ -165,6 +168,8 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
     if (given := pick("max_concurrent_probes", "MAX_CONCURRENT_PROBES")) is not None:
         max_probes = _positive_int(given)
     toolsets = None if (given := pick("toolsets", "TOOLSETS")) is None else _toolsets(given)
+    knowledge_db = None if (given := pick("knowledge_db", "KNOWLEDGE_DB")) is None \
+        else _knowledge_db(given)
     cluster = pick("cluster_name", "CLUSTER_NAME")
     if cluster is not None:
         cluster_name = _name(cluster)
@@ -184,7 +189,7 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
         log_level=log_level, tool_timeout=tool_timeout, auth=auth, responses=responses,
         auth_audiences=audiences, probe_namespace=probe_namespace, probe_image=probe_image,
         max_concurrent_probes=max_probes,
-        secret_metadata=secret_metadata, toolsets=toolsets,
+        secret_metadata=secret_metadata, toolsets=toolsets, knowledge_db=knowledge_db,
     )
 
 
@@ -300,6 +305,18 @@ def _positive_int(given: tuple[str, Any]) -> int:
     if number < 1:
         raise ConfigError(source, f"a whole number of at least 1; got {value!r}")
     return number
+
+
+def _knowledge_db(given: tuple[str, Any]) -> str | None:
+    """A SQLite file path or a postgresql:// URL; ``off`` for none."""
+    source, value = given
+    text = str(value).strip()
+    if text.lower() in {"off", "none", "false"}:
+        return None
+    if "://" in text and not text.startswith(("postgresql://", "postgres://", "sqlite://")):
+        raise ConfigError(source, "a SQLite file path, a postgresql:// URL, or 'off'; got "
+                          f"{text.partition('://')[0]!r}://...")
+    return text
 
 
 def _toolsets(given: tuple[str, Any]) -> frozenset[Toolset]:

@@ -41,7 +41,7 @@ from mcp_types import (
 from pydantic import BaseModel
 from starlette.requests import Request
 
-from netsight.analyzers.core import deadline
+from netsight.analyzers.core import deadline, knowledge
 from netsight.analyzers.core.arguments import ToolArgs
 from netsight.analyzers.core.calling import AnyTool, call, find, parse_args, prepare, to_json
 from netsight.analyzers.core.contracts import DETAIL, ErrorCode, ToolFailure, ToolResult
@@ -75,6 +75,8 @@ class ToolHost:
     # refused instead of answered from the whole graph.
     scoped: bool = False
     telemetry: Telemetry = field(default_factory=Telemetry.disabled)
+    # The knowledge base explain_finding reads (netsight/knowledge); None: off.
+    knowledge: knowledge.KnowledgeReader | None = None
 
     def visible(self) -> frozenset[str]:
         return frozenset(name for name, tool in self.tools.items() if self.available(tool))
@@ -188,7 +190,7 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any], *,
             # in its long loops (analyzers/core/deadline.py) and stops, so the loop is held for
             # TOOL_TIMEOUT at most rather than for as long as the question takes.
             remaining = host.timeout - (time.monotonic() - started)
-            with deadline.within(remaining):
+            with deadline.within(remaining), knowledge.using(host.knowledge):
                 result = await answered(tool, view, args)
         elapsed = time.monotonic() - started
         if elapsed > host.timeout:
