@@ -35,6 +35,7 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             generation BIGINT NOT NULL
         )""",
         "CREATE INDEX occurrences_by_signature ON occurrences (signature, appeared)",
+        "CREATE INDEX occurrences_by_cluster ON occurrences (signature, cluster, resolved)",
         "CREATE INDEX occurrences_open ON occurrences (cluster, resolved)",
         # How an occurrence ended: a fix (the changes that resolved it) or a coincidence.
         """CREATE TABLE resolutions (
@@ -49,6 +50,8 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             at DOUBLE PRECISION NOT NULL
         )""",
         "CREATE INDEX resolutions_by_signature ON resolutions (signature, kind, fix)",
+        "CREATE INDEX resolutions_by_occurrence ON resolutions (occurrence)",
+        "CREATE INDEX patterns_by_code ON patterns (code)",
         # What operators wrote about a signature.
         """CREATE TABLE notes (
             id TEXT PRIMARY KEY,
