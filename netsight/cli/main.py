@@ -191,7 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "AUTH_AUDIENCES, comma-separated); default: the API server's own")
     serve.add_argument("--toolsets", metavar="LIST",
                        help="offer only these groups of tools, comma-separated: "
-                       f"{', '.join(Toolset)} (env TOOLSETS; default all)")
+                       f"{', '.join(Toolset)} (env TOOLSETS; default all but notes)")
     serve.add_argument("--knowledge-db", metavar="PATH|URL",
                        help="record findings and learned fixes (explain_finding) in this SQLite "
                             "file or postgresql:// database (env KNOWLEDGE_DB; default off)")

@@ -23,7 +23,7 @@ from netsight.graph.store.live import GraphStore
 from netsight.knowledge import lookups
 from netsight.knowledge.database import Database, connect, describe
 from netsight.knowledge.migrations import migrate
-from netsight.knowledge.observer import INTERVAL, Observer
+from netsight.knowledge.observer import INTERVAL, TIME_LIMIT, Observer
 from netsight.knowledge.write_queue import QUEUE_SIZE, Noted, WriteQueue
 
 log = logging.getLogger(__name__)
@@ -71,13 +71,16 @@ class KnowledgeBase:
         return self.writes.put(Noted(uuid.uuid4().hex, signature, self.cluster, namespace,
                                      text, author, time.time()))
 
-    async def observe(self, store: GraphStore, interval: float = INTERVAL) -> Observer:
+    async def observe(self, store: GraphStore, interval: float = INTERVAL,
+                      time_limit: float = TIME_LIMIT,
+                      ready: Callable[[], bool] = lambda: True) -> Observer:
         """Start watching ``store``'s findings (open occurrences a previous process left are
         read first, to be adopted or closed)."""
         inherited = await self._read(functools.partial(lookups.open_occurrences,
                                                        cluster=self.cluster))
         observer = self.observer = Observer(store, self.writes, interval=interval,
-                                            inherited=inherited)
+                                            time_limit=time_limit, inherited=inherited,
+                                            ready=ready)
         self._observing = asyncio.create_task(observer.run(), name="knowledge:observer")
         return observer
 
@@ -105,14 +108,18 @@ def _explain(db: Database, query: Query) -> Explanation | None:
 
 @contextlib.asynccontextmanager
 async def knowledge_base(location: str | None, store: GraphStore, *,
-                         interval: float = INTERVAL) -> AsyncIterator[KnowledgeBase | None]:
-    """The server's knowledge base over ``store`` while the block runs; None when off."""
+                         interval: float = INTERVAL, time_limit: float = TIME_LIMIT,
+                         ready: Callable[[], bool] = lambda: True
+                         ) -> AsyncIterator[KnowledgeBase | None]:
+    """The server's knowledge base over ``store`` while the block runs; None when off.
+    ``time_limit``: how long one findings run may hold the loop (the server passes
+    TOOL_TIMEOUT, the bound every call is held to)."""
     if location is None:
         yield None
         return
     base = await KnowledgeBase.open(location, store.cluster_name)
     try:
-        await base.observe(store, interval)
+        await base.observe(store, interval, time_limit, ready)
         yield base
     finally:
         await base.close()

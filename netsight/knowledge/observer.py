@@ -21,7 +21,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from netsight.analyzers.checks import CHECKS
@@ -74,6 +74,9 @@ class Observer:
     # Open occurrences a previous process left (signature, object) -> id: adopted by the
     # first run where they still hold, closed as unobserved where they do not.
     inherited: dict[tuple[str, str], str] | None = None
+    # Whether the graph is whole (every informer listed): a run over a half-listed graph
+    # would open occurrences that the rest of the list closes.
+    ready: Callable[[], bool] = lambda: True
     generation: int = -1  # the generation of the last run
     runs: int = 0
     overruns: int = 0
@@ -86,7 +89,7 @@ class Observer:
     async def run(self) -> None:
         """Forever: a run whenever the graph moved, paced by ``interval`` and ``budget``."""
         while True:
-            if self.store.generation != self.generation:
+            if self.store.generation != self.generation and self.ready():
                 self.observe()
             await asyncio.sleep(max(self.interval, self.last_duration / self.budget))
 

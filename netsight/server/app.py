@@ -29,6 +29,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from netsight.analyzers.core.calling import AnyTool
 from netsight.analyzers.core.contracts import ErrorCode, ToolError
+from netsight.analyzers.core.declarations import DEFAULT_TOOLSETS
 from netsight.analyzers.tools import TOOLS
 from netsight.knowledge.knowledge_base import KnowledgeBase
 from netsight.server import changes, dashboard, graph_api
@@ -105,8 +106,8 @@ def build_service(graph: LiveGraph, settings: Settings, *,
                   knowledge: KnowledgeBase | None = None) -> Service:
     # Without one given: /metrics only, nothing exported (serve passes the environment's).
     telemetry = telemetry or setup(settings.cluster_name, environ={})
-    if settings.toolsets is not None:
-        tools = {name: tool for name, tool in tools.items() if tool.toolset in settings.toolsets}
+    offered = settings.toolsets if settings.toolsets is not None else DEFAULT_TOOLSETS
+    tools = {name: tool for name, tool in tools.items() if tool.toolset in offered}
     host = ToolHost(store=graph.store, tools=tools, timeout=settings.tool_timeout,
                     providers=lambda: graph.providers, telemetry=telemetry,
                     scoped=bool(middleware), knowledge=knowledge)

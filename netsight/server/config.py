@@ -99,7 +99,8 @@ class Settings:
     probe_namespace: str = PROBE_NAMESPACE
     probe_image: str = PROBE_IMAGE
     max_concurrent_probes: int = MAX_CONCURRENT_PROBES
-    # The groups of tools offered; None: every tool (those of absent providers still hidden).
+    # The groups of tools offered; None: every tool but the notes toolset's (those of absent
+    # providers still hidden).
     toolsets: frozenset[Toolset] | None = None
     # The knowledge base (netsight/knowledge): a SQLite file path or a postgresql:// URL;
     # None: off, nothing recorded.

@@ -183,7 +183,9 @@ async def serve(settings: Settings, *, tools: Mapping[str, AnyTool] = TOOLS,
     sock = listen(settings) if settings.transport is Transport.HTTP else None
     with contextlib.closing(sock) if sock is not None else contextlib.nullcontext():
         async with live_graph(settings, informers=informers) as graph, \
-                knowledge_base(settings.knowledge_db, graph.store) as knowledge:
+                knowledge_base(settings.knowledge_db, graph.store,
+                               time_limit=settings.tool_timeout,
+                               ready=lambda: graph.ready) as knowledge:
             checks = auth.middleware(settings, graph.transport) if sock is not None else []
             service = build_service(graph, settings, tools=tools, middleware=checks,
                                     telemetry=telemetry, knowledge=knowledge)

@@ -130,3 +130,8 @@ def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if isinstance(server, str):
         pytest.skip(f"PostgreSQL variant: {server}")
     return server.database()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

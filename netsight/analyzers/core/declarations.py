@@ -36,6 +36,12 @@ class Toolset(StrEnum):
     POLICY = "policy"  # who may connect to whom: network and Istio policies
     ROUTING = "routing"  # Gateway API, Ingress, where a request goes
     MESH = "mesh"  # Istio configuration
+    # Writes operators' notes to netsight's own knowledge base: offered only when asked for.
+    NOTES = "notes"
+
+
+# What a server offers when no toolsets are named.
+DEFAULT_TOOLSETS = frozenset(Toolset) - {Toolset.NOTES}
 
 
 @dataclass(frozen=True, slots=True)
