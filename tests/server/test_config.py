@@ -71,7 +71,7 @@ def test_an_unknown_toolset_is_refused_naming_the_valid_ones() -> None:
     with pytest.raises(ConfigError) as raised:
         load_settings({"toolsets": "core,probes"}, {})
     assert str(raised.value) == (
-        "--toolsets: unknown toolset 'probes'; valid toolsets: core, policy, routing, mesh "
+        "--toolsets: unknown toolset 'probes'; valid toolsets: core, policy, routing, mesh, notes "
         "(comma-separated, e.g. 'core,policy')")
 
 
@@ -161,3 +161,13 @@ def test_auth_is_required_off_loopback_or_when_asked_for() -> None:
     with pytest.raises(ConfigError, match="one of auto, tokenreview, none") as raised:
         load_settings({}, {"AUTH_MODE": "oidc"})
     assert raised.value.source == "AUTH_MODE"
+
+
+def test_the_knowledge_base_is_a_path_a_postgresql_url_or_off() -> None:
+    assert load_settings({}, {"KNOWLEDGE_DB": "/var/lib/netsight/kb.db"}).knowledge_db == \
+        "/var/lib/netsight/kb.db"
+    url = "postgresql://u:p@db:5432/netsight"
+    assert load_settings({"knowledge_db": url}, {"KNOWLEDGE_DB": "off"}).knowledge_db == url
+    assert load_settings({}, {"KNOWLEDGE_DB": "off"}).knowledge_db is None
+    with pytest.raises(ConfigError, match="KNOWLEDGE_DB: a SQLite file path"):
+        load_settings({}, {"KNOWLEDGE_DB": "mysql://db/x"})

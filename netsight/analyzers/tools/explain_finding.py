@@ -43,7 +43,7 @@ class FindingArg(Model):
     """A finding as a tool returned it; only its code and signature are read."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
-    code: str
+    code: str | None = None
     signature: str | None = None
 
 
@@ -115,6 +115,9 @@ def subject(args: Args) -> tuple[str | None, str | None]:
     signature, code = args.signature, args.code
     if args.finding is not None:
         signature, code = args.finding.signature, args.finding.code
+        if code is None:
+            raise ToolFailure(ErrorCode.INVALID_INPUT, "finding: a finding as a tool "
+                              "returned it, with its code and signature fields", tool=NAME)
     if signature is not None and not SIGNATURE_FORM.match(signature):
         raise ToolFailure(ErrorCode.INVALID_INPUT, "signature: 12 lowercase hex digits, as "
                           "findings carry it in their signature field", tool=NAME)

@@ -3,8 +3,8 @@
 The one tool that writes, and only to netsight's own knowledge base, never to the cluster:
 it is in the ``notes`` toolset, which a server offers only when asked (``TOOLSETS``). A note
 is kept under the finding's signature with the namespace of the object it was written
-about, so a caller restricted to other namespaces never reads it; a restricted caller may
-write notes only about its own namespaces.
+about, so a caller restricted to other namespaces never reads it; a namespace the caller
+may not see answers NOT_FOUND, as one that does not exist.
 """
 
 from __future__ import annotations
@@ -15,13 +15,12 @@ from pydantic import Field, StringConstraints
 
 from netsight.analyzers.core import codes, knowledge
 from netsight.analyzers.core.arguments import Namespace, ToolArgs
-from netsight.analyzers.core.base import metadata
+from netsight.analyzers.core.base import metadata, require_namespace
 from netsight.analyzers.core.contracts import ErrorCode, ToolFailure, ToolResult
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.quoting import listed
 from netsight.analyzers.core.signatures import SIGNATURE_FORM
 from netsight.graph.store.live import GraphView
-from netsight.graph.store.scoped import ScopedView
 
 NAME = "record_fix_note"
 MAX_NOTE = 2000
@@ -58,10 +57,8 @@ async def analyze(view: GraphView, args: Args) -> Result:
     if args.code not in codes.CODES:
         raise ToolFailure(ErrorCode.INVALID_INPUT, f"code: unknown finding code "
                           f"{listed([args.code])}; codes look like NS0101", tool=NAME)
-    if isinstance(view, ScopedView) and (args.namespace is None
-                                         or args.namespace not in view.scope):
-        raise ToolFailure(ErrorCode.FORBIDDEN, "namespace: a note must name one of the "
-                          "namespaces you may see", tool=NAME)
+    # A namespace the caller may not see answers as one that does not exist.
+    require_namespace(view, args.namespace, tool=NAME)
     reader = knowledge.current()
     recorded = False
     if reader is not None:
