@@ -145,7 +145,7 @@ class Observer:
                   now: float) -> Active:
         signature, subject = key
         evidence = finding.evidence or []
-        namespace = finding.resource.namespace or "" if finding.resource else ""
+        namespace = (finding.resource.namespace or "") if finding.resource else ""
         adopted = self.inherited.pop(key, None) if self.inherited else None
         active = self.active[key] = Active(
             occurrence=adopted or uuid.uuid4().hex, signature=signature, subject=subject,

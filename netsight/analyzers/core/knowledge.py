@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 
@@ -68,8 +68,6 @@ class Explanation:
     fixes: tuple[LearnedFix, ...] = ()
     notes: tuple[Note, ...] = ()
     recent: tuple[Occurrence, ...] = ()
-    dropped_writes: int = 0  # writes the store lost to a full queue: counts may be low
-    extra: dict[str, str] = field(default_factory=dict)
 
 
 class KnowledgeReader(Protocol):
