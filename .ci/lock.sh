@@ -3,7 +3,7 @@
 # dependency, `bash .ci/lock.sh --upgrade` to move every pin to the newest release allowed.
 # One universal lock per need (markers, not one file per Python), with the hashes of every
 # wheel and sdist, so that one file installs hash-checked on Python 3.11-3.13, x86_64 or aarch64.
-#   runtime.lock  what the image runs (Dockerfile)
+#   runtime.lock  what the image runs (Dockerfile), with the postgres extra
 #   dev.lock      runtime plus the dev extra (.ci/run), held to runtime.lock's versions
 #   build.lock    pip and build-system.requires: the installer, and the backend that builds
 #                 netsight itself without build isolation
@@ -17,8 +17,8 @@ compile() {
     "$UV" pip compile --quiet --universal --python-version 3.11 --generate-hashes \
         --custom-compile-command "bash .ci/lock.sh" "$@"
 }
-compile pyproject.toml --output-file requirements/runtime.lock "$@"
-compile pyproject.toml --extra dev --constraint requirements/runtime.lock \
+compile pyproject.toml --extra postgres --output-file requirements/runtime.lock "$@"
+compile pyproject.toml --extra postgres --extra dev --constraint requirements/runtime.lock \
     --output-file requirements/dev.lock "$@"
 python3 -c 'import tomllib; print("pip", *tomllib.load(open("pyproject.toml", "rb"))
                                          ["build-system"]["requires"], sep="\n")' \

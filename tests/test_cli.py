@@ -59,7 +59,7 @@ def test_diagnose_service_answers_compactly_by_default() -> None:
     assert data["status"] == "critical"
     assert data["selector"] == "app=cart,version=v1"
     (finding,) = data["findings"]
-    assert set(finding) == {"code", "severity", "category", "resource", "summary"}
+    assert set(finding) == {"code", "severity", "category", "resource", "summary", "signature"}
     assert finding["resource"] == {"kind": "Service", "name": "cart", "namespace": "shop",
                                    "apiVersion": "v1"}
 
@@ -158,9 +158,10 @@ def test_tools_lists_every_tool_with_its_schema() -> None:
                      "list_ingresses", "gateway_list", "gateway_get",
                      "find_blocking_policies", "reachability_matrix",
                      "k8s_networkpolicies", "who_can_reach", "what_can_reach",
-                     "check_mesh_config"}
+                     "check_mesh_config", "explain_finding", "record_fix_note"}
     for tool in tools:
-        assert tool["readOnly"] is True
+        # The one writer writes to netsight's own knowledge base, never to the cluster.
+        assert tool["readOnly"] is (tool["name"] != "record_fix_note")
         assert tool["description"]
         props = tool["inputSchema"]["properties"]
         assert "detail" in props

@@ -73,3 +73,16 @@ def _crossings(path: Path) -> list[str]:
 def test_no_private_name_crosses_a_module_boundary() -> None:
     crossings = {str(p.relative_to(PACKAGE)): c for p in MODULES if (c := _crossings(p))}
     assert crossings == {}
+
+
+def test_every_top_level_package_has_its_place_in_the_layers() -> None:
+    """A new package (knowledge/, say) is placed in the one contract that orders them all,
+    or import-linter would never check what it may import."""
+    import tomllib
+
+    pyproject = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())
+    contracts = pyproject["tool"]["importlinter"]["contracts"]
+    layered = {name.strip() for layer in contracts[0]["layers"] for name in layer.split("|")}
+    packages = {f"netsight.{p.name}" for p in PACKAGE.iterdir()
+                if (p / "__init__.py").exists()}
+    assert packages == layered

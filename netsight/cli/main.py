@@ -164,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
         "serve", help="serve MCP (Streamable HTTP at /mcp, or stdio) and the graph API",
         description="Keeps a live graph of the cluster and answers over MCP and HTTP. "
                     "Environment: CLUSTER_NAME, PORT, HOST, LOG_LEVEL, TOOL_TIMEOUT, "
-                    "AUTH_MODE, TOOLSETS, NAMESPACE; "
+                    "AUTH_MODE, TOOLSETS, NAMESPACE, KNOWLEDGE_DB; "
                     "flags win over variables.")
     serve.add_argument("--kubeconfig", metavar="PATH",
                        help="default: in-cluster config inside a pod, else $KUBECONFIG or "
@@ -200,10 +200,13 @@ def build_parser() -> argparse.ArgumentParser:
                             "default the whole cluster)")
     serve.add_argument("--toolsets", metavar="LIST",
                        help="offer only these groups of tools, comma-separated: "
-                       f"{', '.join(Toolset)} (env TOOLSETS; default all)")
+                       f"{', '.join(Toolset)} (env TOOLSETS; default all but notes)")
     serve.add_argument("--read-only", action="store_true", default=None,
                        help="hide every tool that writes to the cluster (the probes), "
                             "whatever else is enabled (env READ_ONLY)")
+    serve.add_argument("--knowledge-db", metavar="PATH|URL",
+                       help="record findings and learned fixes (explain_finding) in this SQLite "
+                            "file or postgresql:// database (env KNOWLEDGE_DB; default off)")
     probes = serve.add_argument_group(
         "diagnostic probes", "pods netsight creates to check a verdict against the data "
         "plane; off unless --probes is given")

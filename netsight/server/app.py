@@ -29,7 +29,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from netsight.analyzers.core.calling import AnyTool
 from netsight.analyzers.core.contracts import ErrorCode, ToolError
+from netsight.analyzers.core.declarations import DEFAULT_TOOLSETS, Toolset
 from netsight.analyzers.tools import TOOLS
+from netsight.knowledge.knowledge_base import KnowledgeBase
 from netsight.server import changes, dashboard, graph_api
 from netsight.server.auth import AccessCheckFailed, Guard, ReviewHealth, grant_of, guard_of
 from netsight.server.changes import ChangeFeed
@@ -103,26 +105,28 @@ class Service:
 def build_service(graph: LiveGraph, settings: Settings, *,
                   tools: Mapping[str, AnyTool] = TOOLS,
                   middleware: Sequence[Middleware] = (),
-                  telemetry: Telemetry | None = None) -> Service:
+                  telemetry: Telemetry | None = None,
+                  knowledge: KnowledgeBase | None = None) -> Service:
     # Without one given: /metrics only, nothing exported (serve passes the environment's).
     telemetry = telemetry or setup(settings.cluster_name, environ={})
     if graph.probes is not None:
         tools = {**tools, **probe_tools(graph.probes)}
     if settings.read_only:
         tools = {name: tool for name, tool in tools.items() if tool.read_only}
-    if settings.toolsets is not None:
-        tools = {name: tool for name, tool in tools.items() if tool.toolset in settings.toolsets}
+    offered = settings.toolsets if settings.toolsets is not None else DEFAULT_TOOLSETS
+    tools = {name: tool for name, tool in tools.items() if tool.toolset in offered}
     # A probe waits for a pod to start and answer: its own deadline, and a little more for
     # the deletion the runner reports its timeout after.
     timeouts = {name: settings.probe_timeout + PROBE_MARGIN for name, tool in tools.items()
-                if not tool.read_only}
+                if tool.toolset is Toolset.PROBES}
     host = ToolHost(store=graph.store, tools=tools, timeout=settings.tool_timeout,
                     providers=lambda: graph.providers, telemetry=telemetry,
-                    scoped=bool(middleware), timeouts=timeouts)
+                    scoped=bool(middleware), timeouts=timeouts, knowledge=knowledge)
     guard = guard_of(middleware)
     access = guard.health if guard is not None else None
     telemetry.attach(graph, tools=tools, in_flight=lambda: host.in_flight,
-                     review_failures=None if access is None else lambda: access.failures)
+                     review_failures=None if access is None else lambda: access.failures,
+                     knowledge=knowledge)
     notifier = ToolListNotifier(host.visible)
     graph.provider_listeners.append(notifier.tools_may_have_changed)
     mcp = build_mcp_server(host, notifier)

@@ -115,10 +115,14 @@ class Settings:
     probe_rate: float = PROBE_RATE
     # Hide every tool that writes to the cluster (the probes), whatever else is enabled.
     read_only: bool = False
-    # The groups of tools offered; None: every tool (those of absent providers still hidden).
+    # The groups of tools offered; None: every tool but the notes toolset's (those of absent
+    # providers still hidden).
     toolsets: frozenset[Toolset] | None = None
     # Watch only these namespaces (with Roles, no cluster-wide list); None: the cluster.
     namespaces: tuple[str, ...] | None = None
+    # The knowledge base (netsight/knowledge): a SQLite file path or a postgresql:// URL;
+    # None: off, nothing recorded.
+    knowledge_db: str | None = None
 
     @property
     def authenticates(self) -> bool:
@@ -201,6 +205,8 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
         else parse_namespaces(given)
     if demo and namespaces is not None:
         raise ConfigError("--namespaces", "the demo watches its own whole cluster; drop it")
+    knowledge_db = None if (given := pick("knowledge_db", "KNOWLEDGE_DB")) is None \
+        else _knowledge_db(given)
     cluster = pick("cluster_name", "CLUSTER_NAME")
     if cluster is not None:
         cluster_name = _name(cluster)
@@ -222,6 +228,7 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
         max_concurrent_probes=max_probes, probes=probes, probe_mode=probe_mode,
         probe_timeout=probe_timeout, probe_rate=probe_rate, read_only=read_only,
         secret_metadata=secret_metadata, toolsets=toolsets, namespaces=namespaces,
+        knowledge_db=knowledge_db,
     )
 
 
@@ -351,6 +358,18 @@ def _positive_int(given: tuple[str, Any]) -> int:
     if number < 1:
         raise ConfigError(source, f"a whole number of at least 1; got {value!r}")
     return number
+
+
+def _knowledge_db(given: tuple[str, Any]) -> str | None:
+    """A SQLite file path or a postgresql:// URL; ``off`` for none."""
+    source, value = given
+    text = str(value).strip()
+    if text.lower() in {"off", "none", "false"}:
+        return None
+    if "://" in text and not text.startswith(("postgresql://", "postgres://", "sqlite://")):
+        raise ConfigError(source, "a SQLite file path, a postgresql:// URL, or 'off'; got "
+                          f"{text.partition('://')[0]!r}://...")
+    return text
 
 
 def _toolsets(given: tuple[str, Any]) -> frozenset[Toolset]:

@@ -41,10 +41,11 @@ from mcp_types import (
 from pydantic import BaseModel
 from starlette.requests import Request
 
-from netsight.analyzers.core import deadline
+from netsight.analyzers.core import deadline, knowledge
 from netsight.analyzers.core.arguments import ToolArgs
 from netsight.analyzers.core.calling import AnyTool, call, find, parse_args, prepare, to_json
 from netsight.analyzers.core.contracts import DETAIL, ErrorCode, ToolFailure, ToolResult
+from netsight.analyzers.core.declarations import Toolset
 from netsight.analyzers.core.rendering import render_text
 from netsight.graph.store.live import GraphStore, GraphView
 from netsight.server.auth import view_for
@@ -78,6 +79,8 @@ class ToolHost:
     # Tools allowed longer than ``timeout`` (probes wait for a pod): seconds by name.
     timeouts: Mapping[str, float] = field(default_factory=dict)
     telemetry: Telemetry = field(default_factory=Telemetry.disabled)
+    # The knowledge base explain_finding reads (netsight/knowledge); None: off.
+    knowledge: knowledge.KnowledgeReader | None = None
 
     def visible(self) -> frozenset[str]:
         return frozenset(name for name, tool in self.tools.items() if self.available(tool))
@@ -196,11 +199,11 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any], *,
             # in its long loops (analyzers/core/deadline.py) and stops, so the loop is held for
             # TOOL_TIMEOUT at most rather than for as long as the question takes.
             remaining = limit - (time.monotonic() - started)
-            with deadline.within(remaining):
+            with deadline.within(remaining), knowledge.using(host.knowledge):
                 running = answered(tool, view, args)
                 # A probe is given up when its caller goes away (its pod then deleted).
-                result = await (running if tool.read_only else
-                                while_connected(request, running))
+                result = await (while_connected(request, running)
+                                if tool.toolset is Toolset.PROBES else running)
         elapsed = time.monotonic() - started
         if elapsed > limit:
             # Past the deadline between two checks: the answer is complete, so it is
@@ -240,7 +243,7 @@ def timed_out(host: ToolHost, name: str, finished: Sequence[Any] = (), *,
     """The error contract's timeout: PROBE_TIMEOUT for a probe (it waits on pods),
     INTERNAL_ERROR for an analyzer; ``detail`` holds JSON ``{"finished": [...]}``, the first
     items the call completed, where it has any."""
-    probe = not host.tools[name].read_only
+    probe = host.tools[name].toolset is Toolset.PROBES
     code = ErrorCode.PROBE_TIMEOUT if probe else ErrorCode.INTERNAL_ERROR
     message = (f"{name} did not answer within TOOL_TIMEOUT ({host.timeout:g}s); narrow the "
                "question (a namespace, one object, a smaller limit) or raise TOOL_TIMEOUT")

@@ -35,6 +35,7 @@ from sse_starlette.sse import AppStatus
 from netsight.analyzers.core.calling import AnyTool
 from netsight.analyzers.tools import TOOLS
 from netsight.graph.ingest.informers import InformerSettings
+from netsight.knowledge.knowledge_base import knowledge_base
 from netsight.server import auth
 from netsight.server.app import Service, build_service
 from netsight.server.cluster import LiveGraph, live_graph
@@ -181,10 +182,13 @@ async def serve(settings: Settings, *, tools: Mapping[str, AnyTool] = TOOLS,
                     "port private", settings.host)
     sock = listen(settings) if settings.transport is Transport.HTTP else None
     with contextlib.closing(sock) if sock is not None else contextlib.nullcontext():
-        async with live_graph(settings, informers=informers) as graph:
+        async with live_graph(settings, informers=informers) as graph, \
+                knowledge_base(settings.knowledge_db, graph.store,
+                               time_limit=settings.tool_timeout,
+                               ready=lambda: graph.ready) as knowledge:
             checks = auth.middleware(settings, graph.transport) if sock is not None else []
             service = build_service(graph, settings, tools=tools, middleware=checks,
-                                    telemetry=telemetry)
+                                    telemetry=telemetry, knowledge=knowledge)
             if sock is None:
                 await _serve_stdio(service, graph, announce)
                 return

@@ -50,6 +50,7 @@ from netsight.graph.store.sync_status import SyncState
 if TYPE_CHECKING:
     from mcp_types import CallToolRequestParams, CallToolResult
 
+    from netsight.knowledge.knowledge_base import KnowledgeBase
     from netsight.server.cluster import LiveGraph
 
 log = logging.getLogger(__name__)
@@ -161,7 +162,8 @@ class Telemetry:
 
     def attach(self, graph: LiveGraph, *, tools: Iterable[str],
                in_flight: Callable[[], int] | None = None,
-               review_failures: Callable[[], Mapping[str, int]] | None = None) -> None:
+               review_failures: Callable[[], Mapping[str, int]] | None = None,
+               knowledge: KnowledgeBase | None = None) -> None:
         """What one service's telemetry reads: the catalog's tool names (metric labels), and
         gauges of the live graph and of ``in_flight`` calls, and the count of access reviews
         that could not be made (``review_failures``, by review kind), read at collection (a
@@ -211,6 +213,30 @@ class Telemetry:
                 "netsight.access_checks.failures", [failures], unit="{review}",
                 description="TokenReviews and SubjectAccessReviews that could not be made "
                             "(each failed the requests that needed it), by review")
+        if knowledge is not None:
+            self._knowledge_metrics(knowledge)
+
+    def _knowledge_metrics(self, knowledge: KnowledgeBase) -> None:
+        writes = knowledge.writes
+
+        def dropped(_: CallbackOptions) -> Iterable[Observation]:
+            yield Observation(writes.dropped)
+
+        def failed(_: CallbackOptions) -> Iterable[Observation]:
+            yield Observation(writes.failed)
+
+        def queued(_: CallbackOptions) -> Iterable[Observation]:
+            yield Observation(writes.depth)
+
+        self.meter.create_observable_counter(
+            "netsight.knowledge.writes.dropped", [dropped], unit="{write}",
+            description="Knowledge-base writes dropped because the write queue was full")
+        self.meter.create_observable_counter(
+            "netsight.knowledge.writes.failed", [failed], unit="{write}",
+            description="Knowledge-base writes the database refused")
+        self.meter.create_observable_gauge(
+            "netsight.knowledge.queue.depth", [queued], unit="{write}",
+            description="Knowledge-base writes waiting for the writer")
 
     async def metrics_endpoint(self, _: Request) -> Response:
         if self.registry is None:

@@ -52,9 +52,11 @@ def test_the_pod_runs_restricted_on_a_read_only_root(render: Render, values_file
     assert context.get("privileged") is not True
     mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
     volumes = {v["name"]: v for v in spec["volumes"]}
-    # /tmp is the only writable path; what extraVolumeMounts add is the user's, read-only here.
+    # /tmp and the knowledge base's directory (its SQLite file) are the only writable paths;
+    # what extraVolumeMounts add is the user's, read-only here.
     writable = {m["mountPath"] for m in container["volumeMounts"] if not m.get("readOnly")}
-    assert writable == {"/tmp"}
+    assert writable == {"/tmp", "/var/lib/netsight"}
+    assert mounts["/var/lib/netsight"] == "knowledge"
     assert set(mounts) - writable == {m["mountPath"] for m in
                                       values(values_file).get("extraVolumeMounts", ())}
     assert "emptyDir" in volumes[mounts["/tmp"]]

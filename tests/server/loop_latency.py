@@ -408,7 +408,11 @@ async def serving(tmp: Path, *, pods: int, tool_timeout: float,
         await create(api, objects)
         async with _process([*NETSIGHT, "serve", "--kubeconfig", str(kubeconfig),
                              "--port", "0", "--tool-timeout", f"{tool_timeout:g}s",
-                             "--log-level", "warn", "--cluster-name", "sim"],
+                             "--log-level", "warn", "--cluster-name", "sim",
+                             # Every tool offered, and the knowledge base's observer running
+                             # on the loop beside the calls.
+                             "--toolsets", "core,policy,routing,mesh,notes",
+                             "--knowledge-db", str(tmp / "knowledge.db")],
                             tmp / "serve.log") as serve:
             url = (await _line(tmp / "serve.log", r"MCP at (http://\S+)/mcp", serve,
                                ready_timeout)).group(1)
@@ -593,6 +597,11 @@ def calls(names: Names) -> list[Call]:
                    "limit": 20_000, "detail": True}),
         tool_call("reachability_matrix: every pod the body holds", "reachability_matrix",
                   {"pods": pods, "ports": [80], "limit": 20_000}),
+        tool_call("explain_finding: every occurrence of a code", "explain_finding",
+                  {"code": "NS0101", "detail": True}),
+        tool_call("record_fix_note: the longest note", "record_fix_note",
+                  {"signature": "0123456789ab", "code": "NS0101", "note": "n" * 2000,
+                   "author": "a" * 100}),
         tool_call("recent_changes: a day, whole cluster", "recent_changes",
                   {"limit": 500, "minutes": 1440, "detail": True}),
         tool_call("recent_changes: around the largest namespace", "recent_changes",

@@ -72,7 +72,7 @@ def test_an_unknown_toolset_is_refused_naming_the_valid_ones() -> None:
         load_settings({"toolsets": "core,probing"}, {})
     assert str(raised.value) == (
         "--toolsets: unknown toolset 'probing'; valid toolsets: core, policy, routing, mesh, "
-        "probes (comma-separated, e.g. 'core,policy')")
+        "probes, notes (comma-separated, e.g. 'core,policy')")
 
 
 def test_the_demo_names_its_cluster() -> None:
@@ -173,3 +173,13 @@ def test_namespace_names_the_namespaces_to_watch() -> None:
             load_settings({}, {"NAMESPACE": bad})
     with pytest.raises(ConfigError, match="--namespaces: the demo watches"):
         load_settings({"demo": True, "namespaces": ["shop"]}, {})
+
+
+def test_the_knowledge_base_is_a_path_a_postgresql_url_or_off() -> None:
+    assert load_settings({}, {"KNOWLEDGE_DB": "/var/lib/netsight/kb.db"}).knowledge_db == \
+        "/var/lib/netsight/kb.db"
+    url = "postgresql://u:p@db:5432/netsight"
+    assert load_settings({"knowledge_db": url}, {"KNOWLEDGE_DB": "off"}).knowledge_db == url
+    assert load_settings({}, {"KNOWLEDGE_DB": "off"}).knowledge_db is None
+    with pytest.raises(ConfigError, match="KNOWLEDGE_DB: a SQLite file path"):
+        load_settings({}, {"KNOWLEDGE_DB": "mysql://db/x"})

@@ -13,6 +13,7 @@ import aiohttp
 import pytest
 from mcp import Client
 
+from netsight.analyzers.core.declarations import DEFAULT_TOOLSETS
 from netsight.analyzers.tools import TOOLS
 from netsight.cli import main
 from netsight.graph.model.kinds import kind_id
@@ -51,8 +52,12 @@ async def test_every_catalog_tool_is_listed_with_its_schemas(shared: Served, mod
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert client.server_capabilities.tools is not None
         assert client.server_capabilities.tools.list_changed
-    assert set(listed) == set(TOOLS)
+    # Every tool but the notes toolset's, which is offered only when asked for.
+    assert set(listed) == {n for n, t in TOOLS.items() if t.toolset in DEFAULT_TOOLSETS}
+    assert "record_fix_note" not in listed
     for name, spec in TOOLS.items():
+        if name not in listed:
+            continue
         tool = listed[name]
         assert tool.description == spec.description
         assert tool.input_schema == spec.input_schema()

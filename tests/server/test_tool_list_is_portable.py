@@ -16,6 +16,7 @@ import aiohttp
 import orjson
 import pytest
 
+from netsight.analyzers.core.declarations import DEFAULT_TOOLSETS
 from netsight.analyzers.tools import TOOLS
 from tests.server.conftest import Served
 
@@ -24,6 +25,7 @@ pytestmark = pytest.mark.anyio
 # Of compact JSON, for the whole tools/list result: agent clients load every definition into
 # the model's context on every conversation, and some warn or truncate past ~25k tokens.
 BUDGET_BYTES = 25 * 1024
+OFFERED = {name for name, tool in TOOLS.items() if tool.toolset in DEFAULT_TOOLSETS}
 ROOT = Path(__file__).resolve().parents[2]
 INSPECTOR = ROOT / ".tools" / "inspector" / "node_modules" / ".bin" / "mcp-inspector"
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -51,7 +53,8 @@ async def listed_tools(url: str) -> dict[str, Any]:
 
 async def test_the_tool_list_stays_within_its_budget(shared: Served) -> None:
     result = await listed_tools(shared.mcp_url)
-    assert {tool["name"] for tool in result["tools"]} == set(TOOLS)  # every tool offered
+    # Every tool a default server offers (all but the opt-in notes toolset's).
+    assert {tool["name"] for tool in result["tools"]} == OFFERED
     assert all("outputSchema" in tool for tool in result["tools"])
     size = len(orjson.dumps(result))
     largest = sorted(((len(orjson.dumps(tool)), tool["name"]) for tool in result["tools"]),
@@ -84,7 +87,7 @@ async def test_the_inspector_finds_no_portability_problem(shared: Served,
     out, err = await asyncio.wait_for(process.communicate(), 120)
     assert process.returncode == 0, err.decode()[-2000:]
     report = json.loads(out)
-    assert {tool["name"] for tool in report["result"]["tools"]} == set(TOOLS)
+    assert {tool["name"] for tool in report["result"]["tools"]} == OFFERED
     # --strict adds schemaFindings (warnings and errors) to the JSON whenever there are any.
     assert report.get("schemaFindings", []) == [], json.dumps(report["schemaFindings"])[:2000]
     assert "Warning:" not in err.decode()

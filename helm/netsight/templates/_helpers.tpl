@@ -201,3 +201,25 @@ than ignored (values.schema.json lets them through to here so that the message c
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/*
+KNOWLEDGE_DB: off, the PostgreSQL URL given, or the SQLite file on the knowledge volume.
+*/}}
+{{- define "netsight.knowledgeDb" -}}
+{{- if not .Values.knowledge.enabled -}}
+off
+{{- else if .Values.knowledge.url -}}
+{{ .Values.knowledge.url }}
+{{- else -}}
+/var/lib/netsight/knowledge.db
+{{- end -}}
+{{- end }}
+
+{{/*
+Non-empty when the knowledge base is a SQLite file that needs the knowledge volume.
+*/}}
+{{- define "netsight.knowledgeFile" -}}
+{{- if and .Values.knowledge.enabled (not .Values.knowledge.url) -}}
+true
+{{- end -}}
+{{- end }}

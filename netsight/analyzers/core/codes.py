@@ -20,6 +20,7 @@ from netsight.analyzers.core.contracts import (
     ResourceRef,
     Severity,
 )
+from netsight.analyzers.core.signatures import finding_pattern, hash_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,9 +44,12 @@ class Code:
         category: Category | None = None,
     ) -> Finding:
         evidence = list(evidence)
+        severity = severity or self.severity
+        pattern = finding_pattern(self.code, severity.value, resource, evidence,
+                                  default_severity=self.severity.value)
         return Finding(
             code=self.code,
-            severity=severity or self.severity,
+            severity=severity,
             category=category or self.category,
             resource=resource,
             summary=summary,
@@ -53,6 +57,7 @@ class Code:
             detail=detail,
             suggestion=suggestion,
             evidence=evidence or None,
+            signature=hash_of(pattern),
         )
 
 

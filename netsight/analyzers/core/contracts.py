@@ -115,6 +115,9 @@ class Finding(Model):
     detail: str | None = Field(default=None, description="Detail mode only")
     suggestion: str | None = Field(default=None, description="Detail mode only")
     evidence: list[Evidence] | None = Field(default=None, description="Detail mode only")
+    signature: str | None = Field(
+        default=None, description="Hash of the mistake's normalised shape; explain_finding "
+        "takes it")
 
     def with_summary(self, summary: str) -> Finding:
         """This finding with another summary. The other fields, validated already and

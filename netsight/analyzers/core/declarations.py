@@ -38,6 +38,12 @@ class Toolset(StrEnum):
     MESH = "mesh"  # Istio configuration
     # Tools that run probe pods: offered only where probes are enabled (--probes).
     PROBES = "probes"
+    # Writes operators' notes to netsight's own knowledge base: offered only when asked for.
+    NOTES = "notes"
+
+
+# What a server offers when no toolsets are named.
+DEFAULT_TOOLSETS = frozenset(Toolset) - {Toolset.NOTES}
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from netsight.analyzers.tools import (
     check_route_resolution,
     diagnose_service,
     diff_routes,
+    explain_finding,
     find_blocking_policies,
     gateway_get,
     gateway_list,
@@ -26,6 +27,7 @@ from netsight.analyzers.tools import (
     list_services,
     reachability_matrix,
     recent_changes,
+    record_fix_note,
     what_can_reach,
     who_can_reach,
 )
@@ -38,7 +40,8 @@ TOOLS: dict[str, AnyTool] = {
                  diff_routes.TOOL, find_blocking_policies.TOOL, reachability_matrix.TOOL,
                  k8s_networkpolicies.TOOL, list_ingresses.TOOL, who_can_reach.TOOL,
                  what_can_reach.TOOL, gateway_list.TOOL, gateway_get.TOOL,
-                 check_mesh_config.TOOL)
+                 check_mesh_config.TOOL, explain_finding.TOOL,
+                 record_fix_note.TOOL)
 }
 
 

@@ -1,0 +1,90 @@
+"""The knowledge base's schema, as versioned migrations applied in order.
+
+``schema_migrations`` holds the versions applied. A migration is never edited once
+released: a change to the schema is a new version appended here. A store written by a newer
+netsight (a version this one does not know) is refused rather than written to.
+"""
+
+from __future__ import annotations
+
+import time
+
+from netsight.knowledge.database import Database, DatabaseError
+
+MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
+    (1, (
+        # One row per signature, across clusters.
+        """CREATE TABLE patterns (
+            signature TEXT PRIMARY KEY,
+            code TEXT NOT NULL,
+            pattern TEXT NOT NULL,
+            first_seen DOUBLE PRECISION NOT NULL,
+            last_seen DOUBLE PRECISION NOT NULL,
+            occurrences BIGINT NOT NULL DEFAULT 0
+        )""",
+        # One row per appearance of a finding on an object, until it disappears.
+        """CREATE TABLE occurrences (
+            id TEXT PRIMARY KEY,
+            signature TEXT NOT NULL,
+            cluster TEXT NOT NULL,
+            namespace TEXT NOT NULL,
+            object TEXT NOT NULL,
+            appeared DOUBLE PRECISION NOT NULL,
+            last_seen DOUBLE PRECISION NOT NULL,
+            resolved DOUBLE PRECISION,
+            generation BIGINT NOT NULL
+        )""",
+        "CREATE INDEX occurrences_by_signature ON occurrences (signature, appeared)",
+        "CREATE INDEX occurrences_by_cluster ON occurrences (signature, cluster, resolved)",
+        "CREATE INDEX occurrences_open ON occurrences (cluster, resolved)",
+        # How an occurrence ended: a fix (the changes that resolved it) or a coincidence.
+        """CREATE TABLE resolutions (
+            id TEXT PRIMARY KEY,
+            signature TEXT NOT NULL,
+            occurrence TEXT NOT NULL,
+            cluster TEXT NOT NULL,
+            namespace TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            fix TEXT NOT NULL,
+            changes TEXT NOT NULL,
+            at DOUBLE PRECISION NOT NULL
+        )""",
+        "CREATE INDEX resolutions_by_signature ON resolutions (signature, kind, fix)",
+        "CREATE INDEX resolutions_by_occurrence ON resolutions (occurrence)",
+        "CREATE INDEX patterns_by_code ON patterns (code)",
+        # What operators wrote about a signature.
+        """CREATE TABLE notes (
+            id TEXT PRIMARY KEY,
+            signature TEXT NOT NULL,
+            cluster TEXT NOT NULL,
+            namespace TEXT NOT NULL,
+            text TEXT NOT NULL,
+            author TEXT NOT NULL,
+            at DOUBLE PRECISION NOT NULL
+        )""",
+        "CREATE INDEX notes_by_signature ON notes (signature, at)",
+    )),
+)
+
+LATEST = MIGRATIONS[-1][0]
+
+
+def migrate(db: Database) -> int:
+    """Bring ``db`` to the latest schema; returns the version it is at."""
+    with db.transaction():
+        db.lock_schema()
+        db.execute("CREATE TABLE IF NOT EXISTS schema_migrations ("
+                   "version BIGINT PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)")
+        applied = {int(row[0]) for row in db.query("SELECT version FROM schema_migrations")}
+        if applied and max(applied) > LATEST:
+            raise DatabaseError(
+                f"the knowledge store is at schema version {max(applied)}, newer than this "
+                f"netsight knows ({LATEST}): upgrade netsight or point KNOWLEDGE_DB elsewhere")
+        for version, statements in MIGRATIONS:
+            if version in applied:
+                continue
+            for statement in statements:
+                db.execute(statement)
+            db.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+                       (version, time.time()))
+    return LATEST

@@ -1,0 +1,170 @@
+"""Scenarios replayed on the simulator, through the real informers, on both backends: the
+demo's faults fixed as an operator would, and what the knowledge base learned from each."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import AsyncIterator
+
+import pytest
+
+from netsight.analyzers.core import knowledge
+from netsight.analyzers.core.calling import to_json
+from netsight.analyzers.core.knowledge import Query
+from netsight.analyzers.tools import TOOLS
+from netsight.graph.store.scoped import ScopedView
+from netsight.knowledge.knowledge_base import KnowledgeBase
+from netsight.knowledge.observer import Observer
+from netsight.server.mcp_tools import answered
+from netsight.sim.demo import load_demo
+from tests.watching.conftest import Cluster, eventually
+from tests.watching.conftest import cluster as cluster  # the fixture
+
+pytestmark = pytest.mark.anyio
+
+Obj = dict  # a simulator object
+RELABELLED = "Pod.labels: → {2 labels: app,version}"
+
+
+@pytest.fixture
+async def base(location: str) -> AsyncIterator[KnowledgeBase]:
+    kb = await KnowledgeBase.open(location, "sim")
+    try:
+        yield kb
+    finally:
+        await kb.close()
+
+
+class Demo:
+    """The demo loaded in the simulator, its graph, and an observer run by hand."""
+
+    def __init__(self, cluster: Cluster, kb: KnowledgeBase) -> None:
+        self.cluster, self.kb = cluster, kb
+        self.state = cluster.sim.state
+        self.objects = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]): o
+                        for o in _demo_objects()}
+        self.observer = Observer(cluster.store, kb.writes)
+
+    def put(self, kind: str, ns: str, name: str, edit: object) -> None:
+        obj = copy.deepcopy(self.objects[(kind, ns, name)])
+        edit(obj)  # type: ignore[operator]
+        self.objects[(kind, ns, name)] = obj
+        self.state.apply([obj])
+
+    async def settled(self, check: object) -> None:
+        view = self.cluster.store.view()
+        await eventually(lambda: bool(check(view)))  # type: ignore[operator]
+        assert self.observer.observe()
+
+    async def explain(self, code: str, namespaces: frozenset[str] | None = None
+                      ) -> knowledge.Explanation:
+        assert await self.kb.flush()
+        found = await self.kb.explain(Query(None, code, namespaces, 50))
+        assert found is not None
+        return found
+
+
+def _demo_objects() -> list[Obj]:
+    from netsight.sim.scenarios import demo
+
+    return demo()
+
+
+def selector_version(view: object, version: str) -> bool:
+    service = view.get("Service/shop/cart")  # type: ignore[attr-defined]
+    return service is not None and service.selector.get("version") == version
+
+
+def pod_version(view: object, version: str) -> bool:
+    pods = [view.get(f"Pod/shop/cart-7d9f-{s}") for s in "ab"]  # type: ignore[attr-defined]
+    return all(p is not None and p.labels.get("version") == version for p in pods)
+
+
+def set_selector(version: str) -> object:
+    def edit(obj: Obj) -> None:
+        obj["spec"]["selector"]["version"] = version
+    return edit
+
+
+def set_labels(version: str) -> object:
+    def edit(obj: Obj) -> None:
+        obj["metadata"]["labels"]["version"] = version
+    return edit
+
+
+async def test_the_demo_faults_fixed_are_learned(cluster: Cluster,
+                                                 base: KnowledgeBase) -> None:
+    load_demo(cluster.sim.state)
+    await cluster.watcher.start()
+    assert await cluster.watcher.wait_synced(10)
+    demo = Demo(cluster, base)
+    view = cluster.store.view()
+    await eventually(lambda: view.exists("HTTPRoute/edge/storefront")
+                     and view.count("EndpointSlice") > 0)
+    assert demo.observer.observe()
+    first = await demo.explain("NS0101")
+    assert (first.occurrences, first.open, first.resolutions) == (1, 1, 0)
+    assert [o.object for o in first.recent] == ["Service/shop/cart"]
+
+    # 1. The selector typo fixed: the Service's selector, key version, changed.
+    demo.put("Service", "shop", "cart", set_selector("v2"))
+    await demo.settled(lambda v: selector_version(v, "v2"))
+    fixed = await demo.explain("NS0101")
+    assert (fixed.open, fixed.resolutions) == (0, 1)
+    assert [(f.fix, f.count) for f in fixed.fixes] == [("Service.selector[version]: changed", 1)]
+    assert knowledge.confidence(1, fixed.resolutions) == 0.5
+
+    # ... broken and fixed the same way again: the same fix, more confidence.
+    demo.put("Service", "shop", "cart", set_selector("v1"))
+    await demo.settled(lambda v: selector_version(v, "v1"))
+    demo.put("Service", "shop", "cart", set_selector("v2"))
+    await demo.settled(lambda v: selector_version(v, "v2"))
+    again = await demo.explain("NS0101")
+    assert (again.occurrences, again.resolutions) == (2, 2)
+    assert [(f.fix, f.count) for f in again.fixes] == [("Service.selector[version]: changed", 2)]
+    assert knowledge.confidence(2, again.resolutions) == 0.67
+
+    # 2. Broken once more, then fixed by relabelling the pods instead. Their labels before
+    # were not held (they were no evidence), so the fix shows what they became.
+    demo.put("Service", "shop", "cart", set_selector("v1"))
+    await demo.settled(lambda v: selector_version(v, "v1"))
+    demo.put("Pod", "shop", "cart-7d9f-a", set_labels("v1"))
+    demo.put("Pod", "shop", "cart-7d9f-b", set_labels("v1"))
+    await demo.settled(lambda v: pod_version(v, "v1"))
+    relabelled = await demo.explain("NS0101")
+    assert relabelled.resolutions == 3
+    assert {f.fix: f.count for f in relabelled.fixes} == {
+        "Service.selector[version]: changed": 2, RELABELLED: 1}
+    # The DestinationRule's subset (version v1) selects pods again: the relabelling, found
+    # among the changes in the namespace its evidence names.
+    subset = await demo.explain("NS0641")
+    assert [f.fix for f in subset.fixes] == [RELABELLED]
+
+    # 3. (A ReferenceGrant added is not replayed here: discovery watches a group's preferred
+    # version only, and the simulator serves ReferenceGrant in v1beta1 alone, so grants
+    # never reach the graph. The fix it would record is "added ReferenceGrant":
+    # test_fix_changes_say_what_changed covers that description.)
+
+    # 4. A Service deleted is no fix of its finding: a coincidence.
+    services = cluster.sim.state.registry.for_kind("v1", "Service")
+    assert services is not None
+    cluster.sim.state.delete(services, "shop", "checkout")
+    await demo.settled(lambda v: not v.exists("Service/shop/checkout"))
+    gone = await demo.explain("NS0105")
+    assert (gone.resolutions, gone.coincidences, gone.fixes) == (0, 1, ())
+
+    # explain_finding, as a restricted caller and as everyone.
+    with knowledge.using(base):
+        tool = TOOLS["explain_finding"]
+        answer = to_json(await answered(tool, view, tool.args.model_validate(
+            {"code": "NS0101", "detail": True})), detail=True)
+        assert answer["fixes"][0] == {**answer["fixes"][0], "fix":
+                                      "Service.selector[version]: changed", "count": 2}
+        assert answer["suggestedFix"] == "Service.selector[version]: changed"
+        assert answer["isNewPattern"] is False
+        assert answer["history"] == "recorded"
+        edge_only = ScopedView(view, ["edge"])
+        hidden = to_json(await answered(tool, edge_only, tool.args.model_validate(
+            {"code": "NS0101"})), detail=False)
+        assert (hidden["pattern"]["occurrences"], hidden["fixes"]) == (0, [])
+        assert hidden["isNewPattern"] is True

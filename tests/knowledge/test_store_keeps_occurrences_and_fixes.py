@@ -1,0 +1,117 @@
+"""The store, the same on SQLite and PostgreSQL: migrations, the writer's queue, reads."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from netsight.analyzers.core.knowledge import Query
+from netsight.knowledge import lookups
+from netsight.knowledge.database import DatabaseError, connect
+from netsight.knowledge.migrations import LATEST, migrate
+from netsight.knowledge.write_queue import Appeared, Noted, Resolved, StillSeen, WriteQueue
+
+
+def test_migrations_apply_once_and_refuse_a_newer_store(location: str) -> None:
+    db = connect(location)
+    try:
+        assert migrate(db) == LATEST
+        assert migrate(db) == LATEST  # a second start changes nothing
+        assert [r[0] for r in db.query("SELECT version FROM schema_migrations")] == [LATEST]
+        with db.transaction():
+            db.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+                       (LATEST + 1, time.time()))
+        with pytest.raises(DatabaseError, match="newer than this netsight knows"):
+            migrate(db)
+    finally:
+        db.close()
+
+
+def appeared(occurrence: str, signature: str = "a1b2c3d4e5f6", namespace: str = "shop",
+             cluster: str = "one", at: float = 100.0) -> Appeared:
+    return Appeared(occurrence, signature, "NS0101", "NS0101::Service(...)", cluster,
+                    namespace, f"Service/{namespace}/{occurrence}", at, 1)
+
+
+def fixed(occurrence: str, fix: str, signature: str = "a1b2c3d4e5f6", namespace: str = "shop",
+          cluster: str = "one", kind: str = "fix", at: float = 200.0) -> Resolved:
+    return Resolved(f"r-{occurrence}", occurrence, signature, cluster, namespace, kind, fix,
+                    f'["{fix}"]', at)
+
+
+def test_occurrences_fixes_and_notes_are_read_back_per_caller(location: str) -> None:
+    db = connect(location)
+    migrate(db)
+    queue = WriteQueue(db)
+    for write in (appeared("o1"), appeared("o2", cluster="two"), appeared("o3"),
+                  appeared("o4", namespace="data"),
+                  StillSeen("one", ("a1b2c3d4e5f6",), 150.0),
+                  fixed("o1", "Service.selector[version]: changed"),
+                  fixed("o2", "Service.selector[version]: changed", cluster="two"),
+                  fixed("o4", "deleted Service", namespace="data", kind="coincidence"),
+                  Noted("n1", "a1b2c3d4e5f6", "one", "shop", "check the rollout", "ops", 300.0),
+                  Noted("n2", "a1b2c3d4e5f6", "one", "data", "secret plans", "ops", 301.0)):
+        assert queue.put(write)
+    assert queue.flush()
+    reader = connect(location)
+    try:
+        everything = lookups.explain(reader, Query("a1b2c3d4e5f6", None, None, 10))
+        assert everything is not None
+        assert (everything.occurrences, everything.open, everything.clusters) == (4, 1, 2)
+        assert (everything.resolutions, everything.coincidences) == (2, 1)
+        assert [(f.fix, f.count, f.clusters) for f in everything.fixes] == \
+            [("Service.selector[version]: changed", 2, 2)]
+        assert [n.text for n in everything.notes] == ["secret plans", "check the rollout"]
+        assert everything.first_seen == 100.0
+        # A caller who may see only shop: nothing of data, not even in the counts.
+        shop = lookups.explain(reader, Query("a1b2c3d4e5f6", None, frozenset({"shop"}), 10))
+        assert shop is not None
+        assert (shop.occurrences, shop.coincidences) == (3, 0)
+        assert {o.object.split("/")[1] for o in shop.recent} == {"shop"}
+        assert [n.text for n in shop.notes] == ["check the rollout"]
+        by_code = lookups.explain(reader, Query(None, "NS0101", None, 2))
+        assert by_code is not None
+        assert by_code.occurrences == 4
+        assert len(by_code.recent) == 2
+        assert lookups.explain(reader, Query("ffffffffffff", None, None, 10)) is None
+        assert lookups.open_occurrences(reader, "one") == {
+            ("a1b2c3d4e5f6", "Service/shop/o3"): "o3"}
+    finally:
+        queue.close()
+        reader.close()
+        db.close()
+
+
+class SlowDatabase:
+    """A database whose writes wait for a gate: the queue fills behind them."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.gate = threading.Event()
+        self.engine = "slow"
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def execute(self, sql: str, params: object = ()) -> None:
+        self.gate.wait(10)
+        self.inner.execute(sql, params)  # type: ignore[attr-defined]
+
+
+def test_a_full_queue_drops_and_counts_without_waiting(location: str) -> None:
+    db = connect(location)
+    migrate(db)
+    slow = SlowDatabase(db)
+    queue = WriteQueue(slow, size=5)  # type: ignore[arg-type]
+    started = time.monotonic()
+    accepted = sum(queue.put(appeared(f"o{i}")) for i in range(50))
+    assert time.monotonic() - started < 0.5  # never stalls the caller
+    assert queue.dropped == 50 - accepted
+    assert queue.dropped >= 40
+    slow.gate.set()
+    queue.close(timeout=10)  # what was queued is flushed at shutdown
+    stored = db.query("SELECT count(*) FROM occurrences")[0][0]
+    assert stored == accepted
+    db.close()
