@@ -54,11 +54,11 @@ def test_healthy_flows_connect_and_policies_hold(demo: SimState) -> None:
 
 def test_every_fault_only_a_probe_reveals_is_observed(demo: SimState) -> None:
     pods = readme_probe_faults()
-    assert pods == ["shop/payments-8b2d-a"]
+    assert pods == ["shop/invoices-8b2d-a"]
     for key in pods:
         pod = demo.objects[("", "Pod")][key]
         ready = {c["type"]: c["status"] for c in pod["status"]["conditions"]}["Ready"]
         assert ready == "True"  # nothing in the objects gives it away
         port = pod["spec"]["containers"][0]["ports"][0]["containerPort"]
         assert probe(demo, pod["status"]["podIP"], port) == "refused"
-    assert probe(demo, "payments", 80) == "refused"
+    assert probe(demo, "invoices", 80) == "refused"
