@@ -42,6 +42,8 @@ DEADLINE_MESSAGE: Final = "Pod was active on the node longer than the specified 
 KILLED: Final = 137
 _ANNOTATION_REF = re.compile(r"""^metadata\.annotations\[['"]([^'"]+)['"]\]$""")
 _FAILING_COMMANDS: Final = frozenset({"false"})
+_SHELLS: Final = frozenset({"sh", "bash", "ash", "dash"})
+_EXIT = re.compile(r"exit\s+(\d+)")
 
 
 @dataclass
@@ -258,8 +260,7 @@ class Kubelet:
             if not probe:
                 continue
             if "exec" in probe:
-                command = (probe["exec"] or {}).get("command") or []
-                if not command or posixpath.basename(str(command[0])) in _FAILING_COMMANDS:
+                if _fails((probe["exec"] or {}).get("command") or []):
                     return False
                 continue
             action = probe.get("tcpSocket") or probe.get("httpGet") or probe.get("grpc")
@@ -280,6 +281,21 @@ def _cycle(network: ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 # --- status documents ------------------------------------------------------------------------
+
+
+def _fails(command: list[Any]) -> bool:
+    """Whether an exec probe's command surely fails: ``false``, or a shell told to ``false``
+    or to ``exit`` non-zero. Others are taken to pass: the simulation runs no commands."""
+    if not command:
+        return True
+    if posixpath.basename(str(command[0])) in _FAILING_COMMANDS:
+        return True
+    if posixpath.basename(str(command[0])) in _SHELLS and len(command) >= 3 \
+            and command[1] == "-c":
+        script = str(command[2]).strip()
+        exit_code = _EXIT.fullmatch(script)
+        return script in _FAILING_COMMANDS or (exit_code is not None and exit_code[1] != "0")
+    return False
 
 
 def _ephemeral_names(pod: Mapping[str, Any]) -> set[str]:

@@ -10,13 +10,15 @@ import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import aiohttp
 import pytest
 from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.rest import ApiException
 
 from netsight.sim.apiserver import SimServer
 from netsight.sim.endpoint_slices import EndpointSliceController
-from netsight.sim.kubelet import DEADLINE_MESSAGE, KubeletConfig
+from netsight.sim.kubelet import DEADLINE_MESSAGE, Kubelet, KubeletConfig, _fails
+from netsight.sim.scenarios import synthetic
 from netsight.sim.state import SimState
 
 pytestmark = pytest.mark.anyio
@@ -169,7 +171,7 @@ async def test_the_deadline_fails_a_pod_that_runs_too_long(
         api: tuple[client.CoreV1Api, SimServer]) -> None:
     v1, _ = api
     body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "sleeper", "namespace": NS},
-            "spec": {"activeDeadlineSeconds": 3, "restartPolicy": "Never",
+            "spec": {"activeDeadlineSeconds": 20, "restartPolicy": "Never",
                      "containers": [{"name": "sleep", "image": "busybox"}]}}
     since = await now(v1)
     await v1.create_namespaced_pod(NS, body)
@@ -240,3 +242,47 @@ async def test_probe_pods_are_never_ready_endpoints(
     assert message["latencyMs"] == 60_000
     slices = await discovery.list_namespaced_endpoint_slice(NS)
     assert [e.addresses for s in slices.items for e in s.endpoints or ()] == [["10.9.0.5"]]
+
+
+@pytest.mark.parametrize(("command", "fails"), [
+    (["false"], True), (["/bin/false"], True), (["sh", "-c", "exit 1"], True),
+    (["/bin/sh", "-c", "false"], True), (["sh", "-c", "exit 0"], False), (["true"], False),
+    ([], True),
+])
+def test_which_exec_readiness_probes_never_pass(command: list[str], fails: bool) -> None:
+    assert _fails(command) is fails
+
+
+async def test_the_kubelet_leaves_pods_loaded_with_a_status_alone() -> None:
+    state = SimState()
+    kubelet = Kubelet(state, KubeletConfig(start_delay=0))
+    kubelet.start()
+    try:
+        state.apply(synthetic(300))
+        before = state.rv
+        await asyncio.sleep(0.05)
+        assert state.rv == before
+        assert not kubelet._tasks
+    finally:
+        await kubelet.stop()
+
+
+async def test_the_data_plane_is_set_over_http(api: tuple[client.CoreV1Api, SimServer]) -> None:
+    _, sim = api
+    headers = {"Authorization": f"Bearer {sim.control_token}"}
+    async with aiohttp.ClientSession(headers=headers) as http:
+        async with http.post(f"{sim.url}/sim/dataplane", json={
+                "cni": "cilium-like", "closePort": {"pod": f"{NS}/web-0", "port": 8080},
+                "dropNode": "node-b", "dnsDown": True}) as response:
+            assert response.status == 200
+            settings = await response.json()
+        async with http.post(f"{sim.url}/sim/dataplane", json={"cni": "calico"}) as response:
+            assert response.status == 400
+            assert "cni must be one of" in (await response.json())["message"]
+        async with aiohttp.ClientSession() as anonymous, \
+                anonymous.post(f"{sim.url}/sim/dataplane", json={}) as response:
+            assert response.status == 401
+    assert settings["cni"] == "cilium-like"
+    assert settings["closedPorts"] == {f"{NS}/web-0": [8080]}
+    assert settings["droppingNodes"] == ["node-b"]
+    assert sim.state.network.dns_down is True
