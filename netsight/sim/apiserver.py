@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import hmac
 import secrets
 import socket
@@ -52,14 +51,13 @@ from netsight.sim.dataplane.network import NetworkConfigError
 from netsight.sim.faults import Faults
 from netsight.sim.kubelet import Kubelet, KubeletConfig
 from netsight.sim.listing import Lists
-from netsight.sim.patching import PatchError, json_patch, merge_patch
 from netsight.sim.resources import ResourceType
 from netsight.sim.selection import Selection, parse_field_selector
 from netsight.sim.state import ApiError, Checkpoint, SimState
+from netsight.sim.subresources import subresource_part, write_subresource
 
 JSON = "application/json"
-# What Go's strconv.ParseBool reads as true, as the API server parses boolean parameters
-# (kubernetes-asyncio's Watch sends watch=True).
+# Go's strconv.ParseBool, as the API server reads flags (kubernetes-asyncio sends watch=True).
 GO_TRUE = frozenset({"1", "t", "T", "true", "TRUE", "True"})
 CONTROL = "/sim/"  # the control endpoints' prefix
 VERSION = {"major": "1", "minor": "34", "gitVersion": "v1.34.0-netsight-sim",
@@ -386,43 +384,20 @@ class SimApiServer:
 
     async def _subresource(self, request: Request, rtype: ResourceType,
                            namespace: str | None, name: str, subresource: str) -> Response:
-        """``status`` (of any kind) and a pod's ``ephemeralcontainers``: reads give the
-        object, writes change only that part of it, as the API server's subresources do."""
-        state = self.state
+        """``status`` (of any kind) and a pod's ``ephemeralcontainers`` (subresources.py)."""
         if rtype.namespaced and namespace is None:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        if subresource == "ephemeralcontainers" and rtype.kind == "Pod" and not rtype.group:
-            part: tuple[str, ...] = ("spec", "ephemeralContainers")
-        elif subresource == "status":
-            part = ("status",)
-        else:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        current = state.get(rtype, namespace, name)
-        match request.method:
-            case "GET":
-                return json_response(current)
-            case "PUT":
-                body = await self._body(request)
-                if not isinstance(body, dict):
-                    raise ApiError(400, "BadRequest", "the body must be an object")
-                wanted = body
-            case "PATCH":
-                body = await self._body(request)
-                kind = request.headers.get("content-type", "application/merge-patch+json")
-                wanted = patch_object(current, body, kind, part)
-            case _:
-                raise ApiError(405, "MethodNotAllowed", f"{request.method} is not allowed here")
-        value = _dig(wanted, part)
-        if part == ("spec", "ephemeralContainers"):
-            check_ephemeral_containers(current, value)
-        updated = {**current, "metadata": {**current["metadata"]}}
-        given = (wanted.get("metadata") or {}).get("resourceVersion")
-        updated["metadata"]["resourceVersion"] = given or current["metadata"]["resourceVersion"]
-        if part == ("status",):
-            updated["status"] = value
-        else:
-            updated["spec"] = {**(current.get("spec") or {}), "ephemeralContainers": value}
-        return json_response(state.replace(rtype, updated, namespace, name, owned=True))
+        part = subresource_part(rtype, subresource)
+        current = self.state.get(rtype, namespace, name)
+        if request.method == "GET":
+            return json_response(current)
+        if request.method not in ("PUT", "PATCH"):
+            raise ApiError(405, "MethodNotAllowed", f"{request.method} is not allowed here")
+        body = await self._body(request)
+        kind = request.headers.get("content-type", "application/merge-patch+json")
+        updated = write_subresource(current, part, body, kind if request.method == "PATCH"
+                                    else None)
+        return json_response(self.state.replace(rtype, updated, namespace, name, owned=True))
 
     def restore(self, checkpoint: Checkpoint) -> int:
         """The storage back to ``checkpoint`` (SimState.restore), continue tokens of the
@@ -468,13 +443,10 @@ class SimApiServer:
         return json_response({"closedWatches": closed})
 
     async def _dataplane(self, request: Request) -> Response:
-        """Configure the simulated data plane: its CNI profile, listeners, HTTP answers and
-        faults (``Network.configure``); answers the settings now."""
+        """Configure the simulated data plane (``Network.configure``); answers its settings."""
         try:
-            body = orjson.loads(await request.body() or b"{}")
-            if not isinstance(body, dict):
-                raise NetworkConfigError("the body must be a JSON object")
-            return json_response(self.state.network.configure(body))
+            return json_response(self.state.network.configure(
+                orjson.loads(await request.body() or b"{}")))
         except (orjson.JSONDecodeError, NetworkConfigError) as exc:
             return error_response(ApiError(400, "BadRequest", str(exc)))
 
@@ -493,67 +465,6 @@ class SimApiServer:
                               "watches": len(self.state.watchers), "requests": self.requests})
 
 
-def _dig(obj: Any, path: tuple[str, ...]) -> Any:
-    for part in path:
-        obj = obj.get(part) if isinstance(obj, dict) else None
-    return obj
-
-
-def patch_object(current: dict[str, Any], patch: Any, content_type: str,
-                 part: tuple[str, ...]) -> dict[str, Any]:
-    """``current`` patched. A strategic merge patch merges the list at ``part`` by name
-    (ephemeralContainers' patch strategy, which kubectl debug relies on); otherwise the
-    patch applies as SimState.patch applies it."""
-    try:
-        if "json-patch" in content_type:
-            result: dict[str, Any] = json_patch(copy.deepcopy(current), patch)
-            return result
-        if not isinstance(patch, dict):
-            raise PatchError("a merge patch must be a JSON object")
-        listed = _dig(patch, part)
-        if "strategic" in content_type and isinstance(listed, list):
-            merged = {c.get("name"): c for c in _dig(current, part) or ()}
-            for entry in listed:
-                if isinstance(entry, dict):
-                    merged[entry.get("name")] = merge_patch(
-                        copy.deepcopy(merged.get(entry.get("name")) or {}), entry)
-            patch = copy.deepcopy(patch)
-            holder = patch
-            for key in part[:-1]:
-                holder = holder[key]
-            holder[part[-1]] = list(merged.values())
-        patched: dict[str, Any] = merge_patch(copy.deepcopy(current), patch)
-        return patched
-    except PatchError as exc:
-        raise ApiError(400, "BadRequest", str(exc)) from None
-
-
-def check_ephemeral_containers(pod: dict[str, Any], wanted: Any) -> None:
-    """Ephemeral containers may be added, never changed or removed (422, as upstream's
-    validation says), and each needs a name no other container of the pod has."""
-    if not isinstance(wanted, list) or not all(isinstance(c, dict) for c in wanted):
-        raise ApiError(422, "Invalid", "spec.ephemeralContainers: must be a list of containers")
-    spec = pod.get("spec") or {}
-    existing = {c.get("name"): c for c in spec.get("ephemeralContainers") or ()}
-    names = [c.get("name") for c in wanted]
-    for name, container in existing.items():
-        if name not in names or next(c for c in wanted if c.get("name") == name) != container:
-            raise ApiError(422, "Invalid", f"Pod \"{pod['metadata']['name']}\" is invalid: "
-                           "spec.ephemeralContainers: Forbidden: existing ephemeral containers "
-                           f"\"{name}\" may not be changed")
-    taken = {c.get("name") for section in ("containers", "initContainers")
-             for c in spec.get(section) or ()}
-    for container in wanted:
-        name = container.get("name")
-        if not isinstance(name, str) or not name:
-            raise ApiError(422, "Invalid", "spec.ephemeralContainers[].name: Required value")
-        if name in taken or names.count(name) > 1:
-            raise ApiError(422, "Invalid", f"spec.ephemeralContainers[].name: Duplicate value: "
-                           f"\"{name}\"")
-        if name not in existing and not container.get("image"):
-            raise ApiError(422, "Invalid", "spec.ephemeralContainers[].image: Required value")
-
-
 def wants_metadata_only(accept: str | None) -> bool:
     """Whether an Accept header asks for PartialObjectMetadata(List), as client-go's
     metadata informers do (``application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1``)."""
@@ -563,8 +474,6 @@ def wants_metadata_only(accept: str | None) -> bool:
                 and params.get("g") == "meta.k8s.io":
             return True
     return False
-
-
 
 
 async def _once(line: bytes) -> AsyncIterator[bytes]:
@@ -599,8 +508,7 @@ class SimServer:
                  kubelet: KubeletConfig | None = None) -> None:
         self.api = SimApiServer(state, config, control=control)
         self.host, self.port = host, port
-        # The simulated kubelet, while serving, when asked for: pods created through the
-        # API then run (and probe pods get their answers from the simulated data plane).
+        # While serving, when asked for: pods created through the API run (probe pods too).
         self.kubelet = Kubelet(self.api.state, kubelet) if kubelet is not None else None
         self._server: uvicorn.Server | None = None
         self._task: asyncio.Task[None] | None = None

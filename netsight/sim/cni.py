@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from netsight.sim.dataplane.enforcement import Profile
-from netsight.sim.state import ApiError, Obj, SimState
+from netsight.sim.state import Obj, SimState
 
 NAMESPACE: Final = "kube-system"
 
@@ -54,14 +54,7 @@ def install_cni(state: SimState, profile: Profile) -> None:
     kube-system and the Nodes show it."""
     state.network.cni = profile
     daemonset, annotations = AGENTS[profile]
-    namespace = state.registry.require("v1", "Namespace")
-    try:
-        state.create(namespace, {"metadata": {"name": NAMESPACE, "labels": {
-            "kubernetes.io/metadata.name": NAMESPACE}}})
-    except ApiError as exc:
-        if exc.code != 409:
-            raise
-    state.apply([daemonset])
+    state.apply([daemonset])  # kube-system itself is left to the scenario, as the demo lacks it
     node_type = state.registry.require("v1", "Node")
     for key, node in sorted(state.objects.get(("", "Node"), {}).items()):
         values = {"ip": _internal_ip(node), "cidr": (node.get("spec") or {}).get("podCIDR", "")}

@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from netsight.sim.dataplane.cluster import container_ports
 from netsight.sim.dataplane.probing import DataPlane
+from netsight.sim.dataplane.snapshot import container_ports
 from netsight.sim.dataplane.spec import ANNOTATION, ENV_VAR
 from netsight.sim.state import ApiError, Event, Obj, SimState, now
 

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from netsight.sim.dataplane.cluster import (
+from netsight.sim.dataplane.flows import Direction, Flow
+from netsight.sim.dataplane.label_selectors import labels_of, matches
+from netsight.sim.dataplane.snapshot import (
     ANP,
     BANP,
     CNP,
@@ -26,8 +28,6 @@ from netsight.sim.dataplane.cluster import (
     named_port,
     namespace_of,
 )
-from netsight.sim.dataplane.flows import Direction, Flow
-from netsight.sim.dataplane.selectors import labels_of, matches
 
 
 class Tier(StrEnum):

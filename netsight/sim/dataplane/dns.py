@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from netsight.sim.dataplane.cluster import SERVICE, SLICE, Cluster, host_network, namespace_of
 from netsight.sim.dataplane.network import Network
+from netsight.sim.dataplane.snapshot import SERVICE, SLICE, Cluster, host_network, namespace_of
 
 CLUSTER_DNS_IP: Final = "10.96.0.10"  # kube-dns's ClusterIP where the cluster has none
 MAX_CNAMES: Final = 8

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from netsight.sim.dataplane import admin, netpol
+from netsight.sim.dataplane import admin, network_policies
 from netsight.sim.dataplane.admin import Action, Tier
-from netsight.sim.dataplane.cluster import Cluster
 from netsight.sim.dataplane.flows import Direction, Flow, Verdict
+from netsight.sim.dataplane.snapshot import Cluster
 
 
 class Profile(StrEnum):
@@ -53,7 +53,7 @@ def _direction(cluster: Cluster, flow: Flow, direction: Direction, profile: Prof
             steps.append(f"[Admin] {match.action.value} ({match.policy} rule {match.rule})")
             if match.action is not Action.PASS:
                 return match.action is Action.ALLOW, steps
-    decided = netpol.decide(cluster, flow, direction)
+    decided = network_policies.decide(cluster, flow, direction)
     if decided is not None:
         allowed, names = decided
         steps.append(f"[NetworkPolicy] {'Allow' if allowed else 'Deny'} ({', '.join(names)})")

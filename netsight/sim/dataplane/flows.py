@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from netsight.sim.dataplane.cluster import Endpoint
+from netsight.sim.dataplane.snapshot import Endpoint
 
 
 class Direction(StrEnum):

@@ -13,14 +13,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from netsight.sim.dataplane.cluster import (
+from netsight.sim.dataplane.label_selectors import labels_of, matches
+from netsight.sim.dataplane.snapshot import (
     PEER_AUTHENTICATION,
     Cluster,
     has_sidecar,
     name_of,
     namespace_of,
 )
-from netsight.sim.dataplane.selectors import labels_of, matches
 
 ROOT_NAMESPACE: Final = "istio-system"
 

@@ -59,6 +59,8 @@ class Network:
         ``httpStatus`` ``{"pod": "ns/name", "status": n}`` (status null: back to 200),
         ``dropNode``/``restoreNode`` (a node name), ``dnsDown`` (bool), ``external``
         ``{"name": [ips]}``."""
+        if not isinstance(body, Mapping):
+            raise NetworkConfigError("the body must be a JSON object")
         try:
             if "cni" in body:
                 self.cni = Profile(body["cni"])

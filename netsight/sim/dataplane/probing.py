@@ -18,7 +18,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from netsight.sim.dataplane.cluster import (
+from netsight.sim.dataplane.dns import Answer, ClusterDns, ResolvConf
+from netsight.sim.dataplane.enforcement import evaluate
+from netsight.sim.dataplane.flows import Flow
+from netsight.sim.dataplane.mesh import refuses_plaintext
+from netsight.sim.dataplane.network import Network
+from netsight.sim.dataplane.services import route, service_at
+from netsight.sim.dataplane.snapshot import (
     SERVICE,
     Cluster,
     Endpoint,
@@ -30,12 +36,6 @@ from netsight.sim.dataplane.cluster import (
     name_of,
     namespace_of,
 )
-from netsight.sim.dataplane.dns import Answer, ClusterDns, ResolvConf
-from netsight.sim.dataplane.enforcement import evaluate
-from netsight.sim.dataplane.flows import Flow
-from netsight.sim.dataplane.mesh import refuses_plaintext
-from netsight.sim.dataplane.network import Network
-from netsight.sim.dataplane.services import route, service_at
 from netsight.sim.dataplane.spec import ProbeSpec, SpecError, parse
 
 MESSAGE_LIMIT: Final = 4096  # bytes the kubelet keeps of a termination message

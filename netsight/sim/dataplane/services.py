@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from netsight.sim.dataplane.cluster import SERVICE, SLICE, Cluster, key_of, namespace_of
+from netsight.sim.dataplane.snapshot import SERVICE, SLICE, Cluster, key_of, namespace_of
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import yaml
 
-from netsight.sim.dataplane.cluster import Cluster, Endpoint, Obj
 from netsight.sim.dataplane.enforcement import Profile, evaluate
 from netsight.sim.dataplane.flows import Flow
+from netsight.sim.dataplane.snapshot import Cluster, Endpoint, Obj
 from tests.conftest import CONFORMANCE, corpus_cases, corpus_id
 
 CASES = corpus_cases("netpol", "anp")

@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from netsight.sim.dataplane.cluster import (
+from netsight.sim.dataplane.flows import Direction, Flow
+from netsight.sim.dataplane.label_selectors import labels_of, matches
+from netsight.sim.dataplane.snapshot import (
     NETWORK_POLICY,
     Cluster,
     Endpoint,
@@ -20,8 +22,6 @@ from netsight.sim.dataplane.cluster import (
     named_port,
     namespace_of,
 )
-from netsight.sim.dataplane.flows import Direction, Flow
-from netsight.sim.dataplane.selectors import labels_of, matches
 
 
 def policy_types(policy: Mapping[str, Any]) -> list[str]:
