@@ -182,27 +182,29 @@ async def test_the_deadline_fails_a_pod_that_runs_too_long(
     assert final["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 137
 
 
+@pytest.mark.parametrize("target", ["client", "web-0"])  # created through the API, or loaded
 async def test_a_probe_in_an_ephemeral_container_reports_in_its_status(
-        api: tuple[client.CoreV1Api, SimServer]) -> None:
+        api: tuple[client.CoreV1Api, SimServer], target: str) -> None:
     v1, _ = api
     since = await now(v1)
-    await v1.create_namespaced_pod(NS, {
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "client", "namespace": NS},
-        "spec": {"containers": [{"name": "app", "image": "client:1"}]}})
-    await watch_until(v1, "client", since, lambda p: phase(p) == "Running")
+    if target == "client":
+        await v1.create_namespaced_pod(NS, {
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "client", "namespace": NS},
+            "spec": {"containers": [{"name": "app", "image": "client:1"}]}})
+        await watch_until(v1, "client", since, lambda p: phase(p) == "Running")
     spec = json.dumps({"type": "dns", "name": "web"})
     debug = {"spec": {"ephemeralContainers": [{
         "name": "netsight-probe-1", "image": "netsight-probe:1",
         "terminationMessagePolicy": "FallbackToLogsOnError",
         "env": [{"name": "NETSIGHT_PROBE", "value": spec}]}]}}
     since = await now(v1)
-    await v1.patch_namespaced_pod_ephemeralcontainers("client", NS, debug)
+    await v1.patch_namespaced_pod_ephemeralcontainers(target, NS, debug)
 
     def finished(pod: dict[str, Any]) -> bool:
         return any("terminated" in s["state"]
                    for s in (pod.get("status") or {}).get("ephemeralContainerStatuses") or ())
 
-    seen = await watch_until(v1, "client", since, finished)
+    seen = await watch_until(v1, target, since, finished)
     status = seen[-1][1]["status"]
     assert phase(seen[-1][1]) == "Running"  # the pod goes on
     terminated = status["ephemeralContainerStatuses"][0]["state"]["terminated"]
@@ -212,11 +214,11 @@ async def test_a_probe_in_an_ephemeral_container_reports_in_its_status(
                               "canonicalName": f"web.{NS}.svc.cluster.local"}
     # A second container is merged in (strategic merge by name); changing one is refused.
     second = {"spec": {"ephemeralContainers": [{"name": "shell", "image": "busybox"}]}}
-    pod = await v1.patch_namespaced_pod_ephemeralcontainers("client", NS, second)
+    pod = await v1.patch_namespaced_pod_ephemeralcontainers(target, NS, second)
     assert [c.name for c in pod.spec.ephemeral_containers] == ["netsight-probe-1", "shell"]
     changed = {"spec": {"ephemeralContainers": [{"name": "shell", "image": "alpine"}]}}
     with pytest.raises(ApiException) as refused:
-        await v1.patch_namespaced_pod_ephemeralcontainers("client", NS, changed)
+        await v1.patch_namespaced_pod_ephemeralcontainers(target, NS, changed)
     assert refused.value.status == 422
 
 
