@@ -336,6 +336,7 @@ def _sim(args: argparse.Namespace, out: IO[str]) -> int:
 
     from netsight.sim.apiserver import SimConfig, SimServer, loop_factory
     from netsight.sim.demo import load_demo
+    from netsight.sim.kubelet import KubeletConfig
     from netsight.sim.scenarios import parse_scale, synthetic
 
     try:
@@ -345,8 +346,10 @@ def _sim(args: argparse.Namespace, out: IO[str]) -> int:
         return EXIT_TOOL_ERROR
 
     async def serve() -> None:
+        # The kubelet acts only on pods created through the API (probe pods among them).
         server = SimServer(host=args.host, port=args.port,
-                           config=SimConfig(bookmark_interval=args.bookmark_interval))
+                           config=SimConfig(bookmark_interval=args.bookmark_interval),
+                           kubelet=KubeletConfig())
         started = time.perf_counter()
         if args.scale == "demo":  # its EndpointSlices come from the controller it starts
             load_demo(server.state, args.seed)

@@ -47,14 +47,19 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from netsight.graph.model.selectors import parse_selector_string
 from netsight.sim.access import AccessPolicy
+from netsight.sim.dataplane.network import NetworkConfigError
 from netsight.sim.faults import Faults
+from netsight.sim.kubelet import Kubelet, KubeletConfig
 from netsight.sim.listing import Lists
 from netsight.sim.rbac import RbacGuard
 from netsight.sim.resources import ResourceType
 from netsight.sim.selection import Selection, parse_field_selector
 from netsight.sim.state import ApiError, Checkpoint, SimState
+from netsight.sim.subresources import subresource_part, write_subresource
 
 JSON = "application/json"
+# Go's strconv.ParseBool, as the API server reads flags (kubernetes-asyncio sends watch=True).
+GO_TRUE = frozenset({"1", "t", "T", "true", "TRUE", "True"})
 CONTROL = "/sim/"  # the control endpoints' prefix
 VERSION = {"major": "1", "minor": "34", "gitVersion": "v1.34.0-netsight-sim",
            "platform": "linux/amd64", "goVersion": "go1.24", "compiler": "gc"}
@@ -132,6 +137,7 @@ class SimApiServer:
             Route("/apis", self._group_list),
             Route("/sim/faults", self._faults, methods=["POST"]),
             Route("/sim/access", self._access, methods=["POST"]),
+            Route("/sim/dataplane", self._dataplane, methods=["POST"]),
             Route("/sim/state", self._sim_state),
             Route("/api/{rest:path}", self._core, methods=["GET", "POST", "PUT", "PATCH",
                                                            "DELETE"]),
@@ -196,7 +202,7 @@ class SimApiServer:
         faults = self.state.faults
         if faults.latency:
             await asyncio.sleep(faults.latency)
-        watch = request.query_params.get("watch") in ("1", "true")
+        watch = request.query_params.get("watch") in GO_TRUE
         status = faults.take_failure(request.url.path, watch=watch)
         if status is not None:
             reason = {429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable",
@@ -229,6 +235,8 @@ class SimApiServer:
         name = rest[1] if len(rest) > 1 else None
         if name is None:
             return await self._collection(request, rtype, namespace)
+        if len(rest) > 2:
+            return await self._subresource(request, rtype, namespace, name, "/".join(rest[2:]))
         return await self._item(request, rtype, namespace, name)
 
     async def _body(self, request: Request) -> Any:
@@ -259,7 +267,7 @@ class SimApiServer:
         metadata_only = wants_metadata_only(request.headers.get("accept"))
         if metadata_only:
             self.metadata_requests.append(request.url.path)
-        if params.get("watch") in ("1", "true"):
+        if params.get("watch") in GO_TRUE:
             return self._watch(request, rtype, selection, metadata_only)
         body = orjson.dumps(await self.lists.answer(rtype, selection, params, metadata_only))
         if self.state.faults.slow_body:
@@ -280,7 +288,7 @@ class SimApiServer:
     def _watch(self, request: Request, rtype: ResourceType, selection: Selection,
                metadata_only: bool = False) -> Response:
         params = request.query_params
-        bookmarks = params.get("allowWatchBookmarks") in ("1", "true")
+        bookmarks = params.get("allowWatchBookmarks") in GO_TRUE
         try:
             timeout = min(float(params.get("timeoutSeconds") or self.config.max_watch_seconds),
                           self.config.max_watch_seconds)
@@ -377,6 +385,23 @@ class SimApiServer:
                 return json_response(state.delete(rtype, namespace, name))
         raise ApiError(405, "MethodNotAllowed", f"{request.method} is not allowed here")
 
+    async def _subresource(self, request: Request, rtype: ResourceType,
+                           namespace: str | None, name: str, subresource: str) -> Response:
+        """``status`` (of any kind) and a pod's ``ephemeralcontainers`` (subresources.py)."""
+        if rtype.namespaced and namespace is None:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        part = subresource_part(rtype, subresource)
+        current = self.state.get(rtype, namespace, name)
+        if request.method == "GET":
+            return json_response(current)
+        if request.method not in ("PUT", "PATCH"):
+            raise ApiError(405, "MethodNotAllowed", f"{request.method} is not allowed here")
+        body = await self._body(request)
+        kind = request.headers.get("content-type", "application/merge-patch+json")
+        updated = write_subresource(current, part, body, kind if request.method == "PATCH"
+                                    else None)
+        return json_response(self.state.replace(rtype, updated, namespace, name, owned=True))
+
     def restore(self, checkpoint: Checkpoint) -> int:
         """The storage back to ``checkpoint`` (SimState.restore), continue tokens of the
         newer state refused; returns the watches ended."""
@@ -420,6 +445,14 @@ class SimApiServer:
             state.compact()
         return json_response({"closedWatches": closed})
 
+    async def _dataplane(self, request: Request) -> Response:
+        """Configure the simulated data plane (``Network.configure``); answers its settings."""
+        try:
+            return json_response(self.state.network.configure(
+                orjson.loads(await request.body() or b"{}")))
+        except (orjson.JSONDecodeError, NetworkConfigError) as exc:
+            return error_response(ApiError(400, "BadRequest", str(exc)))
+
     async def _access(self, request: Request) -> Response:
         """Set the TokenReview/SubjectAccessReview policy (``AccessPolicy.configure``)."""
         try:
@@ -444,8 +477,6 @@ def wants_metadata_only(accept: str | None) -> bool:
                 and params.get("g") == "meta.k8s.io":
             return True
     return False
-
-
 
 
 async def _once(line: bytes) -> AsyncIterator[bytes]:
@@ -476,9 +507,12 @@ class SimServer:
     """Runs a :class:`SimApiServer` with uvicorn on a loopback port, in the running loop."""
 
     def __init__(self, state: SimState | None = None, *, host: str = "127.0.0.1",
-                 port: int = 0, config: SimConfig | None = None, control: bool = True) -> None:
+                 port: int = 0, config: SimConfig | None = None, control: bool = True,
+                 kubelet: KubeletConfig | None = None) -> None:
         self.api = SimApiServer(state, config, control=control)
         self.host, self.port = host, port
+        # While serving, when asked for: pods created through the API run (probe pods too).
+        self.kubelet = Kubelet(self.api.state, kubelet) if kubelet is not None else None
         self._server: uvicorn.Server | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -512,11 +546,15 @@ class SimServer:
             if self._task.done():
                 self._task.result()
             await asyncio.sleep(0.01)
+        if self.kubelet is not None:
+            self.kubelet.start()
         return self.url
 
     async def stop(self) -> None:
         if self._server is None or self._task is None:
             return
+        if self.kubelet is not None:
+            await self.kubelet.stop()
         self.state.close_all_watches()
         self._server.should_exit = True
         with contextlib.suppress(asyncio.CancelledError):

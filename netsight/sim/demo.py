@@ -1,7 +1,8 @@
 """The demo cluster ``netsight serve --demo`` answers from: the server's one way into the sim.
 
 The simulated API server runs in the caller's process, on its loop, loaded with the demo
-scenario, its endpoint-slice controller running and, unless static, gentle churn
+scenario, its endpoint-slice controller and kubelet running (probe pods get their answers
+from the simulated data plane) and, unless static, gentle churn
 (:mod:`netsight.sim.demo_churn`) keeping it alive; the caller reaches it over loopback HTTP
 through a kubeconfig, exactly as it would reach a real API server.
 """
@@ -17,9 +18,12 @@ from typing import Final
 
 from netsight.sim.access import SERVICE_ACCOUNT_TOKEN
 from netsight.sim.apiserver import SimServer
+from netsight.sim.cni import install_cni
+from netsight.sim.dataplane.enforcement import Profile
 from netsight.sim.demo_churn import DemoChurn
 from netsight.sim.endpoint_slices import EndpointSliceController
-from netsight.sim.scenarios import demo
+from netsight.sim.kubelet import KubeletConfig
+from netsight.sim.scenarios import DEMO_CLOSED_PORTS, demo
 from netsight.sim.state import SimState
 
 # A bearer token the demo cluster's TokenReview accepts: its service account's.
@@ -28,8 +32,12 @@ DEMO_TOKEN: Final = SERVICE_ACCOUNT_TOKEN
 
 def load_demo(state: SimState, seed: int = 7) -> EndpointSliceController:
     """Load the demo scenario and start the endpoint-slice controller that writes its
-    EndpointSlices and keeps them current."""
+    EndpointSlices and keeps them current. Its CNI is Cilium-like, so its data plane
+    enforces the demo's policies, and its one data-plane fault is set."""
     state.apply(demo(seed))
+    install_cni(state, Profile.CILIUM_LIKE)
+    for pod, port in DEMO_CLOSED_PORTS:
+        state.network.close_port(pod, port)
     controller = EndpointSliceController(state)
     controller.start()
     return controller
@@ -50,7 +58,7 @@ async def demo_cluster(churn_interval: float | None = None) -> AsyncIterator[Dem
 
     Without its control endpoints: nothing but the churn drives the demo, and served they
     would let any local user rewrite who netsight's callers are (``/sim/access``)."""
-    sim = SimServer(control=False)
+    sim = SimServer(control=False, kubelet=KubeletConfig())
     load_demo(sim.state)
     sim.state.compact()  # nobody watches from before the load: drop its events
     async with sim, contextlib.AsyncExitStack() as stack:

@@ -14,6 +14,10 @@ _APP_PROTOCOLS = {80: "http", 8080: "http", 9090: "http", 9000: "grpc", 6379: "r
                   3306: "mysql"}
 
 
+# Ports the demo's pods declare but do not listen on: (pod "namespace/name", port).
+DEMO_CLOSED_PORTS: tuple[tuple[str, int], ...] = (("shop/invoices-8b2d-a", 8080),)
+
+
 def parse_scale(text: str) -> int:
     """``"100k"`` -> 100000, ``"1.5m"`` -> 1500000, ``"2500"`` -> 2500."""
     value = text.strip().lower()
@@ -95,7 +99,9 @@ def demo(seed: int = 7) -> list[Obj]:
     - ``shop/storefront``: an HTTPRoute whose cross-namespace backendRef has no
       ReferenceGrant (Gateway API installed through its CRDs);
     - ``shop/cart`` again, through the mesh: a VirtualService sends it to subset v1, whose
-      DestinationRule labels (version v1) no pod carries (Istio networking CRDs installed).
+      DestinationRule labels (version v1) no pod carries (Istio networking CRDs installed);
+    - ``shop/invoices``: its pod declares port 8080 and is Ready, but nothing listens there
+      (:data:`DEMO_CLOSED_PORTS`, a data-plane fault no object shows: only a probe finds it).
     """
     objects = _background(240, seed)
     objects.extend(GATEWAY_API_CRDS)
@@ -136,6 +142,8 @@ def demo(seed: int = 7) -> list[Obj]:
         service("frontend", "shop", {"app": "frontend"}, 80, "http"),
         pod("postgres-0", "data", {"app": "postgres"}, ("pg", 5432)),
         service("postgres", "data", {"app": "postgres"}, 5432, "pg"),
+        pod("invoices-8b2d-a", "shop", {"app": "invoices"}, ("http", 8080)),
+        service("invoices", "shop", {"app": "invoices"}, 80, "http"),
         {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
          "metadata": {"name": "deny-all", "namespace": "data"},
          "spec": {"podSelector": {}, "policyTypes": ["Ingress"]}},

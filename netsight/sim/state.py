@@ -20,6 +20,7 @@ from typing import Any, Final
 
 import orjson
 
+from netsight.sim.dataplane.network import Network
 from netsight.sim.faults import Faults
 from netsight.sim.patching import PatchError, json_patch, merge_patch
 from netsight.sim.resources import CRD_TYPE, Registry, ResourceType, types_from_crd
@@ -226,6 +227,9 @@ class SimState:
     compacted_rv: int = 1  # a watch from below this gets 410 Gone
     watchers: set[Watcher] = field(default_factory=set)
     faults: Faults = field(default_factory=Faults)
+    # What the cluster's objects do not say about its network (the CNI, listeners, data-plane
+    # faults): read by the simulated data plane, which decides what probe pods observe.
+    network: Network = field(default_factory=Network)
     # Called with every committed event, after the watchers: the controllers that run in
     # the simulated cluster (the endpoint-slice controller) and may write in turn.
     observers: list[Callable[[Event], None]] = field(default_factory=list)
