@@ -193,11 +193,11 @@ class _Parser:
         first = self.peek()
         assert first is not None
         keys: list[str] = []
-        expecting = True
+        expecting = False  # the last key ended in a comma: another must follow
         line = first.line
         while (token := self.peek()) is not None:
             if token.text == "{" and not token.quoted:
-                if expecting and keys and keys[-1] == "":
+                if expecting:
                     raise CorefileError(token.line, "a server block key is missing after ','")
                 break
             if token.text == "}" and not token.quoted:
