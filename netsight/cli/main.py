@@ -192,6 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--toolsets", metavar="LIST",
                        help="offer only these groups of tools, comma-separated: "
                        f"{', '.join(Toolset)} (env TOOLSETS; default all)")
+    serve.add_argument("--dns-config", action="store_const", const=True, default=None,
+                       help="watch the cluster DNS ConfigMaps (kube-system/coredns, kube-dns), "
+                            "by name, for check_dns_resolution (env DNS_CONFIG; default off)")
     probes = serve.add_argument_group(
         "diagnostic probes", "configured and validated at start, but not run yet: netsight "
         "creates no probe pods so far")

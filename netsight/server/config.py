@@ -4,7 +4,8 @@ The environment variables are the ones the architecture decisions name (``CLUSTE
 ``PORT``, ``LOG_LEVEL``, ``TOOL_TIMEOUT``, ``PROBE_NAMESPACE``, ``PROBE_IMAGE``,
 ``MAX_CONCURRENT_PROBES``), plus ``HOST``, ``AUTH_MODE``, ``AUTH_AUDIENCES``,
 ``MCP_RESPONSES`` and ``KUBECONFIG`` for symmetry with the flags, ``SECRET_METADATA``
-(watch Secret and ConfigMap names) and ``TOOLSETS`` (the groups of tools offered). The probe
+(watch Secret and ConfigMap names), ``DNS_CONFIG`` (watch the cluster DNS ConfigMaps) and
+``TOOLSETS`` (the groups of tools offered). The probe
 settings are read and checked although netsight runs no probe pods yet: a deployment
 configured for them fails now on a bad value, not the day probes arrive.
 
@@ -92,6 +93,10 @@ class Settings:
     # Watch Secrets and ConfigMaps as metadata only (names, for TLS and CA references);
     # needs list/watch on them, which RBAC cannot narrow to metadata.
     secret_metadata: bool = True
+    # Watch the cluster DNS ConfigMaps (kube-system/coredns, kube-dns) whole, each by name,
+    # for check_dns_resolution's Corefile: off unless asked for, as they are not networking
+    # objects and the grant is one more the chart must give.
+    dns_config: bool = False
     responses: Responses = Responses.JSON
     # TokenReview spec.audiences; empty: the API server's own audiences (the field omitted)
     auth_audiences: tuple[str, ...] = ()
@@ -152,6 +157,7 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
                           "cluster's topology; add --insecure-no-auth to accept that")
     secret_metadata = True if (given := pick("secret_metadata", "SECRET_METADATA")) is None \
         else _bool(given)
+    dns_config = False if (given := pick("dns_config", "DNS_CONFIG")) is None else _bool(given)
     audiences: tuple[str, ...] = ()
     if (given := pick("auth_audience", "AUTH_AUDIENCES")) is not None:
         audiences = _audiences(given)
@@ -184,7 +190,7 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
         log_level=log_level, tool_timeout=tool_timeout, auth=auth, responses=responses,
         auth_audiences=audiences, probe_namespace=probe_namespace, probe_image=probe_image,
         max_concurrent_probes=max_probes,
-        secret_metadata=secret_metadata, toolsets=toolsets,
+        secret_metadata=secret_metadata, dns_config=dns_config, toolsets=toolsets,
     )
 
 

@@ -29,7 +29,7 @@ from netsight.analyzers.services.corefile import (
 )
 from netsight.graph.model.kinds import make_key
 from netsight.graph.model.records import DNS_CONFIG_MAPS, ConfigMapRecord
-from netsight.graph.store.live import GraphView
+from netsight.graph.store.live import GraphView, Source
 
 CONFIG_MAP_KIND = "ConfigMap"
 DEFAULT_DOMAIN = "cluster.local"
@@ -380,14 +380,19 @@ def read(view: GraphView) -> ClusterDNS:
     if isinstance(kube_dns, ConfigMapRecord) and kube_dns.dns_data:
         return _from_kube_dns(kube_dns)
     dns = ClusterDNS("none", DEFAULT_DOMAIN, True)
-    if isinstance(coredns, ConfigMapRecord):
-        dns.not_evaluated.append(f"{unknown}: the coredns ConfigMap of kube-system is known "
-                                 "by name only (its data is read with DNS_CONFIG=true) or has "
-                                 "no Corefile")
+    namespace, name = DNS_CONFIG_MAPS[0]
+    untracked = view.untracked(f"{CONFIG_MAP_KIND}/{namespace}/{name}")
+    if untracked is not None:
+        dns.not_evaluated.append(f"{unknown}: {untracked} (its data is read with "
+                                 "DNS_CONFIG=true)")
+    elif isinstance(coredns, ConfigMapRecord):
+        dns.not_evaluated.append(f"{unknown}: the coredns ConfigMap of kube-system has no "
+                                 "Corefile")
     else:
         dns.not_evaluated.append(
-            f"{unknown}: no coredns (or kube-dns) ConfigMap of kube-system is in the graph "
-            "(or visible to the caller); on a cluster it is read with DNS_CONFIG=true")
+            f"{unknown}: no coredns (or kube-dns) ConfigMap of kube-system is in the "
+            f"{'input' if view.source is Source.MANIFESTS else 'graph'} (or visible to "
+            "the caller)")
     return dns
 
 

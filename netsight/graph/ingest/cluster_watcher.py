@@ -23,7 +23,7 @@ from netsight.graph.ingest.discovery import (
     discover,
     providers_of,
 )
-from netsight.graph.ingest.informers import Backoff, Informer, InformerSettings
+from netsight.graph.ingest.informers import Backoff, Informer, InformerSettings, kept_elsewhere
 from netsight.graph.ingest.list_worker import PageWorker
 from netsight.graph.ingest.watch_stream import not_older_than, stream_lines, watch_params
 from netsight.graph.runtime.allocator import release_free_memory
@@ -58,7 +58,8 @@ class ClusterWatcher:
         # Pods name their ReplicaSet (and others their Deployment, Node...) as owner; those
         # kinds are not watched, so such references are never waited on.
         self.store.state.never_arrive(NEVER_WATCHED)
-        kinds = await discover(self.transport, self.settings.metadata_only)
+        kinds = await discover(self.transport, self.settings.metadata_only,
+                               self.settings.dns_config)
         if self.settings.use_list_worker and any(PageWorker.handles(k.kind_id) for k in kinds):
             self._worker = PageWorker()  # started by the first large list
         for kind in kinds:
@@ -183,7 +184,7 @@ class ClusterWatcher:
             log.error("informer %s failed", kind.kind_id, exc_info=error)
             entry[0].down(SyncState.RETRYING, f"informer failed: {error!r}")
         else:
-            self.store.remove_kind(kind.kind_id)
+            self.store.remove_kind(kind.kind_id, keep=kept_elsewhere(self.store, kind))
 
     def _stop(self, kind: WatchedKind) -> None:
         entry = self.informers.pop(kind, None)
@@ -194,7 +195,7 @@ class ClusterWatcher:
         task.cancel()
         informer.status.state = SyncState.STOPPED
         informer.status.down_since = None
-        self.store.remove_kind(kind.kind_id)
+        self.store.remove_kind(kind.kind_id, keep=kept_elsewhere(self.store, kind))
 
     def _publish_providers(self) -> None:
         providers = providers_of(self.informers)
@@ -251,7 +252,8 @@ class ClusterWatcher:
         return resource_version
 
     async def _rediscover(self) -> None:
-        current = set(await discover(self.transport, self.settings.metadata_only))
+        current = set(await discover(self.transport, self.settings.metadata_only,
+                                     self.settings.dns_config))
         for kind in current - set(self.informers):
             self._start(kind)
         for kind in set(self.informers) - current:

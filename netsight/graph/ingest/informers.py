@@ -29,7 +29,7 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,7 +63,7 @@ from netsight.graph.ingest.watch_stream import (
     went_back,
 )
 from netsight.graph.model.errors import MalformedObject
-from netsight.graph.model.kinds import make_key
+from netsight.graph.model.kinds import make_key, parse_key
 from netsight.graph.model.records import Record
 from netsight.graph.store.live import EventType, GraphStore
 from netsight.graph.store.sync_status import KindStatus, SyncState
@@ -158,6 +158,8 @@ class InformerSettings:
     # Kinds watched for their existence only (METADATA_ONLY_KINDS); empty: not watched.
     metadata_only: frozenset[tuple[str, str]] = field(
         default_factory=lambda: METADATA_ONLY_KINDS)
+    # Watch the cluster DNS ConfigMaps whole, each by name (DNS_CONFIG).
+    dns_config: bool = False
     # The initial sync's Pod pages are read and built into records by a worker process
     # (list_worker.py) while this one applies them; None: when this process may use two
     # whole CPUs or more (its affinity, its cgroup's CPU quota). Re-lists after the sync
@@ -179,6 +181,15 @@ class InformerSettings:
         return usable_cpus() >= 2 if self.list_worker is None else self.list_worker
 
 
+def kept_elsewhere(store: GraphStore, kind: WatchedKind) -> set[str]:
+    """The keys of ``kind``'s objects that another informer keeps (the cluster DNS
+    ConfigMaps and the ConfigMaps watched by name only keep apart ones)."""
+    if kind.only is None and not kind.excluded:
+        return set()
+    return {key for key in store.state.keys_of(kind.kind_id)
+            if not kind.keeps(*parse_key(key)[1:])}
+
+
 class Informer:
     """Keeps one kind of object in the graph in step with the API server."""
 
@@ -189,7 +200,7 @@ class Informer:
         # Builds list pages in another process while it is alive (the initial sync).
         self.worker = worker
         self.settings = settings or InformerSettings()
-        self.status = store.sync.setdefault(kind.kind_id, KindStatus(kind.kind_id))
+        self.status = store.sync.setdefault(kind.status_key, KindStatus(kind.status_key))
         self.backoff = Backoff(self.settings.backoff_base, self.settings.backoff_cap)
         self.synced = asyncio.Event()
         self.stopping = False
@@ -200,7 +211,8 @@ class Informer:
         self.stalled = False  # the last watch went silent, and none has sent a line since
         self._watching: asyncio.Future[str] | None = None
         # Pods and slices: events decoded straight into records (typed_events.py).
-        self._typed_events = has_typed_events(kind.kind_id) and not kind.metadata_only
+        self._typed_events = has_typed_events(kind.kind_id) and not kind.metadata_only \
+            and kind.only is None and not kind.excluded
         # Read for every event: computed once (WatchedKind derives them each time).
         self._kind_id, self._api_version = kind.kind_id, kind.api_version
 
@@ -319,7 +331,7 @@ class Informer:
         resumes from. A server whose storage went back refuses it as "Too large resource
         version", where it would accept the watch and send nothing on it."""
         if resource_version:
-            await self._get_list(not_older_than(resource_version))
+            await self._get_list([*not_older_than(resource_version), *self.kind.selection])
 
     def _up(self) -> None:
         status = self.status
@@ -414,7 +426,8 @@ class Informer:
                 with contextlib.suppress(BaseException):
                     await following
         if reconcile:
-            store.remove_kind(kind.kind_id, keep=seen)
+            # Objects another informer of the kind keeps are not this list's to delete.
+            store.remove_kind(kind.kind_id, keep=seen | kept_elsewhere(store, kind))
         return resource_version
 
     async def _apply_listed(self, listed: _ListedPage, noted: set[str] | None, *,
@@ -475,6 +488,8 @@ class Informer:
         """Apply list items decoded as dicts, one at a time, ``LIST_SLICE`` per turn."""
         store, kind = self.store, self.kind
         for n, item in enumerate(items, 1):
+            if not self._keeps(item):
+                continue
             # List items come without kind/apiVersion; the list knows them.
             item["kind"], item["apiVersion"] = kind.kind, kind.api_version
             # From a cluster, a namespaced object always names its namespace; one
@@ -489,7 +504,7 @@ class Informer:
                 await asyncio.sleep(0)
 
     async def _page(self, cont: str | None) -> bytes:
-        params = [("limit", str(self.settings.page_size))]
+        params = [("limit", str(self.settings.page_size)), *self.kind.selection]
         if cont:
             params.append(("continue", cont))
         return await self._get_list(params)
@@ -508,7 +523,8 @@ class Informer:
     async def watch(self, resource_version: str) -> str:
         """Consume one watch stream; return the last resourceVersion when it ends."""
         settings = self.settings
-        params = watch_params(resource_version, settings.watch_timeout)
+        params = [*watch_params(resource_version, settings.watch_timeout),
+                  *self.kind.selection]
         accept = self.kind.accept
         # The server answers a watch's request at once; its events come later.
         async with asyncio.timeout(settings.stall_timeout):
@@ -547,7 +563,7 @@ class Informer:
         new_version = str(meta.get("resourceVersion") or resource_version)
         if event_type == "BOOKMARK":
             return new_version
-        if event_type in ("ADDED", "MODIFIED", "DELETED"):
+        if event_type in ("ADDED", "MODIFIED", "DELETED") and self._keeps(obj):
             if self.kind.metadata_only:  # it says PartialObjectMetadata, meta.k8s.io/v1
                 obj["kind"], obj["apiVersion"] = self.kind.kind, self.kind.api_version
             obj.setdefault("kind", self.kind.kind)
@@ -580,6 +596,16 @@ class Informer:
             store.apply_record(record)
         self.status.events += 1
         return meta.resourceVersion or ""
+
+    def _keeps(self, obj: Mapping[str, Any]) -> bool:
+        """Whether ``obj`` is this informer's to apply (not one another informer keeps)."""
+        kind = self.kind
+        if kind.only is None and not kind.excluded:
+            return True
+        meta = obj.get("metadata")
+        if not isinstance(meta, Mapping):
+            return True  # malformed: reported by the apply that follows
+        return kind.keeps(str(meta.get("namespace") or ""), str(meta.get("name") or ""))
 
     def _key(self, namespace: str | None, name: str) -> str:
         """A watched object's key; from a cluster, a namespaced object always names its
