@@ -23,7 +23,7 @@ from netsight.graph.ingest.discovery import (
     discover,
     providers_of,
 )
-from netsight.graph.ingest.informers import Backoff, Informer, InformerSettings, kept_elsewhere
+from netsight.graph.ingest.informers import Backoff, Informer, InformerSettings
 from netsight.graph.ingest.list_worker import PageWorker
 from netsight.graph.ingest.watch_stream import not_older_than, stream_lines, watch_params
 from netsight.graph.runtime.allocator import release_free_memory
@@ -184,7 +184,8 @@ class ClusterWatcher:
             log.error("informer %s failed", kind.kind_id, exc_info=error)
             entry[0].down(SyncState.RETRYING, f"informer failed: {error!r}")
         else:
-            self.store.remove_kind(kind.kind_id, keep=kept_elsewhere(self.store, kind))
+            self.store.remove_kind(kind.kind_id, keep=kind.kept_elsewhere(
+                self.store.state.keys_of(kind.kind_id)))
 
     def _stop(self, kind: WatchedKind) -> None:
         entry = self.informers.pop(kind, None)
@@ -195,7 +196,8 @@ class ClusterWatcher:
         task.cancel()
         informer.status.state = SyncState.STOPPED
         informer.status.down_since = None
-        self.store.remove_kind(kind.kind_id, keep=kept_elsewhere(self.store, kind))
+        self.store.remove_kind(kind.kind_id, keep=kind.kept_elsewhere(
+            self.store.state.keys_of(kind.kind_id)))
 
     def _publish_providers(self) -> None:
         providers = providers_of(self.informers)

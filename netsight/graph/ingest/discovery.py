@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from netsight.graph.ingest.api_responses import NotServed, Transport, get_json
-from netsight.graph.model.kinds import WORKLOAD_KINDS, kind_id
+from netsight.graph.model.kinds import WORKLOAD_KINDS, kind_id, parse_key
 from netsight.graph.model.records import DNS_CONFIG_MAPS
 
 META_GROUP = "meta.k8s.io"
@@ -74,6 +74,22 @@ class WatchedKind:
         if self.only is not None:
             return (namespace, name) == self.only
         return f"{namespace}/{name}" not in self.excluded
+
+    def keeps_object(self, obj: Mapping[str, Any]) -> bool:
+        """:meth:`keeps` for a raw object (a malformed one is kept: its apply reports it)."""
+        if self.only is None and not self.excluded:
+            return True
+        meta = obj.get("metadata")
+        if not isinstance(meta, Mapping):
+            return True
+        return self.keeps(str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+    def kept_elsewhere(self, keys: Iterable[str]) -> set[str]:
+        """Of the graph keys of this kind, those another informer keeps (the cluster DNS
+        ConfigMaps, and the ConfigMaps watched by name only, keep apart ones)."""
+        if self.only is None and not self.excluded:
+            return set()
+        return {key for key in keys if not self.keeps(*parse_key(key)[1:])}
 
 
 # Kinds watched whenever the API serves them.

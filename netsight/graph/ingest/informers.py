@@ -29,7 +29,7 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,7 +63,7 @@ from netsight.graph.ingest.watch_stream import (
     went_back,
 )
 from netsight.graph.model.errors import MalformedObject
-from netsight.graph.model.kinds import make_key, parse_key
+from netsight.graph.model.kinds import make_key
 from netsight.graph.model.records import Record
 from netsight.graph.store.live import EventType, GraphStore
 from netsight.graph.store.sync_status import KindStatus, SyncState
@@ -179,15 +179,6 @@ class InformerSettings:
     @property
     def use_list_worker(self) -> bool:
         return usable_cpus() >= 2 if self.list_worker is None else self.list_worker
-
-
-def kept_elsewhere(store: GraphStore, kind: WatchedKind) -> set[str]:
-    """The keys of ``kind``'s objects that another informer keeps (the cluster DNS
-    ConfigMaps and the ConfigMaps watched by name only keep apart ones)."""
-    if kind.only is None and not kind.excluded:
-        return set()
-    return {key for key in store.state.keys_of(kind.kind_id)
-            if not kind.keeps(*parse_key(key)[1:])}
 
 
 class Informer:
@@ -427,7 +418,8 @@ class Informer:
                     await following
         if reconcile:
             # Objects another informer of the kind keeps are not this list's to delete.
-            store.remove_kind(kind.kind_id, keep=seen | kept_elsewhere(store, kind))
+            store.remove_kind(kind.kind_id,
+                              keep=seen | kind.kept_elsewhere(store.state.keys_of(kind.kind_id)))
         return resource_version
 
     async def _apply_listed(self, listed: _ListedPage, noted: set[str] | None, *,
@@ -488,7 +480,7 @@ class Informer:
         """Apply list items decoded as dicts, one at a time, ``LIST_SLICE`` per turn."""
         store, kind = self.store, self.kind
         for n, item in enumerate(items, 1):
-            if not self._keeps(item):
+            if not self.kind.keeps_object(item):
                 continue
             # List items come without kind/apiVersion; the list knows them.
             item["kind"], item["apiVersion"] = kind.kind, kind.api_version
@@ -563,7 +555,7 @@ class Informer:
         new_version = str(meta.get("resourceVersion") or resource_version)
         if event_type == "BOOKMARK":
             return new_version
-        if event_type in ("ADDED", "MODIFIED", "DELETED") and self._keeps(obj):
+        if event_type in ("ADDED", "MODIFIED", "DELETED") and self.kind.keeps_object(obj):
             if self.kind.metadata_only:  # it says PartialObjectMetadata, meta.k8s.io/v1
                 obj["kind"], obj["apiVersion"] = self.kind.kind, self.kind.api_version
             obj.setdefault("kind", self.kind.kind)
@@ -596,16 +588,6 @@ class Informer:
             store.apply_record(record)
         self.status.events += 1
         return meta.resourceVersion or ""
-
-    def _keeps(self, obj: Mapping[str, Any]) -> bool:
-        """Whether ``obj`` is this informer's to apply (not one another informer keeps)."""
-        kind = self.kind
-        if kind.only is None and not kind.excluded:
-            return True
-        meta = obj.get("metadata")
-        if not isinstance(meta, Mapping):
-            return True  # malformed: reported by the apply that follows
-        return kind.keeps(str(meta.get("namespace") or ""), str(meta.get("name") or ""))
 
     def _key(self, namespace: str | None, name: str) -> str:
         """A watched object's key; from a cluster, a namespaced object always names its
