@@ -144,7 +144,8 @@ def test_recent_changes_takes_every_form(view: GraphView, form: str) -> None:
 INTERNALS = re.compile(r"function-|constrained-|lax-or-strict|json-or-python|[\w-]\[|"
                        r"(?<![\w'])_[a-z]\w*|\bNone\b|\bTrue\b|\bFalse\b")
 VALID = {"source": "shop/web", "destination": "data/postgres", "service": "data/postgres",
-         "gateway": "infra/edge", "port": 6432, "ports": [5432], "host": "shop.example.com"}
+         "gateway": "infra/edge", "port": 6432, "ports": [5432], "host": "shop.example.com",
+         "name": "postgres.data"}
 
 
 def bad_values(schema: dict[str, Any]) -> list[Any]:

@@ -358,7 +358,9 @@ class _Engine:
             self.findings.append(codes.DNS_NAME_REWRITTEN.finding(
                 _config_ref(self.dns), f"{answering.name} is rewritten: {answering.note}",
                 detail="CoreDNS's rewrite plugin changes the name before the plugins that "
-                "answer see it; clients still see the name they asked for.",
+                "answer see it. Some resolvers refuse an answer whose records carry another "
+                "name than the question's: a rule with `answer auto` (or `answer name`) "
+                "writes the name asked for back into them.",
                 evidence=_config_evidence(self.dns, answering.note)))
 
     def cluster_pitfalls(self, name: str, intent: str, resolution: Resolution) -> None:
