@@ -207,6 +207,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--knowledge-db", metavar="PATH|URL",
                        help="record findings and learned fixes (explain_finding) in this SQLite "
                             "file or postgresql:// database (env KNOWLEDGE_DB; default off)")
+    serve.add_argument("--dns-config", action="store_const", const=True, default=None,
+                       help="watch the cluster DNS ConfigMaps (kube-system/coredns, kube-dns), "
+                            "by name, for check_dns_resolution (env DNS_CONFIG; default off)")
     probes = serve.add_argument_group(
         "diagnostic probes", "pods netsight creates to check a verdict against the data "
         "plane; off unless --probes is given")

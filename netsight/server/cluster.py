@@ -89,6 +89,8 @@ async def live_graph(settings: Settings, *, informers: InformerSettings | None =
         informer_settings = informers or InformerSettings()
         if not settings.secret_metadata:
             informer_settings = replace(informer_settings, metadata_only=frozenset())
+        if settings.dns_config:
+            informer_settings = replace(informer_settings, dns_config=True)
         watcher = ClusterWatcher(transport, graph.store, informer_settings,
                                  on_providers_changed=graph.providers_changed,
                                  namespaces=settings.namespaces)

@@ -4,7 +4,8 @@ The environment variables are the ones the architecture decisions name (``CLUSTE
 ``PORT``, ``LOG_LEVEL``, ``TOOL_TIMEOUT``, ``PROBE_NAMESPACE``, ``PROBE_IMAGE``,
 ``MAX_CONCURRENT_PROBES``), plus ``HOST``, ``AUTH_MODE``, ``AUTH_AUDIENCES``,
 ``MCP_RESPONSES`` and ``KUBECONFIG`` for symmetry with the flags, ``SECRET_METADATA``
-(watch Secret and ConfigMap names), ``TOOLSETS`` (the groups of tools offered),
+(watch Secret and ConfigMap names), ``DNS_CONFIG`` (watch the cluster DNS
+ConfigMaps), ``TOOLSETS`` (the groups of tools offered),
 ``NAMESPACE`` (the design's: watch only these namespaces, comma-separated),
 ``READ_ONLY`` (hide every tool that writes to the cluster) and the probes' ``PROBES``,
 ``PROBE_MODE``, ``PROBE_TIMEOUT`` and ``PROBE_RATE``. The probe settings are checked even
@@ -102,6 +103,10 @@ class Settings:
     # Watch Secrets and ConfigMaps as metadata only (names, for TLS and CA references);
     # needs list/watch on them, which RBAC cannot narrow to metadata.
     secret_metadata: bool = True
+    # Watch the cluster DNS ConfigMaps (kube-system/coredns, kube-dns) whole, each by name,
+    # for check_dns_resolution's Corefile: off unless asked for, as they are not networking
+    # objects and the grant is one more the chart must give.
+    dns_config: bool = False
     responses: Responses = Responses.JSON
     # TokenReview spec.audiences; empty: the API server's own audiences (the field omitted)
     auth_audiences: tuple[str, ...] = ()
@@ -174,6 +179,7 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
                           "cluster's topology; add --insecure-no-auth to accept that")
     secret_metadata = True if (given := pick("secret_metadata", "SECRET_METADATA")) is None \
         else _bool(given)
+    dns_config = False if (given := pick("dns_config", "DNS_CONFIG")) is None else _bool(given)
     audiences: tuple[str, ...] = ()
     if (given := pick("auth_audience", "AUTH_AUDIENCES")) is not None:
         audiences = _audiences(given)
@@ -227,8 +233,8 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
         auth_audiences=audiences, probe_namespace=probe_namespace, probe_image=probe_image,
         max_concurrent_probes=max_probes, probes=probes, probe_mode=probe_mode,
         probe_timeout=probe_timeout, probe_rate=probe_rate, read_only=read_only,
-        secret_metadata=secret_metadata, toolsets=toolsets, namespaces=namespaces,
-        knowledge_db=knowledge_db,
+        secret_metadata=secret_metadata, dns_config=dns_config, toolsets=toolsets,
+        namespaces=namespaces, knowledge_db=knowledge_db,
     )
 
 

@@ -145,7 +145,8 @@ INTERNALS = re.compile(r"function-|constrained-|lax-or-strict|json-or-python|[\w
                        r"(?<![\w'])_[a-z]\w*|\bNone\b|\bTrue\b|\bFalse\b")
 VALID = {"source": "shop/web", "destination": "data/postgres", "service": "data/postgres",
          "gateway": "infra/edge", "port": 6432, "ports": [5432], "host": "shop.example.com",
-         "signature": "0123456789ab", "code": "NS0101", "note": "selector fixed"}
+         "signature": "0123456789ab", "code": "NS0101", "note": "selector fixed",
+         "name": "postgres.data"}
 
 
 def bad_values(schema: dict[str, Any]) -> list[Any]:

@@ -24,6 +24,7 @@ from netsight.graph.ingest.discovery import (
     METADATA_ONLY_KINDS,
     PROVIDER_GROUPS,
 )
+from netsight.graph.model.records import DNS_CONFIG_MAPS
 from netsight.server.config import load_settings, parse_duration
 from tests.deploy.conftest import CHART, VALUES_SETS, RecordingEnviron, Render, only, values
 
@@ -74,6 +75,7 @@ def test_every_variable_the_chart_sets_is_one_netsight_reads(
 RENDERINGS = [
     ("default-values.yaml",),
     ("default-values.yaml", "config.secretMetadata=true"),
+    ("default-values.yaml", "config.dnsConfig=true"),
     ("full-values.yaml",),
     ("default-values.yaml", "auth.mode=none", "auth.insecureNoAuth=true"),
 ]
@@ -98,6 +100,8 @@ def test_netsight_starts_with_the_flags_and_environment_the_chart_gives_it(
     assert settings.transport == "http"
     assert settings.secret_metadata is (sets.get("config.secretMetadata", str(
         given["config"].get("secretMetadata", False)).lower()) == "true")
+    assert settings.dns_config is (sets.get("config.dnsConfig", str(
+        given["config"].get("dnsConfig", False)).lower()) == "true")
     probe = {"namespace": "mcp-diagnostics", "image": "ghcr.io/mcp-k8s-networking/probe:0.1.0",
              "maxConcurrent": 5, "enabled": False, "mode": "pod", "timeout": "30s",
              "ratePerMinute": 30, **given.get("probe", {})}
@@ -138,6 +142,27 @@ def test_secret_and_configmap_names_are_read_only_when_asked_for(render: Render)
     assert not core & {"secrets", "configmaps"}, "off by default: list/watch reads data too"
     opted_in = read_grants(render("default-values.yaml", "config.secretMetadata=true"))[""]
     assert opted_in - core == {plural(kind) for _, kind in METADATA_ONLY_KINDS}
+
+
+def test_the_dns_config_maps_are_granted_by_name_only_when_asked_for(render: Render) -> None:
+    def dns_roles(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [o for o in objects if o["kind"] == "Role"
+                and o["metadata"]["namespace"] == "kube-system"]
+
+    assert not dns_roles(render("default-values.yaml"))
+    objects = render("default-values.yaml", "config.dnsConfig=true")
+    (role,) = dns_roles(objects)
+    # Exactly the ConfigMaps netsight watches by name (one informer each, with a
+    # metadata.name field selector, which resourceNames authorizes for list and watch).
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["configmaps"],
+                              "resourceNames": sorted(name for _, name in DNS_CONFIG_MAPS),
+                              "verbs": ["get", "list", "watch"]}]
+    assert {ns for ns, _ in DNS_CONFIG_MAPS} == {"kube-system"}
+    (binding,) = [o for o in objects if o["kind"] == "RoleBinding"
+                  and o["metadata"]["namespace"] == "kube-system"]
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    # The ClusterRole is unchanged: no ConfigMap in any other namespace.
+    assert read_grants(objects) == read_grants(render("default-values.yaml"))
 
 
 def test_a_feature_flag_per_provider_withholds_exactly_its_groups(render: Render) -> None:

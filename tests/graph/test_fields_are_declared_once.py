@@ -45,7 +45,10 @@ CONTAINER = {"name": "istio-proxy", "restartPolicy": "Always",
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": META,
        "spec": {"containers": [CONTAINER], "initContainers": [CONTAINER],
                 "nodeName": "node-1", "hostNetwork": False, "serviceAccountName": "web",
-                "hostname": "web-1", "subdomain": "web"},
+                "hostname": "web-1", "subdomain": "web", "dnsPolicy": "None",
+                "dnsConfig": {"nameservers": ["1.1.1.1"], "searches": ["a.example"],
+                              "options": [{"name": "ndots", "value": "2"},
+                                          {"name": "edns0"}]}},
        "status": {"podIPs": [{"ip": "10.0.0.1"}], "phase": "Running",
                   "conditions": [{"type": "Ready", "status": "True"}]}}
 # The pod IP is read when there is no list of them.

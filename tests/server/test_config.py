@@ -41,6 +41,12 @@ def test_secret_names_are_watched_unless_turned_off() -> None:
     assert load_settings({}, {"SECRET_METADATA": "True"}).secret_metadata is True
 
 
+def test_dns_config_maps_are_watched_only_when_asked_for() -> None:
+    assert load_settings({}, {}).dns_config is False
+    assert load_settings({}, {"DNS_CONFIG": "true"}).dns_config is True
+    assert load_settings({"dns_config": True}, {"DNS_CONFIG": "false"}).dns_config is True
+
+
 def test_probe_settings_are_read_and_default_to_the_architecture_decisions() -> None:
     assert load_settings({}, {}).probe_namespace == "mcp-diagnostics"
     assert load_settings({}, {}).max_concurrent_probes == 5
@@ -87,6 +93,7 @@ def test_the_demo_names_its_cluster() -> None:
     ({}, {"TOOL_TIMEOUT": "0s"}, "TOOL_TIMEOUT"),
     ({}, {"LOG_LEVEL": "loud"}, "LOG_LEVEL"),
     ({}, {"SECRET_METADATA": "sometimes"}, "SECRET_METADATA"),
+    ({}, {"DNS_CONFIG": "maybe"}, "DNS_CONFIG"),
     ({}, {"CLUSTER_NAME": "two words"}, "CLUSTER_NAME"),
     ({}, {"KUBERNETES_SERVICE_HOST": "10.0.0.1"}, "CLUSTER_NAME"),
     ({"demo": True, "context": "prod"}, {}, "--demo"),

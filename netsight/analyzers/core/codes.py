@@ -5,7 +5,8 @@ retired code stays here as a comment. ``equivalent`` lists istioctl (IST....) or
 (KIA....) codes only where they report the same problem.
 
 Ranges: NS00xx input problems · NS01xx Services · NS02xx endpoints · NS03xx workloads ·
-NS04xx policies · NS05xx Gateway API routing · NS06xx mesh (Istio networking) configuration.
+NS04xx policies · NS05xx Gateway API routing · NS06xx mesh (Istio networking) configuration ·
+NS08xx cluster DNS: how a name resolves, and the Corefile.
 """
 
 from __future__ import annotations
@@ -770,6 +771,86 @@ NAMESPACE_MULTIPLE_INJECTION_LABELS = Code(
     "A namespace carries more than one of istio-injection, istio.io/rev and "
     "istio.io/dataplane-mode: which one decides how its pods join the mesh is not obvious.",
     ("IST0123",),
+)
+
+# --- NS08xx: cluster DNS (check_dns_resolution, and the Corefile in analyze_config) ---------
+DNS_NAME_INVALID = Code(
+    "NS0801", "DnsNameInvalid", C, DNS,
+    "The name is not a valid DNS name (RFC 1123 labels of at most 63 characters, 253 in "
+    "all): resolvers refuse it or nothing answers it.",
+)
+DNS_SEARCH_PATH_WALK = Code(
+    "NS0802", "DnsSearchPathWalk", W, DNS,
+    "A name outside the cluster has fewer dots than the pod's ndots (5 by default): the "
+    "resolver first tries it under every search domain, each an extra round trip (twice, "
+    "for A and AAAA) before the query that answers.",
+)
+DNS_CLUSTER_NAME_NOT_FOUND = Code(
+    "NS0803", "DnsClusterNameNotFound", C, DNS,
+    "A cluster name names a Service, namespace, port or pod hostname that does not exist: "
+    "cluster DNS answers NXDOMAIN.",
+)
+DNS_SHORT_NAME_IN_OTHER_NAMESPACE = Code(
+    "NS0804", "DnsShortNameInOtherNamespace", W, DNS,
+    "A short Service name resolves only in the asking pod's own namespace; the Service is "
+    "in another one, so the name must carry its namespace.",
+)
+DNS_HEADLESS_NO_READY_ENDPOINTS = Code(
+    "NS0805", "DnsHeadlessServiceHasNoReadyEndpoints", C, DNS,
+    "A headless Service's name resolves to its ready endpoints' addresses; with none, "
+    "cluster DNS answers no address at all.",
+)
+DNS_POD_RECORDS_DISABLED = Code(
+    "NS0806", "DnsPodRecordsDisabled", C, DNS,
+    "A pod-form name (1-2-3-4.namespace.pod.<domain>) with the kubernetes plugin's pods "
+    "mode disabled (its default): cluster DNS answers NXDOMAIN.",
+)
+DNS_POD_RECORDS_INSECURE = Code(
+    "NS0807", "DnsPodRecordsUnverified", I, DNS,
+    "Pod-form names are answered with pods insecure: any address-shaped name resolves, "
+    "whether a pod has that address or not.",
+)
+DNS_POLICY_DEFAULT = Code(
+    "NS0808", "DnsPolicyDefaultSkipsClusterDns", W, DNS,
+    "The pod's dnsPolicy is Default: it uses its node's resolvers, not cluster DNS, so "
+    "cluster names do not resolve (unless the node forwards them).",
+)
+DNS_HOST_NETWORK_WITHOUT_CLUSTER_FIRST = Code(
+    "NS0809", "DnsHostNetworkWithoutClusterFirstWithHostNet", W, DNS,
+    "A host-network pod with dnsPolicy ClusterFirst gets its node's resolv.conf, not "
+    "cluster DNS; ClusterFirstWithHostNet is needed for cluster names.",
+)
+DNS_NAME_REWRITTEN = Code(
+    "NS0810", "DnsNameRewritten", I, DNS,
+    "A rewrite rule of the Corefile changes the queried name before it is answered.",
+)
+DNS_NAMESPACE_NOT_SERVED = Code(
+    "NS0811", "DnsNamespaceNotServed", C, DNS,
+    "The kubernetes plugin's namespaces option leaves out the name's namespace: cluster DNS "
+    "answers NXDOMAIN for it.",
+)
+COREFILE_FORWARD_NOT_AN_ADDRESS = Code(
+    "NS0812", "CorefileForwardNotAnAddress", C, DNS,
+    "A forward destination is neither an IP address nor a file: CoreDNS refuses the "
+    "Corefile.",
+)
+COREFILE_ZONE_SHADOWS_CLUSTER_DOMAIN = Code(
+    "NS0813", "CorefileZoneShadowsClusterDomain", W, DNS,
+    "A server block (a stub domain) serves a zone inside the cluster domain without the "
+    "kubernetes plugin: names under it no longer reach the cluster's records.",
+)
+COREFILE_TTL_PITFALL = Code(
+    "NS0814", "CorefileTtlPitfall", W, DNS,
+    "A cache TTL of zero or less (CoreDNS refuses it), or a kubernetes ttl so long that "
+    "moved pods' and recreated Services' addresses are served stale.",
+)
+COREFILE_UNPARSEABLE = Code(
+    "NS0815", "CorefileUnparseable", W, DNS,
+    "The Corefile does not parse: CoreDNS refuses it, and netsight evaluates none of it.",
+)
+COREFILE_NO_KUBERNETES = Code(
+    "NS0816", "CorefileNoKubernetesPlugin", C, DNS,
+    "No server block has the kubernetes plugin: no Service or pod name resolves.",
 )
 
 CODES: dict[str, Code] = {

@@ -75,3 +75,17 @@ def fullmatcher(pattern: str) -> Callable[[str], bool] | str:
 def escape(text: str) -> str:
     """``text`` as an RE2 pattern matching exactly it."""
     return str(re2.escape(text))
+
+
+def submatches(pattern: str, value: str) -> tuple[str, ...] | str | None:
+    """The first match of ``pattern`` anywhere in ``value`` as (whole match, group 1, ...),
+    as Go's FindStringSubmatch gives it (an unmatched group is ""); None when nothing
+    matches; RE2's reason for refusing the pattern as a str."""
+    verdict = judge(pattern)
+    if verdict.error is not None:
+        return verdict.error
+    found = re2.compile(_utf8(pattern), _OPTIONS).search(_utf8(value))
+    if found is None:
+        return None
+    groups = (found.group(0), *found.groups())
+    return tuple((g or b"").decode("utf-8", "replace") for g in groups)

@@ -13,6 +13,7 @@ from netsight.analyzers.core.calling import AnyTool, answer, find
 from netsight.analyzers.core.contracts import ToolResult
 from netsight.analyzers.tools import (
     analyze_config,
+    check_dns_resolution,
     check_gateway_status,
     check_mesh_config,
     check_route_resolution,
@@ -40,7 +41,7 @@ TOOLS: dict[str, AnyTool] = {
                  diff_routes.TOOL, find_blocking_policies.TOOL, reachability_matrix.TOOL,
                  k8s_networkpolicies.TOOL, list_ingresses.TOOL, who_can_reach.TOOL,
                  what_can_reach.TOOL, gateway_list.TOOL, gateway_get.TOOL,
-                 check_mesh_config.TOOL, explain_finding.TOOL,
+                 check_mesh_config.TOOL, explain_finding.TOOL, check_dns_resolution.TOOL,
                  record_fix_note.TOOL)
 }
 

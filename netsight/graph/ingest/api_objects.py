@@ -54,6 +54,17 @@ class PodContainer(msgspec.Struct, frozen=True, gc=False):
     ports: tuple[PodContainerPort, ...] | None = None
 
 
+class PodDNSConfigOption(msgspec.Struct, frozen=True, gc=False):
+    name: str | None = None
+    value: str | None = None
+
+
+class PodDNSConfig(msgspec.Struct, frozen=True, gc=False):
+    nameservers: tuple[str, ...] | None = None
+    searches: tuple[str, ...] | None = None
+    options: tuple[PodDNSConfigOption, ...] | None = None
+
+
 class PodSpec(msgspec.Struct, gc=False):
     containers: tuple[PodContainer, ...] | None = None
     initContainers: tuple[PodContainer, ...] | None = None
@@ -62,6 +73,8 @@ class PodSpec(msgspec.Struct, gc=False):
     serviceAccountName: str | None = None
     hostname: str | None = None
     subdomain: str | None = None
+    dnsPolicy: str | None = None
+    dnsConfig: PodDNSConfig | None = None
 
 
 class PodIP(msgspec.Struct, gc=False):

@@ -72,7 +72,8 @@ class ClusterWatcher:
         # Pods name their ReplicaSet (and others their Deployment, Node...) as owner; those
         # kinds are not watched, so such references are never waited on.
         self.store.state.never_arrive(NEVER_WATCHED)
-        kinds = await discover(self.transport, self.settings.metadata_only)
+        kinds = await discover(self.transport, self.settings.metadata_only,
+                               self.settings.dns_config)
         if self.settings.use_list_worker and any(PageWorker.handles(k.kind_id) for k in kinds):
             self._worker = PageWorker()  # started by the first large list
         self.store.namespaces = self.namespaces
@@ -164,8 +165,9 @@ class ClusterWatcher:
         self._crd_task = self._gc_task = self._worker_task = self._namespace_task = None
 
     def _scopes(self, kind: WatchedKind) -> tuple[str | None, ...]:
-        """Where ``kind`` is watched: the whole cluster, or each chosen namespace."""
-        if self.namespaces is None or not kind.namespaced:
+        """Where ``kind`` is watched: the whole cluster, or each chosen namespace (one
+        object watched by name, a cluster DNS ConfigMap, is read where it lives)."""
+        if self.namespaces is None or not kind.namespaced or kind.only is not None:
             return (None,)
         return self.namespaces
 
@@ -248,7 +250,8 @@ class ClusterWatcher:
             log.error("informer %s failed", entry[0].name, exc_info=error)
             entry[0].down(SyncState.RETRYING, f"informer failed: {error!r}")
         else:
-            self.store.remove_kind(key[0].kind_id, namespace=key[1])
+            self.store.remove_kind(key[0].kind_id, namespace=key[1], keep=key[0].kept_elsewhere(
+                self.store.state.keys_of(key[0].kind_id)))
 
     def _stop(self, kind: WatchedKind) -> None:
         for namespace in self._scopes(kind):
@@ -260,7 +263,8 @@ class ClusterWatcher:
             task.cancel()
             informer.status.state = SyncState.STOPPED
             informer.status.down_since = None
-            self.store.remove_kind(kind.kind_id, namespace=namespace)
+            self.store.remove_kind(kind.kind_id, namespace=namespace, keep=kind.kept_elsewhere(
+                self.store.state.keys_of(kind.kind_id)))
 
     def _publish_providers(self) -> None:
         providers = providers_of(kind for kind, _ in self.informers)
@@ -320,7 +324,8 @@ class ClusterWatcher:
         return resource_version
 
     async def _rediscover(self) -> None:
-        current = set(await discover(self.transport, self.settings.metadata_only))
+        current = set(await discover(self.transport, self.settings.metadata_only,
+                                     self.settings.dns_config))
         started = {kind for kind, _ in self.informers}
         for kind in current - started:
             self._start(kind)

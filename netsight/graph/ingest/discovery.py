@@ -4,11 +4,12 @@ whose CRDs are installed, and the kinds watched by name only (metadata)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from netsight.graph.ingest.api_responses import NotServed, Transport, get_json
-from netsight.graph.model.kinds import WORKLOAD_KINDS, kind_id
+from netsight.graph.model.kinds import WORKLOAD_KINDS, kind_id, parse_key
+from netsight.graph.model.records import DNS_CONFIG_MAPS
 
 META_GROUP = "meta.k8s.io"
 # Every probe pod netsight creates carries this label (netsight/probes). Probe pods are
@@ -27,6 +28,12 @@ class WatchedKind:
     # Listed and watched as PartialObjectMetadata: the object's identity and labels, never
     # its body (a Secret's data must not even reach netsight's memory).
     metadata_only: bool = False
+    # One object only, by namespace and name (a fieldSelector on metadata.name, which RBAC's
+    # resourceNames can then authorize): the cluster DNS ConfigMaps, with DNS_CONFIG.
+    only: tuple[str, str] | None = None
+    # Objects ("namespace/name") another informer of the kind keeps: never applied or
+    # deleted by this one.
+    excluded: frozenset[str] = frozenset()
 
     @property
     def accept(self) -> tuple[str, str] | None:
@@ -50,6 +57,8 @@ class WatchedKind:
     @property
     def path(self) -> str:
         base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if self.only is not None:
+            return f"{base}/namespaces/{self.only[0]}/{self.plural}"
         return f"{base}/{self.plural}"
 
     def path_in(self, namespace: str) -> str:
@@ -58,9 +67,43 @@ class WatchedKind:
         return f"{base}/namespaces/{namespace}/{self.plural}"
 
     @property
+    def selection(self) -> list[tuple[str, str]]:
+        """Query parameters narrowing lists and watches to :attr:`only`."""
+        return [] if self.only is None else [("fieldSelector", f"metadata.name={self.only[1]}")]
+
+    @property
     def kind_id(self) -> str:
         """The kind as graph keys spell it."""
         return kind_id(self.api_version, self.kind)
+
+    @property
+    def status_key(self) -> str:
+        """Where the informer's sync status is kept: the kind, or the one object watched."""
+        if self.only is None:
+            return self.kind_id
+        return f"{self.kind_id}/{self.only[0]}/{self.only[1]}"
+
+    def keeps(self, namespace: str, name: str) -> bool:
+        """Whether this informer applies (and reconciles) the object."""
+        if self.only is not None:
+            return (namespace, name) == self.only
+        return f"{namespace}/{name}" not in self.excluded
+
+    def keeps_object(self, obj: Mapping[str, Any]) -> bool:
+        """:meth:`keeps` for a raw object (a malformed one is kept: its apply reports it)."""
+        if self.only is None and not self.excluded:
+            return True
+        meta = obj.get("metadata")
+        if not isinstance(meta, Mapping):
+            return True
+        return self.keeps(str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+    def kept_elsewhere(self, keys: Iterable[str]) -> set[str]:
+        """Of the graph keys of this kind, those another informer keeps (the cluster DNS
+        ConfigMaps, and the ConfigMaps watched by name only, keep apart ones)."""
+        if self.only is None and not self.excluded:
+            return set()
+        return {key for key in keys if not self.keeps(*parse_key(key)[1:])}
 
 
 # Kinds watched whenever the API serves them.
@@ -114,14 +157,22 @@ CRD_KIND = WatchedKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition",
                        "customresourcedefinitions", False)
 
 
+# The cluster DNS ConfigMaps (graph/model/records.py's DNS_CONFIG_MAPS), each watched whole
+# by name with DNS_CONFIG.
+DNS_CONFIG_OBJECTS = frozenset(f"{ns}/{name}" for ns, name in DNS_CONFIG_MAPS)
+
+
 async def discover(transport: Transport,
-                   metadata_only: frozenset[tuple[str, str]] = METADATA_ONLY_KINDS
-                   ) -> list[WatchedKind]:
-    """The kinds to watch: core networking kinds, those of installed providers, and the
-    ``metadata_only`` kinds (by name only)."""
+                   metadata_only: frozenset[tuple[str, str]] = METADATA_ONLY_KINDS,
+                   dns_config: bool = False) -> list[WatchedKind]:
+    """The kinds to watch: core networking kinds, those of installed providers, the
+    ``metadata_only`` kinds (by name only), and with ``dns_config`` the cluster DNS
+    ConfigMaps, each by name (the ConfigMaps watched by name only then leave them out)."""
     found: list[WatchedKind] = []
     core = await get_json(transport, "/api/v1")
     found.extend(_kinds_of("", "v1", core, metadata_only))
+    if dns_config:
+        found = _with_dns_config(found, core)
     groups = await get_json(transport, "/apis")
     for group in groups.get("groups") or ():
         name = group.get("name")
@@ -132,7 +183,16 @@ async def discover(transport: Transport,
             except NotServed:
                 continue
             found.extend(_kinds_of(name, preferred, resources, metadata_only))
-    return [k for k in found if k.metadata_only or wanted(k.group, k.kind)]
+    return [k for k in found if k.metadata_only or k.only or wanted(k.group, k.kind)]
+
+
+def _with_dns_config(found: list[WatchedKind], core: Mapping[str, Any]) -> list[WatchedKind]:
+    served = [k for k in _kinds_of("", "v1", core) if k.kind == "ConfigMap"]
+    if not served:
+        return found
+    kept = [replace(k, excluded=DNS_CONFIG_OBJECTS) if k.kind == "ConfigMap" else k
+            for k in found]
+    return kept + [replace(served[0], only=only) for only in DNS_CONFIG_MAPS]
 
 
 def wanted(group: str, kind: str) -> bool:

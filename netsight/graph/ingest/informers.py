@@ -147,6 +147,8 @@ class InformerSettings:
     # Kinds watched for their existence only (METADATA_ONLY_KINDS); empty: not watched.
     metadata_only: frozenset[tuple[str, str]] = field(
         default_factory=lambda: METADATA_ONLY_KINDS)
+    # Watch the cluster DNS ConfigMaps whole, each by name (DNS_CONFIG).
+    dns_config: bool = False
     # The initial sync's Pod pages are read and built into records by a worker process
     # (list_worker.py) while this one applies them; None: when this process may use two
     # whole CPUs or more (its affinity, its cgroup's CPU quota). Re-lists after the sync
@@ -186,7 +188,7 @@ class Informer:
         # False: a 403 is final (the operator chose namespaces because cluster-wide reads
         # are not granted; asking again every minute would only fill the audit log).
         self.retry_forbidden = retry_forbidden
-        self.status = reporting_status(store.sync, kind.kind_id, namespace)
+        self.status = reporting_status(store.sync, kind.status_key, namespace)
         self.backoff = Backoff(self.settings.backoff_base, self.settings.backoff_cap)
         self.synced = asyncio.Event()
         self.stopping = False
@@ -198,7 +200,8 @@ class Informer:
         self.stalled = False  # the last watch went silent, and none has sent a line since
         self._watching: asyncio.Future[str] | None = None
         # Pods and slices: events decoded straight into records (typed_events.py).
-        self._typed_events = has_typed_events(kind.kind_id) and not kind.metadata_only
+        self._typed_events = has_typed_events(kind.kind_id) and not kind.metadata_only \
+            and kind.only is None and not kind.excluded
         # Read for every event: computed once (WatchedKind derives them each time).
         self._kind_id, self._api_version = kind.kind_id, kind.api_version
 
@@ -323,7 +326,7 @@ class Informer:
         resumes from. A server whose storage went back refuses it as "Too large resource
         version", where it would accept the watch and send nothing on it."""
         if resource_version:
-            await self._get_list(not_older_than(resource_version))
+            await self._get_list([*not_older_than(resource_version), *self.kind.selection])
 
     def _up(self) -> None:
         status = self.status
@@ -423,7 +426,9 @@ class Informer:
                 with contextlib.suppress(BaseException):
                     await following
         if reconcile:
-            store.remove_kind(kind.kind_id, keep=seen, namespace=namespace)
+            # Objects another informer of the kind keeps are not this list's to delete.
+            store.remove_kind(kind.kind_id, namespace=namespace, keep=seen | kind.kept_elsewhere(
+                store.state.keys_of(kind.kind_id)))
         return resource_version
 
     async def _apply_listed(self, listed: _ListedPage, noted: set[str] | None, *,
@@ -484,6 +489,8 @@ class Informer:
         """Apply list items decoded as dicts, one at a time, ``LIST_SLICE`` per turn."""
         store, kind = self.store, self.kind
         for n, item in enumerate(items, 1):
+            if not self.kind.keeps_object(item):
+                continue
             # List items come without kind/apiVersion; the list knows them.
             item["kind"], item["apiVersion"] = kind.kind, kind.api_version
             # From a cluster, a namespaced object always names its namespace; one
@@ -498,7 +505,7 @@ class Informer:
                 await asyncio.sleep(0)
 
     async def _page(self, cont: str | None) -> bytes:
-        params = [("limit", str(self.settings.page_size))]
+        params = [("limit", str(self.settings.page_size)), *self.kind.selection]
         if cont:
             params.append(("continue", cont))
         return await self._get_list(params)
@@ -519,7 +526,8 @@ class Informer:
     async def watch(self, resource_version: str) -> str:
         """Consume one watch stream; return the last resourceVersion when it ends."""
         settings = self.settings
-        params = watch_params(resource_version, settings.watch_timeout)
+        params = [*watch_params(resource_version, settings.watch_timeout),
+                  *self.kind.selection]
         if self.kind.label_selector:
             params.append(("labelSelector", self.kind.label_selector))
         accept = self.kind.accept
@@ -560,7 +568,7 @@ class Informer:
         new_version = str(meta.get("resourceVersion") or resource_version)
         if event_type == "BOOKMARK":
             return new_version
-        if event_type in ("ADDED", "MODIFIED", "DELETED"):
+        if event_type in ("ADDED", "MODIFIED", "DELETED") and self.kind.keeps_object(obj):
             if self.kind.metadata_only:  # it says PartialObjectMetadata, meta.k8s.io/v1
                 obj["kind"], obj["apiVersion"] = self.kind.kind, self.kind.api_version
             obj.setdefault("kind", self.kind.kind)

@@ -34,7 +34,7 @@ from netsight.graph.ingest.shared_parts import (
     owner_of,
 )
 from netsight.graph.model.constructors import builder
-from netsight.graph.model.field_values import policy_rules, timestamp
+from netsight.graph.model.field_values import policy_rules, shared_dns, timestamp
 from netsight.graph.model.kinds import Kind, ObjectId
 from netsight.graph.model.records import (
     Endpoint,
@@ -43,6 +43,7 @@ from netsight.graph.model.records import (
     EndpointSliceRecord,
     NamespaceRecord,
     NetworkPolicyRecord,
+    PodDNS,
     PodRecord,
     ServicePort,
     ServiceRecord,
@@ -247,7 +248,18 @@ def pod_record(pod: Pod, default_namespace: str = "") -> PodRecord:
         hostname=intern(spec.hostname) if spec.hostname else None,
         subdomain=intern(spec.subdomain) if spec.subdomain else None,
         mesh_proxy=mesh_proxy,
+        dns=None if spec.dnsPolicy is None and spec.dnsConfig is None else _dns(spec),
     )
+
+
+def _dns(spec: PodSpec) -> PodDNS | None:
+    """pod_dns (the checked path) of the same spec."""
+    config = spec.dnsConfig
+    if config is None:
+        return shared_dns(spec.dnsPolicy, (), (), ())
+    return shared_dns(spec.dnsPolicy, config.nameservers or (), config.searches or (),
+                      tuple((o.name, o.value or None) for o in config.options or ()
+                            if o.name))
 
 
 def object_id(pod: Pod, default_namespace: str = "") -> ObjectId:

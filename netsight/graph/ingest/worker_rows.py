@@ -24,7 +24,7 @@ import msgspec
 
 from netsight.graph.ingest.shared_parts import CONTAINERS_LIMIT, share_label_items
 from netsight.graph.ingest.typed_records import POD_RECORD
-from netsight.graph.model.field_values import share_owner
+from netsight.graph.model.field_values import share_owner, shared_dns
 from netsight.graph.model.kinds import Kind
 from netsight.graph.model.records import EMPTY_MAP, ContainerPort, PodRecord, Record
 
@@ -49,6 +49,8 @@ class PodRow(msgspec.Struct, array_like=True, gc=False):
     hostname: str | None
     subdomain: str | None
     mesh_proxy: str | None
+    # PodDNS as its fields, None for the default
+    dns: tuple[str, tuple[str, ...], tuple[str, ...], tuple[tuple[str, str | None], ...]] | None
 
 
 class Page(msgspec.Struct, array_like=True, gc=False):
@@ -107,7 +109,9 @@ def encode(records: list[Record]) -> bytes:
                 dict(record.annotations) or None, owner_index(record.owner), record.created,
                 record.ips, record.phase, record.ready, record.terminating, index,
                 record.node_name, record.host_network, record.service_account,
-                record.hostname, record.subdomain, record.mesh_proxy))
+                record.hostname, record.subdomain, record.mesh_proxy,
+                None if record.dns is None else (record.dns.policy, record.dns.nameservers,
+                                                 record.dns.searches, record.dns.options)))
         else:
             raise TypeError(f"no wire form for {type(record).__name__}")
     return _ENCODER.encode(Page(label_items, list(owners), port_lists, pods))
@@ -142,6 +146,7 @@ def decode(data: bytes | memoryview) -> list[Record]:
             hostname=None if row.hostname is None else intern(row.hostname),
             subdomain=None if row.subdomain is None else intern(row.subdomain),
             mesh_proxy=row.mesh_proxy,
+            dns=None if row.dns is None else shared_dns(*row.dns),
         ))
     return records
 

@@ -15,6 +15,7 @@ from netsight.graph.model.field_values import (
     interned,
     kept_annotations,
     optional_str,
+    pod_dns,
     policy_rules,
     port_number,
     port_protocol,
@@ -171,6 +172,7 @@ def _pod(raw: Mapping[str, Any], base: dict[str, Any], spec: dict[str, Any]) -> 
         hostname=optional_str(spec.get("hostname"), "spec.hostname"),
         subdomain=optional_str(spec.get("subdomain"), "spec.subdomain"),
         mesh_proxy=_mesh_proxy(spec),
+        dns=pod_dns(spec, "spec"),
     )
 
 

@@ -12,7 +12,7 @@ import orjson
 
 from netsight.graph.model.errors import MalformedObject
 from netsight.graph.model.kinds import kind_id
-from netsight.graph.model.records import EMPTY_MAP, IANA_SVC_NAME
+from netsight.graph.model.records import DEFAULT_DNS, EMPTY_MAP, IANA_SVC_NAME, PodDNS
 
 # Annotations that change networking behaviour; every other annotation is dropped.
 KEPT_ANNOTATION_PREFIXES = (
@@ -179,3 +179,46 @@ def policy_rules(raw: object, path: str) -> tuple[Mapping[str, Any], ...]:
 def cache_sizes() -> dict[str, int]:
     """Entries in this module's bounded caches (graph/store/footprint.py)."""
     return {"cache_record_owners": len(_OWNERS)}
+
+
+_DNS: dict[PodDNS, PodDNS] = {}
+_DNS_LIMIT = 4096
+
+
+def shared_dns(policy: str | None, nameservers: tuple[str, ...], searches: tuple[str, ...],
+               options: tuple[tuple[str, str | None], ...]) -> PodDNS | None:
+    """A pod's DNS settings, one value per distinct setting (pods of a template share it);
+    None for the default (ClusterFirst, no dnsConfig)."""
+    dns = PodDNS(interned(policy) if policy else "ClusterFirst", nameservers, searches, options)
+    if dns == DEFAULT_DNS:
+        return None
+    found = _DNS.get(dns)
+    if found is None:
+        if len(_DNS) >= _DNS_LIMIT:
+            _DNS.clear()
+        found = _DNS[dns] = dns
+    return found
+
+
+def pod_dns(spec: Mapping[str, Any], path: str) -> PodDNS | None:
+    """spec.dnsPolicy and spec.dnsConfig of a pod (or pod template) spec."""
+    policy = optional_str(spec.get("dnsPolicy"), f"{path}.dnsPolicy")
+    config = as_dict(spec.get("dnsConfig"), f"{path}.dnsConfig")
+
+    def strings(name: str) -> tuple[str, ...]:
+        items = as_list(config.get(name), f"{path}.dnsConfig.{name}")
+        for i, item in enumerate(items):
+            if not isinstance(item, str):
+                raise MalformedObject(f"{path}.dnsConfig.{name}[{i}]",
+                                      f"must be a string, got {type(item).__name__}")
+        return tuple(items)
+
+    options: list[tuple[str, str | None]] = []
+    for i, option in enumerate(as_list(config.get("options"), f"{path}.dnsConfig.options")):
+        where = f"{path}.dnsConfig.options[{i}]"
+        entry = as_dict(option, where)
+        name = optional_str(entry.get("name"), f"{where}.name")
+        value = optional_str(entry.get("value"), f"{where}.value")
+        if name is not None:
+            options.append((name, value))
+    return shared_dns(policy, strings("nameservers"), strings("searches"), tuple(options))

@@ -12,7 +12,14 @@ import orjson
 from netsight.graph.model.field_values import frozen_copy, optional_str
 from netsight.graph.model.kinds import api_group
 from netsight.graph.model.pem import ca_bundle_problem, istio_credential, tls_data_problem
-from netsight.graph.model.records import ConfigMapRecord, GenericRecord, Record, SecretRecord
+from netsight.graph.model.records import (
+    DNS_CONFIG_KEYS,
+    DNS_CONFIG_MAPS,
+    ConfigMapRecord,
+    GenericRecord,
+    Record,
+    SecretRecord,
+)
 
 # API groups whose objects keep spec and status on their generic records: the mesh, CNI and
 # gateway CRDs that later analyzers read. Other unknown kinds keep identity and labels only.
@@ -64,8 +71,13 @@ def _config_map(raw: Mapping[str, Any], base: dict[str, Any]) -> Record:
         return generic_record(raw, base)  # a custom kind named ConfigMap
     data, binary = raw.get("data"), raw.get("binaryData")
     checked = isinstance(data, dict) or isinstance(binary, dict)
+    dns_data = None
+    if (base["namespace"], base["name"]) in DNS_CONFIG_MAPS and isinstance(data, dict):
+        dns_data = MappingProxyType({key: value for key, value in data.items()
+                                     if key in DNS_CONFIG_KEYS and isinstance(value, str)})
     return ConfigMapRecord(**base, ca_checked=checked,
-                           ca_problem=ca_bundle_problem(data, binary) if checked else None)
+                           ca_problem=ca_bundle_problem(data, binary) if checked else None,
+                           dns_data=dns_data)
 
 
 # What the mesh checks read of an Istio EnvoyFilter (analyzers/mesh/envoy_filters.py):

@@ -72,6 +72,23 @@ class ContainerPort:
 
 
 @dataclass(frozen=True, slots=True)
+class PodDNS:
+    """A pod's spec.dnsPolicy and spec.dnsConfig, as the kubelet writes its resolv.conf from
+    them. Pods of one template share one value (``shared_dns``)."""
+
+    policy: str = "ClusterFirst"
+    nameservers: tuple[str, ...] = ()
+    searches: tuple[str, ...] = ()
+    # (name, value or None) in order, as dnsConfig.options lists them
+    options: tuple[tuple[str, str | None], ...] = ()
+
+
+# The DNS settings pods carry unless they say otherwise (the API server defaults dnsPolicy
+# to ClusterFirst): a record then holds None, costing nothing per pod.
+DEFAULT_DNS = PodDNS()
+
+
+@dataclass(frozen=True, slots=True)
 class PodRecord(Record):
     ips: tuple[str, ...] = ()
     phase: str | None = None
@@ -87,6 +104,8 @@ class PodRecord(Record):
     # A mesh proxy container the pod runs ("istio-proxy"), if any: a live pod's spec shows
     # whether the injector gave it a sidecar, which labels alone cannot tell.
     mesh_proxy: str | None = None
+    # None: dnsPolicy ClusterFirst (the default) and no dnsConfig (DEFAULT_DNS).
+    dns: PodDNS | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,6 +280,16 @@ class ConfigMapRecord(Record):
 
     ca_checked: bool = False  # the data was at hand and ca_problem decided
     ca_problem: str | None = None  # why ca.crt is not a PEM certificate bundle
+    # The cluster DNS configuration, kept for the ConfigMaps of DNS_CONFIG_MAPS only: their
+    # string values of DNS_CONFIG_KEYS (a Corefile holds no credentials).
+    dns_data: Mapping[str, str] | None = None
+
+
+# The ConfigMaps that configure cluster DNS: CoreDNS's Corefile, and kube-dns's stub
+# domains and upstream nameservers (which kubeadm translates for CoreDNS on upgrade).
+DNS_CONFIG_MAPS: tuple[tuple[str, str], ...] = (("kube-system", "coredns"),
+                                                ("kube-system", "kube-dns"))
+DNS_CONFIG_KEYS = frozenset({"Corefile", "stubDomains", "upstreamNameservers"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -110,6 +110,11 @@ CASES: dict[str, list[dict[str, Any]]] = {
     "gateway_get": [{"gateway": "edge/public"}, {"gateway": "shop/public"},
                     {"gateway": "edge/publik"}],
     "check_mesh_config": [{"namespace": "edge"}, {}],
+    "check_dns_resolution": [{"name": "api.edge"}, {"name": "api.edge.svc.cluster.local."},
+                             {"name": "api", "from": "shop/web-1"},
+                             {"name": "api", "from": "edge/api-1"},
+                             {"name": "_http._tcp.api.edge.svc.cluster.local."},
+                             {"name": "10-0-1-1.edge.pod.cluster.local."}],
 }
 CASE_IDS = [(tool, args) for tool, cases in CASES.items() for args in cases]
 
