@@ -16,6 +16,7 @@ from typing import Any
 
 from netsight.graph.model.errors import MalformedObject
 from netsight.graph.model.kinds import ObjectId, make_key
+from netsight.graph.model.mesh_settings import MeshSettings
 from netsight.graph.model.selectors import LabelSelector
 
 EMPTY_MAP: Mapping[str, str] = MappingProxyType({})
@@ -261,6 +262,9 @@ class ConfigMapRecord(Record):
 
     ca_checked: bool = False  # the data was at hand and ca_problem decided
     ca_problem: str | None = None  # why ca.crt is not a PEM certificate bundle
+    # Istio's mesh config (the ``mesh`` key of istiod's ConfigMap), read where the data is at
+    # hand: the few fields the mTLS analysis depends on (graph/model/mesh_settings.py).
+    mesh_config: MeshSettings | None = None
 
 
 @dataclass(frozen=True, slots=True)
