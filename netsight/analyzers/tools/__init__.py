@@ -21,6 +21,7 @@ from netsight.analyzers.tools import (
     find_blocking_policies,
     gateway_get,
     gateway_list,
+    istio_mtls_status,
     k8s_networkpolicies,
     list_ingresses,
     list_services,
@@ -38,7 +39,7 @@ TOOLS: dict[str, AnyTool] = {
                  diff_routes.TOOL, find_blocking_policies.TOOL, reachability_matrix.TOOL,
                  k8s_networkpolicies.TOOL, list_ingresses.TOOL, who_can_reach.TOOL,
                  what_can_reach.TOOL, gateway_list.TOOL, gateway_get.TOOL,
-                 check_mesh_config.TOOL)
+                 check_mesh_config.TOOL, istio_mtls_status.TOOL)
 }
 
 
