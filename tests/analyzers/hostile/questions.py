@@ -104,6 +104,11 @@ CASES: dict[str, list[dict[str, Any]]] = {
     "gateway_get": [{"gateway": "edge/public"}, {"gateway": "shop/public"},
                     {"gateway": "edge/publik"}],
     "check_mesh_config": [{"namespace": "edge"}, {}],
+    "istio_mtls_status": [
+        {"destination": "edge/api-1"}, {"destination": "Service/edge/api", "port": 80},
+        {"destination": "shop/web-1", "source": "edge/api-1"},
+        {"destination": "shop/web-1", "source": "shop/api-1", "port": 8080},
+        {"destination": "Deployment/edge/api"}],
 }
 CASE_IDS = [(tool, args) for tool, cases in CASES.items() for args in cases]
 
