@@ -158,7 +158,7 @@ def test_tools_lists_every_tool_with_its_schema() -> None:
                      "list_ingresses", "gateway_list", "gateway_get",
                      "find_blocking_policies", "reachability_matrix",
                      "k8s_networkpolicies", "who_can_reach", "what_can_reach",
-                     "check_mesh_config"}
+                     "check_mesh_config", "istio_mtls_status"}
     for tool in tools:
         assert tool["readOnly"] is True
         assert tool["description"]
