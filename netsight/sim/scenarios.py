@@ -60,6 +60,7 @@ ISTIO_NETWORKING_CRDS = [
     _crd("networking.istio.io", "Gateway", "gateways"),
     _crd("networking.istio.io", "ServiceEntry", "serviceentries"),
 ]
+ISTIO_SECURITY_CRDS = [_crd("security.istio.io", "PeerAuthentication", "peerauthentications")]
 
 
 def _background(pods: int, seed: int) -> list[Obj]:
@@ -102,19 +103,27 @@ def demo(seed: int = 7) -> list[Obj]:
       DestinationRule labels (version v1) no pod carries (Istio networking CRDs installed);
     - ``shop/invoices``: its pod declares port 8080 and is Ready, but nothing listens there
       (:data:`DEMO_CLOSED_PORTS`, a data-plane fault no object shows: only a probe finds it).
+    - ``pay/ledger``: its pods run Istio sidecars under a STRICT PeerAuthentication, and
+      its DestinationRule makes clients send plaintext (tls DISABLE): pay/billing's
+      connections are refused (istio_mtls_status, find_blocking_policies).
     """
     objects = _background(240, seed)
     objects.extend(GATEWAY_API_CRDS)
     objects.extend(ISTIO_NETWORKING_CRDS)
+    objects.extend(ISTIO_SECURITY_CRDS)
     pod_ip = iter(f"10.250.0.{i}" for i in range(10, 250))
     cluster_ip = iter(f"10.96.250.{i}" for i in range(10, 250))
 
-    def pod(name: str, ns: str, labels: dict[str, str], port: tuple[str, int]) -> Obj:
+    def pod(name: str, ns: str, labels: dict[str, str], port: tuple[str, int],
+            sidecar: bool = False) -> Obj:
+        # Sidecars as injected, without an injection label: one would make every other
+        # namespace a "not injected" finding.
+        proxy = [{"name": "istio-proxy", "image": "istio/proxyv2:1.27.0"}] if sidecar else []
         return {"apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": name, "namespace": ns, "labels": labels},
                 "spec": {"containers": [{"name": "app", "image": f"demo/{name}:1",
                                          "ports": [{"name": port[0], "containerPort": port[1],
-                                                    "protocol": "TCP"}]}],
+                                                    "protocol": "TCP"}]}, *proxy],
                          "nodeName": "node-1"},
                 "status": {"phase": "Running", "podIP": (ip := next(pod_ip)),
                            "podIPs": [{"ip": ip}],
@@ -129,7 +138,7 @@ def demo(seed: int = 7) -> list[Obj]:
                          "ports": [{"name": "http", "port": port, "targetPort": target,
                                     "protocol": "TCP"}]}}
 
-    for ns in ("shop", "data", "edge"):
+    for ns in ("shop", "data", "edge", "pay"):
         objects.append({"apiVersion": "v1", "kind": "Namespace",
                         "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}})
     objects += [
@@ -167,5 +176,14 @@ def demo(seed: int = 7) -> list[Obj]:
          "metadata": {"name": "cart", "namespace": "shop"},
          "spec": {"hosts": ["cart"],
                   "http": [{"route": [{"destination": {"host": "cart", "subset": "v1"}}]}]}},
+        pod("ledger-0", "pay", {"app": "ledger"}, ("http", 8080), sidecar=True),
+        service("ledger", "pay", {"app": "ledger"}, 80, "http"),
+        pod("billing-0", "pay", {"app": "billing"}, ("http", 8080), sidecar=True),
+        {"apiVersion": "security.istio.io/v1", "kind": "PeerAuthentication",
+         "metadata": {"name": "default", "namespace": "pay"},
+         "spec": {"mtls": {"mode": "STRICT"}}},
+        {"apiVersion": "networking.istio.io/v1", "kind": "DestinationRule",
+         "metadata": {"name": "ledger", "namespace": "pay"},
+         "spec": {"host": "ledger", "trafficPolicy": {"tls": {"mode": "DISABLE"}}}},
     ]
     return objects

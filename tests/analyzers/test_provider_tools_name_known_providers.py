@@ -13,5 +13,6 @@ def test_provider_tools_name_known_providers() -> None:
     assert declared == {"check_route_resolution": "gateway-api",
                         "check_gateway_status": "gateway-api",
                         "gateway_list": "gateway-api", "gateway_get": "gateway-api",
-                        "check_mesh_config": "istio"}
+                        "check_mesh_config": "istio",
+                        "istio_mtls_status": "istio"}
     assert set(declared.values()) <= known

@@ -590,6 +590,8 @@ def calls(names: Names) -> list[Call]:
                   {"source": pod, "destination": f"Service/{service}", "port": port,
                    "method": "A" * 32, "path": "/" + "a" * 4095, "host": "a" * 255 + ":8080",
                    "detail": True}),
+        tool_call("istio_mtls_status: every port of the largest Service", "istio_mtls_status",
+                  {"destination": f"Service/{service}", "detail": True}),
         tool_call("gateway_get: the hostile Gateway", "gateway_get",
                   {"gateway": f"{HOSTILE}/public", "detail": True}),
         tool_call("gateway_list: whole cluster", "gateway_list", {"limit": 500, "detail": True}),

@@ -222,6 +222,15 @@ async def test_a_verdict_says_denied_with_the_decision_path(shared: Served) -> N
     assert (status, answer["allowed"]) == (200, True)
 
 
+async def test_the_demos_mtls_fault_is_denied_with_what_decides_it(shared: Served) -> None:
+    status, answer = await ask(shared, {"source": "pay/billing-0",
+                                        "destination": "Service/pay/ledger", "port": 80})
+    assert (status, answer["allowed"]) == (200, False), answer
+    assert [(r["kind"], r["namespace"], r["name"]) for r in answer["blockingPolicies"]] == [
+        ("PeerAuthentication", "pay", "default"), ("DestinationRule", "pay", "ledger")]
+    assert "sends plaintext" in answer["decisions"][1]["path"]
+
+
 BAD_QUESTIONS: list[tuple[Any, str, int, str, str]] = [
     (b"{", "application/json", 400, "INVALID_INPUT", "not JSON"),
     (b"source=a", "application/x-www-form-urlencoded", 400, "INVALID_INPUT", "as JSON"),

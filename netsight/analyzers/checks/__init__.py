@@ -12,6 +12,7 @@ from netsight.analyzers.checks import (
     input_problems,
     istio_policy_lint,
     mesh_config,
+    mtls_consistency,
     network_policy_lint,
     orphan_slices,
     service_health,
@@ -22,5 +23,5 @@ from netsight.analyzers.core.declarations import Check
 CHECKS: tuple[Check, ...] = (input_problems.CHECK, service_health.CHECK, orphan_slices.CHECK,
                              statefulset_services.CHECK, gateway_routes.CHECK,
                              network_policy_lint.CHECK, istio_policy_lint.CHECK,
-                             mesh_config.CHECK, ingress_lint.CHECK,
+                             mesh_config.CHECK, mtls_consistency.CHECK, ingress_lint.CHECK,
                              cluster_dns_config.CHECK)

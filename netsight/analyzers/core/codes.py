@@ -5,8 +5,8 @@ retired code stays here as a comment. ``equivalent`` lists istioctl (IST....) or
 (KIA....) codes only where they report the same problem.
 
 Ranges: NS00xx input problems · NS01xx Services · NS02xx endpoints · NS03xx workloads ·
-NS04xx policies · NS05xx Gateway API routing · NS06xx mesh (Istio networking) configuration ·
-NS08xx cluster DNS: how a name resolves, and the Corefile.
+NS04xx policies · NS05xx Gateway API routing · NS06xx-NS07xx mesh (Istio networking)
+configuration · NS08xx cluster DNS: how a name resolves, and the Corefile.
 """
 
 from __future__ import annotations
@@ -771,6 +771,80 @@ NAMESPACE_MULTIPLE_INJECTION_LABELS = Code(
     "A namespace carries more than one of istio-injection, istio.io/rev and "
     "istio.io/dataplane-mode: which one decides how its pods join the mesh is not obvious.",
     ("IST0123",),
+)
+# Istio mTLS: what a DestinationRule's TLS meets at its servers, and Kiali's mTLS
+# consistency validations (business/checkers/{destinationrules,peerauthentications}),
+# NS0760-NS0779. Kiali's checks hold with auto mTLS on unless the mesh config turns it off.
+DESTINATION_RULE_TLS_REFUSED = Code(
+    "NS0760", "DestinationRuleTlsRefused", C, Category.TLS,
+    "A DestinationRule makes its clients' sidecars send what the servers of its host refuse: "
+    "plaintext (DISABLE) or TLS of their own (SIMPLE, MUTUAL) toward workloads under a "
+    "STRICT PeerAuthentication, or Istio mTLS toward pods without a sidecar or under "
+    "DISABLE; the connection is reset.",
+)
+DESTINATION_RULE_MULTI_MATCH = Code(
+    "NS0761", "DestinationRuleMultiMatch", W, MESH,
+    "Several DestinationRules visible in one namespace give the same host and subset (or "
+    "one without subsets): Istio merges them or takes the oldest, so one's settings are "
+    "silently lost.",
+    ("KIA0201",),
+)
+DESTINATION_RULE_TLS_OVERRIDDEN = Code(
+    "NS0762", "DestinationRuleOverridesMtls", W, MESH,
+    "A DestinationRule without TLS settings is more specific than a mesh-wide or "
+    "namespace-wide DestinationRule enabling ISTIO_MUTUAL: clients take it instead, and "
+    "with it no mTLS setting.",
+    ("KIA0204",),
+)
+MESH_MTLS_PEER_AUTHENTICATION_MISSING = Code(
+    "NS0763", "MeshWideMtlsPeerAuthenticationMissing", W, MESH,
+    "A DestinationRule for *.local enables ISTIO_MUTUAL mesh-wide, auto mTLS is off, and "
+    "no mesh-wide PeerAuthentication enables mTLS.",
+    ("KIA0205",),
+)
+NAMESPACE_MTLS_PEER_AUTHENTICATION_MISSING = Code(
+    "NS0764", "NamespaceMtlsPeerAuthenticationMissing", W, MESH,
+    "A DestinationRule for *.<namespace>.svc.cluster.local enables ISTIO_MUTUAL for the "
+    "namespace, auto mTLS is off, and no namespace or mesh PeerAuthentication enables mTLS.",
+    ("KIA0206",),
+)
+DESTINATION_RULE_DISABLES_MTLS_UNDER_STRICT = Code(
+    "NS0765", "NamespaceDestinationRuleDisablesStrictMtls", C, MESH,
+    "A namespace-wide DestinationRule disables TLS while the namespace's PeerAuthentication "
+    "is STRICT: its clients send plaintext the servers refuse.",
+    ("KIA0207",),
+)
+DESTINATION_RULE_DISABLES_MESH_MTLS = Code(
+    "NS0766", "DestinationRuleDisablesMeshStrictMtls", C, MESH,
+    "A mesh-wide or namespace-wide DestinationRule disables TLS while the mesh-wide "
+    "PeerAuthentication is STRICT (and no namespace PeerAuthentication relaxes it).",
+    ("KIA0208",),
+)
+MESH_MTLS_DESTINATION_RULE_MISSING = Code(
+    "NS0767", "MeshWideMtlsDestinationRuleMissing", C, MESH,
+    "The mesh-wide PeerAuthentication is STRICT, auto mTLS is off, and no DestinationRule "
+    "for *.local enables ISTIO_MUTUAL: sidecar clients send plaintext, which is refused.",
+    ("KIA0401",),
+)
+NAMESPACE_MTLS_DESTINATION_RULE_MISSING = Code(
+    "NS0768", "NamespaceMtlsDestinationRuleMissing", C, MESH,
+    "A namespace's PeerAuthentication is STRICT, auto mTLS is off, and no namespace-wide or "
+    "mesh-wide DestinationRule enables ISTIO_MUTUAL: sidecar clients send plaintext, which "
+    "is refused.",
+    ("KIA0501",),
+)
+NAMESPACE_MTLS_DISABLED_BUT_REQUESTED = Code(
+    "NS0769", "NamespaceMtlsDisabledDestinationRuleEnables", C, MESH,
+    "A namespace's PeerAuthentication disables mTLS while a namespace-wide (or, without one "
+    "disabling it, a mesh-wide) DestinationRule enables it: clients open TLS the servers do "
+    "not terminate.",
+    ("KIA0505",),
+)
+MESH_MTLS_DISABLED_BUT_REQUESTED = Code(
+    "NS0770", "MeshMtlsDisabledDestinationRuleEnables", C, MESH,
+    "The mesh-wide PeerAuthentication disables mTLS while a DestinationRule for *.local "
+    "enables it: clients open TLS the servers do not terminate.",
+    ("KIA0506",),
 )
 
 # --- NS08xx: cluster DNS (check_dns_resolution, and the Corefile in analyze_config) ---------

@@ -44,7 +44,7 @@ from netsight.analyzers.policy.verdict import (
     tri_all,
 )
 from netsight.graph.model.kinds import POD_LIKE_KINDS, Kind, Rel, make_key
-from netsight.graph.model.records import GenericRecord, NetworkPolicyRecord
+from netsight.graph.model.records import GenericRecord, NetworkPolicyRecord, ServiceRecord
 from netsight.graph.store.live import GraphView, ProblemKind
 
 ROOT_NAMESPACE = istio_authz.ROOT_NAMESPACE  # Istio's (meshConfig.rootNamespace default)
@@ -86,6 +86,7 @@ READS: frozenset[str] = frozenset({
     "Node",  # labels, for ANP/CNP nodes peers
     *cilium.KINDS, *calico.POLICY_KINDS, calico.TIER_KIND, *calico.NON_POD_KINDS,
     *POD_LIKE_KINDS, *(u.kind for u in UNEVALUATED), *istio_authz.KINDS,
+    *istio_authz.TLS_KINDS,
     Kind.SERVICE,  # Istio reads a port's protocol from the Services selecting the pod
 })
 
@@ -106,7 +107,8 @@ class PolicyEngine:
     """Evaluates flows over one view; create one per tool call."""
 
     def __init__(self, view: GraphView, *, explain: bool = True,
-                 request: istio_authz.Request | None = None) -> None:
+                 request: istio_authz.Request | None = None,
+                 via: tuple[ServiceRecord, int] | None = None) -> None:
         self.view = view
         # False: a denial carries no evidence of the rules that missed (tools asking about
         # many peers at once); verdicts, steps and reasons are the same.
@@ -123,7 +125,7 @@ class PolicyEngine:
         # HTTP attributes (method, path, host) only Istio's authorization reads.
         self.istio = istio_authz.IstioLayer(view, self.namespaces,
                                             request or istio_authz.Request(),
-                                            self.kept.istio)
+                                            self.kept.istio, via=via)
         self._calico_present: bool | None = None
         self._cilium_by_ns: dict[str | None, list[cilium.CiliumPolicy]] = {}
         self._calico_by_ns: dict[str | None, list[calico.CalicoPolicy]] = {}

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from netsight.analyzers.core.contracts import Evidence, ResourceRef
+from netsight.analyzers.policy import istio_client_tls, istio_mtls
 from netsight.analyzers.policy.endpoints import Endpoint
 from netsight.analyzers.policy.istio_match import (
     Context,
@@ -61,7 +62,10 @@ from netsight.graph.model.records import GenericRecord, ServiceRecord
 from netsight.graph.store.live import GraphView, Source
 
 KINDS = (AUTHZ_KIND, PEER_AUTHN_KIND)
-__all__ = ["KINDS", "ROOT_NAMESPACE", "Decision", "IstioLayer", "Request", "cidrs"]
+# What clients originate (istio_mtls), and the mesh config's rootNamespace and auto mTLS.
+TLS_KINDS = (istio_client_tls.DESTINATION_RULE, istio_client_tls.CONFIG_MAP)
+__all__ = ["KINDS", "ROOT_NAMESPACE", "TLS_KINDS", "Decision", "IstioLayer", "Request",
+           "cidrs"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +104,16 @@ class IstioLayer:
     models: dict[str, tuple[GenericRecord, M]] = field(default_factory=dict)
     _by_namespace: dict[tuple[str, str], list[M]] = field(default_factory=dict)
     _members: dict[tuple[str | None, str], Membership] = field(default_factory=dict)
+    # The Service (and its port) the question names: clients address that name, so its
+    # DestinationRules apply rather than those of every Service of the pod.
+    via: tuple[ServiceRecord, int] | None = None
+    _client_sides: dict[tuple[str | None, int, str], istio_mtls.ClientSide] = field(
+        default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.mesh = istio_client_tls.mesh(self.view)
+        self.root = self.mesh.root_namespace
+        self.rules = istio_client_tls.rule_index(self.view)
 
     def _policies(self, kind: str, namespace: str) -> list[M]:
         cached = self._by_namespace.get((kind, namespace))
@@ -140,8 +154,9 @@ class IstioLayer:
 
     def present(self, namespace: str) -> bool:
         """Whether any Istio policy could bear on a destination in ``namespace``."""
-        return any(self.view.count(kind, ns) for kind in KINDS
-                   for ns in dict.fromkeys((namespace, ROOT_NAMESPACE)))
+        return self.rules.tls_anywhere or not self.mesh.auto_mtls or any(
+            self.view.count(kind, ns) for kind in KINDS
+            for ns in dict.fromkeys((namespace, self.root)))
 
     def membership(self, endpoint: Endpoint) -> Membership:
         key = (endpoint.key, endpoint.name)
@@ -158,10 +173,10 @@ class IstioLayer:
         assert destination.namespace is not None
         applies: list[AuthzPolicy] = []
         targeted: list[AuthzPolicy] = []
-        for namespace in dict.fromkeys((ROOT_NAMESPACE, destination.namespace)):
+        for namespace in dict.fromkeys((self.root, destination.namespace)):
             for policy in self._policies(AUTHZ_KIND, namespace):
                 assert isinstance(policy, AuthzPolicy)
-                root = namespace == ROOT_NAMESPACE
+                root = namespace == self.root
                 if policy.problem is None and policy.target_refs:
                     if any(self._targets_gateway(ref, policy, destination)
                            for ref in policy.target_refs):
@@ -194,42 +209,44 @@ class IstioLayer:
             destination.namespace == policy.record.namespace and \
             destination.labels.get(GATEWAY_NAME) == ref.name
 
-    def mtls_mode(self, destination: Endpoint, port: int
-                  ) -> tuple[Mode, PeerAuthn | None, tuple[str, ...]]:
-        """The PeerAuthentication mode for traffic to ``destination`` on ``port``: the
-        workload's policy, else its namespace's, else the mesh-wide one (in the root
-        namespace, without selector); UNSET inherits; none at all: PERMISSIVE. The problems
-        of unreadable ones that could apply come third."""
-        assert destination.namespace is not None
-        problems: list[str] = []
-        levels: list[PeerAuthn | None] = [None, None, None]
-        for namespace, root in ((destination.namespace, False), (ROOT_NAMESPACE, True)):
-            if root and namespace == destination.namespace:
-                continue
-            for pa in self._policies(PEER_AUTHN_KIND, namespace):
-                assert isinstance(pa, PeerAuthn)
-                if pa.problem is not None:
-                    problems.append(f"PeerAuthentication {pa.name} could not be read "
-                                    f"({pa.problem}); the mTLS mode is unknown")
-                    continue
-                if pa.selector:
-                    if root or not all(destination.labels.get(k) == v
-                                       for k, v in pa.selector.items()):
-                        continue
-                    level = 0
-                else:
-                    level = 2 if root or destination.namespace == ROOT_NAMESPACE else 1
-                if levels[level] is None:
-                    levels[level] = pa
-        for index, chosen in enumerate(levels):
-            if chosen is None:
-                continue
-            mode = chosen.mode
-            if index == 0 and chosen.port_modes and port in chosen.port_modes:
-                mode = chosen.port_modes[port]
-            if mode is not Mode.UNSET:
-                return mode, chosen, tuple(problems)
-        return Mode.PERMISSIVE, None, tuple(problems)
+    def server_mode(self, destination: Endpoint, port: int) -> istio_mtls.ServerMode:
+        """The PeerAuthentication mode of ``destination`` on its ``port`` (istio_mtls)."""
+        return istio_mtls.server_mode(destination, port, self.root, self._peer_authns)
+
+    def _peer_authns(self, namespace: str) -> list[PeerAuthn]:
+        return [p for p in self._policies(PEER_AUTHN_KIND, namespace)
+                if isinstance(p, PeerAuthn)]
+
+    def client_side(self, source: Endpoint, destination: Endpoint, port: int
+                    ) -> istio_mtls.ClientSide:
+        """The TLS ``source``'s sidecar sends to ``destination`` on ``port``."""
+        # Rules with a workloadSelector make the client's labels matter; rare, so the
+        # cache keys on them only then.
+        labels = str(sorted(source.labels.items())) if any(
+            r.selector is not None for r in self.rules.by_namespace.get(
+                source.namespace or "", ())) else ""
+        key = (destination.key, port, f"{source.namespace}|{labels}")
+        found = self._client_sides.get(key)
+        if found is None:
+            if len(self._client_sides) >= _MODEL_LIMIT:
+                self._client_sides.clear()
+            found = self._client_sides[key] = istio_mtls.client_side(
+                self.view, self.rules, self.mesh, source, destination, port, self.via)
+        return found
+
+    def tls(self, source: Endpoint, destination: Endpoint, port: int
+            ) -> istio_mtls.TlsVerdict:
+        """Whether ``source`` -> ``destination`` on ``port`` is mTLS, plaintext or refused."""
+        dest = self.membership(destination)
+        server = self.server_mode(destination, port)
+        if dest.dataplane is Dataplane.AMBIENT and server.mode is Mode.DISABLE:
+            # ztunnel ignores DISABLE: HBONE is always mTLS, plaintext still accepted.
+            server = istio_mtls.ServerMode(Mode.PERMISSIVE, server.policy, server.path,
+                                           server.problems)
+        src = self.membership(source)
+        return istio_mtls.decide(source, src, destination, dest, port, server,
+                                 lambda: self.client_side(source, destination, port),
+                                 self.mesh)
 
     # --- the decision ---------------------------------------------------------------------
 
@@ -240,11 +257,23 @@ class IstioLayer:
                 not self.present(destination.namespace):
             return None
         applies, targeted = self.authorization_policies(destination)
-        mode, peer_authn, mode_problems = self.mtls_mode(destination, port)
-        if not applies and peer_authn is None and not mode_problems and not targeted:
+        server = self.server_mode(destination, port)
+        # No policy bears on the flow: Istio has a say only if a client's TLS fails.
+        quiet = not applies and server.policy is None and not server.problems and \
+            not targeted
+        if quiet and not self.rules.tls_anywhere and self.mesh.auto_mtls:
             return None
         dest = self.membership(destination)
         if dest.dataplane is Dataplane.NONE:
+            # Istio policies do not apply to it, but a client's DestinationRule may still
+            # open TLS it cannot terminate.
+            tls = self.tls(source, destination, port) if protocol == "TCP" else None
+            if tls is not None and tls.outcome in (istio_mtls.Outcome.REFUSED,
+                                                   istio_mtls.Outcome.UNDECIDED) \
+                    and tls.rule is not None:
+                return self._tls_decision(tls)
+            if quiet:
+                return None
             names = ", ".join(p.name for p in applies)
             return Decision(True, _step(Verb.ALLOW, f"{dest.why}: Istio policies do not "
                                         "apply to it" + (f" (AuthorizationPolicy: {names})"
@@ -257,22 +286,18 @@ class IstioLayer:
         bypass = self._bypasses_sidecar(destination, port, dest.dataplane)
         if bypass:
             return Decision(True, _step(Verb.ALLOW, bypass))
-        if dest.dataplane is Dataplane.AMBIENT and mode is Mode.DISABLE:
-            mode = Mode.PERMISSIVE  # ztunnel ignores DISABLE: HBONE is always mTLS
-        if mode_problems:
-            why = mode_problems[0]
-            return Decision(None, _step(Verb.UNKNOWN, why), not_evaluated=mode_problems)
-        peer = self._peer(source, mode, dest.dataplane)
-        if mode is Mode.STRICT and peer.principal is None:
-            assert peer_authn is not None
-            text = (f"PeerAuthentication {peer_authn.name} requires mTLS (STRICT) on port "
-                    f"{port}, and {peer.plaintext}")
-            evidence = (_evidence(peer_authn, "spec.mtls.mode", "STRICT"),)
-            if not peer.known:
-                return Decision(None, _step(Verb.UNKNOWN, text, peer_authn.ref,
-                                            evidence=evidence), not_evaluated=(text,))
-            return Decision(False, _step(Verb.DENY, text, peer_authn.ref, evidence=evidence),
-                            (peer_authn.ref,))
+        tls = self.tls(source, destination, port)
+        if quiet and tls.outcome in (istio_mtls.Outcome.MTLS, istio_mtls.Outcome.PLAINTEXT):
+            return None
+        src = self.membership(source)
+        if src.dataplane is None and tls.server.mode is not Mode.STRICT and \
+                tls.outcome is istio_mtls.Outcome.UNDECIDED:
+            # Only rules on the peer's identity care whether it has one.
+            peer = Peer(source.name, source.ips, None, None, known=False, plaintext=src.why)
+        elif tls.outcome in (istio_mtls.Outcome.REFUSED, istio_mtls.Outcome.UNDECIDED):
+            return self._tls_decision(tls)
+        else:
+            peer = self._peer(source, tls)
         if dest.dataplane is Dataplane.AMBIENT:
             waypoint = destination.labels.get(USE_WAYPOINT) or (
                 self.namespaces.labels(destination.namespace) or {}).get(USE_WAYPOINT)
@@ -280,8 +305,12 @@ class IstioLayer:
                 why = (f"{destination.name} uses waypoint {waypoint!r}: the policies attached "
                        "to it (targetRefs) decide, and netsight does not evaluate waypoints")
                 return Decision(None, _step(Verb.UNKNOWN, why), not_evaluated=(why,))
-        mtls = f"; mTLS {mode.value} by PeerAuthentication {peer_authn.name}" \
-            if peer_authn is not None and peer.principal is not None else ""
+        mtls = ""
+        if tls.outcome is istio_mtls.Outcome.MTLS and tls.server.policy is not None:
+            mtls = f"; mTLS {tls.server.mode.value} by PeerAuthentication " \
+                f"{tls.server.policy.name}"
+        if tls.outcome is istio_mtls.Outcome.MTLS and tls.rule is not None:
+            mtls += f"; Istio mTLS by DestinationRule {tls.rule.namespace}/{tls.rule.name}"
         ctx = Context(peer, port, self.request, self._tcp_port(destination, port))
         return self._authorize(applies, targeted, ctx, destination, dest.dataplane, mtls)
 
@@ -324,19 +353,22 @@ class IstioLayer:
                     "sidecar does not capture it, so no Istio policy sees it")
         return ""
 
-    def _peer(self, source: Endpoint, mode: Mode, dataplane: Dataplane) -> Peer:
-        member = self.membership(source)
-        if member.dataplane is None:
-            return Peer(source.name, source.ips, None, None, known=False,
-                        plaintext=member.why)
-        if member.dataplane is Dataplane.NONE:
-            return Peer(source.name, source.ips, None, None,
-                        plaintext=f"{member.why}, so it sends plaintext")
-        if mode is Mode.DISABLE and dataplane is Dataplane.SIDECAR:
-            return Peer(source.name, source.ips, None, None,
-                        plaintext="the destination disables mTLS (PeerAuthentication "
-                        "DISABLE), so even mesh clients send plaintext")
-        return Peer(source.name, source.ips, principal(source), source.namespace)
+    @staticmethod
+    def _tls_decision(tls: istio_mtls.TlsVerdict) -> Decision:
+        """A connection Istio refuses (or may refuse) before any AuthorizationPolicy."""
+        policy = tls.rule if tls.server.policy is None else tls.server.policy.ref
+        text = tls.why
+        if tls.outcome is istio_mtls.Outcome.REFUSED:
+            return Decision(False, _step(Verb.DENY, text, policy, evidence=tls.evidence),
+                            tls.deciding)
+        return Decision(None, _step(Verb.UNKNOWN, text, policy, evidence=tls.evidence),
+                        not_evaluated=(text,))
+
+    def _peer(self, source: Endpoint, tls: istio_mtls.TlsVerdict) -> Peer:
+        """The peer as the destination's proxy sees it: an identity only over mTLS."""
+        if tls.outcome is istio_mtls.Outcome.MTLS:
+            return Peer(source.name, source.ips, principal(source), source.namespace)
+        return Peer(source.name, source.ips, None, None, plaintext=tls.why)
 
     def _authorize(self, applies: list[AuthzPolicy], targeted: list[AuthzPolicy],
                    ctx: Context, destination: Endpoint, dataplane: Dataplane,

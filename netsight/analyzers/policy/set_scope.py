@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from netsight.analyzers.policy import anp, cnp
+from netsight.analyzers.policy import anp, cnp, istio_client_tls
 from netsight.analyzers.policy.engine import READS, ROOT_NAMESPACE, UNEVALUATED, PolicyEngine
 from netsight.analyzers.policy.universe import Bits, Universe
 from netsight.graph.model.kinds import POD_LIKE_KINDS, Kind
@@ -20,9 +20,11 @@ from netsight.graph.store.live import GraphView, ProblemKind
 MODELED: frozenset[str] = frozenset({
     Kind.POD, Kind.NAMESPACE, Kind.NETWORK_POLICY, anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND,
     "Node", *POD_LIKE_KINDS,
-    # Read only by Istio's layer (a port's protocol), which has no say where no Istio
-    # policy is: its kinds send their namespaces to the per-pod path.
-    Kind.SERVICE})
+    # Read only by Istio's layer (a port's protocol, the mesh config), which has no say
+    # where no Istio policy is: its kinds send their namespaces to the per-pod path.
+    Kind.SERVICE, istio_client_tls.CONFIG_MAP,
+    # Scoped apart (istio_client_tls.tls_scopes): a rule concerns its clients and its host.
+    istio_client_tls.DESTINATION_RULE})
 # The kinds of policies the engine reads but the set evaluation does not model, besides
 # those it lists as unevaluated.
 UNMODELED: tuple[str, ...] = tuple(sorted(READS - MODELED - {u.kind for u in UNEVALUATED}))
@@ -38,7 +40,8 @@ def _unmodeled_scopes(view: GraphView) -> frozenset[str] | None:
             if not record.namespace or record.namespace == ROOT_NAMESPACE:
                 return None
             found.add(record.namespace)
-    return frozenset(found)
+    tls = istio_client_tls.tls_scopes(view)
+    return None if tls is None else frozenset(found | tls)
 
 
 def set_scope(engine: PolicyEngine) -> frozenset[str] | None:
@@ -50,7 +53,8 @@ def set_scope(engine: PolicyEngine) -> frozenset[str] | None:
     until one of those kinds changes)."""
     if engine.unreadable() or engine.mixed_versions() or engine.calico_present():
         return None
-    return engine.view.derived("policy.unmodeled scopes", UNMODELED,
+    return engine.view.derived("policy.unmodeled scopes",
+                                (*UNMODELED, istio_client_tls.DESTINATION_RULE),
                                 _unmodeled_scopes)
 
 

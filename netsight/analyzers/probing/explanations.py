@@ -210,11 +210,11 @@ def _mtls(view: GraphView, flow: Flow, outcome: str) -> list[Explanation]:
     for endpoint, port in flow.targets:
         if endpoint.mesh_proxy is None or endpoint.namespace is None:
             continue
-        mode, policy, _ = engine.istio.mtls_mode(endpoint, port)
-        if mode is Mode.STRICT:
+        server = engine.istio.server_mode(endpoint, port)
+        if server.mode is Mode.STRICT:
+            setter = server.policy.name if server.policy else "(mesh-wide)"
             strict.append(f"{endpoint.name} runs {endpoint.mesh_proxy}; "
-                          f"PeerAuthentication {policy.name if policy else '(mesh-wide)'} "
-                          f"is STRICT on port {port}")
+                          f"PeerAuthentication {setter} is STRICT on port {port}")
     if not strict:
         return []
     return [Explanation(

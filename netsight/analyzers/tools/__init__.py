@@ -23,6 +23,7 @@ from netsight.analyzers.tools import (
     find_blocking_policies,
     gateway_get,
     gateway_list,
+    istio_mtls_status,
     k8s_networkpolicies,
     list_ingresses,
     list_services,
@@ -42,7 +43,7 @@ TOOLS: dict[str, AnyTool] = {
                  k8s_networkpolicies.TOOL, list_ingresses.TOOL, who_can_reach.TOOL,
                  what_can_reach.TOOL, gateway_list.TOOL, gateway_get.TOOL,
                  check_mesh_config.TOOL, explain_finding.TOOL, check_dns_resolution.TOOL,
-                 record_fix_note.TOOL)
+                 record_fix_note.TOOL, istio_mtls_status.TOOL)
 }
 
 

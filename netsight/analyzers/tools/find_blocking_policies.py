@@ -205,7 +205,9 @@ def analyze(view: GraphView, args: Args) -> Result:
     request = Request(args.method, args.path, args.host)
     # Compact answers carry no evidence: the rules a denial missed are looked up only for
     # detail mode (the verdicts, steps and texts are the same either way).
-    engine = PolicyEngine(view, request=request, explain=args.detail)
+    service = destinations.service
+    engine = PolicyEngine(view, request=request, explain=args.detail,
+                          via=(service, asked) if service is not None else None)
     verdicts: list[tuple[Verdict, Endpoint, Endpoint]] = []
     every = ((src, dst, port) for src in sources.endpoints for dst, port in targets
              # a pod to itself: plugins differ (loopback); not a policy question

@@ -11,6 +11,7 @@ import orjson
 
 from netsight.graph.model.field_values import frozen_copy, optional_str
 from netsight.graph.model.kinds import api_group
+from netsight.graph.model.mesh_settings import read_mesh_settings
 from netsight.graph.model.pem import ca_bundle_problem, istio_credential, tls_data_problem
 from netsight.graph.model.records import (
     DNS_CONFIG_KEYS,
@@ -77,7 +78,9 @@ def _config_map(raw: Mapping[str, Any], base: dict[str, Any]) -> Record:
                                      if key in DNS_CONFIG_KEYS and isinstance(value, str)})
     return ConfigMapRecord(**base, ca_checked=checked,
                            ca_problem=ca_bundle_problem(data, binary) if checked else None,
-                           dns_data=dns_data)
+                           dns_data=dns_data,
+                           mesh_config=read_mesh_settings(base["namespace"], base["name"],
+                                                          data))
 
 
 # What the mesh checks read of an Istio EnvoyFilter (analyzers/mesh/envoy_filters.py):

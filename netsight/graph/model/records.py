@@ -16,6 +16,7 @@ from typing import Any
 
 from netsight.graph.model.errors import MalformedObject
 from netsight.graph.model.kinds import ObjectId, make_key
+from netsight.graph.model.mesh_settings import MeshSettings
 from netsight.graph.model.selectors import LabelSelector
 
 EMPTY_MAP: Mapping[str, str] = MappingProxyType({})
@@ -280,6 +281,9 @@ class ConfigMapRecord(Record):
 
     ca_checked: bool = False  # the data was at hand and ca_problem decided
     ca_problem: str | None = None  # why ca.crt is not a PEM certificate bundle
+    # Istio's mesh config (the ``mesh`` key of istiod's ConfigMap), read where the data is at
+    # hand: the few fields the mTLS analysis depends on (graph/model/mesh_settings.py).
+    mesh_config: MeshSettings | None = None
     # The cluster DNS configuration, kept for the ConfigMaps of DNS_CONFIG_MAPS only: their
     # string values of DNS_CONFIG_KEYS (a Corefile holds no credentials).
     dns_data: Mapping[str, str] | None = None

@@ -115,6 +115,11 @@ CASES: dict[str, list[dict[str, Any]]] = {
                              {"name": "api", "from": "edge/api-1"},
                              {"name": "_http._tcp.api.edge.svc.cluster.local."},
                              {"name": "10-0-1-1.edge.pod.cluster.local."}],
+    "istio_mtls_status": [
+        {"destination": "edge/api-1"}, {"destination": "Service/edge/api", "port": 80},
+        {"destination": "shop/web-1", "source": "edge/api-1"},
+        {"destination": "shop/web-1", "source": "shop/api-1", "port": 8080},
+        {"destination": "Deployment/edge/api"}],
 }
 CASE_IDS = [(tool, args) for tool, cases in CASES.items() for args in cases]
 
