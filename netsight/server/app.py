@@ -102,7 +102,7 @@ def build_service(graph: LiveGraph, settings: Settings, *,
                   middleware: Sequence[Middleware] = (),
                   telemetry: Telemetry | None = None) -> Service:
     # Without one given: /metrics only, nothing exported (serve passes the environment's).
-    telemetry = telemetry or setup(settings.cluster_name, environ={})
+    telemetry = telemetry or setup(settings.cluster_name, export=False)
     if settings.toolsets is not None:
         tools = {name: tool for name, tool in tools.items() if tool.toolset in settings.toolsets}
     host = ToolHost(store=graph.store, tools=tools, timeout=settings.tool_timeout,

@@ -4,7 +4,9 @@ The environment variables are the ones the architecture decisions name (``CLUSTE
 ``PORT``, ``LOG_LEVEL``, ``TOOL_TIMEOUT``, ``PROBE_NAMESPACE``, ``PROBE_IMAGE``,
 ``MAX_CONCURRENT_PROBES``), plus ``HOST``, ``AUTH_MODE``, ``AUTH_AUDIENCES``,
 ``MCP_RESPONSES`` and ``KUBECONFIG`` for symmetry with the flags, ``SECRET_METADATA``
-(watch Secret and ConfigMap names) and ``TOOLSETS`` (the groups of tools offered). The probe
+(watch Secret and ConfigMap names), ``TOOLSETS`` (the groups of tools offered) and
+``LOG_FORMAT`` (text or JSON lines). Telemetry's ``OTEL_*`` variables are the OpenTelemetry
+SDK's, read where the exporters are built (exporting.py). The probe
 settings are read and checked although netsight runs no probe pods yet: a deployment
 configured for them fails now on a bad value, not the day probes arrive.
 
@@ -50,6 +52,11 @@ class Transport(StrEnum):
     STDIO = "stdio"
 
 
+class LogFormat(StrEnum):
+    TEXT = "text"
+    JSON = "json"  # one JSON object a line, for log pipelines that parse
+
+
 class Responses(StrEnum):
     """How a Streamable HTTP POST carries its answer: one JSON body, or an SSE stream."""
 
@@ -86,6 +93,7 @@ class Settings:
     kubeconfig: str | None = None
     context: str | None = None
     log_level: str = "INFO"  # a logging module level name
+    log_format: LogFormat = LogFormat.TEXT
     tool_timeout: float = 10.0  # seconds
     auth: Auth = Auth.AUTO
     shutdown_timeout: float = 5.0  # seconds to drain in-flight calls before cancelling them
@@ -137,6 +145,9 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
     port = 8080 if (given := pick("port", "PORT")) is None else _port(given)
     host = "127.0.0.1" if (given := pick("host", "HOST")) is None else str(given[1])
     log_level = "INFO" if (given := pick("log_level", "LOG_LEVEL")) is None else _level(given)
+    log_format = LogFormat.TEXT
+    if (given := pick("log_format", "LOG_FORMAT")) is not None:
+        log_format = _choice(given, LogFormat)
     tool_timeout = 10.0 if (given := pick("tool_timeout", "TOOL_TIMEOUT")) is None \
         else _duration(given)
     kubeconfig = pick("kubeconfig", None)
@@ -181,7 +192,8 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
         demo_churn_interval=None if static else DEMO_CHURN_INTERVAL,
         kubeconfig=str(kubeconfig[1]) if kubeconfig else None,
         context=str(context[1]) if context else None,
-        log_level=log_level, tool_timeout=tool_timeout, auth=auth, responses=responses,
+        log_level=log_level, log_format=log_format, tool_timeout=tool_timeout, auth=auth,
+        responses=responses,
         auth_audiences=audiences, probe_namespace=probe_namespace, probe_image=probe_image,
         max_concurrent_probes=max_probes,
         secret_metadata=secret_metadata, toolsets=toolsets,
