@@ -5,7 +5,9 @@ Each signal (traces, metrics, logs) goes to the exporters ``OTEL_{SIGNAL}_EXPORT
 (``otlp``, ``console``, ``none``, a comma-separated list), chosen and loaded by the SDK's own
 configuration code (``opentelemetry.sdk._configuration``: the ``otlp`` name resolved by
 ``OTEL_EXPORTER_OTLP_{SIGNAL}_PROTOCOL`` / ``OTEL_EXPORTER_OTLP_PROTOCOL`` to the ``grpc`` or
-``http/protobuf`` exporter, exporters found by their entry points). The exporters read their
+``http/protobuf`` exporter, exporters found by their entry points; private functions of the
+SDK, at the version the locks pin, which test_telemetry_exports_otlp.py exercises, rather than
+a copy of their rules that would drift from the SDK's). The exporters read their
 endpoint, headers, certificates, compression and timeout from ``OTEL_EXPORTER_OTLP_*``
 themselves, the batch processors their ``OTEL_BSP_*``/``OTEL_BLRP_*`` limits, the metric
 reader ``OTEL_METRIC_EXPORT_INTERVAL``, the tracer provider ``OTEL_TRACES_SAMPLER``, and the
@@ -25,7 +27,6 @@ Console exporters write to stderr: over stdio, stdout is the MCP channel.
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -46,8 +47,6 @@ from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
 
 from netsight.server.config import ConfigError
-
-log = logging.getLogger(__name__)
 
 SERVICE_NAME = "netsight"
 Signal = Literal["traces", "metrics", "logs"]
