@@ -233,8 +233,9 @@ async def one_session(mcp_url: str, pods: list[str], service: str, calls: int,
 
         single = {"ping_ms": percentiles(ping),
                   **legacy_calls.figures("find_blocking_policies"),
-                  # the tool handler's own mean time (its span: arguments, analyzer,
-                  # rendering), over the calls of both clients
+                  # the server's own mean time per call (its tools/call span: the SDK's
+                  # params check, arguments, analyzer, rendering, the answer's wire form),
+                  # over the calls of both clients
                   "find_blocking_policies_handler_ms_mean": round(1000 * handler_s / handled, 2),
                   **modern_calls.figures("find_blocking_policies_2026"),
                   "client_gc_while_timed": pauses.summary(),

@@ -18,7 +18,6 @@ from typing import IO
 
 import orjson
 from opentelemetry import trace
-from opentelemetry.instrumentation.logging.handler import LoggingHandler
 from opentelemetry.sdk._logs import LoggerProvider
 
 from netsight.server.config import LogFormat
@@ -99,6 +98,10 @@ def export_logs(provider: LoggerProvider, level: str) -> logging.Handler:
     """Sends the root logger's records at ``level`` and above to ``provider``'s exporters
     (OpenTelemetry's logging handler: the span's ids travel as the record's context).
     Returns the handler, for :func:`stop_exporting_logs`."""
+    # Imported here: the instrumentation package costs a quarter of a second at start, and
+    # only a server that exports logs needs it.
+    from opentelemetry.instrumentation.logging.handler import LoggingHandler
+
     handler = LoggingHandler(level=logging.getLevelName(level), logger_provider=provider)
     handler.addFilter(_NotTheExportPipeline())
     logging.getLogger().addHandler(handler)

@@ -151,7 +151,8 @@ async def test_serve_writes_every_line_as_json_with_trace_ids() -> None:
         "--log-format", "json", "--log-level", "debug", stderr=asyncio.subprocess.PIPE)
     assert process.stderr is not None
     try:
-        url = await announced_and_ready(process)
+        # A minute: starting a process with the demo takes ~15 s on a machine this loaded.
+        url = await announced_and_ready(process, timeout=60)
         async with Client(f"{url}/mcp", mode="auto") as client:
             await client.call_tool("diagnose_service", {"service": "shop/cart"},
                                    meta={"traceparent": TRACEPARENT})
