@@ -129,11 +129,14 @@ def test_a_json_line_carries_the_traceback() -> None:
 def test_configure_logging_writes_the_chosen_format_from_the_root_logger() -> None:
     root = logging.getLogger()
     kept = root.handlers[:], root.level
-    uvicorn = [(lg, lg.handlers[:], lg.propagate) for lg in map(logging.getLogger, UVICORN_LOGGERS)]
+    uvicorn = [(lg, lg.handlers[:], lg.propagate, lg.level)
+               for lg in map(logging.getLogger, UVICORN_LOGGERS)]
     try:
         out = io.StringIO()
         configure_logging("INFO", out, LogFormat.JSON)
         configure_logging("INFO", out, LogFormat.JSON)  # again: still one handler of ours
+        # As HttpServer's uvicorn.Config sets it (another test's may have left WARNING).
+        logging.getLogger("uvicorn.error").setLevel(logging.INFO)
         logging.getLogger("uvicorn.error").info("Uvicorn running")
         logging.getLogger("netsight.server.running").debug("below LOG_LEVEL")
         [line] = out.getvalue().splitlines()
@@ -141,8 +144,9 @@ def test_configure_logging_writes_the_chosen_format_from_the_root_logger() -> No
     finally:
         root.handlers[:], _ = kept
         root.setLevel(kept[1])
-        for logger, handlers, propagate in uvicorn:
+        for logger, handlers, propagate, level in uvicorn:
             logger.handlers[:], logger.propagate = handlers, propagate
+            logger.setLevel(level)
 
 
 async def test_serve_writes_every_line_as_json_with_trace_ids() -> None:
