@@ -10,8 +10,9 @@ single-session latencies, and ``--client-processes`` processes (default 5) for t
 concurrent sessions, since one Python process of SDK clients cannot issue 200 calls/s here.
 On this 2-core machine they all share the cores, so the figures include the clients' and
 simulator's share; netsight's own CPU time (``/proc``) is reported beside them, per call and
-as a share of one core during the concurrent run, and so is the tool handler's mean time
-(netsight's ``gen_ai.server.request.duration`` from ``/metrics``): what a loaded machine
+as a share of one core during the concurrent run, and so is the server's mean time per
+tools/call message (netsight's ``mcp.server.operation.duration`` from ``/metrics``, from the
+message's arrival at the MCP server to its answer): what a loaded machine
 cannot inflate much, where wall-clock latencies include every wait for a core.
 ``--responses sse`` measures netsight's SSE answer mode instead of the default JSON one.
 
@@ -232,8 +233,9 @@ async def one_session(mcp_url: str, pods: list[str], service: str, calls: int,
 
         single = {"ping_ms": percentiles(ping),
                   **legacy_calls.figures("find_blocking_policies"),
-                  # the tool handler's own mean time (its span: arguments, analyzer,
-                  # rendering), over the calls of both clients
+                  # the server's own mean time per call (its tools/call span: the SDK's
+                  # params check, arguments, analyzer, rendering, the answer's wire form),
+                  # over the calls of both clients
                   "find_blocking_policies_handler_ms_mean": round(1000 * handler_s / handled, 2),
                   **modern_calls.figures("find_blocking_policies_2026"),
                   "client_gc_while_timed": pauses.summary(),
@@ -450,13 +452,14 @@ async def concurrent_sessions(mcp_url: str, pods: list[str], sessions: int, rate
 
 
 async def tool_seconds(url: str, tool: str) -> tuple[float, float]:
-    """(sum, count) of netsight's gen_ai.server.request.duration for ``tool``, from /metrics."""
+    """(sum, count) of netsight's mcp.server.operation.duration for calls of ``tool`` that
+    answered without an error, from /metrics."""
     async with aiohttp.ClientSession() as http, http.get(f"{url}/metrics") as response:
         text = await response.text()
     found = {"sum": 0.0, "count": 0.0}
     for line in text.splitlines():
         for part in found:
-            if line.startswith(f"gen_ai_server_request_duration_seconds_{part}{{") \
+            if line.startswith(f"mcp_server_operation_duration_seconds_{part}{{") \
                     and f'gen_ai_tool_name="{tool}"' in line and "error_type" not in line:
                 found[part] += float(line.rsplit(" ", 1)[1])
     return found["sum"], found["count"]

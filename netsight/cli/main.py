@@ -182,6 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="http (default) or stdio, for clients that launch the server")
     serve.add_argument("--cluster-name", help="name reported in metadata (env CLUSTER_NAME)")
     serve.add_argument("--log-level", help="debug, info, warn or error (env LOG_LEVEL)")
+    serve.add_argument("--log-format", choices=("text", "json"),
+                       help="log lines as text (default) or one JSON object a line, with "
+                            "trace ids (env LOG_FORMAT)")
     serve.add_argument("--tool-timeout", help="per-call timeout such as 10s (env TOOL_TIMEOUT)")
     serve.add_argument("--responses", choices=("json", "sse"),
                        help="how /mcp answers a POST: one JSON body (default) or an SSE stream "

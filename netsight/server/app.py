@@ -108,7 +108,7 @@ def build_service(graph: LiveGraph, settings: Settings, *,
                   telemetry: Telemetry | None = None,
                   knowledge: KnowledgeBase | None = None) -> Service:
     # Without one given: /metrics only, nothing exported (serve passes the environment's).
-    telemetry = telemetry or setup(settings.cluster_name, environ={})
+    telemetry = telemetry or setup(settings.cluster_name, export=False)
     if graph.probes is not None:
         tools = {**tools, **probe_tools(graph.probes)}
     if settings.read_only:

@@ -6,6 +6,8 @@ The environment variables are the ones the architecture decisions name (``CLUSTE
 ``MCP_RESPONSES`` and ``KUBECONFIG`` for symmetry with the flags, ``SECRET_METADATA``
 (watch Secret and ConfigMap names), ``DNS_CONFIG`` (watch the cluster DNS
 ConfigMaps), ``TOOLSETS`` (the groups of tools offered),
+``LOG_FORMAT`` (text or JSON lines; telemetry's ``OTEL_*`` variables are the OpenTelemetry
+SDK's, read where the exporters are built: exporting.py),
 ``NAMESPACE`` (the design's: watch only these namespaces, comma-separated),
 ``READ_ONLY`` (hide every tool that writes to the cluster) and the probes' ``PROBES``,
 ``PROBE_MODE``, ``PROBE_TIMEOUT`` and ``PROBE_RATE``. The probe settings are checked even
@@ -61,6 +63,11 @@ class Transport(StrEnum):
     STDIO = "stdio"
 
 
+class LogFormat(StrEnum):
+    TEXT = "text"
+    JSON = "json"  # one JSON object a line, for log pipelines that parse
+
+
 class Responses(StrEnum):
     """How a Streamable HTTP POST carries its answer: one JSON body, or an SSE stream."""
 
@@ -97,6 +104,7 @@ class Settings:
     kubeconfig: str | None = None
     context: str | None = None
     log_level: str = "INFO"  # a logging module level name
+    log_format: LogFormat = LogFormat.TEXT
     tool_timeout: float = 10.0  # seconds
     auth: Auth = Auth.AUTO
     shutdown_timeout: float = 5.0  # seconds to drain in-flight calls before cancelling them
@@ -164,6 +172,9 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
     port = 8080 if (given := pick("port", "PORT")) is None else _port(given)
     host = "127.0.0.1" if (given := pick("host", "HOST")) is None else str(given[1])
     log_level = "INFO" if (given := pick("log_level", "LOG_LEVEL")) is None else _level(given)
+    log_format = LogFormat.TEXT
+    if (given := pick("log_format", "LOG_FORMAT")) is not None:
+        log_format = _choice(given, LogFormat)
     tool_timeout = 10.0 if (given := pick("tool_timeout", "TOOL_TIMEOUT")) is None \
         else _duration(given)
     kubeconfig = pick("kubeconfig", None)
@@ -229,7 +240,8 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
         demo_churn_interval=None if static else DEMO_CHURN_INTERVAL,
         kubeconfig=str(kubeconfig[1]) if kubeconfig else None,
         context=str(context[1]) if context else None,
-        log_level=log_level, tool_timeout=tool_timeout, auth=auth, responses=responses,
+        log_level=log_level, log_format=log_format, tool_timeout=tool_timeout, auth=auth,
+        responses=responses,
         auth_audiences=audiences, probe_namespace=probe_namespace, probe_image=probe_image,
         max_concurrent_probes=max_probes, probes=probes, probe_mode=probe_mode,
         probe_timeout=probe_timeout, probe_rate=probe_rate, read_only=read_only,

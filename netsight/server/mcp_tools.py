@@ -127,10 +127,10 @@ def build_mcp_server(host: ToolHost, notifier: ToolListNotifier) -> NetsightServ
         get_tool_input_schema=lambda name: _input_schema(host, name),
     )
     # The SDK's default middleware is its own span per message, sent to OpenTelemetry's
-    # global provider, which netsight never sets (telemetry.py): a no-op that still costs a
-    # span's bookkeeping per request. netsight's execute_tool span is the one a tool call
-    # reports, so the default list is replaced, the opt-out the SDK documents for it.
-    server.middleware[:] = [notifier]
+    # global provider, which netsight never sets (telemetry.py), and without netsight's
+    # attributes (the ToolError's code, findings, _OTHER for unknown names) or durations.
+    # netsight's own takes its place, the opt-out the SDK documents for it.
+    server.middleware[:] = [host.telemetry.middleware, notifier]
     for tool in host.tools.values():
         mcp_tool(tool)  # the schemas, generated now rather than in the first session's list
     return server
@@ -173,9 +173,7 @@ async def _list_tools(ctx: Any, params: PaginatedRequestParams | None) -> ListTo
 
 async def _call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
     host: ToolHost = ctx.lifespan_context
-    with host.telemetry.tool_call(ctx, params) as call:  # span, duration, findings, errors
-        return call.answered(await run_tool(host, params.name, params.arguments or {},
-                                            request=ctx.request))
+    return await run_tool(host, params.name, params.arguments or {}, request=ctx.request)
 
 
 async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any], *,

@@ -39,9 +39,10 @@ from netsight.knowledge.knowledge_base import knowledge_base
 from netsight.server import auth
 from netsight.server.app import Service, build_service
 from netsight.server.cluster import LiveGraph, live_graph
-from netsight.server.config import LOOPBACK, ConfigError, Settings, Transport
+from netsight.server.config import LOOPBACK, ConfigError, LogFormat, Settings, Transport
+from netsight.server.log_lines import configure_logging
 from netsight.server.stdio_transport import stdio_streams
-from netsight.server.telemetry import Telemetry, configure_logging, setup
+from netsight.server.telemetry import CONVENTIONS, Telemetry, setup
 from netsight.sim.demo import DEMO_TOKEN
 
 log = logging.getLogger(__name__)
@@ -55,12 +56,16 @@ class HttpServer(uvicorn.Server):
     def __init__(self, service: Service, settings: Settings,
                  sock: socket.socket | None = None) -> None:
         config = uvicorn.Config(
-            service.app, lifespan="off", log_level=settings.log_level.lower(),
+            # log_config=None: uvicorn's records go to the root logger, in netsight's format
+            # (log_lines.py) and to its log exporters, rather than to handlers of its own.
+            service.app, lifespan="off", log_level=settings.log_level.lower(), log_config=None,
             http=http_protocol(),
             access_log=settings.log_level == "DEBUG",
             timeout_graceful_shutdown=int(max(1, settings.shutdown_timeout)),
         )
         super().__init__(config)
+        if config.access_log:  # another uvicorn in the process (the demo's API server) may
+            logging.getLogger("uvicorn.access").propagate = True  # have turned it off
         # sse-starlette (the SDK's SSE responses) ends every SSE response within 0.5 s of
         # uvicorn's should_exit, in-flight tool call responses included, which defeats
         # draining. Its streams end here when the session manager stops, after the drain.
@@ -223,10 +228,19 @@ async def _serve_stdio(service: Service, graph: LiveGraph,
 def run(settings: Settings, *, err: IO[str] | None = None) -> int:
     """Run until stopped: the ``netsight serve`` command."""
     stream = err or sys.stderr
-    configure_logging(settings.log_level, sys.stderr)  # records in a span carry its ids
-    telemetry = setup(settings.cluster_name)  # OTLP if OTEL_EXPORTER_OTLP_ENDPOINT is set
+    # The exporters OTEL_*_EXPORTER / OTEL_EXPORTER_OTLP_* ask for (exporting.py); a bad
+    # value stops the server here, before anything is configured.
+    telemetry = setup(settings.cluster_name, log_level=settings.log_level)
+    # Records in a span carry its ids; LOG_FORMAT=json for log pipelines that parse.
+    configure_logging(settings.log_level, sys.stderr, settings.log_format)
+    if telemetry.exporting:
+        log.info("telemetry: exporting %s (conventions: %s)", ", ".join(telemetry.exporting),
+                 CONVENTIONS)
 
     def announce(line: str) -> None:
+        if settings.log_format is LogFormat.JSON:
+            log.info("%s", line)  # a log pipeline parses every line of stderr
+            return
         stream.write(line + "\n")
         stream.flush()
 

@@ -1,25 +1,33 @@
-"""OpenTelemetry for ``netsight serve``: a span and a few metric updates per MCP tool call.
+"""OpenTelemetry for ``netsight serve``: a span and a duration per MCP message, counters of
+findings and tool errors, gauges of the live graph, ``/metrics`` in Prometheus text.
 
-Per the architecture decisions (OpenTelemetry GenAI + MCP semantic conventions):
+netsight follows the OpenTelemetry semantic conventions for MCP (semantic-conventions-genai
+v0.1.0, ``docs/gen-ai/mcp.md``; the MCP conventions moved there from
+open-telemetry/semantic-conventions after v1.41):
 
-- every ``tools/call`` is a SERVER span ``execute_tool {tool}`` whose parent is the W3C trace
-  context the agent put in ``params._meta`` (``traceparent``/``tracestate``), with the
-  ``gen_ai.*``/``mcp.*`` attributes; a ToolError sets status ERROR and ``error.type`` to its
-  code (``NOT_FOUND``, …) rather than the convention's generic ``tool_error``, so a trace
-  tells what went wrong without opening the answer;
-- metrics ``gen_ai.server.request.duration``, ``mcp.findings.total`` (by tool and severity)
-  and ``mcp.errors.total`` (by tool and code), plus gauges read from the live graph when
-  scraped; ``/metrics`` serves them in Prometheus text format;
-- log records emitted inside a span carry its trace and span ids.
+- every MCP request or notification the server receives is a SERVER span named
+  ``{mcp.method.name} {target}`` — ``tools/call diagnose_service``, ``tools/list``,
+  ``initialize`` — whose parent is the trace context the client put in ``params._meta``
+  (``traceparent``/``tracestate``), with ``mcp.method.name``, ``jsonrpc.request.id``,
+  ``mcp.protocol.version``, ``mcp.session.id``, ``network.*`` and ``client.*``, and for a
+  tool call ``gen_ai.tool.name`` and ``gen_ai.operation.name = execute_tool`` (the GenAI
+  execute_tool span the conventions make it compatible with). A JSON-RPC error sets
+  ``error.type`` and ``rpc.response.status_code`` to its code; a tool's ``isError`` answer
+  sets ``error.type = tool_error`` and netsight's ToolError code in ``netsight.error.code``;
+  status ERROR with the message either way. ``gen_ai.tool.call.arguments`` and ``.result``
+  are recorded only when opted in (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``):
+  they name objects that the trace's readers may not be allowed to see.
+- metrics ``mcp.server.operation.duration`` and ``mcp.server.session.duration``
+  (histograms, seconds, the advised buckets); netsight's own under ``netsight.*``:
+  ``netsight.tool.findings`` (by tool and severity), ``netsight.tool.errors`` (by tool and
+  code), and gauges read from the live graph when collected.
 
-Traces and metrics leave the process only over OTLP/HTTP, and only when
-``OTEL_EXPORTER_OTLP_ENDPOINT`` (or a signal's own ``OTEL_EXPORTER_OTLP_*_ENDPOINT``) is set;
-otherwise tracing is the API's no-op and metrics exist only for ``/metrics`` scrapes.
+Values a client chooses (a method or tool name outside what netsight serves) become
+``_OTHER`` in span names and metric attributes, so clients cannot mint series.
 
 The providers belong to a ``Telemetry`` object handed to the server, never to OpenTelemetry's
-global providers (which can be set once per process): tests build as many as they like, and
-the MCP SDK's own instrumentation — which reports ``tools/call {tool}`` spans through the
-global provider — stays a no-op, so a tool call is one span, not two.
+global providers (which can be set once per process): tests build as many as they like. The
+MCP SDK's own span middleware is replaced by :meth:`Telemetry.middleware` (mcp_tools.py).
 """
 
 from __future__ import annotations
@@ -28,78 +36,105 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import IO, TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import orjson
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult
 from opentelemetry import metrics, trace
 from opentelemetry.context import Context
 from opentelemetry.metrics import CallbackOptions, Observation
-from opentelemetry.sdk.metrics import AlwaysOffExemplarFilter, MeterProvider
+from opentelemetry.sdk._logs import LogRecordProcessor
 from opentelemetry.sdk.metrics.export import MetricReader
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace import SpanProcessor
 from opentelemetry.trace import SpanKind, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 
 from netsight.graph.store.sync_status import SyncState
+from netsight.server import exporting
+from netsight.server.log_lines import export_logs, stop_exporting_logs
 
 if TYPE_CHECKING:
-    from mcp_types import CallToolRequestParams, CallToolResult
+    from opentelemetry.sdk._logs import LoggerProvider
 
     from netsight.knowledge.knowledge_base import KnowledgeBase
     from netsight.server.cluster import LiveGraph
 
 log = logging.getLogger(__name__)
 
-SERVICE_NAME = "netsight"
 SCOPE = "netsight.server"
 METRICS_ENDPOINT = "/metrics"
-# Tool calls answer in milliseconds (targets: p50 5 ms, p99 15 ms); TOOL_TIMEOUT is 10 s.
-DURATION_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.015, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
-                    2.5, 5.0, 10.0, 30.0)
+CONVENTIONS = "semantic-conventions-genai v0.1.0"
+# The buckets the MCP conventions advise for both duration histograms.
+DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0,
+                    300.0)
 SHUTDOWN_TIMEOUT = 3.0  # seconds to flush exporters when the server stops
 MAX_ATTRIBUTE_CHARS = 1024  # gen_ai.tool.call.arguments / .result are cut to this
 MAX_NAME_CHARS = 128  # of a tool name outside the catalog, on its span
 OTHER = "_OTHER"  # the semantic conventions' label for values outside a known set
+TOOL_ERROR = "tool_error"  # error.type of an isError answer, per the conventions
+TOOLS_CALL = "tools/call"
 CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s%(trace_context)s"
+# mcp.method.name's well-known values, and the methods of 2026-07-28 the SDK serves.
+METHODS = frozenset({
+    "completion/complete", "elicitation/create", "initialize", "logging/setLevel",
+    "notifications/cancelled", "notifications/initialized", "notifications/message",
+    "notifications/progress", "notifications/prompts/list_changed",
+    "notifications/resources/list_changed", "notifications/resources/updated",
+    "notifications/roots/list_changed", "notifications/tools/list_changed", "ping",
+    "prompts/get", "prompts/list", "resources/list", "resources/read", "resources/subscribe",
+    "resources/templates/list", "resources/unsubscribe", "roots/list",
+    "sampling/createMessage", "tools/call", "tools/list",
+    "server/discover", "subscriptions/listen",
+})
 
 _W3C = TraceContextTextMapPropagator()
 _SESSION_HEADER = "mcp-session-id"
 
 
 class Telemetry:
-    """The tracer and instruments tool calls report to, and the registry ``/metrics`` reads."""
+    """The tracer and instruments MCP messages report to, and the registry ``/metrics``
+    reads."""
 
     def __init__(self, *, tracer_provider: trace.TracerProvider,
                  meter_provider: metrics.MeterProvider,
+                 logger_provider: LoggerProvider | None = None,
                  registry: CollectorRegistry | None = None,
-                 capture_results: bool = False, exporting: Sequence[str] = ()) -> None:
+                 capture_content: bool = False, exporting: Sequence[str] = ()) -> None:
         self.tracer_provider, self.meter_provider = tracer_provider, meter_provider
+        self.logger_provider = logger_provider
+        self.log_handler: logging.Handler | None = None  # sends records to logger_provider
         self.registry = registry
-        self.capture_results = capture_results
-        self.exporting = tuple(exporting)  # what leaves the process, e.g. ("otlp traces",)
+        self.capture_content = capture_content
+        self.exporting = tuple(exporting)  # what leaves the process, e.g. ("traces: otlp",)
         self.tracer = tracer_provider.get_tracer(SCOPE)
         self.meter = meter_provider.get_meter(SCOPE)
-        self.duration = self.meter.create_histogram(
-            "gen_ai.server.request.duration", unit="s",
-            description="MCP tool call duration, from the request to its answer",
+        self.operation_duration = self.meter.create_histogram(
+            "mcp.server.operation.duration", unit="s",
+            description="MCP request or notification duration as observed on the receiver "
+                        "from the time it was received until the result or ack is sent",
+            explicit_bucket_boundaries_advisory=DURATION_BUCKETS)
+        self.session_duration = self.meter.create_histogram(
+            "mcp.server.session.duration", unit="s",
+            description="The duration of the MCP session as observed on the MCP server",
             explicit_bucket_boundaries_advisory=DURATION_BUCKETS)
         # Counted in plain dicts and reported when collected: a call adds to a dict entry per
         # finding instead of an SDK measurement (attribute hashing, locks) per severity.
         self.finding_counts: dict[tuple[str, str], int] = {}  # (tool, severity)
         self.error_counts: dict[tuple[str, str], int] = {}  # (tool, code)
         self.meter.create_observable_counter(
-            "mcp.findings.total", [self._observe_findings], unit="{finding}",
+            "netsight.tool.findings", [self._observe_findings], unit="{finding}",
             description="Findings in tool answers, by tool and severity")
         self.meter.create_observable_counter(
-            "mcp.errors.total", [self._observe_errors], unit="{error}",
+            "netsight.tool.errors", [self._observe_errors], unit="{error}",
             description="Tool calls answered with a ToolError, by tool and code")
-        self._metric_attributes: dict[tuple[str, str | None], dict[str, str]] = {}
+        self._metric_attributes: dict[tuple[Any, ...], dict[str, str]] = {}
         self.tools: frozenset[str] | None = None  # the catalog; None: any name is a tool
         self._observing = False
 
@@ -108,57 +143,85 @@ class Telemetry:
         return cls(tracer_provider=trace.NoOpTracerProvider(),
                    meter_provider=metrics.NoOpMeterProvider())
 
-    @contextlib.contextmanager
-    def tool_call(self, ctx: Any, params: CallToolRequestParams) -> Iterator[ToolCall]:
-        """Around one ``tools/call`` (``ctx``: the SDK's ``ServerRequestContext``)."""
-        # A name outside the catalog is a client's typo or worse: metrics label it _OTHER
-        # and the span is plain execute_tool, so clients cannot mint series or span names.
-        name = params.name
-        known = self.tools is None or name in self.tools
-        meta = getattr(ctx, "meta", None) or params.meta
-        parent: Context | None = None
-        if meta and "traceparent" in meta:
-            parent = _W3C.extract(meta)
-        started = time.perf_counter()
-        call = ToolCall(self, name if known else OTHER)
+    async def middleware(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+                         ) -> HandlerResult:
+        """MCP server middleware: one span and one duration per message received."""
+        message = Message(self, ctx)
         with self.tracer.start_as_current_span(
-                f"execute_tool {name}" if known else "execute_tool", context=parent,
-                kind=SpanKind.SERVER, record_exception=False,
-                set_status_on_exception=False) as span:
+                message.span_name, context=message.parent(), kind=SpanKind.SERVER,
+                record_exception=False, set_status_on_exception=False) as span:
             if span.is_recording():
-                span.set_attributes(_request_attributes(ctx, params))
-                call.span = span
+                span.set_attributes(message.span_attributes())
+                message.span = span
             try:
-                yield call
-            except BaseException as exc:  # cancelled (shutdown), or a bug past run_tool
-                call.error_type = type(exc).__qualname__
-                if call.span is not None:
-                    call.span.set_attribute("error.type", call.error_type)
-                    call.span.set_status(StatusCode.ERROR, str(exc)[:MAX_ATTRIBUTE_CHARS])
+                result = await call_next(ctx)
+            except MCPError as exc:
+                message.failed(str(exc.error.code), exc.error.message, rpc=True)
                 raise
+            except ValidationError:
+                # As the SDK answers it: pydantic's message would quote the client's input.
+                message.failed(str(INVALID_PARAMS), "Invalid request parameters", rpc=True)
+                raise
+            except BaseException as exc:  # cancelled (shutdown), or a bug past the handler
+                message.failed(type(exc).__qualname__, str(exc)[:MAX_ATTRIBUTE_CHARS])
+                raise
+            else:
+                if message.tool is not None:
+                    message.answered(result)
+                return result
             finally:
-                self.duration.record(time.perf_counter() - started,
-                                     self.attributes(call.name, call.error_type))
+                message.done()
 
-    def attributes(self, tool: str, error_type: str | None) -> dict[str, str]:
-        """Metric attributes, one dict per (tool, error) for the process's lifetime."""
-        key = (tool, error_type)
+    def metric_attributes(self, key: tuple[Any, ...]) -> dict[str, str]:
+        """The duration's attributes for ``key`` (see ``Message.done``), one dict per key
+        for the process's lifetime."""
         attributes = self._metric_attributes.get(key)
         if attributes is None:
-            attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool}
+            method, tool, error_type, rpc_code, version, transport = key
+            attributes = {"mcp.method.name": method, "network.transport": transport}
+            if tool is not None:
+                attributes["gen_ai.tool.name"] = tool
+                attributes["gen_ai.operation.name"] = "execute_tool"
+            if version:
+                attributes["mcp.protocol.version"] = version
+            if transport == "tcp":
+                attributes["network.protocol.name"] = "http"
             if error_type is not None:
                 attributes["error.type"] = error_type
+            if rpc_code is not None:
+                attributes["rpc.response.status_code"] = rpc_code
             self._metric_attributes[key] = attributes
         return attributes
+
+    def session_started(self, ctx: ServerRequestContext[Any, Any], transport: str) -> None:
+        """Times a handshake-era session from ``initialize`` until its connection closes."""
+        # The SDK's ServerSession keeps its Connection private (see notifying.py); without
+        # it the session is not timed.
+        connection = getattr(ctx.session, "_connection", None)
+        exit_stack = getattr(connection, "exit_stack", None)
+        if exit_stack is None:
+            return
+        started = time.perf_counter()
+        attributes = {"network.transport": transport}
+        if ctx.protocol_version:
+            attributes["mcp.protocol.version"] = str(ctx.protocol_version)
+        if transport == "tcp":
+            attributes["network.protocol.name"] = "http"
+
+        def ended() -> None:
+            self.session_duration.record(time.perf_counter() - started, attributes)
+
+        exit_stack.callback(ended)
 
     def _observe_findings(self, _: CallbackOptions) -> Iterable[Observation]:
         # tuple(): one C-level copy, as an OTLP export collects on its own thread
         for (tool, severity), count in tuple(self.finding_counts.items()):
-            yield Observation(count, {"gen_ai.tool.name": tool, "severity": severity})
+            yield Observation(count, {"gen_ai.tool.name": tool,
+                                      "netsight.finding.severity": severity})
 
     def _observe_errors(self, _: CallbackOptions) -> Iterable[Observation]:
         for (tool, code), count in tuple(self.error_counts.items()):
-            yield Observation(count, {"gen_ai.tool.name": tool, "error.type": code})
+            yield Observation(count, {"gen_ai.tool.name": tool, "netsight.error.code": code})
 
     def attach(self, graph: LiveGraph, *, tools: Iterable[str],
                in_flight: Callable[[], int] | None = None,
@@ -180,12 +243,23 @@ class Telemetry:
         def nodes(_: CallbackOptions) -> Iterable[Observation]:
             yield Observation(store.view().node_count)
 
+        def ready(_: CallbackOptions) -> Iterable[Observation]:
+            yield Observation(1 if graph.ready else 0)
+
         def synced(_: CallbackOptions) -> Iterable[Observation]:
             # A copy in one C-level call: an OTLP export collects on its own thread while
             # the informers add kinds on the loop.
             for kind, status in tuple(store.sync.items()):
                 yield Observation(1 if status.state is SyncState.SYNCED else 0,
-                                  {"k8s.kind": kind, "state": status.state.value})
+                                  {"k8s.kind": kind})
+
+        def states(_: CallbackOptions) -> Iterable[Observation]:
+            # Every state of every kind, 1 for the one it is in: each series keeps its
+            # labels, so a change of state is a change of value, never a vanished series.
+            for kind, status in tuple(store.sync.items()):
+                for state in SyncState:
+                    yield Observation(1 if status.state is state else 0,
+                                      {"k8s.kind": kind, "state": state.value})
 
         self.meter.create_observable_gauge(
             "netsight.graph.generation", [generation], unit="{change}",
@@ -194,9 +268,15 @@ class Telemetry:
             "netsight.graph.nodes", [nodes], unit="{node}",
             description="Objects in the graph")
         self.meter.create_observable_gauge(
-            "netsight.informer.synced", [synced], unit="1",
-            description="1 while a kind's informer is listed and watching, else 0 "
-                        "(state: syncing, retrying, forbidden, stopped)")
+            "netsight.ready", [ready],
+            description="1 once every watched kind is listed (/readyz answers 200), else 0")
+        self.meter.create_observable_gauge(
+            "netsight.informer.synced", [synced],
+            description="1 while a kind's informer is listed and watching, else 0")
+        self.meter.create_observable_gauge(
+            "netsight.informer.state", [states],
+            description="1 for the state each kind's informer is in (syncing, synced, "
+                        "retrying, forbidden, stopped), 0 for the others")
         if in_flight is not None:
             def running(_: CallbackOptions) -> Iterable[Observation]:
                 yield Observation(in_flight())
@@ -244,10 +324,14 @@ class Telemetry:
         return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
 
     def shutdown(self, timeout: float = SHUTDOWN_TIMEOUT) -> None:
-        """Flush and stop the exporters (OTLP spans are batched), both at once and for at most
-        ``timeout`` seconds: an unreachable collector retries for ~10 s per signal, and the
-        process must exit within the pod's grace period. Idempotent."""
-        stops = [stop for provider in (self.tracer_provider, self.meter_provider)
+        """Flush and stop the exporters (spans and log records are batched), all at once and
+        for at most ``timeout`` seconds: an unreachable collector retries for ~10 s per
+        signal, and the process must exit within the pod's grace period. Idempotent."""
+        if self.log_handler is not None:
+            stop_exporting_logs(self.log_handler)
+            self.log_handler = None
+        providers = (self.tracer_provider, self.meter_provider, self.logger_provider)
+        stops = [stop for provider in providers
                  if (stop := getattr(provider, "shutdown", None)) is not None]
         # Daemon threads: one still waiting on a collector at the deadline dies with the process.
         threads = [threading.Thread(target=stop, name="telemetry-shutdown", daemon=True)
@@ -261,43 +345,108 @@ class Telemetry:
             log.warning("exporters not flushed within %gs; dropping the rest", timeout)
         self.tracer_provider = trace.NoOpTracerProvider()
         self.meter_provider = metrics.NoOpMeterProvider()
+        self.logger_provider = None
 
 
-class ToolCall:
-    """One call in flight: the outcome is recorded by ``answered``."""
+class Message:
+    """One MCP message being handled: its span, and its duration when it is answered."""
 
-    __slots__ = ("error_type", "name", "span", "telemetry")
+    __slots__ = ("ctx", "error_type", "method", "rpc_code", "span", "span_name", "started",
+                 "telemetry", "tool", "tool_name", "transport")
 
-    def __init__(self, telemetry: Telemetry, name: str) -> None:
-        self.telemetry, self.name = telemetry, name
+    def __init__(self, telemetry: Telemetry, ctx: ServerRequestContext[Any, Any]) -> None:
+        self.telemetry, self.ctx = telemetry, ctx
+        self.started = time.perf_counter()
+        self.method = ctx.method if ctx.method in METHODS else OTHER
+        self.tool_name: str | None = None  # as the client sent it
+        self.tool: str | None = None  # for span names and metrics: a catalog tool or _OTHER
+        if ctx.method == TOOLS_CALL:
+            name = (ctx.params or {}).get("name")
+            self.tool_name = name if isinstance(name, str) else ""
+            known = telemetry.tools is None or self.tool_name in telemetry.tools
+            self.tool = self.tool_name if known and self.tool_name else OTHER
+        self.span_name = self.method if self.tool in (None, OTHER) \
+            else f"{self.method} {self.tool}"
+        self.transport = "pipe" if ctx.request is None else "tcp"  # stdio, or Streamable HTTP
         self.span: trace.Span | None = None  # None when not recording
         self.error_type: str | None = None
+        self.rpc_code: str | None = None
 
-    def answered(self, result: CallToolResult) -> CallToolResult:
-        """Records the answer and returns it; telemetry never fails a call."""
+    def parent(self) -> Context | None:
+        meta = self.ctx.meta
+        if meta and "traceparent" in meta:
+            return _W3C.extract(meta)
+        return None
+
+    def span_attributes(self) -> dict[str, Any]:
+        ctx = self.ctx
+        attributes: dict[str, Any] = {"mcp.method.name": self.method,
+                                      "network.transport": self.transport}
+        if self.tool_name is not None:
+            attributes["gen_ai.operation.name"] = "execute_tool"
+            attributes["gen_ai.tool.name"] = self.tool_name[:MAX_NAME_CHARS]
+            arguments = (ctx.params or {}).get("arguments")
+            if self.telemetry.capture_content and arguments:
+                attributes["gen_ai.tool.call.arguments"] = _json(arguments)
+        if ctx.request_id is not None:
+            attributes["jsonrpc.request.id"] = str(ctx.request_id)
+        if ctx.protocol_version:
+            attributes["mcp.protocol.version"] = str(ctx.protocol_version)
+        request = ctx.request
+        if request is not None:
+            attributes["network.protocol.name"] = "http"
+            scope = getattr(request, "scope", {})
+            if version := scope.get("http_version"):
+                attributes["network.protocol.version"] = version
+            client = scope.get("client")
+            if client:
+                attributes["client.address"], attributes["client.port"] = client[0], client[1]
+            session = request.headers.get(_SESSION_HEADER)
+            if session:
+                attributes["mcp.session.id"] = session
+        return attributes
+
+    def failed(self, error_type: str, message: str, *, rpc: bool = False) -> None:
+        self.error_type = error_type
+        if rpc:
+            self.rpc_code = error_type
+        if self.span is not None:
+            self.span.set_attribute("error.type", error_type)
+            if rpc:
+                self.span.set_attribute("rpc.response.status_code", error_type)
+            self.span.set_status(StatusCode.ERROR, message)
+
+    def answered(self, result: HandlerResult) -> None:
+        """Records a tool's answer (the wire dict the SDK made of the handler's
+        ``CallToolResult``); telemetry never fails a call."""
         try:
-            self._record(result)
+            if isinstance(result, CallToolResult):  # a middleware further in returned one
+                result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+            if isinstance(result, Mapping):
+                self._record(result)
         except Exception:  # an answer of an unexpected shape: a bug to fix, not to pass on
-            log.exception("telemetry: could not record the answer of %s", self.name)
-        return result
+            log.exception("telemetry: could not record the answer of %s", self.tool)
 
-    def _record(self, result: CallToolResult) -> None:
-        telemetry, span = self.telemetry, self.span
-        if result.is_error:
-            code, message = _error_of(result)
-            self.error_type = code
-            errors, key = telemetry.error_counts, (self.name, code)
+    def _record(self, result: Mapping[str, Any]) -> None:
+        telemetry, span, tool = self.telemetry, self.span, self.tool or OTHER
+        content = result.get("content") or [{}]
+        text = content[0].get("text") if isinstance(content[0], dict) else None
+        if result.get("isError") is True:
+            code, message = _error_of(text)
+            self.error_type = TOOL_ERROR
+            errors, key = telemetry.error_counts, (tool, code)
             errors[key] = errors.get(key, 0) + 1
             if span is not None:
-                span.set_attribute("error.type", code)
+                span.set_attribute("error.type", TOOL_ERROR)
+                span.set_attribute("netsight.error.code", code)
                 span.set_status(StatusCode.ERROR, message)
             return
-        data = result.structured_content or {}
+        data = result.get("structuredContent") or {}
         findings = data.get("findings")
         if isinstance(findings, list):
-            counts, name = telemetry.finding_counts, self.name
+            counts = telemetry.finding_counts
             for finding in findings:
-                key = (name, str(finding.get("severity", "unknown")))
+                key = (tool, str(finding.get("severity", "unknown")))
                 counts[key] = counts.get(key, 0) + 1
             if span is not None:
                 span.set_attribute("netsight.findings.count", len(findings))
@@ -305,114 +454,68 @@ class ToolCall:
             metadata = data.get("metadata")
             if isinstance(metadata, dict) and isinstance(metadata.get("graphGeneration"), int):
                 span.set_attribute("netsight.graph.generation", metadata["graphGeneration"])
-            if telemetry.capture_results and result.content:
-                text = getattr(result.content[0], "text", None)
-                if isinstance(text, str):
-                    span.set_attribute("gen_ai.tool.call.result", text[:MAX_ATTRIBUTE_CHARS])
+            if telemetry.capture_content and isinstance(text, str):
+                span.set_attribute("gen_ai.tool.call.result", text[:MAX_ATTRIBUTE_CHARS])
+
+    def done(self) -> None:
+        telemetry, ctx = self.telemetry, self.ctx
+        version = str(ctx.protocol_version) if ctx.protocol_version else ""
+        key = (self.method, self.tool, self.error_type, self.rpc_code, version, self.transport)
+        telemetry.operation_duration.record(time.perf_counter() - self.started,
+                                            telemetry.metric_attributes(key))
+        if ctx.method == "initialize" and self.error_type is None:
+            telemetry.session_started(ctx, self.transport)
 
 
-def _request_attributes(ctx: Any, params: CallToolRequestParams) -> dict[str, Any]:
-    attributes: dict[str, Any] = {
-        "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": params.name[:MAX_NAME_CHARS],
-        "mcp.method.name": "tools/call",
-    }
-    version = getattr(ctx, "protocol_version", None)
-    if version:
-        attributes["mcp.protocol.version"] = str(version)
-    request_id = getattr(ctx, "request_id", None)
-    if request_id is not None:
-        attributes["jsonrpc.request.id"] = str(request_id)
-    request = getattr(ctx, "request", None)
-    headers = getattr(request, "headers", None)
-    if headers is not None:  # Streamable HTTP; stdio has no request
-        attributes["network.transport"] = "tcp"
-        attributes["network.protocol.name"] = "http"
-        session = headers.get(_SESSION_HEADER)
-        if session:
-            attributes["mcp.session.id"] = session
-    else:
-        attributes["network.transport"] = "pipe"
-    if params.arguments:
-        # The question (object names, flags), never object bodies; cut like results.
-        try:
-            arguments = orjson.dumps(params.arguments, default=str).decode()
-        except orjson.JSONEncodeError:  # e.g. an integer past 64 bits
-            arguments = str(params.arguments)
-        attributes["gen_ai.tool.call.arguments"] = arguments[:MAX_ATTRIBUTE_CHARS]
-    return attributes
+def _json(value: Any) -> str:
+    # The question (object names, flags), never object bodies; cut like results.
+    try:
+        text = orjson.dumps(value, default=str).decode()
+    except orjson.JSONEncodeError:  # e.g. an integer past 64 bits
+        text = str(value)
+    return text[:MAX_ATTRIBUTE_CHARS]
 
 
-def _error_of(result: CallToolResult) -> tuple[str, str]:
-    """The ToolError's code and message from an ``isError`` answer (its JSON text)."""
-    with contextlib.suppress(IndexError, AttributeError, orjson.JSONDecodeError, TypeError):
-        error = orjson.loads(result.content[0].text)  # type: ignore[union-attr]
+def _error_of(text: Any) -> tuple[str, str]:
+    """The ToolError's code and message from an ``isError`` answer's JSON text."""
+    with contextlib.suppress(orjson.JSONDecodeError, TypeError):
+        error = orjson.loads(text)
         if isinstance(error, dict) and isinstance(error.get("code"), str):
             return error["code"], str(error.get("message", ""))[:MAX_ATTRIBUTE_CHARS]
-    return "tool_error", ""
+    return OTHER, ""
 
 
-def setup(cluster_name: str, *, environ: Mapping[str, str] | None = None,
+def setup(cluster_name: str, *, export: bool = True, log_level: str = "INFO",
           span_processors: Sequence[SpanProcessor] = (),
-          metric_readers: Sequence[MetricReader] = ()) -> Telemetry:
-    """Telemetry for one server: Prometheus for ``/metrics``, OTLP/HTTP when the environment
-    names an endpoint. ``span_processors``/``metric_readers``: more (tests: in-memory)."""
+          metric_readers: Sequence[MetricReader] = (),
+          log_processors: Sequence[LogRecordProcessor] = ()) -> Telemetry:
+    """Telemetry for one server: Prometheus for ``/metrics``, and the exporters the
+    environment asks for (``export``; exporting.py), logs at ``log_level`` and above.
+    ``span_processors``/``metric_readers``/``log_processors``: more (tests: in-memory).
+
+    Raises:
+        ConfigError: an ``OTEL_*`` variable that names no exporter or protocol.
+    """
     import os
 
     from opentelemetry.exporter.prometheus import PrometheusMetricReader
 
-    env = os.environ if environ is None else environ
-    if _true(env.get("OTEL_SDK_DISABLED")):
+    if _true(os.environ.get("OTEL_SDK_DISABLED")):
         return Telemetry.disabled()
-    resource = Resource.create({"service.name": SERVICE_NAME, "service.version": _version(),
-                                "k8s.cluster.name": cluster_name})
     registry = CollectorRegistry(auto_describe=True)
     # One instrumentation scope: otel_scope_* labels on every series would only add noise.
-    readers: list[MetricReader] = [
-        PrometheusMetricReader(registry=registry, scope_info_enabled=False), *metric_readers]
-    processors = list(span_processors)
-    exporting: list[str] = []
-    if (endpoint := otlp_endpoint(env, "TRACES")) is not None:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor
-
-        processors.append(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
-        exporting.append(f"traces to {endpoint}")
-    if (endpoint := otlp_endpoint(env, "METRICS")) is not None:
-        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
-        from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
-
-        readers.append(PeriodicExportingMetricReader(OTLPMetricExporter(endpoint=endpoint)))
-        exporting.append(f"metrics to {endpoint}")
-    tracer_provider: trace.TracerProvider = trace.NoOpTracerProvider()
-    if processors:
-        sdk_tracer = TracerProvider(resource=resource, shutdown_on_exit=False)
-        for processor in processors:
-            sdk_tracer.add_span_processor(processor)
-        tracer_provider = sdk_tracer
-    # Exemplars point from histogram buckets to traces: without tracing there are none
-    # (Prometheus text does not carry them either), so their bookkeeping is skipped.
-    exemplars = None if processors else AlwaysOffExemplarFilter()
-    meter_provider = MeterProvider(resource=resource, metric_readers=readers,
-                                   shutdown_on_exit=False, exemplar_filter=exemplars)
-    if exporting:
-        log.info("telemetry: OTLP export of %s", ", ".join(exporting))
-    return Telemetry(tracer_provider=tracer_provider, meter_provider=meter_provider,
-                     registry=registry, capture_results=_true(env.get(CAPTURE_CONTENT)),
-                     exporting=exporting)
-
-
-def otlp_endpoint(env: Mapping[str, str], signal: str) -> str | None:
-    """The OTLP/HTTP URL for ``signal`` (TRACES, METRICS), or None: not exported."""
-    if env.get(f"OTEL_{signal}_EXPORTER", "otlp").strip().lower() == "none":
-        return None
-    own = env.get(f"OTEL_EXPORTER_OTLP_{signal}_ENDPOINT", "").strip()
-    if own:
-        return own  # used as is, per the OTLP exporter specification
-    base = env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
-    if not base:
-        return None
-    return f"{base.rstrip('/')}/v1/{signal.lower()}"
+    prometheus = PrometheusMetricReader(registry=registry, scope_info_enabled=False)
+    built = exporting.providers(cluster_name, _version(), span_processors=span_processors,
+                                metric_readers=[prometheus, *metric_readers],
+                                log_processors=log_processors, export=export)
+    telemetry = Telemetry(
+        tracer_provider=built.tracer or trace.NoOpTracerProvider(),
+        meter_provider=built.meter or metrics.NoOpMeterProvider(),
+        logger_provider=built.logger, registry=registry,
+        capture_content=_true(os.environ.get(CAPTURE_CONTENT)), exporting=built.exporting)
+    if built.logger is not None:
+        telemetry.log_handler = export_logs(built.logger, log_level)
+    return telemetry
 
 
 def _true(value: str | None) -> bool:
@@ -426,26 +529,3 @@ def _version() -> str:
         return version("netsight")
     except PackageNotFoundError:  # pragma: no cover - running from a source tree
         return "0"
-
-
-class TraceContextFilter(logging.Filter):
-    """Adds ``trace_id``, ``span_id`` and ``trace_context`` (`` trace_id=… span_id=…``, or
-    empty outside a span) to every record a handler formats."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        context = trace.get_current_span().get_span_context()
-        if context.is_valid:
-            trace_id, span_id = format(context.trace_id, "032x"), format(context.span_id, "016x")
-            vars(record).update(trace_id=trace_id, span_id=span_id,
-                                trace_context=f" trace_id={trace_id} span_id={span_id}")
-        else:
-            vars(record).update(trace_id="", span_id="", trace_context="")
-        return True
-
-
-def configure_logging(level: str, stream: IO[str]) -> None:
-    """``logging.basicConfig`` at LOG_LEVEL, with trace ids on records inside a span."""
-    logging.basicConfig(level=level, stream=stream, format=LOG_FORMAT)
-    for handler in logging.getLogger().handlers:
-        if not any(isinstance(f, TraceContextFilter) for f in handler.filters):
-            handler.addFilter(TraceContextFilter())

@@ -538,8 +538,10 @@ class SimServer:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.host, self.port))
         self.port = sock.getsockname()[1]
+        # log_config=None: uvicorn's loggers are the process's; the demo's simulator must
+        # not give them handlers of its own over netsight's (log_lines.py).
         config = uvicorn.Config(self.api.app, log_level="warning", access_log=False,
-                                lifespan="off", timeout_graceful_shutdown=1)
+                                lifespan="off", timeout_graceful_shutdown=1, log_config=None)
         self._server = uvicorn.Server(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
         while not self._server.started:

@@ -31,7 +31,8 @@ from tests.deploy.conftest import (
 def test_the_values_sets_cover_defaults_and_every_option(render: Render) -> None:
     assert VALUES_SETS == ["default-values.yaml", "full-values.yaml"]
     kinds = {o["kind"] for name in VALUES_SETS for o in render(name)}
-    assert {"PodDisruptionBudget", "HTTPRoute", "Ingress", "NetworkPolicy"} <= kinds
+    assert {"PodDisruptionBudget", "HTTPRoute", "Ingress", "NetworkPolicy", "ServiceMonitor",
+            "PrometheusRule"} <= kinds
     kube_version = yaml.safe_load((CHART / "Chart.yaml").read_text())["kubeVersion"]
     assert kube_version.startswith(f">={OLDEST}.")
 

@@ -11,7 +11,14 @@ import pytest
 
 from netsight.analyzers.core.declarations import Toolset
 from netsight.cli import EXIT_TOOL_ERROR, main
-from netsight.server.config import Auth, ConfigError, Settings, Transport, load_settings
+from netsight.server.config import (
+    Auth,
+    ConfigError,
+    LogFormat,
+    Settings,
+    Transport,
+    load_settings,
+)
 
 
 def test_defaults_suit_a_workstation() -> None:
@@ -81,6 +88,22 @@ def test_an_unknown_toolset_is_refused_naming_the_valid_ones() -> None:
         "probes, notes (comma-separated, e.g. 'core,policy')")
 
 
+def test_log_lines_are_text_unless_json_is_asked_for() -> None:
+    assert load_settings({}, {}).log_format is LogFormat.TEXT
+    assert load_settings({}, {"LOG_FORMAT": "JSON"}).log_format is LogFormat.JSON
+    assert load_settings({"log_format": "text"}, {"LOG_FORMAT": "json"}).log_format \
+        is LogFormat.TEXT
+
+
+def test_serve_refuses_an_otlp_protocol_it_cannot_speak(monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4317")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc+tls")
+    assert main(["serve", "--demo"], stdout=io.StringIO()) == EXIT_TOOL_ERROR
+    assert "OTEL_EXPORTER_OTLP_PROTOCOL: grpc or http/protobuf" in capsys.readouterr().err
+
+
 def test_the_demo_names_its_cluster() -> None:
     assert load_settings({"demo": True}, {}).cluster_name == "demo"
     assert load_settings({"context": "kind-dev"}, {}).cluster_name == "kind-dev"
@@ -92,6 +115,7 @@ def test_the_demo_names_its_cluster() -> None:
     ({}, {"TOOL_TIMEOUT": "soon"}, "TOOL_TIMEOUT"),
     ({}, {"TOOL_TIMEOUT": "0s"}, "TOOL_TIMEOUT"),
     ({}, {"LOG_LEVEL": "loud"}, "LOG_LEVEL"),
+    ({}, {"LOG_FORMAT": "logfmt"}, "LOG_FORMAT"),
     ({}, {"SECRET_METADATA": "sometimes"}, "SECRET_METADATA"),
     ({}, {"DNS_CONFIG": "maybe"}, "DNS_CONFIG"),
     ({}, {"CLUSTER_NAME": "two words"}, "CLUSTER_NAME"),

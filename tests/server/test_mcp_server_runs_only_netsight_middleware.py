@@ -1,6 +1,6 @@
-"""The MCP server runs no per-message middleware of the SDK's: its OpenTelemetry span per
-message is dropped (netsight's execute_tool span is the one a tool call reports), through the
-public ``Server.middleware`` list rather than the SDK's private class."""
+"""The MCP server runs netsight's middleware only: its telemetry (a span and a duration per
+message, by the MCP semantic conventions) takes the place of the SDK's OpenTelemetry span per
+message, through the public ``Server.middleware`` list rather than the SDK's private class."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ def test_the_sdk_adds_only_its_opentelemetry_span_by_default() -> None:
     assert [type(m).__name__ for m in Server("bare").middleware] == ["OpenTelemetryMiddleware"]
 
 
-def test_the_server_keeps_only_the_tool_list_notifier() -> None:
+def test_the_server_keeps_netsights_telemetry_then_the_tool_list_notifier() -> None:
     host = ToolHost(store=GraphStore(source=Source.MANIFESTS, cluster_name="t"), tools=TOOLS,
                     timeout=1.0)
     notifier = ToolListNotifier(host.visible)
-    assert build_mcp_server(host, notifier).middleware == [notifier]
+    # Outermost first: the span covers the notifier's work on the same message.
+    assert build_mcp_server(host, notifier).middleware == [host.telemetry.middleware, notifier]
