@@ -50,13 +50,13 @@ LOCAL_CALLER = "local"  # the rate-limit key of unauthenticated callers
 
 CONNECTIVITY = AnalyzerMetadata(
     name=connectivity.NAME,
-    description="Connect from a probe pod acting as the source: the outcome it sees beside "
+    description="Connect from a probe pod as the source: what it sees beside "
     "find_blocking_policies' verdict, and why they differ.",
     reads=POLICY_READS | {Kind.SERVICE}, codes=())
 HTTP = AnalyzerMetadata(
     name=http_requests.NAME,
-    description="Send an HTTP request from a probe pod: status, headers, TLS, latency "
-    "beside the backends diff_routes predicts.",
+    description="An HTTP request from a probe pod: status, headers, TLS, latency beside "
+    "diff_routes' backends.",
     reads=diff_routes.METADATA.reads | {Kind.POD}, codes=())
 
 R = TypeVar("R")

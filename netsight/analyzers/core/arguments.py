@@ -78,12 +78,12 @@ class ToolArgs(Model):
 
     detail: bool = Field(
         default=False,
-        description="Add detail, suggestion and evidence (exact field paths) to each finding",
+        description="With evidence",
     )
 
 
 class PagedArgs(ToolArgs):
     limit: int = Field(default=10, ge=1, le=500, description="Items per page (1-500)")
     cursor: str | None = Field(
-        default=None, description="nextCursor from the previous page of the same query"
+        default=None, description="nextCursor of the previous page"
     )

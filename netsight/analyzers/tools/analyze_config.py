@@ -28,8 +28,8 @@ NAME = "analyze_config"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Every analyzer over a namespace or the cluster: all findings, worst first, "
-    "with counts. Use it for a health check of a namespace.",
+    description="Every analyzer over a namespace or the cluster: findings worst first, with "
+    "counts. Use it for a namespace health check.",
     reads=frozenset().union(*(check.metadata.reads for check in CHECKS)),
     codes=tuple(c for check in CHECKS for c in check.metadata.codes),
 )

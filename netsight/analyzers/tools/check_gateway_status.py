@@ -25,9 +25,8 @@ NAME = "check_gateway_status"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Gateway API Gateways and their listeners' conditions as a conformant "
-    "controller would set them, beside the controller's own status. Use it when a "
-    "Gateway is not programmed.",
+    description="Gateways' and listeners' conditions as a conformant controller would set "
+    "them, beside the controller's. Use it when a Gateway is not programmed.",
     reads=GATEWAY_READS,
     codes=GATEWAY_CODES,
 )

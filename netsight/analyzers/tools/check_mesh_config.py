@@ -27,8 +27,8 @@ METADATA = AnalyzerMetadata(
 
 class Args(PagedArgs):
     namespace: Namespace | None = Field(
-        default=None, description="Only findings about objects of this namespace (the "
-        "whole mesh is still what they are checked against)")
+        default=None, description="Only findings about this namespace's objects "
+        "(checked against the whole mesh)")
 
 
 class Result(ToolResult):

@@ -34,9 +34,8 @@ NAME = "check_route_resolution"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Gateway API routes resolved as a conformant controller would: conditions per "
-    "parent, attached listeners, backends. Use it when a route is not accepted or "
-    "sends nowhere.",
+    description="Gateway API routes resolved as a conformant controller would: conditions, "
+    "listeners, backends. Use it when a route is not accepted or sends nowhere.",
     reads=ROUTE_READS,
     codes=ROUTE_CODES,
 )
@@ -51,8 +50,8 @@ class Args(PagedArgs):
     route: ObjectName | None = Field(
         default=None, description="One route as 'namespace/name'; default: every route")
     kind: RouteKind | None = Field(
-        default=None, description="Only routes of this kind (needed when two kinds of route "
-        "share the name)")
+        default=None, description="Only routes of this kind (when two kinds share the "
+        "name)")
     namespace: Namespace | None = Field(default=None, description="Only this namespace")
 
 

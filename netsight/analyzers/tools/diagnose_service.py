@@ -28,8 +28,8 @@ NAME = "diagnose_service"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Why one Service does not serve: its selector, target ports, ready endpoints "
-    "and EndpointSlices checked. Use it first when a Service misbehaves.",
+    description="Why one Service does not serve: selector, target ports, ready endpoints, "
+    "EndpointSlices. Use it first when a Service misbehaves.",
     reads=service_health.METADATA.reads,
     codes=service_health.METADATA.codes,
 )

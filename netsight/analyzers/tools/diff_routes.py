@@ -41,9 +41,8 @@ DESCRIBED = 2048  # characters of the request line an answer repeats (most serve
 METADATA = AnalyzerMetadata(
     name=NAME,
     description="Where one HTTP request goes through Gateway API, Ingress or Istio routing: "
-    "rule chosen, backends, shadowed rules; also what changed since, or what "
-    "proposed YAML would change. Use it for 'why does this request reach the "
-    "wrong backend?'.",
+    "rule, backends, shadowed rules; what changed, or what proposed YAML would change. "
+    "Use it when a request reaches the wrong backend.",
     reads=ROUTE_READS | {Kind.INGRESS, Kind.INGRESS_CLASS, VIRTUAL_SERVICE, DESTINATION_RULE,
                          ISTIO_GATEWAY, SERVICE_ENTRY, Kind.POD, SIDECAR},
     codes=REQUEST_CODES,
@@ -58,33 +57,26 @@ class Args(ToolArgs):
     headers: dict[str, str] = Field(default_factory=dict, description="Request headers")
     query: dict[str, str] = Field(default_factory=dict, description="Query parameters")
     gateway: ObjectName | None = Field(
-        default=None, description="Enter at this Gateway ('namespace/name'); default: every "
-        "Gateway with a listener for the host")
+        default=None, description="Enter at this Gateway ('namespace/name'); default: all "
+        "with a listener for the host")
     port: PortNumber | None = Field(default=None, description="Only listeners on this port")
     expected_backend: ObjectName | None = Field(
         default=None, description="The Service ('namespace/name') the request should reach")
     against: GenerationOrTime | None = Field(
-        default=None, description="Also list what changed since then in the objects the "
-        "request goes through: a graph generation (metadata.graphGeneration of an earlier "
-        "answer), an RFC 3339 time ('2025-06-01T10:00:00Z') or a duration back from now "
-        "('90s', '10m', '2h', '1d', '1h30m')")
+        default=None, description="Also list changes since then to the objects on the way: a "
+        "graph generation (metadata.graphGeneration), an RFC 3339 time or a duration ('10m')")
     proposed: str | None = Field(
-        default=None, description="What-if: YAML or JSON of one or more objects (multi-"
-        "document YAML, a List, or a JSON array; at most 100 objects and 1 MiB). Each "
-        "replaces the live object of the same kind, namespace and name, or is added; a "
-        "document with metadata.annotations 'netsight.io/delete: \"true\"' deletes the "
-        "object it names. The request is resolved on an overlay of the live graph with "
-        "them applied (nothing is written) and compared with the live answer.")
+        default=None, description="What-if: YAML or JSON objects (at most 100, 1 MiB) that "
+        "replace or add live ones (annotation netsight.io/delete: \"true\" deletes); "
+        "resolved on an overlay, nothing written, and compared with the live answer")
     via: str | None = Field(
-        default=None, description="Route the request as Istio does instead of through the "
-        "Gateway API and Ingress: 'mesh' (from a sidecar-injected client; give "
-        "source_namespace) or 'gateway <namespace>/<name>' (through that Istio Gateway)")
+        default=None, description="Route as Istio does: 'mesh' (a sidecar client; give "
+        "sourceNamespace) or 'gateway <namespace>/<name>' (an Istio Gateway)")
     source_namespace: Namespace | None = Field(
-        default=None, description="With via 'mesh': the client's namespace (VirtualService "
-        "exportTo, short hosts and sourceNamespace matches are decided there)")
+        default=None, description="With via 'mesh': the client's namespace")
     source_labels: dict[str, str] | None = Field(
-        default=None, description="With via 'mesh': the client pod's labels, for "
-        "sourceLabels matches (without them such a match is undecided)")
+        default=None, description="With via 'mesh': the client's labels (sourceLabels "
+        "matches; without them undecided)")
     # The proposal's documents, once read_ahead has read them.
     _ahead: list[Document] | None = PrivateAttr(default=None)
 

@@ -31,8 +31,8 @@ COMPACT_RECENT, DETAIL_RECENT = 3, 50
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="How a finding was fixed before: learned fixes by confidence, notes, "
-    "occurrences. Use it on a finding (or its signature or code) a tool reported.",
+    description="How a finding was fixed before: learned fixes, notes, occurrences. Use it "
+    "on a finding (or its signature or code) a tool reported.",
     reads=frozenset(),
     codes=(),
 )

@@ -20,7 +20,7 @@ from netsight.analyzers.core.contracts import (
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.quoting import quoted
-from netsight.analyzers.policy.endpoints import NAMED_KINDS, Endpoint, Resolved, resolve
+from netsight.analyzers.policy.endpoints import Endpoint, Resolved, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
 from netsight.analyzers.policy.istio_authz import Request
 from netsight.analyzers.policy.results import DetailAware, DirectionOut
@@ -35,8 +35,7 @@ NAME = "find_blocking_policies"
 METADATA = AnalyzerMetadata(
     name=NAME,
     description="Whether traffic from a source to a destination port is allowed, and which "
-    "policy and rule blocks it (network policies, then Istio). Use it when a "
-    "connection is refused or times out.",
+    "policy rule blocks it (network policies, Istio). Use it when a connection fails.",
     reads=READS | {Kind.SERVICE},
     codes=(),
 )
@@ -86,8 +85,7 @@ def _host(value: str) -> str:
 Method = Annotated[str, AfterValidator(_method)]
 RequestPath = Annotated[str, AfterValidator(_path)]
 Host = Annotated[str, AfterValidator(_host)]
-ENDPOINT_HELP = ("'namespace/pod', 'Kind/namespace/name' (Kind: Pod, " + ", ".join(NAMED_KINDS)
-                 + "), a Service DNS name, or 'ip:ADDR' for outside the cluster")
+ENDPOINT_HELP = "'namespace/pod', 'Kind/namespace/name', a Service DNS name or 'ip:ADDR'"
 
 
 class Args(ToolArgs):
@@ -95,13 +93,12 @@ class Args(ToolArgs):
     destination: ObjectName = Field(description=f"Where traffic goes: {ENDPOINT_HELP}")
     port: Port = Field(description="Destination port (a Service port for a Service)")
     protocol: Protocol = Field(default="TCP", description="TCP, UDP or SCTP")
-    method: Method | None = Field(default=None, description="HTTP method of the request, "
-                                  "e.g. 'GET' (Istio AuthorizationPolicy rules only; "
-                                  "without it, rules reading the method may match)")
-    path: RequestPath | None = Field(default=None, description="HTTP request path, e.g. "
-                                     "'/api/items' (Istio AuthorizationPolicy only)")
-    host: Host | None = Field(default=None, description="HTTP Host header as the client "
-                              "sends it, e.g. 'reviews:9080' (Istio AuthorizationPolicy only)")
+    method: Method | None = Field(default=None, description="HTTP method, e.g. 'GET' "
+                                  "(Istio AuthorizationPolicy only; unset: may match)")
+    path: RequestPath | None = Field(default=None, description="HTTP path, e.g. '/api' "
+                                     "(Istio AuthorizationPolicy only)")
+    host: Host | None = Field(default=None, description="HTTP Host, e.g. 'reviews:9080' "
+                              "(Istio AuthorizationPolicy only)")
 
 
 class PairCounts(Model):

@@ -56,8 +56,8 @@ NAME = "gateway_get"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="One Gateway API Gateway: listeners, the routes attached to each, attached "
-    "policies and backend TLS policies. Use it to see what a Gateway serves.",
+    description="One Gateway: listeners, the routes attached to each, attached and backend "
+    "TLS policies. Use it to see what a Gateway serves.",
     reads=ATTACHED_READS,
     codes=ATTACHED_CODES,
 )

@@ -31,8 +31,8 @@ NAME = "gateway_list"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Gateway API Gateways with class, addresses, listeners and a health verdict, "
-    "unhealthy first. Use it to find a Gateway, then gateway_get for its routes.",
+    description="Gateways with class, addresses, listeners and health, unhealthy first. Use "
+    "it to find a Gateway (then gateway_get).",
     reads=GATEWAY_READS,
     codes=(),
 )

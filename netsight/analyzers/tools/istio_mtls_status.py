@@ -34,9 +34,8 @@ NAME = "istio_mtls_status"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Whether traffic to a workload port is Istio mTLS, plaintext or refused: "
-    "PeerAuthentication mode x the client's DestinationRule TLS x sidecar/ambient. Use it "
-    "when mesh connections reset or AuthorizationPolicies miss principals.",
+    description="Whether traffic to a workload port is Istio mTLS, plaintext or refused, "
+    "and why. Use it when mesh connections reset or principals are missing.",
     reads=frozenset({*KINDS, *TLS_KINDS, Kind.NAMESPACE, Kind.SERVICE, *POD_LIKE_KINDS}),
     codes=(),
 )
@@ -48,10 +47,10 @@ MAX_PODS = 50  # destination pods looked at
 class Args(ToolArgs):
     destination: ObjectName = Field(description=f"The server: {ENDPOINT_HELP}")
     source: ObjectName | None = Field(default=None, description="The client, as destination "
-                                      "(default: a client outside the mesh and a sidecar "
-                                      "client of the destination's namespace)")
-    port: Port | None = Field(default=None, description="Destination port (a Service port "
-                              "for a Service; default: every TCP container port)")
+                                      "(default: a non-mesh one and a sidecar in its "
+                                      "namespace)")
+    port: Port | None = Field(default=None, description="Destination port (a Service's "
+                              "for a Service; default: all TCP container ports)")
 
 
 class ClientOutcome(Model):

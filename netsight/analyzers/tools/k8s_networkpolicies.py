@@ -23,7 +23,7 @@ NAME = "k8s_networkpolicies"
 METADATA = AnalyzerMetadata(
     name=NAME,
     description="Every network policy (Kubernetes, admin, Cilium, Calico): what it selects, "
-    "its rules in one line, and its lint findings. Use it to audit policies.",
+    "its rules in one line, its findings. Use it to audit policies.",
     reads=network_policy_lint.METADATA.reads,
     codes=network_policy_lint.METADATA.codes,
 )
@@ -31,8 +31,8 @@ METADATA = AnalyzerMetadata(
 
 class Args(PagedArgs):
     namespace: Namespace | None = Field(
-        default=None, description="Only this namespace's NetworkPolicies (and no "
-        "cluster-scoped policies); default all")
+        default=None, description="Only this namespace's policies (no cluster-scoped "
+        "ones)")
 
 
 class PolicySummary(Model):

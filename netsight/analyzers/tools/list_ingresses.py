@@ -21,8 +21,8 @@ NAME = "list_ingresses"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Ingresses with their class, hosts, paths, backends and findings, unhealthy "
-    "first. Use it when an Ingress host does not answer.",
+    description="Ingresses with class, hosts, paths, backends and findings, unhealthy first. "
+    "Use it when an Ingress host fails.",
     reads=ingress_lint.METADATA.reads | {Kind.ENDPOINT_SLICE, Kind.NAMESPACE},
     codes=ingress_lint.METADATA.codes,
 )

@@ -23,8 +23,8 @@ NAME = "list_services"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Services with their ports, pods, ready endpoints and a health verdict, "
-    "unhealthy first. Use it to find which Services are down.",
+    description="Services with ports, pods, ready endpoints and health, unhealthy first. Use "
+    "it to find Services that are down.",
     reads=service_health.METADATA.reads,
     codes=(),
 )

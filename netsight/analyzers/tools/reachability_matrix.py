@@ -26,7 +26,7 @@ NAME = "reachability_matrix"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Allowed or denied for every pair of pods in the given namespaces or pods, "
+    description="Allowed or denied for every pod pair in the given namespaces or pods, "
     "per port. Use it to review a namespace's isolation as a whole.",
     reads=READS,
     codes=(),

@@ -30,7 +30,7 @@ NAME = "recent_changes"
 METADATA = AnalyzerMetadata(
     name=NAME,
     description="Objects added, modified (which fields) or deleted, around one object or in a "
-    "namespace, newest first. Use it to ask what changed before something broke.",
+    "namespace, newest first. Use it to see what changed before a break.",
     reads=frozenset(),
     codes=(),
 )
@@ -39,8 +39,8 @@ METADATA = AnalyzerMetadata(
 class Args(PagedArgs):
     around: ObjectName | None = Field(
         default=None,
-        description="An object as 'Kind/namespace/name' (e.g. 'Service/shop/cart'), or "
-        "'Kind/name' when cluster-scoped: its changes and those of its graph neighbours",
+        description="'Kind/namespace/name' (or 'Kind/name'): its changes and its "
+        "neighbours'",
     )
     namespace: Namespace | None = Field(default=None, description="Only this namespace")
     minutes: float = Field(default=15, gt=0, le=1440, description="How far back (≤ 1 day)")

@@ -52,10 +52,10 @@ METADATA = AnalyzerMetadata(
 
 class Args(PagedArgs):
     source: ObjectName = Field(description=f"Where traffic starts: {ENDPOINT_HELP}")
-    port: PortNumber | None = Field(default=None, description="Destination port; omit to "
-                                    "check each destination on its declared container ports")
-    protocol: Protocol | None = Field(default=None, description="TCP, UDP or SCTP (with a "
-                                      "port: default TCP; without: every protocol)")
+    port: PortNumber | None = Field(default=None, description="Destination port; default: "
+                                    "each one's declared container ports")
+    protocol: Protocol | None = Field(default=None, description="TCP, UDP or SCTP (default: "
+                                      "TCP with a port, all without)")
     limit: int = Field(default=100, ge=1, le=500, description="Peers per page (1-500)")
 
 
