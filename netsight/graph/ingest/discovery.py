@@ -68,8 +68,12 @@ class WatchedKind:
 
     @property
     def selection(self) -> list[tuple[str, str]]:
-        """Query parameters narrowing lists and watches to :attr:`only`."""
-        return [] if self.only is None else [("fieldSelector", f"metadata.name={self.only[1]}")]
+        """Query parameters narrowing lists and watches: to :attr:`only`, and by
+        :attr:`label_selector`."""
+        found = [] if self.only is None else [("fieldSelector", f"metadata.name={self.only[1]}")]
+        if (labels := self.label_selector) is not None:
+            found.append(("labelSelector", labels))
+        return found
 
     @property
     def kind_id(self) -> str:
