@@ -47,8 +47,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from netsight.graph.model.selectors import parse_selector_string
 from netsight.sim.access import AccessPolicy
+from netsight.sim.bodies import once, slowly, wants_metadata_only
 from netsight.sim.dataplane.network import NetworkConfigError
-from netsight.sim.faults import Faults
 from netsight.sim.kubelet import Kubelet, KubeletConfig
 from netsight.sim.listing import Lists
 from netsight.sim.rbac import RbacGuard
@@ -271,7 +271,7 @@ class SimApiServer:
             return self._watch(request, rtype, selection, metadata_only)
         body = orjson.dumps(await self.lists.answer(rtype, selection, params, metadata_only))
         if self.state.faults.slow_body:
-            return StreamingResponse(_slowly(body, self.state.faults), media_type=JSON)
+            return StreamingResponse(slowly(body, self.state.faults), media_type=JSON)
         return Response(body, media_type=JSON)
 
     def _selection(self, labels: str | None, fields: str | None,
@@ -302,7 +302,7 @@ class SimApiServer:
             if exc.code != 410 or self.config.gone_as_http:
                 raise
             line = orjson.dumps({"type": "ERROR", "object": exc.status()}) + b"\n"
-            return StreamingResponse(_once(line), media_type=JSON)
+            return StreamingResponse(once(line), media_type=JSON)
         stream = self._stream(rtype, selection, version, bookmarks, timeout, metadata_only)
         return StreamingResponse(stream, media_type=JSON)
 
@@ -466,30 +466,6 @@ class SimApiServer:
                   self.state.objects.items()}
         return json_response({"resourceVersion": self.state.rv, "objects": counts,
                               "watches": len(self.state.watchers), "requests": self.requests})
-
-
-def wants_metadata_only(accept: str | None) -> bool:
-    """Whether an Accept header asks for PartialObjectMetadata(List), as client-go's
-    metadata informers do (``application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1``)."""
-    for media_range in (accept or "").split(","):
-        params = dict(p.strip().partition("=")[::2] for p in media_range.split(";")[1:])
-        if params.get("as", "").startswith("PartialObjectMetadata") \
-                and params.get("g") == "meta.k8s.io":
-            return True
-    return False
-
-
-async def _once(line: bytes) -> AsyncIterator[bytes]:
-    yield line
-
-
-async def _slowly(body: bytes, faults: Faults, piece: int = 16_384) -> AsyncIterator[bytes]:
-    """``body`` a piece at a time, ``faults.slow_body`` seconds apart (read each time: the
-    fault may end while a body is on its way)."""
-    for start in range(0, len(body), piece):
-        if faults.slow_body:
-            await asyncio.sleep(faults.slow_body)
-        yield body[start:start + piece]
 
 
 def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:

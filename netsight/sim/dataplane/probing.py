@@ -18,10 +18,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from netsight.sim.dataplane.dns import Answer, ClusterDns, ResolvConf
 from netsight.sim.dataplane.enforcement import evaluate
 from netsight.sim.dataplane.flows import Flow
 from netsight.sim.dataplane.mesh import refuses_plaintext
+from netsight.sim.dataplane.name_service import Answer, ClusterDns, ResolvConf
 from netsight.sim.dataplane.network import Network
 from netsight.sim.dataplane.services import route, service_at
 from netsight.sim.dataplane.snapshot import (
