@@ -35,9 +35,10 @@ def of_kind(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("sets", [(), NAMESPACES, (*NAMESPACES, *NO_CLUSTER_READS),
+                                  # Probes need authenticated callers: off without auth.
                                   (*NAMESPACES, "auth.mode=none", "auth.insecureNoAuth=true",
-                                   *NO_CLUSTER_READS)], ids=["off", "on", "on-no-cluster-reads",
-                                                             "on-no-clusterrole"])
+                                   "probe.enabled=false", *NO_CLUSTER_READS)],
+                         ids=["off", "on", "on-no-cluster-reads", "on-no-clusterrole"])
 def test_renders_valid_objects_with_the_value_on_and_off(
         helm: Path, render: Render, sets: tuple[str, ...]) -> None:
     args = ["lint", "--strict", str(CHART), "--set", "config.clusterName=c"]
