@@ -1,9 +1,9 @@
 """Probes on the simulator (issue 21): the round trip of one probe (create -> answer ->
 deleted) and what 100 concurrent probes cost the API server in requests.
 
-The runner (netsight/probes/runner.py) talks to ``netsight sim`` through the real client;
-the node's part is played by the tests' stand-in kubelet (tests/probes/kubelet.py) until the
-simulator runs a kubelet of its own. Reported:
+The runner (netsight/probes/runner.py) talks to the simulator through the real client; the
+simulator's kubelet runs each probe pod (Pending -> Running after ``KubeletConfig.start_delay``,
+50 ms, as a real node's pod start is never instant) and its data plane answers it. Reported:
 
 - ``round_trip``: ``--sequential`` probes one after another, each timed from the call to its
   pod's deletion being done (``settled``): p50, p99, max in milliseconds;
@@ -38,8 +38,8 @@ from netsight.graph.ingest.client import KubeTransport  # noqa: E402
 from netsight.probes.message import TcpProbe  # noqa: E402
 from netsight.probes.runner import ProbeRunner, RunnerSettings  # noqa: E402
 from netsight.sim.apiserver import SimConfig, SimServer  # noqa: E402
+from netsight.sim.kubelet import KubeletConfig  # noqa: E402
 from tests.probes.conftest import cluster  # noqa: E402
-from tests.probes.kubelet import StandInKubelet  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "out" / "probes.json"
 SPEC = TcpProbe(host="db.data.svc", port=5432, timeout_seconds=1.0)
@@ -55,8 +55,8 @@ def netsight_requests(log: list[tuple[str, str, dict[str, str]]]) -> dict[str, i
     """Requests by 'METHOD resource', the kubelet's status writes and watch left out."""
     counts: collections.Counter[str] = collections.Counter()
     for method, path, query in log:
-        if path.endswith("/status") or query.get("labelSelector") == "netsight.io/probe-id":
-            continue  # the stand-in kubelet's
+        if path.endswith("/status"):
+            continue  # a kubelet's (the simulator's writes its own state directly)
         parts = [p for p in path.split("/") if p]
         resource = "namespace" if parts[-2:-1] == ["namespaces"] else \
             "pods" if "pods" in parts else parts[-1]
@@ -66,9 +66,9 @@ def netsight_requests(log: list[tuple[str, str, dict[str, str]]]) -> dict[str, i
 
 
 async def measure(sequential: int, concurrent: int) -> dict[str, Any]:
-    sim = SimServer(config=SimConfig(bookmark_interval=1.0))
+    sim = SimServer(config=SimConfig(bookmark_interval=1.0), kubelet=KubeletConfig())
     sim.state.apply(cluster())
-    async with sim, StandInKubelet(sim).running():
+    async with sim:
         with tempfile.TemporaryDirectory() as tmp:
             transport = await KubeTransport.connect(str(sim.write_kubeconfig(
                 Path(tmp) / "kubeconfig")))
