@@ -44,6 +44,7 @@ pytestmark = pytest.mark.anyio
 
 PROBE_TOOLS = {"check_connectivity", "probe_http"}
 ASK = {"source": "shop/web-1", "destination": "data/db", "port": 5432}
+DNS_ASK = {"name": "db.data", "from": "shop/web-1"}
 
 
 @pytest.fixture
@@ -131,6 +132,11 @@ async def test_probe_tools_are_offered_only_when_enabled_and_not_read_only(
         assert (hints.read_only_hint, hints.destructive_hint, hints.open_world_hint) == \
             (False, False, True)
     assert tools["find_blocking_policies"].annotations.read_only_hint is True  # type: ignore[union-attr]
+    # check_dns_resolution probes too now: the same tool, no longer read-only
+    hints = tools["check_dns_resolution"].annotations
+    assert hints is not None
+    assert (hints.read_only_hint, hints.destructive_hint, hints.open_world_hint) == \
+        (False, False, True)
 
 
 async def test_a_healthy_flow_agrees_and_leaves_no_pod(tmp_path: Path) -> None:
@@ -277,13 +283,25 @@ async def test_only_a_caller_who_could_create_the_pod_gets_a_probe(tmp_path: Pat
             async with mcp_client(served.mcp_url, "bob-token") as bob:
                 refused = error_of(await bob.call_tool("check_connectivity", ASK))
             assert kubelet.seen == {}  # no pod was created for bob
+            async with mcp_client(served.mcp_url, "bob-token") as bob:
+                static = answer_of(await bob.call_tool("check_dns_resolution", DNS_ASK))
+            assert kubelet.seen == {}
             async with mcp_client(served.mcp_url, "alice-token") as alice:
                 answer = answer_of(await alice.call_tool("check_connectivity", ASK))
+                probed = answer_of(await alice.call_tool("check_dns_resolution", DNS_ASK))
                 # alice may create pods in shop, not in the probe namespace
                 elsewhere = error_of(await alice.call_tool("probe_http", {
                     "service": "data/db", "port": 5432}))
     assert refused["code"] == "FORBIDDEN"
     assert "bob may not create pods in namespace shop" in refused["message"]
+    # bob still gets the static answer, told why nothing was observed
+    assert static["outcome"] == "resolves"
+    assert "observed" not in static
+    assert "agree" not in static
+    assert static["notEvaluated"][-1].startswith(
+        "observed: no DNS probe from shop/web-1 (FORBIDDEN: bob may not create pods")
+    assert probed["observed"]["answers"] == ["10.96.0.20"]
+    assert probed["agree"] is True
     assert answer["agree"] is True
     assert elsewhere["code"] == "FORBIDDEN"
     assert f"namespace {PROBE_NAMESPACE}" in elsewhere["message"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -21,9 +22,12 @@ from netsight.server.app import build_service
 from netsight.server.cluster import LiveGraph, live_graph
 from netsight.server.config import load_settings
 from netsight.server.running import HttpServer
+from netsight.sim.apiserver import SimConfig, SimServer
+from netsight.sim.demo import load_demo
+from netsight.sim.kubelet import KubeletConfig
 from tests.conftest import ROOT
 from tests.probes.test_probe_tools_over_mcp import answer_of
-from tests.server.conftest import eventually
+from tests.server.conftest import eventually, serving
 from tests.watching.conftest import FAST
 
 pytestmark = pytest.mark.anyio
@@ -115,3 +119,69 @@ async def test_the_readme_shows_what_the_demo_answers(demo: tuple[LiveGraph, str
     assert shown["agree"] is answer["agree"] is False
     (first,) = shown["explanations"]
     assert first.items() <= answer["explanations"][0].items()
+
+
+# --- check_dns_resolution: the static walk beside what a probe pod is answered -------------
+
+
+async def resolve(url: str, name: str, source: str | None = FRONTEND) -> dict[str, Any]:
+    arguments = {"name": name} if source is None else {"name": name, "from": source}
+    async with Client(url) as client:
+        return answer_of(await client.call_tool("check_dns_resolution", arguments))
+
+
+async def test_a_service_name_resolves_as_the_graph_says(demo: tuple[LiveGraph, str]) -> None:
+    answer = await resolve(demo[1], "cart")
+    assert answer["outcome"] == "resolves"
+    observed = answer["observed"]
+    assert (observed["outcome"], observed["rcode"]) == ("resolved", "NOERROR")
+    assert [f"A {a}" for a in observed["answers"]] == answer["answer"]
+    assert observed["canonicalName"].startswith("cart.shop.svc.")
+    assert observed["identity"] == FRONTEND
+    assert answer["agree"] is True
+    assert "explanations" not in observed
+
+
+async def test_a_name_that_does_not_exist_agrees_on_nxdomain(demo: tuple[LiveGraph, str]
+                                                            ) -> None:
+    answer = await resolve(demo[1], "nosuch.shop.svc.cluster.local")
+    assert answer["outcome"] == "nxdomain"
+    assert answer["observed"]["rcode"] == "NXDOMAIN"
+    assert answer["agree"] is True
+
+
+async def test_without_from_no_probe_runs(demo: tuple[LiveGraph, str]) -> None:
+    graph, url = demo
+    assert graph.probes is not None
+    created = graph.probes.created
+    answer = await resolve(url, "cart.shop", source=None)
+    assert answer["outcome"] == "resolves"
+    assert "observed" not in answer
+    assert "agree" not in answer
+    assert graph.probes.created == created
+
+
+@contextlib.asynccontextmanager
+async def demo_sim_with_kubelet() -> AsyncIterator[SimServer]:
+    """The demo cluster as ``--demo`` runs it (its kubelet, data plane and EndpointSlice
+    controller), in reach of the test: for faults injected into its data plane."""
+    sim = SimServer(config=SimConfig(bookmark_interval=0.1), kubelet=KubeletConfig())
+    load_demo(sim.state)
+    async with sim:
+        yield sim
+
+
+async def test_cluster_dns_down_disagrees_and_says_why(tmp_path: Path) -> None:
+    async with demo_sim_with_kubelet() as sim, \
+            serving(sim, tmp_path, probes=True, probe_timeout=10.0) as served:
+        sim.state.network.configure({"dnsDown": True})
+        service = await resolve(served.mcp_url, "cart")
+        missing = await resolve(served.mcp_url, "nosuch.shop.svc.cluster.local")
+    for answer in (service, missing):
+        assert answer["observed"]["rcode"] == "SERVFAIL"
+        assert answer["agree"] is False
+        (why,) = answer["observed"]["explanations"]
+        assert (why["cause"], why["likelihood"]) == ("dns", "high")
+        assert "cluster DNS failed to answer (SERVFAIL)" in why["summary"]
+    assert service["observed"]["explanations"][0]["evidence"][1].startswith(
+        "the graph answers 'cart': resolves (A 10.")
