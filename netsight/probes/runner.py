@@ -7,6 +7,10 @@ cancellation: the deletion runs shielded from the caller's task, so a client tha
 mid-call (its tool call cancelled) still gets its pod removed. What a crash leaves behind
 is removed by the sweep, at start and every ``sweep_interval``.
 
+Where netsight watches only some namespaces (``namespaces``, NAMESPACE mode), its Roles
+allow no cluster-wide list of pods: it then watches and sweeps the probe pods of each of
+those namespaces and of the probe namespace apart, and runs probes only there.
+
 Limits: at most ``max_concurrent`` probe pods exist at once (a pod counts until its
 deletion is done); each caller may start ``rate_per_minute`` probes a minute (a token
 bucket holding ``burst``); each probe has ``timeout`` seconds to answer.
@@ -42,6 +46,7 @@ SELECTOR = f"{pods.MANAGED_BY}={pods.MANAGER},{PROBE_ID_LABEL}"
 SWEEP_INTERVAL = 60.0
 SWEEP_GRACE = 60  # seconds past its activeDeadlineSeconds before a pod counts as orphaned
 NAMESPACE_TTL = 600.0  # seconds a Namespace's uid is kept
+ALL = ""  # the key of the one cluster-wide watch of probe pods
 
 
 class Mode(StrEnum):
@@ -87,6 +92,9 @@ class RunnerSettings:
     rate_per_minute: float = 30.0
     burst: int = 10
     sweep_interval: float = SWEEP_INTERVAL
+    # Only these namespaces' probe pods are watched (with the probe namespace); None: the
+    # cluster's, in one watch.
+    namespaces: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -119,7 +127,10 @@ class _Waiter:
 class ProbeRunner:
     def __init__(self, api: Api, settings: RunnerSettings) -> None:
         self.api, self.settings = api, settings
-        self.watch = PodWatch(api, "/api/v1/pods", [("labelSelector", SELECTOR)], self._seen)
+        # One watch of the probe pods, or, in NAMESPACE mode, one per namespace probes run in.
+        self.watches = {namespace: PodWatch(api, path, [("labelSelector", SELECTOR)],
+                                            self._seen)
+                        for namespace, path in _watched_paths(settings)}
         self.active: set[str] = set()  # "namespace/name" of pods created and not yet deleted
         # Probes admitted and not yet done (their pod deleted): what MAX_CONCURRENT_PROBES
         # counts, taken before the first await so concurrent calls cannot all pass the check.
@@ -133,8 +144,14 @@ class ProbeRunner:
 
     # --- lifetime ------------------------------------------------------------------------
 
+    @property
+    def watch(self) -> PodWatch:
+        """The one watch of every probe pod (not in NAMESPACE mode)."""
+        return self.watches[ALL]
+
     async def start(self) -> None:
-        self.watch.start()
+        for watch in self.watches.values():
+            watch.start()
         self._sweeper = asyncio.create_task(self._sweep_forever(), name="probes:sweep")
 
     async def stop(self) -> None:
@@ -142,7 +159,8 @@ class ProbeRunner:
             self._sweeper.cancel()
             await asyncio.gather(self._sweeper, return_exceptions=True)
         await asyncio.gather(*self._cleanups, return_exceptions=True)
-        await self.watch.stop()
+        for watch in self.watches.values():
+            await watch.stop()
 
     async def _sweep_forever(self) -> None:
         while True:
@@ -160,16 +178,19 @@ class ProbeRunner:
         """Delete probe pods no probe of this process waits on and whose deadline is long
         past: left by a crash, or by a replica that went away. Younger ones may be another
         replica's, still running."""
-        response = await self.api.get("/api/v1/pods", [("labelSelector", SELECTOR)])
-        try:
-            body = await response.read()
-        finally:
-            response.release()
-        if response.status != 200:
-            raise OSError(f"listing probe pods: HTTP {response.status}")
+        pods: list[dict[str, Any]] = []
+        for _, path in _watched_paths(self.settings):
+            response = await self.api.get(path, [("labelSelector", SELECTOR)])
+            try:
+                body = await response.read()
+            finally:
+                response.release()
+            if response.status != 200:
+                raise OSError(f"listing probe pods at {path}: HTTP {response.status}")
+            pods.extend(orjson.loads(body).get("items") or ())
         now = time.time() if now is None else now
         count = 0
-        for pod in orjson.loads(body).get("items") or ():
+        for pod in pods:
             meta = pod.get("metadata") or {}
             key = f"{meta.get('namespace')}/{meta.get('name')}"
             if key in self.active or not _expired(pod, now):
@@ -224,6 +245,7 @@ class ProbeRunner:
             else:
                 pod = await self._source(*source)
                 identity, notes = pods.identity_of(pod), pods.identity_notes(pod)
+            watch = self._watch_of(identity.namespace)
             owner = await self._namespace_uid(identity.namespace)
         except BaseException:
             self.slots.discard(probe_id)  # no pod was asked for: nothing to delete
@@ -240,12 +262,12 @@ class ProbeRunner:
         created = False
         try:
             async with asyncio.timeout(self.settings.timeout):
-                await self.watch.synced.wait()  # the watch sees the pod from its creation on
+                await watch.synced.wait()  # the watch sees the pod from its creation on
                 created = await self._create(identity, body)
                 answer = await waiter.answer
         except TimeoutError:
-            if not self.watch.synced.is_set():
-                why = self.watch.error or "no list yet"
+            if not watch.synced.is_set():
+                why = watch.error or "no list yet"
                 raise TimedOut(f"probe pods cannot be watched ({why}); no probe was run"
                                ) from None
             raise TimedOut(f"probe pod {key} gave no answer within {self.settings.timeout:g}s "
@@ -259,6 +281,14 @@ class ProbeRunner:
                          f"{': ' + answer.message if answer.message else ''}")
         return Observation(answer, key, pods.CONTAINER, identity.source, notes,
                            round(time.monotonic() - started, 3))
+
+    def _watch_of(self, namespace: str) -> PodWatch:
+        watch = self.watches.get(ALL) or self.watches.get(namespace)
+        if watch is None:
+            raise NotRun(f"namespace {namespace} is not watched: netsight watches only "
+                         f"{', '.join(sorted(self.watches))} (NAMESPACE), so it could not "
+                         "read a probe pod's answer there")
+        return watch
 
     async def _create(self, identity: Identity, body: dict[str, Any]) -> bool:
         path = f"/api/v1/namespaces/{identity.namespace}/pods"
@@ -410,6 +440,15 @@ class ProbeRunner:
         answer = pod_answers.answer(pod, waiter.container, waiter.probe_type, ephemeral=True)
         if answer is not None:
             waiter.answer.set_result(answer)
+
+
+def _watched_paths(settings: RunnerSettings) -> list[tuple[str, str]]:
+    """(namespace, pods path) of each watch of probe pods: the cluster's (ALL), or each
+    namespace's in NAMESPACE mode."""
+    if settings.namespaces is None:
+        return [(ALL, "/api/v1/pods")]
+    return [(namespace, f"/api/v1/namespaces/{namespace}/pods")
+            for namespace in sorted({*settings.namespaces, settings.namespace})]
 
 
 def _expired(pod: Mapping[str, Any], now: float) -> bool:

@@ -29,7 +29,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from netsight.analyzers.core.calling import AnyTool
 from netsight.analyzers.core.contracts import ErrorCode, ToolError
-from netsight.analyzers.core.declarations import DEFAULT_TOOLSETS, Toolset
+from netsight.analyzers.core.declarations import DEFAULT_TOOLSETS
 from netsight.analyzers.tools import TOOLS
 from netsight.knowledge.knowledge_base import KnowledgeBase
 from netsight.server import changes, dashboard, graph_api
@@ -109,16 +109,16 @@ def build_service(graph: LiveGraph, settings: Settings, *,
                   knowledge: KnowledgeBase | None = None) -> Service:
     # Without one given: /metrics only, nothing exported (serve passes the environment's).
     telemetry = telemetry or setup(settings.cluster_name, export=False)
-    if graph.probes is not None:
-        tools = {**tools, **probe_tools(graph.probes)}
+    probing = probe_tools(graph.probes) if graph.probes is not None else {}
+    tools = {**tools, **probing}
     if settings.read_only:
         tools = {name: tool for name, tool in tools.items() if tool.read_only}
     offered = settings.toolsets if settings.toolsets is not None else DEFAULT_TOOLSETS
     tools = {name: tool for name, tool in tools.items() if tool.toolset in offered}
     # A probe waits for a pod to start and answer: its own deadline, and a little more for
     # the deletion the runner reports its timeout after.
-    timeouts = {name: settings.probe_timeout + PROBE_MARGIN for name, tool in tools.items()
-                if tool.toolset is Toolset.PROBES}
+    timeouts = {name: settings.probe_timeout + PROBE_MARGIN for name in tools
+                if name in probing}
     host = ToolHost(store=graph.store, tools=tools, timeout=settings.tool_timeout,
                     providers=lambda: graph.providers, telemetry=telemetry,
                     scoped=bool(middleware), timeouts=timeouts, knowledge=knowledge)

@@ -122,7 +122,7 @@ def probe_settings(settings: Settings) -> RunnerSettings:
     return RunnerSettings(image=settings.probe_image, namespace=settings.probe_namespace,
                           max_concurrent=settings.max_concurrent_probes,
                           timeout=settings.probe_timeout, mode=Mode(settings.probe_mode.value),
-                          rate_per_minute=settings.probe_rate)
+                          rate_per_minute=settings.probe_rate, namespaces=settings.namespaces)
 
 
 async def _start(graph: LiveGraph, watcher: ClusterWatcher) -> None:

@@ -1,5 +1,5 @@
-"""The probe tools: check_connectivity and probe_http, and the DNS probe the static
-check_dns_resolution joins (:func:`observe_dns`).
+"""The probe tools: check_connectivity and probe_http, and check_dns_resolution with its
+active half: the static tool, and a DNS probe from the asking pod (:func:`observe_dns`).
 
 They live in the server, not the catalog, because they do I/O: each asks the API server for
 a pod. Their pure halves (what to probe, the static verdict, why the two differ) are
@@ -23,10 +23,10 @@ from starlette.requests import Request
 from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.policy.engine import READS as POLICY_READS
-from netsight.analyzers.probing import connectivity, http_requests
+from netsight.analyzers.probing import connectivity, http_requests, name_resolution
 from netsight.analyzers.probing.connectivity import Observed
 from netsight.analyzers.probing.http_requests import HttpObserved
-from netsight.analyzers.tools import diff_routes
+from netsight.analyzers.tools import check_dns_resolution, diff_routes
 from netsight.graph.model.kinds import Kind
 from netsight.graph.store.live import GraphView
 from netsight.probes.message import DnsProbe, DnsResult, HttpProbe, ProbeResult, TcpProbe
@@ -50,12 +50,12 @@ LOCAL_CALLER = "local"  # the rate-limit key of unauthenticated callers
 
 CONNECTIVITY = AnalyzerMetadata(
     name=connectivity.NAME,
-    description="Connect from a probe pod as the source: what it sees beside "
-    "find_blocking_policies' verdict, and why they differ.",
+    description="Connect from a probe pod as the source: outcome beside "
+    "find_blocking_policies' verdict; why they differ.",
     reads=POLICY_READS | {Kind.SERVICE}, codes=())
 HTTP = AnalyzerMetadata(
     name=http_requests.NAME,
-    description="An HTTP request from a probe pod: status, headers, TLS, latency beside "
+    description="HTTP from a probe pod: status, headers, TLS, latency beside "
     "diff_routes' backends.",
     reads=diff_routes.METADATA.reads | {Kind.POD}, codes=())
 
@@ -64,7 +64,9 @@ R = TypeVar("R")
 
 def probe_tools(runner: ProbeRunner | None) -> dict[str, Tool[Any, Any]]:
     """The probe tools, running their probes with ``runner``; without one (the CLI, which
-    sends them to a server) they are declarations only."""
+    sends them to a server) they are declarations only. With a runner, check_dns_resolution
+    too, in place of the static one: the same name, arguments and answer, with ``observed``
+    and ``agree`` set when ``from`` names a pod."""
     def running(tool: str) -> ProbeRunner:
         if runner is None:
             raise ToolFailure(ErrorCode.INVALID_INPUT, f"{tool} runs a probe pod: call it on "
@@ -91,13 +93,39 @@ def probe_tools(runner: ProbeRunner | None) -> dict[str, Tool[Any, Any]]:
         seen = await probed(runner, http_requests.NAME, spec, request.source)
         return http_requests.answer(view, args, request, http_observed(seen), predicted)
 
-    return {
+    async def check_dns(view: GraphView, args: check_dns_resolution.Args
+                        ) -> check_dns_resolution.Result:
+        result = check_dns_resolution.analyze(view, args)
+        if runner is None or args.from_ is None:
+            return result  # no pod to ask from: the static answer alone
+        pod = check_dns_resolution.find_pod(view, args.from_)
+        assert pod.namespace is not None
+        spec = DnsProbe(name=args.name, record_type="A",  # name_resolution expects A
+                        timeout_seconds=_within(runner, 3.0))
+        try:
+            seen = await probed(runner, check_dns_resolution.NAME, spec,
+                                (pod.namespace, pod.name))
+        except ToolFailure as exc:
+            # Probes on must not take the static answer from a caller who may not probe
+            # (or whose probe failed): it stands, saying why nothing was observed.
+            why = f"observed: no DNS probe from {pod.namespace}/{pod.name} ({exc.code.value}: " \
+                f"{exc.message})"
+            return result.model_copy(update={"not_evaluated": [*result.not_evaluated, why]})
+        return dns_observed(result, seen)
+
+    tools: dict[str, Tool[Any, Any]] = {
         connectivity.NAME: Tool(CONNECTIVITY, connectivity.Args, connectivity.Result,
                                 check_connectivity, toolset=Toolset.PROBES, read_only=False,
                                 open_world=True),
         http_requests.NAME: Tool(HTTP, http_requests.Args, http_requests.Result, probe_http,
                                  toolset=Toolset.PROBES, read_only=False, open_world=True),
     }
+    if runner is not None:
+        static = check_dns_resolution.TOOL
+        # Where the static tool is offered (core), it probes: no new name in the tool list.
+        tools[static.name] = Tool(static.metadata, static.args, static.result, check_dns,
+                                  toolset=static.toolset, read_only=False, open_world=True)
+    return tools
 
 
 async def while_connected(request: Request | None, work: Awaitable[R]) -> R:
@@ -208,9 +236,29 @@ async def observe_dns(runner: ProbeRunner, name: str, source: tuple[str, str] | 
 
 def dns_agree(expected: set[str] | None, result: ProbeResult) -> bool | None:
     """Whether the observed answers are the static expectation: the same addresses (or
-    none, for a name expected not to resolve); None when the static side cannot say."""
-    if expected is None or result.outcome.value == "error":
+    NXDOMAIN, for a name expected not to exist); None when the static side cannot say or
+    the probe could not run."""
+    if result.outcome.value == "error":
         return None
-    answers = set(result.dns.answers) if result.dns is not None else set()
-    return answers == expected
+    dns = result.dns or DnsResult()
+    return name_resolution.agree(expected, dns.rcode, dns.answers)
+
+
+def dns_observed(result: check_dns_resolution.Result, seen: Observation
+                 ) -> check_dns_resolution.Result:
+    """The static answer with what the probe was answered, whether the two agree, and the
+    likeliest reasons when they do not."""
+    probe = seen.result
+    dns = probe.dns or DnsResult()
+    agree = dns_agree(name_resolution.expected(result), probe)
+    observed: dict[str, Any] = {
+        "outcome": probe.outcome.value, "rcode": dns.rcode, "answers": dns.answers,
+        "canonicalName": dns.canonical_name, "latencyMs": probe.latency_ms,
+        "error": probe.error, "probe": seen.pod, "identity": seen.identity}
+    if agree is False:
+        observed["explanations"] = [
+            e.model_dump(mode="json", by_alias=True)
+            for e in name_resolution.explain(result, dns.rcode, dns.answers, probe.error)]
+    observed = {k: v for k, v in observed.items() if v is not None}
+    return result.model_copy(update={"observed": observed, "agree": agree})
 

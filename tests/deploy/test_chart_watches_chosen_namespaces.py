@@ -118,3 +118,17 @@ def test_a_bad_namespace_fails_the_install(helm: Path) -> None:
 def container_account(objects: list[dict[str, Any]]) -> str:
     name: str = only(objects, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"]
     return name
+
+
+def test_probe_pods_are_read_where_no_watched_namespace_role_reads_them(
+        render: Render) -> None:
+    # NAMESPACE mode: netsight watches probe pods per namespace, the probe namespace too.
+    objects = render("full-values.yaml", "config.namespaces={shop,payments}")
+    probes = {o["metadata"]["namespace"]: grants(o["rules"]) for o in of_kind(objects, "Role")
+              if o["metadata"]["name"].endswith("-probes")}
+    read = {("", "pods", verb) for verb in ("get", "list", "watch")}
+    assert read <= probes["netsight-probes"]
+    assert not read & probes["shop"]  # its namespace Role reads every kind there already
+    whole = render("full-values.yaml")
+    assert not any(read & grants(o["rules"]) for o in of_kind(whole, "Role"))
+

@@ -6,9 +6,9 @@ subresource — Running and never Ready, then the probe container terminated wit
 termination message (a ProbeResult's JSON) and its exit code. What each probe answers is
 the test's to decide (``answers``); ``None`` leaves the pod running unanswered.
 
-Kept apart from the tests so that, once the simulator runs a kubelet of its own
-(``netsight.sim``'s data plane), the tests can use that one instead: only the fixture
-that starts this class changes.
+The probe tests run on the simulator's own kubelet and data plane; this stands in only
+where an answer is wanted that no data plane gives: a crashed probe whose log tail takes
+the answer's place (``probing(..., stand_in=True)``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,12 @@
 """The probe runner against the simulated API server, through the real client: a probe pod
 is created, runs, answers through its termination message and is deleted — on success, on
 failure, on timeout and when the caller is cancelled; the sweep removes orphans; at most
-MAX_CONCURRENT_PROBES pods exist; each caller has a rate."""
+MAX_CONCURRENT_PROBES pods exist; each caller has a rate.
+
+The simulator's kubelet runs the probe pods and its data plane answers them; a probe that
+never answers in time is one whose node drops every packet (the data plane's ``dropNode``
+fault) and a probe longer than the runner's deadline. Only a probe whose message is a
+crash's log needs the stand-in kubelet: no data plane writes one."""
 
 from __future__ import annotations
 
@@ -14,19 +19,27 @@ import pytest
 from netsight.probes.message import Outcome, ProbeResult, TcpProbe
 from netsight.probes.runner import LimitReached, Mode, NotRun, SourceGone, TimedOut
 from netsight.server.probe_tools import dns_agree, observe_dns
+from netsight.sim.kubelet import DEFAULT_NODE
 from tests.probes.conftest import PROBE_NAMESPACE, Probing, eventually, probing
-from tests.probes.kubelet import connected
 
 pytestmark = pytest.mark.anyio
 
 SPEC = TcpProbe(host="db.data.svc", port=5432, timeout_seconds=1.0)
+# A probe that cannot answer before the runner's deadline: its node drops every packet and
+# its own timeout is longer.
+SLOW = TcpProbe(host="db.data.svc", port=5432, timeout_seconds=60.0)
+
+
+def drop_probes_node(probes: Probing) -> None:
+    # cluster() holds no Node: the simulated scheduler puts new pods on DEFAULT_NODE.
+    probes.sim.state.network.configure({"dropNode": DEFAULT_NODE})
 
 
 async def test_a_probe_runs_answers_and_its_pod_is_deleted(probes: Probing) -> None:
     seen = await probes.runner.run(SPEC, source=("shop", "web-1"))
     await probes.runner.settled()
     assert seen.result.outcome is Outcome.CONNECTED
-    assert seen.result.peer == "db.data.svc:5432"
+    assert seen.result.peer == "10.96.0.20:5432"  # the Service's ClusterIP
     assert seen.identity == "shop/web-1"
     name = seen.pod.split("/")[1]
     # Created, Running, then its answer; then gone.
@@ -39,32 +52,33 @@ async def test_a_probe_runs_answers_and_its_pod_is_deleted(probes: Probing) -> N
 
 
 async def test_a_failed_probe_is_answered_and_deleted(probes: Probing) -> None:
-    probes.kubelet.answers = lambda spec, pod: ProbeResult(type="tcp", outcome="refused",
-                                                           latency_ms=0.4)
+    probes.sim.state.network.close_port("data/db-0", 5432)
     seen = await probes.runner.run(SPEC, source=("shop", "web-1"))
     await probes.runner.settled()
     assert seen.result.outcome is Outcome.REFUSED
+    assert [phase for pod, phase in probes.kubelet.statuses] == ["Running", "Failed"]
     assert probes.probe_pods() == []
 
 
-async def test_a_message_that_is_no_answer_is_an_error_outcome(probes: Probing) -> None:
+async def test_a_message_that_is_no_answer_is_an_error_outcome(tmp_path: Path) -> None:
     def crashed(spec: dict[str, Any], pod: dict[str, Any]) -> ProbeResult:
         # FallbackToLogsOnError: a crash puts its log's tail where the answer goes.
         return ProbeResult(type="tcp", outcome="error", error="Traceback ...")
 
-    probes.kubelet.answers = crashed
-    seen = await probes.runner.run(SPEC)
-    assert seen.result.outcome is Outcome.ERROR
-    assert seen.pod.startswith(f"{PROBE_NAMESPACE}/")  # no source: the probe namespace
-    await probes.runner.settled()
-    assert probes.probe_pods() == []
+    async with probing(tmp_path, stand_in=True) as probes:
+        probes.stand_in.answers = crashed
+        seen = await probes.runner.run(SPEC)
+        assert seen.result.outcome is Outcome.ERROR
+        assert seen.pod.startswith(f"{PROBE_NAMESPACE}/")  # no source: the probe namespace
+        await probes.runner.settled()
+        assert probes.probe_pods() == []
 
 
 async def test_a_probe_that_never_answers_times_out_and_is_deleted(tmp_path: Path) -> None:
     async with probing(tmp_path, timeout=0.5) as probes:
-        probes.kubelet.answers = lambda spec, pod: None
+        drop_probes_node(probes)
         with pytest.raises(TimedOut, match="last seen Running"):
-            await probes.runner.run(SPEC, source=("shop", "web-1"))
+            await probes.runner.run(SLOW, source=("shop", "web-1"))
         await probes.runner.settled()
         assert len(probes.kubelet.seen) == 1
         assert probes.probe_pods() == []
@@ -72,8 +86,8 @@ async def test_a_probe_that_never_answers_times_out_and_is_deleted(tmp_path: Pat
 
 
 async def test_a_cancelled_probe_still_deletes_its_pod(probes: Probing) -> None:
-    probes.kubelet.answers = lambda spec, pod: None
-    task = asyncio.create_task(probes.runner.run(SPEC, source=("shop", "web-1")))
+    drop_probes_node(probes)
+    task = asyncio.create_task(probes.runner.run(SLOW, source=("shop", "web-1")))
     await eventually(lambda: any(phase == "Running" for _, phase in probes.kubelet.statuses))
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -130,8 +144,8 @@ async def test_the_sweep_runs_at_start(tmp_path: Path) -> None:
 
 async def test_no_more_than_max_concurrent_probes_run(tmp_path: Path) -> None:
     async with probing(tmp_path, max_concurrent=2, timeout=5.0) as probes:
-        probes.kubelet.answers = lambda spec, pod: None
-        running = [asyncio.create_task(probes.runner.run(SPEC, caller=f"c{n}"))
+        drop_probes_node(probes)
+        running = [asyncio.create_task(probes.runner.run(SLOW, caller=f"c{n}"))
                    for n in range(2)]
         await eventually(lambda: len(probes.probe_pods()) == 2)
         with pytest.raises(LimitReached, match="MAX_CONCURRENT_PROBES"):
@@ -142,7 +156,7 @@ async def test_no_more_than_max_concurrent_probes_run(tmp_path: Path) -> None:
         await asyncio.gather(*running, return_exceptions=True)
         await probes.runner.settled()
         assert probes.probe_pods() == []
-        probes.kubelet.answers = connected
+        probes.sim.state.network.configure({"restoreNode": DEFAULT_NODE})
         await probes.runner.run(SPEC, caller="c3")  # a slot is free again
         await probes.runner.settled()
         # Calls arriving together cannot all pass the check before any pod exists.
@@ -165,7 +179,7 @@ async def test_each_caller_has_a_rate(tmp_path: Path) -> None:
 
 
 async def test_an_ephemeral_probe_runs_in_the_source_pod(tmp_path: Path) -> None:
-    async with probing(tmp_path, mode=Mode.EPHEMERAL, ephemeral=True) as probes:
+    async with probing(tmp_path, mode=Mode.EPHEMERAL) as probes:
         seen = await probes.runner.run(SPEC, source=("shop", "web-1"))
         source = probes.sim.state.objects[("", "Pod")]["shop/web-1"]
     assert seen.result.outcome is Outcome.CONNECTED
@@ -180,12 +194,6 @@ async def test_an_ephemeral_probe_runs_in_the_source_pod(tmp_path: Path) -> None
 
 
 async def test_a_probe_reads_dns_as_the_source_would(probes: Probing) -> None:
-    def resolved(spec: dict[str, Any], pod: dict[str, Any]) -> ProbeResult:
-        return ProbeResult.model_validate({
-            "type": "dns", "outcome": "resolved", "dns": {
-                "answers": ["10.96.0.20"], "canonicalName": f"{spec['name']}.svc.cluster.local"}})
-
-    probes.kubelet.answers = resolved
     result, answer = await observe_dns(probes.runner, "db.data", ("shop", "web-1"))
     assert answer is not None
     assert answer.canonical_name == "db.data.svc.cluster.local"

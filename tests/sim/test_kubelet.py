@@ -130,7 +130,7 @@ async def test_a_probe_pod_runs_answers_and_is_deleted(
     assert terminated["reason"] == "Completed"
     message = json.loads(terminated["message"])
     assert message["outcome"] == "connected"
-    assert message["peer"] == "10.96.9.9"
+    assert message["peer"] == "10.96.9.9:80"  # as the probe program writes it
     assert message["resolved"] == ["10.96.9.9"]
 
     await v1.delete_namespaced_pod("probe-1", NS)

@@ -3,7 +3,8 @@ likeliest first.
 
 Each cause is checked against what the graph holds, and named only with evidence for it:
 the CNI that runs (from its agents' pods, or its CRDs) and whether it enforces
-NetworkPolicies; container ports that do not declare the destination port; a Service
+NetworkPolicies; container ports that do not declare the destination port, or a refusal
+from a Ready pod that declares it; a Service
 without a ready pod; a destination whose mesh requires mTLS from a client without a proxy;
 objects of the flow that changed moments ago, or kinds whose watch is down. Where the graph
 names no CNI, it says the CNI is unknown rather than guess one.
@@ -190,6 +191,16 @@ def _stopped(view: GraphView, flow: Flow, outcome: str) -> list[Explanation]:
             summary="the destination may have no listener on that port: its containers do "
             "not declare it (containerPorts are informational, but usually right)",
             evidence=undeclared[:5]))
+    elif outcome == "refused" and ready:
+        # A refusal is the destination's kernel answering that no socket listens: the
+        # declared port says what the app should do, not what it does.
+        found.append(Explanation(
+            cause=Cause.NO_LISTENER, likelihood=Likelihood.HIGH,
+            summary="the destination refused the connection although policies allow it and "
+            "its pod is Ready: nothing listens on that port (the app listens on another, or "
+            "only on localhost), a fault no object shows",
+            evidence=[f"{e.name} declares containerPort {p} and is Ready"
+                      for e, p in flow.targets if _pod_ready(view, e)][:5]))
     found.extend(_mtls(view, flow, outcome))
     if outcome == "timeout":
         unread = [f"{kind}: {why}" for kind in view.kinds()

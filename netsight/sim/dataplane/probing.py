@@ -133,7 +133,8 @@ class DataPlane:
         connection = self._connect(source, addresses[0], spec.port)
         result: dict[str, Any] = {"outcome": connection.outcome,
                                   "latencyMs": elapsed + connection.latency_ms,
-                                  "resolved": addresses[:32], "peer": connection.peer}
+                                  "resolved": addresses[:32],
+                                  "peer": _peer(connection.peer, spec.port)}
         if connection.outcome == "timeout":
             result["latencyMs"] = spec.timeout_seconds * 1000
         if connection.outcome != "connected":
@@ -147,7 +148,8 @@ class DataPlane:
         connection = self._connect(source, addresses[0], spec.port)
         result: dict[str, Any] = {"outcome": connection.outcome,
                                   "latencyMs": elapsed + connection.latency_ms,
-                                  "resolved": addresses[:32], "peer": connection.peer}
+                                  "resolved": addresses[:32],
+                                  "peer": _peer(connection.peer, spec.port)}
         if connection.outcome != "connected" or connection.dst_pod is None:
             if connection.outcome == "timeout":
                 result["latencyMs"] = spec.timeout_seconds * 1000
@@ -359,3 +361,7 @@ def _certificate_names(cluster: Cluster, pod: Mapping[str, Any], domain: str) ->
                       f"{svc}.{namespace}.svc.{domain}"]
     return [*names, name_of(pod)]
 
+
+def _peer(ip: str | None, port: int) -> str | None:
+    """As the probe program writes it: the address and port it connected to."""
+    return None if ip is None else f"{ip}:{port}"

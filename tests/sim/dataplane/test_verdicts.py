@@ -148,7 +148,8 @@ CASES = [
          {"dns": {"rcode": "TIMEOUT", "answers": []}}),
     Case("egress-default-deny-blocks-by-ip", "locked/jailed", tcp("10.2.0.5", 5432), "timeout"),
     # listeners, Services, nodes
-    Case("pod-ip", "app/client", tcp("10.1.0.5", 8080), "connected", {"peer": "10.1.0.5"}),
+    Case("pod-ip", "app/client", tcp("10.1.0.5", 8080), "connected",
+         {"peer": "10.1.0.5:8080"}),
     Case("not-declared", "app/client", tcp("10.1.0.5", 9999), "refused"),
     Case("missing-listener", "app/client", tcp("web", 80), "refused",
          network={"closePort": {"pod": "app/web-0", "port": 8080}}),
