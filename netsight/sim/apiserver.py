@@ -161,6 +161,7 @@ class SimApiServer:
                                   {"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]})
 
     def _api_group(self, group: str, versions: list[str]) -> dict[str, Any]:
+        # ``versions`` come highest priority first; a real API server prefers the first.
         entries = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
         return {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": entries,
                 "preferredVersion": entries[0]}
