@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from netsight.graph.ingest.api_responses import NotServed, Transport, get_json
+from netsight.graph.model.api_versions import by_priority
 from netsight.graph.model.kinds import WORKLOAD_KINDS, kind_id, parse_key
 from netsight.graph.model.records import DNS_CONFIG_MAPS
 
@@ -179,15 +180,44 @@ async def discover(transport: Transport,
         found = _with_dns_config(found, core)
     groups = await get_json(transport, "/apis")
     for group in groups.get("groups") or ():
-        name = group.get("name")
-        preferred = str((group.get("preferredVersion") or {}).get("version"))
+        name = str(group.get("name") or "")
         if name in PROVIDER_GROUPS or any(g == name for g, _ in CORE_KINDS):
-            try:
-                resources = await get_json(transport, f"/apis/{name}/{preferred}")
-            except NotServed:
-                continue
-            found.extend(_kinds_of(name, preferred, resources, metadata_only))
+            found.extend(await _group_kinds(transport, name, group, metadata_only))
     return [k for k in found if k.metadata_only or k.only or wanted(k.group, k.kind)]
+
+
+async def _group_kinds(transport: Transport, name: str, group: Mapping[str, Any],
+                       metadata_only: frozenset[tuple[str, str]]) -> list[WatchedKind]:
+    """Each kind of the group once: in the preferred version if that serves it, else in the
+    highest-priority version that does, as client-go's discovery picks. A group's kinds
+    need not share a version (Gateway API's ReferenceGrant is v1beta1 only, beside v1)."""
+    preferred = str((group.get("preferredVersion") or {}).get("version") or "")
+    listed = [str(v["version"]) for v in group.get("versions") or ()
+              if isinstance(v, Mapping) and v.get("version")]
+    versions = ([preferred] if preferred else []) + [
+        v for v in by_priority(listed) if v != preferred]
+    needed = _kinds_needed(name, metadata_only)
+    kinds: dict[str, WatchedKind] = {}
+    for version in versions:
+        if needed is not None and needed <= kinds.keys():
+            break  # no request for versions that can add nothing watched
+        try:
+            resources = await get_json(transport, f"/apis/{name}/{version}")
+        except NotServed:
+            continue
+        for kind in _kinds_of(name, version, resources, metadata_only):
+            kinds.setdefault(kind.kind, kind)
+    return list(kinds.values())
+
+
+def _kinds_needed(group: str, metadata_only: frozenset[tuple[str, str]]
+                  ) -> frozenset[str] | None:
+    """The kinds of ``group`` discover() keeps; None: every kind."""
+    _, provided = PROVIDER_GROUPS.get(group, ("", frozenset()))
+    if provided is None:
+        return None
+    return frozenset({*provided, *(k for g, k in CORE_KINDS if g == group),
+                      *(k for g, k in metadata_only if g == group)})
 
 
 def _with_dns_config(found: list[WatchedKind], core: Mapping[str, Any]) -> list[WatchedKind]:
