@@ -57,6 +57,20 @@ class ResourceType:
         return entry
 
 
+    def aggregated(self) -> dict[str, Any]:
+        """The resource as aggregated discovery (APIGroupDiscoveryList) lists it."""
+        entry: dict[str, Any] = {
+            "resource": self.plural,
+            "responseKind": {"group": self.group, "version": self.version, "kind": self.kind},
+            "scope": "Namespaced" if self.namespaced else "Cluster",
+            "singularResource": self.singular,
+            "verbs": list(self.verbs),
+        }
+        if self.short_names:
+            entry["shortNames"] = list(self.short_names)
+        return entry
+
+
 def _t(group: str, version: str, kind: str, plural: str, namespaced: bool = True,
        *short: str, verbs: tuple[str, ...] = VERBS) -> ResourceType:
     return ResourceType(group, version, kind, plural, namespaced, tuple(short), verbs)

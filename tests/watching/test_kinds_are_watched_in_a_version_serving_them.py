@@ -7,9 +7,11 @@ from typing import Any
 
 import orjson
 import pytest
+from aiohttp import ClientResponse
 
 from netsight.analyzers.core.calling import answer, to_json
 from netsight.analyzers.tools import TOOLS
+from netsight.graph.ingest.client import KubeTransport
 from netsight.graph.ingest.discovery import discover
 from netsight.graph.model.api_versions import by_priority
 from netsight.graph.store.sync_status import SyncState
@@ -36,6 +38,26 @@ def grant(name: str = "g", namespace: str = "x", version: str = "v1beta1") -> di
                      "to": [{"group": "", "kind": "Service"}]}}
 
 
+@pytest.fixture(params=["aggregated", "plain"])
+def discovery(request: pytest.FixtureRequest, cluster: Cluster) -> str:
+    """Discovery served aggregated (one answer for every group, Kubernetes >= 1.27) or as
+    the plain lists of older servers, one request per group version."""
+    cluster.sim.api.config.aggregated_discovery = request.param == "aggregated"
+    return str(request.param)
+
+
+class Counting:
+    """The real transport, noting the paths asked for."""
+
+    def __init__(self, transport: KubeTransport) -> None:
+        self.transport, self.paths = transport, list[str]()
+
+    async def get(self, path: str, params: list[tuple[str, str]], *,
+                  accept: str | None = None) -> ClientResponse:
+        self.paths.append(path)
+        return await self.transport.get(path, params, accept=accept)
+
+
 def watched(cluster: Cluster, kind: str) -> list[str]:
     return sorted(k.api_version for k, _ in cluster.watcher.informers if k.kind == kind)
 
@@ -49,7 +71,7 @@ def test_versions_sort_as_kubernetes_orders_them() -> None:
 
 
 async def test_a_kind_served_only_outside_the_preferred_version_is_watched(
-        cluster: Cluster) -> None:
+        cluster: Cluster, discovery: str) -> None:
     state = cluster.sim.state
     state.apply([namespace("x"), *GATEWAY_API_CRDS])
     state.apply([grant(), {"apiVersion": f"{GATEWAY}/v1", "kind": "HTTPRoute",
@@ -69,7 +91,7 @@ async def test_a_kind_served_only_outside_the_preferred_version_is_watched(
 
 
 async def test_a_kind_served_in_two_versions_is_watched_once_in_the_preferred(
-        cluster: Cluster) -> None:
+        cluster: Cluster, discovery: str) -> None:
     state = cluster.sim.state
     # Listed beta first: the preferred version is the highest priority, not the first.
     state.apply([namespace("x"), served_in(crd(GATEWAY, "HTTPRoute", "httproutes"),
@@ -86,7 +108,8 @@ async def test_a_kind_served_in_two_versions_is_watched_once_in_the_preferred(
     assert cluster.store.view().exists("HTTPRoute/x/r")
 
 
-async def test_a_crd_gaining_a_preferred_version_moves_its_informer(cluster: Cluster) -> None:
+async def test_a_crd_gaining_a_preferred_version_moves_its_informer(
+        cluster: Cluster, discovery: str) -> None:
     state = cluster.sim.state
     state.apply([namespace("x"), *GATEWAY_API_CRDS])
     state.apply([grant()])
@@ -112,7 +135,8 @@ def route_findings(cluster: Cluster) -> set[tuple[str, str]]:
              f"{f['resource']['name']}") for f in result.get("findings") or ()}
 
 
-async def test_a_reference_grant_created_live_fixes_the_demos_route(cluster: Cluster) -> None:
+async def test_a_reference_grant_created_live_fixes_the_demos_route(cluster: Cluster
+                                                                    ) -> None:
     load_demo(cluster.sim.state)
     await cluster.watcher.start()
     assert await cluster.watcher.wait_synced(10)
@@ -127,3 +151,25 @@ async def test_a_reference_grant_created_live_fixes_the_demos_route(cluster: Clu
     response.release()
     await eventually(lambda: fault not in route_findings(cluster))
     assert cluster.store.view().exists("ReferenceGrant/shop/storefront")
+
+
+async def test_discovery_asks_for_other_versions_only_where_they_can_add_a_kind(
+        cluster: Cluster) -> None:
+    load_demo(cluster.sim.state)
+    found = {}
+    for aggregated in (True, False):
+        cluster.sim.api.config.aggregated_discovery = aggregated
+        counting = Counting(cluster.transport)
+        found[aggregated] = sorted((k.api_version, k.kind, k.only or ("", ""))
+                                   for k in await discover(counting, dns_config=True))
+        if aggregated:
+            assert counting.paths == ["/apis", "/api"]
+        else:
+            # Gateway API is watched whole: each of its versions is read. Istio's groups
+            # and the built-ins have one version each.
+            assert counting.paths == [
+                "/apis", "/api/v1", "/apis/discovery.k8s.io/v1", "/apis/networking.k8s.io/v1",
+                f"/apis/{GATEWAY}/v1", f"/apis/{GATEWAY}/v1beta1",
+                "/apis/networking.istio.io/v1", "/apis/security.istio.io/v1"]
+    assert found[True] == found[False]
+    assert (f"{GATEWAY}/v1beta1", "ReferenceGrant", ("", "")) in found[True]
