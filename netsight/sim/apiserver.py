@@ -47,7 +47,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from netsight.graph.model.selectors import parse_selector_string
 from netsight.sim.access import AccessPolicy
-from netsight.sim.bodies import once, slowly, wants_metadata_only
+from netsight.sim.bodies import aggregated_discovery, once, slowly, wants_metadata_only
 from netsight.sim.dataplane.network import NetworkConfigError
 from netsight.sim.kubelet import Kubelet, KubeletConfig
 from netsight.sim.listing import Lists
@@ -85,6 +85,9 @@ class SimConfig:
     # How long a list at a resourceVersion the storage has not reached waits for it before
     # 504 "Too large resource version" (kube-apiserver's watch cache waits 3 s).
     too_large_wait: float = 3.0
+    # Answer /api and /apis with APIGroupDiscoveryList when asked (v2 from Kubernetes 1.30,
+    # v2beta1 from 1.27); False: as an older server, with the plain lists only.
+    aggregated_discovery: bool = True
 
 
 class ControlGuard:
@@ -155,17 +158,48 @@ class SimApiServer:
     async def _ok(self, request: Request) -> Response:
         return Response("ok", media_type="text/plain")
 
+    async def _delayed(self) -> None:
+        """The latency fault, which is added to every request: discovery's too."""
+        if self.state.faults.latency:
+            await asyncio.sleep(self.state.faults.latency)
+
     async def _core_versions(self, request: Request) -> Response:
+        await self._delayed()
+        if (aggregated := self._aggregated(request, core=True)) is not None:
+            return aggregated
         return json_response({"kind": "APIVersions", "versions": ["v1"],
                               "serverAddressByClientCIDRs": [
                                   {"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]})
 
     def _api_group(self, group: str, versions: list[str]) -> dict[str, Any]:
+        # ``versions`` come highest priority first; a real API server prefers the first.
         entries = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
         return {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": entries,
                 "preferredVersion": entries[0]}
 
+    def _aggregated(self, request: Request, *, core: bool) -> Response | None:
+        """Aggregated discovery of the core group or of the others, if asked for: every
+        version of each group (highest priority, the preferred one, first) with its
+        resources, in one answer."""
+        version = aggregated_discovery(request.headers.get("accept"))
+        if version is None or not self.config.aggregated_discovery:
+            return None
+        groups = {"": ["v1"]} if core else self.state.registry.groups()
+        items = [{"metadata": {"name": group} if group else {},
+                  "versions": [{"version": v, "freshness": "Current", "resources": [
+                      t.aggregated() for t in self.state.registry
+                      if t.group == group and t.version == v]} for v in versions]}
+                 for group, versions in groups.items()]
+        kind = f"application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList"
+        return json_response({"kind": "APIGroupDiscoveryList",
+                              "apiVersion": f"apidiscovery.k8s.io/{version}",
+                              "metadata": {}, "items": items},
+                             headers={"Content-Type": kind})
+
     async def _group_list(self, request: Request) -> Response:
+        await self._delayed()
+        if (aggregated := self._aggregated(request, core=False)) is not None:
+            return aggregated
         groups = [self._api_group(g, vs) for g, vs in self.state.registry.groups().items()]
         return json_response({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 

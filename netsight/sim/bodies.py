@@ -20,6 +20,19 @@ def wants_metadata_only(accept: str | None) -> bool:
     return False
 
 
+def aggregated_discovery(accept: str | None) -> str | None:
+    """The apidiscovery.k8s.io version (v2, v2beta1) of APIGroupDiscoveryList an Accept
+    header asks for first, as kubectl and client-go send it; None: the plain lists."""
+    for media_range in (accept or "").split(","):
+        kind, *rest = media_range.split(";")
+        params = dict(p.strip().partition("=")[::2] for p in rest)
+        if kind.strip() == "application/json" and params.get("g") == "apidiscovery.k8s.io" \
+                and params.get("as") == "APIGroupDiscoveryList" \
+                and params.get("v") in ("v2", "v2beta1"):
+            return params["v"]
+    return None
+
+
 async def once(line: bytes) -> AsyncIterator[bytes]:
     yield line
 

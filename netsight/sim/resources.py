@@ -6,6 +6,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from netsight.graph.model.api_versions import by_priority
+
 VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
 
@@ -48,6 +50,20 @@ class ResourceType:
             "singularName": self.singular,
             "namespaced": self.namespaced,
             "kind": self.kind,
+            "verbs": list(self.verbs),
+        }
+        if self.short_names:
+            entry["shortNames"] = list(self.short_names)
+        return entry
+
+
+    def aggregated(self) -> dict[str, Any]:
+        """The resource as aggregated discovery (APIGroupDiscoveryList) lists it."""
+        entry: dict[str, Any] = {
+            "resource": self.plural,
+            "responseKind": {"group": self.group, "version": self.version, "kind": self.kind},
+            "scope": "Namespaced" if self.namespaced else "Cluster",
+            "singularResource": self.singular,
             "verbs": list(self.verbs),
         }
         if self.short_names:
@@ -148,11 +164,11 @@ class Registry:
         return iter(self.by_path.values())
 
     def groups(self) -> dict[str, list[str]]:
-        """Group -> served versions (the core group excluded), in registration order."""
+        """Group -> served versions (the core group excluded), highest priority first: the
+        order an API server lists a group's versions in, the first being the preferred one
+        (apiextensions orders every CRD version of a group so)."""
         found: dict[str, list[str]] = {}
         for rtype in self.by_path.values():
             if rtype.group:
-                versions = found.setdefault(rtype.group, [])
-                if rtype.version not in versions:
-                    versions.append(rtype.version)
-        return found
+                found.setdefault(rtype.group, []).append(rtype.version)
+        return {group: by_priority(versions) for group, versions in found.items()}

@@ -335,6 +335,8 @@ class SimState:
         meta["creationTimestamp"] = current["metadata"]["creationTimestamp"]
         if rtype.namespaced:
             meta["namespace"] = namespace
+        if rtype == CRD_TYPE:
+            obj = self._reregister_crd(current, obj)
         return self._commit(rtype, "MODIFIED", object_key(namespace, name), current, obj)
 
     def patch(self, rtype: ResourceType, namespace: str | None, name: str, patch: Any,
@@ -438,6 +440,19 @@ class SimState:
             "acceptedNames": crd["spec"]["names"],
             "storedVersions": [types[0].version],
         }
+        return crd
+
+    def _reregister_crd(self, current: Obj, crd: Obj) -> Obj:
+        """An updated CRD serves the versions it now lists, and no others; its objects are
+        kept (every version shares their storage)."""
+        crd = self._register_crd(crd)
+        served = {(t.group, t.version, t.plural) for t in types_from_crd(crd)}
+        for rtype in types_from_crd(current):
+            if (rtype.group, rtype.version, rtype.plural) not in served:
+                self.registry.remove(rtype)
+        stored = (current.get("status") or {}).get("storedVersions") or []
+        crd["status"]["storedVersions"] = list(dict.fromkeys(
+            [*stored, *crd["status"]["storedVersions"]]))
         return crd
 
     def _unregister_crd(self, crd: Obj) -> None:

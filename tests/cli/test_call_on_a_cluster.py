@@ -130,7 +130,7 @@ async def test_kubeconfig_defaults_to_the_environments(
 
 async def test_a_slow_list_shows_progress_on_stderr(sim: SimServer, tmp_path: Path) -> None:
     kubeconfig = str(sim.write_kubeconfig(tmp_path / "kubeconfig"))
-    sim.state.faults.latency = 0.15  # discovery and lists: well over a second in all
+    sim.state.faults.latency = 0.4  # discovery and lists: well over a second in all
 
     code, data, err = await call("call", "k8s_networkpolicies", "--kubeconfig", kubeconfig)
 

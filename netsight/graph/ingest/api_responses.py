@@ -120,8 +120,9 @@ def raise_on_error(event: Mapping[str, Any]) -> None:
 
 
 async def get_json(transport: Transport, path: str,
-                    params: list[tuple[str, str]] | None = None) -> dict[str, Any]:
-    response = await transport.get(path, params or [])
+                    params: list[tuple[str, str]] | None = None, *,
+                    accept: str | None = None) -> dict[str, Any]:
+    response = await transport.get(path, params or [], accept=accept)
     try:
         body = await response.read()
     finally:

@@ -327,8 +327,10 @@ class ClusterWatcher:
         current = set(await discover(self.transport, self.settings.metadata_only,
                                      self.settings.dns_config))
         started = {kind for kind, _ in self.informers}
-        for kind in current - started:
-            self._start(kind)
+        # Stopped first: a kind now served in a version of higher priority (a CRD gained
+        # v1) is the same graph kind, whose status and objects the new informer takes over.
         for kind in started - current:
             self._stop(kind)
+        for kind in current - started:
+            self._start(kind)
         self._publish_providers()

@@ -3,11 +3,12 @@ whose CRDs are installed, and the kinds watched by name only (metadata)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from netsight.graph.ingest.api_responses import NotServed, Transport, get_json
+from netsight.graph.model.api_versions import by_priority
 from netsight.graph.model.kinds import WORKLOAD_KINDS, kind_id, parse_key
 from netsight.graph.model.records import DNS_CONFIG_MAPS
 
@@ -173,21 +174,103 @@ async def discover(transport: Transport,
     ``metadata_only`` kinds (by name only), and with ``dns_config`` the cluster DNS
     ConfigMaps, each by name (the ConfigMaps watched by name only then leave them out)."""
     found: list[WatchedKind] = []
-    core = await get_json(transport, "/api/v1")
-    found.extend(_kinds_of("", "v1", core, metadata_only))
+    groups = await get_json(transport, "/apis", accept=AGGREGATED)
+    aggregated = groups.get("kind") == "APIGroupDiscoveryList"
+    core_v1 = None
+    if aggregated:
+        core_v1 = _versions_of(await get_json(transport, "/api", accept=AGGREGATED)).get("v1")
+    if core_v1 is None:
+        core_v1 = await get_json(transport, "/api/v1")
+    found.extend(_kinds_of("", "v1", core_v1, metadata_only))
     if dns_config:
-        found = _with_dns_config(found, core)
-    groups = await get_json(transport, "/apis")
-    for group in groups.get("groups") or ():
-        name = group.get("name")
-        preferred = str((group.get("preferredVersion") or {}).get("version"))
-        if name in PROVIDER_GROUPS or any(g == name for g, _ in CORE_KINDS):
-            try:
-                resources = await get_json(transport, f"/apis/{name}/{preferred}")
-            except NotServed:
-                continue
-            found.extend(_kinds_of(name, preferred, resources, metadata_only))
+        found = _with_dns_config(found, core_v1)
+    for group in groups.get("items" if aggregated else "groups") or ():
+        name = str(((group.get("metadata") or {}) if aggregated else group).get("name") or "")
+        if name not in PROVIDER_GROUPS and not any(g == name for g, _ in CORE_KINDS):
+            continue
+        if aggregated:
+            listed = _versions_of({"items": [group]})
+            found.extend(await _group_kinds(name, list(listed), _at_hand(listed),
+                                            metadata_only))
+        else:
+            found.extend(await _group_kinds(name, _listed_versions(group),
+                                            _asking(transport, name), metadata_only))
     return [k for k in found if k.metadata_only or k.only or wanted(k.group, k.kind)]
+
+
+# Aggregated discovery (v2 from Kubernetes 1.30, v2beta1 from 1.27): every group's versions
+# and resources in one answer. An older server answers the plain lists (the last type).
+AGGREGATED = ("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
+              "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,"
+              "application/json")
+
+# A version's resources as an APIResourceList holds them; None: the version is not served.
+Resources = Callable[[str], Awaitable[Mapping[str, Any] | None]]
+
+
+def _versions_of(answer: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Version -> resources (as an APIResourceList holds them) of the first group of an
+    APIGroupDiscoveryList, in its order: the preferred version first."""
+    found: dict[str, dict[str, Any]] = {}
+    for group in (answer.get("items") or ())[:1]:
+        for version in group.get("versions") or ():
+            found[str(version.get("version"))] = {"resources": [
+                {"name": r.get("resource", ""), "kind": (r.get("responseKind") or {}).get("kind"),
+                 "namespaced": r.get("scope") == "Namespaced", "verbs": r.get("verbs")}
+                for r in version.get("resources") or ()]}
+    return found
+
+
+def _listed_versions(group: Mapping[str, Any]) -> list[str]:
+    """An APIGroup's versions, the preferred one first."""
+    preferred = str((group.get("preferredVersion") or {}).get("version") or "")
+    listed = [str(v["version"]) for v in group.get("versions") or ()
+              if isinstance(v, Mapping) and v.get("version")]
+    return ([preferred] if preferred else []) + [v for v in listed if v != preferred]
+
+
+def _at_hand(listed: Mapping[str, Mapping[str, Any]]) -> Resources:
+    async def get(version: str) -> Mapping[str, Any] | None:
+        return listed.get(version)
+    return get
+
+
+def _asking(transport: Transport, group: str) -> Resources:
+    async def get(version: str) -> Mapping[str, Any] | None:
+        try:
+            return await get_json(transport, f"/apis/{group}/{version}")
+        except NotServed:
+            return None
+    return get
+
+
+async def _group_kinds(name: str, versions: list[str], resources_of: Resources,
+                       metadata_only: frozenset[tuple[str, str]]) -> list[WatchedKind]:
+    """Each kind of the group once: in the preferred version (the first of ``versions``)
+    if that serves it, else in the highest-priority version that does, as client-go's
+    discovery picks. A group's kinds need not share a version (Gateway API's
+    ReferenceGrant is v1beta1 only, beside v1)."""
+    needed = _kinds_needed(name, metadata_only)
+    kinds: dict[str, WatchedKind] = {}
+    for version in versions[:1] + by_priority(versions[1:]):
+        if needed is not None and needed <= kinds.keys():
+            break  # no request for versions that can add nothing watched
+        resources = await resources_of(version)
+        if resources is None:
+            continue
+        for kind in _kinds_of(name, version, resources, metadata_only):
+            kinds.setdefault(kind.kind, kind)
+    return list(kinds.values())
+
+
+def _kinds_needed(group: str, metadata_only: frozenset[tuple[str, str]]
+                  ) -> frozenset[str] | None:
+    """The kinds of ``group`` discover() keeps; None: every kind."""
+    _, provided = PROVIDER_GROUPS.get(group, ("", frozenset()))
+    if provided is None:
+        return None
+    return frozenset({*provided, *(k for g, k in CORE_KINDS if g == group),
+                      *(k for g, k in metadata_only if g == group)})
 
 
 def _with_dns_config(found: list[WatchedKind], core: Mapping[str, Any]) -> list[WatchedKind]:
