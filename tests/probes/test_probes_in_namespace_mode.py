@@ -74,7 +74,7 @@ async def test_probes_watch_each_namespace_they_run_in(tmp_path: Path) -> None:
             await graph.probes.settled()
             assert await graph.probes.sweep() == 0  # per namespace too
     assert connected["observed"]["outcome"] == "connected"
-    assert connected["agree"] is True
+    assert connected["agree"] is True, (connected["predicted"], connected.get("explanations"))
     assert anonymous["observed"]["probe"].startswith(f"{PROBE_NAMESPACE}/")
     refused = {(d.verb, d.resource, d.namespace) for d in sim.access.decisions
                if d.user == TEAM and not d.allowed and d.resource == "pods"}

@@ -191,16 +191,19 @@ class ClusterWatcher:
         kind = informer.kind
         if (kind.group, kind.kind) == ("", "Namespace") and self.namespaces is not None \
                 and self._namespace_task is None:
+            # The kind's status is replaced now, not in the task: between the 403 and the
+            # first get, the graph must not read as synced without its Namespaces.
+            group = NamespacedKindStatus(kind.kind_id)
+            parts = {ns: group.parts.setdefault(ns, KindStatus(kind.kind_id))
+                     for ns in self.namespaces}
+            self.store.sync[kind.kind_id] = group
             self._namespace_task = asyncio.create_task(
-                self._get_namespaces(kind.kind_id, self.namespaces), name="informer:namespaces")
+                self._get_namespaces(kind.kind_id, parts), name="informer:namespaces")
 
-    async def _get_namespaces(self, kind_id: str, namespaces: tuple[str, ...]) -> None:
+    async def _get_namespaces(self, kind_id: str, parts: dict[str, KindStatus]) -> None:
         """Get each watched Namespace every ``namespace_poll`` seconds (what a Role granting
         ``get`` on namespaces in that namespace allows; no watch can be scoped to one), as
         the kind's status, part by part: a 403 leaves that one not visible, for good."""
-        group = NamespacedKindStatus(kind_id)
-        parts = {ns: group.parts.setdefault(ns, KindStatus(kind_id)) for ns in namespaces}
-        self.store.sync[kind_id] = group
         while True:
             for namespace, status in list(parts.items()):
                 try:
