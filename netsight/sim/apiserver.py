@@ -46,6 +46,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from netsight.graph.model.selectors import parse_selector_string
+from netsight.sim import discovery_documents
 from netsight.sim.access import AccessPolicy
 from netsight.sim.bodies import aggregated_discovery, once, slowly, wants_metadata_only
 from netsight.sim.dataplane.network import NetworkConfigError
@@ -171,47 +172,21 @@ class SimApiServer:
                               "serverAddressByClientCIDRs": [
                                   {"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]})
 
-    def _api_group(self, group: str, versions: list[str]) -> dict[str, Any]:
-        # ``versions`` come highest priority first; a real API server prefers the first.
-        entries = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
-        return {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": entries,
-                "preferredVersion": entries[0]}
-
     def _aggregated(self, request: Request, *, core: bool) -> Response | None:
-        """Aggregated discovery of the core group or of the others, if asked for: every
-        version of each group (highest priority, the preferred one, first) with its
-        resources, in one answer."""
+        """Aggregated discovery of the core group or of the others, if asked for."""
         version = aggregated_discovery(request.headers.get("accept"))
         if version is None or not self.config.aggregated_discovery:
             return None
-        groups = {"": ["v1"]} if core else self.state.registry.groups()
-        items = [{"metadata": {"name": group} if group else {},
-                  "versions": [{"version": v, "freshness": "Current", "resources": [
-                      t.aggregated() for t in self.state.registry
-                      if t.group == group and t.version == v]} for v in versions]}
-                 for group, versions in groups.items()]
-        kind = f"application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList"
-        return json_response({"kind": "APIGroupDiscoveryList",
-                              "apiVersion": f"apidiscovery.k8s.io/{version}",
-                              "metadata": {}, "items": items},
-                             headers={"Content-Type": kind})
+        return json_response(*discovery_documents.aggregated(self.state.registry, version,
+                                                               core=core))
 
     async def _group_list(self, request: Request) -> Response:
         await self._delayed()
         if (aggregated := self._aggregated(request, core=False)) is not None:
             return aggregated
-        groups = [self._api_group(g, vs) for g, vs in self.state.registry.groups().items()]
+        groups = [discovery_documents.api_group(g, vs)
+                  for g, vs in self.state.registry.groups().items()]
         return json_response({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
-
-    def _resource_list(self, group: str, version: str) -> Response:
-        types = [t for t in self.state.registry if t.group == group and t.version == version]
-        if not types:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        return json_response({
-            "kind": "APIResourceList", "apiVersion": "v1",
-            "groupVersion": f"{group}/{version}" if group else version,
-            "resources": [t.discovery() for t in types],
-        })
 
     # --- resources -----------------------------------------------------------------------
 
@@ -225,7 +200,7 @@ class SimApiServer:
             versions = self.state.registry.groups().get(parts[0])
             if not versions:
                 return error_response(ApiError(404, "NotFound", f"group {parts[0]} not found"))
-            return json_response(self._api_group(parts[0], versions))
+            return json_response(discovery_documents.api_group(parts[0], versions))
         return await self._guarded(request, lambda: self._route(request, parts[0], parts[1:]))
 
     async def _guarded(self, request: Request,
@@ -252,7 +227,8 @@ class SimApiServer:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         version, rest = parts[0], parts[1:]
         if not rest:
-            return self._resource_list(group, version)
+            return json_response(discovery_documents.resource_list(self.state.registry, group,
+                                                                   version))
         namespace: str | None = None
         registry = self.state.registry
         if rest[0] == "namespaces" and len(rest) >= 3 and registry.get(group, version, rest[2]):
