@@ -64,11 +64,7 @@ def explain(db: Database, query: Query) -> Explanation | None:
         Occurrence(object=obj, cluster=cluster, appeared=float(appeared),
                    last_seen=float(seen), resolved=None if resolved is None else float(resolved),
                    resolution=ending)
-        for obj, cluster, appeared, seen, resolved, ending in db.query(
-            "SELECT o.object, o.cluster, o.appeared, o.last_seen, o.resolved, r.kind"
-            " FROM occurrences o LEFT JOIN resolutions r ON r.occurrence = o.id"
-            f" WHERE {_where(query, 'o')[0]}"
-            f" ORDER BY o.appeared DESC LIMIT {int(query.recent)}", params))
+        for obj, cluster, appeared, seen, resolved, ending in _recent(db, query))
     return Explanation(
         signature=query.signature, code=code, pattern=pattern,
         first_seen=None if first is None else float(first),
@@ -76,6 +72,26 @@ def explain(db: Database, query: Query) -> Explanation | None:
         occurrences=int(total), open=int(still_open or 0), clusters=int(clusters),
         resolutions=int(endings.get("fix", 0)), coincidences=int(endings.get("coincidence", 0)),
         fixes=fixes, notes=notes, recent=recent)
+
+
+def _recent(db: Database, query: Query) -> list[tuple[Any, ...]]:
+    """The ``query.recent`` latest occurrences, newest first. By code, each signature's are
+    read apart and merged: one ORDER BY over all of them would sort every occurrence."""
+    if query.signature is not None:
+        signatures = [query.signature]
+    else:
+        signatures = [str(row[0]) for row in db.query(
+            "SELECT signature FROM patterns WHERE code = ?", (query.code,))]
+    rows: list[tuple[Any, ...]] = []
+    for signature in signatures:
+        where, params = _where(Query(signature, None, query.namespaces, query.recent), "o")
+        rows += db.query(
+            "SELECT o.object, o.cluster, o.appeared, o.last_seen, o.resolved, r.kind"
+            " FROM occurrences o LEFT JOIN resolutions r ON r.occurrence = o.id"
+            f" WHERE {where} ORDER BY o.appeared DESC LIMIT {int(query.recent)}", params)
+    if len(signatures) > 1:
+        rows.sort(key=lambda row: float(row[2]), reverse=True)
+    return rows[:int(query.recent)]
 
 
 def open_occurrences(db: Database, cluster: str) -> dict[tuple[str, str], str]:

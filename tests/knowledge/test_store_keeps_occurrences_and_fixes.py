@@ -10,7 +10,7 @@ import pytest
 from netsight.analyzers.core.knowledge import Query
 from netsight.knowledge import lookups
 from netsight.knowledge.database import DatabaseError, connect
-from netsight.knowledge.migrations import LATEST, migrate
+from netsight.knowledge.migrations import LATEST, MIGRATIONS, migrate
 from netsight.knowledge.write_queue import Appeared, Noted, Resolved, StillSeen, WriteQueue
 
 
@@ -19,12 +19,34 @@ def test_migrations_apply_once_and_refuse_a_newer_store(location: str) -> None:
     try:
         assert migrate(db) == LATEST
         assert migrate(db) == LATEST  # a second start changes nothing
-        assert [r[0] for r in db.query("SELECT version FROM schema_migrations")] == [LATEST]
+        assert sorted(r[0] for r in db.query("SELECT version FROM schema_migrations")) \
+            == [version for version, _ in MIGRATIONS]
         with db.transaction():
             db.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
                        (LATEST + 1, time.time()))
         with pytest.raises(DatabaseError, match="newer than this netsight knows"):
             migrate(db)
+    finally:
+        db.close()
+
+
+def test_a_store_at_an_older_version_is_brought_up_to_date(location: str) -> None:
+    """A store written before the explain indexes keeps its rows and gains them."""
+    db = connect(location)
+    try:
+        with db.transaction():
+            db.execute("CREATE TABLE schema_migrations ("
+                       "version BIGINT PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)")
+            for statement in MIGRATIONS[0][1]:
+                db.execute(statement)
+            db.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (1, 0)")
+            appeared("o1").apply(db)
+        assert migrate(db) == LATEST
+        explanation = lookups.explain(db, Query("a1b2c3d4e5f6", None, None, 3))
+        assert explanation is not None
+        assert explanation.occurrences == 1
+        assert sorted(r[0] for r in db.query("SELECT version FROM schema_migrations")) \
+            == [version for version, _ in MIGRATIONS]
     finally:
         db.close()
 
@@ -115,3 +137,26 @@ def test_a_full_queue_drops_and_counts_without_waiting(location: str) -> None:
     stored = db.query("SELECT count(*) FROM occurrences")[0][0]
     assert stored == accepted
     db.close()
+
+
+def test_by_code_the_newest_occurrences_of_all_its_signatures_are_listed(location: str) -> None:
+    db = connect(location)
+    migrate(db)
+    try:
+        with db.transaction():
+            for write in (appeared("a1", "aaaaaaaaaaaa", at=100.0),
+                          appeared("a2", "aaaaaaaaaaaa", at=110.0),
+                          appeared("a3", "aaaaaaaaaaaa", at=120.0),
+                          appeared("b1", "bbbbbbbbbbbb", at=115.0),
+                          appeared("b2", "bbbbbbbbbbbb", at=130.0),
+                          appeared("b3", "bbbbbbbbbbbb", namespace="data", at=140.0)):
+                write.apply(db)
+        every = lookups.explain(db, Query(None, "NS0101", None, 3))
+        assert every is not None
+        assert [o.appeared for o in every.recent] == [140.0, 130.0, 120.0]
+        shop = lookups.explain(db, Query(None, "NS0101", frozenset({"shop"}), 3))
+        assert shop is not None
+        assert [o.appeared for o in shop.recent] == [130.0, 120.0, 115.0]
+        assert (every.occurrences, shop.occurrences) == (6, 5)
+    finally:
+        db.close()
