@@ -57,7 +57,6 @@ from netsight.analyzers.policy.istio_model import (
 from netsight.analyzers.policy.peers import IPBlock, Namespaces
 from netsight.analyzers.policy.verdict import Action as Verb
 from netsight.analyzers.policy.verdict import Layer, Step, Tri
-from netsight.graph.model.kinds import Kind, Rel
 from netsight.graph.model.records import GenericRecord, ServiceRecord
 from netsight.graph.store.live import GraphView, Source
 
@@ -318,23 +317,11 @@ class IstioLayer:
         """Why Istio takes ``port`` of ``destination`` for opaque TCP, or "" (HTTP, or
         detected from the bytes: unknown). Istio reads a port's protocol from the Services
         that select the workload (appProtocol, else the port name's prefix)."""
-        if destination.key is None:
-            return ""
         found: set[str] = set()
-        for service in self.view.neighbors(destination.key, Rel.SELECTS, incoming=True,
-                                           kind=Kind.SERVICE):
-            if not isinstance(service, ServiceRecord):
-                continue
-            for entry in service.ports:
-                target = entry.target_port
-                if isinstance(target, str):
-                    target = next((p.port for p in destination.ports
-                                   if p.name == target and p.protocol == entry.protocol), -1)
-                if entry.protocol != "TCP" or target != port:
-                    continue
-                declared = (entry.app_protocol or (entry.name or "").partition("-")[0]).lower()
-                found.add(f"Service {service.ref} port {entry.name or entry.port}: "
-                          f"{declared}" if declared in _OPAQUE else "")
+        for service, entry in istio_mtls.targeting(self.view, destination, port):
+            declared = (entry.app_protocol or (entry.name or "").partition("-")[0]).lower()
+            found.add(f"Service {service.ref} port {entry.name or entry.port}: "
+                      f"{declared}" if declared in _OPAQUE else "")
         return found.pop() if len(found) == 1 else ""
 
     @staticmethod

@@ -21,7 +21,7 @@ which netsight cannot tell speaks TLS.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -40,7 +40,7 @@ from netsight.analyzers.policy.istio_client_tls import (
 from netsight.analyzers.policy.istio_mesh import Dataplane, Membership
 from netsight.analyzers.policy.istio_model import Mode, PeerAuthn
 from netsight.graph.model.kinds import Kind, Rel
-from netsight.graph.model.records import ServiceRecord
+from netsight.graph.model.records import ServicePort, ServiceRecord
 from netsight.graph.store.live import GraphView
 
 
@@ -110,12 +110,12 @@ class ClientSide:
     split: bool = False  # several Services the client may use give different TLS
 
 
-def service_ports(view: GraphView, destination: Endpoint, port: int
-                  ) -> list[tuple[ServiceRecord, int]]:
-    """The Services selecting ``destination`` with a TCP port that targets ``port``."""
+def targeting(view: GraphView, destination: Endpoint, port: int
+              ) -> Iterator[tuple[ServiceRecord, ServicePort]]:
+    """The Services selecting ``destination``, each with its TCP port that targets ``port``
+    (a named targetPort resolved on the destination's container ports)."""
     if destination.key is None:
-        return []
-    found = []
+        return
     for service in view.neighbors(destination.key, Rel.SELECTS, incoming=True,
                                   kind=Kind.SERVICE):
         if not isinstance(service, ServiceRecord):
@@ -126,8 +126,13 @@ def service_ports(view: GraphView, destination: Endpoint, port: int
                 target = next((p.port for p in destination.ports
                                if p.name == target and p.protocol == entry.protocol), -1)
             if entry.protocol == "TCP" and target == port:
-                found.append((service, entry.port))
-    return found
+                yield service, entry
+
+
+def service_ports(view: GraphView, destination: Endpoint, port: int
+                  ) -> list[tuple[ServiceRecord, int]]:
+    """The Services selecting ``destination`` with a TCP port that targets ``port``."""
+    return [(service, entry.port) for service, entry in targeting(view, destination, port)]
 
 
 def client_side(view: GraphView, index: RuleIndex, mesh: Mesh, source: Endpoint,
