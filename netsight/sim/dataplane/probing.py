@@ -126,15 +126,22 @@ class DataPlane:
             result["error"] = error or _dns_error(spec.name, answer)
         return result
 
-    def _tcp(self, source: Obj, spec: ProbeSpec) -> dict[str, Any]:
+    def _opened(self, source: Obj, spec: ProbeSpec
+                ) -> tuple[_Connection | None, dict[str, Any]]:
+        """Resolve the probe's host and open its connection: the connection (None when the
+        name did not resolve) and the message so far."""
         addresses, elapsed, failure = self._addresses(source, spec)
         if failure is not None:
-            return failure
+            return None, failure
         connection = self._connect(source, addresses[0], spec.port)
-        result: dict[str, Any] = {"outcome": connection.outcome,
-                                  "latencyMs": elapsed + connection.latency_ms,
-                                  "resolved": addresses[:32],
-                                  "peer": _peer(connection.peer, spec.port)}
+        return connection, {"outcome": connection.outcome,
+                            "latencyMs": elapsed + connection.latency_ms,
+                            "resolved": addresses[:32], "peer": _peer(connection.peer, spec.port)}
+
+    def _tcp(self, source: Obj, spec: ProbeSpec) -> dict[str, Any]:
+        connection, result = self._opened(source, spec)
+        if connection is None:
+            return result
         if connection.outcome == "timeout":
             result["latencyMs"] = spec.timeout_seconds * 1000
         if connection.outcome != "connected":
@@ -142,14 +149,9 @@ class DataPlane:
         return result
 
     def _http(self, source: Obj, spec: ProbeSpec) -> dict[str, Any]:
-        addresses, elapsed, failure = self._addresses(source, spec)
-        if failure is not None:
-            return failure
-        connection = self._connect(source, addresses[0], spec.port)
-        result: dict[str, Any] = {"outcome": connection.outcome,
-                                  "latencyMs": elapsed + connection.latency_ms,
-                                  "resolved": addresses[:32],
-                                  "peer": _peer(connection.peer, spec.port)}
+        connection, result = self._opened(source, spec)
+        if connection is None:
+            return result
         if connection.outcome != "connected" or connection.dst_pod is None:
             if connection.outcome == "timeout":
                 result["latencyMs"] = spec.timeout_seconds * 1000
