@@ -60,6 +60,7 @@ class ClusterWatcher:
     providers: set[str] = field(default_factory=set)
     _crd_task: asyncio.Task[None] | None = None
     _namespace_task: asyncio.Task[None] | None = None
+    _namespace_status: NamespacedKindStatus | None = None
     _gc_task: asyncio.Task[None] | None = None
     # Whether the initial sync started a list worker, and the pages whose records it built.
     list_worker_started: bool = False
@@ -141,7 +142,9 @@ class ClusterWatcher:
 
     @property
     def ready(self) -> bool:
-        return all(i.status.settled for i, _ in self.informers.values())
+        # The Namespaces read one by one (NAMESPACE mode) report apart from any informer.
+        return all(i.status.settled for i, _ in self.informers.values()) and (
+            self._namespace_status is None or self._namespace_status.settled)
 
     async def stop(self, timeout: float = 5.0) -> None:
         tasks = [task for _, task in self.informers.values()]
@@ -196,7 +199,7 @@ class ClusterWatcher:
             group = NamespacedKindStatus(kind.kind_id)
             parts = {ns: group.parts.setdefault(ns, KindStatus(kind.kind_id))
                      for ns in self.namespaces}
-            self.store.sync[kind.kind_id] = group
+            self.store.sync[kind.kind_id] = self._namespace_status = group
             self._namespace_task = asyncio.create_task(
                 self._get_namespaces(kind.kind_id, parts), name="informer:namespaces")
 
