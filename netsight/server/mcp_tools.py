@@ -45,7 +45,6 @@ from netsight.analyzers.core import deadline, knowledge
 from netsight.analyzers.core.arguments import ToolArgs
 from netsight.analyzers.core.calling import AnyTool, call, find, parse_args, prepare, to_json
 from netsight.analyzers.core.contracts import DETAIL, ErrorCode, ToolFailure, ToolResult
-from netsight.analyzers.core.declarations import Toolset
 from netsight.analyzers.core.rendering import render_text
 from netsight.graph.store.live import GraphStore, GraphView
 from netsight.server.auth import view_for
@@ -76,7 +75,8 @@ class ToolHost:
     # Callers are authenticated (auth middleware installed): a call without a grant is
     # refused instead of answered from the whole graph.
     scoped: bool = False
-    # Tools allowed longer than ``timeout`` (probes wait for a pod): seconds by name.
+    # Tools that run probes, allowed longer than ``timeout`` (they wait for a pod) and given
+    # up when their caller goes away: seconds by name.
     timeouts: Mapping[str, float] = field(default_factory=dict)
     telemetry: Telemetry = field(default_factory=Telemetry.disabled)
     # The knowledge base explain_finding reads (netsight/knowledge); None: off.
@@ -201,7 +201,7 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any], *,
                 running = answered(tool, view, args)
                 # A probe is given up when its caller goes away (its pod then deleted).
                 result = await (while_connected(request, running)
-                                if tool.toolset is Toolset.PROBES else running)
+                                if name in host.timeouts else running)
         elapsed = time.monotonic() - started
         if elapsed > limit:
             # Past the deadline between two checks: the answer is complete, so it is
@@ -241,7 +241,7 @@ def timed_out(host: ToolHost, name: str, finished: Sequence[Any] = (), *,
     """The error contract's timeout: PROBE_TIMEOUT for a probe (it waits on pods),
     INTERNAL_ERROR for an analyzer; ``detail`` holds JSON ``{"finished": [...]}``, the first
     items the call completed, where it has any."""
-    probe = host.tools[name].toolset is Toolset.PROBES
+    probe = name in host.timeouts
     code = ErrorCode.PROBE_TIMEOUT if probe else ErrorCode.INTERNAL_ERROR
     message = (f"{name} did not answer within TOOL_TIMEOUT ({host.timeout:g}s); narrow the "
                "question (a namespace, one object, a smaller limit) or raise TOOL_TIMEOUT")
