@@ -208,8 +208,11 @@ async def run_tool(host: ToolHost, name: str, arguments: Mapping[str, Any], *,
             # returned rather than wasted, and the overrun is logged for whoever tunes it.
             log.warning("tool %s took %.2fs, over TOOL_TIMEOUT (%.2fs)", name, elapsed,
                         host.timeout)
-        data = to_json(result, detail=detail)
-        return CallToolResult(content=[TextContent(type="text", text=render_text(data))],
+        # A large answer takes long to serialise, and TOOL_TIMEOUT no longer bounds it: off
+        # the loop, which keeps serving meanwhile.
+        data, text = await asyncio.get_running_loop().run_in_executor(
+            _SERIALISING, serialised, result, detail)
+        return CallToolResult(content=[TextContent(type="text", text=text)],
                               structured_content=data)
     except ToolFailure as failure:
         return tool_error(failure, name)
@@ -263,6 +266,15 @@ def timed_out(host: ToolHost, name: str, finished: Sequence[Any] = (), *,
 # One thread: the loop shares the interpreter with one reader at most, and a call that timed
 # out before its turn is never read.
 _PREPARING = ThreadPoolExecutor(max_workers=1, thread_name_prefix="netsight-prepare")
+
+
+# Serialises answers (structured and text) while the loop goes on serving; one thread, as above.
+_SERIALISING = ThreadPoolExecutor(max_workers=1, thread_name_prefix="netsight-serialise")
+
+
+def serialised(result: ToolResult, detail: bool) -> tuple[dict[str, Any], str]:
+    data = to_json(result, detail=detail)
+    return data, render_text(data)
 
 
 async def prepared(tool: AnyTool, args: ToolArgs) -> None:
