@@ -12,19 +12,15 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from netsight.analyzers.tools import TOOLS
 from netsight.graph.ingest.client import KubeTransport
 from netsight.probes.message import TcpProbe
 from netsight.probes.runner import NotRun, ProbeRunner
-from netsight.server.app import build_service
-from netsight.server.cluster import LiveGraph, live_graph
+from netsight.server.cluster import LiveGraph
 from netsight.server.config import load_settings
-from netsight.server.running import HttpServer
 from netsight.sim.apiserver import SimServer
 from tests.probes.conftest import PROBE_NAMESPACE, runner_settings
 from tests.probes.test_probe_tools_over_mcp import ASK, answer_of, cluster_sim, error_of
-from tests.server.conftest import eventually
-from tests.watching.conftest import FAST
+from tests.server.conftest import serving_settings
 
 pytestmark = pytest.mark.anyio
 
@@ -51,14 +47,8 @@ async def serving_namespaces(sim: SimServer, tmp_path: Path
     settings = load_settings({"kubeconfig": str(kubeconfig), "port": 0, "probes": True,
                               "probe_namespace": PROBE_NAMESPACE, "probe_timeout": "5s"},
                              {"NAMESPACE": "shop,data"})
-    async with live_graph(settings, informers=FAST) as graph:
-        server = HttpServer(build_service(graph, settings, tools=TOOLS), settings)
-        url = await server.start()
-        try:
-            await eventually(lambda: graph.ready)
-            yield graph, f"{url}/mcp"
-        finally:
-            await server.stop()
+    async with serving_settings(settings) as (graph, _, url, _):
+        yield graph, f"{url}/mcp"
 
 
 async def test_probes_watch_each_namespace_they_run_in(tmp_path: Path) -> None:

@@ -17,18 +17,14 @@ import orjson
 import pytest
 from mcp import Client
 
-from netsight.analyzers.tools import TOOLS
-from netsight.server.app import build_service
-from netsight.server.cluster import LiveGraph, live_graph
+from netsight.server.cluster import LiveGraph
 from netsight.server.config import load_settings
-from netsight.server.running import HttpServer
 from netsight.sim.apiserver import SimConfig, SimServer
 from netsight.sim.demo import load_demo
 from netsight.sim.kubelet import KubeletConfig
 from tests.conftest import ROOT
 from tests.probes.test_probe_tools_over_mcp import answer_of
-from tests.server.conftest import eventually, serving
-from tests.watching.conftest import FAST
+from tests.server.conftest import serving, serving_settings
 
 pytestmark = pytest.mark.anyio
 
@@ -44,14 +40,8 @@ def anyio_backend() -> str:
 async def demo_with_probes(**flags: Any) -> AsyncIterator[tuple[LiveGraph, str]]:
     settings = load_settings({"demo_static": True, "probes": True, "port": 0,
                              "probe_timeout": "10s", **flags}, {})
-    async with live_graph(settings, informers=FAST) as graph:
-        server = HttpServer(build_service(graph, settings, tools=TOOLS), settings)
-        url = await server.start()
-        try:
-            await eventually(lambda: graph.ready)
-            yield graph, f"{url}/mcp"
-        finally:
-            await server.stop()
+    async with serving_settings(settings) as (graph, _, url, _):
+        yield graph, f"{url}/mcp"
 
 
 @pytest.fixture(scope="module")

@@ -86,6 +86,16 @@ async def serving(sim: SimServer, tmp_path: Path, *, wait_ready: bool = True,
                   ) -> AsyncIterator[Served]:
     kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig")
     settings = settings_for(kubeconfig, **overrides)
+    async with serving_settings(settings, wait_ready=wait_ready, tools=tools) as (
+            graph, service, url, server):
+        yield Served(sim, graph, service, url, server)
+
+
+@contextlib.asynccontextmanager
+async def serving_settings(settings: Settings, *, wait_ready: bool = True,
+                           tools: Mapping[str, AnyTool] = TOOLS
+                           ) -> AsyncIterator[tuple[LiveGraph, Service, str, HttpServer]]:
+    """netsight serving ``settings`` over HTTP on 127.0.0.1, with fast informers."""
     async with live_graph(settings, informers=FAST) as graph:
         service = build_service(graph, settings, tools=tools)
         server = HttpServer(service, settings)
@@ -93,7 +103,7 @@ async def serving(sim: SimServer, tmp_path: Path, *, wait_ready: bool = True,
         try:
             if wait_ready:
                 await eventually(lambda: graph.ready)
-            yield Served(sim, graph, service, url, server)
+            yield graph, service, url, server
         finally:
             await server.stop()
 
