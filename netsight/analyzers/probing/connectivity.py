@@ -26,7 +26,7 @@ from netsight.analyzers.core.contracts import (
 )
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.quoting import quoted
-from netsight.analyzers.policy.endpoints import Endpoint, Resolved, resolve
+from netsight.analyzers.policy.endpoints import Endpoint, Resolved, port_targets, resolve
 from netsight.analyzers.probing.explanations import Explanation, Flow, explain
 from netsight.analyzers.tools import find_blocking_policies as blocking
 from netsight.graph.model.records import PodRecord
@@ -119,7 +119,7 @@ def plan(view: GraphView, args: Args) -> Plan:
     source = min(pods, key=lambda e: (not _ready(view, e), e.name))
     destination = resolve(view, args.destination, argument="destination", tool=NAME)
     port = blocking.port_number(destination, args.port, args.protocol, tool=NAME)
-    targets, _ = blocking.port_targets(destination, port, args.protocol, tool=NAME)
+    targets, _ = port_targets(destination, port, args.protocol, tool=NAME)
     service = destination.service
     if service is not None:
         host = f"{service.name}.{service.namespace}.svc"
