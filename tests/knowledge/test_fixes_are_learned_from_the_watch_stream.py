@@ -60,6 +60,12 @@ def policy_from_edge(view: object, relaxed: bool) -> bool:
     return record is not None and ("edge" in str(record.ingress)) is relaxed
 
 
+def set_label(key: str, value: str) -> object:
+    def edit(obj: Obj) -> None:
+        obj["metadata"].setdefault("labels", {})[key] = value
+    return edit
+
+
 def set_tls(mode: str) -> object:
     def edit(obj: Obj) -> None:
         obj["spec"]["trafficPolicy"]["tls"]["mode"] = mode
@@ -186,9 +192,12 @@ async def test_the_demo_faults_fixed_are_learned(cluster: Cluster,
     assert [f.fix for f in subset.fixes] == [RELABELLED]
 
     # 3. The missing ReferenceGrant added: a new object in the namespace the finding's
-    # evidence names (the backend's) is the fix.
+    # evidence names (the backend's) is the fix; another Service of that namespace edited
+    # in the same moment is not.
+    demo.put("Service", "shop", "invoices", set_label("team", "billing"))
     cluster.sim.state.apply([GRANT])
-    await demo.settled(lambda v: v.exists("ReferenceGrant/shop/from-edge"))
+    await demo.settled(lambda v: v.exists("ReferenceGrant/shop/from-edge")
+                       and v.get("Service/shop/invoices").labels.get("team") == "billing")
     granted = await demo.explain("NS0503")
     assert (granted.open, granted.resolutions) == (0, 1)
     assert [f.fix for f in granted.fixes] == [GRANT_ADDED]
