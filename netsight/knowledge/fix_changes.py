@@ -8,20 +8,25 @@ Which changes count, in order (the first that finds any wins):
    (a pod relabelled into a Service's selector);
 2. otherwise objects added, deleted or edited in the namespaces the evidence names, of the
    kinds the finding's analyzer reads (a ReferenceGrant created in the backend's
-   namespace) — of pods only relabellings: their churn would pass for a fix.
+   namespace) — of pods only relabellings: their churn would pass for a fix; of a kind the
+   evidence names objects of, only objects added or deleted.
 
 EndpointSlices and Endpoints are never a fix: a controller writes them as a consequence.
 The finding's own object deleted, or its namespace gone, is a *coincidence*, not a fix. No
 change found at all (the ring lost them, or nothing netsight keeps changed) is *unobserved*.
 
-A change is described as ``Kind.field: before → after`` with values shaped as signatures
-shape them; maps of labels as the keys that changed (``Service.selector[version]:
-changed``). The sorted, de-duplicated descriptions joined are the fix: the same fix in two
-clusters reads the same and is counted together.
+A change is described down to the fields that changed, as ``Kind.field.path: before →
+after`` with values shaped as signatures shape them
+(``DestinationRule.spec.trafficPolicy.tls.mode: DISABLE → ISTIO_MUTUAL``), list entries by
+index (``NetworkPolicy.ingress[0].from[1]: added {namespaceSelector: …}``), and maps of labels
+as the keys that changed (``Service.selector[version]: changed``). The sorted,
+de-duplicated descriptions joined are the fix: the same fix in two clusters reads the same
+and is counted together.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +40,10 @@ from netsight.graph.store.view import GraphView
 CONSEQUENCES = frozenset({Kind.ENDPOINT_SLICE, Kind.ENDPOINTS})
 CHURNING = frozenset({Kind.POD, Kind.REPLICA_SET})
 MAX_CHANGES = 12  # described changes per fix at most
+_FIELD = re.compile(r"^[a-z][A-Za-z0-9_]*$")  # a field name; other keys are data
+# Fields holding label maps (records' snake_case names and the API's): keys, never values.
+_LABEL_MAPS = re.compile(r".*[._](labels|selector|matchLabels|match_labels|annotations|"
+                         r"nodeSelector|node_selector)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,9 +84,14 @@ def resolve(subject: str, evidence: frozenset[str], namespaces: frozenset[str],
     touching = [c for c in window if kind_of(c.key) not in CONSEQUENCES and (
         bare(c.key) in neighbours or not evidence.isdisjoint(map(bare, c.related)))]
     if not touching:
+        # An edit of another object of a kind the evidence names is not this finding's fix
+        # (another Service's selector edited beside a ReferenceGrant added); an object
+        # added may be (a second NetworkPolicy admitting what the first refused).
+        named = {kind_of(k) for k in evidence}
         touching = [c for c in window if kind_of(c.key) in reads
                     and kind_of(c.key) not in CONSEQUENCES and _deliberate(c)
-                    and parse_key(c.key).namespace in namespaces]
+                    and parse_key(c.key).namespace in namespaces
+                    and (c.type is not EventType.MODIFIED or kind_of(c.key) not in named)]
     if not touching:
         kind = "unobserved"
         text = "no change netsight keeps" if complete else "changes lost (ring overflowed)"
@@ -126,21 +140,49 @@ def describe(change: Change, before: Record | None, view: GraphView) -> list[str
 
 
 def field_change(where: str, old: Any, new: Any, *, known: bool) -> list[str]:
-    """``where: before → after``, abstracted; a map of strings by the keys that changed."""
-    if known and isinstance(old, Mapping) and isinstance(new, Mapping) \
-            and all(isinstance(v, str) for v in (*old.values(), *new.values())):
-        lines = []
-        for key in sorted(set(old) | set(new), key=str):
-            what = "added" if key not in old else "removed" if key not in new else \
-                "changed" if old[key] != new[key] else None
-            if what is not None:
-                lines.append(f"{where}[{label_key(str(key))}]: {what}")
-        return lines or [f"{where}: changed"]
-    after = value_shape(_plain(new))
+    """``where: before → after``, abstracted, down to the fields that changed (a
+    DestinationRule's ``spec.trafficPolicy.tls.mode``, a NetworkPolicy's ``ingress[0].from[1]``
+    added); a map of strings by the keys that changed."""
     if not known:
-        return [f"{where}: → {after}"]
-    before = value_shape(_plain(old))
-    return [f"{where}: {before} → {after}" if before != after else f"{where}: changed"]
+        return [f"{where}: → {value_shape(_plain(new))}"]
+    lines: list[str] = []
+    _diff(where, _plain(old), _plain(new), lines)
+    return lines[:MAX_CHANGES] or [f"{where}: changed"]
+
+
+def _diff(where: str, old: Any, new: Any, lines: list[str]) -> None:
+    if old == new or len(lines) >= MAX_CHANGES:
+        return
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        if _LABEL_MAPS.match(where) and \
+                all(isinstance(v, str) for v in (*old.values(), *new.values())):
+            # Labels and selectors: which keys changed, never their values.
+            for key in sorted(set(old) | set(new), key=str):
+                what = "added" if key not in old else "removed" if key not in new else \
+                    "changed" if old[key] != new[key] else None
+                if what is not None:
+                    lines.append(f"{where}[{label_key(str(key))}]: {what}")
+            return
+        for key in sorted(set(old) | set(new), key=str):
+            name = key if _FIELD.match(str(key)) else "<key>"
+            if key not in old:
+                lines.append(f"{where}.{name}: added {value_shape(new[key])}")
+            elif key not in new:
+                lines.append(f"{where}.{name}: removed")
+            else:
+                _diff(f"{where}.{name}", old[key], new[key], lines)
+        return
+    if isinstance(old, list) and isinstance(new, list):
+        for i in range(max(len(old), len(new))):
+            if i >= len(old):
+                lines.append(f"{where}[{i}]: added {value_shape(new[i])}")
+            elif i >= len(new):
+                lines.append(f"{where}[{i}]: removed")
+            else:
+                _diff(f"{where}[{i}]", old[i], new[i], lines)
+        return
+    before, after = value_shape(old), value_shape(new)
+    lines.append(f"{where}: {before} → {after}" if before != after else f"{where}: changed")
 
 
 def _plain(value: Any) -> Any:
@@ -158,9 +200,18 @@ def _plain(value: Any) -> Any:
 
 
 def evidence_keys(resource: Any, evidence: Iterable[Any]) -> frozenset[str]:
-    """The bare keys of a finding's resource and evidence objects (ResourceRefs)."""
+    """The bare keys of a finding's resource and evidence objects (ResourceRefs), and of the
+    objects evidence values name (a backendRef's Service)."""
+    evidence = list(evidence)
     refs = [resource, *(e.resource for e in evidence)]
-    return frozenset(make_key(r.kind, r.namespace or "", r.name) for r in refs if r is not None)
+    keys = {make_key(r.kind, r.namespace or "", r.name) for r in refs if r is not None}
+    for item in evidence:
+        value = item.value
+        if isinstance(value, Mapping) and isinstance(value.get("kind"), str) \
+                and isinstance(value.get("name"), str):
+            namespace = value.get("namespace") or item.resource.namespace or ""
+            keys.add(make_key(value["kind"], str(namespace), value["name"]))
+    return frozenset(keys)
 
 
 def evidence_namespaces(resource: Any, evidence: Iterable[Any]) -> frozenset[str]:

@@ -43,20 +43,20 @@ def explain(db: Database, query: Query) -> Explanation | None:
         code, pattern = rows[0]
     else:
         code, pattern = query.code, None
+    # From the totals the writer keeps: a few rows per signature, whatever its history.
     where, params = _where(query)
     total, still_open, clusters, first, last = db.query(
-        "SELECT count(*), sum(CASE WHEN resolved IS NULL THEN 1 ELSE 0 END),"
-        f" count(DISTINCT cluster), min(appeared), max(last_seen) FROM occurrences WHERE {where}",
-        params)[0]
-    endings: dict[str, int] = dict(db.query(
-        f"SELECT kind, count(*) FROM resolutions WHERE {where} GROUP BY kind", params))
+        "SELECT sum(occurrences), sum(open_count), count(DISTINCT cluster), min(first_seen),"
+        f" max(last_seen) FROM occurrence_totals WHERE {where}", params)[0]
+    endings: dict[str, int] = {str(kind): int(count) for kind, count in db.query(
+        f"SELECT kind, sum(count) FROM resolution_totals WHERE {where} GROUP BY kind", params)}
     fixes = tuple(
         LearnedFix(fix=fix, changes=tuple(json.loads(changes)), count=int(count),
                    last=float(at), clusters=int(spread))
         for fix, count, at, spread, changes in db.query(
-            "SELECT fix, count(*), max(at), count(DISTINCT cluster), min(changes)"
-            f" FROM resolutions WHERE kind = 'fix' AND {where} GROUP BY fix"
-            " ORDER BY count(*) DESC, max(at) DESC", params)[:MAX_FIXES])
+            "SELECT fix, sum(count), max(last_at), count(DISTINCT cluster), min(changes)"
+            f" FROM resolution_totals WHERE kind = 'fix' AND {where} GROUP BY fix"
+            " ORDER BY sum(count) DESC, max(last_at) DESC", params)[:MAX_FIXES])
     notes = tuple(Note(text=text, author=author, at=float(at)) for text, author, at in db.query(
         f"SELECT text, author, at FROM notes WHERE {where} ORDER BY at DESC LIMIT {MAX_NOTES}",
         params))
@@ -69,7 +69,7 @@ def explain(db: Database, query: Query) -> Explanation | None:
         signature=query.signature, code=code, pattern=pattern,
         first_seen=None if first is None else float(first),
         last_seen=None if last is None else float(last),
-        occurrences=int(total), open=int(still_open or 0), clusters=int(clusters),
+        occurrences=int(total or 0), open=int(still_open or 0), clusters=int(clusters),
         resolutions=int(endings.get("fix", 0)), coincidences=int(endings.get("coincidence", 0)),
         fixes=fixes, notes=notes, recent=recent)
 

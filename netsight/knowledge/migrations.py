@@ -73,6 +73,42 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
         "CREATE INDEX resolutions_fixes ON resolutions"
         " (signature, kind, namespace, fix, at, cluster)",
     )),
+    (3, (
+        # Totals kept by the writer as it writes, per signature, cluster and namespace (the
+        # unit a restricted caller's view is cut by): explain_finding sums a few rows instead
+        # of counting every occurrence and fix of the signature.
+        """CREATE TABLE occurrence_totals (
+            signature TEXT NOT NULL,
+            cluster TEXT NOT NULL,
+            namespace TEXT NOT NULL,
+            occurrences BIGINT NOT NULL,
+            open_count BIGINT NOT NULL,
+            first_seen DOUBLE PRECISION NOT NULL,
+            last_seen DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (signature, cluster, namespace)
+        )""",
+        """INSERT INTO occurrence_totals (signature, cluster, namespace, occurrences,
+            open_count, first_seen, last_seen)
+            SELECT signature, cluster, namespace, count(*),
+                   sum(CASE WHEN resolved IS NULL THEN 1 ELSE 0 END), min(appeared),
+                   max(last_seen)
+            FROM occurrences GROUP BY signature, cluster, namespace""",
+        """CREATE TABLE resolution_totals (
+            signature TEXT NOT NULL,
+            cluster TEXT NOT NULL,
+            namespace TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            fix TEXT NOT NULL,
+            count BIGINT NOT NULL,
+            last_at DOUBLE PRECISION NOT NULL,
+            changes TEXT NOT NULL,
+            PRIMARY KEY (signature, cluster, namespace, kind, fix)
+        )""",
+        """INSERT INTO resolution_totals (signature, cluster, namespace, kind, fix, count,
+            last_at, changes)
+            SELECT signature, cluster, namespace, kind, fix, count(*), max(at), min(changes)
+            FROM resolutions GROUP BY signature, cluster, namespace, kind, fix""",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]

@@ -24,6 +24,16 @@ QUEUE_SIZE = 10_000  # writes waiting at most; past that new ones are dropped
 BATCH = 500  # writes applied in one transaction at most
 
 
+def _greatest(a: str, b: str) -> str:
+    """The larger of two SQL values, in the SQL both engines read (SQLite has no GREATEST,
+    PostgreSQL's max() is an aggregate only). A ``?`` operand takes two parameters."""
+    return f"CASE WHEN {a} >= {b} THEN {a} ELSE {b} END"
+
+
+def _least(a: str, b: str) -> str:
+    return f"CASE WHEN {a} <= {b} THEN {a} ELSE {b} END"
+
+
 class Write:
     """One change to the store."""
 
@@ -56,6 +66,15 @@ class Appeared(Write):
             " last_seen, resolved, generation) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?)",
             (self.occurrence, self.signature, self.cluster, self.namespace, self.object,
              self.at, self.at, self.generation))
+        db.execute(
+            "INSERT INTO occurrence_totals (signature, cluster, namespace, occurrences,"
+            " open_count, first_seen, last_seen) VALUES (?, ?, ?, 1, 1, ?, ?)"
+            " ON CONFLICT (signature, cluster, namespace) DO UPDATE SET"
+            " occurrences = occurrence_totals.occurrences + 1,"
+            " open_count = occurrence_totals.open_count + 1,"
+            f" first_seen = {_least('occurrence_totals.first_seen', 'excluded.first_seen')},"
+            f" last_seen = {_greatest('occurrence_totals.last_seen', 'excluded.last_seen')}",
+            (self.signature, self.cluster, self.namespace, self.at, self.at))
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +88,8 @@ class StillSeen(Write):
     def apply(self, db: Database) -> None:
         db.execute("UPDATE occurrences SET last_seen = ? WHERE cluster = ? AND resolved IS NULL",
                    (self.at, self.cluster))
+        db.execute(f"UPDATE occurrence_totals SET last_seen = {_greatest('last_seen', '?')}"
+                   " WHERE cluster = ? AND open_count > 0", (self.at, self.at, self.cluster))
         db.executemany("UPDATE patterns SET last_seen = ? WHERE signature = ?",
                        [(self.at, s) for s in self.signatures])
 
@@ -88,6 +109,14 @@ class Resolved(Write):
     at: float
 
     def apply(self, db: Database) -> None:
+        # Only an occurrence still open leaves the open count (its Appeared may have been
+        # dropped by a full queue, or it may be resolved twice).
+        db.execute(
+            "UPDATE occurrence_totals SET open_count = open_count - (SELECT count(*) FROM"
+            " occurrences WHERE id = ? AND resolved IS NULL),"
+            f" last_seen = {_greatest('last_seen', '?')}"
+            " WHERE signature = ? AND cluster = ? AND namespace = ?",
+            (self.occurrence, self.at, self.at, self.signature, self.cluster, self.namespace))
         db.execute("UPDATE occurrences SET resolved = ?, last_seen = ? WHERE id = ?",
                    (self.at, self.at, self.occurrence))
         db.execute(
@@ -95,6 +124,15 @@ class Resolved(Write):
             " changes, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (self.resolution, self.signature, self.occurrence, self.cluster, self.namespace,
              self.kind, self.fix, self.changes, self.at))
+        db.execute(
+            "INSERT INTO resolution_totals (signature, cluster, namespace, kind, fix, count,"
+            " last_at, changes) VALUES (?, ?, ?, ?, ?, 1, ?, ?)"
+            " ON CONFLICT (signature, cluster, namespace, kind, fix) DO UPDATE SET"
+            " count = resolution_totals.count + 1,"
+            f" last_at = {_greatest('resolution_totals.last_at', 'excluded.last_at')},"
+            f" changes = {_least('resolution_totals.changes', 'excluded.changes')}",
+            (self.signature, self.cluster, self.namespace, self.kind, self.fix, self.at,
+             self.changes))
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,8 +31,8 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from netsight.analyzers.core.base import did_you_mean
-from netsight.analyzers.core.contracts import ErrorCode, ToolError
+from netsight.analyzers.core.base import did_you_mean, require_watched
+from netsight.analyzers.core.contracts import ErrorCode, ToolError, ToolFailure
 from netsight.analyzers.core.object_names import DNS_LABEL
 from netsight.graph.model.kinds import Kind, Rel, parse_key
 from netsight.graph.runtime.allocator import release_free_memory
@@ -93,6 +93,7 @@ def parse_selection(request: Request, view: GraphView, known_kinds: Iterable[str
     if namespace is not None and (len(namespace) > 63 or not DNS_LABEL.fullmatch(namespace)):
         raise BadFilter(ErrorCode.INVALID_INPUT, f"namespace: {namespace!r} is not a namespace "
                         "name (lowercase letters, digits and '-')")
+    _watched(view, namespace, "namespace")
     kinds: frozenset[str] | None = None
     given = [k.strip() for value in params.getlist("kind") for k in value.split(",") if k.strip()]
     if given:
@@ -117,10 +118,19 @@ def parse_selection(request: Request, view: GraphView, known_kinds: Iterable[str
         if around.count("/") not in (1, 2) or not all(around.split("/")):
             raise BadFilter(ErrorCode.INVALID_INPUT, f"around: 'Kind/namespace/name' or "
                             f"'Kind/name' for cluster-scoped objects; got {around!r}")
+        _watched(view, parse_key(around).namespace or None, "around")
         if not view.exists(around):
             raise BadFilter(ErrorCode.NOT_FOUND, f"around: no object {around!r} in the graph",
                             status=404)
     return Selection(namespace, kinds, around, depth)
+
+
+def _watched(view: GraphView, namespace: str | None, argument: str) -> None:
+    """A namespace outside NAMESPACE is unknown, not empty: refused as the tools refuse it."""
+    try:
+        require_watched(view, namespace, argument=argument, tool=ENDPOINT)
+    except ToolFailure as failure:
+        raise BadFilter(failure.code, failure.message) from None
 
 
 def select_keys(view: GraphView, selection: Selection) -> list[str]:

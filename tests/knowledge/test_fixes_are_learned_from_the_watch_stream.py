@@ -24,6 +24,57 @@ pytestmark = pytest.mark.anyio
 
 Obj = dict  # a simulator object
 RELABELLED = "Pod.labels: → {2 labels: app,version}"
+GRANT_ADDED = "added ReferenceGrant"
+RELAXED = ("NetworkPolicy.ingress[0].from[1]: added "
+           "{namespaceSelector: {matchLabels: {1 label: kubernetes.io/metadata.name}}}")
+TLS_CHANGED = "DestinationRule.spec.trafficPolicy.tls.mode: DISABLE → ISTIO_MUTUAL"
+GRANT: Obj = {"apiVersion": "gateway.networking.k8s.io/v1beta1", "kind": "ReferenceGrant",
+              "metadata": {"name": "from-edge", "namespace": "shop"},
+              "spec": {"from": [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute",
+                                 "namespace": "edge"}],
+                       "to": [{"group": "", "kind": "Service"}]}}
+# The pod a Gateway API implementation runs for edge/public (GEP-1762's label).
+GATEWAY_POD: Obj = {
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "public-gw-7c4d-a", "namespace": "edge",
+                 "labels": {"gateway.networking.k8s.io/gateway-name": "public"}},
+    "spec": {"nodeName": "node-1", "containers": [{"name": "envoy", "image": "envoy:1"}]},
+    "status": {"phase": "Running", "podIP": "10.244.9.9", "podIPs": [{"ip": "10.244.9.9"}],
+               "conditions": [{"type": "Ready", "status": "True"}]}}
+
+
+def internal_only(*, relaxed: bool) -> Obj:
+    """shop/frontend admits shop's pods; relaxed, namespace edge's too."""
+    peers: list[Obj] = [{"podSelector": {}}]
+    if relaxed:
+        peers.append({"namespaceSelector": {
+            "matchLabels": {"kubernetes.io/metadata.name": "edge"}}})
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "metadata": {"name": "frontend-internal", "namespace": "shop"},
+            "spec": {"podSelector": {"matchLabels": {"app": "frontend"}},
+                     "policyTypes": ["Ingress"], "ingress": [{"from": peers}]}}
+
+
+def policy_from_edge(view: object, relaxed: bool) -> bool:
+    record = view.get("NetworkPolicy/shop/frontend-internal")  # type: ignore[attr-defined]
+    return record is not None and ("edge" in str(record.ingress)) is relaxed
+
+
+def set_label(key: str, value: str) -> object:
+    def edit(obj: Obj) -> None:
+        obj["metadata"].setdefault("labels", {})[key] = value
+    return edit
+
+
+def set_tls(mode: str) -> object:
+    def edit(obj: Obj) -> None:
+        obj["spec"]["trafficPolicy"]["tls"]["mode"] = mode
+    return edit
+
+
+def dr_tls(view: object, mode: str) -> bool:
+    record = view.get("DestinationRule/pay/ledger")  # type: ignore[attr-defined]
+    return record is not None and mode in str(record.spec)
 
 
 @pytest.fixture
@@ -140,10 +191,43 @@ async def test_the_demo_faults_fixed_are_learned(cluster: Cluster,
     subset = await demo.explain("NS0641")
     assert [f.fix for f in subset.fixes] == [RELABELLED]
 
-    # 3. (A ReferenceGrant added is not replayed here: discovery watches a group's preferred
-    # version only, and the simulator serves ReferenceGrant in v1beta1 alone, so grants
-    # never reach the graph. The fix it would record is "added ReferenceGrant":
-    # test_fix_changes_say_what_changed covers that description.)
+    # 3. The missing ReferenceGrant added: a new object in the namespace the finding's
+    # evidence names (the backend's) is the fix; another Service of that namespace edited
+    # in the same moment is not.
+    demo.put("Service", "shop", "invoices", set_label("team", "billing"))
+    cluster.sim.state.apply([GRANT])
+    await demo.settled(lambda v: v.exists("ReferenceGrant/shop/from-edge")
+                       and v.get("Service/shop/invoices").labels.get("team") == "billing")
+    granted = await demo.explain("NS0503")
+    assert (granted.open, granted.resolutions) == (0, 1)
+    assert [f.fix for f in granted.fixes] == [GRANT_ADDED]
+
+    # 5. A deny policy relaxed: the Gateway's pods, now running, are refused by a policy
+    # admitting only shop's own pods to the frontend (NS0440); the policy is relaxed to
+    # admit namespace edge too. Tightened and relaxed again: the same fix, counted twice.
+    cluster.sim.state.apply([GATEWAY_POD, internal_only(relaxed=False)])
+    await demo.settled(lambda v: v.exists("Pod/edge/public-gw-7c4d-a")
+                       and v.exists("NetworkPolicy/shop/frontend-internal"))
+    denied = await demo.explain("NS0440")
+    assert (denied.occurrences, denied.open) == (1, 1)
+    assert [o.object for o in denied.recent] == ["HTTPRoute/edge/storefront"]
+    for round_ in (1, 2):
+        cluster.sim.state.apply([internal_only(relaxed=True)])
+        await demo.settled(lambda v: policy_from_edge(v, True))
+        relaxed = await demo.explain("NS0440")
+        assert (relaxed.open, relaxed.resolutions) == (0, round_)
+        assert [(f.fix, f.count) for f in relaxed.fixes] == [(RELAXED, round_)]
+        if round_ == 1:
+            cluster.sim.state.apply([internal_only(relaxed=False)])
+            await demo.settled(lambda v: policy_from_edge(v, False))
+    assert knowledge.confidence(2, relaxed.resolutions) == 0.67
+
+    # 6. pay/ledger's DestinationRule set back to Istio mTLS: its NS0760 fixed.
+    demo.put("DestinationRule", "pay", "ledger", set_tls("ISTIO_MUTUAL"))
+    await demo.settled(lambda v: dr_tls(v, "ISTIO_MUTUAL"))
+    mtls = await demo.explain("NS0760")
+    assert (mtls.open, mtls.resolutions) == (0, 1)
+    assert [f.fix for f in mtls.fixes] == [TLS_CHANGED]
 
     # 4. A Service deleted is no fix of its finding: a coincidence.
     services = cluster.sim.state.registry.for_kind("v1", "Service")

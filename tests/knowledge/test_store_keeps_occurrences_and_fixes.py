@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import random
 import threading
 import time
+from typing import Any
 
 import pytest
 
 from netsight.analyzers.core.knowledge import Query
 from netsight.knowledge import lookups
-from netsight.knowledge.database import DatabaseError, connect
+from netsight.knowledge.database import Database, DatabaseError, connect
 from netsight.knowledge.migrations import LATEST, MIGRATIONS, migrate
 from netsight.knowledge.write_queue import Appeared, Noted, Resolved, StillSeen, WriteQueue
 
@@ -31,7 +34,8 @@ def test_migrations_apply_once_and_refuse_a_newer_store(location: str) -> None:
 
 
 def test_a_store_at_an_older_version_is_brought_up_to_date(location: str) -> None:
-    """A store written before the explain indexes keeps its rows and gains them."""
+    """A store written at version 1 keeps its rows and gains the indexes and the totals,
+    counted from the rows it holds."""
     db = connect(location)
     try:
         with db.transaction():
@@ -40,11 +44,27 @@ def test_a_store_at_an_older_version_is_brought_up_to_date(location: str) -> Non
             for statement in MIGRATIONS[0][1]:
                 db.execute(statement)
             db.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (1, 0)")
-            appeared("o1").apply(db)
+            # The rows as version 1 wrote them: two occurrences, one fixed.
+            db.execute("INSERT INTO patterns VALUES ('a1b2c3d4e5f6', 'NS0101', 'p', 100, 300, 2)")
+            for oid, appeared_at, resolved in (("o1", 100.0, 200.0), ("o2", 150.0, None)):
+                db.execute("INSERT INTO occurrences VALUES (?, 'a1b2c3d4e5f6', 'one', 'shop',"
+                           " ?, ?, ?, ?, 1)", (oid, f"Service/shop/{oid}", appeared_at,
+                                               resolved or 300.0, resolved))
+            db.execute("INSERT INTO resolutions VALUES ('r1', 'a1b2c3d4e5f6', 'o1', 'one',"
+                       " 'shop', 'fix', 'selector fixed', '[\"selector fixed\"]', 200)")
         assert migrate(db) == LATEST
         explanation = lookups.explain(db, Query("a1b2c3d4e5f6", None, None, 3))
         assert explanation is not None
-        assert explanation.occurrences == 1
+        assert (explanation.occurrences, explanation.open, explanation.resolutions) == (2, 1, 1)
+        assert (explanation.first_seen, explanation.last_seen) == (100.0, 300.0)
+        assert [(f.fix, f.count) for f in explanation.fixes] == [("selector fixed", 1)]
+        # Written after the migration, the totals move on from the counted ones.
+        queue = WriteQueue(db)
+        queue.put(fixed("o2", "selector fixed", at=400.0))
+        queue.close()
+        explanation = lookups.explain(db, Query("a1b2c3d4e5f6", None, None, 3))
+        assert explanation is not None
+        assert (explanation.open, explanation.resolutions, explanation.last_seen) == (0, 2, 400.0)
         assert sorted(r[0] for r in db.query("SELECT version FROM schema_migrations")) \
             == [version for version, _ in MIGRATIONS]
     finally:
@@ -160,3 +180,69 @@ def test_by_code_the_newest_occurrences_of_all_its_signatures_are_listed(locatio
         assert (every.occurrences, shop.occurrences) == (6, 5)
     finally:
         db.close()
+
+
+def test_the_totals_the_writer_keeps_equal_a_count_of_the_rows(location: str) -> None:
+    """explain_finding reads the writer's totals; after any sequence of writes — repeated
+    resolutions and resolutions of occurrences whose appearance was dropped included —
+    they equal a recount of the rows, for every caller's view."""
+    rng = random.Random(7)
+    db = connect(location)
+    migrate(db)
+    queue = WriteQueue(db)
+    opened: list[tuple[str, str, str, str]] = []
+    at = 0.0
+    for i in range(400):
+        at += rng.choice((0.5, 1.0, -0.25))  # clocks of two replicas: not always monotonic
+        roll = rng.random()
+        if roll < 0.5 or not opened:
+            signature = rng.choice(("a1b2c3d4e5f6", "0f0f0f0f0f0f"))
+            entry = (f"o{i}", signature, rng.choice(("one", "two")),
+                     rng.choice(("shop", "data", "")))
+            opened.append(entry)
+            queue.put(appeared(entry[0], signature, entry[3], entry[2], at))
+        elif roll < 0.6:
+            queue.put(StillSeen(rng.choice(("one", "two")), ("a1b2c3d4e5f6",), at))
+        else:
+            oid, signature, cluster, namespace = rng.choice(opened)
+            if rng.random() < 0.1:
+                oid = f"dropped-{i}"  # its Appeared never reached the store
+            queue.put(Resolved(f"r{i}", oid, signature, cluster, namespace,
+                               rng.choice(("fix", "fix", "coincidence")),
+                               rng.choice(("selector fixed", "port fixed")),
+                               f'["change {i % 3}"]', at))
+    queue.close()
+    try:
+        for signature in ("a1b2c3d4e5f6", "0f0f0f0f0f0f"):
+            for spaces in (None, frozenset({"shop"}), frozenset({"data", "nowhere"})):
+                got = lookups.explain(db, Query(signature, None, spaces, 3))
+                assert got is not None
+                assert (got.occurrences, got.open, got.clusters, got.first_seen, got.last_seen,
+                        got.resolutions, got.coincidences,
+                        [(f.fix, f.count, f.last, f.clusters, f.changes) for f in got.fixes]) \
+                    == recount(db, signature, spaces)
+    finally:
+        db.close()
+
+
+def recount(db: Database, signature: str,
+            spaces: frozenset[str] | None) -> tuple[object, ...]:
+    """What version 2 computed: every occurrence and resolution row of the signature."""
+    def visible(namespace: str) -> bool:
+        return spaces is None or namespace in spaces | {""}
+    rows = [r for r in db.query("SELECT namespace, cluster, appeared, last_seen, resolved"
+                                " FROM occurrences WHERE signature = ?", (signature,))
+            if visible(r[0])]
+    ends = [r for r in db.query("SELECT namespace, cluster, kind, fix, at, changes"
+                                " FROM resolutions WHERE signature = ?", (signature,))
+            if visible(r[0])]
+    fixes: dict[str, list[tuple[Any, ...]]] = {}
+    for end in ends:
+        if end[2] == "fix":
+            fixes.setdefault(end[3], []).append(end)
+    ranked = sorted(fixes.items(), key=lambda item: (-len(item[1]), -max(e[4] for e in item[1])))
+    return (len(rows), sum(r[4] is None for r in rows), len({r[1] for r in rows}),
+            min((r[2] for r in rows), default=None), max((r[3] for r in rows), default=None),
+            sum(e[2] == "fix" for e in ends), sum(e[2] == "coincidence" for e in ends),
+            [(fix, len(es), max(e[4] for e in es), len({e[1] for e in es}),
+              tuple(json.loads(min(e[5] for e in es)))) for fix, es in ranked])

@@ -17,6 +17,7 @@ import orjson
 import pytest
 from mcp import Client
 
+from netsight.analyzers.core.signatures import ProbeFailure, probe_signature
 from netsight.server.cluster import LiveGraph
 from netsight.server.config import load_settings
 from netsight.sim.apiserver import SimConfig, SimServer
@@ -61,6 +62,11 @@ async def test_the_readme_fault_is_refused_with_no_listener_first(
     graph, url = demo
     answer = await check(url, FRONTEND, "shop/invoices", 80)
     assert answer["observed"]["outcome"] == "refused"
+    # Filed as the knowledge base files failed probes: a refusal by a Service with ready
+    # endpoints, signed without the names of these pods.
+    assert answer["observed"]["failure"] == "CONNECTION_REFUSED"
+    assert answer["observed"]["signature"] == probe_signature(ProbeFailure(
+        "tcp", "refused", target_kind="Service", ready_endpoints=1)).hash
     assert answer["predicted"]["allowed"] is True
     assert answer["agree"] is False
     first = answer["explanations"][0]
@@ -73,6 +79,8 @@ async def test_the_readme_fault_is_refused_with_no_listener_first(
 async def test_a_healthy_flow_agrees(demo: tuple[LiveGraph, str]) -> None:
     answer = await check(demo[1], "shop/cart-7d9f-a", "shop/frontend", 80)
     assert (answer["observed"]["outcome"], answer["predicted"]["allowed"]) == ("connected", True)
+    assert "failure" not in answer["observed"]
+    assert "signature" not in answer["observed"]
     assert answer["agree"] is True
     assert answer["explanations"] == []
 
@@ -82,6 +90,7 @@ async def test_a_flow_the_policies_deny_times_out_and_agrees(demo: tuple[LiveGra
     answer = await check(demo[1], FRONTEND, "data/postgres", 5432)
     assert answer["observed"]["outcome"] == "timeout"  # dropped by the cilium-like CNI
     assert answer["predicted"]["allowed"] is False
+    assert answer["observed"]["failure"] == "POLICY_DENIED"
     assert answer["agree"] is True
 
 
@@ -90,6 +99,7 @@ async def test_plaintext_toward_strict_mtls_is_reset_and_agrees(demo: tuple[Live
     answer = await check(demo[1], "pay/billing-0", "pay/ledger", 80)
     assert answer["observed"]["outcome"] == "reset"
     assert answer["predicted"]["allowed"] is False
+    assert answer["observed"]["failure"] == "POLICY_DENIED"
     assert answer["agree"] is True
 
 

@@ -72,6 +72,11 @@ async def test_serve_namespaces_with_a_role_only_token_answers_within_them(
                                                          {"service": "shop/cart"}))
                 refused = await client.call_tool("diagnose_service",
                                                  {"service": "edge/storefront"})
+            async with aiohttp.ClientSession() as http:
+                async with http.get(f"{url}/api/graph", params={"namespace": "edge"}) as got:
+                    unwatched = (got.status, await got.json())
+                async with http.get(f"{url}/api/graph", params={"namespace": "shop"}) as got:
+                    shop = await got.json()
         finally:
             process.send_signal(signal.SIGTERM)
             await asyncio.wait_for(process.wait(), 10)
@@ -85,5 +90,10 @@ async def test_serve_namespaces_with_a_role_only_token_answers_within_them(
     assert error["code"] == "INVALID_INPUT"
     assert error["message"].startswith("service: namespace 'edge' is not watched")
     assert "watching only namespaces data, shop" in log
+    # The graph export refuses it too: unknown there is not empty.
+    assert unwatched[0] == 400
+    assert unwatched[1]["code"] == "INVALID_INPUT"
+    assert unwatched[1]["message"].startswith("namespace: namespace 'edge' is not watched")
+    assert any(node["id"] == "Service/shop/cart" for node in shop["nodes"])
     assert not any(d.namespace not in ("", "shop", "data") for d in sim.access.decisions
                    if d.user == team)

@@ -271,6 +271,14 @@ ISTIO_POLICY_NOT_EVALUATED = Code(
     ("IST0106",),
 )
 
+# NS0440-NS0449: policies across a data path (a Gateway's pods to its routes' backends)
+GATEWAY_DENIED_TO_BACKEND = Code(
+    "NS0440", "GatewayPodsDeniedToBackend", C, Category.POLICY,
+    "A route's Gateway runs in pods that network policies do not allow to connect to the "
+    "route's backend pods on the backend port: requests the route accepts fail there "
+    "(warning when only some of the pairs are denied).",
+)
+
 # --- NS05xx: Gateway API routing -----------------------------------------------------------
 ROUTE_NOT_ACCEPTED = Code(
     "NS0501", "RouteNotAccepted", C, ROUTING,

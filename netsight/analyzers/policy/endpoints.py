@@ -195,3 +195,35 @@ def _workload_members(view: GraphView, workload: WorkloadRecord) -> tuple[Endpoi
     if view.source is Source.MANIFESTS:
         return (from_pod(workload),)
     return ()
+
+
+def port_targets(resolved: Resolved, port: int, protocol: str, *, tool: str
+                 ) -> tuple[list[tuple[Endpoint, int]], list[str]]:
+    """Destination pods with the port traffic reaches them on (a Service port translated)."""
+    service: ServiceRecord | None = resolved.service
+    entry = None if service is None else next(
+        (p for p in service.ports if p.port == port and p.protocol == protocol), None)
+    if service is not None and entry is None and not service.headless:
+        # kube-proxy forwards only the Service's own ports: anything else sent to the
+        # ClusterIP goes nowhere, whatever the policies say.
+        have = ", ".join(p.describe() for p in service.ports) or "none"
+        raise ToolFailure(ErrorCode.NOT_FOUND, f"port: Service {service.ref} has no port "
+                          f"{port}/{protocol}; its ports: {have} (for a pod port, name the "
+                          "pod or workload instead)", tool=tool)
+    if entry is None:
+        # A pod, a workload, an outside address, or a headless Service (clients reach its
+        # pods' addresses directly, on any port).
+        return [(e, port) for e in resolved.endpoints], []
+    found, notes = [], []
+    for endpoint in resolved.endpoints:
+        target = entry.target_port
+        if isinstance(target, str):
+            number = next((p.port for p in endpoint.ports
+                           if p.name == target and p.protocol == protocol), None)
+            if number is None:
+                notes.append(f"targetPort {target!r} does not resolve on {endpoint.name}: "
+                             "the Service sends it no traffic")
+                continue
+            target = number
+        found.append((endpoint, target))
+    return found, notes

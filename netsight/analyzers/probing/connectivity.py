@@ -9,7 +9,7 @@ the one source pod whose identity the probe carries. The server runs the probe i
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import AfterValidator, Field
 from pydantic.json_schema import SkipJsonSchema
@@ -26,7 +26,8 @@ from netsight.analyzers.core.contracts import (
 )
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.quoting import quoted
-from netsight.analyzers.policy.endpoints import Endpoint, Resolved, resolve
+from netsight.analyzers.core.signatures import ProbeFailure, classify_probe, probe_signature
+from netsight.analyzers.policy.endpoints import Endpoint, Resolved, port_targets, resolve
 from netsight.analyzers.probing.explanations import Explanation, Flow, explain
 from netsight.analyzers.tools import find_blocking_policies as blocking
 from netsight.graph.model.records import PodRecord
@@ -70,6 +71,18 @@ class Observed(OmitNone):
     probe: str = Field(description="The probe pod ('namespace/name'), deleted since")
     identity: str | None = Field(default=None, description="The pod whose identity it had")
     notes: list[str] | None = None
+    # A failed probe, as the knowledge base files it (core/signatures.py): its category
+    # and signature, for explain_finding and for matching failures across clusters.
+    failure: str | None = None
+    signature: str | None = None
+
+    def signed(self, failure: ProbeFailure) -> Self:
+        """This answer with its failure's category and signature, if it failed."""
+        category, signature = classify_probe(failure), probe_signature(failure)
+        if category is None or signature is None:
+            return self
+        return self.model_copy(update={"failure": category.value,
+                                       "signature": signature.hash})
 
 
 class Predicted(Model):
@@ -119,7 +132,7 @@ def plan(view: GraphView, args: Args) -> Plan:
     source = min(pods, key=lambda e: (not _ready(view, e), e.name))
     destination = resolve(view, args.destination, argument="destination", tool=NAME)
     port = blocking.port_number(destination, args.port, args.protocol, tool=NAME)
-    targets, _ = blocking.port_targets(destination, port, args.protocol, tool=NAME)
+    targets, _ = port_targets(destination, port, args.protocol, tool=NAME)
     service = destination.service
     if service is not None:
         host = f"{service.name}.{service.namespace}.svc"
@@ -150,6 +163,14 @@ def answer(view: GraphView, args: Args, chosen: Plan, predicted: blocking.Result
     allowed = predicted.allowed
     connected = observed.outcome in ANSWERED
     agree = None if allowed is None or observed.outcome == "error" else connected == allowed
+    ready = sum(_ready(view, e) for e, _ in chosen.targets)
+    observed = observed.signed(ProbeFailure(
+        "tcp", observed.outcome,
+        target_kind="Service" if chosen.destination.service is not None else
+        "Pod" if chosen.targets else None,
+        port_named=isinstance(args.port, str),
+        policy_denied=None if allowed is None else not allowed,
+        ready_endpoints=ready if chosen.destination.service is not None else None))
     explanations: list[Explanation] = []
     if agree is False:
         flow = Flow(chosen.source, chosen.destination, chosen.targets, chosen.port,

@@ -13,6 +13,7 @@ from netsight.analyzers.core.arguments import PortNumber
 from netsight.analyzers.core.base import metadata
 from netsight.analyzers.core.contracts import ErrorCode, OmitNone, ToolFailure, ToolResult
 from netsight.analyzers.core.object_names import ObjectName
+from netsight.analyzers.core.signatures import ProbeFailure
 from netsight.analyzers.policy.endpoints import resolve
 from netsight.analyzers.probing.connectivity import Observed, ProbeArgs
 from netsight.analyzers.tools import diff_routes
@@ -147,5 +148,9 @@ def _port_of(request: Request) -> int:
 
 def answer(view: GraphView, args: Args, request: Request, observed: HttpObserved,
            predicted: PredictedRoute) -> Result:
+    observed = observed.signed(ProbeFailure(
+        "http", observed.outcome, http_status=observed.status,
+        target_kind="Service" if args.service is not None else None,
+        port_named=False))
     return Result(metadata=metadata(view), request=f"{args.method} {request.url}",
                   observed=observed, predicted=predicted)

@@ -20,14 +20,14 @@ from netsight.analyzers.core.contracts import (
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.quoting import quoted
-from netsight.analyzers.policy.endpoints import Endpoint, Resolved, resolve
+from netsight.analyzers.policy.endpoints import Endpoint, Resolved, port_targets, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
 from netsight.analyzers.policy.istio_authz import Request
 from netsight.analyzers.policy.results import DetailAware, DirectionOut
 from netsight.analyzers.policy.suggest import suggest
 from netsight.analyzers.policy.verdict import Verdict
 from netsight.graph.model.kinds import Kind
-from netsight.graph.model.records import PROTOCOLS, ServiceRecord
+from netsight.graph.model.records import PROTOCOLS
 from netsight.graph.store.live import GraphView
 
 NAME = "find_blocking_policies"
@@ -154,38 +154,6 @@ def port_number(resolved: Resolved, port: int | str, protocol: str, *, tool: str
                       f"{resolved.text}; give the number", tool=tool)
 
 
-def port_targets(resolved: Resolved, port: int, protocol: str, *, tool: str = NAME
-             ) -> tuple[list[tuple[Endpoint, int]], list[str]]:
-    """Destination pods with the port traffic reaches them on (a Service port translated)."""
-    service: ServiceRecord | None = resolved.service
-    entry = None if service is None else next(
-        (p for p in service.ports if p.port == port and p.protocol == protocol), None)
-    if service is not None and entry is None and not service.headless:
-        # kube-proxy forwards only the Service's own ports: anything else sent to the
-        # ClusterIP goes nowhere, whatever the policies say.
-        have = ", ".join(p.describe() for p in service.ports) or "none"
-        raise ToolFailure(ErrorCode.NOT_FOUND, f"port: Service {service.ref} has no port "
-                          f"{port}/{protocol}; its ports: {have} (for a pod port, name the "
-                          "pod or workload instead)", tool=tool)
-    if entry is None:
-        # A pod, a workload, an outside address, or a headless Service (clients reach its
-        # pods' addresses directly, on any port).
-        return [(e, port) for e in resolved.endpoints], []
-    found, notes = [], []
-    for endpoint in resolved.endpoints:
-        target = entry.target_port
-        if isinstance(target, str):
-            number = next((p.port for p in endpoint.ports
-                           if p.name == target and p.protocol == protocol), None)
-            if number is None:
-                notes.append(f"targetPort {target!r} does not resolve on {endpoint.name}: "
-                             "the Service sends it no traffic")
-                continue
-            target = number
-        found.append((endpoint, target))
-    return found, notes
-
-
 def analyze(view: GraphView, args: Args) -> Result:
     sources = resolve(view, args.source, argument="source", tool=NAME)
     destinations = resolve(view, args.destination, argument="destination", tool=NAME)
@@ -194,7 +162,7 @@ def analyze(view: GraphView, args: Args) -> Result:
                           "both outside the cluster; no cluster policy applies between them",
                           tool=NAME)
     asked = port_number(destinations, args.port, args.protocol)
-    targets, notes = port_targets(destinations, asked, args.protocol)
+    targets, notes = port_targets(destinations, asked, args.protocol, tool=NAME)
     if not targets:
         raise ToolFailure(ErrorCode.NOT_FOUND, f"port: Service {args.destination} port "
                           f"{asked}/{args.protocol} resolves on none of its pods; see "

@@ -18,14 +18,13 @@ from netsight.analyzers.core.base import metadata
 from netsight.analyzers.core.contracts import Model, ResourceRef, ToolResult
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.object_names import ObjectName
-from netsight.analyzers.policy.endpoints import Endpoint, resolve
+from netsight.analyzers.policy.endpoints import Endpoint, port_targets, resolve
 from netsight.analyzers.policy.istio_authz import KINDS, TLS_KINDS, IstioLayer
 from netsight.analyzers.policy.istio_mesh import INJECT
 from netsight.analyzers.policy.peers import Namespaces
 from netsight.analyzers.tools.find_blocking_policies import (
     ENDPOINT_HELP,
     port_number,
-    port_targets,
 )
 from netsight.graph.model.kinds import POD_LIKE_KINDS, Kind
 from netsight.graph.store.live import GraphView

@@ -15,7 +15,7 @@ from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.policy import classes
 from netsight.analyzers.policy.classes import Row, add_rows
-from netsight.analyzers.policy.endpoints import Endpoint, resolve
+from netsight.analyzers.policy.endpoints import Endpoint, port_targets, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
 from netsight.analyzers.policy.external_regions import Region, external_regions
 from netsight.analyzers.policy.peer_groups import (
@@ -39,7 +39,6 @@ from netsight.analyzers.tools.find_blocking_policies import (
     ENDPOINT_HELP,
     Protocol,
     port_number,
-    port_targets,
 )
 from netsight.graph.model.kinds import Kind
 from netsight.graph.store.live import GraphView
