@@ -1,0 +1,306 @@
+"""The suite's outputs from its JSON files: ratios, the README's tables, the plots.
+
+``regenerate(results, readme)`` rewrites what lies between the markers in the README and,
+where matplotlib is installed (the ``bench`` extra), the PNG plots beside the JSON files.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+README = Path(__file__).resolve().parent / "README.md"
+START, END = "<!-- bench:tables:start -->", "<!-- bench:tables:end -->"
+PLOTS = ("latency.png", "rss.png", "churn.png")
+Result = dict[str, Any]
+KiB, MiB = 1024, 1024 * 1024
+
+
+def load(results: Path) -> list[Result]:
+    """Every ``<scale>.json`` in ``results``, smallest cluster first."""
+    found = [json.loads(path.read_text()) for path in sorted(results.glob("*.json"))]
+    return sorted(found, key=lambda r: r.get("ready", {}).get("pods", r["pods_asked"]))
+
+
+def _get(data: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(data, dict) or key not in data:
+            return None
+        data = data[key]
+    return data
+
+
+def ratios(result: Result) -> Result:
+    """netsight against the per-call design (per tool, cold and warm cache: the design's
+    p50 over netsight's warm analyzer p50) and against the peer server (per question: its
+    wall time and bytes over netsight's MCP call's)."""
+    phases = result.get("phases", {})
+    found: Result = {}
+    tools = phases.get("tools", {})
+    baseline = phases.get("baseline", {})
+    if baseline.get("available", True) and "tools" in baseline:
+        per_tool: Result = {}
+        for name, figures in baseline["tools"].items():
+            ours = _get(tools, name, "p50_ms")
+            if not ours:
+                continue
+            per_tool[name] = {cache: round(theirs["p50_ms"] / ours, 1)
+                              for cache, theirs in figures.items()
+                              if isinstance(theirs, dict) and theirs.get("p50_ms")}
+        found["baseline_p50"] = per_tool
+    peer = phases.get("peer", {})
+    if peer.get("available") and "questions" in peer:
+        per_question: Result = {}
+        for name, figures in peer["questions"].items():
+            ours = _get(phases, "mcp", "questions", name)
+            if not ours:
+                continue
+            per_question[name] = {
+                "time": round(figures["wall_ms"] / ours["p50_ms"], 1)
+                if figures.get("wall_ms") and ours.get("p50_ms") else None,
+                "bytes": round(figures["bytes"] / ours["bytes"], 1)
+                if figures.get("bytes") and ours.get("bytes") else None}
+        found["peer"] = per_question
+    return found
+
+
+def _num(value: Any, digits: int = 1, scale: float = 1.0) -> str:
+    if value is None:
+        return "-"
+    number = value / scale
+    return f"{number:,.{digits}f}"
+
+
+def _slot(result: Result, phase: str) -> str | None:
+    """Why a baseline or peer slot is empty, if it is."""
+    data = _get(result, "phases", phase)
+    if data is None:
+        return "not run"
+    if data.get("available") is False:
+        return str(data.get("reason") or "unavailable")
+    return None
+
+
+def summary_table(results: list[Result]) -> list[str]:
+    head = ["figure", *(f"{r['scale']} ({_num(_get(r, 'ready', 'pods'), 0)} pods)"
+                        for r in results)]
+    rows: list[tuple[str, list[str]]] = []
+
+    def row(label: str, values: Iterable[str]) -> None:
+        rows.append((label, list(values)))
+
+    row("time to ready, s (CPU s)", (f"{_num(_get(r, 'ready', 'ready_s'), 2)} "
+                                     f"({_num(_get(r, 'ready', 'ready_cpu_s'), 2)})"
+                                     for r in results))
+    row("RSS, MiB", (_num(_get(r, "ready", "rss_bytes"), 0, MiB) for r in results))
+    row("RSS per pod over the empty process, KiB",
+        (_num(_get(r, "ready", "rss_per_pod_bytes"), 2, KiB) for r in results))
+    row("find_blocking_policies analyzer p50 / p99, ms",
+        (f"{_num(_get(r, 'phases', 'tools', 'find_blocking_policies', 'p50_ms'), 3)} / "
+         f"{_num(_get(r, 'phases', 'tools', 'find_blocking_policies', 'p99_ms'), 3)}"
+         for r in results))
+    for name in ("reach", "no_endpoints"):
+        row(f"MCP end-to-end '{name}' p50 / p99, ms",
+            (f"{_num(_get(r, 'phases', 'mcp', 'questions', name, 'p50_ms'), 2)} / "
+             f"{_num(_get(r, 'phases', 'mcp', 'questions', name, 'p99_ms'), 2)}"
+             for r in results))
+    row("netsight CPU per MCP call, ms",
+        (_num(_get(r, "phases", "mcp", "server_cpu_ms_per_call"), 2) for r in results))
+    row("churn, events/s (event→visible p99, ms)",
+        (f"{_num(_get(r, 'phases', 'churn', 'events_per_s'), 0)} "
+         f"({_num(_get(r, 'phases', 'churn', 'visible_ms', 'p99_ms'), 1)})" for r in results))
+    row("full export, ms / MB / peak +MiB",
+        (f"{_num(_get(r, 'phases', 'export', 'whole_ms', 'p50_ms'), 0)} / "
+         f"{_num(_get(r, 'phases', 'export', 'whole_bytes'), 1, 1e6)} / "
+         f"{_num(_get(r, 'phases', 'export', 'whole_peak_rss_growth_bytes'), 0, MiB)}"
+         for r in results))
+    row("`around` export p50, ms",
+        (_num(_get(r, "phases", "export", "around_ms", "p50_ms"), 2) for r in results))
+    row("tools/list, bytes",
+        (_num(_get(r, "phases", "mcp", "tools_list_bytes"), 0) for r in results))
+
+    def baseline(r: Result) -> str:
+        why = _slot(r, "baseline")
+        if why:
+            return f"- ({why})"
+        figures = ratios(r).get("baseline_p50", {}).get("find_blocking_policies", {})
+        return f"{_num(figures.get('cold'), 0)}x / {_num(figures.get('warm'), 0)}x"
+
+    def peer(r: Result) -> str:
+        why = _slot(r, "peer")
+        if why:
+            return f"- ({why})"
+        figures = ratios(r).get("peer", {}).get("reach", {})
+        return f"{_num(figures.get('time'), 0)}x / {_num(figures.get('bytes'), 0)}x"
+
+    row("vs per-call design, find_blocking_policies (cold / warm cache)",
+        (baseline(r) for r in results))
+    row("vs kubernetes-mcp-server, 'reach' (time / bytes)", (peer(r) for r in results))
+    def load_at(r: Result, when: str) -> str:
+        figures = _get(r, "machine", f"load_average_{when}") or [None]
+        return _num(figures[0], 1)
+
+    row("1-min load average before → after", (f"{load_at(r, 'before')} → {load_at(r, 'after')}"
+                                               for r in results))
+    return _markdown(head, rows)
+
+
+def tools_table(results: list[Result]) -> list[str]:
+    """Per tool: netsight's analyzer p50 / p99 at each scale, and the per-call design's
+    warm-cache ratio where measured."""
+    names: list[str] = []
+    for r in results:
+        for name in _get(r, "phases", "tools") or {}:
+            if name not in names:
+                names.append(name)
+    head = ["tool, analyzer p50 / p99 ms", *(r["scale"] for r in results)]
+    rows = []
+    for name in names:
+        cells = []
+        for r in results:
+            figures = _get(r, "phases", "tools", name)
+            if figures is None:
+                cells.append("-")
+            elif figures.get("error"):
+                cells.append("error: " + figures["error"].split(":")[0])
+            else:
+                cell = f"{_num(figures.get('p50_ms'), 3)} / {_num(figures.get('p99_ms'), 3)}"
+                warm = _get(ratios(r), "baseline_p50", name, "warm")
+                cells.append(cell + (f" ({_num(warm, 0)}x)" if warm else ""))
+        rows.append((f"`{name}`", cells))
+    return _markdown(head, rows)
+
+
+def _markdown(head: list[str], rows: list[tuple[str, list[str]]]) -> list[str]:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join([label, *cells]) + " |" for label, cells in rows]
+    return lines
+
+
+def tables(results: list[Result], plotted: bool) -> str:
+    if not results:
+        return "No results yet: run `python -m benchmarks --scale S`."
+    runs = ", ".join(f"{r['scale']}: commit {_get(r, 'machine', 'commit')}"
+                     f"{' (--quick)' if r.get('quick') else ''}" for r in results)
+    parts = [f"Runs: {runs}.", "", *summary_table(results), "",
+             "Per tool (in brackets: the per-call design's warm-cache p50 over netsight's):",
+             "", *tools_table(results)]
+    if plotted:
+        parts += ["", *(f"![{name[:-4]}](results/{name})" for name in PLOTS)]
+    return "\n".join(parts)
+
+
+def write_readme(readme: Path, body: str) -> None:
+    text = readme.read_text()
+    before, start, rest = text.partition(START)
+    _, end, after = rest.partition(END)
+    if not start or not end:
+        raise ValueError(f"{readme}: the markers {START} and {END} are missing")
+    readme.write_text(f"{before}{START}\n{body}\n{END}{after}")
+
+
+def plot(results: list[Result], out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display
+    import matplotlib.pyplot as plt
+
+    pods = [_get(r, "ready", "pods") or r["pods_asked"] for r in results]
+
+    def series(*path: str) -> tuple[list[int], list[float]]:
+        points = [(p, _get(r, *path)) for p, r in zip(pods, results, strict=True)]
+        kept = [(p, v) for p, v in points if isinstance(v, int | float) and v > 0]
+        return [p for p, _ in kept], [v for _, v in kept]
+
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    lines = [
+        ("netsight find_blocking_policies, analyzer", ("phases", "tools",
+                                                       "find_blocking_policies", "p50_ms")),
+        ("netsight 'reach' over MCP (SDK client)", ("phases", "mcp", "questions", "reach",
+                                                    "p50_ms")),
+        ("per-call design, warm cache", ("phases", "baseline", "tools",
+                                         "find_blocking_policies", "warm", "p50_ms")),
+        ("per-call design, cold cache", ("phases", "baseline", "tools",
+                                         "find_blocking_policies", "cold", "p50_ms")),
+        ("kubernetes-mcp-server 'reach'", ("phases", "peer", "questions", "reach", "wall_ms")),
+    ]
+    for label, path in lines:
+        xs, ys = series(*path)
+        if xs:
+            axes.plot(xs, ys, marker="o", label=label)
+    axes.set(xscale="log", yscale="log", xlabel="pods", ylabel="p50 latency, ms",
+             title="Can x/a reach y/b on port 80? (latency vs cluster size)")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(out / "latency.png", dpi=100)
+    plt.close(figure)
+
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    xs, ys = series("ready", "rss_bytes")
+    axes.plot(xs, [y / MiB for y in ys], marker="o", label="netsight RSS, MiB")
+    xs, ys = series("ready", "sim_rss_bytes")
+    axes.plot(xs, [y / MiB for y in ys], marker="s", label="simulator RSS, MiB (not netsight)")
+    axes.set(xscale="log", yscale="log", xlabel="pods", ylabel="MiB",
+             title="Memory vs cluster size")
+    per_pod = axes.twinx()
+    xs, ys = series("ready", "rss_per_pod_bytes")
+    per_pod.plot(xs, [y / KiB for y in ys], marker="^", color="tab:green", linestyle="--",
+                 label="netsight KiB per pod")
+    per_pod.set_ylabel("KiB per pod")
+    per_pod.set_ylim(bottom=0)
+    handles = axes.get_legend_handles_labels()
+    extra = per_pod.get_legend_handles_labels()
+    axes.legend(handles[0] + extra[0], handles[1] + extra[1], fontsize=8, loc="upper left")
+    axes.grid(True, which="both", alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(out / "rss.png", dpi=100)
+    plt.close(figure)
+
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    for r in results:
+        counts = _get(r, "phases", "churn", "histogram_ms")
+        if not counts:
+            continue
+        total = sum(counts.values())
+        bounds = [float(b) for b in counts]
+        running, cumulative = 0, []
+        for value in counts.values():
+            running += value
+            cumulative.append(running / total)
+        axes.step(bounds, cumulative, where="post",
+                  label=f"{r['scale']}: {_num(_get(r, 'phases', 'churn', 'events_per_s'), 0)}"
+                        " events/s")
+    axes.set(xscale="log", xlabel="event → visible in the graph, ms (bucket upper bound)",
+             ylabel="share of events", title="Churn: event → visible latency (cumulative)")
+    axes.grid(True, which="both", alpha=0.3)
+    if axes.get_legend_handles_labels()[0]:
+        axes.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(out / "churn.png", dpi=100)
+    plt.close(figure)
+
+
+def regenerate(results_dir: Path, readme: Path) -> list[str]:
+    """The README's tables (and the plots where matplotlib is installed) from every JSON
+    file in ``results_dir``; returns what it did, a line each."""
+    results = load(results_dir) if results_dir.is_dir() else []
+    said = []
+    try:
+        import matplotlib  # noqa: F401 - only whether it is installed
+    except ImportError:
+        plotted = False
+        said.append("plots skipped: matplotlib is not installed "
+                    "(pip install -e '.[bench]' to draw them)")
+    else:
+        plotted = bool(results)
+        if plotted:
+            plot(results, results_dir)
+            said.append(f"plots written: {', '.join(str(results_dir / p) for p in PLOTS)}")
+    # The README shows the committed plots; a run without matplotlib leaves them be.
+    shown = plotted or all((results_dir / p).exists() for p in PLOTS)
+    write_readme(readme, tables(results, shown))
+    said.append(f"tables regenerated in {readme} from {len(results)} result(s)")
+    return said
