@@ -200,8 +200,7 @@ async def tool_latencies(ns: Netsight, options: Options, progress: Progress) -> 
     builds on first use) and ``repeats`` more (warm), each with fresh sampled arguments."""
     view = ns.store.view()
     findings = ns.analyze("analyze_config", {"limit": 1}).model_dump(mode="json")
-    first = next(iter(findings.get("findings") or []), None)
-    finding = (first["signature"], first["code"]) if first and "signature" in first else None
+    finding = next(iter(findings.get("findings") or []), None)
     draw = samplers(Names.of(view), finding, TOOLS)
     rng = random.Random(options.seed)
     found: Result = {}

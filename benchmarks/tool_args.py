@@ -46,10 +46,10 @@ class Names:
                    routes=sorted(f"{r.namespace}/{r.name}" for r in view.for_each("HTTPRoute")))
 
 
-def samplers(names: Names, finding: tuple[str, str] | None,
+def samplers(names: Names, finding: dict[str, Any] | None,
              tools: Mapping[str, Any]) -> dict[str, Sampler]:
-    """A sampler per tool in ``tools``. ``finding``: (signature, code) of a finding
-    analyze_config reported, for the tools about findings (None: none was reported)."""
+    """A sampler per tool in ``tools``. ``finding``: one analyze_config reported, as it
+    answered it, for the tools about findings (None: none was reported)."""
 
     def pod(rng: random.Random) -> tuple[str, int]:
         return rng.choice(names.pods)
@@ -76,7 +76,8 @@ def samplers(names: Names, finding: tuple[str, str] | None,
         namespace, name = rng.choice(names.services).split("/")
         return {"name": f"{name}.{namespace}.svc.cluster.local", "from": pod(rng)[0]}
 
-    signature, code = finding or ("", "")
+    signature = (finding or {}).get("signature", "")
+    code = (finding or {}).get("code", SERVICE_SELECTS_NO_PODS.code)
     found: dict[str, Sampler] = {
         "diagnose_service": lambda rng: {"service": rng.choice(names.services)},
         "list_services": lambda rng: {"namespace": ns(rng)},
@@ -97,9 +98,9 @@ def samplers(names: Names, finding: tuple[str, str] | None,
         "gateway_get": lambda rng: {"gateway": gateway(rng)},
         "check_mesh_config": lambda rng: {"namespace": rng.choice(names.meshed or
                                                                   names.namespaces)},
-        # One finding by its signature, or where none was reported, a code's pattern.
-        "explain_finding": lambda rng: ({"signature": signature} if signature
-                                        else {"code": SERVICE_SELECTS_NO_PODS.code}),
+        # The finding as reported (a signature alone needs the knowledge base, off by
+        # default), or where none was reported, a code's pattern.
+        "explain_finding": lambda rng: {"finding": finding} if finding else {"code": code},
         "check_dns_resolution": dns,
         "record_fix_note": lambda rng: {"signature": signature, "code": code,
                                         "note": "benchmark note"},
