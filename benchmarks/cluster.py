@@ -12,6 +12,7 @@ matches no pod.
 from __future__ import annotations
 
 import random
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,7 @@ from netsight.sim.synthetic import generate
 
 Raw = dict[str, Any]
 
+CREATED = "2024-05-01T00:00:00Z"
 NAMED = {"S": 1_000, "M": 10_000, "L": 100_000, "XL": 150_000}
 L_PODS = 100_000
 
@@ -94,6 +96,12 @@ def objects(scale: Scale, seed: int) -> tuple[Iterator[Raw], dict[str, int]]:
     counts = dict(cluster.counts())
     for obj in extra:
         counts[obj["kind"]] = counts.get(obj["kind"], 0) + 1
+        # What the API server sets on create (the objects are loaded as they are), and
+        # the simulator's writes (churn replacing a policy) carry over.
+        meta = obj["metadata"]
+        meta.setdefault("uid", str(uuid.uuid5(uuid.NAMESPACE_URL, "/".join(
+            (obj["kind"], meta.get("namespace", ""), meta["name"])))))
+        meta.setdefault("creationTimestamp", CREATED)
     namespaces = [o for o in extra if o["kind"] == "Namespace"]
     rest = [o for o in extra if o["kind"] != "Namespace"]
 

@@ -147,6 +147,69 @@ def summary_table(results: list[Result]) -> list[str]:
     return _markdown(head, rows)
 
 
+def _at(results: list[Result], scale: str) -> Result | None:
+    return next((r for r in results if r["scale"] == scale), None)
+
+
+def targets_table(results: list[Result]) -> list[str]:
+    """Issue 24's targets, each beside its figure at the scale it names (a dash: that
+    scale's JSON is not there yet)."""
+    xl, s, large = _at(results, "XL"), _at(results, "S"), _at(results, "L")
+
+    def figure(r: Result | None, text: str, met: bool | None) -> list[str]:
+        if r is None:
+            return ["-", "not measured"]
+        return [text, "yes" if met else "no" if met is not None else "-"]
+
+    def value(r: Result | None, *path: str) -> Any:
+        return _get(r, *path) if r is not None else None
+
+    rows: list[tuple[str, list[str]]] = []
+    ready = value(xl, "ready", "ready_s")
+    rows.append(("ready at XL (150k pods)", ["<= 10 s", *figure(
+        xl, f"{_num(ready, 2)} s", ready is not None and ready <= 10)]))
+    per_pod = value(xl, "ready", "rss_per_pod_bytes")
+    rows.append(("RSS per pod at XL, all kinds", ["<= 2.5 KiB", *figure(
+        xl, f"{_num(per_pod, 2, KiB)} KiB", per_pod is not None and per_pod <= 2.5 * KiB)]))
+    rate = value(xl, "phases", "churn", "events_per_s")
+    p99 = value(xl, "phases", "churn", "visible_ms", "p99_ms")
+    rows.append(("churn at XL", [">= 5,000 events/s, event->visible p99 <= 5 ms", *figure(
+        xl, f"{_num(rate, 0)} events/s, p99 {_num(p99, 2)} ms",
+        rate is not None and p99 is not None and rate >= 5000 and p99 <= 5)]))
+    find = value(xl, "phases", "tools", "find_blocking_policies", "p99_ms")
+    rows.append(("find_blocking_policies analyzer p99 at XL", ["<= 1 ms", *figure(
+        xl, f"{_num(find, 3)} ms", find is not None and find <= 1)]))
+    e2e50 = value(xl, "phases", "mcp", "questions", "reach", "p50_ms")
+    e2e99 = value(xl, "phases", "mcp", "questions", "reach", "p99_ms")
+    rows.append(("MCP end-to-end p50 / p99 at XL, SDK client", ["<= 3 ms / <= 8 ms", *figure(
+        xl, f"{_num(e2e50, 2)} / {_num(e2e99, 2)} ms",
+        e2e50 is not None and e2e99 is not None and e2e50 <= 3 and e2e99 <= 8)]))
+    for name, r, target in (("S", s, 100), ("L", large, 1000)):
+        warm = _get(ratios(r), "baseline_p50", "find_blocking_policies", "warm") if r else None
+        why = _slot(r, "baseline") if r else None
+        rows.append((f"speed-up vs the per-call design, warm cache, at {name}",
+                     [f">= {target:,}x", *figure(r, f"{_num(warm, 0)}x" if warm else
+                                                 f"- ({why})", None if warm is None
+                                                 else warm >= target)]))
+    biggest = results[-1] if results else None
+    peer = _get(ratios(biggest), "peer", "reach") if biggest else None
+    why = _slot(biggest, "peer") if biggest else None
+    rows.append(("vs kubernetes-mcp-server, same question", [
+        ">= 100x faster, >= 100x fewer bytes", *figure(
+            biggest, f"{_num(peer.get('time'), 0)}x, {_num(peer.get('bytes'), 0)}x at "
+                     f"{biggest['scale'] if biggest else ''}" if peer else f"- ({why})",
+            None if not peer else (peer.get("time") or 0) >= 100
+            and (peer.get("bytes") or 0) >= 100)]))
+    whole = value(xl, "phases", "export", "whole_ms", "p50_ms")
+    near = value(xl, "phases", "export", "around_ms", "p50_ms")
+    peak = value(xl, "phases", "export", "whole_peak_rss_growth_bytes")
+    rows.append(("full export at XL / `around`", ["<= 3 s / <= 20 ms, peak +50 MiB", *figure(
+        xl, f"{_num(whole, 0, 1000)} s / {_num(near, 1)} ms, +{_num(peak, 0, MiB)} MiB",
+        None if whole is None or near is None or peak is None
+        else whole <= 3000 and near <= 20 and peak <= 50 * MiB)]))
+    return _markdown(["figure", "target", "measured", "met"], rows)
+
+
 def tools_table(results: list[Result]) -> list[str]:
     """Per tool: netsight's analyzer p50 / p99 at each scale, and the per-call design's
     warm-cache ratio where measured."""
@@ -185,6 +248,7 @@ def tables(results: list[Result], plotted: bool) -> str:
     runs = ", ".join(f"{r['scale']}: commit {_get(r, 'machine', 'commit')}"
                      f"{' (--quick)' if r.get('quick') else ''}" for r in results)
     parts = [f"Runs: {runs}.", "", *summary_table(results), "",
+             "Issue 24's targets (2-core machine):", "", *targets_table(results), "",
              "Per tool (in brackets: the per-call design's warm-cache p50 over netsight's):",
              "", *tools_table(results)]
     if plotted:

@@ -381,6 +381,8 @@ async def churn(ns: Netsight, sim: Simulator, options: Options, progress: Progre
     elapsed = float(status.get("elapsed") or duration)
     return {"target_rate": rate, "duration_s": round(elapsed, 2), "writes": writes,
             "events_per_s": round(len(latencies) / elapsed, 1), "missing": missing,
+            "sim_rate": status.get("rate"), "sim_max_behind_s": status.get("maxBehind"),
+            "writes_by_kind": status.get("writesByKind"), "sim_error": status.get("error"),
             "visible_ms": percentiles(latencies),
             "histogram_ms": histogram(latencies),
             "cpu_s": round(cpu, 2), "sim_cpu_s": round(sim_cpu, 2),
