@@ -297,7 +297,7 @@ def plot(results: list[Result], out: Path) -> None:
 
     figure, axes = plt.subplots(figsize=(7, 4.5))
     lines = [
-        ("netsight find_blocking_policies, analyzer", ("phases", "tools",
+        ("netsight find_blocking_policies, analyzer (random pairs)", ("phases", "tools",
                                                        "find_blocking_policies", "p50_ms")),
         ("netsight 'reach' over MCP (SDK client)", ("phases", "mcp", "questions", "reach",
                                                     "p50_ms")),

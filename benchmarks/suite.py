@@ -362,11 +362,14 @@ async def churn(ns: Netsight, sim: Simulator, options: Options, progress: Progre
             if response.status != 202:
                 raise RuntimeError(f"/sim/churn: {await response.text()}")
             status: Result = {}
-            with progress("churn: events -> graph", int(duration) + 1) as bar:
+            with progress("churn: events -> graph", int(duration)) as bar:
+                shown = 0
                 while True:
                     await asyncio.sleep(1.0)
-                    bar.advance()
                     status = await (await http.get("/sim/churn")).json()
+                    seconds = min(int(duration), int(status["elapsed"]))
+                    bar.advance(seconds - shown)
+                    shown = seconds
                     if not status["running"]:
                         break
             writes = int(status["writes"])
@@ -421,15 +424,19 @@ def beside(module: str, ctx: BenchContext) -> Result:
     return dict(measured)
 
 
-def same_arguments(ns: Netsight, tools: Result, repeats: int) -> None:
+def same_arguments(ns: Netsight, tools: Result, options: Options) -> None:
     """netsight's analyzer on the arguments the per-call design was timed with, beside its
     figures (``netsight``), so that each ratio compares the same question."""
     for name, figures in tools.items():
         args = figures.get("args") if isinstance(figures, dict) else None
         if not isinstance(args, dict) or name not in TOOLS:
             continue
-        times = []
-        for index in range(repeats + 1):
+        times: list[float] = []
+        deadline = time.perf_counter() + options.tool_budget_s
+        for index in range(options.repeats + 1):
+            if index > 5 and time.perf_counter() > deadline:
+                figures["netsight"] = percentiles(times)
+                break
             started = time.perf_counter()
             try:
                 ns.analyze(name, args)
@@ -499,7 +506,7 @@ async def run(options: Options, progress: Progress, work_dir: Path) -> Result:
                         work_dir.mkdir(parents=True, exist_ok=True)
                         phases[phase] = await asyncio.to_thread(beside, module, ctx)
                 if "tools" in phases.get("baseline", {}):
-                    same_arguments(ns, phases["baseline"]["tools"], options.repeats)
+                    same_arguments(ns, phases["baseline"]["tools"], options)
                 if "churn" in options.only:
                     phases["churn"] = await churn(ns, sim, options, progress)
                 result["rss_end_bytes"] = proc_status("VmRSS")

@@ -3,7 +3,8 @@
 ``netsight call TOOL`` answers one question and prints exactly the structured result the MCP
 tool returns: from the current kubeconfig context (``--kubeconfig``, ``--context``), from a
 running netsight (``--server``) or offline from manifest files (``--manifests``). ``netsight
-tools`` lists the tools with their input schemas. Exit status: ``command_line.EXIT_STATUS``.
+tools`` lists the tools with their input schemas; ``netsight bench`` runs the benchmark suite of
+a source checkout. Exit status: ``command_line.EXIT_STATUS``.
 """
 
 from __future__ import annotations
