@@ -266,7 +266,9 @@ def tables(results: list[Result], plotted: bool) -> str:
                      f"{' (--quick)' if r.get('quick') else ''}" for r in results)
     parts = [f"Runs: {runs}.", "", *summary_table(results), "",
              "Issue 24's targets (2-core machine):", "", *targets_table(results), "",
-             "Per tool (in brackets: the per-call design's warm-cache p50 over netsight's):",
+             "Per tool, netsight's analyzer on arguments drawn from the cluster (in brackets: "
+             "the per-call design's warm-cache p50 over netsight's, both on the design's "
+             "arguments):",
              "", *tools_table(results)]
     if plotted:
         parts += ["", *(f"![{name[:-4]}](results/{name})" for name in PLOTS)]

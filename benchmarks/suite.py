@@ -67,7 +67,7 @@ class Options:
     def beside_repeats(self) -> int:
         """Timed calls per figure of the per-call design and the peer, whose calls take
         100-1000x netsight's: enough for a p50 within S's two minutes."""
-        return 5 if self.quick else 30
+        return 5 if self.quick else 20
 
     @property
     def tool_budget_s(self) -> float:
