@@ -20,8 +20,9 @@ def test_a_quick_run_writes_its_json_and_the_readme_tables(tmp_path: Path) -> No
     readme.write_text(f"# Benchmarks\n\n{START}\nstale table\n{END}\n\n## How to reproduce\n")
     out = tmp_path / "results"
     done = subprocess.run(
+        # The per-call design and the peer have tests of their own, and take longer.
         [sys.executable, "-m", "benchmarks", "--scale", "200", "--quick", "--out", str(out),
-         "--readme", str(readme)],
+         "--readme", str(readme), "--only", "tools,mcp,export,churn"],
         cwd=ROOT, capture_output=True, text=True, timeout=180, check=False,
         env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr[-4000:]
@@ -41,8 +42,7 @@ def test_a_quick_run_writes_its_json_and_the_readme_tables(tmp_path: Path) -> No
         phases["export"])
     assert phases["churn"]["missing"] == 0
     assert {"events_per_s", "visible_ms", "histogram_ms"} <= set(phases["churn"])
-    for slot in ("baseline", "peer"):  # a figure, or why there is none
-        assert "available" in phases[slot] or "tools" in phases[slot]
+    assert "baseline" not in phases
 
     text = readme.read_text()
     assert "stale table" not in text
@@ -50,3 +50,5 @@ def test_a_quick_run_writes_its_json_and_the_readme_tables(tmp_path: Path) -> No
     assert text.endswith("## How to reproduce\n")
     assert "| time to ready, s (CPU s) |" in text
     assert "| `find_blocking_policies` |" in text
+    assert "| vs per-call design, find_blocking_policies (cold / warm cache) | - (not run) |" \
+        in text
