@@ -4,7 +4,8 @@
 # One universal lock per need (markers, not one file per Python), with the hashes of every
 # wheel and sdist, so that one file installs hash-checked on Python 3.11-3.13, x86_64 or aarch64.
 #   runtime.lock  what the image runs (Dockerfile), with the postgres extra
-#   dev.lock      runtime plus the dev extra (.ci/run), held to runtime.lock's versions
+#   dev.lock      runtime plus the dev and bench extras (.ci/run: the suite's smoke test
+#                 draws the plots too), held to runtime.lock's versions
 #   build.lock    pip and build-system.requires: the installer, and the backend that builds
 #                 netsight itself without build isolation
 set -euo pipefail
@@ -18,7 +19,7 @@ compile() {
         --custom-compile-command "bash .ci/lock.sh" "$@"
 }
 compile pyproject.toml --extra postgres --output-file requirements/runtime.lock "$@"
-compile pyproject.toml --extra postgres --extra dev --constraint requirements/runtime.lock \
+compile pyproject.toml --extra postgres --extra dev --extra bench --constraint requirements/runtime.lock \
     --output-file requirements/dev.lock "$@"
 python3 -c 'import tomllib; print("pip", *tomllib.load(open("pyproject.toml", "rb"))
                                          ["build-system"]["requires"], sep="\n")' \

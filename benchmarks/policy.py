@@ -1,9 +1,9 @@
 """Policy analyzers at 100k pods, 10k NetworkPolicies and 500 AdminNetworkPolicies (issue 3).
 
-    .venv/bin/python benchmarks/policy.py                  # 100k pods: a few minutes
-    .venv/bin/python benchmarks/policy.py --pods 10000     # a quick look
-    .venv/bin/python benchmarks/policy.py --runs 500 --seed 2
-    .venv/bin/python benchmarks/policy.py --only who matrix   # some of the measurements
+    .venv/bin/python -m benchmarks.policy                  # 100k pods: a few minutes
+    .venv/bin/python -m benchmarks.policy --pods 10000     # a quick look
+    .venv/bin/python -m benchmarks.policy --runs 500 --seed 2
+    .venv/bin/python -m benchmarks.policy --only who matrix   # some of the measurements
 
 Generates a seeded synthetic cluster (``netsight.sim.synthetic.generate``: 100k pods, ~14k
 Services, 40 NetworkPolicies a namespace = 10k), adds 500 AdminNetworkPolicies and a
@@ -48,6 +48,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from benchmarks.cluster import admin_policies
 from netsight.analyzers.policy import identity_matrix
 from netsight.analyzers.policy.engine import PolicyEngine
 from netsight.analyzers.policy.peer_groups import cluster_endpoints, group
@@ -62,44 +63,6 @@ Raw = dict[str, Any]
 
 
 # --- the cluster ------------------------------------------------------------------------------
-
-
-def admin_policies(namespaces: list[Raw], count: int, rng: random.Random) -> list[Raw]:
-    """``count`` ANPs at distinct priorities over namespaces by team, env or name, and a BANP."""
-    teams = sorted({n["metadata"]["labels"].get("team", "") for n in namespaces} - {""})
-    names = [n["metadata"]["name"] for n in namespaces]
-    found: list[Raw] = []
-    for i in range(count):
-        subject_ns = rng.choice([{"matchLabels": {"team": rng.choice(teams)}},
-                                 {"matchLabels": {"kubernetes.io/metadata.name":
-                                                  rng.choice(names)}},
-                                 {"matchLabels": {"env": "staging"}}])
-        subject: Raw = {"namespaces": subject_ns} if rng.random() < 0.6 else {
-            "pods": {"namespaceSelector": subject_ns,
-                     "podSelector": {"matchLabels": {"tier": rng.choice(
-                         ["backend", "frontend", "db", "worker"])}}}}
-        peer = rng.choice([{"namespaces": {"matchLabels": {"team": rng.choice(teams)}}},
-                           {"namespaces": {"matchLabels": {"env": "staging"}}},
-                           {"pods": {"namespaceSelector": {},
-                                     "podSelector": {"matchLabels": {"tier": "frontend"}}}}])
-        action = rng.choice(["Pass", "Pass", "Allow", "Deny"])
-        rule: Raw = {"name": f"r{i}", "action": action, "from": [peer]}
-        if rng.random() < 0.5:
-            rule["ports"] = [{"portNumber": {"protocol": "TCP",
-                                             "port": rng.choice([5432, 6379, 8080, 9090])}}]
-        spec: Raw = {"priority": i, "subject": subject, "ingress": [rule]}
-        if rng.random() < 0.3:
-            spec["egress"] = [{"name": "out", "action": rng.choice(["Pass", "Deny"]),
-                               "to": [{"networks": ["169.254.169.254/32"]}]}]
-        found.append({"apiVersion": "policy.networking.k8s.io/v1alpha1",
-                      "kind": "AdminNetworkPolicy", "metadata": {"name": f"anp-{i}"},
-                      "spec": spec})
-    found.append({"apiVersion": "policy.networking.k8s.io/v1alpha1",
-                  "kind": "BaselineAdminNetworkPolicy", "metadata": {"name": "default"},
-                  "spec": {"subject": {"namespaces": {}}, "ingress": [{
-                      "name": "staging-in", "action": "Deny",
-                      "from": [{"namespaces": {"matchLabels": {"env": "staging"}}}]}]}})
-    return found
 
 
 def build(pods: int, anps: int, seed: int) -> tuple[GraphStore, list[Raw], float]:

@@ -3,7 +3,8 @@
 ``netsight call TOOL`` answers one question and prints exactly the structured result the MCP
 tool returns: from the current kubeconfig context (``--kubeconfig``, ``--context``), from a
 running netsight (``--server``) or offline from manifest files (``--manifests``). ``netsight
-tools`` lists the tools with their input schemas. Exit status: ``command_line.EXIT_STATUS``.
+tools`` lists the tools with their input schemas; ``netsight bench`` runs the benchmark suite of
+a source checkout. Exit status: ``command_line.EXIT_STATUS``.
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ import argparse
 import atexit
 import contextlib
 import os
+import subprocess
 import sys
 import textwrap
 import threading
 from collections.abc import Sequence
 from importlib import metadata
+from pathlib import Path
 from typing import IO, Any
 
 import orjson
@@ -160,6 +163,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="write the bearer token of the /sim/ control endpoints here "
                           "(readable by you only); it is printed otherwise")
 
+    bench = sub.add_parser(
+        "bench", help="run the benchmark suite (from a source checkout)", add_help=False,
+        description="Runs the benchmark suite, python -m benchmarks, of this source checkout "
+                    "(an installed package has none). Its options: netsight bench --help.")
+    bench.add_argument("options", nargs=argparse.REMAINDER,
+                       help="--scale S|M|L|XL|PODS, --out DIR, --only PHASES, --seed N, --quick")
+
     serve = sub.add_parser(
         "serve", help="serve MCP (Streamable HTTP at /mcp, or stdio) and the graph API",
         description="Keeps a live graph of the cluster and answers over MCP and HTTP. "
@@ -239,6 +249,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, *, stdin: IO[str] | None = None,
          stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> int:
     out, err = stdout or sys.stdout, stderr or sys.stderr
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["bench"]:  # every option is the suite's own, --help included
+        return _bench(given[1:], err)
     parser = build_parser()
     args = parser.parse_args(argv)  # SystemExit: --help, --version, a usage error (EXIT_USAGE)
     if args.command == "tools":
@@ -389,6 +402,20 @@ def _sim(args: argparse.Namespace, out: IO[str]) -> int:
             asyncio.Runner(loop_factory=loop_factory()) as runner:  # Ctrl-C stops the server
         runner.run(serve())
     return 0
+
+
+def _bench(options: list[str], err: IO[str]) -> int:
+    """``python -m benchmarks`` of the checkout this netsight was imported from."""
+    root = Path(__file__).resolve().parents[2]
+    if not (root / "benchmarks" / "__main__.py").is_file():
+        err.write("netsight bench: the benchmark suite lives in netsight's source tree "
+                  f"(benchmarks/), not in the installed package ({root} has none): run it "
+                  "from a clone of the repository\n")
+        return EXIT_TOOL_ERROR
+    path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
+    done = subprocess.run([sys.executable, "-m", "benchmarks", *options], cwd=root,
+                          env={**os.environ, "PYTHONPATH": path}, check=False)
+    return done.returncode
 
 
 def _serve(args: argparse.Namespace) -> int:
