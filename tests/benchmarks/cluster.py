@@ -15,8 +15,9 @@ from netsight.analyzers.tools import TOOLS
 from netsight.graph.ingest.client import KubeTransport
 from netsight.graph.ingest.cluster_snapshot import take_snapshot
 from netsight.graph.store.live import GraphStore, Source
-from netsight.sim.apiserver import SimServer
+from netsight.sim.apiserver import SimConfig, SimServer
 from netsight.sim.demo import load_demo
+from tests.server.conftest import serving
 
 QUESTIONS: dict[str, tuple[str, dict[str, Any]]] = {
     "reach": ("find_blocking_policies", {"source": "x/a", "destination": "y/b", "port": 80}),
@@ -68,14 +69,20 @@ def no_progress(phase: str, total: int | None) -> ProgressBar:
 
 
 @contextlib.asynccontextmanager
-async def benchmark_cluster(tmp_path: Path, *, netsight_mcp_url: str = "",
+async def benchmark_cluster(tmp_path: Path, *, serve_netsight: bool = False,
                             repeats: int = 2) -> AsyncIterator[tuple[SimServer, BenchContext]]:
     """The demo cluster plus the reach question's namespaces, served by the simulator; the
-    context's netsight answers from one snapshot of every kind netsight reads."""
-    async with SimServer() as sim:
+    context's netsight answers in process from one snapshot of every kind netsight reads,
+    and over MCP (``serve_netsight``) from a netsight serving the simulator."""
+    async with SimServer(config=SimConfig(bookmark_interval=0.1)) as sim, \
+            contextlib.AsyncExitStack() as stack:
         controller = load_demo(sim.state)
         sim.state.apply(REACH_OBJECTS)
         kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig")
+        netsight_mcp_url = ""
+        if serve_netsight:
+            served = await stack.enter_async_context(serving(sim, tmp_path))
+            netsight_mcp_url = served.mcp_url
         store = GraphStore(source=Source.CLUSTER)
         transport = await KubeTransport.connect(str(kubeconfig))
         try:
@@ -90,7 +97,8 @@ async def benchmark_cluster(tmp_path: Path, *, netsight_mcp_url: str = "",
         ctx = BenchContext(scale="test", pods=store.view().count("Pod"), api_url=sim.url,
                            kubeconfig=kubeconfig,
                            netsight_mcp_url=netsight_mcp_url, netsight_analyze=analyze,
-                           questions=QUESTIONS, progress=no_progress, repeats=repeats)
+                           questions=QUESTIONS, progress=no_progress, repeats=repeats,
+                           work_dir=tmp_path / "work")
         try:
             yield sim, ctx
         finally:
