@@ -183,10 +183,11 @@ async def _netsight_answer(ctx: BenchContext, tool: str, args: dict[str, Any]
 
 
 async def measure_tool(session: Session, tool: str, args: dict[str, Any], repeats: int
-                       ) -> dict[str, Any]:
+                       ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Cold calls (cache emptied before each) and warm ones (within the TTL), each figure
-    stopping early once it has taken ``BUDGET_S``."""
+    stopping early once it has taken ``BUDGET_S``; and the last answer."""
     figures: dict[str, Any] = {}
+    answered: dict[str, Any] = {}
     for mode in ("cold", "warm"):
         samples: list[float] = []
         started = time.monotonic()
@@ -200,12 +201,12 @@ async def measure_tool(session: Session, tool: str, args: dict[str, Any], repeat
                 session.forget()
                 await session.call(tool, args)
             begun = time.perf_counter()
-            await session.call(tool, args)
+            answered = await session.call(tool, args)
             samples.append(time.perf_counter() - begun)
         figures[mode] = _figures(samples)
         if mode == "cold":
             figures["cold"]["listed_mb"] = round(session.listed_bytes / 1e6, 3)
-    return figures
+    return figures, answered
 
 
 async def measure(ctx: BenchContext) -> dict[str, Any]:
@@ -220,10 +221,10 @@ async def measure(ctx: BenchContext) -> dict[str, Any]:
             for tool, args in calls.items():
                 if tool not in TOOLS:
                     continue
-                figures = await measure_tool(session, tool, args, ctx.repeats)
-                session.forget()
-                mine = gist(await session.call(tool, args))
-                figures["agrees"] = mine == gist(await _netsight_answer(ctx, tool, args))
+                figures, answered = await measure_tool(session, tool, args, ctx.repeats)
+                session.forget()  # the next tool starts cold; a session's cache is not shared
+                figures["agrees"] = gist(answered) == gist(await _netsight_answer(ctx, tool,
+                                                                                  args))
                 figures["args"] = args
                 tools[tool] = figures
                 if any(figures[m]["n"] < ctx.repeats for m in ("cold", "warm")):
@@ -240,4 +241,4 @@ async def measure(ctx: BenchContext) -> dict[str, Any]:
     if cut:
         notes += (f" Each figure stops after {BUDGET_S:.0f} s: fewer than {ctx.repeats} calls "
                   f"for {', '.join(cut)} (see n).")
-    return {"tools": tools, "notes": notes}
+    return {"available": True, "tools": tools, "notes": notes}

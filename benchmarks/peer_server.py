@@ -5,8 +5,9 @@ The peer is the npm package's Go binary, installed beforehand by ``benchmarks/ge
 (pinned; nothing is downloaded here), run over stdio with the suite's kubeconfig and
 ``--list-output yaml``, read-only, talked to with the official ``mcp`` SDK client; netsight
 is called over its Streamable HTTP endpoint with the same client. Per question: the calls,
-their wall time (one after another, as an agent makes them), the bytes of text the agent
-receives and bytes/4 as tokens.
+their wall time (one after another, as an agent makes them; ``wall_ms`` is the median),
+the bytes of text the agent receives and bytes/4 as tokens, and ``netsight`` the same
+figures for its one call.
 
 The calls are the least an agent needs to decide the question itself, not a guess at what
 one would wander through:
@@ -155,7 +156,7 @@ async def timed(client: Client, calls: list[Call], repeats: int, *, pause: float
         await asyncio.sleep(pause)
         seconds, received, errors = await run_calls(client, calls)
         samples.append(seconds)
-    return {"calls": len(calls), "wall_ms_p50": round(statistics.median(samples) * 1000, 3),
+    return {"calls": len(calls), "wall_ms": round(statistics.median(samples) * 1000, 3),
             "wall_ms_min": round(min(samples) * 1000, 3), "n": len(samples),
             "bytes": received, "tokens": received // 4, "errors": errors}
 
@@ -187,13 +188,12 @@ async def measure(ctx: BenchContext, *, root: Path = PEER_DIR) -> dict[str, Any]
                     mine = await timed(netsight, [Call(tool, dict(args))], ctx.repeats)
                     theirs = await timed(peer, calls, min(ctx.repeats, PEER_REPEATS),
                                          pause=REFILL_S)
-                    theirs["fetched"] = [{"tool": c.tool, **c.args} for c in calls]
+                    # The peer's figures at the top, netsight's one call beside them.
                     questions[name] = {
-                        "question": {"tool": tool, "args": dict(args)},
-                        "peer": theirs, "netsight": mine,
-                        "faster": round(theirs["wall_ms_p50"] / max(mine["wall_ms_p50"], 1e-3),
-                                        1),
-                        "fewer_bytes": round(theirs["bytes"] / max(mine["bytes"], 1), 1)}
+                        **theirs, "fetched": [{"tool": c.tool, **c.args} for c in calls],
+                        "question": {"tool": tool, "args": dict(args)}, "netsight": mine,
+                        "slower": round(theirs["wall_ms"] / max(mine["wall_ms"], 1e-3), 1),
+                        "more_bytes": round(theirs["bytes"] / max(mine["bytes"], 1), 1)}
                     bar.advance()
     except Exception as exc:  # the peer would not start or answer: keep the slot, say why
         while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:

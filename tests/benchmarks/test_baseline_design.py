@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from benchmarks.baseline_design import Session, gist, measure, tool_calls
-from tests.benchmarks.cluster import QUESTIONS, benchmark_cluster
+from tests.benchmarks.simulated_cluster import QUESTIONS, benchmark_cluster
 
 pytestmark = pytest.mark.anyio
 
