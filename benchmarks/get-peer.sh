@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Puts kubernetes-mcp-server, pinned, into DEST (default benchmarks/.peer) from npm, for the
-# benchmark's peer slot (benchmarks/peer_server.py). The package's platform dependency
-# (kubernetes-mcp-server-linux-amd64, ...) carries the Go binary itself, so no install
-# script has to run, and none does: the benchmark never downloads anything at run time.
+# Puts kubernetes-mcp-server, pinned, into DEST (default benchmarks/.work/peer, where the suite
+# keeps what it installs between runs) from npm, for the benchmark's peer slot
+# (benchmarks/peer_server.py). The package's platform dependency (...-linux-amd64, ...)
+# carries the Go binary itself, so no install script has to run, and none does: the
+# benchmark never downloads anything at run time.
 set -euo pipefail
 version=0.0.67
-dest=${1:-"$(dirname "$0")/.peer"}
+dest=${1:-"$(dirname "$0")/.work/peer"}
 mkdir -p "$dest"
 dest=$(cd "$dest" && pwd)
 if [ -x "$dest/node_modules/.bin/kubernetes-mcp-server" ] \

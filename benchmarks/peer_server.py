@@ -2,12 +2,12 @@
 to answer the benchmark's questions, against netsight's single call.
 
 The peer is the npm package's Go binary, installed beforehand by ``benchmarks/get-peer.sh``
-(pinned; nothing is downloaded here), run over stdio with the suite's kubeconfig and
-``--list-output yaml``, read-only, talked to with the official ``mcp`` SDK client; netsight
-is called over its Streamable HTTP endpoint with the same client. Per question: the calls,
-their wall time (one after another, as an agent makes them; ``wall_ms`` is the median),
-the bytes of text the agent receives and bytes/4 as tokens, and ``netsight`` the same
-figures for its one call.
+into ``peer`` in the suite's work directory (pinned; nothing is downloaded here), run over
+stdio with the suite's kubeconfig and ``--list-output yaml``, read-only, talked to with the
+official ``mcp`` SDK client; netsight is called over its Streamable HTTP endpoint with the
+same client. Per question: the calls, their wall time (one after another, as an agent makes
+them; ``wall_ms`` is the median), the bytes of text the agent receives and bytes/4 as
+tokens, and ``netsight`` the same figures for its one call.
 
 The calls are the least an agent needs to decide the question itself, not a guess at what
 one would wander through:
@@ -45,7 +45,8 @@ from netsight.graph.ingest.client import KubeTransport
 from netsight.graph.ingest.discovery import WatchedKind, discover
 
 VERSION = "0.0.67"  # the version benchmarks/get-peer.sh installs
-PEER_DIR = Path(__file__).resolve().parent / ".peer"
+ROOT = Path(__file__).resolve().parent.parent
+PEER_DIR = ROOT / "benchmarks" / ".work" / "peer"  # get-peer.sh's default
 INSTALL = "bash benchmarks/get-peer.sh"
 # Built-in kinds the reach question reads through a tool of their own (pods, namespaces)
 # or not at all (workloads only name the pods, Services are not asked about).
@@ -76,18 +77,24 @@ def binary(root: Path = PEER_DIR) -> Path:
     return root / "node_modules" / name / "bin" / (name + (".exe" if system == "windows" else ""))
 
 
+def peer_dir(work_dir: Path) -> Path:
+    """Where the peer is installed: ``peer`` in the suite's work directory."""
+    return (work_dir if work_dir.is_absolute() else ROOT / work_dir) / "peer"
+
+
 def missing(root: Path = PEER_DIR) -> str | None:
     """Why the pinned peer cannot run from ``root``, or None when it can."""
     path = binary(root)
+    install = INSTALL if root == PEER_DIR else f"{INSTALL} {root}"
     if not path.is_file():
         return (f"kubernetes-mcp-server {VERSION} is not installed ({path} does not exist): "
-                f"run `{INSTALL}` (npm install --ignore-scripts into {root})")
+                f"run `{install}` (npm install --ignore-scripts into {root})")
     if not os.access(path, os.X_OK):
-        return f"{path} is not executable: run `{INSTALL}` again"
+        return f"{path} is not executable: run `{install}` again"
     installed = (root / "version").read_text().strip() if (root / "version").is_file() else "?"
     if installed != VERSION:
         return (f"{root} holds kubernetes-mcp-server {installed}, not the pinned {VERSION}: "
-                f"run `{INSTALL}`")
+                f"run `{install}`")
     return None
 
 
@@ -161,7 +168,8 @@ async def timed(client: Client, calls: list[Call], repeats: int, *, pause: float
             "bytes": received, "tokens": received // 4, "errors": errors}
 
 
-async def measure(ctx: BenchContext, *, root: Path = PEER_DIR) -> dict[str, Any]:
+async def measure(ctx: BenchContext) -> dict[str, Any]:
+    root = peer_dir(ctx.work_dir)
     reason = missing(root)
     if reason is not None:
         return {"available": False, "reason": reason}

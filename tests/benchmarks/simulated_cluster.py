@@ -69,8 +69,9 @@ def no_progress(phase: str, total: int | None) -> ProgressBar:
 
 
 @contextlib.asynccontextmanager
-async def benchmark_cluster(tmp_path: Path, *, serve_netsight: bool = False,
-                            repeats: int = 2) -> AsyncIterator[tuple[SimServer, BenchContext]]:
+async def benchmark_cluster(tmp_path: Path, *, serve_netsight: bool = False, repeats: int = 2,
+                            work_dir: Path | None = None
+                            ) -> AsyncIterator[tuple[SimServer, BenchContext]]:
     """The demo cluster plus the reach question's namespaces, served by the simulator; the
     context's netsight answers in process from one snapshot of every kind netsight reads,
     and over MCP (``serve_netsight``) from a netsight serving the simulator."""
@@ -98,7 +99,7 @@ async def benchmark_cluster(tmp_path: Path, *, serve_netsight: bool = False,
                            kubeconfig=kubeconfig,
                            netsight_mcp_url=netsight_mcp_url, netsight_analyze=analyze,
                            questions=QUESTIONS, progress=no_progress, repeats=repeats,
-                           work_dir=tmp_path / "work")
+                           work_dir=work_dir or tmp_path / "work")
         try:
             yield sim, ctx
         finally:

@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.peer_server import INSTALL, VERSION, binary, measure, missing
+from benchmarks.peer_server import (
+    INSTALL,
+    PEER_DIR,
+    VERSION,
+    binary,
+    measure,
+    missing,
+    peer_dir,
+)
 from tests.benchmarks.simulated_cluster import benchmark_cluster
 
 pytestmark = pytest.mark.anyio
@@ -21,10 +29,10 @@ def anyio_backend() -> str:
 
 async def test_without_the_binary_the_slot_says_how_to_install_it(tmp_path: Path) -> None:
     async with benchmark_cluster(tmp_path) as (_sim, ctx):
-        result = await measure(ctx, root=tmp_path / "no-peer")
+        result = await measure(ctx)  # the context's work directory is a fresh one
     assert result["available"] is False
-    assert str(binary(tmp_path / "no-peer")) in result["reason"]
-    assert INSTALL in result["reason"]
+    assert str(binary(peer_dir(ctx.work_dir))) in result["reason"]
+    assert f"{INSTALL} {peer_dir(ctx.work_dir)}" in result["reason"]
     assert VERSION in result["reason"]
 
 
@@ -40,7 +48,8 @@ def test_a_peer_of_another_version_is_not_used(tmp_path: Path) -> None:
 @pytest.mark.skipif(missing() is not None, reason=f"peer not installed: {missing()}")
 async def test_the_peer_fetches_what_the_questions_need_beside_netsights_one_call(
         tmp_path: Path) -> None:
-    async with benchmark_cluster(tmp_path, serve_netsight=True, repeats=1) as (sim, ctx):
+    async with benchmark_cluster(tmp_path, serve_netsight=True, repeats=1,
+                                 work_dir=PEER_DIR.parent) as (sim, ctx):
         sim.api.request_log.clear()
         result = await measure(ctx)
         paths = {path for method, path, _ in sim.api.request_log if method == "GET"}
