@@ -53,8 +53,10 @@ CONFIG_NAMESPACES = ("istio-system", "kube-system")
 # Services. The others (who_can_reach: sources anywhere; routes: backends anywhere) list
 # the whole cluster.
 SCOPED = frozenset({"find_blocking_policies", "diagnose_service", "list_services"})
-# What one figure may take at most: a cold call at 100k pods lists ~500 MB.
-BUDGET_S = 20.0
+# What one figure may take at most (at least one call is made): a cold call at 100k pods
+# lists ~500 MB. A quick run (CI's) takes less.
+BUDGET_S = 10.0
+QUICK_BUDGET_S = 2.0
 
 
 @dataclass
@@ -182,10 +184,10 @@ async def _netsight_answer(ctx: BenchContext, tool: str, args: dict[str, Any]
     return to_json(result, detail=False)
 
 
-async def measure_tool(session: Session, tool: str, args: dict[str, Any], repeats: int
-                       ) -> tuple[dict[str, Any], dict[str, Any]]:
+async def measure_tool(session: Session, tool: str, args: dict[str, Any], repeats: int,
+                       budget: float = BUDGET_S) -> tuple[dict[str, Any], dict[str, Any]]:
     """Cold calls (cache emptied before each) and warm ones (within the TTL), each figure
-    stopping early once it has taken ``BUDGET_S``; and the last answer."""
+    stopping early once it has taken ``budget`` seconds; and the last answer."""
     figures: dict[str, Any] = {}
     answered: dict[str, Any] = {}
     for mode in ("cold", "warm"):
@@ -194,7 +196,7 @@ async def measure_tool(session: Session, tool: str, args: dict[str, Any], repeat
         if mode == "warm":
             session.forget()
             await session.call(tool, args)  # fills the cache; not timed
-        while len(samples) < repeats and (not samples or time.monotonic() - started < BUDGET_S):
+        while len(samples) < repeats and (not samples or time.monotonic() - started < budget):
             if mode == "cold":
                 session.forget()
             elif session.expires_within(2.0):  # the cache would expire mid-call: refill
@@ -211,6 +213,7 @@ async def measure_tool(session: Session, tool: str, args: dict[str, Any], repeat
 
 async def measure(ctx: BenchContext) -> dict[str, Any]:
     calls = tool_calls(ctx)
+    budget = QUICK_BUDGET_S if ctx.quick else BUDGET_S
     session = await Session.open(str(ctx.kubeconfig))
     tools: dict[str, Any] = {}
     cut: list[str] = []
@@ -221,7 +224,8 @@ async def measure(ctx: BenchContext) -> dict[str, Any]:
             for tool, args in calls.items():
                 if tool not in TOOLS:
                     continue
-                figures, answered = await measure_tool(session, tool, args, ctx.repeats)
+                figures, answered = await measure_tool(session, tool, args, ctx.repeats,
+                                                       budget)
                 session.forget()  # the next tool starts cold; a session's cache is not shared
                 figures["agrees"] = gist(answered) == gist(await _netsight_answer(ctx, tool,
                                                                                   args))
@@ -239,6 +243,6 @@ async def measure(ctx: BenchContext) -> dict[str, Any]:
              f"listed objects; cache {CACHE_TTL_S:.0f} s (cold: emptied before each call). "
              f"'agrees': the answer, metadata aside, equals netsight's live answer.")
     if cut:
-        notes += (f" Each figure stops after {BUDGET_S:.0f} s: fewer than {ctx.repeats} calls "
+        notes += (f" Each figure stops after {budget:.0f} s: fewer than {ctx.repeats} calls "
                   f"for {', '.join(cut)} (see n).")
     return {"available": True, "tools": tools, "notes": notes}

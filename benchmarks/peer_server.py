@@ -17,7 +17,8 @@ one would wander through:
   (their labels, for namespaceSelectors), the NetworkPolicies of y (ingress) and of x
   (egress), and every other policy kind the cluster serves that netsight reads for this
   question: cluster-wide ones (AdminNetworkPolicy, BaselineAdminNetworkPolicy, ...) in full,
-  namespaced ones (CiliumNetworkPolicy, Istio AuthorizationPolicy, ...) in x and y;
+  namespaced ones (CiliumNetworkPolicy, Istio AuthorizationPolicy, ...) in x and y (and
+  Istio's in its root namespace, istio-system, whose policies apply everywhere);
 - ``no_endpoints`` (why does ns/svc have no endpoints?): the Service, the pods of its
   namespace (to match its selector and ports), its EndpointSlices (by the
   ``kubernetes.io/service-name`` label) and the namespace's events.
@@ -53,6 +54,7 @@ INSTALL = "bash benchmarks/get-peer.sh"
 _NOT_POLICY = frozenset({"Pod", "Namespace", "Service", "ConfigMap", "Node", "Deployment",
                          "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob",
                          "ReplicationController", "NetworkPolicy"})
+ISTIO_ROOT = "istio-system"
 BUDGET_S = 60.0  # what one question's repeats may take at most
 # The peer's client-go keeps its default client-side limit (5 requests/s, bursts of 10):
 # each timed round starts with the bucket full, as a question asked afresh would, and the
@@ -117,7 +119,10 @@ def reach_calls(args: Mapping[str, Any], served: list[WatchedKind]) -> list[Call
     for kind in served_policy_kinds(served):
         base = {"apiVersion": kind.api_version, "kind": kind.kind}
         if kind.namespaced:
-            calls.extend(Call("resources_list", {**base, "namespace": ns}) for ns in namespaces)
+            # Istio's policies in its root namespace apply to every namespace.
+            scopes = [*namespaces, ISTIO_ROOT] if kind.group.endswith(".istio.io") \
+                else namespaces
+            calls.extend(Call("resources_list", {**base, "namespace": ns}) for ns in scopes)
         else:
             calls.append(Call("resources_list", base))
     return calls

@@ -67,6 +67,8 @@ async def test_the_peer_fetches_what_the_questions_need_beside_netsights_one_cal
             "/apis/networking.k8s.io/v1/namespaces/y/networkpolicies",
             "/api/v1/namespaces/shop/services/cart", "/api/v1/namespaces/shop/events",
             "/apis/discovery.k8s.io/v1/namespaces/shop/endpointslices"} <= paths
-    # The demo serves Istio's policies: the reach plan reads them in both namespaces.
-    assert {"tool": "resources_list", "apiVersion": "security.istio.io/v1",
-            "kind": "PeerAuthentication", "namespace": "y"} in reach["fetched"]
+    # The demo serves Istio's policies: the reach plan reads them in both namespaces and in
+    # the mesh's root namespace.
+    for namespace in ("x", "y", "istio-system"):
+        assert {"tool": "resources_list", "apiVersion": "security.istio.io/v1",
+                "kind": "PeerAuthentication", "namespace": namespace} in reach["fetched"]
