@@ -85,6 +85,9 @@ BUILTIN: tuple[ResourceType, ...] = (
     _t("", "v1", "ServiceAccount", "serviceaccounts", True, "sa"),
     _t("", "v1", "ConfigMap", "configmaps", True, "cm"),
     _t("", "v1", "Secret", "secrets", True),
+    # Served (empty unless a test writes some) so that clients which read a namespace's
+    # events, as kubernetes-mcp-server's events_list does, get a list and not a 404.
+    _t("", "v1", "Event", "events", True, "ev"),
     _t("apps", "v1", "Deployment", "deployments", True, "deploy"),
     _t("apps", "v1", "ReplicaSet", "replicasets", True, "rs"),
     _t("apps", "v1", "StatefulSet", "statefulsets", True, "sts"),
