@@ -50,7 +50,14 @@ KIND_ORDER = {"Mesh": 1, "Dataplane": 2, "MeshSubset": 3, "MeshGateway": 4, "Mes
               "MeshHTTPRoute": 9}
 ZONE = "default"  # a standalone control plane's zone name, for SPIFFE ID templates
 
-__all__ = ["KINDS", "KumaLayer"]
+__all__ = ["KINDS", "SYSTEM_NAMESPACES", "KumaLayer", "mesh_facts"]
+
+
+def mesh_facts(endpoint: Endpoint) -> tuple[tuple[str, str], ...]:
+    """What besides namespace and labels a Kuma verdict reads of a pod's annotations."""
+    annotations = endpoint.annotations
+    return tuple((k, annotations[k]) for k in (INJECTED, INJECTION, MESH_LABEL)
+                 if k in annotations)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ names no route, so where only they could admit the client the answer is undecide
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,8 +64,9 @@ from netsight.graph.model.kinds import Kind, make_key
 from netsight.graph.model.records import ConfigMapRecord, GenericRecord
 from netsight.graph.store.live import GraphView, Source
 
-__all__ = ["KINDS", "POLICY_KINDS", "READS", "LinkerdLayer", "Settings", "membership",
-           "settings"]
+__all__ = ["INJECTED_LABEL", "KINDS", "PERMISSIVE_DEFAULTS", "POLICY_KINDS", "READS",
+           "LinkerdLayer", "Settings", "annotated_namespaces", "cidrs", "membership",
+           "mesh_facts", "settings"]
 # The kinds whose objects decide who is admitted; routes and the install's ConfigMap are
 # read besides.
 POLICY_KINDS = (SERVER, SERVER_AUTHZ, AUTHZ, MESH_TLS, NETWORK)
@@ -79,6 +80,11 @@ SKIP_OUTBOUND = "config.linkerd.io/skip-outbound-ports"
 # What the proxy injector writes on the pods it injects.
 INJECTED_ANNOTATION = "linkerd.io/proxy-version"
 INJECTED_LABEL = "linkerd.io/control-plane-ns"
+# Default policies that admit every client from anywhere.
+PERMISSIVE_DEFAULTS = (DefaultPolicy.ALL_UNAUTHENTICATED, DefaultPolicy.AUDIT)
+# Per-pod annotations a Linkerd verdict reads, as a source or a destination.
+_POD_KEYS = (INJECT, DEFAULT_POLICY, REQUIRE_IDENTITY, SKIP_INBOUND, "config.linkerd.io/"
+             "skip-outbound-ports", INJECTED_ANNOTATION)
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -123,6 +129,37 @@ def _settings(view: GraphView) -> Settings:
         return Settings(default, networks, domain if isinstance(domain, str) and domain
                         else "cluster.local", where)
     return Settings()
+
+
+def annotated_namespaces(view: GraphView) -> frozenset[str]:
+    """Namespaces whose annotation injects Linkerd or sets a default policy."""
+    return frozenset(r.name for r in view.for_each(Kind.NAMESPACE)
+                     if INJECT in r.annotations or DEFAULT_POLICY in r.annotations)
+
+
+def mesh_facts(endpoint: Endpoint) -> tuple[tuple[str, str], ...]:
+    """What besides namespace and labels a Linkerd verdict reads of a pod."""
+    annotations = endpoint.annotations
+    return tuple((k, annotations[k]) for k in _POD_KEYS if k in annotations)
+
+
+def cidrs(view: GraphView) -> Iterator[IPBlock]:
+    """Every address block a Linkerd authorization compares source addresses with."""
+    if not any(view.count(kind) for kind in (SERVER_AUTHZ, NETWORK)) and \
+            not view.count(SERVER):
+        return
+    yield from settings(view).networks
+    for record in view.for_each(NETWORK):
+        if isinstance(record, GenericRecord) and is_linkerd(record):
+            try:
+                yield from network_blocks(record)
+            except read.Unsupported:
+                continue
+    for record in view.for_each(SERVER_AUTHZ):
+        if isinstance(record, GenericRecord) and is_linkerd(record):
+            authz = build_server_authz(record, "cluster.local")
+            if authz.client is not None and authz.client.networks != ALL_NETWORKS:
+                yield from authz.client.networks
 
 
 def _namespace_annotations(view: GraphView, namespace: str) -> Mapping[str, str] | None:
