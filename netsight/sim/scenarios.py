@@ -61,6 +61,11 @@ ISTIO_NETWORKING_CRDS = [
     _crd("networking.istio.io", "ServiceEntry", "serviceentries"),
 ]
 ISTIO_SECURITY_CRDS = [_crd("security.istio.io", "PeerAuthentication", "peerauthentications")]
+LINKERD_POLICY_CRDS = [
+    _crd("policy.linkerd.io", "Server", "servers", "v1beta3"),
+    _crd("policy.linkerd.io", "AuthorizationPolicy", "authorizationpolicies", "v1alpha1"),
+    _crd("policy.linkerd.io", "MeshTLSAuthentication", "meshtlsauthentications", "v1alpha1"),
+]
 
 
 def _background(pods: int, seed: int) -> list[Obj]:
@@ -106,25 +111,37 @@ def demo(seed: int = 7) -> list[Obj]:
     - ``pay/ledger``: its pods run Istio sidecars under a STRICT PeerAuthentication, and
       its DestinationRule makes clients send plaintext (tls DISABLE): pay/billing's
       connections are refused (istio_mtls_status, find_blocking_policies).
+    - ``books/api``: its Linkerd Server admits only the identity of service account ``web``
+      (AuthorizationPolicy api-from-web), and books/web's pods run as ``storefront``: their
+      requests are refused (find_blocking_policies).
     """
     objects = _background(240, seed)
     objects.extend(GATEWAY_API_CRDS)
     objects.extend(ISTIO_NETWORKING_CRDS)
     objects.extend(ISTIO_SECURITY_CRDS)
+    objects.extend(LINKERD_POLICY_CRDS)
     pod_ip = iter(f"10.250.0.{i}" for i in range(10, 250))
     cluster_ip = iter(f"10.96.250.{i}" for i in range(10, 250))
 
     def pod(name: str, ns: str, labels: dict[str, str], port: tuple[str, int],
-            sidecar: bool = False) -> Obj:
+            sidecar: bool = False, linkerd: str | None = None) -> Obj:
         # Sidecars as injected, without an injection label: one would make every other
-        # namespace a "not injected" finding.
+        # namespace a "not injected" finding. ``linkerd``: the service account of a pod
+        # Linkerd's injector injected (its proxy, annotation and label).
         proxy = [{"name": "istio-proxy", "image": "istio/proxyv2:1.27.0"}] if sidecar else []
+        meta: dict[str, object] = {"name": name, "namespace": ns, "labels": labels}
+        extra: dict[str, object] = {}
+        if linkerd is not None:
+            proxy = [{"name": "linkerd-proxy", "image": "cr.l5d.io/linkerd/proxy:edge-25.8.1"}]
+            meta = {**meta, "labels": {**labels, "linkerd.io/control-plane-ns": "linkerd"},
+                    "annotations": {"linkerd.io/proxy-version": "edge-25.8.1"}}
+            extra = {"serviceAccountName": linkerd}
         return {"apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": name, "namespace": ns, "labels": labels},
+                "metadata": meta,
                 "spec": {"containers": [{"name": "app", "image": f"demo/{name}:1",
                                          "ports": [{"name": port[0], "containerPort": port[1],
                                                     "protocol": "TCP"}]}, *proxy],
-                         "nodeName": "node-1"},
+                         "nodeName": "node-1", **extra},
                 "status": {"phase": "Running", "podIP": (ip := next(pod_ip)),
                            "podIPs": [{"ip": ip}],
                            "conditions": [{"type": "Ready", "status": "True"}]}}
@@ -138,7 +155,7 @@ def demo(seed: int = 7) -> list[Obj]:
                          "ports": [{"name": "http", "port": port, "targetPort": target,
                                     "protocol": "TCP"}]}}
 
-    for ns in ("shop", "data", "edge", "pay"):
+    for ns in ("shop", "data", "edge", "pay", "books"):
         objects.append({"apiVersion": "v1", "kind": "Namespace",
                         "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}})
     objects += [
@@ -185,5 +202,22 @@ def demo(seed: int = 7) -> list[Obj]:
         {"apiVersion": "networking.istio.io/v1", "kind": "DestinationRule",
          "metadata": {"name": "ledger", "namespace": "pay"},
          "spec": {"host": "ledger", "trafficPolicy": {"tls": {"mode": "DISABLE"}}}},
+        pod("api-5d8c-a", "books", {"app": "api"}, ("http", 8080), linkerd="api"),
+        service("api", "books", {"app": "api"}, 80, "http"),
+        pod("web-7b4f-a", "books", {"app": "web"}, ("http", 8080), linkerd="storefront"),
+        {"apiVersion": "policy.linkerd.io/v1beta3", "kind": "Server",
+         "metadata": {"name": "api-http", "namespace": "books"},
+         "spec": {"podSelector": {"matchLabels": {"app": "api"}}, "port": "http",
+                  "proxyProtocol": "HTTP/1"}},
+        {"apiVersion": "policy.linkerd.io/v1alpha1", "kind": "MeshTLSAuthentication",
+         "metadata": {"name": "web-identity", "namespace": "books"},
+         "spec": {"identityRefs": [{"kind": "ServiceAccount", "name": "web"}]}},
+        {"apiVersion": "policy.linkerd.io/v1alpha1", "kind": "AuthorizationPolicy",
+         "metadata": {"name": "api-from-web", "namespace": "books"},
+         "spec": {"targetRef": {"group": "policy.linkerd.io", "kind": "Server",
+                                "name": "api-http"},
+                  "requiredAuthenticationRefs": [{"group": "policy.linkerd.io",
+                                                  "kind": "MeshTLSAuthentication",
+                                                  "name": "web-identity"}]}},
     ]
     return objects

@@ -41,7 +41,8 @@ def case_id(manifest: Path) -> str:
 
 # The shared corpus's cases and this project's own (tests/corpus).
 MANIFESTS = [case / "manifests.yaml"
-             for case in corpus_cases("netpol", "anp", "gateway", "istio", "kiali", "mtls")]
+             for case in corpus_cases("netpol", "anp", "gateway", "istio", "kiali", "mtls",
+                                      "linkerd", "kuma")]
 CASES = [pytest.param(path, id=case_id(path)) for path in MANIFESTS]
 NETPOL_CASES = [path for path in MANIFESTS if case_name(path).startswith("netpol/")]
 

@@ -52,6 +52,23 @@ def test_healthy_flows_connect_and_policies_hold(demo: SimState) -> None:
     assert probe(demo, "postgres.data", 5432) == "timeout"  # data/deny-all, enforced
 
 
+def test_linkerd_refuses_the_identity_its_server_does_not_authorize(demo: SimState) -> None:
+    # books/api's Server admits only service account web; books/web runs as storefront.
+    assert probe(demo, "api.books", 80, "books/web-7b4f-a") == "reset"
+    assert probe(demo, "api.books", 80) == "reset"  # unmeshed: no identity at all
+
+
+def test_linkerd_admits_the_identity_its_server_authorizes() -> None:
+    state = SimState()
+    load_demo(state)
+    web = json.loads(json.dumps(state.objects[("", "Pod")]["books/web-7b4f-a"]))
+    web["metadata"] = {**web["metadata"], "name": "web-7b4f-b", "resourceVersion": None}
+    web["spec"]["serviceAccountName"] = "web"
+    web["status"] = {**web["status"], "podIP": "10.250.0.249", "podIPs": [{"ip": "10.250.0.249"}]}
+    state.apply([web])
+    assert probe(state, "api.books", 80, "books/web-7b4f-b") == "connected"
+
+
 def test_every_fault_only_a_probe_reveals_is_observed(demo: SimState) -> None:
     pods = readme_probe_faults()
     assert pods == ["shop/invoices-8b2d-a"]

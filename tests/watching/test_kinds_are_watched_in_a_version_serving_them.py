@@ -167,11 +167,13 @@ async def test_discovery_asks_for_other_versions_only_where_they_can_add_a_kind(
         if aggregated:
             assert counting.paths == ["/apis", "/api"]
         else:
-            # Gateway API is watched whole: each of its versions is read. Istio's groups
-            # and the built-ins have one version each.
+            # Gateway API is watched whole: each of its versions is read; so is Linkerd's
+            # policy group, whose kinds are served in two versions. Istio's groups and the
+            # built-ins have one version each.
             assert counting.paths == [
                 "/apis", "/api/v1", "/apis/discovery.k8s.io/v1", "/apis/networking.k8s.io/v1",
                 f"/apis/{GATEWAY}/v1", f"/apis/{GATEWAY}/v1beta1",
-                "/apis/networking.istio.io/v1", "/apis/security.istio.io/v1"]
+                "/apis/networking.istio.io/v1", "/apis/security.istio.io/v1",
+                "/apis/policy.linkerd.io/v1beta3", "/apis/policy.linkerd.io/v1alpha1"]
     assert found[True] == found[False]
     assert (f"{GATEWAY}/v1beta1", "ReferenceGrant", ("", "")) in found[True]

@@ -12,6 +12,7 @@ from netsight.analyzers.checks import (
     ingress_lint,
     input_problems,
     istio_policy_lint,
+    mesh_authz_lint,
     mesh_config,
     mtls_consistency,
     network_policy_lint,
@@ -26,4 +27,4 @@ CHECKS: tuple[Check, ...] = (input_problems.CHECK, service_health.CHECK, orphan_
                              gateway_backend_access.CHECK,
                              network_policy_lint.CHECK, istio_policy_lint.CHECK,
                              mesh_config.CHECK, mtls_consistency.CHECK, ingress_lint.CHECK,
-                             cluster_dns_config.CHECK)
+                             cluster_dns_config.CHECK, mesh_authz_lint.CHECK)

@@ -6,7 +6,8 @@ retired code stays here as a comment. ``equivalent`` lists istioctl (IST....) or
 
 Ranges: NS00xx input problems · NS01xx Services · NS02xx endpoints · NS03xx workloads ·
 NS04xx policies · NS05xx Gateway API routing · NS06xx-NS07xx mesh (Istio networking)
-configuration · NS08xx cluster DNS: how a name resolves, and the Corefile.
+configuration · NS08xx cluster DNS: how a name resolves, and the Corefile · NS09xx Linkerd
+and Kuma (NS0900-NS0949 Linkerd, NS0950-NS0999 Kuma).
 """
 
 from __future__ import annotations
@@ -933,6 +934,26 @@ COREFILE_UNPARSEABLE = Code(
 COREFILE_NO_KUBERNETES = Code(
     "NS0816", "CorefileNoKubernetesPlugin", C, DNS,
     "No server block has the kubernetes plugin: no Service or pod name resolves.",
+)
+
+# --- NS09xx: Linkerd (NS0900-NS0949) and Kuma (NS0950-NS0999) policy objects -------------
+LINKERD_AUTHORIZATION_TARGET_NOT_FOUND = Code(
+    "NS0900", "LinkerdAuthorizationTargetNotFound", W, Category.POLICY,
+    "A ServerAuthorization or AuthorizationPolicy names a Server (or HTTPRoute) its namespace "
+    "does not have: it authorizes nothing.",
+)
+LINKERD_SERVER_SELECTS_NO_PODS = Code(
+    "NS0901", "LinkerdServerSelectsNoPods", W, Category.POLICY,
+    "A Linkerd Server's podSelector matches no pod or workload of its namespace.",
+)
+LINKERD_AUTHENTICATION_NOT_FOUND = Code(
+    "NS0902", "LinkerdAuthenticationNotFound", C, Category.POLICY,
+    "An AuthorizationPolicy requires a MeshTLSAuthentication or NetworkAuthentication that "
+    "does not exist: Linkerd ignores the policy, so it admits no one.",
+)
+KUMA_PERMISSION_TARGETS_NOTHING = Code(
+    "NS0950", "KumaPermissionTargetsNothing", W, Category.POLICY,
+    "A MeshTrafficPermission's top-level targetRef selects no pod within its reach.",
 )
 
 CODES: dict[str, Code] = {

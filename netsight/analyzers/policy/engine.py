@@ -1,5 +1,6 @@
 """Evaluate one flow across every policy layer: Admin tier -> NetworkPolicy -> Baseline tier,
-then, at the destination, Istio's authorization (istio_authz).
+then, at the destination, the meshes' authorization: Istio's (istio_authz), Linkerd's
+(linkerd_authz) and Kuma's (kuma_authz).
 
 Per direction, at the pod the direction belongs to (egress at the source, ingress at the
 destination): the first matching rule of the Admin tier (ANPs and ClusterNetworkPolicies
@@ -28,6 +29,8 @@ from netsight.analyzers.policy import (
     cilium_evaluation,
     cnp,
     istio_authz,
+    kuma_authz,
+    linkerd_authz,
     netpol,
 )
 from netsight.analyzers.policy.endpoints import Endpoint
@@ -71,13 +74,8 @@ UNEVALUATED: tuple[Unevaluated, ...] = (
                 "ClusterNetworkPolicy (not policy.networking.k8s.io/v1alpha2 or v1beta1)",
                 True),
     # Mesh authorization sits on top of L3/L4: it can refuse what policies admit, never
-    # admit what they refuse. (Istio's is evaluated: istio_authz.)
-    Unevaluated("AuthorizationPolicy.policy.linkerd.io", "Linkerd AuthorizationPolicy", False,
-                restrict_only=True, destination_only=True),
-    Unevaluated("Server", "Linkerd Server", False, restrict_only=True,
-                destination_only=True, group="policy.linkerd.io"),
-    Unevaluated("MeshTrafficPermission", "Kuma MeshTrafficPermission", True,
-                restrict_only=True),
+    # admit what they refuse. Istio's, Linkerd's and Kuma's are evaluated (istio_authz,
+    # linkerd_authz, kuma_authz).
 )
 
 # Kinds the engine reads; tools add the kinds they resolve names with.
@@ -86,7 +84,7 @@ READS: frozenset[str] = frozenset({
     "Node",  # labels, for ANP/CNP nodes peers
     *cilium.KINDS, *calico.POLICY_KINDS, calico.TIER_KIND, *calico.NON_POD_KINDS,
     *POD_LIKE_KINDS, *(u.kind for u in UNEVALUATED), *istio_authz.KINDS,
-    *istio_authz.TLS_KINDS,
+    *istio_authz.TLS_KINDS, *linkerd_authz.READS, *kuma_authz.KINDS,
     Kind.SERVICE,  # Istio reads a port's protocol from the Services selecting the pod
 })
 
@@ -96,6 +94,7 @@ _POLICY_KINDS: dict[str, bool] = {
     **{u.kind.partition(".")[0]: u.restrict_only for u in UNEVALUATED},
     Kind.NETWORK_POLICY: False, anp.ANP_KIND: False, anp.BANP_KIND: False, anp.CNP_KIND: False,
     **dict.fromkeys(istio_authz.KINDS, True),
+    **{k.partition(".")[0]: True for k in (*linkerd_authz.POLICY_KINDS, kuma_authz.MTP)},
     **dict.fromkeys(cilium.KINDS, False), **dict.fromkeys(calico.POLICY_KINDS, False),
     calico.TIER_KIND: False,
 }
@@ -126,6 +125,8 @@ class PolicyEngine:
         self.istio = istio_authz.IstioLayer(view, self.namespaces,
                                             request or istio_authz.Request(),
                                             self.kept.istio, via=via)
+        self.linkerd = linkerd_authz.LinkerdLayer(view, request or istio_authz.Request())
+        self.kuma = kuma_authz.KumaLayer(view, self.namespaces)
         self._calico_present: bool | None = None
         self._cilium_by_ns: dict[str | None, list[cilium.CiliumPolicy]] = {}
         self._calico_by_ns: dict[str | None, list[calico.CalicoPolicy]] = {}
@@ -338,7 +339,8 @@ class PolicyEngine:
                                    anp.ANP_KIND, anp.BANP_KIND, anp.CNP_KIND, *cilium.KINDS,
                                    *calico.POLICY_KINDS, calico.TIER_KIND,
                                    *calico.NON_POD_KINDS, *(u.kind for u in UNEVALUATED),
-                                   *istio_authz.KINDS))
+                                   *istio_authz.KINDS, *linkerd_authz.POLICY_KINDS,
+                                   *kuma_authz.KINDS))
             self._unreadable = tuple(
                 reason for kind in kinds if (reason := self.view.unreadable(kind)) is not None)
         return self._unreadable
@@ -436,13 +438,17 @@ class PolicyEngine:
         found = self._l3l4(direction, subject, other, destination, port, protocol)
         if direction is not Direction.INGRESS or found.allowed is False:
             return found
-        mesh = self.istio.evaluate(other, subject, port, protocol)
-        if mesh is None:
-            return found
-        return DirectionVerdict(
-            direction, subject.name, tri_all((found.allowed, mesh.allowed)),
-            (*found.steps, mesh.step), (*found.blocking, *mesh.blocking),
-            tuple(dict.fromkeys((*found.not_evaluated, *mesh.not_evaluated))))
+        for layer in (self.istio, self.linkerd, self.kuma):
+            mesh = layer.evaluate(other, subject, port, protocol)
+            if mesh is None:
+                continue
+            found = DirectionVerdict(
+                direction, subject.name, tri_all((found.allowed, mesh.allowed)),
+                (*found.steps, mesh.step), (*found.blocking, *mesh.blocking),
+                tuple(dict.fromkeys((*found.not_evaluated, *mesh.not_evaluated))))
+            if found.allowed is False:
+                break
+        return found
 
     def _l3l4(self, direction: Direction, subject: Endpoint, other: Endpoint,
               destination: Endpoint, port: int, protocol: str) -> DirectionVerdict:

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from netsight.analyzers.core import deadline
-from netsight.analyzers.policy import istio_mesh
+from netsight.analyzers.policy import istio_mesh, kuma_authz, linkerd_authz
 from netsight.analyzers.policy.endpoints import Endpoint, from_pod, live
 from netsight.analyzers.policy.peers import IPBlock, Network
 from netsight.analyzers.policy.verdict import Tri
@@ -113,7 +113,8 @@ def facts(endpoint: Endpoint, blocks: tuple[Compiled, ...], with_ports: bool,
             ip_facts(endpoint.ips, blocks) if blocks else (),
             tuple(sorted(endpoint.ports, key=_port_key)) if with_ports else (),
             endpoint.service_account,  # Istio's principal; Cilium and Calico select on it
-            istio_mesh.identity_facts(endpoint)[1:] if mesh else ())
+            (*(istio_mesh.identity_facts(endpoint)[1:] if mesh else ()),
+             *linkerd_authz.mesh_facts(endpoint), *kuma_authz.mesh_facts(endpoint)))
 
 
 def _port_key(port: object) -> tuple[int, str, str]:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from netsight.analyzers.core import deadline
-from netsight.analyzers.policy import istio_authz, netpol
+from netsight.analyzers.policy import istio_authz, linkerd_authz, netpol
 from netsight.analyzers.policy.endpoints import Endpoint, live
 from netsight.analyzers.policy.engine import PolicyEngine
 from netsight.analyzers.policy.peer_groups import Group, Labels, peer_endpoint
@@ -159,6 +159,7 @@ def policy_blocks(engine: PolicyEngine, subjects: Iterable[Endpoint] | None = No
     if subjects is None or direction is Direction.INGRESS:
         # Istio compares the source's address at the destination.
         found.update(dict.fromkeys(istio_authz.cidrs(engine.view)))
+        found.update(dict.fromkeys(linkerd_authz.cidrs(engine.view)))
     found.update(dict.fromkeys(engine.cilium_blocks()))
     found.update(dict.fromkeys(engine.calico_blocks()))
     return tuple(found)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from netsight.analyzers.policy import anp, cnp, istio_client_tls
+from netsight.analyzers.policy import anp, cnp, istio_client_tls, kuma_authz, linkerd_authz
 from netsight.analyzers.policy.engine import READS, ROOT_NAMESPACE, UNEVALUATED, PolicyEngine
-from netsight.analyzers.policy.universe import Bits, Universe
+from netsight.analyzers.policy.universe import Bits, Universe, indexed_universe
 from netsight.graph.model.kinds import POD_LIKE_KINDS, Kind
 from netsight.graph.store.live import GraphView, ProblemKind
 
@@ -24,7 +24,9 @@ MODELED: frozenset[str] = frozenset({
     # where no Istio policy is: its kinds send their namespaces to the per-pod path.
     Kind.SERVICE, istio_client_tls.CONFIG_MAP,
     # Scoped apart (istio_client_tls.tls_scopes): a rule concerns its clients and its host.
-    istio_client_tls.DESTINATION_RULE})
+    istio_client_tls.DESTINATION_RULE,
+    # Read by Linkerd's layer for the Servers of their namespace only, which are unmodeled.
+    "HTTPRoute", "GRPCRoute"})
 # The kinds of policies the engine reads but the set evaluation does not model, besides
 # those it lists as unevaluated.
 UNMODELED: tuple[str, ...] = tuple(sorted(READS - MODELED - {u.kind for u in UNEVALUATED}))
@@ -37,9 +39,15 @@ def _unmodeled_scopes(view: GraphView) -> frozenset[str] | None:
     found: set[str] = set()
     for kind in UNMODELED:
         for record in view.for_each(kind):
-            if not record.namespace or record.namespace == ROOT_NAMESPACE:
+            # Istio's root namespace and Kuma's system namespace hold mesh-wide policies.
+            if not record.namespace or record.namespace in (ROOT_NAMESPACE,
+                                                            *kuma_authz.SYSTEM_NAMESPACES):
                 return None
             found.add(record.namespace)
+    if linkerd_authz.settings(view).default not in linkerd_authz.PERMISSIVE_DEFAULTS:
+        return None  # every meshed pod may refuse some peer
+    # Namespaces whose pods Linkerd injects or gives a default policy by annotation.
+    found.update(linkerd_authz.annotated_namespaces(view))
     tls = istio_client_tls.tls_scopes(view)
     return None if tls is None else frozenset(found | tls)
 
@@ -53,9 +61,21 @@ def set_scope(engine: PolicyEngine) -> frozenset[str] | None:
     until one of those kinds changes)."""
     if engine.unreadable() or engine.mixed_versions() or engine.calico_present():
         return None
-    return engine.view.derived("policy.unmodeled scopes",
-                                (*UNMODELED, istio_client_tls.DESTINATION_RULE),
-                                _unmodeled_scopes)
+    scopes: frozenset[str] | None = engine.view.derived(
+        "policy.unmodeled scopes", (*UNMODELED, istio_client_tls.DESTINATION_RULE,
+                                    Kind.NAMESPACE, istio_client_tls.CONFIG_MAP),
+        _unmodeled_scopes)
+    uni = indexed_universe(engine.view) if scopes is not None else None
+    if scopes is None or uni is None:
+        return scopes
+    # Pods Linkerd injected carry its label: their namespaces go to the per-pod path, where
+    # their annotations (a default policy) are read.
+    meshed = uni.derived.get("linkerd namespaces")
+    if meshed is None:
+        meshed = uni.derived["linkerd namespaces"] = frozenset(
+            ns for ns, labels in zip(uni.namespaces, uni.labels, strict=True)
+            if linkerd_authz.INJECTED_LABEL in labels)
+    return scopes | meshed if meshed else scopes
 
 
 @dataclass

@@ -47,6 +47,8 @@ def suggest(view: GraphView, verdict: Verdict, source: Endpoint, destination: En
     parts = [_fix_istio(view, part.steps[-1], source, destination, verdict.port,
                         request or Request())
              if part.steps and part.steps[-1].layer is Layer.ISTIO
+             else _fix_mesh(part.steps[-1], source, destination, verdict.port)
+             if part.steps and part.steps[-1].layer in (Layer.LINKERD, Layer.KUMA)
              else _fix(view, part, source, destination, verdict)
              for part in (verdict.egress, verdict.ingress) if part.allowed is False]
     return "\n\n".join(p for p in parts if p) or None
@@ -134,6 +136,57 @@ def _fix(view: GraphView, part: DirectionVerdict, source: Endpoint, destination:
             f"takes precedence over it. Careful: the new policy isolates those pods for "
             f"{direction.value}, so all other {direction.value} they need must be admitted "
             f"too:\n{_dump(new)}")
+
+
+def _fix_mesh(step: Step, source: Endpoint, destination: Endpoint, port: int) -> str | None:
+    """Linkerd's and Kuma's refusals: an authorization naming the client."""
+    if step.action is not Action.DENY or destination.namespace is None:
+        return None
+    ns = destination.namespace
+    client = source.name.replace("/", "-").replace(":", "-")[:50]
+    if step.layer is Layer.KUMA:
+        if source.namespace is None:
+            return None
+        mtp = {"apiVersion": "kuma.io/v1alpha1", "kind": "MeshTrafficPermission",
+               "metadata": {"name": f"allow-{client}", "namespace": ns},
+               "spec": {"targetRef": {"kind": "Dataplane",
+                                      "labels": stable_labels(destination)},
+                        "from": [{"targetRef": {"kind": "MeshSubset", "tags": {
+                            "k8s.kuma.io/namespace": source.namespace,
+                            **stable_labels(source)}},
+                            "default": {"action": "Allow"}}]}}
+        return ("If the client runs a Kuma sidecar in the same mesh, allow it (add the "
+                "mesh's kuma.io/mesh label if it is not 'default'); a Deny entry of a more "
+                f"specific policy still overrides it:\n{_dump(mtp)}")
+    if step.policy is None or step.policy.kind != "Server":
+        return (f"Linkerd's default inbound policy of {destination.name} refuses this: set "
+                "config.linkerd.io/default-inbound-policy on the pod (or its namespace, "
+                "before injection) to one that admits the client, or select the port with "
+                "a Server and authorize the client with an AuthorizationPolicy.")
+    if source.namespace is not None:
+        authn: dict[str, Any] = {
+            "apiVersion": "policy.linkerd.io/v1alpha1", "kind": "MeshTLSAuthentication",
+            "metadata": {"name": f"{client}-identity", "namespace": ns},
+            "spec": {"identityRefs": [{"kind": "ServiceAccount",
+                                       "name": source.service_account or "default",
+                                       "namespace": source.namespace}]}}
+        note = "The client must run the Linkerd proxy to present this identity."
+    elif source.ips:
+        authn = {"apiVersion": "policy.linkerd.io/v1alpha1", "kind": "NetworkAuthentication",
+                 "metadata": {"name": f"{client}-network", "namespace": ns},
+                 "spec": {"networks": [{"cidr": source.ips[0]}]}}
+        note = "An address outside the mesh can only be admitted by its network."
+    else:
+        return None
+    policy = {"apiVersion": "policy.linkerd.io/v1alpha1", "kind": "AuthorizationPolicy",
+              "metadata": {"name": f"allow-{client}", "namespace": ns},
+              "spec": {"targetRef": {"group": "policy.linkerd.io", "kind": "Server",
+                                     "name": step.policy.name},
+                       "requiredAuthenticationRefs": [{
+                           "group": "policy.linkerd.io", "kind": authn["kind"],
+                           "name": authn["metadata"]["name"]}]}}
+    return (f"Authorize the client on Server {step.policy.name} (port {port}). {note}\n"
+            f"{_dump([authn, policy])}")
 
 
 def _fix_istio(view: GraphView, step: Step, source: Endpoint, destination: Endpoint,

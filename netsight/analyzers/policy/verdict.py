@@ -40,6 +40,8 @@ class Layer(StrEnum):
     BANP = "BANP"
     CNP_BASELINE = "CNP Baseline"
     ISTIO = "Istio"  # AuthorizationPolicy / PeerAuthentication, at the destination's proxy
+    LINKERD = "Linkerd"  # Servers and their authorizations, at the destination's proxy
+    KUMA = "Kuma"  # MeshTrafficPermission, at the destination's sidecar
     DEFAULT = "default"
     NOT_EVALUATED = "not-evaluated"
 
@@ -86,6 +88,16 @@ class Step:
 
     def describe(self) -> str:
         return f"[{self.layer.value}] {self.action.value}: {self.text}"
+
+
+@dataclass(frozen=True, slots=True)
+class MeshDecision:
+    """A mesh layer's say on one flow at the destination (it can only refuse more)."""
+
+    allowed: Tri
+    step: Step
+    blocking: tuple[ResourceRef, ...] = ()
+    not_evaluated: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -76,11 +76,18 @@ def _config_map(raw: Mapping[str, Any], base: dict[str, Any]) -> Record:
     if (base["namespace"], base["name"]) in DNS_CONFIG_MAPS and isinstance(data, dict):
         dns_data = MappingProxyType({key: value for key, value in data.items()
                                      if key in DNS_CONFIG_KEYS and isinstance(value, str)})
+    linkerd_values = data.get("values") if base["name"] == LINKERD_CONFIG_MAP and \
+        isinstance(data, dict) else None
     return ConfigMapRecord(**base, ca_checked=checked,
+                           linkerd_values=linkerd_values if isinstance(linkerd_values, str)
+                           else None,
                            ca_problem=ca_bundle_problem(data, binary) if checked else None,
                            dns_data=dns_data,
                            mesh_config=read_mesh_settings(base["namespace"], base["name"],
                                                           data))
+
+
+LINKERD_CONFIG_MAP = "linkerd-config"  # in the control plane's namespace (linkerd by default)
 
 
 # What the mesh checks read of an Istio EnvoyFilter (analyzers/mesh/envoy_filters.py):

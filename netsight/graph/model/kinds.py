@@ -104,6 +104,7 @@ CLUSTER_SCOPED: frozenset[str] = frozenset(
         "GlobalNetworkPolicy",
         "GlobalNetworkSet",
         "HostEndpoint",
+        "Mesh",  # Kuma's
     }
 )
 

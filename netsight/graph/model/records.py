@@ -287,6 +287,9 @@ class ConfigMapRecord(Record):
     # The cluster DNS configuration, kept for the ConfigMaps of DNS_CONFIG_MAPS only: their
     # string values of DNS_CONFIG_KEYS (a Corefile holds no credentials).
     dns_data: Mapping[str, str] | None = None
+    # Linkerd's install values (the ``values`` key of ConfigMap ``linkerd-config``), kept for
+    # that ConfigMap only: its default inbound policy, cluster networks and trust domain.
+    linkerd_values: str | None = None
 
 
 # The ConfigMaps that configure cluster DNS: CoreDNS's Corefile, and kube-dns's stub

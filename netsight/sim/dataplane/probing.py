@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from netsight.sim.dataplane import linkerd
 from netsight.sim.dataplane.enforcement import evaluate
 from netsight.sim.dataplane.flows import Flow
 from netsight.sim.dataplane.mesh import refuses_plaintext
@@ -303,7 +304,8 @@ class DataPlane:
                    if declared else f"pod {key_of(dst.pod)} does not listen on port {port}")
             self.steps.append(why)
             return _Connection("refused", latency, ip, dst.pod, why=why)
-        refusal = refuses_plaintext(cluster, src.pod, dst.pod, port)
+        refusal = refuses_plaintext(cluster, src.pod, dst.pod, port) or \
+            linkerd.refuses(cluster, src.pod, dst.pod, port)
         if refusal is not None:
             self.steps.append(refusal)
             return _Connection("reset", latency, ip, dst.pod, why=refusal)
