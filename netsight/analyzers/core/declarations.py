@@ -40,10 +40,12 @@ class Toolset(StrEnum):
     PROBES = "probes"
     # Writes operators' notes to netsight's own knowledge base: offered only when asked for.
     NOTES = "notes"
+    # Policy what-if across many flows (diff_reachability): offered when asked for.
+    WHATIF = "whatif"
 
 
 # What a server offers when no toolsets are named.
-DEFAULT_TOOLSETS = frozenset(Toolset) - {Toolset.NOTES}
+DEFAULT_TOOLSETS = frozenset(Toolset) - {Toolset.NOTES, Toolset.WHATIF}
 
 
 @dataclass(frozen=True, slots=True)
