@@ -42,6 +42,10 @@ class FlowChange:
             return ADDED
         return REMOVED if self.before.allowed is True else CHANGED
 
+    def described(self) -> str:
+        return (f"{self.source.rep.name} -> {self.destination.rep.name} "
+                f"{self.port}/{self.protocol}: {self.kind}")
+
     @property
     def pairs(self) -> int:
         """Pod pairs this flow stands for (a group to itself: each pod to the others)."""
@@ -102,7 +106,7 @@ def scan(live: PolicyEngine, after: PolicyEngine, proposal: Proposal, space: Flo
     for index, source, destination, port, protocol in space.flows(start):
         if len(found) >= limit or index - start >= budget:
             break
-        deadline.check(lambda: found)
+        deadline.check(lambda: [change.described() for change in found])
         at = index + 1
         src = source.rep
         dst = destination.rep

@@ -31,7 +31,7 @@ from netsight.graph.store.live import GraphView
 NAME = "diff_reachability"
 # Flows evaluated per page (each twice: live and proposed): a page answers within
 # TOOL_TIMEOUT at any cluster size, and the cursor goes on from where it stopped.
-MAX_EVALUATED = 20_000
+MAX_EVALUATED = 5_000
 
 METADATA = AnalyzerMetadata(
     name=NAME,
