@@ -22,7 +22,6 @@ from netsight.analyzers.policy.verdict import Tri, Verdict
 from netsight.graph.model.kinds import Kind, parse_key
 from netsight.graph.store.live import GraphView
 from netsight.graph.store.overlay import OverlayView
-from netsight.graph.store.scoped import unrestricted
 
 # kind id -> the apiVersions (a group with "/", or whole versions) the engine evaluates
 _SUPPORTED: dict[str, tuple[str, ...]] = {
@@ -66,9 +65,16 @@ def proposed_view(view: GraphView, text: str, *, tool: str,
                   ) -> tuple[OverlayView, proposals.Proposal]:
     """``view`` with the proposal in ``text`` applied, and the proposal; a bad proposal
     fails the call (INVALID_INPUT)."""
-    _, shows = unrestricted(view)
-    proposal = proposals.read(view, text, tool=tool, shows=shows, admits=ADMITS, ahead=ahead)
+    # Unlike routing, policy answers are computed on the caller's own view: an object they
+    # propose in a namespace they may not read meets only what they see, as in a cluster
+    # without that namespace, so nothing needs refusing (and nothing is learnt).
+    proposal = proposals.read(view, text, tool=tool, shows=_anything, admits=ADMITS,
+                              ahead=ahead)
     return proposal.overlay(view), proposal
+
+
+def _anything(key: str) -> bool:
+    return True
 
 
 def described(proposal: proposals.Proposal) -> list[str]:
