@@ -237,6 +237,7 @@ def test_np_guard_diff_cases(case: Path) -> None:
     manifests, proposed = (case / "manifests.yaml").read_text(), \
         (case / "proposed.yaml").read_text()
     store = store_from_yaml(manifests)
+    assert store.view().problems() == []  # upstream's manifests read whole
     found = answer(store, "diff_reachability", {"proposed": proposed, **expected["args"]})
     assert found["page"].get("nextCursor") is None
     got = [{k: f[k] for k in ("from", "to", "port", "protocol", "diff")}

@@ -79,6 +79,9 @@ class Tool(Generic[A, R]):
     # Reaches past the graph into the cluster's data plane (a probe): MCP's openWorldHint.
     open_world: bool = False
     prepare: Callable[[A], None] | None = None
+    # Whether ``prepare`` has work for these arguments (None: always): a call without any
+    # is not sent off the loop and back.
+    prepares: Callable[[A], bool] | None = None
 
     @property
     def name(self) -> str:

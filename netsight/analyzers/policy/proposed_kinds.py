@@ -52,7 +52,7 @@ def kind_refused(kind: str, api_version: str) -> str | None:
 
 
 ADMITS = proposals.Admits(kind=kind_refused)
-PROPOSED_HELP = "What-if YAML policies (as diff_routes)"
+PROPOSED_HELP = "What-if policy YAML"
 
 
 def read_ahead(text: str | None) -> list[Document] | None:

@@ -44,8 +44,8 @@ NAME = "find_blocking_policies"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Whether traffic from a source to a destination port is allowed, and which "
-    "policy rule blocks it (network policies, Istio). Use it when a connection fails.",
+    description="Whether a source may reach a destination port, and which policy rule "
+    "blocks it (network policies, Istio). Use it when a connection fails.",
     reads=READS | {Kind.SERVICE},
     codes=(),
 )
@@ -95,13 +95,13 @@ def _host(value: str) -> str:
 Method = Annotated[str, AfterValidator(_method)]
 RequestPath = Annotated[str, AfterValidator(_path)]
 Host = Annotated[str, AfterValidator(_host)]
-ENDPOINT_HELP = "'ns/pod', 'Kind/ns/name', a Service DNS name or 'ip:ADDR'"
+ENDPOINT_HELP = "'ns/pod', 'Kind/ns/name', Service DNS name or 'ip:ADDR'"
 
 
 class Args(ToolArgs):
     source: ObjectName = Field(description=f"From: {ENDPOINT_HELP}")
     destination: ObjectName = Field(description=f"To: {ENDPOINT_HELP}")
-    port: Port = Field(description="Destination port (a Service port for a Service)")
+    port: Port = Field(description="Destination port (for a Service: its port)")
     protocol: Protocol = Field(default="TCP", description="TCP, UDP or SCTP")
     method: Method | None = Field(default=None, description="HTTP method (Istio only)")
     path: RequestPath | None = Field(default=None, description="HTTP path (Istio only)")
@@ -294,9 +294,14 @@ def _what_if(live: GraphView, proposal: Proposal,
                   by=deciders(proposal, changed) if changed else None)
 
 
+def proposes(args: Args) -> bool:
+    return args.proposed is not None
+
+
 def read_ahead(args: Args) -> None:
     """Reads the proposal's YAML off the server's event loop (as diff_routes does)."""
     args._ahead = proposed_kinds.read_ahead(args.proposed)
 
 
-TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.POLICY, prepare=read_ahead)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.POLICY, prepare=read_ahead,
+            prepares=proposes)

@@ -35,8 +35,8 @@ NAME = "reachability_matrix"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Allowed or denied for every pod pair in the given namespaces or pods, "
-    "per port. Use it to review a namespace's isolation as a whole.",
+    description="Allowed or denied for every pod pair of the given namespaces or pods, "
+    "per port. Use it to review a namespace's isolation.",
     reads=READS,
     codes=(),
 )
@@ -157,9 +157,14 @@ def analyze(view: GraphView, args: Args) -> Result:
     )
 
 
+def proposes(args: Args) -> bool:
+    return args.proposed is not None
+
+
 def read_ahead(args: Args) -> None:
     """Reads the proposal's YAML off the server's event loop (as diff_routes does)."""
     args._ahead = proposed_kinds.read_ahead(args.proposed)
 
 
-TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.POLICY, prepare=read_ahead)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.POLICY, prepare=read_ahead,
+            prepares=proposes)

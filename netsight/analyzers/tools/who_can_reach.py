@@ -50,7 +50,7 @@ NAME = "who_can_reach"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Every source allowed to reach a destination on a port, as identities and "
+    description="Every source allowed to reach a destination port, as identities and "
     "CIDRs. Use it to see a workload's exposure.",
     reads=READS | {Kind.SERVICE},
     codes=(),
@@ -59,7 +59,7 @@ METADATA = AnalyzerMetadata(
 
 class Args(PagedArgs):
     destination: ObjectName = Field(description=f"To: {ENDPOINT_HELP}")
-    port: Port = Field(description="Destination port (a Service port for a Service)")
+    port: Port = Field(description="Destination port (for a Service: its port)")
     protocol: Protocol = Field(default="TCP", description="TCP, UDP or SCTP")
     limit: int = Field(default=100, ge=1, le=500, description="Peers per page")
     proposed: str | None = Field(default=None, description=PROPOSED_HELP)
@@ -167,9 +167,14 @@ def analyze(view: GraphView, args: Args) -> Result:
     )
 
 
+def proposes(args: Args) -> bool:
+    return args.proposed is not None
+
+
 def read_ahead(args: Args) -> None:
     """Reads the proposal's YAML off the server's event loop (as diff_routes does)."""
     args._ahead = proposed_kinds.read_ahead(args.proposed)
 
 
-TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.POLICY, prepare=read_ahead)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.POLICY, prepare=read_ahead,
+            prepares=proposes)
