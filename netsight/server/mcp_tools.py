@@ -279,7 +279,7 @@ def serialised(result: ToolResult, detail: bool) -> tuple[dict[str, Any], str]:
 
 async def prepared(tool: AnyTool, args: ToolArgs) -> None:
     """``Tool.prepare`` off the event loop, where the tool has one."""
-    if tool.prepare is not None:
+    if tool.prepare is not None and (tool.prepares is None or tool.prepares(args)):
         await asyncio.get_running_loop().run_in_executor(_PREPARING, prepare, tool, args)
 
 

@@ -146,7 +146,9 @@ INTERNALS = re.compile(r"function-|constrained-|lax-or-strict|json-or-python|[\w
 VALID = {"source": "shop/web", "destination": "data/postgres", "service": "data/postgres",
          "gateway": "infra/edge", "port": 6432, "ports": [5432], "host": "shop.example.com",
          "signature": "0123456789ab", "code": "NS0101", "note": "selector fixed",
-         "name": "postgres.data"}
+         "name": "postgres.data",
+         "proposed": "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\n"
+                     "metadata: {name: p, namespace: data}\nspec: {podSelector: {}}\n"}
 
 
 def bad_values(schema: dict[str, Any]) -> list[Any]:

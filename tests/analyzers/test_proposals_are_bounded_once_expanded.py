@@ -19,8 +19,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from netsight.analyzers.core import proposal_reading as bounds
 from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
-from netsight.analyzers.routing import proposal_reading as bounds
 from netsight.analyzers.tools import call_tool
 from netsight.graph.store.live import GraphStore, Source
 from netsight.graph.store.overlay import OverlayView

@@ -618,6 +618,12 @@ def calls(names: Names) -> list[Call]:
                    "detail": True}),
         tool_call("what_can_reach: every port of every destination", "what_can_reach",
                   {"source": pod, "limit": 500, "detail": True}),
+        tool_call("diff_reachability: a policy isolating every pod, 100 ports",
+                  "diff_reachability",
+                  {"proposed": "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\n"
+                   f"metadata: {{name: what-if, namespace: {ns}}}\nspec: {{podSelector: {{}}}}\n",
+                   "namespaces": every, "ports": ports, "protocols": ["TCP", "UDP", "SCTP"],
+                   "limit": 1000, "detail": True}),
         tool_call("who_can_reach: a pod of the largest Deployment", "who_can_reach",
                   {"destination": pod, "port": 8080, "limit": 500, "detail": True}),
         tool_call("who_can_reach: the Service with most endpoints", "who_can_reach",

@@ -12,9 +12,9 @@ from typing import Any
 import orjson
 import pytest
 
+from netsight.analyzers.core import proposals
 from netsight.analyzers.core.calling import to_json
 from netsight.analyzers.core.contracts import ToolFailure
-from netsight.analyzers.routing import proposals
 from netsight.analyzers.tools import TOOLS, call_tool
 from netsight.graph.store.live import GraphStore, Source
 from netsight.server.mcp_tools import ToolHost, run_tool

@@ -83,7 +83,7 @@ class ToolArgs(Model):
 
 
 class PagedArgs(ToolArgs):
-    limit: int = Field(default=10, ge=1, le=500, description="Items per page (1-500)")
+    limit: int = Field(default=10, ge=1, le=500, description="Items per page")
     cursor: str | None = Field(
         default=None, description="nextCursor of the previous page"
     )

@@ -40,10 +40,12 @@ class Toolset(StrEnum):
     PROBES = "probes"
     # Writes operators' notes to netsight's own knowledge base: offered only when asked for.
     NOTES = "notes"
+    # Policy what-if across many flows (diff_reachability): offered when asked for.
+    WHATIF = "whatif"
 
 
 # What a server offers when no toolsets are named.
-DEFAULT_TOOLSETS = frozenset(Toolset) - {Toolset.NOTES}
+DEFAULT_TOOLSETS = frozenset(Toolset) - {Toolset.NOTES, Toolset.WHATIF}
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +79,9 @@ class Tool(Generic[A, R]):
     # Reaches past the graph into the cluster's data plane (a probe): MCP's openWorldHint.
     open_world: bool = False
     prepare: Callable[[A], None] | None = None
+    # Whether ``prepare`` has work for these arguments (None: always): a call without any
+    # is not sent off the loop and back.
+    prepares: Callable[[A], bool] | None = None
 
     @property
     def name(self) -> str:

@@ -18,7 +18,7 @@ external authorizer netsight cannot ask: if one may match, an allow becomes unde
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass, field, replace
 
 from netsight.analyzers.core.contracts import Evidence, ResourceRef
@@ -100,7 +100,7 @@ class IstioLayer:
     view: GraphView
     namespaces: Namespaces
     request: Request = field(default_factory=Request)
-    models: dict[str, tuple[GenericRecord, M]] = field(default_factory=dict)
+    models: MutableMapping[str, tuple[GenericRecord, M]] = field(default_factory=dict)
     _by_namespace: dict[tuple[str, str], list[M]] = field(default_factory=dict)
     _members: dict[tuple[str | None, str], Membership] = field(default_factory=dict)
     # The Service (and its port) the question names: clients address that name, so its

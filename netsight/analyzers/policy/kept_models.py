@@ -2,14 +2,17 @@
 admin tiers.
 
 Kept in ``GraphView.kept``, so a scoped view keeps its own and an overlay nothing: a scoped
-caller never shares an entry with the whole graph. A model is rebuilt only when its record
-changes (records are immutable, so identity says "unchanged"); the tiers are collected
-again when an admin policy kind changed.
+caller never shares an entry with the whole graph. An overlay (a what-if answer) reads the
+models kept beneath it and builds only its own records' models, which it never writes
+there: the live graph's keepings are the same after a what-if call as before. A model is
+rebuilt only when its record changes (records are immutable, so identity says
+"unchanged"); the tiers are collected again when an admin policy kind changed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import ChainMap
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -18,6 +21,7 @@ from netsight.analyzers.policy.peers import IPBlock
 from netsight.analyzers.policy.verdict import Tri
 from netsight.graph.model.records import GenericRecord, Record
 from netsight.graph.store.live import GraphView
+from netsight.graph.store.overlay import OverlayView
 
 M = TypeVar("M")
 _MODEL_LIMIT = 100_000  # models kept per view at most (cleared past it)
@@ -64,8 +68,9 @@ class Kept:
     only when its record changes (records are immutable, so identity says "unchanged"),
     and the admin tiers while no admin policy changed."""
 
-    models: dict[str, tuple[Record, object]] = field(default_factory=dict)
-    istio: dict[str, tuple[GenericRecord, istio_authz.M]] = field(default_factory=dict)
+    models: MutableMapping[str, tuple[Record, object]] = field(default_factory=dict)
+    istio: MutableMapping[str, tuple[GenericRecord, istio_authz.M]] = field(
+        default_factory=dict)
     built: int = 0  # models built so far: what warm() tells its caller
     # the admin kinds' generations the tiers were collected at, and the tiers
     tiers: tuple[tuple[int, ...], Tiers] | None = None
@@ -117,9 +122,20 @@ class Kept:
 
 
 def kept(view: GraphView) -> Kept:
-    """The engine's keepings for ``view`` (fresh for a view that keeps nothing)."""
+    """The engine's keepings for ``view`` (fresh for a view that keeps nothing; over an
+    overlay, reading the keepings beneath)."""
     store = view.kept()
     found = store.get("policy.engine")
     if not isinstance(found, Kept):
-        found = store["policy.engine"] = Kept()
+        found = store["policy.engine"] = _over(view)
     return found
+
+
+def _over(view: GraphView) -> Kept:
+    if not isinstance(view, OverlayView):
+        return Kept()
+    beneath = view.base.kept().get("policy.engine")
+    if not isinstance(beneath, Kept):
+        return Kept()
+    # Reads fall through to the models beneath; writes (the delta's models) stay here.
+    return Kept(models=ChainMap({}, beneath.models), istio=ChainMap({}, beneath.istio))

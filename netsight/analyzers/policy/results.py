@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
 
-from netsight.analyzers.core.contracts import DETAIL, Evidence, Model, ResourceRef
+from netsight.analyzers.core.contracts import DETAIL, Evidence, Model, OmitNone, ResourceRef
 from netsight.analyzers.policy.external_regions import Region, describe_region
 from netsight.analyzers.policy.peer_groups import Group
 from netsight.analyzers.policy.peers import IPBlock
@@ -155,3 +155,11 @@ def region_out(region: Region, blocks: tuple[IPBlock, ...], *, several: bool) ->
         "counts": PodCounts(allowed=tallied.allowed, denied=tallied.denied,
                             unknown=tallied.unknown) if several else None,
         "reasons": list(tallied.reasons)[:10] or None})
+
+
+class WhatIf(OmitNone):
+    """With ``proposed``: the answer is as if those objects were applied."""
+
+    objects: list[str] | None = Field(default=None, description="'<action> Kind/ns/name'")
+    live: str | None = Field(default=None, description="The live verdict where it differs")
+    by: list[str] | None = Field(default=None, description="Proposed objects deciding that")

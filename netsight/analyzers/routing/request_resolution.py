@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from netsight.analyzers.routing import proposals
+from netsight.analyzers.core import proposals
+from netsight.analyzers.core.proposal_reading import Document
 from netsight.analyzers.routing.attachment import Resolver
 from netsight.analyzers.routing.change_history import ChangeOut, changes, involved
 from netsight.analyzers.routing.gateway_objects import GATEWAY
@@ -24,7 +25,7 @@ from netsight.analyzers.routing.gateway_requests import (
     not_routed,
 )
 from netsight.analyzers.routing.ingress_layer import ingress_layer
-from netsight.analyzers.routing.proposal_reading import Document
+from netsight.analyzers.routing.proposal_scope import ProposalScope
 from netsight.analyzers.routing.references import Shows
 from netsight.analyzers.routing.request_answers import Answer, Asked, verdict
 from netsight.analyzers.routing.virtual_service_layer import resolve_via
@@ -58,7 +59,9 @@ def answer_request(view: GraphView, asked: Asked, *, against: int | str | None =
     proposal = None
     if proposed is not None:
         # Read before resolving: a bad proposal fails the call before any work.
-        proposal = proposals.read(full, proposed, tool=asked.tool, shows=shows, ahead=ahead)
+        names = ProposalScope(full, shows)
+        proposal = proposals.read(full, proposed, tool=asked.tool, shows=shows,
+                                  admits=proposals.Admits(record=names.refused), ahead=ahead)
     live = resolve(full, asked, shows, parts,
                    must_exist=proposal is None or asked.gateway is None)
     if proposal is not None and asked.gateway is not None and not live.layers:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from netsight.analyzers.core.contracts import Finding, Model
-from netsight.analyzers.routing.proposals import Proposal
+from netsight.analyzers.core.proposals import Proposal
 from netsight.analyzers.routing.request_answers import (
     HIDDEN_ROUTE,
     Answer,

@@ -18,6 +18,7 @@ from netsight.analyzers.tools import (
     check_mesh_config,
     check_route_resolution,
     diagnose_service,
+    diff_reachability,
     diff_routes,
     explain_finding,
     find_blocking_policies,
@@ -43,7 +44,7 @@ TOOLS: dict[str, AnyTool] = {
                  k8s_networkpolicies.TOOL, list_ingresses.TOOL, who_can_reach.TOOL,
                  what_can_reach.TOOL, gateway_list.TOOL, gateway_get.TOOL,
                  check_mesh_config.TOOL, explain_finding.TOOL, check_dns_resolution.TOOL,
-                 record_fix_note.TOOL, istio_mtls_status.TOOL)
+                 record_fix_note.TOOL, istio_mtls_status.TOOL, diff_reachability.TOOL)
 }
 
 

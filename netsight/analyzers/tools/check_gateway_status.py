@@ -35,7 +35,7 @@ METADATA = AnalyzerMetadata(
 class Args(PagedArgs):
     # A cluster's gateways are usually asked about together (a Gateway and its routes): a
     # larger first page than elsewhere, troubled ones first.
-    limit: int = Field(default=50, ge=1, le=500, description="Items per page (1-500)")
+    limit: int = Field(default=50, ge=1, le=500, description="Items per page")
     gateway: ObjectName | None = Field(
         default=None, description="One Gateway as 'namespace/name'; default: every Gateway")
     namespace: Namespace | None = Field(default=None, description="Only this namespace")

@@ -46,7 +46,7 @@ RouteKind = Literal["HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute"
 class Args(PagedArgs):
     # A cluster's routes are usually asked about together (a Gateway and its routes): a
     # larger first page than elsewhere, troubled ones first.
-    limit: int = Field(default=50, ge=1, le=500, description="Items per page (1-500)")
+    limit: int = Field(default=50, ge=1, le=500, description="Items per page")
     route: ObjectName | None = Field(
         default=None, description="One route as 'namespace/name'; default: every route")
     kind: RouteKind | None = Field(

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from pydantic import Field, PrivateAttr
 
+from netsight.analyzers.core import proposals
 from netsight.analyzers.core.arguments import GenerationOrTime, Namespace, PortNumber, ToolArgs
 from netsight.analyzers.core.base import metadata
 from netsight.analyzers.core.contracts import ErrorCode, Finding, ToolFailure, ToolResult
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.lookup import locate, services_at
 from netsight.analyzers.core.object_names import ObjectName
+from netsight.analyzers.core.proposal_reading import Document
 from netsight.analyzers.core.quoting import shortened
 from netsight.analyzers.mesh.istio_objects import (
     DESTINATION_RULE,
@@ -22,12 +24,11 @@ from netsight.analyzers.mesh.istio_objects import (
     SIDECAR,
     VIRTUAL_SERVICE,
 )
-from netsight.analyzers.routing import istio_rules, proposals
+from netsight.analyzers.routing import istio_rules
 from netsight.analyzers.routing.addresses import gateways_at
 from netsight.analyzers.routing.change_history import ChangeOut
 from netsight.analyzers.routing.declared import REQUEST_CODES, ROUTE_READS
 from netsight.analyzers.routing.gateway_objects import GATEWAY
-from netsight.analyzers.routing.proposal_reading import Document
 from netsight.analyzers.routing.request_answers import Asked, BackendShare, Layer, Shadowed
 from netsight.analyzers.routing.request_resolution import answer_request
 from netsight.analyzers.routing.requests import Request, request_host

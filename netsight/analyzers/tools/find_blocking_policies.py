@@ -6,7 +6,7 @@ import re
 from itertools import islice
 from typing import Annotated, ClassVar
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, PrivateAttr
 
 from netsight.analyzers.core.arguments import Port, ToolArgs
 from netsight.analyzers.core.base import metadata
@@ -19,23 +19,33 @@ from netsight.analyzers.core.contracts import (
 )
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.object_names import ObjectName
+from netsight.analyzers.core.proposal_reading import Document
+from netsight.analyzers.core.proposals import Proposal
 from netsight.analyzers.core.quoting import quoted
+from netsight.analyzers.policy import proposed_kinds
 from netsight.analyzers.policy.endpoints import Endpoint, Resolved, port_targets, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
 from netsight.analyzers.policy.istio_authz import Request
-from netsight.analyzers.policy.results import DetailAware, DirectionOut
+from netsight.analyzers.policy.proposed_kinds import (
+    PROPOSED_HELP,
+    deciders,
+    described,
+    proposed_view,
+    word,
+)
+from netsight.analyzers.policy.results import DetailAware, DirectionOut, WhatIf
 from netsight.analyzers.policy.suggest import suggest
 from netsight.analyzers.policy.verdict import Verdict
 from netsight.graph.model.kinds import Kind
-from netsight.graph.model.records import PROTOCOLS
+from netsight.graph.model.records import PROTOCOLS, ServiceRecord
 from netsight.graph.store.live import GraphView
 
 NAME = "find_blocking_policies"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Whether traffic from a source to a destination port is allowed, and which "
-    "policy rule blocks it (network policies, Istio). Use it when a connection fails.",
+    description="Whether a source may reach a destination port, and which policy rule "
+    "blocks it (network policies, Istio). Use it when a connection fails.",
     reads=READS | {Kind.SERVICE},
     codes=(),
 )
@@ -85,20 +95,19 @@ def _host(value: str) -> str:
 Method = Annotated[str, AfterValidator(_method)]
 RequestPath = Annotated[str, AfterValidator(_path)]
 Host = Annotated[str, AfterValidator(_host)]
-ENDPOINT_HELP = "'namespace/pod', 'Kind/namespace/name', a Service DNS name or 'ip:ADDR'"
+ENDPOINT_HELP = "'ns/pod', 'Kind/ns/name', Service DNS name or 'ip:ADDR'"
 
 
 class Args(ToolArgs):
-    source: ObjectName = Field(description=f"Where traffic starts: {ENDPOINT_HELP}")
-    destination: ObjectName = Field(description=f"Where traffic goes: {ENDPOINT_HELP}")
-    port: Port = Field(description="Destination port (a Service port for a Service)")
+    source: ObjectName = Field(description=f"From: {ENDPOINT_HELP}")
+    destination: ObjectName = Field(description=f"To: {ENDPOINT_HELP}")
+    port: Port = Field(description="Destination port (for a Service: its port)")
     protocol: Protocol = Field(default="TCP", description="TCP, UDP or SCTP")
-    method: Method | None = Field(default=None, description="HTTP method, e.g. 'GET' "
-                                  "(Istio AuthorizationPolicy only; unset: may match)")
-    path: RequestPath | None = Field(default=None, description="HTTP path, e.g. '/api' "
-                                     "(Istio AuthorizationPolicy only)")
-    host: Host | None = Field(default=None, description="HTTP Host, e.g. 'reviews:9080' "
-                              "(Istio AuthorizationPolicy only)")
+    method: Method | None = Field(default=None, description="HTTP method (Istio only)")
+    path: RequestPath | None = Field(default=None, description="HTTP path (Istio only)")
+    host: Host | None = Field(default=None, description="HTTP Host (Istio only)")
+    proposed: str | None = Field(default=None, description=PROPOSED_HELP)
+    _ahead: list[Document] | None = PrivateAttr(default=None)
 
 
 class PairCounts(Model):
@@ -124,6 +133,7 @@ class Result(ToolResult, DetailAware):
     not_evaluated: list[str]
     suggestion: str | None = Field(default=None, description="Detail mode only: the smallest "
                                    "change that admits the traffic, and what else it opens")
+    proposed: WhatIf | None = None
 
     _detail_only: ClassVar[tuple[str, ...]] = ("suggestion",)
 
@@ -155,6 +165,10 @@ def port_number(resolved: Resolved, port: int | str, protocol: str, *, tool: str
 
 
 def analyze(view: GraphView, args: Args) -> Result:
+    live = view
+    proposal = None
+    if args.proposed is not None:  # a bad proposal fails the call before any work
+        view, proposal = proposed_view(view, args.proposed, tool=NAME, ahead=args._ahead)
     sources = resolve(view, args.source, argument="source", tool=NAME)
     destinations = resolve(view, args.destination, argument="destination", tool=NAME)
     if sources.endpoints[0].external and destinations.endpoints[0].external:
@@ -163,6 +177,8 @@ def analyze(view: GraphView, args: Args) -> Result:
                           tool=NAME)
     asked = port_number(destinations, args.port, args.protocol)
     targets, notes = port_targets(destinations, asked, args.protocol, tool=NAME)
+    if proposal is not None:
+        notes = [*proposal.notes, *notes]
     if not targets:
         raise ToolFailure(ErrorCode.NOT_FOUND, f"port: Service {args.destination} port "
                           f"{asked}/{args.protocol} resolves on none of its pods; see "
@@ -201,6 +217,9 @@ def analyze(view: GraphView, args: Args) -> Result:
     reasons = list(dict.fromkeys([*notes, *(r for v, _, _ in (*unknown, *allowed)
                                             for r in v.reasons())]))
     several = len(verdicts) > 1
+    what_if = None
+    if proposal is not None:
+        what_if = _what_if(live, proposal, verdicts, overall, truncated, args, service, asked)
     return Result(
         metadata=metadata(view, dst.namespace),
         source=args.source,
@@ -219,7 +238,38 @@ def analyze(view: GraphView, args: Args) -> Result:
         not_evaluated=reasons,
         # Detail only: it counts the pods a change would open to.
         suggestion=suggest(view, verdict, src, dst, request) if args.detail else None,
+        proposed=what_if,
     )
 
 
-TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.POLICY)
+def _what_if(live: GraphView, proposal: Proposal,
+             verdicts: list[tuple[Verdict, Endpoint, Endpoint]], overall: bool | None,
+             truncated: bool, args: Args, service: ServiceRecord | None, asked: int) -> WhatIf:
+    """The proposed objects, and the live verdict where it differs, with the proposed
+    objects that decided the pairs whose verdict changed."""
+    engine = PolicyEngine(live, request=Request(args.method, args.path, args.host),
+                          explain=False, via=(service, asked) if service is not None else None)
+    changed: list[Verdict] = []
+    answers: list[bool | None] = []
+    for after, src, dst in verdicts:
+        before = engine.evaluate(src, dst, after.port, after.protocol)
+        answers.append(before.allowed)
+        if before.allowed != after.allowed:
+            changed += (before, after)
+    was = False if False in answers else None if None in answers or truncated else True
+    return WhatIf(objects=described(proposal),
+                  live=word(was) if was != overall or changed else None,
+                  by=deciders(proposal, changed) if changed else None)
+
+
+def proposes(args: Args) -> bool:
+    return args.proposed is not None
+
+
+def read_ahead(args: Args) -> None:
+    """Reads the proposal's YAML off the server's event loop (as diff_routes does)."""
+    args._ahead = proposed_kinds.read_ahead(args.proposed)
+
+
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.POLICY, prepare=read_ahead,
+            prepares=proposes)

@@ -49,7 +49,7 @@ _ORDER = {h: i for i, h in enumerate(Health)}
 
 
 class Args(PagedArgs):
-    limit: int = Field(default=50, ge=1, le=500, description="Items per page (1-500)")
+    limit: int = Field(default=50, ge=1, le=500, description="Items per page")
     namespace: Namespace | None = Field(default=None, description="Only this namespace")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from netsight.analyzers.core import deadline
 from netsight.analyzers.core.arguments import Namespace, PagedArgs, PortNumber
@@ -13,9 +13,18 @@ from netsight.analyzers.core.contracts import Page, ToolResult
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.paging import decode_cursor, encode_cursor, query_fingerprint
+from netsight.analyzers.core.proposal_reading import Document
+from netsight.analyzers.policy import proposed_kinds
 from netsight.analyzers.policy.endpoints import Endpoint, from_pod, live, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
-from netsight.analyzers.policy.results import DetailAware
+from netsight.analyzers.policy.proposed_kinds import (
+    PROPOSED_HELP,
+    deciders,
+    described,
+    proposed_view,
+    word,
+)
+from netsight.analyzers.policy.results import DetailAware, WhatIf
 from netsight.analyzers.tools.find_blocking_policies import Protocol
 from netsight.graph.model.kinds import WORKLOAD_KINDS, Kind
 from netsight.graph.model.records import PodRecord, WorkloadRecord
@@ -26,8 +35,8 @@ NAME = "reachability_matrix"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Allowed or denied for every pod pair in the given namespaces or pods, "
-    "per port. Use it to review a namespace's isolation as a whole.",
+    description="Allowed or denied for every pod pair of the given namespaces or pods, "
+    "per port. Use it to review a namespace's isolation.",
     reads=READS,
     codes=(),
 )
@@ -44,6 +53,8 @@ class Args(PagedArgs):
     # Generous, so one call (the CLI's, too) returns a matrix of a few dozen pods whole:
     # 16 pods x 6 ports x 3 protocols is 4,320 entries.
     limit: int = Field(default=5000, ge=1, le=20_000, description="Entries per page")
+    proposed: str | None = Field(default=None, description=PROPOSED_HELP)
+    _ahead: list[Document] | None = PrivateAttr(default=None)
 
 
 class Entry(DetailAware):
@@ -53,6 +64,8 @@ class Entry(DetailAware):
     protocol: str
     allowed: bool | None
     path: str | None = Field(default=None, description="Detail mode only: why")
+    what_if: WhatIf | None = Field(default=None, description="With proposed, where the live "
+                                   "verdict differs")
 
     _detail_only: ClassVar[tuple[str, ...]] = ("path",)
 
@@ -62,6 +75,7 @@ class Result(ToolResult):
     entries: list[Entry]
     page: Page
     not_evaluated: list[str]
+    proposed: WhatIf | None = None
 
 
 def _endpoints(view: GraphView, args: Args) -> list[Endpoint]:
@@ -92,12 +106,17 @@ def _endpoints(view: GraphView, args: Args) -> list[Endpoint]:
 
 
 def analyze(view: GraphView, args: Args) -> Result:
+    proposal, live = None, None
+    if args.proposed is not None:  # a bad proposal fails the call before any work
+        live = PolicyEngine(view, explain=False)
+        view, proposal = proposed_view(view, args.proposed, tool=NAME, ahead=args._ahead)
     endpoints = _endpoints(view, args)
     ports, protocols = list(dict.fromkeys(args.ports)), list(dict.fromkeys(args.protocols))
     per_pair = len(ports) * len(protocols)
     n = len(endpoints)
     total = n * (n - 1) * per_pair
-    fingerprint = query_fingerprint(NAME, args.namespaces, args.pods, ports, protocols)
+    fingerprint = query_fingerprint(NAME, args.namespaces, args.pods, ports, protocols,
+                                    args.proposed)
     offset = min(decode_cursor(args.cursor, fingerprint, tool=NAME), total)
     end = min(offset + args.limit, total)
     engine = PolicyEngine(view)
@@ -114,9 +133,15 @@ def analyze(view: GraphView, args: Args) -> Result:
         verdict = engine.evaluate(src, dst, port, protocol)
         if verdict.allowed is None:
             reasons.update(dict.fromkeys(verdict.reasons()))
+        what_if = None
+        if live is not None and proposal is not None:
+            before = live.evaluate(src, dst, port, protocol)
+            if before.allowed != verdict.allowed:
+                what_if = WhatIf(live=word(before.allowed),
+                                 by=deciders(proposal, (before, verdict)))
         entries.append(Entry.model_validate({
             "from": src.name, "to": dst.name, "port": port, "protocol": protocol,
-            "allowed": verdict.allowed,
+            "allowed": verdict.allowed, "what_if": what_if,
             "path": f"egress: {verdict.egress.path()} | ingress: {verdict.ingress.path()}"}))
     remaining = total - end
     return Result(
@@ -126,8 +151,20 @@ def analyze(view: GraphView, args: Args) -> Result:
         entries=entries,
         page=Page(total=total, returned=len(entries), remaining=remaining,
                   next_cursor=encode_cursor(end, fingerprint) if remaining else None),
-        not_evaluated=list(reasons)[:20],
+        not_evaluated=list(dict.fromkeys([*(proposal.notes if proposal else ()),
+                                          *reasons]))[:20],
+        proposed=None if proposal is None else WhatIf(objects=described(proposal)),
     )
 
 
-TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.POLICY)
+def proposes(args: Args) -> bool:
+    return args.proposed is not None
+
+
+def read_ahead(args: Args) -> None:
+    """Reads the proposal's YAML off the server's event loop (as diff_routes does)."""
+    args._ahead = proposed_kinds.read_ahead(args.proposed)
+
+
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.POLICY, prepare=read_ahead,
+            prepares=proposes)

@@ -51,7 +51,7 @@ METADATA = AnalyzerMetadata(
 
 
 class Args(PagedArgs):
-    source: ObjectName = Field(description=f"Where traffic starts: {ENDPOINT_HELP}")
+    source: ObjectName = Field(description=f"From: {ENDPOINT_HELP}")
     port: PortNumber | None = Field(default=None, description="Destination port; default: "
                                     "each one's declared container ports")
     protocol: Protocol | None = Field(default=None, description="TCP, UDP or SCTP (default: "

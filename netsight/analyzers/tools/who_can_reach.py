@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from netsight.analyzers.core.arguments import PagedArgs, Port
 from netsight.analyzers.core.base import metadata
@@ -13,7 +13,8 @@ from netsight.analyzers.core.contracts import ErrorCode, Page, ToolFailure, Tool
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.paging import paginate, query_fingerprint
-from netsight.analyzers.policy import classes
+from netsight.analyzers.core.proposal_reading import Document
+from netsight.analyzers.policy import classes, proposed_kinds
 from netsight.analyzers.policy.classes import Row, add_rows
 from netsight.analyzers.policy.endpoints import Endpoint, port_targets, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
@@ -25,6 +26,7 @@ from netsight.analyzers.policy.peer_groups import (
     group,
     peer_endpoint,
 )
+from netsight.analyzers.policy.proposed_kinds import PROPOSED_HELP, described, proposed_view
 from netsight.analyzers.policy.reach import (
     Tally,
     flow,
@@ -33,7 +35,7 @@ from netsight.analyzers.policy.reach import (
     tally,
     unwatched_peers,
 )
-from netsight.analyzers.policy.results import PeerOut, Summary, summarize
+from netsight.analyzers.policy.results import PeerOut, Summary, WhatIf, summarize
 from netsight.analyzers.policy.verdict import Direction, Verdict
 from netsight.analyzers.tools.find_blocking_policies import (
     ENDPOINT_HELP,
@@ -47,7 +49,7 @@ NAME = "who_can_reach"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Every source allowed to reach a destination on a port, as identities and "
+    description="Every source allowed to reach a destination port, as identities and "
     "CIDRs. Use it to see a workload's exposure.",
     reads=READS | {Kind.SERVICE},
     codes=(),
@@ -55,10 +57,12 @@ METADATA = AnalyzerMetadata(
 
 
 class Args(PagedArgs):
-    destination: ObjectName = Field(description=f"Where traffic goes: {ENDPOINT_HELP}")
-    port: Port = Field(description="Destination port (a Service port for a Service)")
+    destination: ObjectName = Field(description=f"To: {ENDPOINT_HELP}")
+    port: Port = Field(description="Destination port (for a Service: its port)")
     protocol: Protocol = Field(default="TCP", description="TCP, UDP or SCTP")
-    limit: int = Field(default=100, ge=1, le=500, description="Peers per page (1-500)")
+    limit: int = Field(default=100, ge=1, le=500, description="Peers per page")
+    proposed: str | None = Field(default=None, description=PROPOSED_HELP)
+    _ahead: list[Document] | None = PrivateAttr(default=None)
 
 
 class Result(ToolResult):
@@ -71,9 +75,13 @@ class Result(ToolResult):
     summary: Summary
     page: Page
     not_evaluated: list[str]
+    proposed: WhatIf | None = None
 
 
 def analyze(view: GraphView, args: Args) -> Result:
+    proposal = None
+    if args.proposed is not None:  # a bad proposal fails the call before any work
+        view, proposal = proposed_view(view, args.proposed, tool=NAME, ahead=args._ahead)
     resolved = resolve(view, args.destination, argument="destination", tool=NAME)
     port = port_number(resolved, args.port, args.protocol, tool=NAME)
     targets, notes = port_targets(resolved, port, args.protocol, tool=NAME)
@@ -122,7 +130,7 @@ def analyze(view: GraphView, args: Args) -> Result:
     if fast is not None:
         summary = add_rows(summary, fast)
     entries = listed
-    reasons = dict.fromkeys(notes)
+    reasons = dict.fromkeys([*(proposal.notes if proposal else ()), *notes])
     unwatched = unwatched_peers(view)
     if unwatched is not None:
         reasons[unwatched] = None
@@ -141,7 +149,7 @@ def analyze(view: GraphView, args: Args) -> Result:
         summary = summary.model_copy(update={
             "denied_pods": summary.denied_pods + narrowed[1] - tried})
     fingerprint = query_fingerprint(NAME, args.destination, port, args.protocol,
-                                    args.detail)
+                                    args.detail, args.proposed)
     page_items, page = paginate(entries, limit=args.limit, cursor=args.cursor,
                                 fingerprint=fingerprint, tool=NAME)
     return Result(
@@ -154,7 +162,18 @@ def analyze(view: GraphView, args: Args) -> Result:
         summary=summary,
         page=page,
         not_evaluated=list(reasons)[:20],
+        proposed=None if proposal is None else WhatIf(objects=described(proposal)),
     )
 
 
-TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.POLICY)
+def proposes(args: Args) -> bool:
+    return args.proposed is not None
+
+
+def read_ahead(args: Args) -> None:
+    """Reads the proposal's YAML off the server's event loop (as diff_routes does)."""
+    args._ahead = proposed_kinds.read_ahead(args.proposed)
+
+
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.POLICY, prepare=read_ahead,
+            prepares=proposes)

@@ -28,6 +28,19 @@ SERVICE = ("apiVersion: v1\nkind: Service\nmetadata: {name: probe, namespace: sh
            "spec: {selector: {app: web}, ports: [{port: 80}]}\n")
 
 
+# Policies naming edge: one of edge (replacing a live one, if any), one of shop admitting
+# edge's pods, and the deletion of one of edge's.
+EDGE_POLICY = ("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\n"
+               "metadata: {name: api, namespace: edge}\nspec: {podSelector: {}}\n")
+FROM_EDGE = ("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\n"
+             "metadata: {name: from-edge, namespace: shop}\nspec:\n  podSelector: {}\n"
+             "  ingress: [{from: [{namespaceSelector: {matchLabels: "
+             "{kubernetes.io/metadata.name: edge}}}]}]\n")
+DELETE_EDGE = ("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\n"
+               "metadata: {name: api, namespace: edge, annotations: "
+               "{netsight.io/delete: 'true'}}\n")
+
+
 def virtual_service(route_text: str) -> str:
     return SERVICE + "---\n" + VIRTUAL_SERVICE.replace("{ROUTE}", route_text)
 
@@ -93,16 +106,28 @@ CASES: dict[str, list[dict[str, Any]]] = {
         {"source": "ip:10.0.1.1", "destination": "shop/web-1", "port": 8080},
         {"source": "shop/client", "destination": "ip:10.96.1.10", "port": 80},
         {"source": "shop/api-1", "destination": "shop/web-1", "port": 8080},
+        {"source": "shop/api-1", "destination": "shop/web-1", "port": 8080,
+         "proposed": FROM_EDGE},
+        {"source": "shop/api-1", "destination": "shop/web-1", "port": 8080,
+         "proposed": DELETE_EDGE},
     ],
     "reachability_matrix": [{"namespaces": ["edge"], "ports": [80]},
                             {"pods": ["edge/api-1"], "ports": [9090]},
-                            {"namespaces": ["shop", "edge"], "ports": [8080]}],
+                            {"namespaces": ["shop", "edge"], "ports": [8080]},
+                            {"namespaces": ["shop"], "ports": [8080], "proposed": FROM_EDGE},
+                            {"namespaces": ["shop"], "ports": [8080],
+                             "proposed": EDGE_POLICY}],
+    "diff_reachability": [{"proposed": EDGE_POLICY, "ports": [80, 9090]},
+                          {"proposed": FROM_EDGE, "ports": [8080]},
+                          {"proposed": DELETE_EDGE, "ports": [80]},
+                          {"proposed": FROM_EDGE, "ports": [8080], "namespaces": ["edge"]}],
     "k8s_networkpolicies": [{"namespace": "edge"}, {}],
     "list_ingresses": [{"namespace": "edge"}, {"ingress_class": "nginx"}, {}],
     "who_can_reach": [{"destination": "edge/api-1", "port": 9090},
                       {"destination": "Service/edge/api", "port": 80},
                       {"destination": "ip:10.0.1.1", "port": 9090},
-                      {"destination": "shop/web-1", "port": 8080}],
+                      {"destination": "shop/web-1", "port": 8080},
+                      {"destination": "shop/web-1", "port": 8080, "proposed": FROM_EDGE}],
     "what_can_reach": [{"source": "edge/api-1"}, {"source": "Service/edge/api"},
                        {"source": "ip:10.0.1.1", "port": 8080},
                        {"source": "shop/client", "port": 9090}],

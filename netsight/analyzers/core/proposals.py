@@ -1,13 +1,13 @@
-"""The objects of a what-if question (diff_routes ``proposed``), read into an overlay delta.
+"""The objects of a what-if question (``proposed``), read into an overlay delta.
 
 The text is read as manifests are (multi-document YAML, JSON, ``List`` kinds), within
 bounds on its size once YAML aliases are expanded (``proposal_reading.py``), and each object
 into a record by the code the graph uses (``records.to_record``), but a proposal is a tool
 argument, not cluster input: anything that cannot be read is the caller's to fix, so it
 fails the call (INVALID_INPUT naming ``proposed``, the document and its line) instead of
-becoming a finding. So does an object that names one in a namespace the caller may not read
-where none of their live objects does (``proposal_scope.py``): whether it exists is not
-theirs to learn.
+becoming a finding. So does what the asking tool refuses (:class:`Admits`): a kind it does
+not evaluate, or, for routing, an object that names one in a namespace the caller may not
+read where none of their live objects does (``routing/proposal_scope.py``).
 
 An object replaces the live object with the same kind, namespace and name, or is added.
 A document whose ``metadata.annotations`` holds ``netsight.io/delete: "true"`` deletes the
@@ -24,9 +24,9 @@ from typing import Any
 
 from netsight.analyzers.core import deadline
 from netsight.analyzers.core.contracts import ErrorCode, ToolFailure
-from netsight.analyzers.routing.proposal_reading import Document, TooLarge, documents
-from netsight.analyzers.routing.proposal_scope import ProposalScope
+from netsight.analyzers.core.proposal_reading import Document, TooLarge, documents
 from netsight.graph.model.errors import MalformedObject
+from netsight.graph.model.kinds import parse_key
 from netsight.graph.model.lists import expand_lists
 from netsight.graph.model.reading import object_id, to_record
 from netsight.graph.model.records import Record, invalid_values
@@ -38,6 +38,16 @@ MAX_OBJECTS = 100
 DELETE_ANNOTATION = "netsight.io/delete"
 
 ADD, REPLACE, DELETE, UNCHANGED = "add", "replace", "delete", "unchanged"
+
+
+@dataclass(frozen=True, slots=True)
+class Admits:
+    """What a tool takes in a proposal; each says why not, or None."""
+
+    # (kind id, apiVersion) of every object, deletions too
+    kind: Callable[[str, str], str | None] = lambda kind, api_version: None
+    # each added or replacing record
+    record: Callable[[Record], str | None] = lambda record: None
 
 
 @dataclass
@@ -62,10 +72,11 @@ def read_ahead(text: str) -> list[Document] | None:
 
 
 def read(view: GraphView, text: str, *, tool: str, shows: Callable[[str], bool],
-         ahead: Sequence[Document] | None = None) -> Proposal:
+         admits: Admits = Admits(), ahead: Sequence[Document] | None = None) -> Proposal:
     """Parse ``text`` against ``view`` (the live graph); ``shows`` tells whether the caller
-    may see an object (a proposal may not reach into namespaces it may not read); ``ahead``:
-    its documents, where :func:`read_ahead` read them already."""
+    may see an object (a proposal may not reach into namespaces it may not read); ``admits``:
+    what the tool takes; ``ahead``: its documents, where :func:`read_ahead` read them
+    already."""
     try:
         size = len(text.encode())
     except UnicodeEncodeError as exc:  # a lone surrogate (a JSON escape let it through)
@@ -77,7 +88,6 @@ def read(view: GraphView, text: str, *, tool: str, shows: Callable[[str], bool],
                           f"{MAX_BYTES} (1 MiB) are read: propose fewer objects at a time",
                           tool=tool)
     proposal = Proposal()
-    scope = ProposalScope(view, shows)
     where: dict[str, str] = {}
     for number, document in enumerate(documents(text) if ahead is None else ahead, start=1):
         at = f"proposed: document {number} (line {document.line})"
@@ -91,7 +101,8 @@ def read(view: GraphView, text: str, *, tool: str, shows: Callable[[str], bool],
             if len(where) == MAX_OBJECTS:
                 raise ToolFailure(ErrorCode.INVALID_INPUT, f"{here}: more than {MAX_OBJECTS} "
                                   "objects; propose fewer at a time", tool=tool)
-            key = _read_one(view, proposal, item, here, tool=tool, scope=scope, seen=where)
+            key = _read_one(view, proposal, item, here, tool=tool, shows=shows,
+                             admits=admits, seen=where)
             where[key] = here
     if not where:
         raise ToolFailure(ErrorCode.INVALID_INPUT, "proposed: no object found; give one or "
@@ -100,7 +111,7 @@ def read(view: GraphView, text: str, *, tool: str, shows: Callable[[str], bool],
 
 
 def _read_one(view: GraphView, proposal: Proposal, item: object, at: str, *, tool: str,
-              scope: ProposalScope, seen: Mapping[str, str]) -> str:
+              shows: Callable[[str], bool], admits: Admits, seen: Mapping[str, str]) -> str:
     def fail(message: str) -> ToolFailure:
         return ToolFailure(ErrorCode.INVALID_INPUT, f"{at}: {message}", tool=tool)
 
@@ -114,8 +125,11 @@ def _read_one(view: GraphView, proposal: Proposal, item: object, at: str, *, too
         raise fail(f"{exc.field_path}: {exc.message}") from None
     if key in seen:
         raise fail(f"{key} is already proposed by {seen[key].removeprefix('proposed: ')}")
-    if not scope.shows(key):
+    if not shows(key):
         raise fail(f"{key} is in a namespace you may not read")
+    why = admits.kind(parse_key(key).kind, str(raw.get("apiVersion")))
+    if why is not None:
+        raise fail(why)
     live = view.get(key)
     metadata = raw.get("metadata")
     annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
@@ -134,7 +148,7 @@ def _read_one(view: GraphView, proposal: Proposal, item: object, at: str, *, too
         raise fail(f"{exc.field_path}: {exc.message}") from None
     except Exception as exc:  # a reader bug: the caller's object is refused, not the call
         raise fail(f"netsight could not read this object ({type(exc).__name__})") from None
-    why = scope.refused(record)
+    why = admits.record(record)
     if why is not None:
         raise fail(why)
     for note in invalid_values(record):
