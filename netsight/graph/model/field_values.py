@@ -42,7 +42,10 @@ def timestamp(raw: object) -> str | None:
     # YAML reads an unquoted RFC 3339 timestamp as a datetime; keep the API's string form.
     if isinstance(raw, datetime):
         return shared_timestamp(raw.strftime("%Y-%m-%dT%H:%M:%SZ"))
-    return shared_timestamp(raw) if isinstance(raw, str) and raw else None
+    if type(raw) is str and raw:
+        found = _TIMESTAMPS.get(raw)  # shared_timestamp, inline: once per object
+        return found if found is not None else shared_timestamp(raw)
+    return raw if isinstance(raw, str) and raw else None
 
 
 # Objects created together (a ReplicaSet's pods, a rollout) carry the same second: records

@@ -115,34 +115,39 @@ def _single(rel: Rel) -> EdgeData:
     return data
 
 
-def _own(table: dict[str, Any], key: str) -> dict[str, EdgeData]:
-    """The node's own adjacency dict in ``table``, made on its first edge."""
-    adjacent: dict[str, EdgeData] = table[key]
-    if adjacent is NO_EDGES:
-        adjacent = table[key] = {}
-    return adjacent
-
-
 def link(graph: nx.DiGraph, source: str, target: str, rel: Rel) -> None:
     """Add ``rel`` to the edge source -> target; both nodes must exist."""
     succ = graph._succ[source]
     data = succ.get(target)
     if data is None:  # the usual case: a new edge with one relationship
         shared = _SINGLE.get(rel) or _single(rel)
-        succ = _own(graph._succ, source)
+        if succ is NO_EDGES:  # its first edge: a dict of its own
+            succ = graph._succ[source] = {}
     elif rel in data:
         return
     else:
         shared = _edge_data(frozenset(data) | {rel})
     succ[target] = shared
-    _own(graph._pred, target)[source] = shared
+    pred = graph._pred[target]
+    if pred is NO_EDGES:
+        pred = graph._pred[target] = {}
+    pred[source] = shared
 
 
 def link_new(graph: nx.DiGraph, source: str, target: str, rel: Rel) -> None:
     """:func:`link` of an edge known to be absent: one end is a node just added."""
     shared = _SINGLE.get(rel) or _single(rel)
-    _own(graph._succ, source)[target] = shared
-    _own(graph._pred, target)[source] = shared
+    # Inline, not a helper: this runs for every edge an event adds.
+    table = graph._succ
+    adjacent = table[source]
+    if adjacent is NO_EDGES:  # its first edge: a dict of its own
+        adjacent = table[source] = {}
+    adjacent[target] = shared
+    table = graph._pred
+    adjacent = table[target]
+    if adjacent is NO_EDGES:
+        adjacent = table[target] = {}
+    adjacent[source] = shared
 
 
 def unlink(graph: nx.DiGraph, source: str, target: str, rel: Rel) -> None:
