@@ -372,7 +372,9 @@ def _sim(args: argparse.Namespace, out: IO[str]) -> int:
         started = time.perf_counter()
         if args.scale == "demo":  # its EndpointSlices come from the controller it starts
             load_demo(server.state, args.seed)
-        server.state.apply(objects)
+        # The generated objects are the simulator's to keep: no copy of each, no list kept.
+        server.state.apply(objects, owned=True)
+        objects.clear()
         count = sum(len(store) for store in server.state.objects.values())
         server.state.compact()  # nobody watches from before the load: drop its events
         await server.start()

@@ -367,8 +367,11 @@ class SimState:
         gone = {**current, "metadata": dict(current["metadata"])}
         return self._commit(rtype, "DELETED", key, current, gone, store=False)
 
-    def apply(self, objects: Iterable[Obj]) -> int:
-        """Create or replace each object, in order (loading a scenario or synthetic cluster)."""
+    def apply(self, objects: Iterable[Obj], *, owned: bool = False) -> int:
+        """Create or replace each object, in order (loading a scenario or synthetic cluster);
+        ``owned`` as for :meth:`create`, for every object: a generated cluster's objects
+        then stay as the generator built them, sharing their unchanging parts, rather than
+        each deep-copied apart."""
         count = 0
         for obj in objects:
             rtype = self.registry.for_kind(str(obj.get("apiVersion")), str(obj.get("kind")))
@@ -378,11 +381,11 @@ class SimState:
             meta = obj.get("metadata") or {}
             namespace = self._namespace_of(rtype, meta, None)
             try:
-                self.create(rtype, obj, namespace)
+                self.create(rtype, obj, namespace, owned=owned)
             except ApiError as exc:
                 if exc.code != 409:
                     raise
-                self.replace(rtype, obj, namespace, meta["name"])
+                self.replace(rtype, obj, namespace, meta["name"], owned=owned)
             count += 1
         return count
 

@@ -60,6 +60,7 @@ class KubeTransport:
             # and has the informer's inactivity timeout instead.
             _request_timeout=_TIMEOUT if watch else _READ_TIMEOUT,
         )
+        self._forget_last_response()
         return response
 
     async def request(self, method: str, path: str, body: Any = None,
@@ -71,7 +72,13 @@ class KubeTransport:
             _preload_content=False, auth_settings=["BearerToken"],
             _request_timeout=_REQUEST_TIMEOUT,
         )
+        self._forget_last_response()
         return response
+
+    def _forget_last_response(self) -> None:
+        # The generated ApiClient keeps its last response, and with it the body once read
+        # (a list page: megabytes), until the next call; the caller holds what it needs.
+        self.api.last_response = None  # type: ignore[attr-defined]  # set by call_api
 
     async def close(self) -> None:
         await self.api.close()

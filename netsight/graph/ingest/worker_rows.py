@@ -24,7 +24,7 @@ import msgspec
 
 from netsight.graph.ingest.shared_parts import CONTAINERS_LIMIT, share_label_items
 from netsight.graph.ingest.typed_records import POD_RECORD
-from netsight.graph.model.field_values import share_owner, shared_dns
+from netsight.graph.model.field_values import share_owner, shared_dns, shared_timestamp
 from netsight.graph.model.kinds import Kind
 from netsight.graph.model.records import EMPTY_MAP, ContainerPort, PodRecord, Record
 
@@ -134,7 +134,7 @@ def decode(data: bytes | memoryview) -> list[Record]:
             labels=labels[row.labels],
             annotations=row.annotations or EMPTY_MAP,
             owner=None if row.owner < 0 else owners[row.owner],
-            created=row.created,
+            created=None if row.created is None else shared_timestamp(row.created),
             ips=tuple(map(intern, row.ips)),
             phase=None if row.phase is None else intern(row.phase),
             ready=row.ready,

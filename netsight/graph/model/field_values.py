@@ -41,8 +41,27 @@ def interned(value: str) -> str:
 def timestamp(raw: object) -> str | None:
     # YAML reads an unquoted RFC 3339 timestamp as a datetime; keep the API's string form.
     if isinstance(raw, datetime):
-        return raw.strftime("%Y-%m-%dT%H:%M:%SZ")
+        return shared_timestamp(raw.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    if type(raw) is str and raw:
+        found = _TIMESTAMPS.get(raw)  # shared_timestamp, inline: once per object
+        return found if found is not None else shared_timestamp(raw)
     return raw if isinstance(raw, str) and raw else None
+
+
+# Objects created together (a ReplicaSet's pods, a rollout) carry the same second: records
+# share one string for it. Bounded: cleared when it grows past the limit; lists come in
+# name order, so a ReplicaSet's pods arrive together.
+_TIMESTAMPS: dict[str, str] = {}
+_TIMESTAMPS_LIMIT = 1024
+
+
+def shared_timestamp(text: str) -> str:
+    found = _TIMESTAMPS.get(text)
+    if found is None:
+        if len(_TIMESTAMPS) >= _TIMESTAMPS_LIMIT:
+            _TIMESTAMPS.clear()
+        found = _TIMESTAMPS[text] = text
+    return found
 
 
 def frozen_copy(raw: Any, path: str) -> Any:
@@ -178,7 +197,7 @@ def policy_rules(raw: object, path: str) -> tuple[Mapping[str, Any], ...]:
 
 def cache_sizes() -> dict[str, int]:
     """Entries in this module's bounded caches (graph/store/footprint.py)."""
-    return {"cache_record_owners": len(_OWNERS)}
+    return {"cache_record_owners": len(_OWNERS), "cache_timestamps": len(_TIMESTAMPS)}
 
 
 _DNS: dict[PodDNS, PodDNS] = {}

@@ -18,6 +18,7 @@ from netsight.graph.store.digraph import (
     link,
     link_new,
     predecessors,
+    remove_node,
     set_record,
     unlink,
 )
@@ -195,7 +196,7 @@ def remove(state: GraphState, key: str) -> Record | None:
     _discard(state.by_kind.get(record.kind, {}), record.namespace, key)
     if not state.by_kind.get(record.kind):
         state.by_kind.pop(record.kind, None)
-    state.graph.remove_node(key)
+    remove_node(graph, key)
     return record
 
 

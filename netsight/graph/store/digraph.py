@@ -9,12 +9,17 @@ A node's attributes are one slotted :class:`NodeData` holding its record. An edg
 the set of its relationships as ``{Rel: True}`` keys, one dict shared by every edge with
 the same set and never mutated: changing an edge's relationships swaps in another shared
 dict (copy-on-write). Readers must treat edge data as read-only.
+
+A node without out-edges (every pod) or in-edges holds :data:`NO_EDGES`, one shared
+read-only mapping, in that table rather than an empty dict of its own; its first edge gives
+it a dict, its last one leaving gives the dict back.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator, Mapping, MutableMapping
+from types import MappingProxyType
 from typing import Any
 
 import networkx as nx
@@ -24,7 +29,11 @@ from netsight.graph.model.records import Record
 
 EdgeData = dict[Rel, bool]
 # node key -> neighbour key -> the edge's data
-Adjacency = dict[str, dict[str, EdgeData]]
+Adjacency = dict[str, Mapping[str, EdgeData]]
+
+# Read-only, so that anything writing an edge other than through this module (networkx's
+# add_edge) fails loudly instead of giving every edgeless node that edge.
+NO_EDGES: Mapping[str, EdgeData] = MappingProxyType({})
 
 
 class NodeData(MutableMapping[str, Any]):
@@ -79,8 +88,8 @@ def add_node(graph: nx.DiGraph, record: Record) -> None:
     holder instead of a dict."""
     key = record.key
     graph._node[key] = NodeData(record)
-    graph._succ[key] = {}
-    graph._pred[key] = {}
+    graph._succ[key] = NO_EDGES
+    graph._pred[key] = NO_EDGES
 
 
 def set_record(graph: nx.DiGraph, key: str, record: Record) -> None:
@@ -112,19 +121,33 @@ def link(graph: nx.DiGraph, source: str, target: str, rel: Rel) -> None:
     data = succ.get(target)
     if data is None:  # the usual case: a new edge with one relationship
         shared = _SINGLE.get(rel) or _single(rel)
+        if succ is NO_EDGES:  # its first edge: a dict of its own
+            succ = graph._succ[source] = {}
     elif rel in data:
         return
     else:
         shared = _edge_data(frozenset(data) | {rel})
     succ[target] = shared
-    graph._pred[target][source] = shared
+    pred = graph._pred[target]
+    if pred is NO_EDGES:
+        pred = graph._pred[target] = {}
+    pred[source] = shared
 
 
 def link_new(graph: nx.DiGraph, source: str, target: str, rel: Rel) -> None:
     """:func:`link` of an edge known to be absent: one end is a node just added."""
     shared = _SINGLE.get(rel) or _single(rel)
-    graph._succ[source][target] = shared
-    graph._pred[target][source] = shared
+    # Inline, not a helper: this runs for every edge an event adds.
+    table = graph._succ
+    adjacent = table[source]
+    if adjacent is NO_EDGES:  # its first edge: a dict of its own
+        adjacent = table[source] = {}
+    adjacent[target] = shared
+    table = graph._pred
+    adjacent = table[target]
+    if adjacent is NO_EDGES:
+        adjacent = table[target] = {}
+    adjacent[source] = shared
 
 
 def unlink(graph: nx.DiGraph, source: str, target: str, rel: Rel) -> None:
@@ -139,8 +162,28 @@ def unlink(graph: nx.DiGraph, source: str, target: str, rel: Rel) -> None:
         succ[target] = shared
         graph._pred[target][source] = shared
     else:
-        del succ[target]
-        del graph._pred[target][source]
+        _drop(graph._succ, source, target)
+        _drop(graph._pred, target, source)
+
+
+def _drop(table: dict[str, Any], key: str, other: str) -> None:
+    """Remove ``other`` from the node's adjacency; its last edge gone, the node shares
+    NO_EDGES again (a dict keeps its table however few keys remain)."""
+    adjacent: dict[str, EdgeData] = table[key]
+    if len(adjacent) == 1:
+        table[key] = NO_EDGES
+    else:
+        del adjacent[other]
+
+
+def remove_node(graph: nx.DiGraph, key: str) -> None:
+    """What ``DiGraph.remove_node`` does for a node the graph holds, its neighbours left
+    without edges sharing NO_EDGES again."""
+    del graph._node[key]
+    for target in graph._succ.pop(key):
+        _drop(graph._pred, target, key)
+    for source in graph._pred.pop(key):
+        _drop(graph._succ, source, key)
 
 
 def table_bytes(graph: nx.DiGraph) -> int:

@@ -113,8 +113,11 @@ def container_bytes(store: GraphStore) -> dict[str, int]:
         buckets += sum(map(size, index.by_pair.values())) + sum(map(size, index.by_key.values()))
     return {
         "bytes_node_attrs": sum(map(size, digraph.nodes(graph).values())),
-        "bytes_successors": sum(map(size, digraph.successors(graph).values())),
-        "bytes_predecessors": sum(map(size, digraph.predecessors(graph).values())),
+        "bytes_successors": sum(size(adjacent) for adjacent in digraph.successors(graph).values()
+                                if adjacent is not digraph.NO_EDGES),
+        "bytes_predecessors": sum(size(adjacent) for adjacent
+                                  in digraph.predecessors(graph).values()
+                                  if adjacent is not digraph.NO_EDGES),
         "bytes_identity_members": members,
         "bytes_identity_selected_by": selected_by,
         "bytes_label_index": size(state.by_label) + sum(map(size, state.by_label.values()))
