@@ -109,10 +109,13 @@ def _accept_hint(reason: str) -> str:
 
 def _backend_hint(backend: BackendResolution) -> str:
     b = backend.ref
+    if (b.group, b.kind) != ("", "Service") and backend.reason == c.BACKEND_NOT_FOUND:
+        return f"Create {b.kind} {b.ref} ({b.group}), or fix the backendRef."
     return {
         c.REF_NOT_PERMITTED: f"Create a ReferenceGrant in namespace {b.namespace} from this "
         f"route's kind and namespace to Service {b.name}.",
-        c.INVALID_KIND: "Point the backendRef at a Service (group \"\", kind Service).",
+        c.INVALID_KIND: "Point the backendRef at a Service (group \"\", kind Service), or at "
+        "a kind the route's GatewayClass controller documents.",
     }.get(backend.reason or "", f"Create Service {b.ref} with port {b.port}, or fix the "
           "backendRef.")
 
