@@ -8,6 +8,7 @@ it could govern undecided in find_blocking_policies (IST0106).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -22,6 +23,7 @@ from netsight.analyzers.mesh.visibility import build_hosts
 from netsight.analyzers.policy.endpoints import Endpoint
 from netsight.analyzers.policy.istio_mesh import (
     ROOT_NAMESPACE,
+    TRUST_DOMAIN,
     Dataplane,
     membership,
 )
@@ -44,7 +46,8 @@ from netsight.graph.store.live import GraphView, Source
 METADATA = AnalyzerMetadata(
     name="istio_policies",
     description="Istio AuthorizationPolicies whose scope holds no workload in the mesh, "
-    "rules naming namespaces, methods or hosts that do not exist, and AuthorizationPolicies or "
+    "rules naming namespaces, methods, hosts or principals that do not exist, and "
+    "AuthorizationPolicies or "
     "PeerAuthentications whose spec Istio rejects (flows they govern stay undecided).",
     reads=frozenset({AUTHZ_KIND, PEER_AUTHN_KIND, Kind.NAMESPACE, *POD_LIKE_KINDS,
                      Kind.SERVICE, SERVICE_ENTRY, VIRTUAL_SERVICE}),
@@ -54,6 +57,7 @@ METADATA = AnalyzerMetadata(
         codes.ISTIO_POLICY_NOT_EVALUATED,
         codes.AUTHORIZATION_POLICY_INVALID_METHOD,
         codes.AUTHORIZATION_POLICY_HOST_NOT_FOUND,
+        codes.AUTHORIZATION_POLICY_PRINCIPAL_NOT_FOUND,
     ),
 )
 
@@ -69,6 +73,7 @@ def check(view: GraphView, namespace: str | None) -> Iterator[Finding]:
     spaces = Namespaces(view)
     live = view.source is not Source.MANIFESTS
     registry: _Registry | None = None
+    accounts: frozenset[str] | None = None  # None: not read yet; empty: pods unknown
     for record in policies:
         policy = build_authz(record)
         if policy.problem is not None:
@@ -82,6 +87,9 @@ def check(view: GraphView, namespace: str | None) -> Iterator[Finding]:
                 yield _no_mesh_workload(record, policy)
         yield from _namespaces_not_found(view, record, policy)
         yield from _methods_invalid(record, policy)
+        if accounts is None:
+            accounts = _service_accounts(view)
+        yield from _principals_not_found(record, policy, accounts)
         registry = registry or _registry(view)
         yield from _hosts_not_found(view, record, policy, registry)
     for record in _istio(view, PEER_AUTHN_KIND, namespace):
@@ -178,7 +186,50 @@ def _methods_invalid(record: GenericRecord, policy: AuthzPolicy) -> Iterator[Fin
                         "gRPC request's is POST (its service and method are the path), so "
                         "this entry matches no request.",
                         suggestion="Use an HTTP method (GET, POST, ...); match a gRPC "
-                        "method with paths: ['/package.Service/Method'].",
+                        "method by its path (/package.Service/Method).",
+                        evidence=[evidence(record, path, value)],
+                    )
+
+
+def _service_accounts(view: GraphView) -> frozenset[str]:
+    """The identities workloads of the cluster run as (Kiali's getServiceAccounts, in the
+    default trust domain), or none at all when pods may be missing from the graph."""
+    if view.untracked(Kind.POD) is not None:
+        return frozenset()
+    return frozenset(f"{TRUST_DOMAIN}/ns/{e.namespace}/sa/{e.service_account or 'default'}"
+                     for e in cluster_endpoints(view))
+
+
+def principal_matches(principal: str, account: str) -> bool:
+    if principal.startswith("*") or principal.endswith("*"):
+        pattern = "^" + ".*".join(re.escape(p) for p in principal.split("*")) + "$"
+        return re.match(pattern, account) is not None
+    return principal == account
+
+
+def _principals_not_found(record: GenericRecord, policy: AuthzPolicy,
+                          accounts: frozenset[str]) -> Iterator[Finding]:
+    if not accounts:
+        return  # pods not known: whether an account is used cannot be told
+    for rule in policy.rules:
+        for source in rule.sources or ():
+            for clause in source:
+                if clause.attribute is not Attribute.PRINCIPAL or clause.negative:
+                    continue
+                for i, value in enumerate(clause.values):
+                    domain = value.split("/ns/", 1)[0] if "/ns/" in value else None
+                    if value == "*" or any(principal_matches(value, a) for a in accounts) \
+                            or ("*" not in value and domain and domain != TRUST_DOMAIN):
+                        continue  # a foreign trust domain cannot be checked (Kiali KIA0108)
+                    path = f"{clause.path}[{i}]"
+                    yield codes.AUTHORIZATION_POLICY_PRINCIPAL_NOT_FOUND.finding(
+                        ref(record), f"{path} of AuthorizationPolicy {record.ref} names "
+                        f"principal {value!r}, which no workload runs as",
+                        detail=f"No pod of the cluster runs under a service account whose "
+                        f"identity ({TRUST_DOMAIN}/ns/<namespace>/sa/<account>) it matches: "
+                        "this entry matches no source.",
+                        suggestion="Fix the principal to cluster.local/ns/<namespace>/sa/"
+                        "<serviceAccountName> of the client workload.",
                         evidence=[evidence(record, path, value)],
                     )
 

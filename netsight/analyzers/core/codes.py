@@ -868,6 +868,19 @@ SIDECAR_EGRESS_HOST_NOT_FOUND = Code(
     "proxies get no route to it.",
     ("KIA1004",),
 )
+AUTHORIZATION_POLICY_REQUIRES_MTLS = Code(
+    "NS0775", "AuthorizationPolicyRequiresMtls", C, Category.POLICY,
+    "An AuthorizationPolicy matches on peer identities (source principals or namespaces, "
+    "or conditions on them or the SNI) where mTLS is not enabled: plaintext requests carry "
+    "no identity, so those fields never match.",
+    ("KIA0105",),
+)
+AUTHORIZATION_POLICY_PRINCIPAL_NOT_FOUND = Code(
+    "NS0776", "AuthorizationPolicyPrincipalNotFound", W, Category.POLICY,
+    "An AuthorizationPolicy principals entry of the mesh's trust domain names a service "
+    "account no workload of the cluster runs as.",
+    ("KIA0106",),
+)
 ROOT_SIDECAR_HAS_SELECTOR = Code(
     "NS0774", "RootSidecarHasWorkloadSelector", W, MESH,
     "A Sidecar in the root namespace (istio-system) has a workloadSelector: it is not the "
