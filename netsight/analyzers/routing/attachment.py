@@ -20,7 +20,11 @@ from typing import Any
 
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import gamma, gateways, kgateway_policies, listenersets, rules
-from netsight.analyzers.routing.backend_kinds import EXTENSION_BACKEND_KINDS, KGATEWAY_CONTROLLER
+from netsight.analyzers.routing.backend_kinds import (
+    ACCEPTED_KINDS,
+    EXTENSION_BACKEND_KINDS,
+    KGATEWAY_CONTROLLER,
+)
 from netsight.analyzers.routing.backend_tls import (
     BACKEND_TLS_POLICY,
     CONFIG_MAP,
@@ -297,10 +301,16 @@ class Resolver:
             if backend.reason == c.INVALID_KIND:
                 # Core support is Service only; controllers may support other kinds as an
                 # implementation-specific extension, which netsight cannot speak for.
-                notes.append(f"{route.ref} {b.path}: {b.kind} ({b.group or 'core'}) is "
-                             "implementation-specific; netsight answers as a Core-only "
-                             f"controller would ({', '.join(controllers) or 'no controller'} "
-                             "may support it)")
+                unknown = [c for c in controllers if c not in ACCEPTED_KINDS]
+                if unknown or not controllers:
+                    notes.append(f"{route.ref} {b.path}: {b.kind} ({b.group or 'core'}) is "
+                                 "implementation-specific; netsight answers as a Core-only "
+                                 f"controller would ({', '.join(unknown) or 'no controller'} "
+                                 "may support it)")
+                else:
+                    # Every controller is one whose backend kinds netsight knows: not one.
+                    notes.append(f"{route.ref} {b.path}: {b.kind} ({b.group or 'core'}) is "
+                                 f"not a backend kind {', '.join(controllers)} documents")
             elif backend.not_evaluated is not None:
                 notes.append(f"{route.ref} {b.path}: {b.kind} ({b.group}) {b.ref}: "
                              f"{backend.not_evaluated}")

@@ -116,7 +116,7 @@ def resolve_backend(view: GraphView, grants: Grants, route: Route, ref: BackendR
     # extended or implementation-specific: resolved only where every controller accepts it.
     if (ref.group, ref.kind) != ("", SERVICE) and \
             backend_kinds.accepted_by(controllers or [], ref.group, ref.kind):
-        return _resolve_extension(view, grants, route, ref, where, ready)
+        return _resolve_extension(view, grants, route, ref, where, ready, shows)
     if (ref.group, ref.kind) != ("", SERVICE):
         group = ref.group or "core"
         return BackendResolution(ref, c.INVALID_KIND,
@@ -160,7 +160,8 @@ def resolve_backend(view: GraphView, grants: Grants, route: Route, ref: BackendR
 
 
 def _resolve_extension(view: GraphView, grants: Grants, route: Route, ref: BackendRef,
-                       where: str, ready: dict[str, int | None] | None) -> BackendResolution:
+                       where: str, ready: dict[str, int | None] | None,
+                       shows: Shows) -> BackendResolution:
     if ref.namespace != route.record.namespace and not grants.permits(
             from_kind=route.kind, from_namespace=route.record.namespace, to_group=ref.group,
             to_kind=ref.kind, to_namespace=ref.namespace, to_name=ref.name):
@@ -177,6 +178,11 @@ def _resolve_extension(view: GraphView, grants: Grants, route: Route, ref: Backe
                                      targets=(), not_evaluated=unknown)
         return BackendResolution(ref, c.BACKEND_NOT_FOUND,
                                  f"{where}: {ref.kind} of group {ref.group} not found")
+    key = backend_kinds.key_of(ref.group, ref.kind, ref.namespace, ref.name)
+    if key is not None and not shows(key):
+        # Resolved: that is the route's to know. What the backend points at is not.
+        return BackendResolution(ref, None, f"{where}: resolved (the {ref.kind} is {HIDDEN}: "
+                                 "what it points at is not shown)")
     count = None
     if target.service is not None:
         # A static host that is a cluster Service: its endpoints are the backend's.
