@@ -87,11 +87,15 @@ def check(view: GraphView, namespace: str | None) -> Iterator[Finding]:
                 yield _no_mesh_workload(record, policy)
         yield from _namespaces_not_found(view, record, policy)
         yield from _methods_invalid(record, policy)
-        if accounts is None:
-            accounts = _service_accounts(view)
-        yield from _principals_not_found(record, policy, accounts)
-        registry = registry or _registry(view)
-        yield from _hosts_not_found(view, record, policy, registry)
+        # Pods and the host registry are read only for a policy that names principals or
+        # hosts: most name neither.
+        if _names(policy, Attribute.PRINCIPAL):
+            if accounts is None:
+                accounts = _service_accounts(view)
+            yield from _principals_not_found(record, policy, accounts)
+        if _names(policy, Attribute.HOST):
+            registry = registry or _registry(view)
+            yield from _hosts_not_found(view, record, policy, registry)
     for record in _istio(view, PEER_AUTHN_KIND, namespace):
         peer_authn = build_peer_authn(record)
         if peer_authn.problem is not None:
@@ -189,6 +193,13 @@ def _methods_invalid(record: GenericRecord, policy: AuthzPolicy) -> Iterator[Fin
                         "method by its path (/package.Service/Method).",
                         evidence=[evidence(record, path, value)],
                     )
+
+
+def _names(policy: AuthzPolicy, attribute: Attribute) -> bool:
+    return any(clause.attribute is attribute and not clause.negative
+               for rule in policy.rules for group in (*(rule.sources or ()),
+                                                      *(rule.operations or ()))
+               for clause in group)
 
 
 def _service_accounts(view: GraphView) -> frozenset[str]:
