@@ -73,3 +73,40 @@ def test_a_long_lived_graph_answers_as_a_fresh_one(steps: int) -> None:
     fresh = store_from_yaml(yaml.safe_dump_all(list(live.values())))
     for request in REQUESTS:
         assert answer(store, request) == answer(fresh, request), request
+
+
+KGATEWAY = TESTDATA / "diff_routes" / "kgateway-traffic-policies-in-the-layer" / "cluster.yaml"
+
+
+def test_a_kept_layer_follows_kgateway_policies_and_backends() -> None:
+    """A TrafficPolicy added, changed or deleted, and a Backend changed, reach the layer of a
+    long-lived graph (route results are kept across answers until what they read changes)."""
+    docs = [d for d in yaml.safe_load_all(KGATEWAY.read_text()) if d]
+    store = store_from_yaml(KGATEWAY.read_text(), source=GraphStore().source)
+    request = {"host": "example.com", "path": "/"}
+    answer(store, request)
+    timeout = next(d for d in docs if d["metadata"]["name"] == "route-timeout")
+    longer = copy.deepcopy(timeout)
+    longer["spec"]["timeouts"] = {"request": "30s"}
+    retry = {"apiVersion": "gateway.kgateway.dev/v1alpha1", "kind": "TrafficPolicy",
+             "metadata": {"name": "route-retry", "namespace": "default"},
+             "spec": {"targetRefs": [{"group": "gateway.networking.k8s.io",
+                                      "kind": "HTTPRoute", "name": "to-static"}],
+                      "retry": {"attempts": 1, "retryOn": ["reset"]}}}
+    backend = copy.deepcopy(next(d for d in docs if d["kind"] == "Backend"
+                                 and d["apiVersion"].startswith("gateway.kgateway.dev")))
+    backend["spec"]["static"]["hosts"] = [{"host": "elsewhere.example.net", "port": 80}]
+    live = {(d["kind"], d["metadata"]["name"]): d for d in docs}
+    for event, raw in [(EventType.MODIFIED, longer), (EventType.ADDED, retry),
+                       (EventType.DELETED, longer), (EventType.MODIFIED, backend)]:
+        store.apply(event, raw)
+        key = (raw["kind"], raw["metadata"]["name"])
+        if event is EventType.DELETED:
+            live.pop(key)
+        else:
+            live[key] = raw
+        fresh = store_from_yaml(yaml.safe_dump_all(list(live.values())))
+        assert answer(store, request) == answer(fresh, request), (event, key)
+    layer = next(la for la in answer(store, request)["layers"] if la["route"] ==
+                 "default/to-static")
+    assert layer["policies"][0].startswith("retry attempts=1 on reset")

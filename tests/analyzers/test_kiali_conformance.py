@@ -1,4 +1,5 @@
-"""Kiali's mTLS validations, checked against cases derived from Kiali's own checker tests
+"""Kiali's validations (mTLS consistency, AuthorizationPolicy and Sidecar references),
+checked against cases derived from Kiali's own checker tests
 (tests/corpus/kiali; each case's ``source`` names the upstream test).
 
 A Kiali checker test runs one checker on one object (or a group checker on a few) and
@@ -17,12 +18,18 @@ from typing import Any
 
 import pytest
 
-from netsight.analyzers.checks.mtls_consistency import KIALI
+from netsight.analyzers.checks import istio_policy_lint, mesh_config, mtls_consistency
+from netsight.analyzers.core.codes import Code
 from netsight.analyzers.tools import call_tool
 from netsight.graph.store.live import Source
 from tests.conftest import corpus_cases, corpus_id, store_from_yaml
 
 KIALI_CASES = corpus_cases("kiali")
+# The analyzers that report Kiali's validations, and the codes of theirs that carry KIA codes.
+ANALYZERS = ("mtls_consistency", "istio_policies", "mesh_config")
+KIALI: tuple[Code, ...] = tuple(
+    code for check in (mtls_consistency.CHECK, istio_policy_lint.CHECK, mesh_config.CHECK)
+    for code in check.metadata.codes if any(e.startswith("KIA") for e in code.equivalent))
 
 Validation = tuple[str, str, str]  # (KIA code, kind, namespace/name)
 
@@ -30,7 +37,7 @@ Validation = tuple[str, str, str]  # (KIA code, kind, namespace/name)
 def findings(case: Path) -> list[dict[str, Any]]:
     store = store_from_yaml((case / "manifests.yaml").read_text(), Source.MANIFESTS)
     answer = call_tool(store.view(), "analyze_config",
-                       {"analyzers": ["mtls_consistency"], "limit": 500})
+                       {"analyzers": list(ANALYZERS), "limit": 500})
     found: list[dict[str, Any]] = answer.model_dump(mode="json", by_alias=True)["findings"]
     return found
 
@@ -38,8 +45,8 @@ def findings(case: Path) -> list[dict[str, Any]]:
 def test_the_corpus_covers_every_kiali_code() -> None:
     covered = {c for case in KIALI_CASES
                for c in json.loads((case / "expected.json").read_text())["codes"]}
-    assert covered == {kia for code in KIALI for kia in code.equivalent}
-    assert len(KIALI_CASES) >= 60
+    assert covered == {kia for code in KIALI for kia in code.equivalent if kia.startswith("KIA")}
+    assert len(KIALI_CASES) >= 80
 
 
 @pytest.mark.parametrize("case", KIALI_CASES, ids=corpus_id)

@@ -274,3 +274,53 @@ def test_diff_routes_kept_layers_are_not_shared_between_scopes() -> None:
         assert whole["layers"][0]["backends"][0]["readyEndpoints"] == 2
         assert "readyEndpoints" not in scoped["layers"][0]["backends"][0]
         assert_names_nothing_hidden(scoped)
+
+
+KGATEWAY_CLUSTER = """
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: kgateway}
+spec: {controllerName: kgateway.dev/kgateway}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: kg, namespace: web}
+spec:
+  gatewayClassName: kgateway
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: to-backend, namespace: web}
+spec:
+  parentRefs: [{name: kg}]
+  rules:
+  - backendRefs: [{group: gateway.kgateway.dev, kind: Backend, name: vault, namespace: backends}]
+---
+apiVersion: gateway.kgateway.dev/v1alpha1
+kind: Backend
+metadata: {name: vault, namespace: backends}
+spec:
+  static:
+    hosts: [{host: vault.internal.example, port: 8200}]
+---
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: web-routes-may-use-vault, namespace: backends}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: web}]
+  to: [{group: gateway.kgateway.dev, kind: Backend, name: vault}]
+"""
+
+
+def test_an_implementation_backend_resolves_without_showing_what_it_points_at() -> None:
+    view = store_from_yaml(KGATEWAY_CLUSTER).view()
+    args = {"route": "web/to-backend"}
+    whole = ask(view, "check_route_resolution", args)
+    scoped = ask(ScopedView(view, WEB), "check_route_resolution", args)
+    for answer in (whole, scoped):
+        (backend,) = answer["routes"][0]["backends"]
+        assert backend["resolved"] is True
+    assert whole["routes"][0]["backends"][0]["targets"] == ["vault.internal.example:8200"]
+    assert "targets" not in scoped["routes"][0]["backends"][0]
+    assert "vault.internal.example" not in json.dumps(scoped)

@@ -131,7 +131,7 @@ of their group are listed by resource all the same: RBAC here never uses wildcar
 {{- if .envoyGateway }}
 - apiGroups: [gateway.envoyproxy.io]
   resources: [clienttrafficpolicies, backendtrafficpolicies, securitypolicies,
-              envoyextensionpolicies]
+              envoyextensionpolicies, backends]
 {{- end }}
 {{- end }}
 {{- end }}

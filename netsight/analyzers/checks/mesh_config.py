@@ -30,6 +30,7 @@ from netsight.analyzers.mesh import (
     jwt_claim_routes,
     port_names,
     service_entries,
+    sidecar_references,
     sidecars,
     telemetry_selectors,
     virtual_services,
@@ -114,7 +115,10 @@ UPSTREAM: dict[str, tuple[Code, ...]] = {
         codes.ENVOY_FILTER_RELATIVE_PATCH_WITH_PROXY_VERSION),
 }
 # Codes of checks istioctl does not make (no IST equivalent).
-OWN_CODES: tuple[Code, ...] = (codes.VIRTUAL_SERVICE_REGEX_TOO_LARGE,)
+OWN_CODES: tuple[Code, ...] = (codes.VIRTUAL_SERVICE_REGEX_TOO_LARGE,
+                               # Kiali's Sidecar validations (mesh/sidecar_references.py)
+                               codes.SIDECAR_EGRESS_HOST_NOT_FOUND,
+                               codes.ROOT_SIDECAR_HAS_SELECTOR)
 
 # Codes of UPSTREAM that another netsight analyzer reports (analyzers/istio_policies reads
 # AuthorizationPolicies for reachability and reports these); not mesh_config's own.
@@ -141,8 +145,9 @@ CHECKED = ("VirtualService destinations (host, port, subset) that resolve to not
     "(fault delay percent, Sidecar egressProxy), and EnvoyFilter patches that depend on the "
     "order filters apply in (relative operations without priority, after a proxyVersion "
     "patch) or use an operation that does not apply to their target, namespaces not enabled for "
-    "sidecar injection or with several injection labels, and pods of injected namespaces "
-    "without a sidecar.")
+    "sidecar injection or with several injection labels, pods of injected namespaces "
+    "without a sidecar, and (as Kiali) Sidecar egress hosts no Service provides and "
+    "root-namespace Sidecars with a workloadSelector.")
 
 METADATA = AnalyzerMetadata(
     name="mesh_config",
@@ -161,7 +166,8 @@ CHECKS = (virtual_services.destination_hosts, virtual_services.destination_subse
           virtual_services.unreachable_rules, istio_gateways.ingress_ports,
           istio_gateways.conflicting,
           destination_rules.subsets_select_pods, port_names.port_names,
-          sidecars.selectors, destination_tls.ca_certificates,
+          sidecars.selectors, sidecar_references.kiali_checks,
+          destination_tls.ca_certificates,
           service_entries.addresses_required, service_entries.conflicting_protocols,
           gateway_certificates.duplicate_certificates,
           gateway_secrets.credentials, workload_services.port_associations,

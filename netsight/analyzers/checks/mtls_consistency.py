@@ -36,7 +36,13 @@ from netsight.analyzers.policy.istio_client_tls import (
     mesh,
     rule_index,
 )
-from netsight.analyzers.policy.istio_model import GROUP, PEER_AUTHN_KIND, Mode, PeerAuthn
+from netsight.analyzers.policy.istio_model import (
+    AUTHZ_KIND,
+    GROUP,
+    PEER_AUTHN_KIND,
+    Mode,
+    PeerAuthn,
+)
 from netsight.analyzers.policy.istio_model import build_peer_authn as read_peer_authn
 from netsight.analyzers.policy.istio_mtls import Outcome
 from netsight.analyzers.policy.peers import Namespaces
@@ -50,14 +56,16 @@ KIALI: tuple[Code, ...] = (
     codes.NAMESPACE_MTLS_PEER_AUTHENTICATION_MISSING,
     codes.DESTINATION_RULE_DISABLES_MTLS_UNDER_STRICT, codes.DESTINATION_RULE_DISABLES_MESH_MTLS,
     codes.MESH_MTLS_DESTINATION_RULE_MISSING, codes.NAMESPACE_MTLS_DESTINATION_RULE_MISSING,
-    codes.NAMESPACE_MTLS_DISABLED_BUT_REQUESTED, codes.MESH_MTLS_DISABLED_BUT_REQUESTED)
+    codes.NAMESPACE_MTLS_DISABLED_BUT_REQUESTED, codes.MESH_MTLS_DISABLED_BUT_REQUESTED,
+    codes.AUTHORIZATION_POLICY_REQUIRES_MTLS)
 
 METADATA = AnalyzerMetadata(
     name="mtls_consistency",
     description="Istio mTLS consistency: DestinationRules whose TLS their servers refuse, and "
     "Kiali's DestinationRule/PeerAuthentication mTLS validations (KIA0201, KIA0204-KIA0208, "
-    "KIA0401, KIA0501, KIA0505, KIA0506).",
-    reads=frozenset({DESTINATION_RULE, PEER_AUTHN_KIND, CONFIG_MAP, Kind.SERVICE,
+    "KIA0401, KIA0501, KIA0505, KIA0506), and AuthorizationPolicies matching peer identities "
+    "where mTLS is not enabled (KIA0105).",
+    reads=frozenset({DESTINATION_RULE, PEER_AUTHN_KIND, AUTHZ_KIND, CONFIG_MAP, Kind.SERVICE,
                      Kind.NAMESPACE, *POD_LIKE_KINDS}),
     codes=(codes.DESTINATION_RULE_TLS_REFUSED, *KIALI),
 )
@@ -412,6 +420,9 @@ def check(view: GraphView, namespace: str | None) -> Iterator[Finding]:
                 f"the mTLS of {names}", detail=codes.DESTINATION_RULE_TLS_OVERRIDDEN.description,
                 suggestion="Add trafficPolicy.tls (mode ISTIO_MUTUAL) to it.",
                 evidence=[evidence(record, "spec.trafficPolicy", None)])
+    for policy in view.for_each(AUTHZ_KIND, namespace):
+        if isinstance(policy, GenericRecord) and policy.api_version.startswith(GROUP + "/"):
+            yield from _requires_mtls(inputs, policy)
     for authns in inputs.authns.values():
         for pa in authns:
             if not mine(pa.record) or pa.problem is not None:
@@ -422,6 +433,160 @@ def check(view: GraphView, namespace: str | None) -> Iterator[Finding]:
                                    detail=f"{code.description} Here: {why}.",
                                    evidence=[evidence(pa.record, "spec.mtls.mode",
                                                       pa.mode.value)])
+
+
+
+# --- AuthorizationPolicies that need peer identities (Kiali's MtlsEnabledChecker, KIA0105) --
+
+ENABLED, PARTIAL, NOT_ENABLED, DISABLED = ("MTLS_ENABLED", "MTLS_PARTIALLY_ENABLED",
+                                           "MTLS_NOT_ENABLED", "MTLS_DISABLED")
+# Condition keys whose value comes from the peer's certificate.
+MTLS_KEYS = ("source.namespace", "source.principal", "connection.sni")
+MTLS_SOURCE_FIELDS = ("principals", "notPrincipals", "namespaces", "notNamespaces")
+
+
+@dataclass(frozen=True, slots=True)
+class _Status:
+    """Kiali's TlsStatus: the DestinationRule and PeerAuthentication modes found, and the
+    status they make together."""
+
+    dr: str
+    pa: str
+    overall: str
+
+
+def _final(dr: str, pa: str, auto: bool) -> _Status:
+    """finalStatus (util/mtls/status.go), with AllowPermissive as the checker sets it."""
+    enabled = _mutual(dr) or (dr == "" and auto)
+    disabled = dr == "DISABLE" or (dr == "" and auto)
+    overall = PARTIAL
+    if pa in ("STRICT", "PERMISSIVE") and enabled:
+        overall = ENABLED
+    elif pa == "DISABLE" and disabled:
+        overall = DISABLED
+    elif pa == "" and dr == "":
+        overall = NOT_ENABLED
+    return _Status(dr, pa, overall)
+
+
+def _overall(ns: _Status | None, mesh_status: _Status, auto: bool) -> str:
+    """OverallMtlsStatus: the namespace's status where it decides, else the mesh's."""
+    if ns is not None and ns.overall in (ENABLED, DISABLED):
+        return ns.overall
+    if ns is not None and ns.overall == PARTIAL:
+        return _overall(None, _final(ns.dr or mesh_status.dr, ns.pa or mesh_status.pa, auto),
+                        auto)
+    dr, pa = mesh_status.dr, mesh_status.pa
+    if mesh_status.overall in (ENABLED, DISABLED):
+        return mesh_status.overall
+    if pa == "" and dr == "":
+        return NOT_ENABLED
+    if (pa == "DISABLE" and dr == "") or (dr == "DISABLE" and pa == ""):
+        return DISABLED
+    if auto and ((pa == "STRICT" and dr == "") or (_mutual(dr) and pa == "")
+                 or (pa == "PERMISSIVE" and dr == "")):
+        return ENABLED
+    return PARTIAL
+
+
+def _first(modes: Iterator[str]) -> str:
+    return next((m for m in modes if m), "")
+
+
+def _namespace_mtls(inputs: Inputs, namespace: str) -> str:
+    """hasMtlsEnabledForNamespace: the namespace's status over the mesh's; nothing set and
+    auto mTLS on counts as enabled."""
+    auto = inputs.mesh.auto_mtls
+    rules = [r for r in inputs.rules if r.problem is None]
+    ns = _final(_first(_namespace_mode(r, namespace) for r in rules),
+                _first(_authn_mode(pa) for pa in inputs.authns.get(namespace, [])), auto)
+    mesh_dr = _first(_mesh_mode(r) for r in rules)
+    mesh_pa = _first(_authn_mode(pa) for pa in inputs.mesh_authns())
+    mesh_status = _Status(mesh_dr, mesh_pa,
+                          _overall(None, _final(mesh_dr, mesh_pa, auto), auto))
+    status = _overall(ns, mesh_status, auto)
+    return ENABLED if status == NOT_ENABLED and auto else status
+
+
+def _workload_mtls(inputs: Inputs, namespace: str, labels: dict[str, str]) -> str:
+    """WorkloadMtlsStatus: the first PeerAuthentication of the namespace whose matchLabels
+    select ``labels`` decides (PERMISSIVE: by the DestinationRules of its Services)."""
+    for pa in inputs.authns.get(namespace, []):
+        if pa.problem is not None or not pa.selector or \
+                any(labels.get(k) != v for k, v in pa.selector.items()):
+            continue
+        if pa.mode is Mode.STRICT:
+            return ENABLED
+        if pa.mode is Mode.DISABLE:
+            return DISABLED
+        if pa.mode is Mode.PERMISSIVE:
+            for service in inputs.view.for_each(Kind.SERVICE, namespace):
+                if not isinstance(service, ServiceRecord) or not service.selector or \
+                        any(service.selector.get(k) != v for k, v in pa.selector.items()):
+                    continue
+                for rule in inputs.rules:
+                    if rule.problem is None and _names_service(rule, service):
+                        mode = _rule_mode(rule)
+                        if _mutual(mode):
+                            return ENABLED
+                        if mode == "DISABLE":
+                            return DISABLED
+            return NOT_ENABLED
+    return NOT_ENABLED
+
+
+def _names_service(rule: ClientRule, service: ServiceRecord) -> bool:
+    """FilterByHost: the rule's host is the Service's short name (in its namespace),
+    name.namespace, name.namespace.svc or its FQDN."""
+    host, name, ns = _host(rule), service.name, service.namespace
+    return (host == name and rule.record.namespace == ns) or \
+        host in (f"{name}.{ns}", f"{name}.{ns}.svc", f"{name}.{ns}.{SUFFIX}")
+
+
+def needs_mtls(spec: object) -> list[str]:
+    """needsMtls: the fields of the policy's rules whose values come from the peer's
+    certificate (source principals and namespaces, conditions on them or on the SNI)."""
+    paths: list[str] = []
+    rules = spec.get("rules") if isinstance(spec, dict) else None
+    for i, rule in enumerate(rules if isinstance(rules, list) else []):
+        rule = rule if isinstance(rule, dict) else {}
+        froms = rule.get("from")
+        for j, source in enumerate(froms if isinstance(froms, list) else []):
+            fields = source.get("source") if isinstance(source, dict) else None
+            for name in MTLS_SOURCE_FIELDS:
+                if isinstance(fields, dict) and fields.get(name):
+                    paths.append(f"spec.rules[{i}].from[{j}].source.{name}")
+        whens = rule.get("when")
+        for k, when in enumerate(whens if isinstance(whens, list) else []):
+            if isinstance(when, dict) and when.get("key") in MTLS_KEYS:
+                paths.append(f"spec.rules[{i}].when[{k}]")
+    return paths
+
+
+def _requires_mtls(inputs: Inputs, record: GenericRecord) -> Iterator[Finding]:
+    paths = needs_mtls(record.spec)
+    if not paths:
+        return
+    spec = record.spec or {}
+    selector = spec.get("selector")
+    raw = selector.get("matchLabels") if isinstance(selector, dict) else None
+    labels = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+    namespace_status = _namespace_mtls(inputs, record.namespace)
+    status = _workload_mtls(inputs, record.namespace, labels)
+    enabled = status == ENABLED or (status == NOT_ENABLED and namespace_status == ENABLED)
+    if enabled:
+        return
+    yield codes.AUTHORIZATION_POLICY_REQUIRES_MTLS.finding(
+        ref(record), f"AuthorizationPolicy {record.ref} matches on peer identities, but "
+        "mTLS is not enabled for the workloads it applies to",
+        detail=f"{', '.join(paths)} compare values taken from the client's mTLS "
+        "certificate; with mTLS not enabled (PeerAuthentication and DestinationRule "
+        "settings of the workload, namespace and mesh, auto mTLS "
+        f"{'on' if inputs.mesh.auto_mtls else 'off'}) plaintext requests carry none, so "
+        "these fields never match them.",
+        suggestion="Enable mTLS (a STRICT or PERMISSIVE PeerAuthentication, with auto mTLS or "
+        "an ISTIO_MUTUAL DestinationRule), or match on something else.",
+        evidence=[evidence(record, path, None) for path in paths])
 
 
 CHECK = Check(METADATA, check)

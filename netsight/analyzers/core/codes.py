@@ -262,7 +262,7 @@ ISTIO_POLICY_SELECTS_NO_MESH_WORKLOAD = Code(
 ISTIO_POLICY_NAMESPACE_NOT_FOUND = Code(
     "NS0431", "IstioPolicyNamespaceNotFound", W, Category.POLICY,
     "An AuthorizationPolicy rule's namespaces or notNamespaces entry matches no namespace.",
-    ("IST0101",),
+    ("IST0101", "KIA0101"),
 )
 ISTIO_POLICY_NOT_EVALUATED = Code(
     "NS0432", "IstioPolicyNotEvaluated", W, Category.POLICY,
@@ -854,6 +854,47 @@ MESH_MTLS_DISABLED_BUT_REQUESTED = Code(
     "The mesh-wide PeerAuthentication disables mTLS while a DestinationRule for *.local "
     "enables it: clients open TLS the servers do not terminate.",
     ("KIA0506",),
+)
+# Kiali's AuthorizationPolicy and Sidecar reference validations (business/checkers/
+# authorization, business/checkers/sidecars), NS0771-NS0789. Kiali's root namespace is
+# istio-system.
+AUTHORIZATION_POLICY_INVALID_METHOD = Code(
+    "NS0771", "AuthorizationPolicyInvalidMethod", W, Category.POLICY,
+    "An AuthorizationPolicy operation's methods entry is neither an HTTP method nor an Istio "
+    "wildcard of one (a gRPC name belongs in paths: gRPC requests are POST): it matches no "
+    "request.",
+    ("KIA0102",),
+)
+AUTHORIZATION_POLICY_HOST_NOT_FOUND = Code(
+    "NS0772", "AuthorizationPolicyHostNotFound", W, Category.POLICY,
+    "An AuthorizationPolicy operation's hosts entry names a Service host (name or "
+    "name.namespace) that no Service, ServiceEntry or VirtualService of the mesh has.",
+    ("KIA0104",),
+)
+SIDECAR_EGRESS_HOST_NOT_FOUND = Code(
+    "NS0773", "SidecarEgressHostNotFound", W, MESH,
+    "A Sidecar egress hosts entry names a host no Service or ServiceEntry provides: its "
+    "proxies get no route to it.",
+    ("KIA1004",),
+)
+AUTHORIZATION_POLICY_REQUIRES_MTLS = Code(
+    "NS0775", "AuthorizationPolicyRequiresMtls", C, Category.POLICY,
+    "An AuthorizationPolicy matches on peer identities (source principals or namespaces, "
+    "or conditions on them or the SNI) where mTLS is not enabled: plaintext requests carry "
+    "no identity, so those fields never match.",
+    ("KIA0105",),
+)
+AUTHORIZATION_POLICY_PRINCIPAL_NOT_FOUND = Code(
+    "NS0776", "AuthorizationPolicyPrincipalNotFound", W, Category.POLICY,
+    "An AuthorizationPolicy principals entry of the mesh's trust domain names a service "
+    "account no workload of the cluster runs as.",
+    ("KIA0106",),
+)
+ROOT_SIDECAR_HAS_SELECTOR = Code(
+    "NS0774", "RootSidecarHasWorkloadSelector", W, MESH,
+    "A Sidecar in the root namespace (istio-system) has a workloadSelector: it is not the "
+    "mesh-wide default, and selects only pods of the root namespace.",
+    ("KIA1006",),
 )
 
 # --- NS08xx: cluster DNS (check_dns_resolution, and the Corefile in analyze_config) ---------

@@ -19,7 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from netsight.analyzers.routing import conditions as c
-from netsight.analyzers.routing import gamma, gateways, listenersets, rules
+from netsight.analyzers.routing import gamma, gateways, kgateway_policies, listenersets, rules
+from netsight.analyzers.routing.backend_kinds import (
+    ACCEPTED_KINDS,
+    EXTENSION_BACKEND_KINDS,
+    KGATEWAY_CONTROLLER,
+)
 from netsight.analyzers.routing.backend_tls import (
     BACKEND_TLS_POLICY,
     CONFIG_MAP,
@@ -43,6 +48,7 @@ from netsight.analyzers.routing.gateway_objects import (
     is_gateway_api,
     read_route,
 )
+from netsight.analyzers.routing.kgateway_policies import KGATEWAY_POLICY_KINDS
 from netsight.analyzers.routing.listener_admission import (
     NAMESPACE_NAME_LABEL,
     accept,
@@ -93,6 +99,8 @@ class RouteResult:
     backends: list[BackendResolution]
     notes: list[str]
     dropped: dict[int, tuple[str, str]] = field(default_factory=dict)  # invalid rules
+    # kgateway TrafficPolicies reaching the route (routing/kgateway_policies.py)
+    policies: list[kgateway_policies.Applied] = field(default_factory=list)
 
 
 # What each tier of a shared resolution reads (GraphView.derived drops a tier when one of
@@ -106,7 +114,9 @@ RESOLUTION_READS = (*ROUTE_KINDS, GATEWAY, GATEWAY_CLASS, REFERENCE_GRANT, SECRE
                     *LISTENER_SET_KINDS,
                     Kind.SERVICE, Kind.ENDPOINT_SLICE, Kind.NAMESPACE,
                     # backend TLS shown on route backends (routing/backend_tls.py)
-                    BACKEND_TLS_POLICY, CONFIG_MAP)
+                    BACKEND_TLS_POLICY, CONFIG_MAP,
+                    # implementation-specific backends and kgateway's route policies
+                    *EXTENSION_BACKEND_KINDS, *KGATEWAY_POLICY_KINDS)
 
 
 def _fresh(view: GraphView) -> dict[str, Any]:
@@ -272,8 +282,9 @@ class Resolver:
         done = held.get(route.record.key)
         if done is not None and done.route is route:
             return done
+        parent_controllers = self._controllers(route)
         backends = [resolve_backend(self.full, self.grants, route, ref, self._ready,
-                                    self.backend_tls, self.shows)
+                                    self.backend_tls, self.shows, parent_controllers)
                     for ref in route.backend_refs]
         resolved = resolved_refs(backends)
         dropped = rules.invalid_rules(route)
@@ -290,17 +301,58 @@ class Resolver:
             if backend.reason == c.INVALID_KIND:
                 # Core support is Service only; controllers may support other kinds as an
                 # implementation-specific extension, which netsight cannot speak for.
-                notes.append(f"{route.ref} {b.path}: {b.kind} ({b.group or 'core'}) is "
-                             "implementation-specific; netsight answers as a Core-only "
-                             f"controller would ({', '.join(controllers) or 'no controller'} "
-                             "may support it)")
+                unknown = [c for c in controllers if c not in ACCEPTED_KINDS]
+                if unknown or not controllers:
+                    notes.append(f"{route.ref} {b.path}: {b.kind} ({b.group or 'core'}) is "
+                                 "implementation-specific; netsight answers as a Core-only "
+                                 f"controller would ({', '.join(unknown) or 'no controller'} "
+                                 "may support it)")
+                else:
+                    # Every controller is one whose backend kinds netsight knows: not one.
+                    notes.append(f"{route.ref} {b.path}: {b.kind} ({b.group or 'core'}) is "
+                                 f"not a backend kind {', '.join(controllers)} documents")
+            elif backend.not_evaluated is not None:
+                notes.append(f"{route.ref} {b.path}: {b.kind} ({b.group}) {b.ref}: "
+                             f"{backend.not_evaluated}")
             elif backend.external_name:
                 notes.append(f"{route.ref} {b.path}: Service {b.ref} is of type ExternalName, "
                              "which implementations SHOULD NOT support; whether this one "
                              "forwards to it is implementation-specific")
+        # kgateway's TrafficPolicies, on the route and on the kgateway Gateways it is on
+        # (one in a namespace the caller may not read is not named).
+        kgateways = list({p.gateway.ref: p.gateway for p in parents if p.gateway is not None
+                          and not p.hidden and p.gateway.controller
+                          == KGATEWAY_CONTROLLER}.values())
+        policies: list[kgateway_policies.Applied] = []
+        if kgateways:
+            policies = kgateway_policies.attached(self.full, route, kgateways)
+            notes.extend(kgateway_policies.not_evaluated(route, policies))
+            for gateway in kgateways:
+                notes.extend(kgateway_policies.gateway_notes(self.full, gateway))
         result = held[route.record.key] = RouteResult(route, parents, backends, notes,
-                                                                   dropped)
+                                                      dropped, policies)
         return result
+
+    def _controllers(self, route: Route) -> list[str | None]:
+        """The controllers of the route's Gateway parents (through a ListenerSet too), which
+        decide its implementation-specific backendRefs; a mesh parent has none."""
+        found: list[str | None] = []
+        for ref in route.parent_refs:
+            if ref.is_gateway:
+                gateway, _ = self._parent_gateway(ref.namespace, ref.name)
+            elif ref.is_listener_set:
+                record = self.full.get(make_key(ref.kind, ref.namespace, ref.name))
+                if record is None or not is_gateway_api(record):
+                    continue
+                group, kind, namespace, name = listenersets.parent_ref(record)
+                if (group, kind) != (GATEWAY_GROUP, GATEWAY):
+                    continue
+                gateway, _ = self._parent_gateway(namespace, name)
+            else:
+                continue
+            if gateway is not None:
+                found.append(gateway.controller)
+        return found
 
     def count_attached(self, gateway: gateways.GatewayState) -> None:
         """Set attachedRoutes (and how many routes may attach undecided) on each listener of

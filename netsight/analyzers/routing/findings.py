@@ -15,6 +15,7 @@ from netsight.analyzers.core.contracts import Finding
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import observed
 from netsight.analyzers.routing.attachment import RouteResult
+from netsight.analyzers.routing.gateway_objects import BackendRef
 from netsight.analyzers.routing.gateways import GatewayState, ListenerSetState, ListenerState
 from netsight.analyzers.routing.listenersets import NOT_ALLOWED, PARENT_NOT_ACCEPTED
 from netsight.analyzers.routing.references import BackendResolution
@@ -89,12 +90,19 @@ def route_findings(view: GraphView, result: RouteResult) -> list[Finding]:
                                                     "port": b.port})]))
         elif serving and backend.ok and backend.ready_endpoints == 0 and b.weight > 0:
             found.append(codes.ROUTE_BACKEND_NO_READY_ENDPOINTS.finding(
-                ref(record), f"{name}: backend Service {b.ref} has no ready endpoints",
-                detail=f"{b.path} resolves to Service {b.ref}, whose EndpointSlices list "
-                "no ready endpoint: requests sent to it fail with 5xx.",
+                ref(record), f"{name}: backend {_backend_kind(b)} {b.ref} has no ready "
+                "endpoints",
+                detail=f"{b.path} resolves to {_backend_kind(b)} {b.ref}"
+                + (f" ({', '.join(backend.targets)})" if backend.targets else "")
+                + ", whose EndpointSlices list no ready endpoint: requests sent to it fail "
+                "with 5xx.",
                 suggestion=f"Run diagnose_service on {b.ref}.",
                 evidence=[evidence(record, b.path, b.ref)]))
     return found
+
+
+def _backend_kind(b: BackendRef) -> str:
+    return b.kind if b.group == "" else f"{b.kind} ({b.group})"
 
 
 def _accept_hint(reason: str) -> str:
@@ -109,10 +117,13 @@ def _accept_hint(reason: str) -> str:
 
 def _backend_hint(backend: BackendResolution) -> str:
     b = backend.ref
+    if (b.group, b.kind) != ("", "Service") and backend.reason == c.BACKEND_NOT_FOUND:
+        return f"Create {b.kind} {b.ref} ({b.group}), or fix the backendRef."
     return {
         c.REF_NOT_PERMITTED: f"Create a ReferenceGrant in namespace {b.namespace} from this "
         f"route's kind and namespace to Service {b.name}.",
-        c.INVALID_KIND: "Point the backendRef at a Service (group \"\", kind Service).",
+        c.INVALID_KIND: "Point the backendRef at a Service (group \"\", kind Service), or at "
+        "a kind the route's GatewayClass controller documents.",
     }.get(backend.reason or "", f"Create Service {b.ref} with port {b.port}, or fix the "
           "backendRef.")
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from netsight.analyzers.routing import backend_kinds
 from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing.backend_tls import BackendTLSPolicies, BackendTLSState
 from netsight.analyzers.routing.gateway_objects import (
@@ -35,7 +36,7 @@ from netsight.analyzers.routing.gateway_objects import (
     not_in_input,
     spec_of,
 )
-from netsight.graph.model.kinds import Kind, Rel, api_group, make_key
+from netsight.graph.model.kinds import Kind, Rel, api_group, make_key, parse_key
 from netsight.graph.model.records import EndpointSliceRecord, Record, SecretRecord, ServiceRecord
 from netsight.graph.store.live import GraphView, Source
 
@@ -90,6 +91,10 @@ class BackendResolution:
     ready_endpoints: int | None = None  # None: not known from the input
     external_name: bool = False  # a Service of type ExternalName (implementation-specific)
     tls: BackendTLSState | None = None  # the BackendTLSPolicy for this Service port, if any
+    # An implementation-specific backend its controllers accept: what it points at, and
+    # what of it netsight does not evaluate.
+    targets: tuple[str, ...] | None = None
+    not_evaluated: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -99,13 +104,19 @@ class BackendResolution:
 def resolve_backend(view: GraphView, grants: Grants, route: Route, ref: BackendRef,
                     ready: dict[str, int | None] | None = None,
                     tls: BackendTLSPolicies | None = None,
-                    shows: Shows = shows_all) -> BackendResolution:
+                    shows: Shows = shows_all,
+                    controllers: list[str | None] | None = None) -> BackendResolution:
     """Resolve one backendRef; ``ready`` caches ready endpoint counts by Service key,
     ``tls`` BackendTLSPolicies evaluated for earlier backends. A Service ``shows`` hides is
-    resolved all the same, but its ports, endpoints, type and TLS policy are not given."""
+    resolved all the same, but its ports, endpoints, type and TLS policy are not given.
+    ``controllers``: those of the route's Gateway parents, which decide whether an
+    implementation-specific kind is a backend (routing/backend_kinds.py)."""
     where = f"{ref.path} ({ref.kind} {ref.ref})"
     # BackendObjectReference: Service in the core group is Core support; anything else is
-    # extended or implementation-specific, which netsight does not model.
+    # extended or implementation-specific: resolved only where every controller accepts it.
+    if (ref.group, ref.kind) != ("", SERVICE) and \
+            backend_kinds.accepted_by(controllers or [], ref.group, ref.kind):
+        return _resolve_extension(view, grants, route, ref, where, ready, shows)
     if (ref.group, ref.kind) != ("", SERVICE):
         group = ref.group or "core"
         return BackendResolution(ref, c.INVALID_KIND,
@@ -146,6 +157,48 @@ def resolve_backend(view: GraphView, grants: Grants, route: Route, ref: BackendR
         ready[service.key] = ready_endpoints(view, service)
     return BackendResolution(ref, None, f"{where}: resolved", ready[service.key], external,
                              policy)
+
+
+def _resolve_extension(view: GraphView, grants: Grants, route: Route, ref: BackendRef,
+                       where: str, ready: dict[str, int | None] | None,
+                       shows: Shows) -> BackendResolution:
+    if ref.namespace != route.record.namespace and not grants.permits(
+            from_kind=route.kind, from_namespace=route.record.namespace, to_group=ref.group,
+            to_kind=ref.kind, to_namespace=ref.namespace, to_name=ref.name):
+        return BackendResolution(ref, c.REF_NOT_PERMITTED,
+                                 f"{where}: no ReferenceGrant in namespace {ref.namespace} "
+                                 f"allows {route.kind}s from {route.record.namespace}")
+    target = backend_kinds.target_of(view, ref.group, ref.kind, ref.namespace, ref.name)
+    if not target.found:
+        key = backend_kinds.key_of(ref.group, ref.kind, ref.namespace, ref.name)
+        unknown = view.untracked(parse_key(key).kind) if key else None
+        if unknown is not None:
+            # Not watched (or not listed yet): a missing one may exist.
+            return BackendResolution(ref, None, f"{where}: existence not evaluated ({unknown})",
+                                     targets=(), not_evaluated=unknown)
+        return BackendResolution(ref, c.BACKEND_NOT_FOUND,
+                                 f"{where}: {ref.kind} of group {ref.group} not found")
+    key = backend_kinds.key_of(ref.group, ref.kind, ref.namespace, ref.name)
+    if key is not None and not shows(key):
+        # Resolved: that is the route's to know. What the backend points at is not.
+        return BackendResolution(ref, None, f"{where}: resolved (the {ref.kind} is {HIDDEN}: "
+                                 "what it points at is not shown)")
+    count = None
+    if target.service is not None:
+        # A static host that is a cluster Service: its endpoints are the backend's.
+        service = target.service
+        if ready is None:
+            count = ready_endpoints(view, service)
+        else:
+            if service.key not in ready:
+                ready[service.key] = ready_endpoints(view, service)
+            count = ready[service.key]
+        targets: tuple[str, ...] = (f"Service {service.namespace}/{service.name}:"
+                                    f"{target.port}",)
+    else:
+        targets = target.targets
+    return BackendResolution(ref, None, f"{where}: resolved ({', '.join(targets) or ref.kind})",
+                             count, targets=targets, not_evaluated=target.not_evaluated)
 
 
 def ready_endpoints(view: GraphView, service: ServiceRecord) -> int | None:

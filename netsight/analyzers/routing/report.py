@@ -15,7 +15,9 @@ from netsight.analyzers.routing import conditions as c
 from netsight.analyzers.routing import observed
 from netsight.analyzers.routing.attachment import ParentResult, RouteResult
 from netsight.analyzers.routing.backend_tls import BackendTLSState
+from netsight.analyzers.routing.gateway_objects import spec_of
 from netsight.analyzers.routing.gateways import GatewayState, ListenerSetState, ListenerState
+from netsight.analyzers.routing.kgateway_policies import EVALUATED, Applied
 from netsight.analyzers.routing.references import BackendResolution
 
 
@@ -121,6 +123,8 @@ class Backend(OmitNone):
                                         description="Ready endpoints; absent: not known")
     tls: BackendTLSOut | None = Field(default=None, description="The BackendTLSPolicy for "
                                       "this Service port; absent: plain-text")
+    targets: list[str] | None = Field(default=None, description="What an implementation-"
+                                      "specific backend (kgateway Backend, ...) points at")
 
 
 class RouteOut(OmitNone):
@@ -129,6 +133,8 @@ class RouteOut(OmitNone):
     hostnames: list[str] | None = None
     parents: list[Parent]
     backends: list[Backend]
+    policies: list[str] | None = Field(default=None, description="kgateway TrafficPolicies "
+                                       "reaching the route, with the settings evaluated")
 
 
 def route_out(result: RouteResult) -> RouteOut:
@@ -139,7 +145,13 @@ def route_out(result: RouteResult) -> RouteOut:
         hostnames=list(route.hostnames) or None,
         parents=[_parent(route_result=result, parent=p) for p in result.parents],
         backends=[_backend(b) for b in result.backends],
+        policies=[_policy(a) for a in result.policies] or None,
     )
+
+
+def _policy(applied: Applied) -> str:
+    fields = [f for f in EVALUATED if f in spec_of(applied.policy)]
+    return f"{applied.ref} {applied.where}: {', '.join(fields) or 'nothing routing reads'}"
 
 
 def _parent(*, route_result: RouteResult, parent: ParentResult) -> Parent:
@@ -178,6 +190,7 @@ def _backend(resolution: BackendResolution) -> Backend:
         reason=resolution.reason,
         ready_endpoints=resolution.ready_endpoints,
         tls=backend_tls_out(resolution.tls),
+        targets=list(resolution.targets) if resolution.targets else None,
     )
 
 

@@ -64,6 +64,9 @@ class Layer(OmitNone):
     rule: int | None = None
     match: dict[str, object] | None = None
     filters: list[str] | None = None
+    policies: list[str] | None = Field(
+        default=None, description="Timeouts, retries and rewrites the rule's requests get "
+        "(the route's own, or a kgateway TrafficPolicy's), and where each comes from")
     backends: list[BackendShare]
     outcome: str = Field(description='"forwarded", "redirect", "direct" (a DirectResponse '
                          'filter or a VirtualService directResponse replies), "404", "500", '

@@ -14,6 +14,7 @@ from netsight.analyzers.core import codes
 from netsight.analyzers.core.base import ref
 from netsight.analyzers.core.contracts import Finding
 from netsight.analyzers.core.quoting import spec_text
+from netsight.analyzers.routing import kgateway_policies
 from netsight.analyzers.routing.attachment import Resolver, RouteResult
 from netsight.analyzers.routing.gateway_objects import HTTP_ROUTE, as_list, as_map
 from netsight.analyzers.routing.gateways import GatewayState, ListenerState
@@ -133,9 +134,12 @@ def _new_layer(result: RouteResult, state: GatewayState, listener: ListenerState
     if not named:
         # What the request gets is the caller's to see; which route gives it is not.
         return Layer(entry=entry, port=port, backends=[], outcome=outcome, hidden=True)
+    policies = kgateway_policies.effective(route, winner.rule, result.policies, state.ref,
+                                           listener.listener.name) if result.policies else []
     return Layer(entry=entry, port=port, route=route.ref, kind=route.kind, rule=winner.rule,
                  match=dict(winner.match_spec) if winner.match is not None else None,
-                 filters=filters or None, backends=shares, outcome=outcome)
+                 filters=filters or None, policies=policies or None, backends=shares,
+                 outcome=outcome)
 
 
 def error_finding(taken: Taken, winner: Candidate, described: str) -> Finding:

@@ -149,10 +149,11 @@ PROVIDER_GROUPS: dict[str, tuple[str, frozenset[str] | None]] = {
         "Mesh", "MeshTrafficPermission", "MeshHTTPRoute", "MeshTCPRoute", "MeshService",
         "TrafficPermission", "TrafficRoute"})),
     "gateway.kgateway.dev": ("kgateway", None),
-    # Envoy Gateway's policies attach to Gateways, listeners and routes through targetRefs.
+    # Envoy Gateway's policies attach to Gateways, listeners and routes through targetRefs;
+    # its Backend is a route's backendRef.
     "gateway.envoyproxy.io": ("envoy-gateway", frozenset({
         "ClientTrafficPolicy", "BackendTrafficPolicy", "SecurityPolicy",
-        "EnvoyExtensionPolicy"})),
+        "EnvoyExtensionPolicy", "Backend"})),
 }
 
 # Kinds objects refer to (as owners) that no informer watches.

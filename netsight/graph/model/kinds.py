@@ -78,6 +78,7 @@ _PRIMARY_GROUP: dict[str, str] = {
     "AuthorizationPolicy": "security.istio.io",
     "HTTPRoute": "gateway.networking.k8s.io",  # also policy.linkerd.io
     "GRPCRoute": "gateway.networking.k8s.io",
+    "Backend": "gateway.kgateway.dev",  # also gateway.envoyproxy.io
 }
 
 # Cluster-scoped kinds netsight knows of. For other kinds the manifest decides: an object
