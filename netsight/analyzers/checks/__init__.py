@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from netsight.analyzers.checks import (
     cluster_dns_config,
+    cni_enforcement,
     gateway_routes,
     ingress_lint,
     input_problems,
@@ -22,6 +23,7 @@ from netsight.analyzers.core.declarations import Check
 
 CHECKS: tuple[Check, ...] = (input_problems.CHECK, service_health.CHECK, orphan_slices.CHECK,
                              statefulset_services.CHECK, gateway_routes.CHECK,
-                             network_policy_lint.CHECK, istio_policy_lint.CHECK,
+                             network_policy_lint.CHECK, cni_enforcement.CHECK,
+                             istio_policy_lint.CHECK,
                              mesh_config.CHECK, mtls_consistency.CHECK, ingress_lint.CHECK,
                              cluster_dns_config.CHECK)

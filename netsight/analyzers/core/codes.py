@@ -6,7 +6,8 @@ retired code stays here as a comment. ``equivalent`` lists istioctl (IST....) or
 
 Ranges: NS00xx input problems · NS01xx Services · NS02xx endpoints · NS03xx workloads ·
 NS04xx policies · NS05xx Gateway API routing · NS06xx-NS07xx mesh (Istio networking)
-configuration · NS08xx cluster DNS: how a name resolves, and the Corefile.
+configuration · NS08xx cluster DNS: how a name resolves, and the Corefile · NS10xx
+providers: CNI and controller health.
 """
 
 from __future__ import annotations
@@ -925,6 +926,18 @@ COREFILE_UNPARSEABLE = Code(
 COREFILE_NO_KUBERNETES = Code(
     "NS0816", "CorefileNoKubernetesPlugin", C, DNS,
     "No server block has the kubernetes plugin: no Service or pod name resolves.",
+)
+
+# --- NS10xx: providers: the CNI, and the health of controllers --------------------------
+CNI_ENFORCES_NO_POLICY = Code(
+    "NS1000", "CniEnforcesNoPolicy", C, Category.POLICY,
+    "Network policies exist, but the detected CNI enforces none of them: every flow they "
+    "deny still passes.",
+)
+CNI_ENFORCEMENT_UNKNOWN = Code(
+    "NS1001", "CniEnforcementUnknown", I, Category.POLICY,
+    "Network policies exist, but whether the CNI enforces them cannot be told (its "
+    "setting is not readable, or from a cluster no CNI was detected).",
 )
 
 CODES: dict[str, Code] = {

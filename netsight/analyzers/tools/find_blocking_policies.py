@@ -20,6 +20,7 @@ from netsight.analyzers.core.contracts import (
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.quoting import quoted
+from netsight.analyzers.policy import cni
 from netsight.analyzers.policy.endpoints import Endpoint, Resolved, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
 from netsight.analyzers.policy.istio_authz import Request
@@ -36,7 +37,7 @@ METADATA = AnalyzerMetadata(
     name=NAME,
     description="Whether traffic from a source to a destination port is allowed, and which "
     "policy rule blocks it (network policies, Istio). Use it when a connection fails.",
-    reads=READS | {Kind.SERVICE},
+    reads=READS | cni.READS | {Kind.SERVICE},
     codes=(),
 )
 
@@ -234,7 +235,7 @@ def analyze(view: GraphView, args: Args) -> Result:
                                             for r in v.reasons())]))
     several = len(verdicts) > 1
     return Result(
-        metadata=metadata(view, dst.namespace),
+        metadata=metadata(view, dst.namespace, enforcement=cni.enforcement(view)),
         source=args.source,
         destination=args.destination,
         port=asked,

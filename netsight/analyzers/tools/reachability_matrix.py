@@ -13,6 +13,7 @@ from netsight.analyzers.core.contracts import Page, ToolResult
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.paging import decode_cursor, encode_cursor, query_fingerprint
+from netsight.analyzers.policy import cni
 from netsight.analyzers.policy.endpoints import Endpoint, from_pod, live, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
 from netsight.analyzers.policy.results import DetailAware
@@ -28,7 +29,7 @@ METADATA = AnalyzerMetadata(
     name=NAME,
     description="Allowed or denied for every pod pair in the given namespaces or pods, "
     "per port. Use it to review a namespace's isolation as a whole.",
-    reads=READS,
+    reads=READS | cni.READS,
     codes=(),
 )
 
@@ -121,7 +122,8 @@ def analyze(view: GraphView, args: Args) -> Result:
     remaining = total - end
     return Result(
         metadata=metadata(view, args.namespaces[0] if args.namespaces and
-                          len(args.namespaces) == 1 else None),
+                          len(args.namespaces) == 1 else None,
+                          enforcement=cni.enforcement(view)),
         pods=n,
         entries=entries,
         page=Page(total=total, returned=len(entries), remaining=remaining,

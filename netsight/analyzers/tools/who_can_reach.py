@@ -13,7 +13,7 @@ from netsight.analyzers.core.contracts import ErrorCode, Page, ToolFailure, Tool
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.paging import paginate, query_fingerprint
-from netsight.analyzers.policy import classes
+from netsight.analyzers.policy import classes, cni
 from netsight.analyzers.policy.classes import Row, add_rows
 from netsight.analyzers.policy.endpoints import Endpoint, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
@@ -50,7 +50,7 @@ METADATA = AnalyzerMetadata(
     name=NAME,
     description="Every source allowed to reach a destination on a port, as identities and "
     "CIDRs. Use it to see a workload's exposure.",
-    reads=READS | {Kind.SERVICE},
+    reads=READS | cni.READS | {Kind.SERVICE},
     codes=(),
 )
 
@@ -147,7 +147,8 @@ def analyze(view: GraphView, args: Args) -> Result:
                                 fingerprint=fingerprint, tool=NAME)
     return Result(
         metadata=metadata(view, None if resolved.endpoints[0].external
-                          else resolved.endpoints[0].namespace),
+                          else resolved.endpoints[0].namespace,
+                          enforcement=cni.enforcement(view)),
         destination=args.destination, port=port, protocol=args.protocol,
         destination_pods=sum(len(g.members) for g, _ in fixed),
         peers=[classes.listed_out(item, blocks, several=several, detail=args.detail)
