@@ -16,6 +16,7 @@ from netsight.analyzers.checks import (
     mtls_consistency,
     network_policy_lint,
     orphan_slices,
+    provider_health,
     service_health,
     statefulset_services,
 )
@@ -26,4 +27,4 @@ CHECKS: tuple[Check, ...] = (input_problems.CHECK, service_health.CHECK, orphan_
                              network_policy_lint.CHECK, cni_enforcement.CHECK,
                              istio_policy_lint.CHECK,
                              mesh_config.CHECK, mtls_consistency.CHECK, ingress_lint.CHECK,
-                             cluster_dns_config.CHECK)
+                             cluster_dns_config.CHECK, provider_health.CHECK)

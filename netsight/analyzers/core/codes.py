@@ -939,6 +939,40 @@ CNI_ENFORCEMENT_UNKNOWN = Code(
     "Network policies exist, but whether the CNI enforces them cannot be told (its "
     "setting is not readable, or from a cluster no CNI was detected).",
 )
+PROVIDER_CONTROLLER_NOT_READY = Code(
+    "NS1010", "ProviderControllerNotReady", C, CONN,
+    "A provider's controller or agent has fewer ready pods than it wants (none: critical, "
+    "some: warning).",
+)
+PROVIDER_ROLLOUT_INCOMPLETE = Code(
+    "NS1011", "ProviderRolloutIncomplete", W, CONN,
+    "A provider's controller or agent runs pods of an older template than its current one, "
+    "or has not yet seen its latest spec.",
+)
+PROVIDER_AGENTS_MISSING_NODES = Code(
+    "NS1012", "ProviderAgentsMissingNodes", W, CONN,
+    "A node agent (CNI, ztunnel) is scheduled on fewer nodes than the cluster has: pods on "
+    "the others lack it.",
+)
+PROVIDER_VERSIONS_DIFFER = Code(
+    "NS1013", "ProviderVersionsDiffer", I, CONN,
+    "A provider's components run different versions (image tags), as during an upgrade "
+    "or a canary revision.",
+)
+GATEWAY_CLASS_NOT_ACCEPTED = Code(
+    "NS1020", "GatewayClassNotAccepted", C, ROUTING,
+    "A GatewayClass is not Accepted by its controller (or no controller has reported on "
+    "it): its Gateways are not programmed.",
+)
+ISTIO_TAG_REVISION_MISSING = Code(
+    "NS1030", "IstioTagRevisionMissing", C, Category.MESH,
+    "An Istio revision tag (or revision webhook) points to a revision no istiod Deployment "
+    "runs: namespaces using it get no sidecar injection.",
+)
+PROVIDER_STATUS = Code(
+    "NS1040", "ProviderStatus", Severity.OK, CONN,
+    "A provider's component as seen: its readiness, version and what it serves.",
+)
 
 CODES: dict[str, Code] = {
     code.code: code for code in globals().values() if isinstance(code, Code)

@@ -40,10 +40,13 @@ class Toolset(StrEnum):
     PROBES = "probes"
     # Writes operators' notes to netsight's own knowledge base: offered only when asked for.
     NOTES = "notes"
+    # Health of the CNI, mesh and gateway controllers: offered when asked for (the default
+    # tool list is full).
+    PROVIDERS = "providers"
 
 
 # What a server offers when no toolsets are named.
-DEFAULT_TOOLSETS = frozenset(Toolset) - {Toolset.NOTES}
+DEFAULT_TOOLSETS = frozenset(Toolset) - {Toolset.NOTES, Toolset.PROVIDERS}
 
 
 @dataclass(frozen=True, slots=True)
