@@ -32,6 +32,10 @@ def check(view: GraphView, namespace: str | None) -> Iterator[Finding]:
     found = cni.detect(view)
     if found.enforced is True or (not found.found and view.source is Source.MANIFESTS):
         return
+    if not found.found and view.untracked(Kind.DAEMON_SET) is not None:
+        # netsight was not set to look (PROVIDER_STATUS off, or DaemonSets not readable):
+        # that is about netsight, not the cluster; verdicts' metadata.enforcement says it.
+        return
     shown = ", ".join(f"{n} {kind.split('.')[0]}" for kind, n in counts.items() if n)
     agent = next((d for d in found.found if d.resource is not None), None)
     evidence = [e for d in found.found for e in d.evidence]

@@ -170,7 +170,7 @@ def evaluate(view: GraphView, provider: str | None) -> Evaluation:
                 (spec.name == "gateway-api" and not any(
                     _controller(c) in p.controllers for p in PROVIDERS))]
         found.findings.extend(_gateway_class(view, c, spec.name) for c in ours)
-        served = _served(crds, spec.groups)
+        served = _served(view, crds, spec.groups)
         if len(found.findings) == before and not served:
             if provider is not None:
                 found.providers.append(ProviderState(spec.name, "not installed", (), ()))
@@ -197,10 +197,13 @@ def _status(findings: list[Finding], members: list[WorkloadRecord]) -> str:
     return "unknown" if any(m.rollout is None for m in members) else "healthy"
 
 
-def _served(crds: list[CustomResourceDefinitionRecord], groups: tuple[str, ...]
-            ) -> tuple[str, ...]:
-    return tuple(sorted({f"{c.group}/{v}" for c in crds if c.group in groups
-                         for v in c.served}))
+def _served(view: GraphView, crds: list[CustomResourceDefinitionRecord],
+            groups: tuple[str, ...]) -> tuple[str, ...]:
+    """From CRDs in the graph (manifests) the versions they serve, from a cluster those of
+    its kinds netsight watches (each kind in the version discovery prefers)."""
+    found = {f"{c.group}/{v}" for c in crds if c.group in groups for v in c.served}
+    found.update(v for v in view.served().values() if api_group(v) in groups)
+    return tuple(sorted(found))
 
 
 def _health(spec: Provider, record: WorkloadRecord, role: str, nodes: int | None
@@ -272,7 +275,7 @@ def _istio_tags(view: GraphView, members: list[tuple[WorkloadRecord, str]]
         if REV_LABEL not in hook.labels:
             continue
         rev, name = hook.labels[REV_LABEL], hook.labels.get(TAG_LABEL)
-        what = f"revision tag {name!r}" if name else f"revision {rev!r}'s injection webhook"
+        what = f"revision tag {name!r}" if name else f"injection webhook of revision {rev!r}"
         if rev in running:
             yield codes.PROVIDER_STATUS.finding(
                 ref(hook), f"istio {what} ({hook.name}) -> istiod revision {rev}",
@@ -325,8 +328,9 @@ def _gateway_class(view: GraphView, record: GenericRecord, provider: str) -> Fin
 def _cni(view: GraphView, workloads: list[WorkloadRecord], reported: set[str],
          nodes: int | None, found: Evaluation) -> Iterator[Finding]:
     detection = cni.detect(view)
-    agents = [w for w in workloads if w.kind == Kind.DAEMON_SET and w.key not in reported
-              and any(s.matches(w) for s in cni.SIGNATURES)]
+    every = [w for w in workloads if w.kind == Kind.DAEMON_SET
+             and any(s.matches(w) for s in cni.SIGNATURES)]
+    agents = [w for w in every if w.key not in reported]  # not already shown as a provider's
     spec = Provider("cni", (), node_agents=frozenset({"agent"}))
     findings = [f for w in agents for f in _health(spec, w, "agent", nodes)]
     enforced = {True: "enforces NetworkPolicy", False: "enforces no NetworkPolicy",
@@ -337,6 +341,6 @@ def _cni(view: GraphView, workloads: list[WorkloadRecord], reported: set[str],
         evidence=[e for d in detection.found for e in d.evidence])
     found.providers.append(ProviderState(
         "cni", _status(findings, agents) if detection.found else "not detected",
-        tuple(sorted({tag(w.images[0]) for w in agents if w.images})), ()))
+        tuple(sorted({tag(w.images[0]) for w in every if w.images})), ()))
     yield summary
     yield from findings
