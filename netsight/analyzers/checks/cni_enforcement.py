@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from netsight.analyzers.core import codes
 from netsight.analyzers.core.contracts import Finding
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Check
-from netsight.analyzers.policy import anp, cni
+from netsight.analyzers.policy import anp
+from netsight.analyzers.policy import cni_detection as cni
 from netsight.graph.model.kinds import Kind
 from netsight.graph.store.live import GraphView
 from netsight.graph.store.sync_status import Source

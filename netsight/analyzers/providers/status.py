@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from netsight.analyzers.core import codes
 from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.core.contracts import Finding, Severity
-from netsight.analyzers.policy import cni
+from netsight.analyzers.policy import cni_detection as cni
 from netsight.graph.model.kinds import Kind, api_group
 from netsight.graph.model.records import (
     CustomResourceDefinitionRecord,

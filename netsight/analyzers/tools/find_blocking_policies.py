@@ -20,7 +20,7 @@ from netsight.analyzers.core.contracts import (
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.quoting import quoted
-from netsight.analyzers.policy import cni
+from netsight.analyzers.policy import cni_detection as cni
 from netsight.analyzers.policy.endpoints import Endpoint, Resolved, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
 from netsight.analyzers.policy.istio_authz import Request

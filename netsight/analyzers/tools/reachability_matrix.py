@@ -13,7 +13,7 @@ from netsight.analyzers.core.contracts import Page, ToolResult
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.paging import decode_cursor, encode_cursor, query_fingerprint
-from netsight.analyzers.policy import cni
+from netsight.analyzers.policy import cni_detection as cni
 from netsight.analyzers.policy.endpoints import Endpoint, from_pod, live, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
 from netsight.analyzers.policy.results import DetailAware

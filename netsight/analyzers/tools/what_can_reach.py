@@ -14,7 +14,8 @@ from netsight.analyzers.core.contracts import Page, ToolResult
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.paging import paginate, query_fingerprint
-from netsight.analyzers.policy import classes, cni
+from netsight.analyzers.policy import classes
+from netsight.analyzers.policy import cni_detection as cni
 from netsight.analyzers.policy.classes import Row, add_rows
 from netsight.analyzers.policy.endpoints import Endpoint, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine

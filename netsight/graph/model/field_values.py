@@ -30,7 +30,8 @@ KEPT_ANNOTATION_PREFIXES = (
     "kuma.io/",
     "policy.cilium.io/",
     "io.cilium/",
-    # Written on Nodes by CNI agents: the CNI detection reads them (analyzers/policy/cni.py).
+    # Written on Nodes by CNI agents: the CNI detection reads them
+    # (analyzers/policy/cni_detection.py).
     "network.cilium.io/",
     "io.cilium.network.",
     "projectcalico.org/",
