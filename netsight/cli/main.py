@@ -213,7 +213,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "default the whole cluster)")
     serve.add_argument("--toolsets", metavar="LIST",
                        help="offer only these groups of tools, comma-separated: "
-                       f"{', '.join(Toolset)} (env TOOLSETS; default all but notes)")
+                       f"{', '.join(Toolset)} (env TOOLSETS; default all but notes and "
+                       "providers)")
     serve.add_argument("--read-only", action="store_true", default=None,
                        help="hide every tool that writes to the cluster (the probes), "
                             "whatever else is enabled (env READ_ONLY)")
@@ -223,6 +224,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--dns-config", action="store_const", const=True, default=None,
                        help="watch the cluster DNS ConfigMaps (kube-system/coredns, kube-dns), "
                             "by name, for check_dns_resolution (env DNS_CONFIG; default off)")
+    serve.add_argument("--provider-status", action="store_const", const=True, default=None,
+                       help="watch the providers' controllers and agents, Nodes and Istio's "
+                            "webhooks, for check_provider_status and the CNI detection (env "
+                            "PROVIDER_STATUS; default off, on with --demo)")
     probes = serve.add_argument_group(
         "diagnostic probes", "pods netsight creates to check a verdict against the data "
         "plane; off unless --probes is given")

@@ -91,6 +91,8 @@ async def live_graph(settings: Settings, *, informers: InformerSettings | None =
             informer_settings = replace(informer_settings, metadata_only=frozenset())
         if settings.dns_config:
             informer_settings = replace(informer_settings, dns_config=True)
+        if settings.provider_status:
+            informer_settings = replace(informer_settings, provider_status=True)
         watcher = ClusterWatcher(transport, graph.store, informer_settings,
                                  on_providers_changed=graph.providers_changed,
                                  namespaces=settings.namespaces)

@@ -115,6 +115,10 @@ class Settings:
     # for check_dns_resolution's Corefile: off unless asked for, as they are not networking
     # objects and the grant is one more the chart must give.
     dns_config: bool = False
+    # Watch the providers' controllers and agents (Deployments and DaemonSets of their
+    # namespaces), Nodes and Istio's injection webhooks, for check_provider_status and the
+    # CNI detection: off unless asked for (or --demo), as each is one more grant.
+    provider_status: bool = False
     responses: Responses = Responses.JSON
     # TokenReview spec.audiences; empty: the API server's own audiences (the field omitted)
     auth_audiences: tuple[str, ...] = ()
@@ -191,6 +195,8 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
     secret_metadata = True if (given := pick("secret_metadata", "SECRET_METADATA")) is None \
         else _bool(given)
     dns_config = False if (given := pick("dns_config", "DNS_CONFIG")) is None else _bool(given)
+    provider_status = demo if (given := pick("provider_status", "PROVIDER_STATUS")) is None \
+        else _bool(given)
     audiences: tuple[str, ...] = ()
     if (given := pick("auth_audience", "AUTH_AUDIENCES")) is not None:
         audiences = _audiences(given)
@@ -245,7 +251,8 @@ def load_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = 
         auth_audiences=audiences, probe_namespace=probe_namespace, probe_image=probe_image,
         max_concurrent_probes=max_probes, probes=probes, probe_mode=probe_mode,
         probe_timeout=probe_timeout, probe_rate=probe_rate, read_only=read_only,
-        secret_metadata=secret_metadata, dns_config=dns_config, toolsets=toolsets,
+        secret_metadata=secret_metadata, dns_config=dns_config,
+        provider_status=provider_status, toolsets=toolsets,
         namespaces=namespaces, knowledge_db=knowledge_db,
     )
 

@@ -3,7 +3,8 @@ shows itself.
 
 :func:`install_cni` sets the data plane's profile (``SimState.network.cni``) and writes what
 the CNI's installation leaves in a cluster, so that a CNI detector reading the API finds
-it: its agent DaemonSet in kube-system, and the annotations its agent puts on each Node.
+it: its agent DaemonSet in kube-system (with the status its controller reports: one ready
+agent per Node), and the annotations its agent puts on each Node.
 """
 
 from __future__ import annotations
@@ -54,7 +55,15 @@ def install_cni(state: SimState, profile: Profile) -> None:
     kube-system and the Nodes show it."""
     state.network.cni = profile
     daemonset, annotations = AGENTS[profile]
-    state.apply([daemonset])  # kube-system itself is left to the scenario, as the demo lacks it
+    nodes = len(state.objects.get(("", "Node"), {}))
+    # As the DaemonSet controller reports it once every agent is up (no controller runs here).
+    status = {"observedGeneration": 1, "desiredNumberScheduled": nodes,
+              "currentNumberScheduled": nodes, "numberReady": nodes,
+              "updatedNumberScheduled": nodes, "numberAvailable": nodes,
+              "numberMisscheduled": 0}
+    # kube-system itself is left to the scenario, as the demo lacks it.
+    state.apply([{**daemonset, "metadata": {**daemonset["metadata"], "generation": 1},
+                  "status": status}])
     node_type = state.registry.require("v1", "Node")
     for key, node in sorted(state.objects.get(("", "Node"), {}).items()):
         values = {"ip": _internal_ip(node), "cidr": (node.get("spec") or {}).get("podCIDR", "")}

@@ -100,6 +100,8 @@ BUILTIN: tuple[ResourceType, ...] = (
     _t("networking.k8s.io", "v1", "IngressClass", "ingressclasses", False),
     _t("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
        False, "crd", "crds"),
+    _t("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration",
+       "mutatingwebhookconfigurations", False),
     _t("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", False,
        verbs=("create",)),
     _t("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", False,

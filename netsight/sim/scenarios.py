@@ -92,6 +92,10 @@ def _background(pods: int, seed: int) -> list[Obj]:
     return [*nodes, *cluster.objects(), *secrets]
 
 
+# The Istio version of the demo's sidecars and of its istiod (sim/control_planes.py).
+ISTIO_VERSION = "1.27.0"
+
+
 def demo(seed: int = 7) -> list[Obj]:
     """A small, healthy synthetic cluster plus deliberate faults, each one a question to ask.
 
@@ -128,7 +132,8 @@ def demo(seed: int = 7) -> list[Obj]:
         # Sidecars as injected, without an injection label: one would make every other
         # namespace a "not injected" finding. ``linkerd``: the service account of a pod
         # Linkerd's injector injected (its proxy, annotation and label).
-        proxy = [{"name": "istio-proxy", "image": "istio/proxyv2:1.27.0"}] if sidecar else []
+        proxy = [{"name": "istio-proxy", "image": f"istio/proxyv2:{ISTIO_VERSION}"}] \
+            if sidecar else []
         meta: dict[str, object] = {"name": name, "namespace": ns, "labels": labels}
         extra: dict[str, object] = {}
         if linkerd is not None:
@@ -173,8 +178,14 @@ def demo(seed: int = 7) -> list[Obj]:
         {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
          "metadata": {"name": "deny-all", "namespace": "data"},
          "spec": {"podSelector": {}, "policyTypes": ["Ingress"]}},
+        # Accepted, as its controller would report: the demo's gateway faults are its routes'.
         {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
-         "metadata": {"name": "demo"}, "spec": {"controllerName": "example.com/gateway"}},
+         "metadata": {"name": "demo", "generation": 1},
+         "spec": {"controllerName": "example.com/gateway"},
+         "status": {"conditions": [{"type": "Accepted", "status": "True",
+                                    "reason": "Accepted", "message": "",
+                                    "observedGeneration": 1,
+                                    "lastTransitionTime": "2026-01-01T00:00:00Z"}]}},
         {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
          "metadata": {"name": "public", "namespace": "edge"},
          "spec": {"gatewayClassName": "demo", "listeners": [

@@ -11,7 +11,7 @@ import pytest
 
 from netsight.analyzers.core.rendering import render_text
 from netsight.analyzers.tools import TOOLS
-from tests.analyzers.test_testdata import CASES, load_case, run_case
+from tests.analyzers.test_testdata import CASES, TESTDATA, load_case, run_case
 
 # Python's None printed as a value. Not: English ("None of the pods"), the Gateway API's
 # allowedListeners value ("from None") and a headless Service as a manifest spells it
@@ -98,3 +98,14 @@ def test_meanings_hold_in_nested_and_one_line_mappings() -> None:
     assert "None" not in text
     assert "  - at=a/b, allowed=undecided (see notEvaluated)" in \
         render_text(answer(decisions=[{"at": "a/b", "allowed": None, "rule": None}]))
+
+
+def test_a_verdict_the_cni_does_not_enforce_says_so_first() -> None:
+    answer, _ = run_case(TESTDATA / "find_blocking_policies" / "flannel-enforces-no-policy",
+                         detail=False)
+    lines = render_text(answer).splitlines()
+    assert lines[1] == "policies not enforced: Flannel: Flannel enforces no NetworkPolicy"
+    answer, _ = run_case(TESTDATA / "find_blocking_policies" / "cluster-cni-not-watched",
+                         detail=False)
+    assert render_text(answer).splitlines()[1] == \
+        "policies enforcement unknown: no CNI detected (DaemonSet: not watched)"

@@ -229,6 +229,7 @@ def test_the_readme_rbac_table_names_every_value_that_changes_a_grant(render: Re
         ("config.secretMetadata=true", ("config.secretMetadata=true",)),
         ("auth.mode=none", ("auth.mode=none", "auth.insecureNoAuth=true")),
         ("features.<provider>=false", ("features.istio=false",)),
+        ("config.providerStatus=true", ("config.providerStatus=true",)),
     ]:
         rules = only(render("default-values.yaml", *sets), "ClusterRole")["rules"]
         assert rules != base, value

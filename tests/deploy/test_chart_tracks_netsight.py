@@ -23,6 +23,8 @@ from netsight.graph.ingest.discovery import (
     CRD_KIND,
     METADATA_ONLY_KINDS,
     PROVIDER_GROUPS,
+    PROVIDER_KINDS,
+    PROVIDER_NAMESPACES,
 )
 from netsight.graph.model.records import DNS_CONFIG_MAPS
 from netsight.server.config import load_settings, parse_duration
@@ -102,6 +104,8 @@ def test_netsight_starts_with_the_flags_and_environment_the_chart_gives_it(
         given["config"].get("secretMetadata", False)).lower()) == "true")
     assert settings.dns_config is (sets.get("config.dnsConfig", str(
         given["config"].get("dnsConfig", False)).lower()) == "true")
+    assert settings.provider_status is (sets.get("config.providerStatus", str(
+        given["config"].get("providerStatus", False)).lower()) == "true")
     probe = {"namespace": "mcp-diagnostics", "image": "ghcr.io/mcp-k8s-networking/probe:0.1.0",
              "maxConcurrent": 5, "enabled": False, "mode": "pod", "timeout": "30s",
              "ratePerMinute": 30, **given.get("probe", {})}
@@ -163,6 +167,44 @@ def test_the_dns_config_maps_are_granted_by_name_only_when_asked_for(render: Ren
     assert binding["roleRef"]["name"] == role["metadata"]["name"]
     # The ClusterRole is unchanged: no ConfigMap in any other namespace.
     assert read_grants(objects) == read_grants(render("default-values.yaml"))
+
+
+def test_provider_status_is_granted_exactly_what_it_watches(render: Render) -> None:
+    def grants(objects: list[dict[str, Any]], kind: str) -> dict[str, dict[str, set[str]]]:
+        found: dict[str, dict[str, set[str]]] = {}
+        for role in (o for o in objects if o["kind"] == kind):
+            for rule in role["rules"]:
+                if set(rule["verbs"]) == {"get", "list", "watch"}:
+                    for group in rule["apiGroups"]:
+                        found.setdefault(role["metadata"].get("namespace", ""), {}).setdefault(
+                            group, set()).update(rule["resources"])
+        return found
+
+    def added(base: dict[str, set[str]], more: dict[str, set[str]]) -> set[tuple[str, str]]:
+        return {(g, r) for g, rs in more.items() for r in rs} - \
+            {(g, r) for g, rs in base.items() for r in rs}
+
+    watched = {(k.group, k.plural) for k in PROVIDER_KINDS}
+    cluster_scoped = {(k.group, k.plural) for k in PROVIDER_KINDS if not k.namespaced}
+    # The whole cluster: one ClusterRole (RBAC grants no list of namespaces).
+    off = grants(render("default-values.yaml"), "ClusterRole")[""]
+    on = grants(render("default-values.yaml", "config.providerStatus=true"), "ClusterRole")[""]
+    assert added(off, on) == watched
+    # Chosen namespaces: the cluster-scoped kinds in the ClusterRole, the workloads in the
+    # Roles of the chosen namespaces that are provider namespaces, and nowhere else.
+    chosen = "config.namespaces={shop,kube-system,istio-system}"
+    off_objects = render("default-values.yaml", chosen)
+    on_objects = render("default-values.yaml", chosen, "config.providerStatus=true")
+    assert added(grants(off_objects, "ClusterRole")[""],
+                 grants(on_objects, "ClusterRole")[""]) == cluster_scoped
+    roles_off, roles_on = grants(off_objects, "Role"), grants(on_objects, "Role")
+    for ns in ("shop", "kube-system", "istio-system"):
+        assert added(roles_off[ns], roles_on[ns]) == \
+            (watched - cluster_scoped if ns in PROVIDER_NAMESPACES else set()), ns
+    helper = (CHART / "templates" / "_helpers.tpl").read_text()
+    listed = re.search(r'define "netsight.providerNamespaces" -}}\n\[([^]]*)\]', helper)
+    assert listed is not None
+    assert tuple(n.strip() for n in listed.group(1).split(",")) == PROVIDER_NAMESPACES
 
 
 def test_a_feature_flag_per_provider_withholds_exactly_its_groups(render: Render) -> None:

@@ -592,6 +592,8 @@ def calls(names: Names) -> list[Call]:
                    "detail": True}),
         tool_call("istio_mtls_status: every port of the largest Service", "istio_mtls_status",
                   {"destination": f"Service/{service}", "detail": True}),
+        tool_call("check_provider_status: every provider", "check_provider_status",
+                  {"limit": 500, "detail": True}),
         tool_call("gateway_get: the hostile Gateway", "gateway_get",
                   {"gateway": f"{HOSTILE}/public", "detail": True}),
         tool_call("gateway_list: whole cluster", "gateway_list", {"limit": 500, "detail": True}),

@@ -48,6 +48,15 @@ def test_secret_names_are_watched_unless_turned_off() -> None:
     assert load_settings({}, {"SECRET_METADATA": "True"}).secret_metadata is True
 
 
+def test_provider_status_is_watched_when_asked_for_and_by_the_demo() -> None:
+    assert load_settings({}, {}).provider_status is False
+    assert load_settings({}, {"PROVIDER_STATUS": "true"}).provider_status is True
+    assert load_settings({"provider_status": True}, {"PROVIDER_STATUS": "false"}
+                         ).provider_status is True
+    assert load_settings({"demo": True}, {}).provider_status is True
+    assert load_settings({"demo": True}, {"PROVIDER_STATUS": "false"}).provider_status is False
+
+
 def test_dns_config_maps_are_watched_only_when_asked_for() -> None:
     assert load_settings({}, {}).dns_config is False
     assert load_settings({}, {"DNS_CONFIG": "true"}).dns_config is True
@@ -85,7 +94,7 @@ def test_an_unknown_toolset_is_refused_naming_the_valid_ones() -> None:
         load_settings({"toolsets": "core,probing"}, {})
     assert str(raised.value) == (
         "--toolsets: unknown toolset 'probing'; valid toolsets: core, policy, routing, mesh, "
-        "probes, notes, whatif (comma-separated, e.g. 'core,policy')")
+        "probes, notes, whatif, providers (comma-separated, e.g. 'core,policy')")
 
 
 def test_log_lines_are_text_unless_json_is_asked_for() -> None:

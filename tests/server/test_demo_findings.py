@@ -4,6 +4,7 @@ are exactly the deliberate faults the README lists, each with the finding it pro
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,8 +13,9 @@ from netsight.analyzers.core.calling import answer, to_json
 from netsight.analyzers.tools import TOOLS
 from netsight.graph.model.kinds import Kind
 from netsight.graph.store.live import GraphView
+from netsight.sim.apiserver import SimServer
 from tests.conftest import ROOT
-from tests.server.conftest import Served, eventually
+from tests.server.conftest import Served, eventually, serving
 
 pytestmark = pytest.mark.anyio
 
@@ -54,6 +56,27 @@ def test_the_readme_lists_the_demos_faults() -> None:
 
 async def test_the_demos_findings_are_its_deliberate_faults(shared: Served) -> None:
     assert findings(shared.graph.store.view()) == readme_faults()
+
+
+async def test_with_provider_status_as_the_demo_serves_its_providers_are_well(
+        sim: SimServer, tmp_path: Path) -> None:
+    """``netsight serve --demo`` watches its providers (PROVIDER_STATUS): the findings stay
+    the faults, and check_provider_status finds the CNI, istiod and the GatewayClass well."""
+    async with serving(sim, tmp_path, provider_status=True) as running:
+        view = running.graph.store.view()
+        assert findings(view) == readme_faults()
+        status = to_json(answer(TOOLS["check_provider_status"], view, {}), detail=False)
+        assert {p["name"]: p["status"] for p in status["providers"]} == {
+            "istio": "healthy", "cilium": "healthy", "gateway-api": "healthy",
+            "cni": "healthy"}
+        assert {f["code"] for f in status["findings"]} == {"NS1040"}
+        assert "CNI: Cilium; enforces NetworkPolicy" in {f["summary"]
+                                                        for f in status["findings"]}
+        verdict = to_json(answer(TOOLS["find_blocking_policies"], view, {
+            "source": "shop/frontend-6f7c-a", "destination": "data/postgres", "port": 5432}),
+            detail=False)
+        assert verdict["allowed"] is False
+        assert "enforcement" not in verdict["metadata"]  # Cilium enforces the policy
 
 
 async def test_fixing_the_cart_selector_live_gives_it_ready_endpoints(served: Served) -> None:

@@ -64,6 +64,25 @@ The API groups and resources netsight lists and watches: CORE_KINDS and PROVIDER
 netsight/graph/ingest/informers.py (tests/deploy checks the two agree). Providers that watch every kind
 of their group are listed by resource all the same: RBAC here never uses wildcards.
 */}}
+{{/*
+PROVIDER_STATUS (config.providerStatus): the namespaces whose Deployments and DaemonSets
+netsight watches (netsight/graph/ingest/discovery.py's PROVIDER_NAMESPACES), and the
+cluster-scoped reads it adds.
+*/}}
+{{- define "netsight.providerNamespaces" -}}
+[kube-system, kube-flannel, calico-system, tigera-operator, istio-system, linkerd, kgateway-system, envoy-gateway-system, cilium, ovn-kubernetes, kuma-system]
+{{- end }}
+{{- define "netsight.providerClusterResources" -}}
+- apiGroups: [""]
+  resources: [nodes]
+- apiGroups: [admissionregistration.k8s.io]
+  resources: [mutatingwebhookconfigurations]
+{{- end }}
+{{- define "netsight.providerWorkloads" -}}
+- apiGroups: [apps]
+  resources: [deployments, daemonsets]
+{{- end }}
+
 {{- define "netsight.watchedResources" -}}
 - apiGroups: [""]
   resources: [namespaces, pods, services]

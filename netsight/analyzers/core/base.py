@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from netsight.analyzers.core.contracts import (
     ClusterMetadata,
+    Enforcement,
     ErrorCode,
     Evidence,
     ResourceRef,
@@ -30,7 +31,8 @@ def evidence(record: Record, field_path: str, value: object) -> Evidence:
     return Evidence(resource=ref(record), field_path=field_path, value=value)
 
 
-def metadata(view: GraphView, namespace: str | None = None) -> ClusterMetadata:
+def metadata(view: GraphView, namespace: str | None = None, *,
+             enforcement: Enforcement | None = None) -> ClusterMetadata:
     return ClusterMetadata(
         cluster_name=view.cluster_name,
         namespace=namespace,
@@ -38,6 +40,7 @@ def metadata(view: GraphView, namespace: str | None = None) -> ClusterMetadata:
         source=view.source.value,
         stale=view.staleness() or None,
         scope=scope(view),
+        enforcement=enforcement,
     )
 
 

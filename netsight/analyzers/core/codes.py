@@ -7,7 +7,8 @@ retired code stays here as a comment. ``equivalent`` lists istioctl (IST....) or
 Ranges: NS00xx input problems · NS01xx Services · NS02xx endpoints · NS03xx workloads ·
 NS04xx policies · NS05xx Gateway API routing · NS06xx-NS07xx mesh (Istio networking)
 configuration · NS08xx cluster DNS: how a name resolves, and the Corefile · NS09xx Linkerd
-and Kuma (NS0900-NS0949 Linkerd, NS0950-NS0999 Kuma).
+and Kuma (NS0900-NS0949 Linkerd, NS0950-NS0999 Kuma) · NS10xx providers: CNI and controller
+health.
 """
 
 from __future__ import annotations
@@ -995,6 +996,52 @@ LINKERD_AUTHENTICATION_NOT_FOUND = Code(
 KUMA_PERMISSION_TARGETS_NOTHING = Code(
     "NS0950", "KumaPermissionTargetsNothing", W, Category.POLICY,
     "A MeshTrafficPermission's top-level targetRef selects no pod within its reach.",
+)
+
+# --- NS10xx: providers: the CNI, and the health of controllers --------------------------
+CNI_ENFORCES_NO_POLICY = Code(
+    "NS1000", "CniEnforcesNoPolicy", C, Category.POLICY,
+    "Network policies exist, but the detected CNI enforces none of them: every flow they "
+    "deny still passes.",
+)
+CNI_ENFORCEMENT_UNKNOWN = Code(
+    "NS1001", "CniEnforcementUnknown", I, Category.POLICY,
+    "Network policies exist, but whether the CNI enforces them cannot be told (its "
+    "setting is not readable, or from a cluster no CNI was detected).",
+)
+PROVIDER_CONTROLLER_NOT_READY = Code(
+    "NS1010", "ProviderControllerNotReady", C, CONN,
+    "A provider's controller or agent has fewer ready pods than it wants (none: critical, "
+    "some: warning).",
+)
+PROVIDER_ROLLOUT_INCOMPLETE = Code(
+    "NS1011", "ProviderRolloutIncomplete", W, CONN,
+    "A provider's controller or agent runs pods of an older template than its current one, "
+    "or has not yet seen its latest spec.",
+)
+PROVIDER_AGENTS_MISSING_NODES = Code(
+    "NS1012", "ProviderAgentsMissingNodes", W, CONN,
+    "A node agent (CNI, ztunnel) is scheduled on fewer nodes than the cluster has: pods on "
+    "the others lack it.",
+)
+PROVIDER_VERSIONS_DIFFER = Code(
+    "NS1013", "ProviderVersionsDiffer", I, CONN,
+    "A provider's components run different versions (image tags), as during an upgrade "
+    "or a canary revision.",
+)
+GATEWAY_CLASS_NOT_ACCEPTED = Code(
+    "NS1020", "GatewayClassNotAccepted", C, ROUTING,
+    "A GatewayClass is not Accepted by its controller (or no controller has reported on "
+    "it): its Gateways are not programmed.",
+)
+ISTIO_TAG_REVISION_MISSING = Code(
+    "NS1030", "IstioTagRevisionMissing", C, Category.MESH,
+    "An Istio revision tag (or revision webhook) points to a revision no istiod Deployment "
+    "runs: namespaces using it get no sidecar injection.",
+)
+PROVIDER_STATUS = Code(
+    "NS1040", "ProviderStatus", Severity.OK, CONN,
+    "A provider's component as seen: its readiness, version and what it serves.",
 )
 
 CODES: dict[str, Code] = {

@@ -172,6 +172,15 @@ class Scope(OmitNone):
         default=None, description="Kinds RBAC does not let netsight list: unknown, not absent")
 
 
+class Enforcement(Model):
+    """Whether the cluster's CNI enforces the policies a verdict reads: set by the policy
+    tools when it does not (enforced false) or cannot be told (null)."""
+
+    enforced: bool | None
+    cni: list[str] = Field(description="The CNIs detected")
+    reason: str
+
+
 class ClusterMetadata(OmitNone):
     cluster_name: str
     timestamp: datetime = Field(default_factory=lambda: datetime.now(UTC))
@@ -185,6 +194,9 @@ class ClusterMetadata(OmitNone):
         "be out of date by that much",
     )
     scope: Scope | None = None
+    enforcement: Enforcement | None = Field(
+        default=None, description="Policy verdicts: set when the CNI does not enforce "
+        "NetworkPolicy, or cannot be told to")
 
 
 class Page(Model):

@@ -42,10 +42,13 @@ class Toolset(StrEnum):
     NOTES = "notes"
     # Policy what-if across many flows (diff_reachability): offered when asked for.
     WHATIF = "whatif"
+    # Health of the CNI, mesh and gateway controllers: offered when asked for (the default
+    # tool list is full).
+    PROVIDERS = "providers"
 
 
 # What a server offers when no toolsets are named.
-DEFAULT_TOOLSETS = frozenset(Toolset) - {Toolset.NOTES, Toolset.WHATIF}
+DEFAULT_TOOLSETS = frozenset(Toolset) - {Toolset.NOTES, Toolset.WHATIF, Toolset.PROVIDERS}
 
 
 @dataclass(frozen=True, slots=True)

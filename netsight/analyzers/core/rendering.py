@@ -38,6 +38,11 @@ def render_text(data: dict[str, Any]) -> str:
     meta = data.get("metadata", {})
     lines = [f"netsight · {meta.get('clusterName', '?')} ({meta.get('source', '?')}, "
              f"generation {meta.get('graphGeneration', '?')})"]
+    enforcement = meta.get("enforcement")
+    if enforcement:  # a verdict the CNI does not (or may not) enforce: said up front
+        state = "not enforced" if enforcement.get("enforced") is False else \
+            "enforcement unknown"
+        lines.append(f"policies {state}: {enforcement.get('reason', '')}")
     lines.extend(_fields({k: v for k, v in data.items() if k != "metadata"}, 0))
     return "\n".join(lines)
 

@@ -16,6 +16,7 @@ from netsight.analyzers.tools import (
     check_dns_resolution,
     check_gateway_status,
     check_mesh_config,
+    check_provider_status,
     check_route_resolution,
     diagnose_service,
     diff_reachability,
@@ -44,7 +45,8 @@ TOOLS: dict[str, AnyTool] = {
                  k8s_networkpolicies.TOOL, list_ingresses.TOOL, who_can_reach.TOOL,
                  what_can_reach.TOOL, gateway_list.TOOL, gateway_get.TOOL,
                  check_mesh_config.TOOL, explain_finding.TOOL, check_dns_resolution.TOOL,
-                 record_fix_note.TOOL, istio_mtls_status.TOOL, diff_reachability.TOOL)
+                 record_fix_note.TOOL, istio_mtls_status.TOOL, diff_reachability.TOOL,
+                 check_provider_status.TOOL)
 }
 
 

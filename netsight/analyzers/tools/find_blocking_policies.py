@@ -22,6 +22,7 @@ from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.proposal_reading import Document
 from netsight.analyzers.core.proposals import Proposal
 from netsight.analyzers.core.quoting import quoted
+from netsight.analyzers.policy import cni_detection as cni
 from netsight.analyzers.policy import proposed_kinds
 from netsight.analyzers.policy.endpoints import Endpoint, Resolved, port_targets, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
@@ -46,7 +47,7 @@ METADATA = AnalyzerMetadata(
     name=NAME,
     description="Whether a source may reach a destination port, and which policy rule "
     "blocks it (network policies, Istio). Use it when a connection fails.",
-    reads=READS | {Kind.SERVICE},
+    reads=READS | cni.READS | {Kind.SERVICE},
     codes=(),
 )
 
@@ -221,7 +222,7 @@ def analyze(view: GraphView, args: Args) -> Result:
     if proposal is not None:
         what_if = _what_if(live, proposal, verdicts, overall, truncated, args, service, asked)
     return Result(
-        metadata=metadata(view, dst.namespace),
+        metadata=metadata(view, dst.namespace, enforcement=cni.enforcement(view)),
         source=args.source,
         destination=args.destination,
         port=asked,

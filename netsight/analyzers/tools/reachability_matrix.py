@@ -14,6 +14,7 @@ from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.paging import decode_cursor, encode_cursor, query_fingerprint
 from netsight.analyzers.core.proposal_reading import Document
+from netsight.analyzers.policy import cni_detection as cni
 from netsight.analyzers.policy import proposed_kinds
 from netsight.analyzers.policy.endpoints import Endpoint, from_pod, live, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
@@ -37,7 +38,7 @@ METADATA = AnalyzerMetadata(
     name=NAME,
     description="Allowed or denied for every pod pair of the given namespaces or pods, "
     "per port. Use it to review a namespace's isolation.",
-    reads=READS,
+    reads=READS | cni.READS,
     codes=(),
 )
 
@@ -146,7 +147,8 @@ def analyze(view: GraphView, args: Args) -> Result:
     remaining = total - end
     return Result(
         metadata=metadata(view, args.namespaces[0] if args.namespaces and
-                          len(args.namespaces) == 1 else None),
+                          len(args.namespaces) == 1 else None,
+                          enforcement=cni.enforcement(view)),
         pods=n,
         entries=entries,
         page=Page(total=total, returned=len(entries), remaining=remaining,

@@ -15,6 +15,7 @@ from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.policy import classes
+from netsight.analyzers.policy import cni_detection as cni
 from netsight.analyzers.policy.classes import Row, add_rows
 from netsight.analyzers.policy.endpoints import Endpoint, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
@@ -45,7 +46,7 @@ METADATA = AnalyzerMetadata(
     name=NAME,
     description="Every destination a source may reach, as identities and CIDRs. Use it to see "
     "where a workload can connect.",
-    reads=READS,
+    reads=READS | cni.READS,
     codes=(),
 )
 
@@ -188,7 +189,8 @@ def _result(view: GraphView, args: Args, sources: tuple[Endpoint, ...], source_e
     if unwatched is not None:
         reasons = {unwatched: None, **reasons}
     return Result(
-        metadata=metadata(view, None if source_external else sources[0].namespace),
+        metadata=metadata(view, None if source_external else sources[0].namespace,
+                          enforcement=cni.enforcement(view)),
         source=args.source, port=args.port,
         protocol=args.protocol or ("TCP" if args.port is not None else None),
         source_pods=len(sources),

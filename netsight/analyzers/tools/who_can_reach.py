@@ -15,6 +15,7 @@ from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.paging import paginate, query_fingerprint
 from netsight.analyzers.core.proposal_reading import Document
 from netsight.analyzers.policy import classes, proposed_kinds
+from netsight.analyzers.policy import cni_detection as cni
 from netsight.analyzers.policy.classes import Row, add_rows
 from netsight.analyzers.policy.endpoints import Endpoint, port_targets, resolve
 from netsight.analyzers.policy.engine import READS, PolicyEngine
@@ -51,7 +52,7 @@ METADATA = AnalyzerMetadata(
     name=NAME,
     description="Every source allowed to reach a destination port, as identities and "
     "CIDRs. Use it to see a workload's exposure.",
-    reads=READS | {Kind.SERVICE},
+    reads=READS | cni.READS | {Kind.SERVICE},
     codes=(),
 )
 
@@ -154,7 +155,8 @@ def analyze(view: GraphView, args: Args) -> Result:
                                 fingerprint=fingerprint, tool=NAME)
     return Result(
         metadata=metadata(view, None if resolved.endpoints[0].external
-                          else resolved.endpoints[0].namespace),
+                          else resolved.endpoints[0].namespace,
+                          enforcement=cni.enforcement(view)),
         destination=args.destination, port=port, protocol=args.protocol,
         destination_pods=sum(len(g.members) for g, _ in fixed),
         peers=[classes.listed_out(item, blocks, several=several, detail=args.detail)

@@ -74,7 +74,7 @@ class ClusterWatcher:
         # kinds are not watched, so such references are never waited on.
         self.store.state.never_arrive(NEVER_WATCHED)
         kinds = await discover(self.transport, self.settings.metadata_only,
-                               self.settings.dns_config)
+                               self.settings.dns_config, self.settings.provider_status)
         if self.settings.use_list_worker and any(PageWorker.handles(k.kind_id) for k in kinds):
             self._worker = PageWorker()  # started by the first large list
         self.store.namespaces = self.namespaces
@@ -169,7 +169,11 @@ class ClusterWatcher:
 
     def _scopes(self, kind: WatchedKind) -> tuple[str | None, ...]:
         """Where ``kind`` is watched: the whole cluster, or each chosen namespace (one
-        object watched by name, a cluster DNS ConfigMap, is read where it lives)."""
+        object watched by name, a cluster DNS ConfigMap, is read where it lives; a
+        provider's workloads in its namespaces, those among the chosen ones)."""
+        if kind.namespaces is not None:  # a provider's namespaces, where they are watched
+            return tuple(ns for ns in kind.namespaces
+                         if self.namespaces is None or ns in self.namespaces)
         if self.namespaces is None or not kind.namespaced or kind.only is not None:
             return (None,)
         return self.namespaces
@@ -273,6 +277,7 @@ class ClusterWatcher:
                 self.store.state.keys_of(kind.kind_id)))
 
     def _publish_providers(self) -> None:
+        self.store.served = {kind.kind_id: kind.api_version for kind, _ in self.informers}
         providers = providers_of(kind for kind, _ in self.informers)
         if providers != self.providers:
             self.providers = providers
@@ -331,7 +336,7 @@ class ClusterWatcher:
 
     async def _rediscover(self) -> None:
         current = set(await discover(self.transport, self.settings.metadata_only,
-                                     self.settings.dns_config))
+                                     self.settings.dns_config, self.settings.provider_status))
         started = {kind for kind, _ in self.informers}
         # Stopped first: a kind now served in a version of higher priority (a CRD gained
         # v1) is the same graph kind, whose status and objects the new informer takes over.

@@ -35,6 +35,10 @@ class WatchedKind:
     # Objects ("namespace/name") another informer of the kind keeps: never applied or
     # deleted by this one.
     excluded: frozenset[str] = frozenset()
+    # Watched only in these namespaces (a provider's controllers), one informer each.
+    namespaces: tuple[str, ...] | None = None
+    # A label selector every list and watch sends (Istio's webhooks: istio.io/rev).
+    labels: str | None = None
 
     @property
     def accept(self) -> tuple[str, str] | None:
@@ -49,6 +53,8 @@ class WatchedKind:
     @property
     def label_selector(self) -> str | None:
         """The selector every list and watch of this kind sends, if any."""
+        if self.labels is not None:
+            return self.labels
         return f"!{PROBE_ID_LABEL}" if self.group == "" and self.kind == "Pod" else None
 
     @property
@@ -163,6 +169,25 @@ CRD_KIND = WatchedKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition",
                        "customresourcedefinitions", False)
 
 
+# With PROVIDER_STATUS, what check_provider_status and the CNI detection read: the
+# Deployments and DaemonSets of the namespaces networking providers install into (never
+# every workload of the cluster), the Nodes by name and annotations, and the injection
+# webhooks of Istio's revisions and tags, by their label.
+PROVIDER_NAMESPACES: tuple[str, ...] = (
+    "kube-system", "kube-flannel", "calico-system", "tigera-operator", "istio-system",
+    "linkerd", "kgateway-system", "envoy-gateway-system", "cilium", "ovn-kubernetes",
+    "kuma-system")
+PROVIDER_KINDS: tuple[WatchedKind, ...] = (
+    WatchedKind("apps", "v1", "Deployment", "deployments", True,
+                namespaces=PROVIDER_NAMESPACES),
+    WatchedKind("apps", "v1", "DaemonSet", "daemonsets", True, namespaces=PROVIDER_NAMESPACES),
+    WatchedKind("", "v1", "Node", "nodes", False, metadata_only=True),
+    WatchedKind("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration",
+                "mutatingwebhookconfigurations", False, metadata_only=True,
+                labels="istio.io/rev"),
+)
+
+
 # The cluster DNS ConfigMaps (graph/model/records.py's DNS_CONFIG_MAPS), each watched whole
 # by name with DNS_CONFIG.
 DNS_CONFIG_OBJECTS = frozenset(f"{ns}/{name}" for ns, name in DNS_CONFIG_MAPS)
@@ -170,10 +195,12 @@ DNS_CONFIG_OBJECTS = frozenset(f"{ns}/{name}" for ns, name in DNS_CONFIG_MAPS)
 
 async def discover(transport: Transport,
                    metadata_only: frozenset[tuple[str, str]] = METADATA_ONLY_KINDS,
-                   dns_config: bool = False) -> list[WatchedKind]:
+                   dns_config: bool = False, provider_status: bool = False
+                   ) -> list[WatchedKind]:
     """The kinds to watch: core networking kinds, those of installed providers, the
-    ``metadata_only`` kinds (by name only), and with ``dns_config`` the cluster DNS
-    ConfigMaps, each by name (the ConfigMaps watched by name only then leave them out)."""
+    ``metadata_only`` kinds (by name only), with ``dns_config`` the cluster DNS
+    ConfigMaps, each by name (the ConfigMaps watched by name only then leave them out), and
+    with ``provider_status`` the PROVIDER_KINDS."""
     found: list[WatchedKind] = []
     groups = await get_json(transport, "/apis", accept=AGGREGATED)
     aggregated = groups.get("kind") == "APIGroupDiscoveryList"
@@ -196,7 +223,10 @@ async def discover(transport: Transport,
         else:
             found.extend(await _group_kinds(name, _listed_versions(group),
                                             _asking(transport, name), metadata_only))
-    return [k for k in found if k.metadata_only or k.only or wanted(k.group, k.kind)]
+    kept = [k for k in found if k.metadata_only or k.only or wanted(k.group, k.kind)]
+    # Served by every API server netsight supports (apps/v1 and admissionregistration/v1
+    # are GA since 1.9 and 1.16): no discovery request for them.
+    return kept + list(PROVIDER_KINDS) if provider_status else kept
 
 
 # Aggregated discovery (v2 from Kubernetes 1.30, v2beta1 from 1.27): every group's versions

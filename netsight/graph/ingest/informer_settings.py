@@ -53,6 +53,8 @@ class InformerSettings:
         default_factory=lambda: METADATA_ONLY_KINDS)
     # Watch the cluster DNS ConfigMaps whole, each by name (DNS_CONFIG).
     dns_config: bool = False
+    # Watch what provider health and the CNI detection read (discovery.PROVIDER_KINDS).
+    provider_status: bool = False
     # The initial sync's Pod pages are read and built into records by a worker process
     # (list_worker.py) while this one applies them; None: when this process may use two
     # whole CPUs or more (its affinity, its cgroup's CPU quota). Re-lists after the sync

@@ -38,6 +38,7 @@ from netsight.graph.model.records import (
     NetworkPolicyRecord,
     PodRecord,
     Record,
+    Rollout,
     ServicePort,
     ServiceRecord,
     WorkloadRecord,
@@ -228,7 +229,48 @@ def workload_record(
                                       f"{path}.template.spec.serviceAccountName") or "default",
         pod_annotations=kept_annotations(tmeta.get("annotations")),
         mesh_proxy=_mesh_proxy(tspec),
+        images=_images(tspec),
+        rollout=_rollout(base["kind"], raw, spec),
     )
+
+
+def _images(spec: Mapping[str, Any]) -> tuple[str, ...]:
+    containers = spec.get("containers")
+    if not isinstance(containers, list):
+        return ()
+    return tuple(c["image"] for c in containers
+                 if isinstance(c, dict) and isinstance(c.get("image"), str))
+
+
+# The status fields of each controller kind: (desired, ready, updated, available); a
+# Deployment's desired count is its spec.replicas (default 1).
+_ROLLOUT_FIELDS: dict[str, tuple[str, str, str, str]] = {
+    Kind.DAEMON_SET: ("desiredNumberScheduled", "numberReady", "updatedNumberScheduled",
+                      "numberAvailable"),
+    Kind.DEPLOYMENT: ("", "readyReplicas", "updatedReplicas", "availableReplicas"),
+    Kind.STATEFUL_SET: ("", "readyReplicas", "updatedReplicas", "availableReplicas"),
+}
+
+
+def _rollout(kind: str, raw: Mapping[str, Any], spec: Mapping[str, Any]) -> Rollout | None:
+    status, fields = raw.get("status"), _ROLLOUT_FIELDS.get(kind)
+    if not isinstance(status, dict) or fields is None:
+        return None
+
+    def count(value: Any) -> int | None:
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    desired_field, ready, updated, available = fields
+    # Absent counts are zero: the API server omits zero-valued status fields.
+    desired = count(status.get(desired_field, 0)) if desired_field else \
+        count(spec.get("replicas", 1))
+    generation = count((raw.get("metadata") or {}).get("generation"))
+    observed = count(status.get("observedGeneration"))
+    return Rollout(desired=desired, ready=count(status.get(ready, 0)),
+                   updated=count(status.get(updated, 0)),
+                   available=count(status.get(available, 0)),
+                   observed=None if generation is None or observed is None
+                   else observed >= generation)
 
 
 def _service(

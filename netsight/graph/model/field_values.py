@@ -30,6 +30,13 @@ KEPT_ANNOTATION_PREFIXES = (
     "kuma.io/",
     "policy.cilium.io/",
     "io.cilium/",
+    # Written on Nodes by CNI agents: the CNI detection reads them
+    # (analyzers/policy/cni_detection.py).
+    "network.cilium.io/",
+    "io.cilium.network.",
+    "projectcalico.org/",
+    "kube-router.io/",
+    "flannel.alpha.coreos.com/",
 )
 
 

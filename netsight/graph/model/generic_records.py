@@ -17,6 +17,7 @@ from netsight.graph.model.records import (
     DNS_CONFIG_KEYS,
     DNS_CONFIG_MAPS,
     ConfigMapRecord,
+    CustomResourceDefinitionRecord,
     GenericRecord,
     Record,
     SecretRecord,
@@ -138,9 +139,29 @@ def generic_record(raw: Mapping[str, Any], base: dict[str, Any]) -> GenericRecor
     )
 
 
-# Core kinds whose data is judged, then dropped (graph/model/pem.py).
+def _crd(raw: Mapping[str, Any], base: dict[str, Any]) -> Record:
+    if api_group(base["api_version"]) != "apiextensions.k8s.io":
+        return generic_record(raw, base)
+    spec = raw.get("spec")
+    spec = spec if isinstance(spec, dict) else {}
+    names = spec.get("names")
+    versions = [v for v in spec.get("versions") or () if isinstance(v, dict)] \
+        if isinstance(spec.get("versions"), list) else []
+    served = tuple(str(v.get("name")) for v in versions if v.get("served") is True
+                   and isinstance(v.get("name"), str))
+    storage = next((str(v["name"]) for v in versions if v.get("storage") is True
+                    and isinstance(v.get("name"), str)), None)
+    return CustomResourceDefinitionRecord(
+        **base, group=str(spec.get("group") or ""),
+        defines=str(names.get("kind") or "") if isinstance(names, dict) else "",
+        served=served, storage=storage)
+
+
+# Core kinds whose data is judged, then dropped (graph/model/pem.py), and CRDs, whose
+# schemas are dropped.
 DATA_KINDS: dict[str, Callable[[Mapping[str, Any], dict[str, Any]], Record]] = {
     "Secret": _secret,
     "ConfigMap": _config_map,
+    "CustomResourceDefinition": _crd,
 }
 

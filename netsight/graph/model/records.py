@@ -2,8 +2,8 @@
 
 A record is built once per object version, when the object arrives from a watch stream or a
 manifest, and is immutable afterwards (graph/model/reading.py builds it). Anything analysis
-never reads — managedFields, most annotations, container images, env, volumes, Secret data —
-is left out, so the graph stays small and never holds credentials.
+never reads — managedFields, most annotations, env, volumes, Secret data, the images of
+pods — is left out, so the graph stays small and never holds credentials.
 """
 
 from __future__ import annotations
@@ -110,6 +110,19 @@ class PodRecord(Record):
 
 
 @dataclass(frozen=True, slots=True)
+class Rollout:
+    """A controller's status as it reports it (None where a field is absent): the pods it
+    wants, those ready, those of its current template, and whether it has seen its latest
+    spec (status.observedGeneration against metadata.generation)."""
+
+    desired: int | None = None
+    ready: int | None = None
+    updated: int | None = None
+    available: int | None = None
+    observed: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class WorkloadRecord(Record):
     """A controller with a pod template; ``pod_labels`` and ``ports`` come from the template."""
 
@@ -122,6 +135,10 @@ class WorkloadRecord(Record):
     service_account: str = "default"  # the template's spec.serviceAccountName
     pod_annotations: Mapping[str, str] = field(default_factory=_empty_map)  # kept ones
     mesh_proxy: str | None = None  # as on PodRecord, from the template
+    # The template's container images (a provider's version is its image tag), and the
+    # status its controller reports; None: the object carries no status (a manifest).
+    images: tuple[str, ...] = ()
+    rollout: Rollout | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,6 +307,17 @@ class ConfigMapRecord(Record):
     # Linkerd's install values (the ``values`` key of ConfigMap ``linkerd-config``), kept for
     # that ConfigMap only: its default inbound policy, cluster networks and trust domain.
     linkerd_values: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CustomResourceDefinitionRecord(Record):
+    """A CRD: the group and kind it defines and the versions it serves (its schema, most
+    of its size, is dropped)."""
+
+    group: str = ""
+    defines: str = ""  # spec.names.kind
+    served: tuple[str, ...] = ()
+    storage: str | None = None
 
 
 # The ConfigMaps that configure cluster DNS: CoreDNS's Corefile, and kube-dns's stub

@@ -114,6 +114,8 @@ class GraphStore:
     sync: dict[str, AnyKindStatus] = field(default_factory=dict)
     # The namespaces watched (NAMESPACE=a,b); None: the whole cluster.
     namespaces: tuple[str, ...] | None = None
+    # From a cluster: kind id -> the apiVersion it is watched in (the CRD versions served).
+    served: dict[str, str] = field(default_factory=dict)
     listeners: list[Callable[[Change], None]] = field(default_factory=list)
     # kind -> the generation of its last change (GraphView.kind_generation)
     kind_generations: dict[str, int] = field(default_factory=dict)

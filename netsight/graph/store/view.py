@@ -236,6 +236,11 @@ class GraphView:
         """The namespaces netsight watches (NAMESPACE=a,b); None: the whole cluster."""
         return self._store.namespaces
 
+    def served(self) -> dict[str, str]:
+        """From a cluster, each watched kind's apiVersion (its CRD's served version netsight
+        reads); empty from manifests."""
+        return dict(self._store.served)
+
     def not_visible(self) -> list[str]:
         """Kinds RBAC forbids netsight to list (in a watched namespace, or at all)."""
         return sorted(kind for kind, status in self._store.sync.items()
@@ -337,13 +342,16 @@ class WrappedView(GraphView):
     def not_visible(self) -> list[str]:
         return self._inner.not_visible()  # about the informers, not about any object
 
+    def served(self) -> dict[str, str]:
+        return self._inner.served()  # about the informers, not about any object
+
     def change_horizon(self) -> ChangeHorizon:
         return self._inner.change_horizon()  # about the ring, not about any object
 
 
 _WHOLE_GRAPH_READS = ("generation", "source", "cluster_name", "kind_generation", "out_edge_runs",
                       "unreadable", "untracked", "staleness", "change_horizon",
-                      "watched_namespaces", "not_visible")
+                      "watched_namespaces", "not_visible", "served")
 
 
 def _derived(store: GraphStore, name: Hashable, kinds: tuple[str, ...], view: GraphView,

@@ -145,6 +145,7 @@ CASES: dict[str, list[dict[str, Any]]] = {
         {"destination": "shop/web-1", "source": "edge/api-1"},
         {"destination": "shop/web-1", "source": "shop/api-1", "port": 8080},
         {"destination": "Deployment/edge/api"}],
+    "check_provider_status": [{}, {"provider": "istio"}, {"provider": "cni"}],
 }
 CASE_IDS = [(tool, args) for tool, cases in CASES.items() for args in cases]
 
