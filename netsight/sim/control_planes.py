@@ -13,6 +13,7 @@ from typing import Final
 from netsight.sim.state import Obj, SimState
 
 ISTIO_NAMESPACE: Final = "istio-system"
+LINKERD_NAMESPACE: Final = "linkerd"
 
 
 def _deployment(name: str, namespace: str, labels: dict[str, str], image: str,
@@ -39,6 +40,22 @@ def _webhook(name: str, labels: dict[str, str]) -> Obj:
                           "clientConfig": {"service": {"name": "istiod",
                                                        "namespace": ISTIO_NAMESPACE,
                                                        "path": "/inject"}}}]}
+
+
+def install_linkerd(state: SimState, version: str) -> None:
+    """Linkerd's control plane at ``version``, as its Helm chart labels it (the demo's
+    proxies are injected already)."""
+    state.apply([{"apiVersion": "v1", "kind": "Namespace",
+                  "metadata": {"name": LINKERD_NAMESPACE,
+                               "labels": {"kubernetes.io/metadata.name": LINKERD_NAMESPACE,
+                                          "linkerd.io/is-control-plane": "true"}}}])
+    state.apply([
+        _deployment(f"linkerd-{component}", LINKERD_NAMESPACE,
+                    {"linkerd.io/control-plane-component": component,
+                     "linkerd.io/control-plane-ns": LINKERD_NAMESPACE},
+                    f"cr.l5d.io/linkerd/{image}:{version}", 1)
+        for component, image in (("destination", "controller"), ("identity", "controller"),
+                                 ("proxy-injector", "controller"))])
 
 
 def install_istio(state: SimState, version: str) -> None:

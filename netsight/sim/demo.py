@@ -19,12 +19,12 @@ from typing import Final
 from netsight.sim.access import SERVICE_ACCOUNT_TOKEN
 from netsight.sim.apiserver import SimServer
 from netsight.sim.cni import install_cni
-from netsight.sim.control_planes import install_istio
+from netsight.sim.control_planes import install_istio, install_linkerd
 from netsight.sim.dataplane.enforcement import Profile
 from netsight.sim.demo_churn import DemoChurn
 from netsight.sim.endpoint_slices import EndpointSliceController
 from netsight.sim.kubelet import KubeletConfig
-from netsight.sim.scenarios import DEMO_CLOSED_PORTS, ISTIO_VERSION, demo
+from netsight.sim.scenarios import DEMO_CLOSED_PORTS, ISTIO_VERSION, LINKERD_VERSION, demo
 from netsight.sim.state import SimState
 
 # A bearer token the demo cluster's TokenReview accepts: its service account's.
@@ -34,11 +34,13 @@ DEMO_TOKEN: Final = SERVICE_ACCOUNT_TOKEN
 def load_demo(state: SimState, seed: int = 7) -> EndpointSliceController:
     """Load the demo scenario and start the endpoint-slice controller that writes its
     EndpointSlices and keeps them current. Its CNI is Cilium-like, so its data plane
-    enforces the demo's policies, istiod runs the sidecars' version, and its one
+    enforces the demo's policies, istiod and Linkerd's control plane run the proxies'
+    versions, and its one
     data-plane fault is set."""
     state.apply(demo(seed))
     install_cni(state, Profile.CILIUM_LIKE)
     install_istio(state, ISTIO_VERSION)
+    install_linkerd(state, LINKERD_VERSION)
     for pod, port in DEMO_CLOSED_PORTS:
         state.network.close_port(pod, port)
     controller = EndpointSliceController(state)

@@ -94,6 +94,7 @@ def _background(pods: int, seed: int) -> list[Obj]:
 
 # The Istio version of the demo's sidecars and of its istiod (sim/control_planes.py).
 ISTIO_VERSION = "1.27.0"
+LINKERD_VERSION = "edge-25.8.1"  # of the demo's Linkerd proxies and control plane
 
 
 def demo(seed: int = 7) -> list[Obj]:
@@ -137,9 +138,10 @@ def demo(seed: int = 7) -> list[Obj]:
         meta: dict[str, object] = {"name": name, "namespace": ns, "labels": labels}
         extra: dict[str, object] = {}
         if linkerd is not None:
-            proxy = [{"name": "linkerd-proxy", "image": "cr.l5d.io/linkerd/proxy:edge-25.8.1"}]
+            proxy = [{"name": "linkerd-proxy",
+                      "image": f"cr.l5d.io/linkerd/proxy:{LINKERD_VERSION}"}]
             meta = {**meta, "labels": {**labels, "linkerd.io/control-plane-ns": "linkerd"},
-                    "annotations": {"linkerd.io/proxy-version": "edge-25.8.1"}}
+                    "annotations": {"linkerd.io/proxy-version": LINKERD_VERSION}}
             extra = {"serviceAccountName": linkerd}
         return {"apiVersion": "v1", "kind": "Pod",
                 "metadata": meta,

@@ -61,14 +61,15 @@ async def test_the_demos_findings_are_its_deliberate_faults(shared: Served) -> N
 async def test_with_provider_status_as_the_demo_serves_its_providers_are_well(
         sim: SimServer, tmp_path: Path) -> None:
     """``netsight serve --demo`` watches its providers (PROVIDER_STATUS): the findings stay
-    the faults, and check_provider_status finds the CNI, istiod and the GatewayClass well."""
+    the faults, and check_provider_status finds the CNI, istiod, Linkerd's control plane and
+    the GatewayClass well."""
     async with serving(sim, tmp_path, provider_status=True) as running:
         view = running.graph.store.view()
         assert findings(view) == readme_faults()
         status = to_json(answer(TOOLS["check_provider_status"], view, {}), detail=False)
         assert {p["name"]: p["status"] for p in status["providers"]} == {
             "istio": "healthy", "cilium": "healthy", "gateway-api": "healthy",
-            "cni": "healthy"}
+            "linkerd": "healthy", "cni": "healthy"}
         assert {f["code"] for f in status["findings"]} == {"NS1040"}
         assert "CNI: Cilium; enforces NetworkPolicy" in {f["summary"]
                                                         for f in status["findings"]}

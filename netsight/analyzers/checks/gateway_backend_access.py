@@ -6,6 +6,8 @@ A Gateway's pods are found by the label GEP-1762 gives the resources deployed fo
 ``gateway.networking.k8s.io/gateway-name``, in the Gateway's namespace (Istio and kgateway
 label their deployments so). A Gateway whose pods are not found that way (a shared or
 external data plane) is not judged: netsight does not guess where its traffic comes from.
+Only Service backends are followed; an implementation's own backend kinds (a kgateway
+Backend, Istio's Hostname or ServiceEntry) are not judged.
 """
 
 from __future__ import annotations

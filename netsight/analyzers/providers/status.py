@@ -175,9 +175,11 @@ def evaluate(view: GraphView, provider: str | None) -> Evaluation:
             if provider is not None:
                 found.providers.append(ProviderState(spec.name, "not installed", (), ()))
             continue
-        found.providers.append(ProviderState(
-            spec.name, _status(found.findings[before:], [r for r, _ in members]),
-            tuple(sorted(versions)), served))
+        # Its CRDs served but nothing of it seen (no component, no GatewayClass: installed
+        # outside the namespaces watched, or not at all): nothing says it runs.
+        state = _status(found.findings[before:], [r for r, _ in members]) \
+            if len(found.findings) > before else "unknown"
+        found.providers.append(ProviderState(spec.name, state, tuple(sorted(versions)), served))
     if provider in (None, "cni"):
         found.findings.extend(_cni(view, workloads, reported, nodes, found))
     return found
