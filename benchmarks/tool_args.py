@@ -46,6 +46,12 @@ class Names:
                    routes=sorted(f"{r.namespace}/{r.name}" for r in view.for_each("HTTPRoute")))
 
 
+def deny_ingress(namespace: str) -> str:
+    return ("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\n"
+            f"metadata: {{name: bench-deny-ingress, namespace: {namespace}}}\n"
+            "spec: {podSelector: {}, policyTypes: [Ingress]}\n")
+
+
 def samplers(names: Names, finding: dict[str, Any] | None,
              tools: Mapping[str, Any]) -> dict[str, Sampler]:
     """A sampler per tool in ``tools``. ``finding``: one analyze_config reported, as it
@@ -106,6 +112,9 @@ def samplers(names: Names, finding: dict[str, Any] | None,
                                         "note": "benchmark note"},
         "istio_mtls_status": lambda rng: {"destination": rng.choice(
             names.meshed_services or names.services)},
+        "check_provider_status": lambda rng: {},
+        # A namespace isolated for ingress: what it would lose, on port 8080.
+        "diff_reachability": lambda rng: {"proposed": deny_ingress(ns(rng)), "ports": [8080]},
     }
     missing = sorted(set(tools) - set(found))
     if missing:
