@@ -63,6 +63,7 @@ def test_core_v1_events_in_manifests_go_to_the_ring_not_the_graph() -> None:
         "involvedObject": {"kind": "Service", "namespace": "shop", "name": "web"},
         "type": "Warning", "reason": "FailedToUpdateEndpointSlices", "message": "m",
         "count": 3, "lastTimestamp": "2026-01-01T00:00:00Z", "source": {"component": "x"}})
-    assert not changed and store.generation == 0
+    assert not changed
+    assert store.generation == 0
     (kept,) = store.view().events(kind="Service")
     assert (kept.object_ref, kept.count, kept.reporter) == ("Service/shop/web", 3, "x")
