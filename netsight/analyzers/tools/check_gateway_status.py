@@ -19,6 +19,7 @@ from netsight.analyzers.routing.findings import gateway_findings
 from netsight.analyzers.routing.gateway_objects import GATEWAY, is_gateway_api
 from netsight.analyzers.routing.gateways import GatewayState
 from netsight.analyzers.routing.report import GatewayOut, gateway_out
+from netsight.analyzers.services.object_events import warning_lines
 from netsight.graph.store.live import GraphView
 
 NAME = "check_gateway_status"
@@ -44,6 +45,7 @@ class Args(PagedArgs):
 class Result(ToolResult):
     gateways: list[GatewayOut]
     findings: list[Finding]
+    events: list[str] = Field(description="Recent Warning Events about them")
     not_evaluated: list[str] = Field(description="What netsight could not decide, and why")
     page: Page
 
@@ -94,6 +96,7 @@ def analyze(view: GraphView, args: Args) -> Result:
         metadata=metadata(view, args.namespace),
         gateways=[gateway_out(s) for s in chunk],
         findings=findings,
+        events=warning_lines(view, [s.record for s in chunk]),
         not_evaluated=list(dict.fromkeys(n for s in chunk for n in s.notes)),
         page=page,
     )

@@ -27,6 +27,7 @@ from netsight.analyzers.routing.gateway_objects import (
 )
 from netsight.analyzers.routing.policy_findings import backend_tls_findings
 from netsight.analyzers.routing.report import RouteOut, route_out
+from netsight.analyzers.services.object_events import warning_lines
 from netsight.graph.model.kinds import make_key
 from netsight.graph.store.live import GraphView
 
@@ -58,6 +59,7 @@ class Args(PagedArgs):
 class Result(ToolResult):
     routes: list[RouteOut]
     findings: list[Finding]
+    events: list[str] = Field(description="Recent Warning Events about them")
     not_evaluated: list[str] = Field(description="What netsight could not decide, and why")
     page: Page
 
@@ -124,6 +126,7 @@ def analyze(view: GraphView, args: Args) -> Result:
         metadata=metadata(view, args.namespace),
         routes=[route_out(r) for r in chunk],
         findings=findings,
+        events=warning_lines(view, [r.route.record for r in chunk]),
         not_evaluated=list(dict.fromkeys(notes)),
         page=page,
     )
