@@ -40,10 +40,12 @@ class Toolset(StrEnum):
     PROBES = "probes"
     # Writes operators' notes to netsight's own knowledge base: offered only when asked for.
     NOTES = "notes"
+    # Kubernetes Events about networking objects: offered when asked for (--toolsets events).
+    EVENTS = "events"
 
 
 # What a server offers when no toolsets are named.
-DEFAULT_TOOLSETS = frozenset(Toolset) - {Toolset.NOTES}
+DEFAULT_TOOLSETS = frozenset(Toolset) - {Toolset.NOTES, Toolset.EVENTS}
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,12 +28,16 @@ ENDPOINT_WRITE_FAILURES = frozenset({"FailedToUpdateEndpointSlices", "FailedToUp
 READINESS_FAILED = "Readiness probe failed"
 
 
+def now_of(view: GraphView) -> float:
+    """Now, for Events: from manifests (a snapshot), the time of the newest one."""
+    if view.source is Source.MANIFESTS:
+        return max((e.last for e in view.events()), default=time.time())
+    return time.time()
+
+
 def since(view: GraphView) -> float:
     """The oldest time an Event may have been last seen and still count as recent."""
-    if view.source is Source.MANIFESTS:
-        newest = max((e.last for e in view.events()), default=time.time())
-        return newest - RECENT
-    return time.time() - RECENT
+    return now_of(view) - RECENT
 
 
 def recent_warnings(view: GraphView, namespaces: Collection[str],

@@ -64,6 +64,11 @@ class EventRing:
             _, dropped = self.events.popitem(last=False)
             self._forget(dropped, evicted=True)
 
+    def forget(self, event: KeptEvent) -> None:
+        """Drop one event (the API server deleted it; tests building smaller worlds)."""
+        if self.events.pop(event.event, None) is not None:
+            self._forget(event)
+
     def _forget(self, event: KeptEvent, *, evicted: bool = False) -> None:
         key = (event.namespace, event.kind, event.name)
         ids = self.by_object.get(key)
