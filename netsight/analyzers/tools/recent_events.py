@@ -43,7 +43,8 @@ class Args(PagedArgs):
                              description="Only objects of this kind, e.g. Pod")
     type: Literal["Warning", "Normal"] | None = Field(default=None,
                                                       description="Only this type")
-    minutes: float = Field(default=60, gt=0, le=10080, description="How far back (≤ 7 days); from manifests, before the newest event")
+    # From manifests (a snapshot), counted back from the newest event they hold.
+    minutes: float = Field(default=60, gt=0, le=10080, description="How far back (≤ 7 days)")
 
 
 class EventEntry(DetailAware):
