@@ -33,9 +33,9 @@ def anyio_backend() -> str:
 async def sim() -> AsyncIterator[tuple[SimServer, client.ApiClient]]:
     state = SimState()
     state.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}])
-    async with SimServer(state, kubelet=KubeletConfig(start_delay=0.01)) as server:
-        async with client.ApiClient(client.Configuration(host=server.url)) as api:
-            yield server, api
+    server = SimServer(state, kubelet=KubeletConfig(start_delay=0.01))
+    async with server, client.ApiClient(client.Configuration(host=server.url)) as api:
+        yield server, api
 
 
 def pod(name: str, container: dict[str, Any]) -> dict[str, Any]:

@@ -26,7 +26,8 @@ from netsight.graph.store.event_ring import EventRing
 
 log = logging.getLogger(__name__)
 
-GROUP_VERSION = "/apis/events.k8s.io/v1"
+GROUP = "events.k8s.io"
+GROUP_VERSION = f"/apis/{GROUP}/v1"
 FIELD_SELECTORS = ("type=Warning", "type=Normal,regarding.kind!=Pod")
 
 
