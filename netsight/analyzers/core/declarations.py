@@ -26,6 +26,8 @@ class AnalyzerMetadata:
     description: str
     reads: frozenset[str]  # kinds the analyzer reads from the graph
     codes: tuple[Code, ...]  # finding codes it may report
+    # It shows Kubernetes Events (the event ring): a one-shot call lists them too.
+    events: bool = False
 
 
 class Toolset(StrEnum):

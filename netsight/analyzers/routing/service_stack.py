@@ -17,9 +17,11 @@ from dataclasses import dataclass, field
 from netsight.analyzers.core.contracts import Finding, Severity
 from netsight.analyzers.policy import istio_mesh
 from netsight.analyzers.policy.endpoints import from_pod
+from netsight.analyzers.policy.engine import READS as POLICY_READS
 from netsight.analyzers.policy.engine import PolicyEngine
 from netsight.analyzers.policy.verdict import Direction
 from netsight.analyzers.routing.attachment import Resolver
+from netsight.analyzers.routing.declared import ROUTE_READS
 from netsight.analyzers.routing.gateway_objects import ROUTE_KINDS, is_gateway_api, read_route
 from netsight.analyzers.services import cluster_dns
 from netsight.analyzers.services.service_reports import ServiceReport
@@ -34,6 +36,9 @@ _PODS = frozenset({"NS0101", "NS0310", "NS0311"})
 _PORTS = frozenset({"NS0104", "NS0105", "NS0106", "NS0107", "NS0108"})
 _DNS = frozenset({"NS0110", "NS0111", "NS0112", "NS0113", "NS0114"})
 DESTINATION_RULE, VIRTUAL_SERVICE = "DestinationRule", "VirtualService"
+# What the layers beyond the Service's own inspection read.
+READS = frozenset({*ROUTE_READS, Kind.INGRESS, DESTINATION_RULE, VIRTUAL_SERVICE,
+                   *POLICY_READS, cluster_dns.CONFIG_MAP_KIND})
 
 
 @dataclass
@@ -136,10 +141,16 @@ def _routes(view: GraphView, report: ServiceReport) -> Layer:
             worst = min(worst, severity, key=lambda s: s.rank)
         else:
             lines.append(f"{kind} {record.namespace}/{record.name}")
+    # Not listed (forbidden, not synced yet): "none sends to it" would be a guess.
+    unread = [why for kind in (*ROUTE_KINDS, Kind.INGRESS, VIRTUAL_SERVICE)
+              if (why := view.unreadable(kind)) is not None]
+    status = None if unread else worst
     if not lines:
-        return Layer("routes", Severity.OK, "no route, Ingress or VirtualService sends to it")
-    return Layer("routes", worst, f"{len(lines)} send to it" + (
-        "; not all resolve" if worst is not Severity.OK else ""), _items(lines))
+        return Layer("routes", status, "; ".join(unread) or
+                     "no route, Ingress or VirtualService sends to it")
+    return Layer("routes", status, f"{len(lines)} send to it" + (
+        "; not all resolve" if worst is not Severity.OK else "") + "".join(
+        f"; {why}" for why in unread), _items(lines))
 
 
 def _gateway_route(resolver: Resolver, record: Record, report: ServiceReport
@@ -170,8 +181,8 @@ def _policies(view: GraphView, groups: list[list[PodRecord]]) -> Layer:
     """Which policies select the Service's pods, and whether ingress to them is isolated."""
     if not groups:
         return Layer("policies", Severity.OK, "no pods to select")
-    unreadable = view.unreadable(Kind.NETWORK_POLICY)
     engine = PolicyEngine(view, explain=False)
+    unreadable = "; ".join(engine.unreadable())
     lines = []
     isolated = undecided = 0
     for group in groups:

@@ -30,6 +30,7 @@ METADATA = AnalyzerMetadata(
     "them, beside the controller's. Use it when a Gateway is not programmed.",
     reads=GATEWAY_READS,
     codes=GATEWAY_CODES,
+    events=True,
 )
 
 

@@ -39,6 +39,7 @@ METADATA = AnalyzerMetadata(
     "listeners, backends. Use it when a route is not accepted or sends nowhere.",
     reads=ROUTE_READS,
     codes=ROUTE_CODES,
+    events=True,
 )
 
 RouteKind = Literal["HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute"]

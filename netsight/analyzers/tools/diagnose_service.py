@@ -32,8 +32,9 @@ METADATA = AnalyzerMetadata(
     name=NAME,
     description="A Service layer by layer (pods, ports, endpoints, routes, policies, mesh, "
     "DNS, events). Use it first when one misbehaves.",
-    reads=service_health.METADATA.reads,
+    reads=service_health.METADATA.reads | service_stack.READS,
     codes=service_health.METADATA.codes,
+    events=True,
 )
 
 

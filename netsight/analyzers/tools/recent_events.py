@@ -32,6 +32,7 @@ METADATA = AnalyzerMetadata(
     "policies), newest first. Use it to see what controllers reported.",
     reads=frozenset(),
     codes=(),
+    events=True,
 )
 
 

@@ -67,6 +67,25 @@ async def watch_events(transport: Transport, ring: EventRing, settings: Informer
             await asyncio.sleep(backoff.next_delay(getattr(exc, "retry_after", None)))
 
 
+async def list_events_once(transport: Transport, ring: EventRing, settings: InformerSettings,
+                           namespace: str | None) -> None:
+    """The Events of one namespace (or the cluster) listed once into ``ring``, for a
+    one-shot question (``netsight call``); what cannot be read is said, never raised."""
+    for field_selector in FIELD_SELECTORS:
+        source = f"{namespace or ''}|{field_selector}"
+        try:
+            await _list(transport, ring, events_path(namespace), field_selector,
+                        settings.page_size)
+            ring.unavailable[source] = None
+        except api_responses.Forbidden:
+            ring.unavailable[source] = "events: listing events.k8s.io/v1 Events is forbidden"
+        except api_responses.NotServed:
+            ring.unavailable[source] = "events: the API server does not serve events.k8s.io/v1"
+        except (api_responses.Gone, api_responses.TooLargeResourceVersion,
+                *api_responses.RETRYABLE) as exc:
+            ring.unavailable[source] = f"events: they could not be listed ({exc})"
+
+
 async def _list(transport: Transport, ring: EventRing, path: str, field_selector: str,
                 page_size: int) -> str:
     """List every matching Event (page by page) into the ring, least recent first, so
