@@ -53,6 +53,22 @@ def recent_warnings(view: GraphView, namespaces: Collection[str],
                 yield event
 
 
+def _service_warnings(view: GraphView, report: ServiceReport, after: float
+                      ) -> list[KeptEvent]:
+    """recent_warnings about the Service, its slices and its pods; the names of its
+    (maybe ten thousand) pods are gathered only when a Pod of its namespace has one."""
+    service = report.service
+    own: set[tuple[str, str]] = {(Kind.SERVICE, service.name), (Kind.ENDPOINTS, service.name)}
+    own.update((s.kind, s.name) for s in report.slices)
+    found = [e for e in view.events(service.namespace)
+             if e.type == WARNING and e.last >= after and (
+                 e.kind == "Pod" or (e.kind, e.name) in own)]
+    if any(e.kind == "Pod" for e in found):
+        pods = {p.name for p in report.pods}
+        found = [e for e in found if e.kind != "Pod" or e.name in pods]
+    return found
+
+
 def check_events(view: GraphView, report: ServiceReport) -> list[KeptEvent]:
     """Add the Event and pod-status findings to ``report``; returns the recent Warnings
     about the Service, its slices and its pods (diagnose_service shows them)."""
@@ -61,12 +77,7 @@ def check_events(view: GraphView, report: ServiceReport) -> list[KeptEvent]:
     if why is not None:
         report.not_evaluated.append(why)
     _waiting(report)
-    after = since(view)
-    objects: set[tuple[str, str, str]] = {(service.namespace, Kind.SERVICE, service.name),
-               (service.namespace, Kind.ENDPOINTS, service.name)}
-    objects.update((p.namespace, Kind.POD, p.name) for p in report.pods)
-    objects.update((s.namespace, s.kind, s.name) for s in report.slices)
-    warnings = list(recent_warnings(view, (service.namespace,), objects, after))
+    warnings = _service_warnings(view, report, since(view))
     failed = [e for e in warnings if e.reason in ENDPOINT_WRITE_FAILURES]
     if failed:
         latest = failed[0]
