@@ -159,7 +159,7 @@ def test_tools_lists_every_tool_with_its_schema() -> None:
                      "find_blocking_policies", "reachability_matrix",
                      "k8s_networkpolicies", "who_can_reach", "what_can_reach",
                      "check_mesh_config", "explain_finding", "record_fix_note",
-                     "check_dns_resolution", "istio_mtls_status"}
+                     "check_dns_resolution", "istio_mtls_status", "recent_events"}
     for tool in tools:
         # The one writer writes to netsight's own knowledge base, never to the cluster.
         assert tool["readOnly"] is (tool["name"] != "record_fix_note")

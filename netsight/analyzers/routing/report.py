@@ -129,6 +129,7 @@ class RouteOut(OmitNone):
     hostnames: list[str] | None = None
     parents: list[Parent]
     backends: list[Backend]
+    events: list[str] | None = Field(default=None, description="Recent Warning Events")
 
 
 def route_out(result: RouteResult) -> RouteOut:
@@ -220,6 +221,7 @@ class GatewayOut(OmitNone):
     gateway_class: str | None = None
     controller: str | None = None
     conditions: dict[str, Condition]
+    events: list[str] | None = Field(default=None, description="Recent Warning Events")
     listeners: list[ListenerOut]
     attached_listener_sets: int | None = Field(
         default=None, description="ListenerSets attached (Accepted); shown when the Gateway "

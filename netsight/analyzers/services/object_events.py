@@ -12,13 +12,16 @@ from netsight.graph.store.live import GraphView
 SHOWN = 20  # lines; the rest is counted
 
 
-def warning_lines(view: GraphView, records: Iterable[Record]) -> list[str]:
-    """The recent Warnings about ``records``, most recent first."""
+def warning_lines(view: GraphView, records: Iterable[Record], after: float | None = None
+                  ) -> list[str]:
+    """The recent Warnings about ``records`` (seen after ``after``: ``since(view)``, which
+    a caller asking about many objects computes once), most recent first."""
     objects = {(r.namespace, r.kind, r.name) for r in records}
     if not objects:
         return []
     namespaces = sorted({namespace for namespace, _, _ in objects})
-    events = sorted(recent_warnings(view, namespaces, objects, since(view)),
+    events = sorted(recent_warnings(view, namespaces, objects,
+                                    since(view) if after is None else after),
                     key=lambda e: e.last, reverse=True)
     lines = [f"{e.kind.partition('.')[0]} {e.object_ref.partition('/')[2]}: {e.reason} "
              f"({e.count}x): {e.note}" for e in events[:SHOWN]]

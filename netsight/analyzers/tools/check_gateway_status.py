@@ -20,6 +20,7 @@ from netsight.analyzers.routing.gateway_objects import GATEWAY, is_gateway_api
 from netsight.analyzers.routing.gateways import GatewayState
 from netsight.analyzers.routing.report import GatewayOut, gateway_out
 from netsight.analyzers.services.object_events import warning_lines
+from netsight.analyzers.services.service_events import since
 from netsight.graph.store.live import GraphView
 
 NAME = "check_gateway_status"
@@ -46,7 +47,6 @@ class Args(PagedArgs):
 class Result(ToolResult):
     gateways: list[GatewayOut]
     findings: list[Finding]
-    events: list[str] = Field(description="Recent Warning Events about them")
     not_evaluated: list[str] = Field(description="What netsight could not decide, and why")
     page: Page
 
@@ -93,11 +93,12 @@ def analyze(view: GraphView, args: Args) -> Result:
         resolver.count_attached(state)
     findings = [f for state in chunk for f in gateway_findings(state)]
     findings.sort(key=lambda f: (f.severity.rank, str(f.resource or ""), f.code, f.summary))
+    after = since(view)  # once: from manifests it looks at every event held
     return Result(
         metadata=metadata(view, args.namespace),
-        gateways=[gateway_out(s) for s in chunk],
+        gateways=[gateway_out(s).model_copy(update={
+            "events": warning_lines(view, [s.record], after) or None}) for s in chunk],
         findings=findings,
-        events=warning_lines(view, [s.record for s in chunk]),
         not_evaluated=list(dict.fromkeys(n for s in chunk for n in s.notes)),
         page=page,
     )

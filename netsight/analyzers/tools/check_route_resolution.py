@@ -28,6 +28,7 @@ from netsight.analyzers.routing.gateway_objects import (
 from netsight.analyzers.routing.policy_findings import backend_tls_findings
 from netsight.analyzers.routing.report import RouteOut, route_out
 from netsight.analyzers.services.object_events import warning_lines
+from netsight.analyzers.services.service_events import since
 from netsight.graph.model.kinds import make_key
 from netsight.graph.store.live import GraphView
 
@@ -60,7 +61,6 @@ class Args(PagedArgs):
 class Result(ToolResult):
     routes: list[RouteOut]
     findings: list[Finding]
-    events: list[str] = Field(description="Recent Warning Events about them")
     not_evaluated: list[str] = Field(description="What netsight could not decide, and why")
     page: Page
 
@@ -123,11 +123,12 @@ def analyze(view: GraphView, args: Args) -> Result:
                      for note in p.gateway.notes)
         if not result.route.parent_refs:
             notes.append(f"{result.route.ref}: no parentRefs; the route attaches nowhere")
+    after = since(view)  # once: from manifests it looks at every event held
     return Result(
         metadata=metadata(view, args.namespace),
-        routes=[route_out(r) for r in chunk],
+        routes=[route_out(r).model_copy(update={
+            "events": warning_lines(view, [r.route.record], after) or None}) for r in chunk],
         findings=findings,
-        events=warning_lines(view, [r.route.record for r in chunk]),
         not_evaluated=list(dict.fromkeys(notes)),
         page=page,
     )

@@ -30,8 +30,8 @@ NAME = "diagnose_service"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="A Service layer by layer (pods, ports, endpoints, routes, policies, mesh, "
-    "DNS, events). Use it first when one misbehaves.",
+    description="A Service layer by layer: pods, ports, endpoints, routes, policies, mesh, "
+    "DNS, events. Use it first.",
     reads=service_health.METADATA.reads | service_stack.READS,
     codes=service_health.METADATA.codes,
     events=True,
@@ -39,9 +39,9 @@ METADATA = AnalyzerMetadata(
 
 
 class Args(ToolArgs):
-    service: ObjectName = Field(description="The Service as 'namespace/name'")
+    service: ObjectName = Field(description="'namespace/name'")
     port: Port | None = Field(
-        default=None, description="Only this port (number or name)"
+        default=None, description="Only this port"
     )
 
 
