@@ -116,12 +116,14 @@ def _ports(report: ServiceReport, findings: list[Finding]) -> Layer:
 
 def _endpoints(report: ServiceReport, findings: list[Finding]) -> Layer:
     counts = report.endpoints
+    # Counted, not named: a slice's name is generated (the controller's generateName).
     summary = f"{counts.source}: {counts.ready} ready, {counts.not_ready} not ready, " \
-        f"{counts.terminating} terminating"
+        f"{counts.terminating} terminating" + (f" ({len(report.slices)} objects)"
+                                               if len(report.slices) > 1 else "")
     unknown = [n for n in report.not_evaluated if n.startswith("endpoints:")]
     status = None if unknown and not findings else _worst(findings)
     return Layer("endpoints", status, summary,
-                 [s.name for s in report.slices] + [f.summary for f in findings] + unknown)
+                 [f.summary for f in findings] + unknown)
 
 
 def _routes(view: GraphView, report: ServiceReport) -> Layer:
