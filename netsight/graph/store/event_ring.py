@@ -86,9 +86,8 @@ class EventRing:
     def newest_first(self) -> Iterator[KeptEvent]:
         return reversed(self.events.values())
 
-    def why_unknown(self, namespaces: frozenset[str] | None = None) -> str | None:
-        """Why events may be missing (a watch forbidden or down), in ``namespaces`` if
-        given; None when every source is read (or there is none: manifests)."""
-        reasons = sorted({why for where, why in self.unavailable.items()
-                          if why and (namespaces is None or not where or where in namespaces)})
-        return "; ".join(reasons) or None
+    def why_unknown(self) -> str | None:
+        """Why events may be missing (a watch forbidden or down); None when every source is
+        read (or there is none: manifests). Said without the namespace: a caller scoped to
+        others learns nothing about it."""
+        return "; ".join(sorted({why for why in self.unavailable.values() if why})) or None
