@@ -113,6 +113,7 @@ def samplers(names: Names, finding: dict[str, Any] | None,
         "istio_mtls_status": lambda rng: {"destination": rng.choice(
             names.meshed_services or names.services)},
         "check_provider_status": lambda rng: {},
+        "recent_events": lambda rng: {"namespace": ns(rng)},
         # A namespace isolated for ingress: what it would lose, on port 8080.
         "diff_reachability": lambda rng: {"proposed": deny_ingress(ns(rng)), "ports": [8080]},
     }

@@ -160,7 +160,7 @@ def test_tools_lists_every_tool_with_its_schema() -> None:
                      "k8s_networkpolicies", "who_can_reach", "what_can_reach",
                      "check_mesh_config", "explain_finding", "record_fix_note",
                      "check_dns_resolution", "istio_mtls_status", "diff_reachability",
-                     "check_provider_status"}
+                     "check_provider_status", "recent_events"}
     for tool in tools:
         # The one writer writes to netsight's own knowledge base, never to the cluster.
         assert tool["readOnly"] is (tool["name"] != "record_fix_note")

@@ -35,7 +35,7 @@ def answer_from_cluster(tool: AnyTool, raw_args: dict[str, Any], *, kubeconfig: 
 async def _answer(tool: AnyTool, raw_args: dict[str, Any], kubeconfig: str | None,
                   context: str | None, cluster_name: str, err: IO[str],
                   namespaces: tuple[str, ...] | None) -> dict[str, Any]:
-    if not tool.metadata.reads:
+    if not tool.metadata.reads and not tool.metadata.events:
         # recent_changes reads the change history a running server keeps; one list has none.
         raise ToolFailure(ErrorCode.INVALID_INPUT,
                           f"{tool.name} answers from the history of changes a running server "
@@ -62,7 +62,8 @@ async def _answer(tool: AnyTool, raw_args: dict[str, Any], kubeconfig: str | Non
     reporter = asyncio.create_task(_report(progress, store, transport.host, err))
     try:
         snapshot = await take_snapshot(transport, store, tool.metadata.reads,
-                                       progress=progress, namespaces=namespaces)
+                                       progress=progress, namespaces=namespaces,
+                                       events=tool.metadata.events)
     except (Gone, Forbidden, NotServed, *RETRYABLE) as exc:
         raise ToolFailure(ErrorCode.INVALID_INPUT,
                           f"cannot list from the API server at {transport.host} "

@@ -24,7 +24,14 @@ from netsight.sim.dataplane.enforcement import Profile
 from netsight.sim.demo_churn import DemoChurn
 from netsight.sim.endpoint_slices import EndpointSliceController
 from netsight.sim.kubelet import KubeletConfig
-from netsight.sim.scenarios import DEMO_CLOSED_PORTS, ISTIO_VERSION, LINKERD_VERSION, demo
+from netsight.sim.recorder import EventRecorder
+from netsight.sim.scenarios import (
+    DEMO_CLOSED_PORTS,
+    DEMO_CRASH_LOOPING,
+    ISTIO_VERSION,
+    LINKERD_VERSION,
+    demo,
+)
 from netsight.sim.state import SimState
 
 # A bearer token the demo cluster's TokenReview accepts: its service account's.
@@ -35,14 +42,21 @@ def load_demo(state: SimState, seed: int = 7) -> EndpointSliceController:
     """Load the demo scenario and start the endpoint-slice controller that writes its
     EndpointSlices and keeps them current. Its CNI is Cilium-like, so its data plane
     enforces the demo's policies, istiod and Linkerd's control plane run the proxies'
-    versions, and its one
-    data-plane fault is set."""
+    versions, its one data-plane fault is set, and its crash-looping pod's Warning Event is
+    recorded."""
     state.apply(demo(seed))
     install_cni(state, Profile.CILIUM_LIKE)
     install_istio(state, ISTIO_VERSION)
     install_linkerd(state, LINKERD_VERSION)
     for pod, port in DEMO_CLOSED_PORTS:
         state.network.close_port(pod, port)
+    # Loaded with the status its kubelet gave it, the crash-looping pod comes with the
+    # Warning that kubelet recorded as it restarted the container.
+    looping = state.objects[("", "Pod")][DEMO_CRASH_LOOPING]
+    EventRecorder(state, "kubelet", "node-1").record(
+        looping, "Warning", "BackOff",
+        f"Back-off restarting failed container app in pod {looping['metadata']['name']}",
+        "Restarting")
     controller = EndpointSliceController(state)
     controller.start()
     return controller

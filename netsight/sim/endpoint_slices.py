@@ -39,6 +39,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+from netsight.sim.recorder import EventRecorder
 from netsight.sim.resources import ResourceType
 from netsight.sim.state import ApiError, Event, Obj, SimState, now, object_key
 
@@ -189,6 +190,7 @@ class EndpointSliceController:
         self.node_type = registry.require("v1", "Node")
         self.writes = 0  # slices created, updated or deleted
         self._writing = False
+        self.recorder = EventRecorder(state, "endpointslice-controller.k8s.io")
 
     def _store(self, rtype: ResourceType) -> dict[str, Obj]:
         return self.state.objects.get((rtype.group, rtype.kind), {})
@@ -286,7 +288,15 @@ class EndpointSliceController:
             to_create += created
             to_update += updated
             to_delete += deleted
-        self._write_all(to_create, to_update, to_delete)
+        try:
+            self._write_all(to_create, to_update, to_delete)
+        except ApiError as exc:
+            # As upstream's syncService does: the Service carries the failure, and the next
+            # change to it or its pods tries again.
+            self.recorder.record(service, "Warning", "FailedToUpdateEndpointSlices",
+                                 f"Error updating Endpoint Slices for Service "
+                                 f"{service['metadata'].get('namespace')}/"
+                                 f"{service['metadata']['name']}: {exc}", "Reconcile")
 
     def _by_address_type(self, service: Obj, pods: list[Obj], existing: list[Obj],
                          address_type: str, zones: Mapping[str, str]

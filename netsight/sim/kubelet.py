@@ -32,6 +32,7 @@ from typing import Any, Final
 from netsight.sim.dataplane.probing import DataPlane
 from netsight.sim.dataplane.snapshot import container_ports
 from netsight.sim.dataplane.spec import ANNOTATION, ENV_VAR
+from netsight.sim.recorder import EventRecorder
 from netsight.sim.state import ApiError, Event, Obj, SimState, now
 
 POD: Final = ("", "Pod")
@@ -66,12 +67,18 @@ class Kubelet:
         self._node_ranges: dict[str, Iterator[ipaddress.IPv4Address | ipaddress.IPv6Address]] = {}
         self._next_node = 0
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.recorder = EventRecorder(state, "kubelet")
 
     # --- following the state ---------------------------------------------------------------
 
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self.state.observers.append(self.observe)
+        # Pods created without a status before it started wait for it, as unscheduled pods
+        # wait for a scheduler that starts late.
+        for key, pod in list(self.state.objects.get(POD, {}).items()):
+            if not (pod.get("status") or {}).get("phase"):
+                self._spawn(key, self._run_pod(key))
 
     async def stop(self) -> None:
         if self.observe in self.state.observers:
@@ -154,8 +161,11 @@ class Kubelet:
             return
         address = self._host_ip(node) if (pod.get("spec") or {}).get("hostNetwork") \
             else self._allocate(node)
-        ready = self._ready(pod)
-        pod = self._write(key, lambda p: _running(p, address, ready, now()))
+        crashing = _crashing(pod)
+        ready = self._ready(pod) and not crashing
+        pod = self._write(key, lambda p: _running(p, address, ready, now(), crashing))
+        if pod is not None:
+            self._report(pod, crashing, ready)
         if ANNOTATION not in ((pod or {}).get("metadata", {}).get("annotations") or {}):
             return  # an ordinary pod: its containers run until it is deleted
         assert pod is not None
@@ -185,6 +195,18 @@ class Kubelet:
         await asyncio.sleep(observation.seconds * self.config.time_scale)
         self._write(key, lambda p: _ephemeral_status(p, container, {"terminated": _exit(
             p, container, observation.exit_code, observation.message(), started, now())}))
+
+    def _report(self, pod: Obj, crashing: frozenset[str], ready: bool) -> None:
+        """The Warnings the kubelet records about a running pod that is not well."""
+        name = pod["metadata"]["name"]
+        for container in sorted(crashing):
+            self.recorder.record(pod, "Warning", "BackOff",
+                                 f"Back-off restarting failed container {container} in pod "
+                                 f"{name}", "Restarting")
+        if not ready and not crashing:
+            self.recorder.record(pod, "Warning", "Unhealthy",
+                                 "Readiness probe failed: the container does not answer on "
+                                 "its probe's port", "Probing")
 
     # --- helpers ---------------------------------------------------------------------------
 
@@ -354,7 +376,16 @@ def _pending(pod: Obj, node: str, host_ip: str, stamp: str) -> Obj:
     return {**pod, "spec": {**(pod.get("spec") or {}), "nodeName": node}, "status": status}
 
 
-def _running(pod: Obj, address: str, ready: bool, stamp: str) -> Obj:
+def _crashing(pod: Mapping[str, Any]) -> frozenset[str]:
+    """Containers whose command surely exits non-zero (as _fails reads it): the kubelet
+    restarts them with a growing back-off (CrashLoopBackOff)."""
+    return frozenset(c["name"] for c in (pod.get("spec") or {}).get("containers") or ()
+                     if c.get("command") and _fails(list(c["command"]) + list(c.get("args")
+                                                                               or ())))
+
+
+def _running(pod: Obj, address: str, ready: bool, stamp: str,
+             crashing: frozenset[str] = frozenset()) -> Obj:
     old = pod.get("status") or {}
     containers = (pod.get("spec") or {}).get("containers") or ()
     reason = None if ready else "ContainersNotReady"
@@ -371,6 +402,12 @@ def _running(pod: Obj, address: str, ready: bool, stamp: str) -> Obj:
             {"name": c["name"], "image": c.get("image", ""), "imageID": "",
              "containerID": _container_id(pod, c["name"]), "ready": ready, "restartCount": 0,
              "started": True, "state": {"running": {"startedAt": stamp}}}
+            if c["name"] not in crashing else
+            {"name": c["name"], "image": c.get("image", ""), "imageID": "", "ready": False,
+             "restartCount": 5, "started": False, "lastState": {"terminated": {
+                 "exitCode": 1, "reason": "Error", "finishedAt": stamp}},
+             "state": {"waiting": {"reason": "CrashLoopBackOff", "message":
+                                   f"back-off 2m40s restarting failed container={c['name']}"}}}
             for c in containers],
     }
     return {**pod, "status": status}

@@ -95,6 +95,7 @@ BUILTIN: tuple[ResourceType, ...] = (
     _t("batch", "v1", "Job", "jobs", True),
     _t("batch", "v1", "CronJob", "cronjobs", True, "cj"),
     _t("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", True),
+    _t("events.k8s.io", "v1", "Event", "events", True, "ev"),
     _t("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", True, "netpol"),
     _t("networking.k8s.io", "v1", "Ingress", "ingresses", True, "ing"),
     _t("networking.k8s.io", "v1", "IngressClass", "ingressclasses", False),

@@ -96,6 +96,22 @@ def _background(pods: int, seed: int) -> list[Obj]:
 ISTIO_VERSION = "1.27.0"
 LINKERD_VERSION = "edge-25.8.1"  # of the demo's Linkerd proxies and control plane
 
+# The demo pod whose container keeps exiting: load_demo records the kubelet's Warning about it.
+DEMO_CRASH_LOOPING = "shop/recommender-4d8e-a"
+
+
+def crash_looping(pod: Obj) -> Obj:
+    """``pod`` as the kubelet reports a pod whose one container keeps exiting."""
+    status = pod["status"]
+    status["conditions"] = [{"type": "Ready", "status": "False", "reason": "ContainersNotReady"}]
+    status["containerStatuses"] = [{
+        "name": "app", "ready": False, "restartCount": 12, "started": False,
+        "image": pod["spec"]["containers"][0]["image"], "imageID": "",
+        "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}},
+        "state": {"waiting": {"reason": "CrashLoopBackOff",
+                              "message": "back-off 5m0s restarting failed container=app"}}}]
+    return pod
+
 
 def demo(seed: int = 7) -> list[Obj]:
     """A small, healthy synthetic cluster plus deliberate faults, each one a question to ask.
@@ -113,6 +129,8 @@ def demo(seed: int = 7) -> list[Obj]:
       DestinationRule labels (version v1) no pod carries (Istio networking CRDs installed);
     - ``shop/invoices``: its pod declares port 8080 and is Ready, but nothing listens there
       (:data:`DEMO_CLOSED_PORTS`, a data-plane fault no object shows: only a probe finds it).
+    - ``shop/recommender``: its one pod crash-loops (CrashLoopBackOff, not ready), and the
+      kubelet's BackOff Warning about it is in the cluster's Events (load_demo records it);
     - ``pay/ledger``: its pods run Istio sidecars under a STRICT PeerAuthentication, and
       its DestinationRule makes clients send plaintext (tls DISABLE): pay/billing's
       connections are refused (istio_mtls_status, find_blocking_policies).
@@ -206,6 +224,9 @@ def demo(seed: int = 7) -> list[Obj]:
          "metadata": {"name": "cart", "namespace": "shop"},
          "spec": {"hosts": ["cart"],
                   "http": [{"route": [{"destination": {"host": "cart", "subset": "v1"}}]}]}},
+        crash_looping(pod("recommender-4d8e-a", "shop", {"app": "recommender"},
+                          ("http", 8080))),
+        service("recommender", "shop", {"app": "recommender"}, 80, "http"),
         pod("ledger-0", "pay", {"app": "ledger"}, ("http", 8080), sidecar=True),
         service("ledger", "pay", {"app": "ledger"}, 80, "http"),
         pod("billing-0", "pay", {"app": "billing"}, ("http", 8080), sidecar=True),

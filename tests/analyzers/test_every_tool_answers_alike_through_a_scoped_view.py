@@ -85,6 +85,11 @@ def only(cluster: str, source: Source, namespaces: frozenset[str],
                       if (p.namespace in namespaces if p.namespace else
                           p.object_kind != Kind.NAMESPACE or p.name in namespaces)}
     store.changes.clear()
+    # Events about objects of the other namespaces were never seen either (cluster-scoped
+    # objects' events are nobody's namespace's, as the objects are).
+    for event in list(store.events.events.values()):
+        if event.namespace and event.namespace not in namespaces:
+            store.events.forget(event)
     kept = any(not visible(key, namespaces) for kind in everywhere
                for key in store.state.keys_of(kind))
     return ScopedView(store.view(), namespaces) if kept else store.view()

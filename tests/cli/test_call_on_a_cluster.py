@@ -66,8 +66,12 @@ async def test_the_current_context_answers_from_a_list_of_the_tools_kinds(
     assert code == EXIT_OK, data
     assert data["metadata"]["source"] == "cluster"
     assert data["status"] == "critical"
-    # What diagnose_service reads and a cluster serves; no policy, route or mesh kind.
-    assert listed(sim) == {"namespaces", "pods", "services", "endpointslices"}
+    # What diagnose_service reads and a cluster serves: the Service's own kinds, and those of
+    # its layers (routes, policies, mesh, DNS) and its Events; nothing else.
+    assert listed(sim) == {"namespaces", "pods", "services", "endpointslices", "events",
+                           "ingresses", "networkpolicies", "configmaps", "secrets",
+                           "gatewayclasses", "gateways", "httproutes", "referencegrants",
+                           "destinationrules", "virtualservices", "peerauthentications"}
     assert not any(query.get("watch") for _, _, query in sim.api.request_log)
     assert err == ""  # quick: no progress shown
 
@@ -197,12 +201,18 @@ async def test_watch_namespaces_lists_only_them_with_a_role_only_token(
 
     assert code == EXIT_OK, data
     assert data["status"] == "critical"  # the selector fault, seen from shop alone
-    assert data["metadata"]["scope"] == {"namespaces": ["shop"], "notVisible": ["Namespace"]}
-    assert "could not list Namespace" in err
+    # A Role reads no cluster-scoped kind: the GatewayClasses of the routes layer are not
+    # visible either, and said so.
+    assert data["metadata"]["scope"] == {"namespaces": ["shop"],
+                                         "notVisible": ["GatewayClass", "Namespace"]}
+    assert "could not list GatewayClass, Namespace" in err
     assert {(d.resource, d.namespace) for d in sim.access.decisions if d.user == team
             and not d.resource.startswith("/")} == {
-        ("namespaces", ""), ("pods", "shop"), ("services", "shop"),
-        ("endpointslices", "shop")}
+        ("namespaces", ""), ("gatewayclasses", ""),
+        *((resource, "shop") for resource in (
+            "pods", "services", "endpointslices", "events", "ingresses", "networkpolicies",
+            "configmaps", "secrets", "gateways", "httproutes", "referencegrants",
+            "destinationrules", "virtualservices", "peerauthentications"))}
 
     code, data, _ = await call("call", "diagnose_service", "--kubeconfig", kubeconfig,
                                "--watch-namespaces", "shop", "--service", "data/postgres")

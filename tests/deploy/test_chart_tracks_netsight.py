@@ -26,6 +26,7 @@ from netsight.graph.ingest.discovery import (
     PROVIDER_KINDS,
     PROVIDER_NAMESPACES,
 )
+from netsight.graph.ingest.event_watching import GROUP as EVENTS_GROUP
 from netsight.graph.model.records import DNS_CONFIG_MAPS
 from netsight.server.config import load_settings, parse_duration
 from tests.deploy.conftest import CHART, VALUES_SETS, RecordingEnviron, Render, only, values
@@ -127,7 +128,8 @@ def test_the_chart_takes_exactly_the_toolsets_netsight_knows() -> None:
 
 def test_the_cluster_role_reads_exactly_the_kinds_netsight_watches(render: Render) -> None:
     granted = read_grants(render("default-values.yaml"))
-    expected: dict[str, set[str]] = {CRD_KIND.group: {CRD_KIND.plural}}
+    expected: dict[str, set[str]] = {CRD_KIND.group: {CRD_KIND.plural},
+                                     EVENTS_GROUP: {"events"}}
     for group, kind in CORE_KINDS:
         expected.setdefault(group, set()).add(plural(kind))
     for group, (_, kinds) in PROVIDER_GROUPS.items():

@@ -27,7 +27,7 @@ POD: dict[str, Any] = {
     "ips": ("10.0.0.1",), "phase": "Running", "ready": True, "terminating": False,
     "ports": (ContainerPort(80, "TCP", "http", "app"),), "node_name": "n1",
     "host_network": False, "service_account": "default", "hostname": None,
-    "subdomain": None, "mesh_proxy": "istio-proxy",
+    "subdomain": None, "mesh_proxy": "istio-proxy", "waiting": "CrashLoopBackOff",
     "dns": PodDNS("None", ("10.0.0.10",), ("svc.cluster.local",), (("ndots", "2"),))}
 ENDPOINT: dict[str, Any] = {"addresses": ("10.0.0.1",), "ready": True, "serving": None,
                             "terminating": False, "target_pod": "web-1", "node_name": "n1"}

@@ -50,7 +50,10 @@ POD = {"apiVersion": "v1", "kind": "Pod", "metadata": META,
                               "options": [{"name": "ndots", "value": "2"},
                                           {"name": "edns0"}]}},
        "status": {"podIPs": [{"ip": "10.0.0.1"}], "phase": "Running",
-                  "conditions": [{"type": "Ready", "status": "True"}]}}
+                  "conditions": [{"type": "Ready", "status": "True"}],
+                  "initContainerStatuses": [{"state": {"terminated": {"exitCode": 0}}}],
+                  "containerStatuses": [{"state": {"waiting": {
+                      "reason": "CrashLoopBackOff"}}}]}}
 # The pod IP is read when there is no list of them.
 POD_WITH_ONE_IP = {**POD, "status": {"podIP": "10.0.0.2"}}
 SLICE = {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice", "metadata": META,

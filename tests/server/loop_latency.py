@@ -411,7 +411,7 @@ async def serving(tmp: Path, *, pods: int, tool_timeout: float,
                              "--log-level", "warn", "--cluster-name", "sim",
                              # Every tool offered, and the knowledge base's observer running
                              # on the loop beside the calls.
-                             "--toolsets", "core,policy,routing,mesh,notes",
+                             "--toolsets", "core,policy,routing,mesh,notes,events",
                              "--knowledge-db", str(tmp / "knowledge.db")],
                             tmp / "serve.log") as serve:
             url = (await _line(tmp / "serve.log", r"MCP at (http://\S+)/mcp", serve,
@@ -618,6 +618,8 @@ def calls(names: Names) -> list[Call]:
         tool_call("recent_changes: around the largest namespace", "recent_changes",
                   {"around": f"Namespace/{ns}", "limit": 500, "minutes": 1440,
                    "detail": True}),
+        tool_call("recent_events: a week, whole cluster", "recent_events",
+                  {"limit": 500, "minutes": 10080, "detail": True}),
         tool_call("what_can_reach: every port of every destination", "what_can_reach",
                   {"source": pod, "limit": 500, "detail": True}),
         tool_call("diff_reachability: a policy isolating every pod, 100 ports",

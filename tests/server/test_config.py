@@ -94,7 +94,7 @@ def test_an_unknown_toolset_is_refused_naming_the_valid_ones() -> None:
         load_settings({"toolsets": "core,probing"}, {})
     assert str(raised.value) == (
         "--toolsets: unknown toolset 'probing'; valid toolsets: core, policy, routing, mesh, "
-        "probes, notes, whatif, providers (comma-separated, e.g. 'core,policy')")
+        "probes, notes, whatif, providers, events (comma-separated, e.g. 'core,policy')")
 
 
 def test_log_lines_are_text_unless_json_is_asked_for() -> None:

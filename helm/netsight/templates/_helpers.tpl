@@ -93,6 +93,9 @@ cluster-scoped reads it adds.
 # CRDs come and go with providers; netsight watches them to add and drop tools.
 - apiGroups: [apiextensions.k8s.io]
   resources: [customresourcedefinitions]
+# Events about networking objects: the recent Warnings diagnose_service and recent_events show.
+- apiGroups: [events.k8s.io]
+  resources: [events]
 {{- if .Values.config.secretMetadata }}
 # Names only (netsight asks for PartialObjectMetadata), but RBAC cannot grant less than
 # list/watch, which would also read Secret data: hence off by default.

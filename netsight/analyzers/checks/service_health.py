@@ -41,6 +41,9 @@ METADATA = AnalyzerMetadata(
         codes.ENDPOINT_ADDRESS_MISMATCH,
         codes.ENDPOINT_PORTS_MISMATCH,
         codes.ENDPOINT_TARGET_POD_NOT_FOUND,
+        codes.ENDPOINT_UPDATES_FAILING,
+        codes.PODS_WAITING,
+        codes.READINESS_PROBE_FAILING,
     ),
 )
 

@@ -178,6 +178,12 @@ ENDPOINT_TARGET_POD_NOT_FOUND = Code(
     "NS0206", "EndpointTargetPodNotFound", W, CONN,
     "An endpoint targets a pod that does not exist.",
 )
+# NS0210-NS0219: endpoints, as Events tell it.
+ENDPOINT_UPDATES_FAILING = Code(
+    "NS0210", "EndpointUpdatesFailing", W, CONN,
+    "The endpoint controllers recently failed to write the Service's EndpointSlices or "
+    "Endpoints (a Warning Event): its endpoints may be stale.",
+)
 
 # --- NS03xx: workloads ---------------------------------------------------------------------
 STATEFULSET_SERVICE_NOT_FOUND = Code(
@@ -187,6 +193,17 @@ STATEFULSET_SERVICE_NOT_FOUND = Code(
 STATEFULSET_SERVICE_NOT_HEADLESS = Code(
     "NS0302", "StatefulSetServiceNotHeadless", W, DNS,
     "A StatefulSet's governing Service is not headless: per-pod DNS records are not made.",
+)
+# NS0310-NS0319: workloads' pods, from their status and Events.
+PODS_WAITING = Code(
+    "NS0310", "ServicePodsWaiting", W, CONN,
+    "Pods the Service selects have a container that does not run (CrashLoopBackOff, "
+    "ImagePullBackOff, ...): they serve nothing.",
+)
+READINESS_PROBE_FAILING = Code(
+    "NS0311", "ReadinessProbeFailing", W, CONN,
+    "Pods the Service selects recently failed their readiness probe (a Warning Event): "
+    "they are taken out of its endpoints.",
 )
 
 # --- NS04xx: policies (NetworkPolicy, AdminNetworkPolicy, BaselineAdminNetworkPolicy) -----

@@ -26,6 +26,8 @@ class AnalyzerMetadata:
     description: str
     reads: frozenset[str]  # kinds the analyzer reads from the graph
     codes: tuple[Code, ...]  # finding codes it may report
+    # It shows Kubernetes Events (the event ring): a one-shot call lists them too.
+    events: bool = False
 
 
 class Toolset(StrEnum):
@@ -45,10 +47,13 @@ class Toolset(StrEnum):
     # Health of the CNI, mesh and gateway controllers: offered when asked for (the default
     # tool list is full).
     PROVIDERS = "providers"
+    # Kubernetes Events about networking objects: offered when asked for (--toolsets events).
+    EVENTS = "events"
 
 
 # What a server offers when no toolsets are named.
-DEFAULT_TOOLSETS = frozenset(Toolset) - {Toolset.NOTES, Toolset.WHATIF, Toolset.PROVIDERS}
+DEFAULT_TOOLSETS = frozenset(Toolset) - {Toolset.NOTES, Toolset.WHATIF, Toolset.PROVIDERS,
+                                         Toolset.EVENTS}
 
 
 @dataclass(frozen=True, slots=True)

@@ -135,6 +135,7 @@ class RouteOut(OmitNone):
     backends: list[Backend]
     policies: list[str] | None = Field(default=None, description="kgateway TrafficPolicies "
                                        "reaching the route, with the settings evaluated")
+    events: list[str] | None = Field(default=None, description="Recent Warning Events")
 
 
 def route_out(result: RouteResult) -> RouteOut:
@@ -233,6 +234,7 @@ class GatewayOut(OmitNone):
     gateway_class: str | None = None
     controller: str | None = None
     conditions: dict[str, Condition]
+    events: list[str] | None = Field(default=None, description="Recent Warning Events")
     listeners: list[ListenerOut]
     attached_listener_sets: int | None = Field(
         default=None, description="ListenerSets attached (Accepted); shown when the Gateway "

@@ -32,6 +32,7 @@ def check_endpoints(view: GraphView, report: ServiceReport, ports: Sequence[int]
     )
     legacy = list(view.neighbors(service.key, Rel.BELONGS_TO, incoming=True,
                                  kind=Kind.ENDPOINTS))
+    report.slices = [*slices, *legacy]
     # NS0101 was reported: no pods and, from manifests, no workload template either.
     selects_nothing = service.selector is not None and not report.pods and (
         view.source is not Source.MANIFESTS or not report.templates

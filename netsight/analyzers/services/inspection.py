@@ -18,6 +18,7 @@ from netsight.analyzers.core.base import evidence, ref
 from netsight.analyzers.services.endpoint_health import check_endpoints
 from netsight.analyzers.services.external_names import check_external_name
 from netsight.analyzers.services.pod_selection import selects_nothing
+from netsight.analyzers.services.service_events import check_events
 from netsight.analyzers.services.service_reports import ServiceReport
 from netsight.analyzers.services.target_ports import check_port
 from netsight.graph.model.kinds import Kind, Rel
@@ -58,4 +59,5 @@ def inspect(
     for index in indexes:
         check_port(report, index, service.ports[index])
     check_endpoints(view, report, indexes)
+    report.warnings = check_events(view, report)
     return report

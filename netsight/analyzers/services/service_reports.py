@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from netsight.analyzers.core.contracts import Finding, Severity
-from netsight.graph.model.records import PodRecord, ServiceRecord, WorkloadRecord
+from netsight.graph.model.kept_events import KeptEvent
+from netsight.graph.model.records import PodRecord, Record, ServiceRecord, WorkloadRecord
 
 # Pods in these phases (e.g. Evicted) get no endpoints (ShouldPodBeInEndpoints).
 TERMINAL_PHASES = ("Succeeded", "Failed")
@@ -34,6 +35,8 @@ class ServiceReport:
     endpoints: EndpointCounts = field(default_factory=lambda: EndpointCounts("none"))
     findings: list[Finding] = field(default_factory=list)
     not_evaluated: list[str] = field(default_factory=list)
+    slices: list[Record] = field(default_factory=list)  # EndpointSlices, or legacy Endpoints
+    warnings: list[KeptEvent] = field(default_factory=list)  # recent, most recent first
 
     @property
     def worst(self) -> Severity:

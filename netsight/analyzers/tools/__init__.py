@@ -31,6 +31,7 @@ from netsight.analyzers.tools import (
     list_services,
     reachability_matrix,
     recent_changes,
+    recent_events,
     record_fix_note,
     what_can_reach,
     who_can_reach,
@@ -46,7 +47,7 @@ TOOLS: dict[str, AnyTool] = {
                  what_can_reach.TOOL, gateway_list.TOOL, gateway_get.TOOL,
                  check_mesh_config.TOOL, explain_finding.TOOL, check_dns_resolution.TOOL,
                  record_fix_note.TOOL, istio_mtls_status.TOOL, diff_reachability.TOOL,
-                 check_provider_status.TOOL)
+                 check_provider_status.TOOL, recent_events.TOOL)
 }
 
 

@@ -19,6 +19,8 @@ from netsight.analyzers.routing.findings import gateway_findings
 from netsight.analyzers.routing.gateway_objects import GATEWAY, is_gateway_api
 from netsight.analyzers.routing.gateways import GatewayState
 from netsight.analyzers.routing.report import GatewayOut, gateway_out
+from netsight.analyzers.services.object_events import warning_lines
+from netsight.analyzers.services.service_events import since
 from netsight.graph.store.live import GraphView
 
 NAME = "check_gateway_status"
@@ -29,6 +31,7 @@ METADATA = AnalyzerMetadata(
     "them, beside the controller's. Use it when a Gateway is not programmed.",
     reads=GATEWAY_READS,
     codes=GATEWAY_CODES,
+    events=True,
 )
 
 
@@ -90,9 +93,11 @@ def analyze(view: GraphView, args: Args) -> Result:
         resolver.count_attached(state)
     findings = [f for state in chunk for f in gateway_findings(state)]
     findings.sort(key=lambda f: (f.severity.rank, str(f.resource or ""), f.code, f.summary))
+    after = since(view)  # once: from manifests it looks at every event held
     return Result(
         metadata=metadata(view, args.namespace),
-        gateways=[gateway_out(s) for s in chunk],
+        gateways=[gateway_out(s).model_copy(update={
+            "events": warning_lines(view, [s.record], after) or None}) for s in chunk],
         findings=findings,
         not_evaluated=list(dict.fromkeys(n for s in chunk for n in s.notes)),
         page=page,

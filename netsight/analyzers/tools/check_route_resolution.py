@@ -27,6 +27,8 @@ from netsight.analyzers.routing.gateway_objects import (
 )
 from netsight.analyzers.routing.policy_findings import backend_tls_findings
 from netsight.analyzers.routing.report import RouteOut, route_out
+from netsight.analyzers.services.object_events import warning_lines
+from netsight.analyzers.services.service_events import since
 from netsight.graph.model.kinds import make_key
 from netsight.graph.store.live import GraphView
 
@@ -38,6 +40,7 @@ METADATA = AnalyzerMetadata(
     "listeners, backends. Use it when a route is not accepted or sends nowhere.",
     reads=ROUTE_READS,
     codes=ROUTE_CODES,
+    events=True,
 )
 
 RouteKind = Literal["HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute"]
@@ -120,9 +123,11 @@ def analyze(view: GraphView, args: Args) -> Result:
                      for note in p.gateway.notes)
         if not result.route.parent_refs:
             notes.append(f"{result.route.ref}: no parentRefs; the route attaches nowhere")
+    after = since(view)  # once: from manifests it looks at every event held
     return Result(
         metadata=metadata(view, args.namespace),
-        routes=[route_out(r) for r in chunk],
+        routes=[route_out(r).model_copy(update={
+            "events": warning_lines(view, [r.route.record], after) or None}) for r in chunk],
         findings=findings,
         not_evaluated=list(dict.fromkeys(notes)),
         page=page,

@@ -19,6 +19,8 @@ from netsight.analyzers.core.declarations import AnalyzerMetadata, Tool, Toolset
 from netsight.analyzers.core.lookup import locate, services_at
 from netsight.analyzers.core.object_names import ObjectName
 from netsight.analyzers.core.quoting import quoted
+from netsight.analyzers.policy.results import DetailAware
+from netsight.analyzers.routing import service_stack
 from netsight.analyzers.services import inspection
 from netsight.graph.model.kinds import Kind, make_key
 from netsight.graph.model.records import ServiceRecord
@@ -28,17 +30,18 @@ NAME = "diagnose_service"
 
 METADATA = AnalyzerMetadata(
     name=NAME,
-    description="Why one Service does not serve: selector, target ports, ready endpoints, "
-    "EndpointSlices. Use it first when a Service misbehaves.",
-    reads=service_health.METADATA.reads,
+    description="A Service layer by layer: pods, ports, endpoints, routes, policies, mesh, "
+    "DNS, events. Use it first.",
+    reads=service_health.METADATA.reads | service_stack.READS,
     codes=service_health.METADATA.codes,
+    events=True,
 )
 
 
 class Args(ToolArgs):
-    service: ObjectName = Field(description="The Service as 'namespace/name'")
+    service: ObjectName = Field(description="'namespace/name'")
     port: Port | None = Field(
-        default=None, description="Only this Service port (number or name); default all"
+        default=None, description="Only this port"
     )
 
 
@@ -57,6 +60,16 @@ class EndpointSummary(Model):
     serving_terminating: int = Field(description="Terminating, still serving (fallback)")
 
 
+class Layer(DetailAware):
+    _detail_only = ("items",)
+    _nullable = ("status",)
+
+    layer: str
+    status: Severity | None = Field(description="null: cannot tell")
+    summary: str
+    items: list[str] | None = Field(default=None, description="Detail mode only")
+
+
 class Result(ToolResult):
     service: str
     status: Severity = Field(description="The worst finding's severity, or ok")
@@ -68,6 +81,7 @@ class Result(ToolResult):
     pods: PodCounts
     workloads: list[str] = Field(description="Workloads whose pod template the selector matches")
     endpoints: EndpointSummary
+    layers: list[Layer]
     findings: list[Finding]
     not_evaluated: list[str] = Field(description="What netsight could not decide, and why")
 
@@ -127,6 +141,8 @@ def analyze(view: GraphView, args: Args) -> Result:
         endpoints=EndpointSummary(source=counts.source, ready=counts.ready,
                                   not_ready=counts.not_ready, terminating=counts.terminating,
                                   serving_terminating=counts.serving_terminating),
+        layers=[Layer(layer=layer.name, status=layer.status, summary=layer.summary,
+                      items=layer.items) for layer in service_stack.layers(view, report)],
         findings=sorted(report.findings, key=lambda f: (f.severity.rank, f.code)),
         not_evaluated=report.not_evaluated,
     )

@@ -86,11 +86,25 @@ class PodCondition(msgspec.Struct, gc=False):
     status: Any = None
 
 
+class ContainerWaiting(msgspec.Struct, gc=False):
+    reason: Any = None
+
+
+class ContainerState(msgspec.Struct, gc=False):
+    waiting: ContainerWaiting | None = None
+
+
+class ContainerStatus(msgspec.Struct, gc=False):
+    state: ContainerState | None = None
+
+
 class PodStatus(msgspec.Struct, gc=False):
     podIP: Any = None
     podIPs: list[PodIP] | None = None
     phase: Any = None
     conditions: list[PodCondition] | None = None
+    initContainerStatuses: list[ContainerStatus] | None = None
+    containerStatuses: list[ContainerStatus] | None = None
 
 
 class Pod(msgspec.Struct, gc=False):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from netsight.graph.ingest.api_responses import Transport
 from netsight.graph.ingest.discovery import NEVER_WATCHED, WatchedKind, discover, providers_of
+from netsight.graph.ingest.event_watching import list_events_once
 from netsight.graph.ingest.informers import Informer, InformerSettings
 from netsight.graph.store.live import GraphStore
 
@@ -38,9 +39,10 @@ class Snapshot:
 async def take_snapshot(transport: Transport, store: GraphStore, wanted: Collection[str], *,
                         settings: InformerSettings | None = None,
                         progress: SnapshotProgress | None = None,
-                        namespaces: tuple[str, ...] | None = None) -> Snapshot:
+                        namespaces: tuple[str, ...] | None = None,
+                        events: bool = False) -> Snapshot:
     """List into ``store``, once, the served kinds whose ids are in ``wanted`` (namespaced
-    ones only in ``namespaces``, if given)."""
+    ones only in ``namespaces``, if given), and with ``events`` the Events."""
     settings = settings or InformerSettings(list_worker=False)
     progress = progress or SnapshotProgress()
     store.state.never_arrive(NEVER_WATCHED)
@@ -62,6 +64,10 @@ async def take_snapshot(transport: Transport, store: GraphStore, wanted: Collect
         async with asyncio.TaskGroup() as group:
             for kind in kinds:
                 group.create_task(list_kind(kind), name=f"list:{kind.kind_id}")
+            if events:  # the recent Warnings an answer shows
+                for namespace in namespaces or (None,):
+                    group.create_task(list_events_once(transport, store.events, settings,
+                                                       namespace), name="list:events")
     except ExceptionGroup as failed:
         raise failed.exceptions[0] from None  # the first list that failed; the rest stopped
     return Snapshot(frozenset(providers_of(served)), tuple(k.kind_id for k in kinds))

@@ -32,6 +32,7 @@ from netsight.graph.ingest.discovery import (
     discover,
     providers_of,
 )
+from netsight.graph.ingest.event_watching import FIELD_SELECTORS, watch_events
 from netsight.graph.ingest.informers import Informer, InformerSettings
 from netsight.graph.ingest.list_worker import PageWorker
 from netsight.graph.ingest.watch_stream import not_older_than, stream_lines, watch_params
@@ -67,6 +68,8 @@ class ClusterWatcher:
     offloaded_pages: int = 0
     _worker: PageWorker | None = None
     _worker_task: asyncio.Task[None] | None = None
+    # The Events watches (event_watching.py): one per field selector and namespace.
+    _event_tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     async def start(self) -> None:
         """Discover, start every informer, and follow CRDs. Returns once started."""
@@ -85,6 +88,12 @@ class ClusterWatcher:
                                                     name="informer:list-worker")
         self._publish_providers()
         self._crd_task = asyncio.create_task(self._follow_crds(), name="informer:crds")
+        if self.settings.events:
+            self._event_tasks = [
+                asyncio.create_task(watch_events(self.transport, self.store.events,
+                                                 self.settings, namespace, selector),
+                                    name=f"informer:events:{namespace or ''}:{selector}")
+                for namespace in self.namespaces or (None,) for selector in FIELD_SELECTORS]
 
     async def _retire_worker(self) -> None:
         """Stop the list worker once the informers of the kinds it builds have synced
@@ -158,6 +167,8 @@ class ClusterWatcher:
             tasks.append(self._worker_task)
         if self._namespace_task is not None:
             tasks.append(self._namespace_task)
+        tasks.extend(self._event_tasks)
+        self._event_tasks = []
         for task in tasks:
             task.cancel()
         if tasks:

@@ -51,6 +51,8 @@ class InformerSettings:
     # Kinds watched for their existence only (METADATA_ONLY_KINDS); empty: not watched.
     metadata_only: frozenset[tuple[str, str]] = field(
         default_factory=lambda: METADATA_ONLY_KINDS)
+    # Watch events.k8s.io Events into the store's event ring (event_watching.py).
+    events: bool = True
     # Watch the cluster DNS ConfigMaps whole, each by name (DNS_CONFIG).
     dns_config: bool = False
     # Watch what provider health and the CNI detection read (discovery.PROVIDER_KINDS).

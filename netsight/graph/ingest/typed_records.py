@@ -37,6 +37,7 @@ from netsight.graph.model.constructors import builder
 from netsight.graph.model.field_values import policy_rules, shared_dns, timestamp
 from netsight.graph.model.kinds import Kind, ObjectId
 from netsight.graph.model.records import (
+    WAITING_AT_START,
     Endpoint,
     EndpointGroup,
     EndpointPort,
@@ -226,6 +227,14 @@ def pod_record(pod: Pod, default_namespace: str = "") -> PodRecord:
                 ready = condition.status == "True"
     if phase in ("Pending", "Succeeded", "Failed"):
         ready = False
+    waiting = None
+    for statuses in (status.initContainerStatuses, status.containerStatuses):
+        for entry in statuses or ():
+            held = entry.state.waiting if entry.state is not None else None
+            reason = held.reason if held is not None else None
+            if waiting is None and type(reason) is str and reason \
+                    and reason not in WAITING_AT_START:
+                waiting = intern(reason)
     ports, mesh_proxy = container_ports(spec.containers, spec.initContainers)
     return POD_RECORD(
         kind=Kind.POD,
@@ -249,6 +258,7 @@ def pod_record(pod: Pod, default_namespace: str = "") -> PodRecord:
         subdomain=intern(spec.subdomain) if spec.subdomain else None,
         mesh_proxy=mesh_proxy,
         dns=None if spec.dnsPolicy is None and spec.dnsConfig is None else _dns(spec),
+        waiting=waiting,
     )
 
 

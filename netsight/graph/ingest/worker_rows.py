@@ -51,6 +51,7 @@ class PodRow(msgspec.Struct, array_like=True, gc=False):
     mesh_proxy: str | None
     # PodDNS as its fields, None for the default
     dns: tuple[str, tuple[str, ...], tuple[str, ...], tuple[tuple[str, str | None], ...]] | None
+    waiting: str | None
 
 
 class Page(msgspec.Struct, array_like=True, gc=False):
@@ -111,7 +112,8 @@ def encode(records: list[Record]) -> bytes:
                 record.node_name, record.host_network, record.service_account,
                 record.hostname, record.subdomain, record.mesh_proxy,
                 None if record.dns is None else (record.dns.policy, record.dns.nameservers,
-                                                 record.dns.searches, record.dns.options)))
+                                                 record.dns.searches, record.dns.options),
+                record.waiting))
         else:
             raise TypeError(f"no wire form for {type(record).__name__}")
     return _ENCODER.encode(Page(label_items, list(owners), port_lists, pods))
@@ -147,6 +149,7 @@ def decode(data: bytes | memoryview) -> list[Record]:
             subdomain=None if row.subdomain is None else intern(row.subdomain),
             mesh_proxy=row.mesh_proxy,
             dns=None if row.dns is None else shared_dns(*row.dns),
+            waiting=None if row.waiting is None else intern(row.waiting),
         ))
     return records
 

@@ -23,6 +23,7 @@ from netsight.graph.model.field_values import (
 from netsight.graph.model.kinds import Kind
 from netsight.graph.model.records import (
     EMPTY_MAP,
+    WAITING_AT_START,
     ContainerPort,
     Endpoint,
     EndpointGroup,
@@ -158,6 +159,15 @@ def _pod(raw: Mapping[str, Any], base: dict[str, Any], spec: dict[str, Any]) -> 
             ready = condition.get("status") == "True"
     if phase in ("Pending", "Succeeded", "Failed"):
         ready = False
+    waiting = None
+    for section in ("initContainerStatuses", "containerStatuses"):
+        for entry in as_list(status.get(section), f"status.{section}"):
+            state = entry.get("state") if isinstance(entry, dict) else None
+            held = state.get("waiting") if isinstance(state, dict) else None
+            reason = held.get("reason") if isinstance(held, dict) else None
+            if waiting is None and isinstance(reason, str) and reason \
+                    and reason not in WAITING_AT_START:
+                waiting = interned(reason)
     meta = raw["metadata"]
     return PodRecord(
         **base,
@@ -174,6 +184,7 @@ def _pod(raw: Mapping[str, Any], base: dict[str, Any], spec: dict[str, Any]) -> 
         subdomain=optional_str(spec.get("subdomain"), "spec.subdomain"),
         mesh_proxy=_mesh_proxy(spec),
         dns=pod_dns(spec, "spec"),
+        waiting=waiting,
     )
 
 

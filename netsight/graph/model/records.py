@@ -89,6 +89,10 @@ class PodDNS:
 DEFAULT_DNS = PodDNS()
 
 
+# Waiting reasons every container goes through on its way up: not a problem to report.
+WAITING_AT_START = frozenset({"ContainerCreating", "PodInitializing"})
+
+
 @dataclass(frozen=True, slots=True)
 class PodRecord(Record):
     ips: tuple[str, ...] = ()
@@ -107,6 +111,9 @@ class PodRecord(Record):
     mesh_proxy: str | None = None
     # None: dnsPolicy ClusterFirst (the default) and no dnsConfig (DEFAULT_DNS).
     dns: PodDNS | None = None
+    # Why a container is not running (CrashLoopBackOff, ImagePullBackOff, ...): the first
+    # waiting reason but the ordinary start-up ones (WAITING_AT_START); None if none.
+    waiting: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

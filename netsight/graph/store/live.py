@@ -19,11 +19,13 @@ from typing import Any
 
 from netsight.graph.model.constructors import builder
 from netsight.graph.model.errors import MalformedObject
+from netsight.graph.model.kept_events import EVENT_API_VERSIONS
 from netsight.graph.model.kinds import make_key
 from netsight.graph.model.reading import object_id, to_record
 from netsight.graph.model.records import ContainerPort, PodRecord, Record, invalid_values
 from netsight.graph.store import digraph
 from netsight.graph.store.building import add, remove, replace_record
+from netsight.graph.store.event_ring import EventRing
 from netsight.graph.store.graph_state import GraphState
 from netsight.graph.store.sync_status import AnyKindStatus, Source
 from netsight.graph.store.view import GraphView
@@ -132,6 +134,8 @@ class GraphStore:
         default_factory=OrderedDict, repr=False)
     # GraphView.kept: what readers keep across calls and check themselves (policy sets).
     kept: dict[str, Any] = field(default_factory=dict, repr=False)
+    # Recent Events about networking objects: history beside the graph, not in it.
+    events: EventRing = field(default_factory=EventRing, repr=False)
 
     def apply(
         self,
@@ -144,8 +148,13 @@ class GraphStore:
         """Apply one ADDED/MODIFIED/DELETED object; returns whether the graph changed.
 
         A malformed object never raises: it is recorded as a problem and, if an earlier
-        valid version exists, that version stays in the graph.
+        valid version exists, that version stays in the graph. An Event goes to the event
+        ring and leaves the graph as it is.
         """
+        if raw.get("kind") == "Event" and raw.get("apiVersion") in EVENT_API_VERSIONS:
+            if event != EventType.DELETED:
+                self.events.observe(raw)
+            return False
         try:
             oid = object_id(raw, default_namespace)
         except MalformedObject as exc:

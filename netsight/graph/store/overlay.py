@@ -16,6 +16,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any, TypeVar
 
+from netsight.graph.model.kept_events import KeptEvent
 from netsight.graph.model.kinds import POD_LIKE_KINDS, Kind, Rel, make_key, parse_key
 from netsight.graph.model.records import Record
 from netsight.graph.model.selectors import LabelSelector
@@ -209,6 +210,11 @@ class OverlayView(WrappedView):
                       newest_first: bool = False) -> Iterator[Change]:
         # What the live graph took in.
         return self._inner.changes_since(generation, at=at, newest_first=newest_first)
+
+    def events(self, namespace: str | None = None, kind: str | None = None,
+               name: str | None = None) -> Iterator[KeptEvent]:
+        # Events are the live cluster's history: a proposed object has none of its own.
+        return self._inner.events(namespace, kind, name)
 
     @property
     def node_count(self) -> int:

@@ -22,6 +22,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import Any, NoReturn, TypeVar
 
+from netsight.graph.model.kept_events import KeptEvent
 from netsight.graph.model.kinds import Kind, Rel, parse_key
 from netsight.graph.model.records import Record
 from netsight.graph.model.selectors import LabelSelector
@@ -188,6 +189,16 @@ class ScopedView(WrappedView):
             if self.shows(change.key):
                 related = tuple(k for k in change.related if self.shows(k))
                 yield change if related == change.related else replace(change, related=related)
+
+    def events(self, namespace: str | None = None, kind: str | None = None,
+               name: str | None = None) -> Iterator[KeptEvent]:
+        # An event about a cluster-scoped object is nobody's namespace's, as the object is.
+        for event in self._inner.events(namespace, kind, name):
+            if not event.namespace or event.namespace in self._allowed:
+                yield event
+
+    def events_unknown(self) -> str | None:
+        return self._inner.events_unknown()
 
     @property
     def node_count(self) -> int:

@@ -22,6 +22,7 @@ from netsight.graph.store.record_edges import SELECTOR_RELS
 from netsight.graph.store.sync_status import Source, SyncState
 
 if TYPE_CHECKING:  # the store hands out views of itself (GraphStore.view)
+    from netsight.graph.model.kept_events import KeptEvent
     from netsight.graph.store.live import Change, GraphStore, IngestProblem
 
 T = TypeVar("T")
@@ -274,6 +275,23 @@ class GraphView:
                 newer.append(change)
         yield from reversed(newer)
 
+    def events(self, namespace: str | None = None, kind: str | None = None,
+               name: str | None = None) -> Iterator[KeptEvent]:
+        """Recent Events held about objects (of ``namespace``, ``kind``, ``name`` where
+        given), most recent first."""
+        ring = self._store.events
+        if namespace is not None and kind is not None and name is not None:
+            yield from ring.about(namespace, kind, name)
+            return
+        for event in ring.newest_first():
+            if (namespace is None or event.namespace == namespace) and \
+                    (kind is None or event.kind == kind) and (name is None or event.name == name):
+                yield event
+
+    def events_unknown(self) -> str | None:
+        """Why recent Events may be missing (their watch forbidden or down), or None."""
+        return self._store.events.why_unknown()
+
     @property
     def node_count(self) -> int:
         return int(self._state.graph.number_of_nodes())
@@ -348,10 +366,18 @@ class WrappedView(GraphView):
     def change_horizon(self) -> ChangeHorizon:
         return self._inner.change_horizon()  # about the ring, not about any object
 
+    def events(self, namespace: str | None = None, kind: str | None = None,
+               name: str | None = None) -> Iterator[KeptEvent]:
+        return self._inner.events(namespace, kind, name)  # live history, as proposed or not
+
+    def events_unknown(self) -> str | None:
+        return self._inner.events_unknown()
+
 
 _WHOLE_GRAPH_READS = ("generation", "source", "cluster_name", "kind_generation", "out_edge_runs",
                       "unreadable", "untracked", "staleness", "change_horizon",
-                      "watched_namespaces", "not_visible", "served")
+                      "watched_namespaces", "not_visible", "served",
+                      "events_unknown")
 
 
 def _derived(store: GraphStore, name: Hashable, kinds: tuple[str, ...], view: GraphView,

@@ -63,6 +63,8 @@ CASES: dict[str, list[dict[str, Any]]] = {
                          "namespace": "shop"}],
     "recent_changes": [{"around": "Service/edge/api"}, {"around": "Namespace/edge"},
                        {"around": "Service/shop/api"}, {"namespace": "edge"}, {}],
+    "recent_events": [{"object": "Service/edge/api"}, {"object": "edge/api-1"},
+                      {"namespace": "edge"}, {"kind": "Pod"}, {}],
     "check_route_resolution": [{"route": "edge/api"}, {"route": "shop/api"},
                                {"namespace": "edge"}, {"route": "edge/api", "kind": "HTTPRoute"},
                                {}],
