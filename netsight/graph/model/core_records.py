@@ -1,6 +1,7 @@
-"""Records of the core kinds (Pods and workloads, Services, EndpointSlices and Endpoints,
+"""Records of the core kinds (Pods, Services, EndpointSlices and Endpoints,
 NetworkPolicies, Ingresses and IngressClasses, Namespaces), read field by field with the
-API server's validation: a value it would refuse raises MalformedObject with its path."""
+API server's validation: a value it would refuse raises MalformedObject with its path.
+Workloads' records are read in :mod:`netsight.graph.model.workload_records`."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from netsight.graph.model.field_values import (
     as_list,
     int_or_port_name,
     interned,
-    kept_annotations,
     optional_str,
     pod_dns,
     policy_rules,
@@ -22,7 +22,6 @@ from netsight.graph.model.field_values import (
 )
 from netsight.graph.model.kinds import Kind
 from netsight.graph.model.records import (
-    EMPTY_MAP,
     WAITING_AT_START,
     ContainerPort,
     Endpoint,
@@ -39,16 +38,12 @@ from netsight.graph.model.records import (
     NetworkPolicyRecord,
     PodRecord,
     Record,
-    Rollout,
     ServicePort,
     ServiceRecord,
-    WorkloadRecord,
 )
 from netsight.graph.model.selectors import (
-    LabelSelector,
     parse_label_selector,
     parse_string_map,
-    shared_labels,
 )
 
 # Pods of one template declare the same ports: they share one tuple (memory), and a hit
@@ -57,13 +52,13 @@ _PORTS: dict[tuple[Any, ...], tuple[ContainerPort, ...]] = {}
 _PORTS_LIMIT = 8192
 
 
-def _container_ports(spec: Mapping[str, Any], path: str) -> tuple[ContainerPort, ...]:
+def container_ports(spec: Mapping[str, Any], path: str) -> tuple[ContainerPort, ...]:
     key = _ports_key(spec)
     if key is not None:
         found = _PORTS.get(key)
         if found is not None:
             return found
-    ports = _checked_container_ports(spec, path)
+    ports = _checkedcontainer_ports(spec, path)
     if key is not None:
         if len(_PORTS) >= _PORTS_LIMIT:
             _PORTS.clear()
@@ -111,7 +106,7 @@ def _ports_key(spec: Mapping[str, Any]) -> tuple[Any, ...] | None:
     return tuple(parts)
 
 
-def _checked_container_ports(spec: Mapping[str, Any], path: str) -> tuple[ContainerPort, ...]:
+def _checkedcontainer_ports(spec: Mapping[str, Any], path: str) -> tuple[ContainerPort, ...]:
     ports: list[ContainerPort] = []
     sections = (("containers", False), ("initContainers", True))
     for section, sidecars_only in sections:
@@ -175,14 +170,14 @@ def _pod(raw: Mapping[str, Any], base: dict[str, Any], spec: dict[str, Any]) -> 
         phase=phase,
         ready=ready,
         terminating=bool(meta.get("deletionTimestamp")),
-        ports=_container_ports(spec, "spec"),
+        ports=container_ports(spec, "spec"),
         node_name=optional_str(spec.get("nodeName"), "spec.nodeName"),
         host_network=spec.get("hostNetwork") is True,
         service_account=optional_str(spec.get("serviceAccountName"), "spec.serviceAccountName")
         or "default",
         hostname=optional_str(spec.get("hostname"), "spec.hostname"),
         subdomain=optional_str(spec.get("subdomain"), "spec.subdomain"),
-        mesh_proxy=_mesh_proxy(spec),
+        mesh_proxy=mesh_proxy(spec),
         dns=pod_dns(spec, "spec"),
         waiting=waiting,
     )
@@ -192,7 +187,7 @@ def _pod(raw: Mapping[str, Any], base: dict[str, Any], spec: dict[str, Any]) -> 
 MESH_PROXY_CONTAINERS = frozenset({"istio-proxy"})
 
 
-def _mesh_proxy(spec: Mapping[str, Any]) -> str | None:
+def mesh_proxy(spec: Mapping[str, Any]) -> str | None:
     """The first mesh proxy container of a pod spec (a native sidecar is an init container)."""
     for section in ("containers", "initContainers"):
         containers = spec.get(section)
@@ -202,86 +197,6 @@ def _mesh_proxy(spec: Mapping[str, Any]) -> str | None:
                 if isinstance(name, str) and name in MESH_PROXY_CONTAINERS:
                     return name
     return None
-
-
-def workload_record(
-    raw: Mapping[str, Any], base: dict[str, Any], spec: dict[str, Any]
-) -> WorkloadRecord:
-    path = "spec"
-    if base["kind"] == Kind.CRON_JOB:
-        spec = as_dict(as_dict(spec.get("jobTemplate"), "spec.jobTemplate").get("spec"),
-                        "spec.jobTemplate.spec")
-        path = "spec.jobTemplate.spec"
-    template = as_dict(spec.get("template"), f"{path}.template")
-    tmeta = as_dict(template.get("metadata"), f"{path}.template.metadata")
-    tspec = as_dict(template.get("spec"), f"{path}.template.spec")
-    raw_selector = spec.get("selector")
-    selector: LabelSelector | None = None
-    if raw_selector is not None:
-        if base["kind"] == Kind.REPLICATION_CONTROLLER:
-            selector = parse_label_selector(
-                {"matchLabels": raw_selector}, f"{path}.selector"
-            )
-        else:
-            selector = parse_label_selector(raw_selector, f"{path}.selector")
-    replicas = spec.get("replicas")
-    if replicas is not None and (not isinstance(replicas, int) or isinstance(replicas, bool)):
-        raise MalformedObject(f"{path}.replicas", "must be an integer")
-    return WorkloadRecord(
-        **base,
-        pod_labels=shared_labels(tmeta.get("labels"), f"{path}.template.metadata.labels")
-        or EMPTY_MAP,
-        ports=_container_ports(tspec, f"{path}.template.spec"),
-        selector=selector,
-        replicas=replicas,
-        service_name=optional_str(spec.get("serviceName"), f"{path}.serviceName"),
-        host_network=tspec.get("hostNetwork") is True,
-        service_account=optional_str(tspec.get("serviceAccountName"),
-                                      f"{path}.template.spec.serviceAccountName") or "default",
-        pod_annotations=kept_annotations(tmeta.get("annotations")),
-        mesh_proxy=_mesh_proxy(tspec),
-        images=_images(tspec),
-        rollout=_rollout(base["kind"], raw, spec),
-    )
-
-
-def _images(spec: Mapping[str, Any]) -> tuple[str, ...]:
-    containers = spec.get("containers")
-    if not isinstance(containers, list):
-        return ()
-    return tuple(c["image"] for c in containers
-                 if isinstance(c, dict) and isinstance(c.get("image"), str))
-
-
-# The status fields of each controller kind: (desired, ready, updated, available); a
-# Deployment's desired count is its spec.replicas (default 1).
-_ROLLOUT_FIELDS: dict[str, tuple[str, str, str, str]] = {
-    Kind.DAEMON_SET: ("desiredNumberScheduled", "numberReady", "updatedNumberScheduled",
-                      "numberAvailable"),
-    Kind.DEPLOYMENT: ("", "readyReplicas", "updatedReplicas", "availableReplicas"),
-    Kind.STATEFUL_SET: ("", "readyReplicas", "updatedReplicas", "availableReplicas"),
-}
-
-
-def _rollout(kind: str, raw: Mapping[str, Any], spec: Mapping[str, Any]) -> Rollout | None:
-    status, fields = raw.get("status"), _ROLLOUT_FIELDS.get(kind)
-    if not isinstance(status, dict) or fields is None:
-        return None
-
-    def count(value: Any) -> int | None:
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-    desired_field, ready, updated, available = fields
-    # Absent counts are zero: the API server omits zero-valued status fields.
-    desired = count(status.get(desired_field, 0)) if desired_field else \
-        count(spec.get("replicas", 1))
-    generation = count((raw.get("metadata") or {}).get("generation"))
-    observed = count(status.get("observedGeneration"))
-    return Rollout(desired=desired, ready=count(status.get(ready, 0)),
-                   updated=count(status.get(updated, 0)),
-                   available=count(status.get(available, 0)),
-                   observed=None if generation is None or observed is None
-                   else observed >= generation)
 
 
 def _service(

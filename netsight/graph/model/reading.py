@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from netsight.graph.model.core_records import BUILDERS, endpoint_slice_record, workload_record
+from netsight.graph.model.core_records import BUILDERS, endpoint_slice_record
 from netsight.graph.model.errors import MalformedObject
 from netsight.graph.model.field_values import (
     controller_owner,
@@ -18,6 +18,7 @@ from netsight.graph.model.generic_records import DATA_KINDS, generic_record
 from netsight.graph.model.kinds import WORKLOAD_KINDS, ObjectId, is_cluster_scoped, kind_id
 from netsight.graph.model.records import EMPTY_MAP, Record
 from netsight.graph.model.selectors import shared_labels
+from netsight.graph.model.workload_records import workload_record
 
 
 def object_id(raw: Mapping[str, Any], default_namespace: str = "default") -> ObjectId:
