@@ -67,11 +67,14 @@ async def test_the_current_context_answers_from_a_list_of_the_tools_kinds(
     assert data["metadata"]["source"] == "cluster"
     assert data["status"] == "critical"
     # What diagnose_service reads and a cluster serves: the Service's own kinds, and those of
-    # its layers (routes, policies, mesh, DNS) and its Events; nothing else.
+    # its layers (routes and the ServiceEntries Istio routes may name, policies of every
+    # layer the demo serves — Istio's, Linkerd's —, mesh, DNS) and its Events; nothing else.
     assert listed(sim) == {"namespaces", "pods", "services", "endpointslices", "events",
                            "ingresses", "networkpolicies", "configmaps", "secrets",
                            "gatewayclasses", "gateways", "httproutes", "referencegrants",
-                           "destinationrules", "virtualservices", "peerauthentications"}
+                           "destinationrules", "virtualservices", "peerauthentications",
+                           "authorizationpolicies", "serviceentries", "servers",
+                           "meshtlsauthentications"}
     assert not any(query.get("watch") for _, _, query in sim.api.request_log)
     assert err == ""  # quick: no progress shown
 
@@ -212,7 +215,8 @@ async def test_watch_namespaces_lists_only_them_with_a_role_only_token(
         *((resource, "shop") for resource in (
             "pods", "services", "endpointslices", "events", "ingresses", "networkpolicies",
             "configmaps", "secrets", "gateways", "httproutes", "referencegrants",
-            "destinationrules", "virtualservices", "peerauthentications"))}
+            "destinationrules", "virtualservices", "peerauthentications",
+            "authorizationpolicies", "serviceentries", "servers", "meshtlsauthentications"))}
 
     code, data, _ = await call("call", "diagnose_service", "--kubeconfig", kubeconfig,
                                "--watch-namespaces", "shop", "--service", "data/postgres")
