@@ -13,6 +13,7 @@ the set evaluation indexes, and a kind the engine does not read would change not
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Protocol
 
 from netsight.analyzers.core import proposals
 from netsight.analyzers.core.contracts import ResourceRef
@@ -58,6 +59,24 @@ PROPOSED_HELP = "What-if policy YAML"
 def read_ahead(text: str | None) -> list[Document] | None:
     """A proposal's documents, read without the graph (off a server's event loop)."""
     return None if text is None else proposals.read_ahead(text)
+
+
+class Proposing(Protocol):
+    """The arguments of a policy tool that takes ``proposed``."""
+
+    proposed: str | None
+    _ahead: list[Document] | None
+
+
+def proposes(args: Proposing) -> bool:
+    """Whether the call has a proposal to read ahead (``Tool.prepares``)."""
+    return args.proposed is not None
+
+
+def read_into(args: Proposing) -> None:
+    """Reads the proposal's YAML off the server's event loop (``Tool.prepare``), as
+    diff_routes does."""
+    args._ahead = read_ahead(args.proposed)
 
 
 def proposed_view(view: GraphView, text: str, *, tool: str,

@@ -168,14 +168,6 @@ def analyze(view: GraphView, args: Args) -> Result:
     )
 
 
-def proposes(args: Args) -> bool:
-    return args.proposed is not None
 
-
-def read_ahead(args: Args) -> None:
-    """Reads the proposal's YAML off the server's event loop (as diff_routes does)."""
-    args._ahead = proposed_kinds.read_ahead(args.proposed)
-
-
-TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.POLICY, prepare=read_ahead,
-            prepares=proposes)
+TOOL = Tool(METADATA, Args, Result, analyze, toolset=Toolset.POLICY,
+            prepare=proposed_kinds.read_into, prepares=proposed_kinds.proposes)
