@@ -5,18 +5,5 @@
 # reject. Fetched here once rather than by the first test that needs it. The package's
 # postinstall only installs its sources' clients, so scripts are not run.
 set -euo pipefail
-version=2.12.0
-dest=${1:-"$(dirname "$0")/../.tools/inspector"}
-mkdir -p "$dest"
-dest=$(cd "$dest" && pwd)
-if [ -x "$dest/node_modules/.bin/mcp-inspector" ] \
-        && [ "$(cat "$dest/version" 2>/dev/null)" = "$version" ]; then
-    exit 0
-fi
-if ! command -v npm >/dev/null 2>&1; then
-    echo "get-inspector: npm not found; install Node.js (and npm)" >&2
-    exit 1
-fi
-npm install --prefix "$dest" --no-audit --no-fund --ignore-scripts --no-package-lock \
-    --loglevel=error "@modelcontextprotocol/inspector@$version"
-echo "$version" > "$dest/version"
+here=$(dirname "$0")
+bash "$here/npm-pinned.sh" "@modelcontextprotocol/inspector" 2.12.0 mcp-inspector "${1:-"$here/../.tools/inspector"}"

@@ -5,18 +5,5 @@
 # carries the Go binary itself, so no install script has to run, and none does: the
 # benchmark never downloads anything at run time.
 set -euo pipefail
-version=0.0.67
-dest=${1:-"$(dirname "$0")/.work/peer"}
-mkdir -p "$dest"
-dest=$(cd "$dest" && pwd)
-if [ -x "$dest/node_modules/.bin/kubernetes-mcp-server" ] \
-        && [ "$(cat "$dest/version" 2>/dev/null)" = "$version" ]; then
-    exit 0
-fi
-if ! command -v npm >/dev/null 2>&1; then
-    echo "get-peer: npm not found; install Node.js (and npm)" >&2
-    exit 1
-fi
-npm install --prefix "$dest" --no-audit --no-fund --ignore-scripts --no-package-lock \
-    --loglevel=error "kubernetes-mcp-server@$version"
-echo "$version" > "$dest/version"
+here=$(dirname "$0")
+bash "$here/../.ci/npm-pinned.sh" "kubernetes-mcp-server" 0.0.67 kubernetes-mcp-server "${1:-"$here/.work/peer"}"

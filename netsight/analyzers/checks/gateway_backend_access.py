@@ -13,12 +13,12 @@ Backend, Istio's Hostname or ServiceEntry) are not judged.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import islice
 
 from netsight.analyzers.core import codes
 from netsight.analyzers.core.base import ref
 from netsight.analyzers.core.contracts import Evidence, Finding, ResourceRef, Severity, ToolFailure
 from netsight.analyzers.core.declarations import AnalyzerMetadata, Check
+from netsight.analyzers.mesh.istio_objects import GATEWAY_NAME_LABEL as GATEWAY_NAME
 from netsight.analyzers.policy.endpoints import Endpoint, Resolved, from_pod, live, port_targets
 from netsight.analyzers.policy.engine import READS, PolicyEngine
 from netsight.analyzers.routing.attachment import Resolver
@@ -35,7 +35,6 @@ from netsight.graph.model.selectors import LabelSelector
 from netsight.graph.store.live import GraphView
 
 NAME = "gateway_backend_access"
-GATEWAY_NAME = "gateway.networking.k8s.io/gateway-name"  # GEP-1762's label on its pods
 
 METADATA = AnalyzerMetadata(
     name=NAME,
@@ -120,7 +119,7 @@ def _judge(engine: PolicyEngine, route: Record, path: str, gateway: tuple[str, s
     blocking: dict[str, Evidence] = {}
     denied_pair = ""
     for src in sources:
-        for dst, target in islice(targets, BACKEND_PODS):
+        for dst, target in targets:  # at most BACKEND_PODS (_targets)
             verdict = engine.evaluate(src, dst, target, protocol)
             pairs += 1
             if verdict.allowed is not False:
